@@ -1,0 +1,112 @@
+# cudatrace: `make` builds build/libcudatrace.so, build/cudatrace-collector and
+# build/cudatrace. `make demo` and `make test` each set up a fresh machine
+# themselves (Debian packages when run as root, a Python venv for the tests).
+
+CUDA_HOME ?= /usr/local/cuda
+BUILD ?= build
+CC ?= gcc
+PYTHON ?= python3
+VENV ?= .venv
+SANITIZE ?=
+
+WARNINGS := -Wall -Wextra -Werror
+BASE_CFLAGS := -std=c11 -O2 -g $(WARNINGS) -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen
+ifneq ($(SANITIZE),)
+BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+SAN_LDFLAGS := -fsanitize=$(SANITIZE)
+endif
+
+# The preload lives in other people's processes: hidden by default (only the
+# hooks are exported), PIC, and linked against nothing beyond glibc.
+PRELOAD_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -I$(CUDA_HOME)/include
+PRELOAD_SRC := $(wildcard preload/*.c)
+PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/obj/%.o)
+
+PROTO := include/cudatrace/perfetto_trace.proto
+PROTO_C := $(BUILD)/gen/perfetto_trace.pb-c.c
+PROTO_H := $(BUILD)/gen/perfetto_trace.pb-c.h
+ERROR_NAMES := $(BUILD)/gen/cuda_error_names.h
+
+COLLECTOR_SRC := $(wildcard collector/*.c)
+COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/perfetto_trace.pb-c.o
+CLI_SRC := $(wildcard viewer-export/*.c)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/perfetto_trace.pb-c.o
+
+DEBIAN_PACKAGES := libzstd-dev libprotobuf-c-dev protobuf-c-compiler libunwind-dev zlib1g-dev zstd
+
+.PHONY: all deps test demo bench clean venv format
+.SECONDARY:
+
+all: $(BUILD)/libcudatrace.so $(BUILD)/cudatrace-collector $(BUILD)/cudatrace
+
+deps: $(BUILD)/.deps
+$(BUILD)/.deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" != 0 ]; then echo "cudatrace: missing Debian packages:$$missing (run make as root, or apt-get install them)" >&2; exit 1; fi; \
+	    echo "installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@test -f $(CUDA_HOME)/include/cuda_runtime_api.h || { echo "cudatrace: no CUDA headers in CUDA_HOME=$(CUDA_HOME)" >&2; exit 1; }
+	@mkdir -p $(BUILD) && touch $@
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: include/cudatrace/%.proto | $(BUILD)/.deps
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -Iinclude/cudatrace $<
+
+$(ERROR_NAMES): tools/gen_error_names.sh | $(BUILD)/.deps
+	@mkdir -p $(BUILD)/gen
+	sh tools/gen_error_names.sh $(CUDA_HOME)/include/driver_types.h > $@
+
+$(BUILD)/obj/preload/%.o: preload/%.c $(wildcard preload/*.h include/cudatrace/*.h) | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/collector/%.o: collector/%.c $(wildcard collector/*.h include/cudatrace/*.h) $(PROTO_H) $(ERROR_NAMES)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/viewer-export/%.o: viewer-export/%.c $(wildcard viewer-export/*.h include/cudatrace/*.h) $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Werror,$(BASE_CFLAGS)) -c $< -o $@
+
+# The preload carries no sanitizer: it must stay dependency-free in the
+# processes it is preloaded into (the sanitizer runtime would have to be
+# preloaded first).
+$(BUILD)/libcudatrace.so: $(PRELOAD_OBJ)
+	$(CC) -shared -fPIC -Wl,-z,now -Wl,-z,relro -o $@ $^ -pthread -ldl
+
+$(BUILD)/cudatrace-collector: $(COLLECTOR_OBJ)
+	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a
+
+$(BUILD)/cudatrace: $(CLI_OBJ)
+	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lz
+
+-include tests/tests.mk
+
+venv: $(VENV)/.ok
+$(VENV)/.ok: tests/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q -r tests/requirements.txt
+	touch $@
+
+test: deps all test-programs venv
+	$(VENV)/bin/python -m pytest -q tests
+
+demo: deps all test-programs
+	@sh examples/demo.sh $(BUILD)
+
+bench: deps all test-programs
+	@sh tests/bench/bench.sh $(BUILD)
+
+format:
+	clang-format -i preload/*.[ch] collector/*.[ch] viewer-export/*.[ch] include/cudatrace/*.h
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,16 @@
+/*
+ * Maps record timestamps (TSC ticks or BOOTTIME ns) to BOOTTIME nanoseconds,
+ * Perfetto's default clock, so the trace needs no clock snapshot.
+ */
+#ifndef CT_COLLECTOR_CLOCK_MAP_H
+#define CT_COLLECTOR_CLOCK_MAP_H
+
+#include <stdint.h>
+
+void ct_clock_map_init(uint32_t clock_kind, uint64_t start_ticks, uint64_t start_boot_ns);
+/* Takes a fresh (ticks, ns) reading; call once per drain cycle. */
+void ct_clock_map_refresh(void);
+uint64_t ct_clock_map_ns(uint64_t ticks);
+uint64_t ct_clock_map_now_ns(void);
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * cudatrace-collector: started by libcudatrace.so on a process's first CUDA
+ * call, with the rings' memfd, the lifeline pipe and the done pipe. It
+ * detaches (so the traced program never sees it in wait()) and ignores the
+ * signals a terminal or a job scheduler sends the whole group, because its
+ * job is to outlive the process: when the lifeline closes, however the
+ * process ended, it drains what is left, ends the last frame and closes the
+ * done pipe. It touches nothing in the traced process but the rings.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock_map.h"
+#include "cudatrace/record.h"
+#include "perfetto_writer.h"
+#include "ring_drain.h"
+#include "trace_builder.h"
+#include "trace_file.h"
+
+#define FRAME_BYTES (4u << 20)   /* end a zstd frame after this much input */
+#define FRAME_INTERVAL_NS 1000000000ull
+#define IDLE_POLL_MS 1
+#define BUSY_RECORDS 64 /* fewer per cycle than this: wait before the next */
+
+struct options {
+    int shm_fd, lifeline_fd, done_fd;
+};
+
+static int parse_fd(const char *text)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    return *text && !*end && v >= 0 && v < 1 << 20 ? (int)v : -1;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    o->shm_fd = o->lifeline_fd = o->done_fd = -1;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        int fd = parse_fd(argv[i + 1]);
+        if (strcmp(argv[i], "--shm-fd") == 0)
+            o->shm_fd = fd;
+        else if (strcmp(argv[i], "--lifeline-fd") == 0)
+            o->lifeline_fd = fd;
+        else if (strcmp(argv[i], "--done-fd") == 0)
+            o->done_fd = fd;
+        else
+            return -1;
+    }
+    return o->shm_fd < 0 || o->lifeline_fd < 0 || o->done_fd < 0 ? -1 : 0;
+}
+
+static struct ct_shm_header *map_shm(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) || (size_t)st.st_size < sizeof(struct ct_shm_header))
+        return NULL;
+    void *mem = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mem == MAP_FAILED)
+        return NULL;
+    struct ct_shm_header *shm = mem;
+    if (shm->magic != CT_SHM_MAGIC || shm->version != CT_RECORD_VERSION ||
+        shm->ring_capacity == 0 || (shm->ring_capacity & (shm->ring_capacity - 1)) ||
+        ct_shm_size(shm->ring_count, shm->ring_capacity) > (size_t)st.st_size)
+        return NULL;
+    return shm;
+}
+
+static void detach(void)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        _exit(1);
+    if (pid > 0)
+        _exit(0);
+    setsid();
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int lifeline_closed(int fd, int timeout_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN));
+}
+
+static void run(struct ct_shm_header *shm, int lifeline_fd)
+{
+    uint64_t last_frame_ns = ct_clock_map_now_ns();
+    for (;;) {
+        int ended = lifeline_closed(lifeline_fd, 0);
+        uint64_t drained = ct_drain_rings(shm);
+        ct_clock_map_refresh();
+        ct_builder_tick(ct_shm_dropped(shm));
+        uint64_t now = ct_clock_map_now_ns();
+        if (ct_trace_file_pending() >= FRAME_BYTES || now - last_frame_ns >= FRAME_INTERVAL_NS) {
+            ct_writer_flush();
+            ct_trace_file_end_frame();
+            last_frame_ns = now;
+        }
+        if (ended)
+            break;
+        if (drained < BUSY_RECORDS)
+            lifeline_closed(lifeline_fd, IDLE_POLL_MS); /* a wait that ends early on exit */
+    }
+    ct_drain_rings(shm); /* what a thread published while we were deciding */
+    uint64_t exit_ticks = atomic_load(&shm->exit_ticks);
+    uint64_t end_ns = exit_ticks ? ct_clock_map_ns(exit_ticks) : ct_clock_map_now_ns();
+    ct_builder_finish(end_ns, ct_shm_dropped(shm), exit_ticks != 0);
+    ct_writer_flush();
+    ct_trace_file_close();
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    if (parse_options(argc, argv, &o)) {
+        fprintf(stderr, "cudatrace-collector: started by libcudatrace.so, not by hand\n");
+        return 2;
+    }
+    detach();
+    struct ct_shm_header *shm = map_shm(o.shm_fd);
+    if (!shm) {
+        fprintf(stderr, "cudatrace-collector: the trace buffers are not from this version\n");
+        return 1;
+    }
+    close(o.shm_fd);
+    int err = ct_trace_file_open(shm->output_path, sizeof shm->output_path);
+    if (err) {
+        shm->collector_error = (uint32_t)err;
+        return 1; /* closing done_fd without the ready byte says we failed */
+    }
+    ct_clock_map_init(shm->clock, shm->start_ticks, shm->start_boot_ns);
+    ct_builder_start(shm);
+    char ready = 'R';
+    if (write(o.done_fd, &ready, 1) != 1)
+        return 1;
+    run(shm, o.lifeline_fd);
+    shm->collector_error = (uint32_t)ct_trace_file_error();
+    atomic_store(&shm->collector_records, ct_builder_calls());
+    atomic_store(&shm->collector_bytes, ct_trace_file_bytes());
+    atomic_store(&shm->collector_done, 1);
+    close(o.done_fd);
+    return 0;
+}

@@ -1,0 +1,72 @@
+/*
+ * Drains the rings in index order, each up to the head it saw on entry. A
+ * ring whose thread ended is drained to the end, then reset and freed for
+ * the next thread, which gets a new sequence and thread track. Only the
+ * collector frees rings, so a freed ring never holds undrained records.
+ */
+#include "ring_drain.h"
+
+#include "trace_builder.h"
+
+static uint8_t *ring_seen; /* rings whose current thread has its track */
+static uint32_t ring_seen_count;
+
+static int ensure_seen_table(uint32_t count)
+{
+    if (ring_seen_count >= count)
+        return 0;
+    static uint8_t table[4096];
+    if (count > sizeof table)
+        return -1;
+    ring_seen = table;
+    ring_seen_count = count;
+    return 0;
+}
+
+static uint64_t drain_one(struct ct_ring *ring, uint32_t mask)
+{
+    uint64_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+    if (head == tail)
+        return 0;
+    if (!ring_seen[ring->index]) {
+        char name[sizeof ring->thread_name + 1] = {0};
+        for (size_t i = 0; i < sizeof ring->thread_name; i++)
+            name[i] = ring->thread_name[i];
+        ct_builder_thread(ring->index, ring->tid, name);
+        ring_seen[ring->index] = 1;
+    }
+    for (uint64_t i = tail; i != head; i++)
+        ct_builder_record(ring->index, &ring->records[i & mask]);
+    atomic_store_explicit(&ring->tail, head, memory_order_release);
+    return head - tail;
+}
+
+static uint64_t free_retired(struct ct_ring *ring, uint32_t mask)
+{
+    uint64_t drained = drain_one(ring, mask);
+    if (ring_seen[ring->index])
+        ct_builder_thread_end(ring->index);
+    ring_seen[ring->index] = 0;
+    atomic_store_explicit(&ring->head, 0, memory_order_relaxed);
+    atomic_store_explicit(&ring->tail, 0, memory_order_relaxed);
+    atomic_store_explicit(&ring->state, CT_RING_FREE, memory_order_release);
+    return drained;
+}
+
+uint64_t ct_drain_rings(struct ct_shm_header *shm)
+{
+    if (ensure_seen_table(shm->ring_count))
+        return 0;
+    uint32_t mask = shm->ring_capacity - 1;
+    uint64_t drained = 0;
+    for (uint32_t i = 0; i < shm->ring_count; i++) {
+        struct ct_ring *ring = ct_shm_ring(shm, i);
+        uint32_t state = atomic_load_explicit(&ring->state, memory_order_acquire);
+        if (state == CT_RING_ACTIVE)
+            drained += drain_one(ring, mask);
+        else if (state == CT_RING_RETIRED)
+            drained += free_retired(ring, mask);
+    }
+    return drained;
+}

@@ -1,0 +1,14 @@
+/*
+ * The consumer side of the per-thread rings.
+ */
+#ifndef CT_COLLECTOR_RING_DRAIN_H
+#define CT_COLLECTOR_RING_DRAIN_H
+
+#include <stdint.h>
+
+#include "cudatrace/record.h"
+
+/* Hands every published record to the trace builder; returns how many. */
+uint64_t ct_drain_rings(struct ct_shm_header *shm);
+
+#endif

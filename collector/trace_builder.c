@@ -1,0 +1,476 @@
+/*
+ * The meaning of records. Each thread that called CUDA gets a sequence and a
+ * thread track, and each call becomes a slice on it named exactly as the
+ * function called, annotated with the arguments its family carries. The
+ * process has its own sequence for what belongs to no thread: the process
+ * track, the counter tracks (live device and pinned bytes, launches per
+ * second, dropped records), the versions of the CUDA stack, and a closing
+ * instant with the session's totals. Kernel names arrive as string records
+ * ahead of the launches that use them and are kept by key.
+ */
+#include "trace_builder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc_table.h"
+#include "clock_map.h"
+#include "cuda_error_names.h"
+#include "cudatrace/functions.h"
+#include "perfetto_writer.h"
+#include "strings.h"
+
+#define LAUNCH_BUCKET_NS 100000000ull /* launch rate resolution: 100 ms */
+#define LAUNCH_BUCKETS 64
+
+enum counter_track { TRACK_DEVICE_BYTES = 1, TRACK_PINNED_BYTES, TRACK_LAUNCH_RATE, TRACK_DROPPED };
+
+struct function_info {
+    uint32_t name;
+    uint8_t family;
+    uint8_t takes_stream;
+};
+
+struct thread_view {
+    struct ct_sequence seq;
+    int32_t tid;
+    int live;
+};
+
+struct pending_string {
+    uint64_t key;
+    uint16_t kind;
+    uint32_t len;
+    char text[CT_STRING_MAX];
+};
+
+static struct function_info functions[CT_FN_COUNT];
+static struct thread_view *threads;
+static uint32_t thread_count;
+static struct pending_string *pending_strings; /* one per ring */
+static struct ct_sequence process_seq;
+static int32_t pid;
+static uint64_t process_uuid, process_start_ns;
+static uint64_t calls;
+static uint64_t device_live, pinned_live, last_dropped;
+static struct ct_alloc_table device_allocs, pinned_allocs;
+static uint64_t launch_counts[LAUNCH_BUCKETS];
+static uint64_t first_open_bucket; /* buckets before it are written */
+static uint64_t last_bucket;
+static int launch_seen;
+
+/* Kernel names by key: a small open-addressing map of key -> string id. */
+static uint64_t *kernel_keys;
+static uint32_t *kernel_names, kernel_capacity, kernel_used;
+
+static struct {
+    uint32_t ptr, bytes, stream, kind, src, value, kernel, grid, block, shared_mem, graph, event,
+        flags, result, error;
+} arg_names;
+
+#define FUNCTION_INFO(fn, fam, stream)                                                             \
+    functions[CT_FN_##fn] = (struct function_info){ct_strings_intern_cstr(#fn), fam, stream};
+
+static void intern_names(void)
+{
+    CT_FOR_EACH_FUNCTION(FUNCTION_INFO)
+#define ARG_NAME(field) arg_names.field = ct_strings_intern_cstr(#field)
+    ARG_NAME(ptr);
+    ARG_NAME(bytes);
+    ARG_NAME(stream);
+    ARG_NAME(kind);
+    ARG_NAME(src);
+    ARG_NAME(value);
+    ARG_NAME(kernel);
+    ARG_NAME(grid);
+    ARG_NAME(block);
+    ARG_NAME(shared_mem);
+    ARG_NAME(graph);
+    ARG_NAME(event);
+    ARG_NAME(flags);
+    ARG_NAME(result);
+    ARG_NAME(error);
+#undef ARG_NAME
+}
+
+static uint64_t counter_uuid(enum counter_track which)
+{
+    return process_uuid | which;
+}
+
+static uint64_t thread_uuid(int32_t tid)
+{
+    return process_uuid | 0x80000000ull | (uint32_t)tid;
+}
+
+/* argv of the traced process as the kernel holds it. */
+static int read_cmdline(char *buf, size_t size, const char **argv, int max_args)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    int argc = 0;
+    for (size_t i = 0; i < n && argc < max_args; i += strlen(buf + i) + 1)
+        argv[argc++] = buf + i;
+    return argc;
+}
+
+static void write_process_tracks(void)
+{
+    static char cmdline[8192];
+    const char *argv[256];
+    int argc = read_cmdline(cmdline, sizeof cmdline, argv, 256);
+    const char *name = argc > 0 ? argv[0] : "unknown";
+    const char *slash = strrchr(name, '/');
+    ct_write_process_track(&process_seq, process_uuid, pid, slash ? slash + 1 : name, argv, argc);
+    ct_write_counter_track(&process_seq, counter_uuid(TRACK_DEVICE_BYTES), process_uuid,
+                           "CUDA device memory (live bytes)", CT_UNIT_BYTES);
+    ct_write_counter_track(&process_seq, counter_uuid(TRACK_PINNED_BYTES), process_uuid,
+                           "CUDA pinned host memory (live bytes)", CT_UNIT_BYTES);
+    ct_write_counter_track(&process_seq, counter_uuid(TRACK_LAUNCH_RATE), process_uuid,
+                           "CUDA kernel launches per second", CT_UNIT_COUNT);
+    ct_write_counter_track(&process_seq, counter_uuid(TRACK_DROPPED), process_uuid,
+                           "cudatrace dropped records", CT_UNIT_COUNT);
+}
+
+void ct_builder_start(const struct ct_shm_header *shm)
+{
+    intern_names();
+    pid = shm->pid;
+    process_uuid = (uint64_t)(uint32_t)pid << 32;
+    process_start_ns = shm->start_boot_ns;
+    thread_count = shm->ring_count;
+    threads = calloc(thread_count, sizeof *threads);
+    pending_strings = calloc(thread_count, sizeof *pending_strings);
+    if (!threads || !pending_strings)
+        abort();
+    ct_sequence_init(&process_seq, process_uuid);
+    write_process_tracks();
+}
+
+void ct_builder_thread(uint32_t index, int32_t tid, const char *name)
+{
+    struct thread_view *t = &threads[index];
+    ct_sequence_init(&t->seq, thread_uuid(tid));
+    t->tid = tid;
+    t->live = 1;
+    ct_write_thread_track(&t->seq, thread_uuid(tid), pid, tid, name);
+}
+
+void ct_builder_thread_end(uint32_t index)
+{
+    struct thread_view *t = &threads[index];
+    if (t->live)
+        ct_sequence_release(&t->seq);
+    t->live = 0;
+    pending_strings[index].len = 0;
+}
+
+static void kernel_name_put(uint64_t key, uint32_t name)
+{
+    if (2 * (kernel_used + 1) > kernel_capacity) {
+        uint64_t *old_keys = kernel_keys;
+        uint32_t *old_names = kernel_names, old_capacity = kernel_capacity;
+        kernel_capacity = kernel_capacity ? kernel_capacity * 2 : 256;
+        kernel_keys = calloc(kernel_capacity, sizeof *kernel_keys);
+        kernel_names = calloc(kernel_capacity, sizeof *kernel_names);
+        if (!kernel_keys || !kernel_names)
+            abort();
+        kernel_used = 0;
+        for (uint32_t i = 0; i < old_capacity; i++)
+            if (old_keys[i])
+                kernel_name_put(old_keys[i], old_names[i]);
+        free(old_keys);
+        free(old_names);
+    }
+    uint32_t at = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (kernel_capacity - 1);
+    while (kernel_keys[at] && kernel_keys[at] != key)
+        at = (at + 1) & (kernel_capacity - 1);
+    kernel_used += kernel_keys[at] == 0;
+    kernel_keys[at] = key;
+    kernel_names[at] = name;
+}
+
+static uint32_t kernel_name_get(uint64_t key)
+{
+    if (kernel_capacity) {
+        uint32_t at = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (kernel_capacity - 1);
+        for (; kernel_keys[at]; at = (at + 1) & (kernel_capacity - 1))
+            if (kernel_keys[at] == key)
+                return kernel_names[at];
+    }
+    char unnamed[40];
+    snprintf(unnamed, sizeof unnamed, "kernel@0x%llx", (unsigned long long)key);
+    return ct_strings_intern_cstr(unnamed);
+}
+
+static void device_name_instant(uint64_t key, uint32_t name)
+{
+    struct ct_arg args[] = {{ct_strings_intern_cstr("device"), CT_ARG_UINT, key},
+                            {ct_strings_intern_cstr("name"), CT_ARG_STRING, name}};
+    ct_write_instant(&process_seq, process_uuid, process_start_ns,
+                     ct_strings_intern_cstr("cuda.device"), args, 2);
+}
+
+static void string_chunk(uint32_t index, const struct ct_record *r)
+{
+    struct pending_string *s = &pending_strings[index];
+    uint32_t offset = (uint32_t)r->end, total = (uint32_t)(r->end >> 32);
+    uint32_t chunk = (uint32_t)r->result;
+    if (offset == 0) {
+        s->key = r->begin;
+        s->kind = r->func;
+        s->len = 0;
+    }
+    if (s->key != r->begin || s->len != offset || total > CT_STRING_MAX ||
+        chunk > CT_STRING_CHUNK || offset + chunk > total)
+        return; /* a chunk went missing (dropped): this string is lost */
+    memcpy(s->text + offset, r->text, chunk);
+    s->len = offset + chunk;
+    if (s->len != total)
+        return;
+    uint32_t id = ct_strings_intern(s->text, s->len);
+    if (s->kind == CT_STR_KERNEL_NAME)
+        kernel_name_put(s->key, id);
+    else if (s->kind == CT_STR_DEVICE_NAME)
+        device_name_instant(s->key, id);
+}
+
+static void process_info(const struct ct_record *r)
+{
+    struct ct_arg args[] = {
+        {ct_strings_intern_cstr("runtime_version"), CT_ARG_INT, r->arg[0]},
+        {ct_strings_intern_cstr("driver_version"), CT_ARG_INT, r->arg[1]},
+        {ct_strings_intern_cstr("device_count"), CT_ARG_INT, r->arg[2]},
+    };
+    ct_write_instant(&process_seq, process_uuid, process_start_ns,
+                     ct_strings_intern_cstr("cuda.versions"), args, 3);
+}
+
+static uint32_t copy_kind_name(uint64_t kind)
+{
+    static const char *const names[] = {"HostToHost", "HostToDevice", "DeviceToHost",
+                                        "DeviceToDevice", "Default"};
+    if (kind < sizeof names / sizeof names[0])
+        return ct_strings_intern_cstr(names[kind]);
+    return ct_strings_intern_cstr(kind == CT_COPY_KIND_PEER ? "Peer" : "Unknown");
+}
+
+static uint32_t dim3_string(uint64_t packed)
+{
+    char text[48];
+    snprintf(text, sizeof text, "%ux%ux%u", CT_DIM3_X(packed), CT_DIM3_Y(packed),
+             CT_DIM3_Z(packed));
+    return ct_strings_intern_cstr(text);
+}
+
+static uint32_t error_name(int32_t result)
+{
+    const char *name = ct_cuda_error_name(result);
+    if (name)
+        return ct_strings_intern_cstr(name);
+    char text[32];
+    snprintf(text, sizeof text, "cudaError %d", (int)result);
+    return ct_strings_intern_cstr(text);
+}
+
+static void count_launch(uint64_t ts)
+{
+    uint64_t bucket = ts / LAUNCH_BUCKET_NS;
+    if (!launch_seen) {
+        first_open_bucket = bucket;
+        launch_seen = 1;
+    }
+    if (bucket < first_open_bucket)
+        bucket = first_open_bucket; /* arrived after its bucket was written */
+    if (bucket >= first_open_bucket + LAUNCH_BUCKETS)
+        bucket = first_open_bucket + LAUNCH_BUCKETS - 1;
+    launch_counts[bucket % LAUNCH_BUCKETS]++;
+    if (bucket > last_bucket)
+        last_bucket = bucket;
+}
+
+/* Writes the launch rate for every bucket that ended before `now_ns`. */
+static void write_launch_rate(uint64_t now_ns)
+{
+    if (!launch_seen)
+        return;
+    uint64_t closed = now_ns / LAUNCH_BUCKET_NS;
+    while (first_open_bucket < closed) {
+        uint64_t *count = &launch_counts[first_open_bucket % LAUNCH_BUCKETS];
+        ct_write_counter(&process_seq, counter_uuid(TRACK_LAUNCH_RATE),
+                         first_open_bucket * LAUNCH_BUCKET_NS,
+                         (int64_t)(*count * (1000000000ull / LAUNCH_BUCKET_NS)));
+        *count = 0;
+        first_open_bucket++;
+    }
+}
+
+static void track_memory(uint8_t family, const struct ct_record *r, uint64_t ts)
+{
+    if (r->result != 0)
+        return;
+    switch (family) {
+    case CT_FAMILY_ALLOC_DEVICE:
+        ct_alloc_table_add(&device_allocs, r->arg[0], r->arg[1]);
+        device_live += r->arg[1];
+        break;
+    case CT_FAMILY_FREE_DEVICE:
+        device_live -= ct_alloc_table_remove(&device_allocs, r->arg[0]);
+        break;
+    case CT_FAMILY_ALLOC_HOST:
+        ct_alloc_table_add(&pinned_allocs, r->arg[0], r->arg[1]);
+        pinned_live += r->arg[1];
+        ct_write_counter(&process_seq, counter_uuid(TRACK_PINNED_BYTES), ts, (int64_t)pinned_live);
+        return;
+    case CT_FAMILY_FREE_HOST:
+        pinned_live -= ct_alloc_table_remove(&pinned_allocs, r->arg[0]);
+        ct_write_counter(&process_seq, counter_uuid(TRACK_PINNED_BYTES), ts, (int64_t)pinned_live);
+        return;
+    default:
+        return;
+    }
+    ct_write_counter(&process_seq, counter_uuid(TRACK_DEVICE_BYTES), ts, (int64_t)device_live);
+}
+
+/* Where each family keeps its stream handle in arg[], plus one (0: none). */
+static const uint8_t stream_arg[CT_FAMILY_COUNT] = {
+    [CT_FAMILY_ALLOC_DEVICE] = 3, [CT_FAMILY_FREE_DEVICE] = 3, [CT_FAMILY_COPY] = 3,
+    [CT_FAMILY_SET] = 3,          [CT_FAMILY_LAUNCH] = 2,      [CT_FAMILY_GRAPH] = 2,
+    [CT_FAMILY_SYNC_STREAM] = 1,  [CT_FAMILY_WAIT_EVENT] = 1,  [CT_FAMILY_QUERY_STREAM] = 1,
+};
+
+#define ARG(n, t, v) (args[nargs++] = (struct ct_arg){arg_names.n, (t), (uint64_t)(v)})
+
+/* The annotations of one call, by the layout its family gives arg[]. */
+static int call_args(const struct function_info *f, const struct ct_record *r,
+                     struct ct_arg *args)
+{
+    int nargs = 0;
+    const uint64_t *a = r->arg;
+    switch (f->family) {
+    case CT_FAMILY_ALLOC_DEVICE:
+    case CT_FAMILY_ALLOC_HOST:
+        ARG(ptr, CT_ARG_POINTER, a[0]);
+        ARG(bytes, CT_ARG_UINT, a[1]);
+        if (f->family == CT_FAMILY_ALLOC_HOST && a[2])
+            ARG(flags, CT_ARG_UINT, a[2]);
+        break;
+    case CT_FAMILY_FREE_DEVICE:
+    case CT_FAMILY_FREE_HOST:
+        ARG(ptr, CT_ARG_POINTER, a[0]);
+        break;
+    case CT_FAMILY_COPY:
+        ARG(bytes, CT_ARG_UINT, a[1]);
+        ARG(kind, CT_ARG_STRING, copy_kind_name(a[3]));
+        ARG(ptr, CT_ARG_POINTER, a[0]);
+        ARG(src, CT_ARG_POINTER, a[4]);
+        break;
+    case CT_FAMILY_SET:
+        ARG(bytes, CT_ARG_UINT, a[1]);
+        ARG(ptr, CT_ARG_POINTER, a[0]);
+        ARG(value, CT_ARG_UINT, a[3]);
+        break;
+    case CT_FAMILY_LAUNCH:
+        ARG(kernel, CT_ARG_STRING, kernel_name_get(a[0]));
+        ARG(grid, CT_ARG_STRING, dim3_string(a[2]));
+        ARG(block, CT_ARG_STRING, dim3_string(a[3]));
+        if (a[4])
+            ARG(shared_mem, CT_ARG_UINT, a[4]);
+        break;
+    case CT_FAMILY_GRAPH:
+        ARG(graph, CT_ARG_POINTER, a[0]);
+        break;
+    case CT_FAMILY_SYNC_EVENT:
+    case CT_FAMILY_QUERY_EVENT:
+        ARG(event, CT_ARG_POINTER, a[0]);
+        break;
+    case CT_FAMILY_WAIT_EVENT:
+        ARG(event, CT_ARG_POINTER, a[1]);
+        if (a[2])
+            ARG(flags, CT_ARG_UINT, a[2]);
+        break;
+    default:
+        break;
+    }
+    if (f->takes_stream && stream_arg[f->family])
+        ARG(stream, CT_ARG_POINTER, a[stream_arg[f->family] - 1]);
+    ARG(result, CT_ARG_INT, r->result);
+    if (r->result != 0)
+        ARG(error, CT_ARG_STRING, error_name(r->result));
+    return nargs;
+}
+
+static void call(uint32_t index, const struct ct_record *r)
+{
+    struct thread_view *t = &threads[index];
+    if (r->func >= CT_FN_COUNT || !t->live)
+        return;
+    const struct function_info *f = &functions[r->func];
+    uint64_t begin = ct_clock_map_ns(r->begin), end = ct_clock_map_ns(r->end);
+    if (end < begin)
+        end = begin;
+    struct ct_arg args[10];
+    int nargs = call_args(f, r, args);
+    ct_write_slice(&t->seq, 0, begin, end, f->name, args, nargs);
+    track_memory(f->family, r, end);
+    if (f->family == CT_FAMILY_LAUNCH || f->family == CT_FAMILY_GRAPH)
+        count_launch(begin);
+    calls++;
+}
+
+void ct_builder_record(uint32_t index, const struct ct_record *record)
+{
+    switch (record->type) {
+    case CT_REC_CALL:
+        call(index, record);
+        break;
+    case CT_REC_STRING:
+        string_chunk(index, record);
+        break;
+    case CT_REC_PROCESS_INFO:
+        process_info(record);
+        break;
+    default:
+        break;
+    }
+}
+
+void ct_builder_tick(uint64_t dropped)
+{
+    /* A record reaches the collector within a drain cycle or two of its end;
+     * a second of slack keeps late ones in their own bucket. */
+    uint64_t now = ct_clock_map_now_ns();
+    if (now > 1000000000ull)
+        write_launch_rate(now - 1000000000ull);
+    if (dropped != last_dropped) {
+        ct_write_counter(&process_seq, counter_uuid(TRACK_DROPPED), now, (int64_t)dropped);
+        last_dropped = dropped;
+    }
+}
+
+void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
+{
+    write_launch_rate((last_bucket + 1) * LAUNCH_BUCKET_NS);
+    if (dropped != last_dropped)
+        ct_write_counter(&process_seq, counter_uuid(TRACK_DROPPED), end_ns, (int64_t)dropped);
+    struct ct_arg args[] = {
+        {ct_strings_intern_cstr("calls"), CT_ARG_UINT, calls},
+        {ct_strings_intern_cstr("dropped"), CT_ARG_UINT, dropped},
+        {ct_strings_intern_cstr("process_start_ns"), CT_ARG_UINT, process_start_ns},
+        {ct_strings_intern_cstr("exit"), CT_ARG_STRING,
+         ct_strings_intern_cstr(exited_normally ? "normal" : "lost")},
+    };
+    ct_write_instant(&process_seq, process_uuid, end_ns, ct_strings_intern_cstr("cudatrace.end"),
+                     args, 4);
+}
+
+uint64_t ct_builder_calls(void)
+{
+    return calls;
+}

@@ -1,0 +1,22 @@
+/*
+ * Turns drained records into the trace: tracks, slices, counters, instants.
+ */
+#ifndef CT_COLLECTOR_TRACE_BUILDER_H
+#define CT_COLLECTOR_TRACE_BUILDER_H
+
+#include <stdint.h>
+
+#include "cudatrace/record.h"
+
+void ct_builder_start(const struct ct_shm_header *shm);
+/* A new thread's records begin on ring `index`. */
+void ct_builder_thread(uint32_t index, int32_t tid, const char *name);
+/* The thread on ring `index` ended and its records are all drained. */
+void ct_builder_thread_end(uint32_t index);
+void ct_builder_record(uint32_t index, const struct ct_record *record);
+/* Once per drain cycle: counters that depend on time or totals. */
+void ct_builder_tick(uint64_t dropped);
+void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally);
+uint64_t ct_builder_calls(void);
+
+#endif

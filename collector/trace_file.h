@@ -1,0 +1,24 @@
+/*
+ * The trace file the collector writes: zstd frames, appended as it goes.
+ */
+#ifndef CT_COLLECTOR_TRACE_FILE_H
+#define CT_COLLECTOR_TRACE_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Creates the file at `path` (or path-1, path-2, ... when taken) and writes
+ * the name used back into `path`. Returns 0 or an errno value. */
+int ct_trace_file_open(char *path, size_t path_size);
+/* Appends encoded packets to the current frame. */
+void ct_trace_file_append(const void *data, size_t size);
+/* Ends the current frame so everything so far is readable on disk. */
+void ct_trace_file_end_frame(void);
+void ct_trace_file_close(void);
+/* Bytes since the last ended frame, before compression. */
+size_t ct_trace_file_pending(void);
+uint64_t ct_trace_file_bytes(void);
+/* errno of the first write that failed, or 0. */
+int ct_trace_file_error(void);
+
+#endif

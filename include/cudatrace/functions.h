@@ -1,0 +1,83 @@
+/*
+ * The list of CUDA runtime entry points cudatrace interposes, each with the
+ * family that says how its record's arguments are laid out. It is an X-macro
+ * so that the preload's function ids, the collector's slice names and the
+ * argument decoding can never disagree: add a function here and every side
+ * learns of it. The third column says whether the function takes a stream
+ * (whose handle is then worth showing even when it is 0, the legacy default
+ * stream). Ids are positions in this list, so the list only grows at the
+ * end within one CT_RECORD_VERSION.
+ */
+#ifndef CUDATRACE_FUNCTIONS_H
+#define CUDATRACE_FUNCTIONS_H
+
+/* How a call record's arg[] is to be read; see record.h for each layout. */
+enum ct_family {
+    CT_FAMILY_ALLOC_DEVICE, /* arg: ptr, bytes, stream                  */
+    CT_FAMILY_ALLOC_HOST,   /* arg: ptr, bytes, flags                   */
+    CT_FAMILY_FREE_DEVICE,  /* arg: ptr, -, stream                      */
+    CT_FAMILY_FREE_HOST,    /* arg: ptr                                 */
+    CT_FAMILY_COPY,         /* arg: dst, bytes, stream, kind, src       */
+    CT_FAMILY_SET,          /* arg: ptr, bytes, stream, value           */
+    CT_FAMILY_LAUNCH,       /* arg: func, stream, grid, block, smem     */
+    CT_FAMILY_GRAPH,        /* arg: graph exec, stream                  */
+    CT_FAMILY_SYNC_DEVICE,  /* no args                                  */
+    CT_FAMILY_SYNC_STREAM,  /* arg: stream                              */
+    CT_FAMILY_SYNC_EVENT,   /* arg: event                               */
+    CT_FAMILY_WAIT_EVENT,   /* arg: stream, event, flags                */
+    CT_FAMILY_QUERY_STREAM, /* arg: stream                              */
+    CT_FAMILY_QUERY_EVENT,  /* arg: event                               */
+    CT_FAMILY_COUNT
+};
+
+#define CT_FOR_EACH_FUNCTION(X)                                                                    \
+    X(cudaMalloc, CT_FAMILY_ALLOC_DEVICE, 0)                                                       \
+    X(cudaFree, CT_FAMILY_FREE_DEVICE, 0)                                                          \
+    X(cudaMallocHost, CT_FAMILY_ALLOC_HOST, 0)                                                     \
+    X(cudaHostAlloc, CT_FAMILY_ALLOC_HOST, 0)                                                      \
+    X(cudaFreeHost, CT_FAMILY_FREE_HOST, 0)                                                        \
+    X(cudaMallocManaged, CT_FAMILY_ALLOC_DEVICE, 0)                                                \
+    X(cudaMallocPitch, CT_FAMILY_ALLOC_DEVICE, 0)                                                  \
+    X(cudaMallocAsync, CT_FAMILY_ALLOC_DEVICE, 1)                                                  \
+    X(cudaMallocAsync_ptsz, CT_FAMILY_ALLOC_DEVICE, 1)                                             \
+    X(cudaFreeAsync, CT_FAMILY_FREE_DEVICE, 1)                                                     \
+    X(cudaFreeAsync_ptsz, CT_FAMILY_FREE_DEVICE, 1)                                                \
+    X(cudaMemcpy, CT_FAMILY_COPY, 0)                                                               \
+    X(cudaMemcpy_ptds, CT_FAMILY_COPY, 0)                                                          \
+    X(cudaMemcpyAsync, CT_FAMILY_COPY, 1)                                                          \
+    X(cudaMemcpyAsync_ptsz, CT_FAMILY_COPY, 1)                                                     \
+    X(cudaMemcpy2D, CT_FAMILY_COPY, 0)                                                             \
+    X(cudaMemcpy2D_ptds, CT_FAMILY_COPY, 0)                                                        \
+    X(cudaMemcpy2DAsync, CT_FAMILY_COPY, 1)                                                        \
+    X(cudaMemcpy2DAsync_ptsz, CT_FAMILY_COPY, 1)                                                   \
+    X(cudaMemcpyPeer, CT_FAMILY_COPY, 0)                                                           \
+    X(cudaMemcpyPeerAsync, CT_FAMILY_COPY, 1)                                                      \
+    X(cudaMemset, CT_FAMILY_SET, 0)                                                                \
+    X(cudaMemset_ptds, CT_FAMILY_SET, 0)                                                           \
+    X(cudaMemsetAsync, CT_FAMILY_SET, 1)                                                           \
+    X(cudaMemsetAsync_ptsz, CT_FAMILY_SET, 1)                                                      \
+    X(cudaLaunchKernel, CT_FAMILY_LAUNCH, 1)                                                       \
+    X(cudaLaunchKernel_ptsz, CT_FAMILY_LAUNCH, 1)                                                  \
+    X(__cudaLaunchKernel, CT_FAMILY_LAUNCH, 1)                                                     \
+    X(__cudaLaunchKernel_ptsz, CT_FAMILY_LAUNCH, 1)                                                \
+    X(cudaLaunchKernelExC, CT_FAMILY_LAUNCH, 1)                                                    \
+    X(cudaLaunchKernelExC_ptsz, CT_FAMILY_LAUNCH, 1)                                               \
+    X(cudaLaunchCooperativeKernel, CT_FAMILY_LAUNCH, 1)                                            \
+    X(cudaLaunchCooperativeKernel_ptsz, CT_FAMILY_LAUNCH, 1)                                       \
+    X(cudaGraphLaunch, CT_FAMILY_GRAPH, 1)                                                         \
+    X(cudaGraphLaunch_ptsz, CT_FAMILY_GRAPH, 1)                                                    \
+    X(cudaDeviceSynchronize, CT_FAMILY_SYNC_DEVICE, 0)                                             \
+    X(cudaStreamSynchronize, CT_FAMILY_SYNC_STREAM, 1)                                             \
+    X(cudaStreamSynchronize_ptsz, CT_FAMILY_SYNC_STREAM, 1)                                        \
+    X(cudaEventSynchronize, CT_FAMILY_SYNC_EVENT, 0)                                               \
+    X(cudaStreamWaitEvent, CT_FAMILY_WAIT_EVENT, 1)                                                \
+    X(cudaStreamWaitEvent_ptsz, CT_FAMILY_WAIT_EVENT, 1)                                           \
+    X(cudaStreamQuery, CT_FAMILY_QUERY_STREAM, 1)                                                  \
+    X(cudaStreamQuery_ptsz, CT_FAMILY_QUERY_STREAM, 1)                                             \
+    X(cudaEventQuery, CT_FAMILY_QUERY_EVENT, 0)
+
+#define CT_FUNCTION_ENUM(name, family, takes_stream) CT_FN_##name,
+enum ct_function { CT_FOR_EACH_FUNCTION(CT_FUNCTION_ENUM) CT_FN_COUNT };
+#undef CT_FUNCTION_ENUM
+
+#endif

@@ -1,0 +1,135 @@
+/*
+ * The record format and shared-memory ring layout: the one interface between
+ * libcudatrace.so (producer, inside the traced process) and the collector
+ * (consumer, a separate process). Both sides map the same memfd and check
+ * CT_SHM_MAGIC and CT_RECORD_VERSION before touching anything else, so a
+ * preload and a collector from different builds refuse each other instead of
+ * misreading records. Every record has one fixed size so the producer's hot
+ * path is a bounds check, a 64-byte store and a release of the head index.
+ */
+#ifndef CUDATRACE_RECORD_H
+#define CUDATRACE_RECORD_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CT_SHM_MAGIC 0x43545243u /* "CRTC" */
+#define CT_RECORD_VERSION 1u
+
+enum ct_record_type {
+    CT_REC_CALL = 1,         /* one CUDA runtime call, see functions.h         */
+    CT_REC_STRING = 2,       /* a chunk of a string the collector interns       */
+    CT_REC_PROCESS_INFO = 3, /* arg: runtime version, driver version, devices   */
+};
+
+/* What a CT_REC_STRING names; `key` says which one of that kind. */
+enum ct_string_kind {
+    CT_STR_KERNEL_NAME = 1, /* key: the host function pointer that was launched */
+    CT_STR_DEVICE_NAME = 2, /* key: device ordinal                               */
+};
+
+#define CT_RECORD_ARGS 5
+#define CT_STRING_CHUNK (CT_RECORD_ARGS * 8)
+#define CT_STRING_MAX 4096
+
+/* Grid and block dimensions packed into one argument each: x keeps 32 bits,
+ * y and z 16 bits (CUDA's own limits for grids; blocks are smaller still). */
+#define CT_PACK_DIM3(x, y, z)                                                                      \
+    ((uint64_t)(uint32_t)(x) | ((uint64_t)(uint16_t)(y) << 32) | ((uint64_t)(uint16_t)(z) << 48))
+#define CT_DIM3_X(v) ((uint32_t)(v))
+#define CT_DIM3_Y(v) ((uint32_t)(((v) >> 32) & 0xffff))
+#define CT_DIM3_Z(v) ((uint32_t)((v) >> 48))
+
+/* Copy kind for cudaMemcpyPeer*: not a cudaMemcpyKind, so it cannot collide. */
+#define CT_COPY_KIND_PEER 100
+
+struct ct_record {
+    uint16_t type;   /* enum ct_record_type                                 */
+    uint16_t func;   /* CALL: enum ct_function; STRING: enum ct_string_kind */
+    int32_t result;  /* CALL: cudaError_t; STRING: bytes in this chunk      */
+    uint64_t begin;  /* CALL: clock at entry; STRING: key                   */
+    uint64_t end;    /* CALL: clock at return; STRING: offset, total << 32  */
+    union {
+        uint64_t arg[CT_RECORD_ARGS];
+        char text[CT_STRING_CHUNK];
+    };
+};
+_Static_assert(sizeof(struct ct_record) == 64, "records are one cache line");
+
+enum ct_clock_kind {
+    CT_CLOCK_TSC = 1,      /* raw rdtsc ticks, mapped to BOOTTIME by the collector */
+    CT_CLOCK_BOOTTIME = 2, /* CLOCK_BOOTTIME nanoseconds                           */
+};
+
+enum ct_ring_state {
+    CT_RING_FREE = 0,    /* claimable by a thread                               */
+    CT_RING_ACTIVE = 1,  /* owned by a live thread                              */
+    CT_RING_RETIRED = 2, /* its thread ended; the collector drains, then frees  */
+};
+
+/* One single-producer single-consumer ring. The producer owns the first cache
+ * line, the consumer the second, so neither side's stores bounce the other's
+ * line on every record. */
+struct ct_ring {
+    _Atomic uint32_t state;
+    uint32_t index; /* position in the ring array, fixed at creation */
+    int32_t tid;
+    char thread_name[16];
+    _Atomic uint64_t head;    /* next slot the producer writes                */
+    uint64_t cached_tail;     /* producer's last view of tail                 */
+    _Atomic uint64_t dropped; /* records lost because the ring was full       */
+    alignas(64) _Atomic uint64_t tail; /* next slot the consumer reads    */
+    alignas(64) struct ct_record records[];
+};
+
+struct ct_shm_header {
+    uint32_t magic;
+    uint32_t version;
+    uint32_t ring_count;
+    uint32_t ring_capacity; /* records per ring, a power of two */
+    uint32_t clock;         /* enum ct_clock_kind               */
+    int32_t pid;
+    /* One reading of both clocks at process start: the collector's anchor for
+     * mapping ticks to nanoseconds, and the process start time in the trace. */
+    uint64_t start_ticks;
+    uint64_t start_boot_ns;
+    _Atomic uint64_t exit_ticks;      /* 0 until the process exits normally   */
+    _Atomic uint64_t dropped_no_ring; /* records of threads that found no ring */
+    /* Written by the collector as it finishes, read by the preload's summary. */
+    _Atomic uint32_t collector_done;
+    uint32_t collector_error; /* errno of the failed output, or 0 */
+    _Atomic uint64_t collector_records;
+    _Atomic uint64_t collector_bytes;
+    char output_path[4096];
+};
+
+static inline size_t ct_ring_stride(uint32_t capacity)
+{
+    return sizeof(struct ct_ring) + (size_t)capacity * sizeof(struct ct_record);
+}
+
+#define CT_SHM_HEADER_SIZE ((sizeof(struct ct_shm_header) + 63) & ~(size_t)63)
+
+static inline size_t ct_shm_size(uint32_t ring_count, uint32_t capacity)
+{
+    return CT_SHM_HEADER_SIZE + (size_t)ring_count * ct_ring_stride(capacity);
+}
+
+static inline struct ct_ring *ct_shm_ring(struct ct_shm_header *shm, uint32_t index)
+{
+    return (struct ct_ring *)((char *)shm + CT_SHM_HEADER_SIZE +
+                              (size_t)index * ct_ring_stride(shm->ring_capacity));
+}
+
+/* Records lost so far: full rings plus threads that found no free ring. */
+static inline uint64_t ct_shm_dropped(struct ct_shm_header *shm)
+{
+    uint64_t dropped = atomic_load(&shm->dropped_no_ring);
+    for (uint32_t i = 0; i < shm->ring_count; i++)
+        dropped += atomic_load(&ct_shm_ring(shm, i)->dropped);
+    return dropped;
+}
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * CUDATRACE_* settings of the traced process, read once at load. Every value
+ * is parsed strictly: a malformed one gets one warning and the default, never
+ * a guess, because a tracer that silently misreads its settings writes traces
+ * nobody asked for.
+ */
+#ifndef CT_PRELOAD_CONFIG_H
+#define CT_PRELOAD_CONFIG_H
+
+#include <stdint.h>
+
+struct ct_config {
+    const char *output;        /* CUDATRACE_OUTPUT, %p becomes the pid        */
+    const char *collector;     /* CUDATRACE_COLLECTOR, the collector binary   */
+    uint32_t ring_records;     /* CUDATRACE_RING_RECORDS, per thread          */
+    uint32_t rings;            /* CUDATRACE_RINGS, threads traced at once     */
+    uint32_t exit_timeout_ms;  /* CUDATRACE_EXIT_TIMEOUT_MS                   */
+    int quiet;                 /* CUDATRACE_QUIET=1                           */
+    int disabled;              /* CUDATRACE_DISABLE=1                         */
+    int force_boottime_clock;  /* CUDATRACE_CLOCK=boottime                    */
+};
+
+extern struct ct_config ct_config;
+
+void ct_config_load(void);
+void ct_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

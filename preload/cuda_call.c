@@ -1,0 +1,17 @@
+/*
+ * The last-error bookkeeping shared by every query the preload makes itself.
+ */
+#include "cuda_call.h"
+
+int ct_cuda_error_pending(void)
+{
+    CT_REAL(peek, cudaPeekAtLastError, (void));
+    return !peek || peek() != cudaSuccess;
+}
+
+void ct_cuda_forget_own_error(int was_pending, cudaError_t result)
+{
+    CT_REAL(get_last, cudaGetLastError, (void));
+    if (result != cudaSuccess && !was_pending && get_last)
+        get_last();
+}

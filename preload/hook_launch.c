@@ -1,0 +1,59 @@
+/*
+ * Kernel and graph launch hooks, including __cudaLaunchKernel, which is what
+ * nvcc's <<<>>> calls since CUDA 13 (with a cudaKernel_t from
+ * __cudaGetKernel rather than the host function), and cudaLaunchKernelExC,
+ * which carries its configuration in a struct.
+ */
+#include "hook.h"
+#include "kernel_names.h"
+
+#define LAUNCH_ARGS(func, by_handle, grid, block, smem, stream)                                    \
+    ct_kernel_key((func), (by_handle), result == cudaSuccess), CT_PTR(stream),                     \
+        CT_PACK_DIM3((grid).x, (grid).y, (grid).z), CT_PACK_DIM3((block).x, (block).y, (block).z), \
+        (smem)
+
+#define HOOK_LAUNCH(name, func_type, by_handle)                                                    \
+    CT_HOOK(name,                                                                                  \
+            (func_type func, dim3 grid, dim3 block, void **args, size_t smem, cudaStream_t stream), \
+            (func, grid, block, args, smem, stream),                                               \
+            LAUNCH_ARGS(func, by_handle, grid, block, smem, stream))
+HOOK_LAUNCH(cudaLaunchKernel, const void *, 0)
+HOOK_LAUNCH(cudaLaunchKernel_ptsz, const void *, 0)
+HOOK_LAUNCH(cudaLaunchCooperativeKernel, const void *, 0)
+HOOK_LAUNCH(cudaLaunchCooperativeKernel_ptsz, const void *, 0)
+HOOK_LAUNCH(__cudaLaunchKernel, cudaKernel_t, 1)
+HOOK_LAUNCH(__cudaLaunchKernel_ptsz, cudaKernel_t, 1)
+
+static const cudaLaunchConfig_t no_config;
+
+#define HOOK_LAUNCH_EX(name)                                                                       \
+    CT_HOOK(name, (const cudaLaunchConfig_t *config, const void *func, void **args),               \
+            (config, func, args),                                                                  \
+            LAUNCH_ARGS(func, 0, (config ? config : &no_config)->gridDim,                          \
+                        (config ? config : &no_config)->blockDim,                                  \
+                        (config ? config : &no_config)->dynamicSmemBytes,                          \
+                        (config ? config : &no_config)->stream))
+HOOK_LAUNCH_EX(cudaLaunchKernelExC)
+HOOK_LAUNCH_EX(cudaLaunchKernelExC_ptsz)
+
+#define HOOK_GRAPH_LAUNCH(name)                                                                    \
+    CT_HOOK(name, (cudaGraphExec_t graph, cudaStream_t stream), (graph, stream), CT_PTR(graph),    \
+            CT_PTR(stream), 0, 0, 0)
+HOOK_GRAPH_LAUNCH(cudaGraphLaunch)
+HOOK_GRAPH_LAUNCH(cudaGraphLaunch_ptsz)
+
+/* Not traced as a call: it runs once per launch site, and only teaches us
+ * which host function a cudaKernel_t stands for. */
+CT_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
+{
+    static _Atomic(void *) real_slot;
+    cudaError_t (*real)(cudaKernel_t *, const void *) =
+        (cudaError_t(*)(cudaKernel_t *, const void *))ct_real_function(&real_slot,
+                                                                       "__cudaGetKernel");
+    if (!real)
+        return cudaErrorSharedObjectSymbolNotFound;
+    cudaError_t result = real(kernel, func);
+    if (result == cudaSuccess && kernel)
+        ct_kernel_handle_note(*kernel, func);
+    return result;
+}

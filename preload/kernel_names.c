@@ -1,0 +1,140 @@
+/*
+ * Sends each kernel's name once per ring, ahead of the first launch record
+ * that refers to it, so the collector can name every launch however it
+ * interleaves the rings. The name comes from cudaFuncGetName where the
+ * runtime has it, else the exact dynamic symbol of the host function, else
+ * the address. nvcc's <<<>>> launches through a cudaKernel_t handle, so the
+ * handle-to-function mapping is learnt from __cudaGetKernel. Both tables are
+ * fixed-size open-addressing sets: lookups take no lock, and a full table
+ * only means a name is sent again.
+ */
+#include "kernel_names.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/mman.h>
+
+#include "cuda_call.h"
+#include "ring.h"
+
+#define SENT_SLOTS 1024
+#define HANDLE_SLOTS 8192
+
+struct sent_set {
+    uint64_t keys[SENT_SLOTS];
+};
+
+static struct sent_set *sent_sets; /* one per ring, process-private */
+static uint32_t sent_set_count;
+static _Atomic(uintptr_t) handle_keys[HANDLE_SLOTS];
+static _Atomic(uintptr_t) handle_funcs[HANDLE_SLOTS];
+
+int ct_kernel_names_init(uint32_t rings)
+{
+    if (sent_sets) /* a fork child's new session: the parent's sets are stale */
+        munmap(sent_sets, sizeof(struct sent_set) * sent_set_count);
+    sent_sets = NULL;
+    sent_set_count = 0;
+    void *mem = mmap(NULL, sizeof(struct sent_set) * rings, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return -1;
+    sent_sets = mem;
+    sent_set_count = rings;
+    return 0;
+}
+
+static uint32_t hash_pointer(uint64_t key)
+{
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40);
+}
+
+/* Marks `key` sent on this set; returns 1 if it already was. */
+static int already_sent(struct sent_set *set, uint64_t key)
+{
+    uint32_t start = hash_pointer(key);
+    for (uint32_t i = 0; i < 16; i++) {
+        uint64_t *slot = &set->keys[(start + i) % SENT_SLOTS];
+        if (*slot == key)
+            return 1;
+        if (*slot == 0) {
+            *slot = key;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+void ct_kernel_handle_note(const void *handle, const void *host_func)
+{
+    uintptr_t key = (uintptr_t)handle;
+    if (!key)
+        return;
+    uint32_t start = hash_pointer(key);
+    for (uint32_t i = 0; i < 64; i++) {
+        uint32_t at = (start + i) % HANDLE_SLOTS;
+        uintptr_t expected = 0;
+        if (atomic_compare_exchange_strong(&handle_keys[at], &expected, key) || expected == key) {
+            atomic_store_explicit(&handle_funcs[at], (uintptr_t)host_func, memory_order_release);
+            return;
+        }
+    }
+}
+
+static const void *host_function_of(const void *handle)
+{
+    uintptr_t key = (uintptr_t)handle;
+    uint32_t start = hash_pointer(key);
+    for (uint32_t i = 0; i < 64; i++) {
+        uint32_t at = (start + i) % HANDLE_SLOTS;
+        uintptr_t k = atomic_load_explicit(&handle_keys[at], memory_order_relaxed);
+        if (k == key)
+            return (const void *)atomic_load_explicit(&handle_funcs[at], memory_order_acquire);
+        if (k == 0)
+            break;
+    }
+    return NULL;
+}
+
+static const char *runtime_name(const void *func)
+{
+    CT_REAL(func_get_name, cudaFuncGetName, (const char **, const void *));
+    if (!func_get_name || ct_cuda_error_pending())
+        return NULL;
+    const char *name = NULL;
+    cudaError_t r = func_get_name(&name, func);
+    ct_cuda_forget_own_error(0, r);
+    return r == cudaSuccess ? name : NULL;
+}
+
+static void resolve_name(const void *func, int launch_ok, char *out, size_t size)
+{
+    const char *name = launch_ok && func ? runtime_name(func) : NULL;
+    Dl_info info;
+    if (!name && func && dladdr(func, &info) && info.dli_saddr == func)
+        name = info.dli_sname;
+    if (name)
+        snprintf(out, size, "%s", name);
+    else
+        snprintf(out, size, "kernel@%p", func);
+}
+
+static __attribute__((noinline)) void send_name(struct ct_ring *ring, const void *func,
+                                                int by_handle, int launch_ok)
+{
+    const void *host = by_handle ? host_function_of(func) : func;
+    char name[CT_STRING_MAX];
+    resolve_name(host ? host : func, launch_ok && host, name, sizeof name);
+    ct_emit_string(ring, CT_STR_KERNEL_NAME, (uint64_t)(uintptr_t)func, name);
+}
+
+uint64_t ct_kernel_key(const void *func, int by_handle, int launch_ok)
+{
+    uint64_t key = (uint64_t)(uintptr_t)func;
+    struct ct_ring *ring = ct_ring_current();
+    if (ring && key && ring->index < sent_set_count &&
+        !already_sent(&sent_sets[ring->index], key))
+        send_name(ring, func, by_handle, launch_ok);
+    return key;
+}

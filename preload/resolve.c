@@ -1,0 +1,55 @@
+/*
+ * Resolves real runtime functions lazily, at their first call, so the
+ * runtime may be loaded at any time (a framework dlopens it long after
+ * start-up). RTLD_NEXT finds a runtime in the global scope. A runtime that
+ * was dlopen'ed RTLD_LOCAL is invisible to it, so we then look for a loaded
+ * libcudart (including hash-renamed copies such as libcudart-d0da41ae.so.11.0)
+ * and ask it directly; the dlopen with RTLD_NOLOAD only takes a reference to
+ * an object that is already there and never loads anything.
+ */
+#include "resolve.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+
+struct runtime_search {
+    const char *name;
+    void *found;
+};
+
+static int is_cudart_path(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return strncmp(base, "libcudart", 9) == 0 && strstr(base, ".so") != NULL;
+}
+
+static int search_loaded_runtime(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct runtime_search *search = data;
+    if (!info->dlpi_name || !is_cudart_path(info->dlpi_name))
+        return 0;
+    void *handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!handle)
+        return 0;
+    search->found = dlsym(handle, search->name);
+    dlclose(handle);
+    return search->found != NULL;
+}
+
+void *ct_resolve_slow(_Atomic(void *) *slot, const char *name)
+{
+    void *fn = dlsym(RTLD_NEXT, name);
+    if (!fn) {
+        struct runtime_search search = {name, NULL};
+        dl_iterate_phdr(search_loaded_runtime, &search);
+        fn = search.found;
+    }
+    if (fn)
+        atomic_store_explicit(slot, fn, memory_order_relaxed);
+    else
+        dlerror(); /* our failed lookup must not become the program's dlerror() */
+    return fn;
+}

@@ -1,0 +1,21 @@
+/*
+ * Finding the real CUDA runtime functions behind our interposed names.
+ */
+#ifndef CT_PRELOAD_RESOLVE_H
+#define CT_PRELOAD_RESOLVE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+void *ct_resolve_slow(_Atomic(void *) *slot, const char *name);
+
+/* The real function for `name`, cached in `slot` after the first lookup. */
+static inline void *ct_real_function(_Atomic(void *) *slot, const char *name)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_relaxed);
+    if (__builtin_expect(fn != NULL, 1))
+        return fn;
+    return ct_resolve_slow(slot, name);
+}
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * Ring ownership: which thread writes into which ring. A thread claims a free
+ * ring on its first record (a CAS over the ring states, off the hot path) and
+ * retires it from a pthread key destructor when it ends; the collector drains
+ * a retired ring and only then frees it, so a ring is reused by a new thread
+ * without ever mixing two threads' records. Threads that find no free ring
+ * are counted in the header as lost rather than made to wait.
+ */
+#include "ring.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "session.h"
+
+__thread struct ct_ring *ct_thread_ring CT_TLS;
+uint64_t ct_ring_mask;
+
+static pthread_key_t retire_key;
+static pthread_once_t retire_key_once = PTHREAD_ONCE_INIT;
+
+static void retire_ring(void *ring_ptr)
+{
+    struct ct_ring *ring = ring_ptr;
+    ct_thread_ring = NULL;
+    atomic_store_explicit(&ring->state, CT_RING_RETIRED, memory_order_release);
+}
+
+static void create_retire_key(void)
+{
+    pthread_key_create(&retire_key, retire_ring);
+}
+
+static struct ct_ring *claim_free_ring(struct ct_shm_header *shm)
+{
+    for (uint32_t i = 0; i < shm->ring_count; i++) {
+        struct ct_ring *ring = ct_shm_ring(shm, i);
+        uint32_t expected = CT_RING_FREE;
+        if (atomic_compare_exchange_strong_explicit(&ring->state, &expected, CT_RING_ACTIVE,
+                                                    memory_order_acquire, memory_order_relaxed))
+            return ring;
+    }
+    return NULL;
+}
+
+struct ct_ring *ct_ring_for_thread_slow(void)
+{
+    int saved_errno = errno;
+    struct ct_ring *ring = NULL;
+    struct ct_shm_header *shm = ct_session_shm();
+    if (!shm)
+        goto out;
+    ring = claim_free_ring(shm);
+    if (!ring) {
+        atomic_fetch_add_explicit(&shm->dropped_no_ring, 1, memory_order_relaxed);
+        goto out;
+    }
+    ring->tid = (int32_t)gettid();
+    memset(ring->thread_name, 0, sizeof ring->thread_name);
+    prctl(PR_GET_NAME, ring->thread_name);
+    ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+    pthread_once(&retire_key_once, create_retire_key);
+    pthread_setspecific(retire_key, ring);
+    ct_thread_ring = ring;
+out:
+    errno = saved_errno;
+    return ring;
+}
+
+/* After fork the child's copy of this thread must not write into rings that
+ * belong to the parent's session. */
+void ct_ring_forget_thread(void)
+{
+    ct_thread_ring = NULL;
+    pthread_once(&retire_key_once, create_retire_key);
+    pthread_setspecific(retire_key, NULL);
+}
+
+void ct_emit_string(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *text)
+{
+    size_t len = strnlen(text, CT_STRING_MAX);
+    size_t offset = 0;
+    do {
+        uint64_t head;
+        struct ct_record *r = ct_ring_reserve(ring, &head);
+        if (!r)
+            return;
+        size_t chunk = len - offset < CT_STRING_CHUNK ? len - offset : CT_STRING_CHUNK;
+        r->type = CT_REC_STRING;
+        r->func = kind;
+        r->result = (int32_t)chunk;
+        r->begin = key;
+        r->end = offset | (uint64_t)len << 32;
+        memcpy(r->text, text + offset, chunk);
+        ct_ring_publish(ring, head);
+        offset += chunk;
+    } while (offset < len);
+}

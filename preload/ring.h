@@ -1,0 +1,75 @@
+/*
+ * The producer side of the per-thread rings: the hot path every hook ends in.
+ * A thread finds its ring through one initial-exec TLS load; writing a record
+ * is a bounds check against a cached tail, one 64-byte store and a release of
+ * the head. No lock, no syscall, no allocation: a full ring drops the record
+ * and counts the drop rather than ever making the application wait.
+ */
+#ifndef CT_PRELOAD_RING_H
+#define CT_PRELOAD_RING_H
+
+#include <stdint.h>
+
+#include "cudatrace/record.h"
+
+#define CT_TLS __attribute__((tls_model("initial-exec")))
+
+extern __thread struct ct_ring *ct_thread_ring CT_TLS;
+extern uint64_t ct_ring_mask;
+
+struct ct_ring *ct_ring_for_thread_slow(void);
+void ct_ring_forget_thread(void);
+
+static inline struct ct_ring *ct_ring_current(void)
+{
+    struct ct_ring *ring = ct_thread_ring;
+    if (__builtin_expect(ring != NULL, 1))
+        return ring;
+    return ct_ring_for_thread_slow();
+}
+
+/* Reserves the next slot, or returns NULL (and counts a drop) when full. */
+static inline struct ct_record *ct_ring_reserve(struct ct_ring *ring, uint64_t *head)
+{
+    uint64_t h = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    if (__builtin_expect(h - ring->cached_tail > ct_ring_mask, 0)) {
+        ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+        if (h - ring->cached_tail > ct_ring_mask) {
+            uint64_t d = atomic_load_explicit(&ring->dropped, memory_order_relaxed);
+            atomic_store_explicit(&ring->dropped, d + 1, memory_order_relaxed);
+            return NULL;
+        }
+    }
+    *head = h;
+    return &ring->records[h & ct_ring_mask];
+}
+
+static inline void ct_ring_publish(struct ct_ring *ring, uint64_t head)
+{
+    atomic_store_explicit(&ring->head, head + 1, memory_order_release);
+}
+
+static inline void ct_emit_call(uint16_t func, uint64_t begin, uint64_t end, int32_t result,
+                                uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
+{
+    struct ct_ring *ring = ct_ring_current();
+    uint64_t head;
+    struct ct_record *r;
+    if (!ring || !(r = ct_ring_reserve(ring, &head)))
+        return;
+    r->type = CT_REC_CALL;
+    r->func = func;
+    r->result = result;
+    r->begin = begin;
+    r->end = end;
+    r->arg[0] = a0;
+    r->arg[1] = a1;
+    r->arg[2] = a2;
+    r->arg[3] = a3;
+    r->arg[4] = a4;
+    ct_ring_publish(ring, head);
+}
+
+void ct_emit_string(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *text);
+
+#endif

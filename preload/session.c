@@ -1,0 +1,291 @@
+/*
+ * Starts and ends the tracing session. Starting creates the rings in a memfd
+ * (no name another user could open), spawns the collector with that memfd
+ * and a lifeline pipe whose write end only this process holds, and waits for
+ * the collector to say it is ready, so no record is lost to a slow start. The
+ * collector notices the end of the process by the lifeline closing, which the
+ * kernel does even on SIGKILL; a normal exit also waits (bounded) for the
+ * trace to be complete and prints a one-line summary. Everything here runs
+ * at most once per process and never on the hot path.
+ */
+#include "session.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "config.h"
+#include "cuda_info.h"
+#include "kernel_names.h"
+#include "ring.h"
+
+extern char **environ;
+
+enum session_state { SESSION_NONE, SESSION_ACTIVE, SESSION_OFF };
+
+static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int session_state = SESSION_NONE;
+static struct ct_shm_header *session_shm;
+static int lifeline_fd = -1; /* write end; its closing tells the collector we ended */
+static int done_fd = -1;     /* read end; the collector closes it when the trace is whole */
+static uint64_t process_start_ticks, process_start_boot_ns;
+
+static void format_output_path(char *out, size_t size)
+{
+    const char *pattern = ct_config.output && *ct_config.output ? ct_config.output
+                                                                : "cudatrace-%p.pftrace.zst";
+    size_t n = 0;
+    for (const char *p = pattern; *p && n + 1 < size; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            n += (size_t)snprintf(out + n, size - n, "%d", (int)getpid());
+            p++;
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n < size ? n : size - 1] = '\0';
+}
+
+static void collector_path(char *out, size_t size)
+{
+    if (ct_config.collector && *ct_config.collector) {
+        snprintf(out, size, "%s", ct_config.collector);
+        return;
+    }
+    Dl_info self;
+    const char *dir = ".";
+    size_t dir_len = 1;
+    if (dladdr((void *)collector_path, &self) && self.dli_fname) {
+        const char *slash = strrchr(self.dli_fname, '/');
+        if (slash) {
+            dir = self.dli_fname;
+            dir_len = (size_t)(slash - self.dli_fname);
+        }
+    }
+    snprintf(out, size, "%.*s/cudatrace-collector", (int)dir_len, dir);
+}
+
+static struct ct_shm_header *create_shm(int *fd_out)
+{
+    size_t size = ct_shm_size(ct_config.rings, ct_config.ring_records);
+    int fd = memfd_create("cudatrace-rings", MFD_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    void *mem = MAP_FAILED;
+    if (ftruncate(fd, (off_t)size) == 0)
+        mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mem == MAP_FAILED) {
+        close(fd);
+        return NULL;
+    }
+    struct ct_shm_header *shm = mem;
+    shm->magic = CT_SHM_MAGIC;
+    shm->version = CT_RECORD_VERSION;
+    shm->ring_count = ct_config.rings;
+    shm->ring_capacity = ct_config.ring_records;
+    shm->clock = ct_clock_kind;
+    shm->pid = (int32_t)getpid();
+    for (uint32_t i = 0; i < shm->ring_count; i++)
+        ct_shm_ring(shm, i)->index = i;
+    shm->start_ticks = ct_clock_kind == CT_CLOCK_TSC ? process_start_ticks : process_start_boot_ns;
+    shm->start_boot_ns = process_start_boot_ns;
+    format_output_path(shm->output_path, sizeof shm->output_path);
+    ct_ring_mask = ct_config.ring_records - 1;
+    *fd_out = fd;
+    return shm;
+}
+
+/* The collector must not inherit the preload: it never touches CUDA, and a
+ * tracer tracing its own collector would only confuse. */
+static char **environment_without_preload(void)
+{
+    size_t count = 0;
+    while (environ && environ[count])
+        count++;
+    char **env = calloc(count + 1, sizeof *env);
+    if (!env)
+        return NULL;
+    size_t kept = 0;
+    for (size_t i = 0; i < count; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
+            env[kept++] = environ[i];
+    return env;
+}
+
+static int spawn_collector(int shm_fd, int lifeline_read, int done_write)
+{
+    char path[4096], shm_arg[16], life_arg[16], done_arg[16];
+    collector_path(path, sizeof path);
+    snprintf(shm_arg, sizeof shm_arg, "%d", shm_fd);
+    snprintf(life_arg, sizeof life_arg, "%d", lifeline_read);
+    snprintf(done_arg, sizeof done_arg, "%d", done_write);
+    char *argv[] = {path, "--shm-fd", shm_arg, "--lifeline-fd", life_arg, "--done-fd", done_arg, NULL};
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    /* dup2 onto itself clears FD_CLOEXEC in the child only. */
+    posix_spawn_file_actions_adddup2(&actions, shm_fd, shm_fd);
+    posix_spawn_file_actions_adddup2(&actions, lifeline_read, lifeline_read);
+    posix_spawn_file_actions_adddup2(&actions, done_write, done_write);
+    char **env = environment_without_preload();
+    pid_t pid;
+    int err = env ? posix_spawn(&pid, path, &actions, NULL, argv, env) : ENOMEM;
+    free(env);
+    posix_spawn_file_actions_destroy(&actions);
+    if (err) {
+        ct_warn("cannot start the collector %s: %s; tracing is off", path, strerror(err));
+        return -1;
+    }
+    /* The collector forks away from this child at once, so the traced program
+     * never sees a child of ours in wait(). */
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return 0;
+}
+
+/* Waits until the collector writes its ready byte or closes the pipe. */
+static int wait_for_collector(int timeout_ms)
+{
+    struct pollfd p = {.fd = done_fd, .events = POLLIN};
+    int n;
+    while ((n = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR)
+        ;
+    if (n <= 0)
+        return -1;
+    char byte;
+    return read(done_fd, &byte, 1) == 1 ? 0 : -1;
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static void start_session(void)
+{
+    int shm_fd = -1, lifeline[2] = {-1, -1}, done[2] = {-1, -1};
+    struct ct_shm_header *shm = create_shm(&shm_fd);
+    if (!shm || ct_kernel_names_init(ct_config.rings) || pipe2(lifeline, O_CLOEXEC) || pipe2(done, O_CLOEXEC)) {
+        ct_warn("cannot set up trace buffers: %s; tracing is off", strerror(errno));
+        goto fail;
+    }
+    lifeline_fd = lifeline[1];
+    done_fd = done[0];
+    if (spawn_collector(shm_fd, lifeline[0], done[1]))
+        goto fail;
+    close_fd(&lifeline[0]);
+    close_fd(&done[1]);
+    close_fd(&shm_fd);
+    if (wait_for_collector(10000)) {
+        if (shm->collector_error)
+            ct_warn("cannot write the trace %s: %s; tracing is off", shm->output_path,
+                    strerror((int)shm->collector_error));
+        else
+            ct_warn("the collector did not start; tracing is off");
+        goto fail;
+    }
+    session_shm = shm;
+    atomic_store(&session_state, SESSION_ACTIVE);
+    return;
+fail:
+    close_fd(&shm_fd);
+    close_fd(&lifeline[0]);
+    close_fd(&done[1]);
+    close_fd(&lifeline_fd);
+    close_fd(&done_fd);
+    atomic_store(&session_state, SESSION_OFF);
+}
+
+struct ct_shm_header *ct_session_shm(void)
+{
+    int state = atomic_load_explicit(&session_state, memory_order_acquire);
+    if (state == SESSION_ACTIVE)
+        return session_shm;
+    if (state == SESSION_OFF)
+        return NULL;
+    pthread_mutex_lock(&session_lock);
+    int started_here = 0;
+    if (atomic_load(&session_state) == SESSION_NONE) {
+        start_session();
+        started_here = 1;
+    }
+    pthread_mutex_unlock(&session_lock);
+    if (started_here && session_shm)
+        ct_cuda_info_request();
+    return atomic_load(&session_state) == SESSION_ACTIVE ? session_shm : NULL;
+}
+
+static void print_summary(struct ct_shm_header *shm)
+{
+    if (ct_config.quiet)
+        return;
+    if (!atomic_load(&shm->collector_done)) {
+        ct_warn("the trace %s may be incomplete: the collector did not finish in %u ms",
+                shm->output_path, ct_config.exit_timeout_ms);
+        return;
+    }
+    ct_warn("trace %s: %llu calls recorded, %llu dropped, %llu bytes", shm->output_path,
+            (unsigned long long)atomic_load(&shm->collector_records),
+            (unsigned long long)ct_shm_dropped(shm),
+            (unsigned long long)atomic_load(&shm->collector_bytes));
+}
+
+static void end_session(void)
+{
+    if (atomic_load(&session_state) != SESSION_ACTIVE)
+        return;
+    atomic_store(&session_state, SESSION_OFF);
+    struct ct_shm_header *shm = session_shm;
+    atomic_store(&shm->exit_ticks, ct_clock_now());
+    close_fd(&lifeline_fd);
+    /* The collector closes its end once the last frame is on disk. */
+    struct pollfd p = {.fd = done_fd, .events = POLLIN};
+    while (poll(&p, 1, (int)ct_config.exit_timeout_ms) < 0 && errno == EINTR)
+        ;
+    close_fd(&done_fd);
+    print_summary(shm);
+}
+
+static void forget_session_in_child(void)
+{
+    ct_ring_forget_thread();
+    pthread_mutex_init(&session_lock, NULL);
+    close_fd(&lifeline_fd);
+    close_fd(&done_fd);
+    session_shm = NULL;
+    atomic_store(&session_state, ct_config.disabled ? SESSION_OFF : SESSION_NONE);
+}
+
+__attribute__((constructor)) static void ct_preload_init(void)
+{
+    process_start_boot_ns = ct_clock_boottime_ns();
+    process_start_ticks = __rdtsc();
+    ct_config_load();
+    /* setuid and friends: never let an environment variable steer a
+     * privileged process into writing files. */
+    if (ct_config.disabled || getauxval(AT_SECURE)) {
+        atomic_store(&session_state, SESSION_OFF);
+        return;
+    }
+    ct_clock_choose();
+    pthread_atfork(NULL, NULL, forget_session_in_child);
+}
+
+__attribute__((destructor)) static void ct_preload_fini(void)
+{
+    end_session();
+}

@@ -1,0 +1,40 @@
+# Build rules for the test fixtures, included by the top-level Makefile (which defines BUILD,
+# CUDA_HOME and CC): the CPU double of libcudart.so.13, the test programs in tests/programs and
+# the bundled example. Programs link against the double by soname only (no rpath), so each run
+# picks the double or the real runtime with LD_LIBRARY_PATH. They link with -rdynamic because
+# kernel names are resolved from host function addresses, which only exported symbols allow.
+
+CT_DOUBLE_DIR := $(BUILD)/double
+CT_DOUBLE_LIB := $(CT_DOUBLE_DIR)/libcudart.so.13
+CT_DOUBLE_SRC := tests/cudart_double/cudart_double.c
+CT_DOUBLE_MAP := tests/cudart_double/libcudart.map
+CT_DOUBLE_HDR := tests/cudart_double/cudart_extra.h
+
+CT_DOUBLE_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Werror -pthread \
+	-I$(CUDA_HOME)/include
+CT_DOUBLE_LDFLAGS := -Wl,--version-script=$(CT_DOUBLE_MAP) -Wl,-soname,libcudart.so.13 -ldl
+
+CT_PROGRAM_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -pthread -I$(CUDA_HOME)/include
+CT_PROGRAM_LDFLAGS := -rdynamic -L$(CT_DOUBLE_DIR) -l:libcudart.so.13
+
+CT_TEST_PROGRAMS := $(patsubst tests/programs/%.c,$(BUILD)/tests/%,$(wildcard tests/programs/*.c))
+CT_EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+
+.PHONY: test-programs
+test-programs: $(CT_DOUBLE_LIB) $(CT_DOUBLE_DIR)/libcudart.so $(CT_TEST_PROGRAMS) $(CT_EXAMPLES)
+
+$(CT_DOUBLE_LIB): $(CT_DOUBLE_SRC) $(CT_DOUBLE_HDR) $(CT_DOUBLE_MAP)
+	@mkdir -p $(@D)
+	$(CC) $(CT_DOUBLE_CFLAGS) -o $@ $(CT_DOUBLE_SRC) $(CT_DOUBLE_LDFLAGS)
+
+$(CT_DOUBLE_DIR)/libcudart.so: $(CT_DOUBLE_LIB)
+	ln -sf libcudart.so.13 $@
+
+$(CT_TEST_PROGRAMS): $(BUILD)/tests/%: tests/programs/%.c tests/programs/program_args.h \
+		$(CT_DOUBLE_HDR) $(CT_DOUBLE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< $(CT_PROGRAM_LDFLAGS)
+
+$(CT_EXAMPLES): $(BUILD)/examples/%: examples/%.c $(CT_DOUBLE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< $(CT_PROGRAM_LDFLAGS)
