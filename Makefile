@@ -10,7 +10,7 @@ VENV ?= .venv
 SANITIZE ?=
 
 WARNINGS := -Wall -Wextra -Werror
-BASE_CFLAGS := -std=c11 -O2 -g $(WARNINGS) -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen
+BASE_CFLAGS := -std=c11 -O2 -g $(WARNINGS) -D_GNU_SOURCE -Iinclude -Icommon -I$(BUILD)/gen
 ifneq ($(SANITIZE),)
 BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 SAN_LDFLAGS := -fsanitize=$(SANITIZE)
@@ -27,10 +27,11 @@ PROTO_C := $(BUILD)/gen/perfetto_trace.pb-c.c
 PROTO_H := $(BUILD)/gen/perfetto_trace.pb-c.h
 ERROR_NAMES := $(BUILD)/gen/cuda_error_names.h
 
-COLLECTOR_SRC := $(wildcard collector/*.c)
-COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/perfetto_trace.pb-c.o
-CLI_SRC := $(wildcard viewer-export/*.c)
-CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/perfetto_trace.pb-c.o
+# common/: what the collector (writing) and the cudatrace command (reading)
+# both need: the string table and the u64 map.
+COMMON_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard common/*.c)) $(BUILD)/obj/gen/perfetto_trace.pb-c.o
+COLLECTOR_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard collector/*.c)) $(COMMON_OBJ)
+CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard viewer-export/*.c)) $(COMMON_OBJ)
 
 DEBIAN_PACKAGES := libzstd-dev libprotobuf-c-dev protobuf-c-compiler libunwind-dev zlib1g-dev zstd
 
@@ -64,11 +65,7 @@ $(BUILD)/obj/preload/%.o: preload/%.c $(wildcard preload/*.h include/cudatrace/*
 	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/collector/%.o: collector/%.c $(wildcard collector/*.h include/cudatrace/*.h) $(PROTO_H) $(ERROR_NAMES)
-	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -c $< -o $@
-
-$(BUILD)/obj/viewer-export/%.o: viewer-export/%.c $(wildcard viewer-export/*.h include/cudatrace/*.h) $(PROTO_H)
+$(BUILD)/obj/%.o: %.c $(wildcard collector/*.h viewer-export/*.h common/*.h include/cudatrace/*.h) $(PROTO_H) $(ERROR_NAMES)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -c $< -o $@
 

@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc_table.h"
 #include "clock_map.h"
 #include "cuda_error_names.h"
 #include "cudatrace/functions.h"
 #include "perfetto_writer.h"
 #include "strings.h"
+#include "u64_map.h"
 
 #define LAUNCH_BUCKET_NS 100000000ull /* launch rate resolution: 100 ms */
 #define LAUNCH_BUCKETS 64
@@ -54,15 +54,13 @@ static int32_t pid;
 static uint64_t process_uuid, process_start_ns;
 static uint64_t calls;
 static uint64_t device_live, pinned_live, last_dropped;
-static struct ct_alloc_table device_allocs, pinned_allocs;
+static struct ct_u64_map device_allocs, pinned_allocs; /* pointer -> bytes */
 static uint64_t launch_counts[LAUNCH_BUCKETS];
 static uint64_t first_open_bucket; /* buckets before it are written */
 static uint64_t last_bucket;
 static int launch_seen;
 
-/* Kernel names by key: a small open-addressing map of key -> string id. */
-static uint64_t *kernel_keys;
-static uint32_t *kernel_names, kernel_capacity, kernel_used;
+static struct ct_u64_map kernel_names; /* key -> string id */
 
 static struct {
     uint32_t ptr, bytes, stream, kind, src, value, kernel, grid, block, shared_mem, graph, event,
@@ -70,7 +68,8 @@ static struct {
 } arg_names;
 
 #define FUNCTION_INFO(fn, fam, stream)                                                             \
-    functions[CT_FN_##fn] = (struct function_info){ct_strings_intern_cstr(#fn), fam, stream};
+    functions[CT_FN_##fn] =                                                                        \
+        (struct function_info){ct_strings_intern_cstr(ct_function_name(CT_FN_##fn)), fam, stream};
 
 static void intern_names(void)
 {
@@ -171,39 +170,11 @@ void ct_builder_thread_end(uint32_t index)
     pending_strings[index].len = 0;
 }
 
-static void kernel_name_put(uint64_t key, uint32_t name)
-{
-    if (2 * (kernel_used + 1) > kernel_capacity) {
-        uint64_t *old_keys = kernel_keys;
-        uint32_t *old_names = kernel_names, old_capacity = kernel_capacity;
-        kernel_capacity = kernel_capacity ? kernel_capacity * 2 : 256;
-        kernel_keys = calloc(kernel_capacity, sizeof *kernel_keys);
-        kernel_names = calloc(kernel_capacity, sizeof *kernel_names);
-        if (!kernel_keys || !kernel_names)
-            abort();
-        kernel_used = 0;
-        for (uint32_t i = 0; i < old_capacity; i++)
-            if (old_keys[i])
-                kernel_name_put(old_keys[i], old_names[i]);
-        free(old_keys);
-        free(old_names);
-    }
-    uint32_t at = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (kernel_capacity - 1);
-    while (kernel_keys[at] && kernel_keys[at] != key)
-        at = (at + 1) & (kernel_capacity - 1);
-    kernel_used += kernel_keys[at] == 0;
-    kernel_keys[at] = key;
-    kernel_names[at] = name;
-}
-
 static uint32_t kernel_name_get(uint64_t key)
 {
-    if (kernel_capacity) {
-        uint32_t at = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (kernel_capacity - 1);
-        for (; kernel_keys[at]; at = (at + 1) & (kernel_capacity - 1))
-            if (kernel_keys[at] == key)
-                return kernel_names[at];
-    }
+    const uint64_t *name = ct_u64_map_find(&kernel_names, key);
+    if (name)
+        return (uint32_t)*name;
     char unnamed[40];
     snprintf(unnamed, sizeof unnamed, "kernel@0x%llx", (unsigned long long)key);
     return ct_strings_intern_cstr(unnamed);
@@ -236,7 +207,7 @@ static void string_chunk(uint32_t index, const struct ct_record *r)
         return;
     uint32_t id = ct_strings_intern(s->text, s->len);
     if (s->kind == CT_STR_KERNEL_NAME)
-        kernel_name_put(s->key, id);
+        ct_u64_map_put(&kernel_names, s->key, id);
     else if (s->kind == CT_STR_DEVICE_NAME)
         device_name_instant(s->key, id);
 }
@@ -311,25 +282,33 @@ static void write_launch_rate(uint64_t now_ns)
     }
 }
 
+/* Forgets a live allocation; returns its size (0 if it was not one of ours). */
+static uint64_t release(struct ct_u64_map *allocs, uint64_t ptr)
+{
+    uint64_t size = 0;
+    ct_u64_map_remove(allocs, ptr, &size);
+    return size;
+}
+
 static void track_memory(uint8_t family, const struct ct_record *r, uint64_t ts)
 {
     if (r->result != 0)
         return;
     switch (family) {
     case CT_FAMILY_ALLOC_DEVICE:
-        ct_alloc_table_add(&device_allocs, r->arg[0], r->arg[1]);
+        ct_u64_map_put(&device_allocs, r->arg[0], r->arg[1]);
         device_live += r->arg[1];
         break;
     case CT_FAMILY_FREE_DEVICE:
-        device_live -= ct_alloc_table_remove(&device_allocs, r->arg[0]);
+        device_live -= release(&device_allocs, r->arg[0]);
         break;
     case CT_FAMILY_ALLOC_HOST:
-        ct_alloc_table_add(&pinned_allocs, r->arg[0], r->arg[1]);
+        ct_u64_map_put(&pinned_allocs, r->arg[0], r->arg[1]);
         pinned_live += r->arg[1];
         ct_write_counter(&process_seq, counter_uuid(TRACK_PINNED_BYTES), ts, (int64_t)pinned_live);
         return;
     case CT_FAMILY_FREE_HOST:
-        pinned_live -= ct_alloc_table_remove(&pinned_allocs, r->arg[0]);
+        pinned_live -= release(&pinned_allocs, r->arg[0]);
         ct_write_counter(&process_seq, counter_uuid(TRACK_PINNED_BYTES), ts, (int64_t)pinned_live);
         return;
     default:
@@ -419,7 +398,7 @@ static void call(uint32_t index, const struct ct_record *r)
     int nargs = call_args(f, r, args);
     ct_write_slice(&t->seq, 0, begin, end, f->name, args, nargs);
     track_memory(f->family, r, end);
-    if (f->family == CT_FAMILY_LAUNCH || f->family == CT_FAMILY_GRAPH)
+    if (f->family == CT_FAMILY_LAUNCH)
         count_launch(begin);
     calls++;
 }

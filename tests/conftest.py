@@ -4,7 +4,10 @@ Each part of the test suite keeps its fixtures in its own marked section below.
 """
 
 import gzip
+import json
 import os
+import re
+import subprocess
 import sys
 
 import pytest
@@ -55,4 +58,140 @@ def write_trace(tmp_path):
 
 # ==========================================================================
 # (end of perfetto_check fixtures)
+# ==========================================================================
+
+
+# ==========================================================================
+# build fixtures: running the built tracer on the built test programs
+#
+# Nothing here builds anything: the tests run what `make all test-programs`
+# produced, and fail (never skip) when it is missing.
+# ==========================================================================
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RUN_TIMEOUT_S = 60
+# The variables that steer the tracer or the double; a run starts with none of
+# them from the developer's shell, so only what a test sets is in effect.
+_STEERING_PREFIXES = ("CUDATRACE_", "CT_DOUBLE_")
+_STEERING_VARS = ("LD_PRELOAD", "LD_LIBRARY_PATH")
+
+
+@pytest.fixture(scope="session")
+def repo_root():
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def build_dir(repo_root):
+    """build/, checked to hold the preload, the collector, the double and the programs."""
+    build = os.path.join(repo_root, "build")
+    needed = ["libcudatrace.so", "cudatrace-collector", "double/libcudart.so.13",
+              "tests/api_mix", "tests/driverless", "tests/launch_loop", "tests/leak_loop",
+              "tests/threads", "examples/train_loop"]
+    missing = [n for n in needed if not os.path.exists(os.path.join(build, n))]
+    if missing:
+        pytest.fail(f"missing in {build}: {', '.join(missing)}; "
+                    f"run `make all test-programs` first", pytrace=False)
+    return build
+
+
+@pytest.fixture(scope="session")
+def hooked_functions(repo_root):
+    """{name: family} of every function the tracer interposes, from the X(...) lines of
+    include/cudatrace/functions.h, in their order there."""
+    path = os.path.join(repo_root, "include", "cudatrace", "functions.h")
+    with open(path) as f:
+        text = f.read()
+    found = re.findall(r"^\s*X\((\w+),\s*(CT_FAMILY_\w+),\s*[01]\)", text, re.M)
+    assert found, f"no X(name, family, stream) lines in {path}"
+    return dict(found)
+
+
+def program_path(build, program):
+    """An absolute path, or the name of a program in build/tests or build/examples."""
+    if os.path.isabs(program):
+        return program
+    for folder in ("tests", "examples"):
+        path = os.path.join(build, folder, program)
+        if os.path.exists(path):
+            return path
+    raise FileNotFoundError(f"no program {program!r} in {build}/tests or {build}/examples")
+
+
+@pytest.fixture
+def trace_run(build_dir, tmp_path):
+    """trace_run(program, *args, env=None, double=True, preload=True)
+    -> (completed process, Trace or None, truth dict or None).
+
+    Each call runs in a fresh folder R = tmp_path/run<N>, with the working
+    directory R/cwd (empty at start), CUDATRACE_OUTPUT=R/trace.pftrace.zst and,
+    with double=True, CT_DOUBLE_STATS=R/truth.json and LD_LIBRARY_PATH selecting
+    the CPU double (double=False leaves the real runtime to ld.so.cache).
+    env entries are added last; a value of None removes the variable.
+
+    The completed process has .pid and .run_dir besides the usual fields.
+    The Trace is loaded (and checked, as perfetto_check.load does) from
+    R/trace.pftrace.zst only when the test left CUDATRACE_OUTPUT to the fixture
+    and preload=True; then a missing trace fails the test. The truth is the
+    double's statistics, and must exist when double=True.
+    """
+    import perfetto_check
+
+    count = [0]
+
+    def run(program, *args, env=None, double=True, preload=True):
+        count[0] += 1
+        run_dir = tmp_path / f"run{count[0]}"
+        cwd = run_dir / "cwd"
+        cwd.mkdir(parents=True)
+        trace_path = run_dir / "trace.pftrace.zst"
+        truth_path = run_dir / "truth.json"
+
+        full_env = {k: v for k, v in os.environ.items()
+                    if not k.startswith(_STEERING_PREFIXES) and k not in _STEERING_VARS}
+        full_env["CUDATRACE_OUTPUT"] = str(trace_path)
+        if double:
+            full_env["LD_LIBRARY_PATH"] = os.path.join(build_dir, "double")
+            full_env["CT_DOUBLE_STATS"] = str(truth_path)
+        if preload:
+            full_env["LD_PRELOAD"] = os.path.join(build_dir, "libcudatrace.so")
+        for name, value in (env or {}).items():
+            if value is None:
+                full_env.pop(name, None)
+            else:
+                full_env[name] = str(value)
+
+        argv = [program_path(build_dir, program), *map(str, args)]
+        proc = subprocess.Popen(argv, cwd=cwd, env=full_env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            stdout, stderr = proc.communicate(timeout=RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            pytest.fail(f"{' '.join(argv)} ran over {RUN_TIMEOUT_S} s; stderr:\n{stderr}")
+        completed = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
+        completed.pid = proc.pid
+        completed.run_dir = run_dir
+
+        trace = None
+        output_is_ours = "CUDATRACE_OUTPUT" not in (env or {})
+        if preload and output_is_ours:
+            assert trace_path.exists(), (
+                f"{' '.join(argv)} (status {proc.returncode}) wrote no trace; stderr:\n{stderr}")
+            trace = perfetto_check.load(trace_path)
+        truth = None
+        if double:
+            assert truth_path.exists(), (
+                f"{' '.join(argv)} (status {proc.returncode}) left no CT_DOUBLE_STATS file; "
+                f"stderr:\n{stderr}")
+            with open(truth_path) as f:
+                truth = json.load(f)
+        return completed, trace, truth
+
+    return run
+
+
+# ==========================================================================
+# (end of build fixtures)
 # ==========================================================================

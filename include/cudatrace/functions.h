@@ -80,4 +80,12 @@ enum ct_family {
 enum ct_function { CT_FOR_EACH_FUNCTION(CT_FUNCTION_ENUM) CT_FN_COUNT };
 #undef CT_FUNCTION_ENUM
 
+static inline const char *ct_function_name(enum ct_function fn)
+{
+#define CT_FUNCTION_NAME(name, family, takes_stream) [CT_FN_##name] = #name,
+    static const char *const names[CT_FN_COUNT] = {CT_FOR_EACH_FUNCTION(CT_FUNCTION_NAME)};
+#undef CT_FUNCTION_NAME
+    return (unsigned)fn < CT_FN_COUNT ? names[fn] : "unknown";
+}
+
 #endif

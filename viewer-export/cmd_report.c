@@ -1,0 +1,206 @@
+/*
+ * `cudatrace report [--json] TRACE...`: per traced process, wall time, the
+ * CUDA versions, calls/errors/time per runtime function, launches, time in
+ * synchronisation, allocator activity, dropped records and findings. The
+ * JSON form is a stable interface, documented in docs/report-schema.md.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "json_writer.h"
+#include "report_model.h"
+
+static uint64_t wall_ns(const struct ct_process_report *p)
+{
+    uint64_t start = p->start_ns ? p->start_ns : p->first_ns;
+    return p->end_ns > start ? p->end_ns - start : 0;
+}
+
+static void json_version(struct ct_json *j, const char *key, int64_t version)
+{
+    if (version > 0)
+        ct_json_int(j, key, version);
+    else
+        ct_json_null(j, key);
+}
+
+static void json_process(struct ct_json *j, const struct ct_process_report *p)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_int(j, "pid", p->pid);
+    ct_json_begin_array(j, "cmdline");
+    for (size_t i = 0; i < p->cmdline_len; i++)
+        ct_json_string(j, NULL, p->cmdline[i]);
+    ct_json_end_array(j);
+    ct_json_uint(j, "wall_ns", wall_ns(p));
+    ct_json_begin_object(j, "versions");
+    json_version(j, "runtime", p->runtime_version);
+    json_version(j, "driver", p->driver_version);
+    ct_json_end_object(j);
+    ct_json_begin_array(j, "devices");
+    for (int i = 0; i < p->device_names; i++)
+        ct_json_string(j, NULL, p->devices[i]);
+    ct_json_end_array(j);
+    ct_json_begin_object(j, "api");
+    for (int fn = 0; fn < CT_FN_COUNT; fn++) {
+        const struct ct_api_stats *s = &p->api[fn];
+        if (!s->calls)
+            continue;
+        ct_json_begin_object(j, ct_function_name(fn));
+        ct_json_uint(j, "calls", s->calls);
+        ct_json_uint(j, "errors", s->errors);
+        ct_json_uint(j, "total_ns", s->total_ns);
+        ct_json_end_object(j);
+    }
+    ct_json_end_object(j);
+    ct_json_begin_object(j, "launches");
+    ct_json_uint(j, "count", p->launches);
+    ct_json_end_object(j);
+    ct_json_begin_object(j, "sync");
+    ct_json_uint(j, "count", p->sync_calls);
+    ct_json_uint(j, "total_ns", p->sync_ns);
+    ct_json_end_object(j);
+    ct_json_begin_object(j, "memory");
+    ct_json_uint(j, "peak_bytes", (uint64_t)p->peak_device_bytes);
+    ct_json_uint(j, "final_bytes", (uint64_t)p->final_device_bytes);
+    ct_json_uint(j, "allocs", p->allocs);
+    ct_json_uint(j, "frees", p->frees);
+    ct_json_uint(j, "failed_allocs", p->failed_allocs);
+    ct_json_end_object(j);
+    ct_json_begin_array(j, "libraries");
+    ct_json_end_array(j);
+    ct_json_begin_array(j, "failed_loads");
+    ct_json_end_array(j);
+    ct_json_uint(j, "dropped_events", p->dropped);
+    ct_json_string(j, "exit", p->ended ? (p->exited_normally ? "normal" : "lost") : "unknown");
+    ct_json_end_object(j);
+}
+
+static void print_json(const struct ct_report *r)
+{
+    struct ct_json j = {.out = stdout};
+    ct_json_begin_object(&j, NULL);
+    ct_json_string(&j, "schema", "cudatrace.report/1");
+    ct_json_begin_object(&j, "trace");
+    ct_json_uint(&j, "packets", r->packets);
+    ct_json_string(&j, "tail", r->truncated ? "cut" : "complete");
+    ct_json_uint(&j, "unclosed_slices", r->unclosed);
+    ct_json_end_object(&j);
+    ct_json_begin_array(&j, "processes");
+    for (size_t i = 0; i < r->process_count; i++)
+        json_process(&j, &r->processes[i]);
+    ct_json_end_array(&j);
+    ct_json_begin_array(&j, "findings");
+    ct_json_end_array(&j);
+    ct_json_end_object(&j);
+}
+
+/* 1234567 ns as "1.235 ms": three significant decimals in the unit that fits. */
+static const char *human_time(uint64_t ns, char *buf, size_t size)
+{
+    if (ns >= 1000000000ull)
+        snprintf(buf, size, "%.3f s", ns / 1e9);
+    else if (ns >= 1000000ull)
+        snprintf(buf, size, "%.3f ms", ns / 1e6);
+    else if (ns >= 1000ull)
+        snprintf(buf, size, "%.3f us", ns / 1e3);
+    else
+        snprintf(buf, size, "%llu ns", (unsigned long long)ns);
+    return buf;
+}
+
+static const char *human_bytes(double bytes, char *buf, size_t size)
+{
+    if (bytes >= 1 << 30)
+        snprintf(buf, size, "%.2f GiB", bytes / (1 << 30));
+    else if (bytes >= 1 << 20)
+        snprintf(buf, size, "%.2f MiB", bytes / (1 << 20));
+    else if (bytes >= 1 << 10)
+        snprintf(buf, size, "%.2f KiB", bytes / (1 << 10));
+    else
+        snprintf(buf, size, "%.0f B", bytes);
+    return buf;
+}
+
+static void print_version(const char *label, int64_t version)
+{
+    if (version > 0)
+        printf("%s %lld.%lld", label, (long long)version / 1000, (long long)(version % 1000) / 10);
+    else
+        printf("%s unknown", label);
+}
+
+static void print_text_process(const struct ct_process_report *p)
+{
+    char a[32], b[32];
+    printf("process %d", (int)p->pid);
+    for (size_t i = 0; i < p->cmdline_len; i++)
+        printf(" %s", p->cmdline[i]);
+    printf("\n  wall time      %s%s\n", human_time(wall_ns(p), a, sizeof a),
+           p->ended ? (p->exited_normally ? "" : " (ended without exit: killed or crashed)")
+                    : " (trace has no end: cut short)");
+    printf("  CUDA           ");
+    print_version("runtime", p->runtime_version);
+    print_version(", driver", p->driver_version);
+    for (int i = 0; i < p->device_names; i++)
+        printf("%s%s", i ? ", " : "; devices: ", p->devices[i]);
+    printf("\n  %-34s %10s %8s %12s %12s\n", "function", "calls", "errors", "total", "mean");
+    for (int fn = 0; fn < CT_FN_COUNT; fn++) {
+        const struct ct_api_stats *s = &p->api[fn];
+        if (s->calls)
+            printf("  %-34s %10llu %8llu %12s %12s\n", ct_function_name(fn),
+                   (unsigned long long)s->calls, (unsigned long long)s->errors,
+                   human_time(s->total_ns, a, sizeof a),
+                   human_time(s->total_ns / s->calls, b, sizeof b));
+    }
+    printf("  launches       %llu\n", (unsigned long long)p->launches);
+    printf("  sync           %llu calls, %s\n", (unsigned long long)p->sync_calls,
+           human_time(p->sync_ns, a, sizeof a));
+    printf("  device memory  peak %s, final %s, %llu allocs, %llu frees, %llu failed\n",
+           human_bytes(p->peak_device_bytes, a, sizeof a),
+           human_bytes(p->final_device_bytes, b, sizeof b), (unsigned long long)p->allocs,
+           (unsigned long long)p->frees, (unsigned long long)p->failed_allocs);
+    printf("  dropped        %llu records%s\n", (unsigned long long)p->dropped,
+           p->dropped ? " (rings were full: raise CUDATRACE_RING_RECORDS)" : "");
+    printf("  findings       none\n");
+}
+
+static void print_text(const struct ct_report *r)
+{
+    if (r->truncated)
+        printf("note: the trace ends in a cut frame; reporting what came before it\n");
+    for (size_t i = 0; i < r->process_count; i++)
+        print_text_process(&r->processes[i]);
+}
+
+int ct_cmd_report(int argc, char **argv)
+{
+    int json = 0, first = 1;
+    for (; first < argc && argv[first][0] == '-'; first++) {
+        if (strcmp(argv[first], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[first], "--") == 0) {
+            first++;
+            break;
+        } else
+            return ct_usage_error("report: unknown option %s", argv[first]);
+    }
+    if (first >= argc)
+        return ct_usage_error("report: no trace file given");
+    struct ct_report report = {0};
+    char error[512];
+    for (int i = first; i < argc; i++) {
+        if (ct_report_add_trace(&report, argv[i], error, sizeof error)) {
+            fprintf(stderr, "cudatrace: %s: %s\n", argv[i], error);
+            ct_report_free(&report);
+            return 1;
+        }
+    }
+    if (json)
+        print_json(&report);
+    else
+        print_text(&report);
+    ct_report_free(&report);
+    return 0;
+}

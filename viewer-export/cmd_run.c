@@ -1,0 +1,84 @@
+/*
+ * `cudatrace run [options] -- PROGRAM [ARGS...]`: runs PROGRAM with the
+ * preload that sits beside this binary, its options mapped onto the
+ * CUDATRACE_* variables the preload reads. It execs rather than waits, so
+ * PROGRAM keeps this process's pid, signals and exit status exactly.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+
+static int own_directory(char *dir, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", dir, size - 1);
+    if (n <= 0)
+        return -1;
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    return 0;
+}
+
+static int set_preload(void)
+{
+    char dir[PATH_MAX], preload[PATH_MAX + 32], value[3 * PATH_MAX];
+    if (own_directory(dir, sizeof dir))
+        return -1;
+    snprintf(preload, sizeof preload, "%s/libcudatrace.so", dir);
+    if (access(preload, R_OK)) {
+        fprintf(stderr, "cudatrace: run: %s: %s\n", preload, strerror(errno));
+        return -1;
+    }
+    const char *existing = getenv("LD_PRELOAD");
+    if (existing && *existing)
+        snprintf(value, sizeof value, "%s:%s", preload, existing);
+    else
+        snprintf(value, sizeof value, "%s", preload);
+    return setenv("LD_PRELOAD", value, 1);
+}
+
+/* Options that take a value, and the variable each sets. */
+static const struct {
+    const char *flag, *variable;
+} value_options[] = {
+    {"-o", "CUDATRACE_OUTPUT"},
+    {"--output", "CUDATRACE_OUTPUT"},
+    {"--ring-records", "CUDATRACE_RING_RECORDS"},
+};
+
+int ct_cmd_run(int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
+            setenv("CUDATRACE_QUIET", "1", 1);
+            continue;
+        }
+        size_t k = 0, n = sizeof value_options / sizeof value_options[0];
+        while (k < n && strcmp(argv[i], value_options[k].flag) != 0)
+            k++;
+        if (k == n)
+            return ct_usage_error("run: unknown option %s", argv[i]);
+        if (i + 1 >= argc)
+            return ct_usage_error("run: %s needs a value", argv[i]);
+        setenv(value_options[k].variable, argv[++i], 1);
+    }
+    if (i >= argc)
+        return ct_usage_error("run: no program given (cudatrace run -- PROGRAM ARGS...)");
+    if (set_preload())
+        return 1;
+    execvp(argv[i], &argv[i]);
+    fprintf(stderr, "cudatrace: run: %s: %s\n", argv[i], strerror(errno));
+    return 127;
+}

@@ -1,0 +1,217 @@
+/*
+ * Aggregates decoded events per process: calls, errors and time per runtime
+ * function (slices named exactly as the function), launches, time in the
+ * explicit synchronisation calls, allocator activity from the allocation
+ * slices, live bytes from the device-memory counter, and the session facts
+ * from the instants the collector writes (versions, devices, drops, end).
+ * Tracks map to processes through their descriptors, so it works for any
+ * trace written by cudatrace, from any machine.
+ */
+#include "report_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "strings.h"
+#include "trace_decode.h"
+#include "u64_map.h"
+
+#define DEVICE_MEMORY_TRACK "CUDA device memory (live bytes)"
+
+struct builder {
+    struct ct_report *report;
+    struct ct_u64_map process_by_pid;  /* pid + 1 -> index + 1 */
+    struct ct_u64_map owner;           /* any track uuid -> index + 1 */
+    struct ct_u64_map device_counter;  /* counter track uuids of device memory */
+    struct ct_u64_map functions;       /* string id of a function name -> fn + 1 */
+};
+
+static const uint8_t function_family[CT_FN_COUNT] = {
+#define FAMILY_OF(fn, family, stream) [CT_FN_##fn] = family,
+    CT_FOR_EACH_FUNCTION(FAMILY_OF)
+#undef FAMILY_OF
+};
+
+static void index_functions(struct builder *b)
+{
+    for (int fn = 0; fn < CT_FN_COUNT; fn++)
+        ct_u64_map_put(&b->functions, ct_strings_intern_cstr(ct_function_name(fn)),
+                       (uint64_t)fn + 1);
+}
+
+static struct ct_process_report *process_for_pid(struct builder *b, int32_t pid)
+{
+    uint64_t *index = ct_u64_map_find(&b->process_by_pid, (uint64_t)(uint32_t)pid + 1);
+    if (index)
+        return &b->report->processes[*index - 1];
+    struct ct_report *r = b->report;
+    r->processes = realloc(r->processes, (r->process_count + 1) * sizeof *r->processes);
+    if (!r->processes)
+        abort();
+    struct ct_process_report *p = &r->processes[r->process_count++];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    p->runtime_version = p->driver_version = p->device_count = -1;
+    ct_u64_map_put(&b->process_by_pid, (uint64_t)(uint32_t)pid + 1, r->process_count);
+    return p;
+}
+
+static struct ct_process_report *owner_of(struct builder *b, uint64_t track)
+{
+    uint64_t *index = ct_u64_map_find(&b->owner, track);
+    return index ? &b->report->processes[*index - 1] : NULL;
+}
+
+static void on_track(void *ctx, const struct ct_track_info *t)
+{
+    struct builder *b = ctx;
+    struct ct_process_report *p = NULL;
+    if (t->is_process || t->tid) {
+        p = process_for_pid(b, t->pid);
+    } else {
+        p = owner_of(b, t->parent);
+    }
+    if (!p)
+        return;
+    size_t index = (size_t)(p - b->report->processes) + 1;
+    ct_u64_map_put(&b->owner, t->uuid, index);
+    if (t->is_process) {
+        p->uuid = t->uuid;
+        p->name = t->name;
+        free(p->cmdline);
+        p->cmdline = calloc(t->cmdline_len + 1, sizeof *p->cmdline);
+        if (!p->cmdline)
+            abort();
+        for (size_t i = 0; i < t->cmdline_len; i++)
+            p->cmdline[i] = ct_strings_get(ct_strings_intern_cstr(t->cmdline[i]));
+        p->cmdline_len = t->cmdline_len;
+    }
+    if (t->is_counter && t->name && strcmp(t->name, DEVICE_MEMORY_TRACK) == 0)
+        ct_u64_map_put(&b->device_counter, t->uuid, 1);
+}
+
+static int64_t arg_int(const struct ct_event *e, const char *name, int64_t fallback)
+{
+    const struct ct_annotation *a = ct_event_arg(e, name);
+    if (!a)
+        return fallback;
+    return a->type == CT_VALUE_INT ? a->i : (int64_t)a->u;
+}
+
+static void note_time(struct ct_process_report *p, uint64_t ts)
+{
+    if (!p->first_ns || ts < p->first_ns)
+        p->first_ns = ts;
+    if (!p->ended && ts > p->end_ns)
+        p->end_ns = ts;
+}
+
+static void on_slice(void *ctx, const struct ct_event *e)
+{
+    struct builder *b = ctx;
+    struct ct_process_report *p = owner_of(b, e->track);
+    if (!p)
+        return;
+    note_time(p, e->ts);
+    note_time(p, e->end);
+    uint64_t *fn = ct_u64_map_find(&b->functions, ct_strings_intern_cstr(e->name));
+    if (!fn) {
+        p->unattributed_slices++;
+        return;
+    }
+    int failed = arg_int(e, "result", 0) != 0;
+    uint64_t duration = e->end > e->ts ? e->end - e->ts : 0;
+    struct ct_api_stats *s = &p->api[*fn - 1];
+    s->calls++;
+    s->errors += failed;
+    s->total_ns += duration;
+    switch (function_family[*fn - 1]) {
+    case CT_FAMILY_LAUNCH:
+        p->launches += !failed;
+        break;
+    case CT_FAMILY_SYNC_DEVICE:
+    case CT_FAMILY_SYNC_STREAM:
+    case CT_FAMILY_SYNC_EVENT:
+        p->sync_calls++;
+        p->sync_ns += duration;
+        break;
+    case CT_FAMILY_ALLOC_DEVICE:
+        p->allocs += !failed;
+        p->failed_allocs += failed;
+        break;
+    case CT_FAMILY_FREE_DEVICE:
+        p->frees += !failed;
+        break;
+    default:
+        break;
+    }
+}
+
+static void on_instant(void *ctx, const struct ct_event *e)
+{
+    struct builder *b = ctx;
+    struct ct_process_report *p = owner_of(b, e->track);
+    if (!p)
+        return;
+    if (strcmp(e->name, "cuda.versions") == 0) {
+        p->runtime_version = arg_int(e, "runtime_version", -1);
+        p->driver_version = arg_int(e, "driver_version", -1);
+        p->device_count = arg_int(e, "device_count", -1);
+    } else if (strcmp(e->name, "cuda.device") == 0) {
+        const struct ct_annotation *name = ct_event_arg(e, "name");
+        if (name && name->type == CT_VALUE_STRING && p->device_names < 16)
+            p->devices[p->device_names++] = name->s;
+    } else if (strcmp(e->name, "cudatrace.end") == 0) {
+        const struct ct_annotation *exit = ct_event_arg(e, "exit");
+        p->dropped = (uint64_t)arg_int(e, "dropped", 0);
+        p->start_ns = (uint64_t)arg_int(e, "process_start_ns", 0);
+        p->exited_normally = exit && exit->s && strcmp(exit->s, "normal") == 0;
+        p->end_ns = e->ts;
+        p->ended = 1;
+    } else {
+        note_time(p, e->ts);
+    }
+}
+
+static void on_counter(void *ctx, const struct ct_event *e)
+{
+    struct builder *b = ctx;
+    struct ct_process_report *p = owner_of(b, e->track);
+    if (!p)
+        return;
+    note_time(p, e->ts);
+    if (!ct_u64_map_find(&b->device_counter, e->track))
+        return;
+    if (e->counter > p->peak_device_bytes)
+        p->peak_device_bytes = e->counter;
+    if (e->ts >= p->final_device_ts) {
+        p->final_device_bytes = e->counter;
+        p->final_device_ts = e->ts;
+    }
+}
+
+int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
+                        size_t error_size)
+{
+    struct builder b = {.report = report};
+    index_functions(&b);
+    struct ct_trace_visitor visitor = {&b, on_track, on_slice, on_instant, on_counter};
+    struct ct_decode_result result;
+    int r = ct_trace_decode(path, &visitor, &result, error, error_size);
+    report->packets += result.packets;
+    report->truncated |= result.truncated;
+    report->unclosed += result.unclosed;
+    ct_u64_map_free(&b.process_by_pid);
+    ct_u64_map_free(&b.owner);
+    ct_u64_map_free(&b.device_counter);
+    ct_u64_map_free(&b.functions);
+    return r;
+}
+
+void ct_report_free(struct ct_report *report)
+{
+    for (size_t i = 0; i < report->process_count; i++)
+        free(report->processes[i].cmdline);
+    free(report->processes);
+    memset(report, 0, sizeof *report);
+}

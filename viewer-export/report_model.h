@@ -1,0 +1,53 @@
+/*
+ * What `cudatrace report` knows about each traced process, built from the
+ * decoded trace alone.
+ */
+#ifndef CT_REPORT_MODEL_H
+#define CT_REPORT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudatrace/functions.h"
+
+struct ct_api_stats {
+    uint64_t calls, errors, total_ns;
+};
+
+struct ct_process_report {
+    int32_t pid;
+    uint64_t uuid;
+    const char *name;
+    const char **cmdline;
+    size_t cmdline_len;
+    uint64_t start_ns; /* process start, from the closing instant      */
+    uint64_t first_ns; /* first event: the start when the end is missing */
+    uint64_t end_ns;   /* the closing instant, else the last event      */
+    int ended;                 /* the closing instant was written */
+    int exited_normally;
+    int64_t runtime_version, driver_version, device_count;
+    const char *devices[16];
+    int device_names;
+    struct ct_api_stats api[CT_FN_COUNT];
+    uint64_t launches, sync_calls, sync_ns;
+    uint64_t allocs, frees, failed_allocs;
+    double peak_device_bytes, final_device_bytes;
+    uint64_t final_device_ts;
+    uint64_t dropped;
+    uint64_t unattributed_slices; /* slices whose name is no traced function */
+};
+
+struct ct_report {
+    struct ct_process_report *processes;
+    size_t process_count;
+    uint64_t packets;
+    int truncated;
+    uint64_t unclosed;
+};
+
+/* Adds the processes of one trace file; -1 with a reason on bad input. */
+int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
+                        size_t error_size);
+void ct_report_free(struct ct_report *report);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * A trace file decoded into resolved events: interned names looked up,
+ * default tracks applied, slice begins and ends paired.
+ */
+#ifndef CT_TRACE_DECODE_H
+#define CT_TRACE_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CT_MAX_EVENT_ARGS 16
+
+enum ct_value_type { CT_VALUE_UINT, CT_VALUE_INT, CT_VALUE_DOUBLE, CT_VALUE_STRING, CT_VALUE_BOOL };
+
+struct ct_annotation {
+    const char *name; /* stable for the life of the process */
+    enum ct_value_type type;
+    uint64_t u;
+    int64_t i;
+    double d;
+    const char *s;
+};
+
+struct ct_event {
+    uint64_t track;
+    uint64_t ts;
+    uint64_t end; /* slices only */
+    const char *name;
+    struct ct_annotation args[CT_MAX_EVENT_ARGS];
+    int nargs;
+    double counter; /* counters only */
+};
+
+struct ct_track_info {
+    uint64_t uuid, parent;
+    int32_t pid;     /* process or thread tracks */
+    int64_t tid;     /* thread tracks, else 0 */
+    int is_process, is_counter;
+    const char *name;
+    const char *const *cmdline;
+    size_t cmdline_len;
+};
+
+struct ct_trace_visitor {
+    void *ctx;
+    void (*track)(void *ctx, const struct ct_track_info *track);
+    void (*slice)(void *ctx, const struct ct_event *slice);
+    void (*instant)(void *ctx, const struct ct_event *instant);
+    void (*counter)(void *ctx, const struct ct_event *counter);
+};
+
+struct ct_decode_result {
+    uint64_t packets;
+    int truncated;  /* the file ended inside a compressed frame */
+    uint64_t unclosed; /* slices begun and never ended (a crash mid-call) */
+};
+
+/* Decodes `path`; returns 0, or -1 with a one-line reason in `error`. */
+int ct_trace_decode(const char *path, const struct ct_trace_visitor *visitor,
+                    struct ct_decode_result *result, char *error, size_t error_size);
+
+/* The annotation called `name`, or NULL. */
+const struct ct_annotation *ct_event_arg(const struct ct_event *event, const char *name);
+
+#endif
