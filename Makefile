@@ -99,7 +99,7 @@ test: deps all test-programs venv
 demo: deps all test-programs
 	@sh examples/demo.sh $(BUILD)
 
-bench: deps all test-programs
+bench: deps all test-programs $(BUILD)/bench/collector_throughput
 	@sh tests/bench/bench.sh $(BUILD)
 
 format:
@@ -107,3 +107,7 @@ format:
 
 clean:
 	rm -rf $(BUILD)
+
+$(BUILD)/bench/collector_throughput: tests/bench/collector_throughput.c $(filter-out %/main.o,$(COLLECTOR_OBJ))
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -Icollector -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a

@@ -140,11 +140,13 @@ int main(int argc, char **argv)
         shm->collector_error = (uint32_t)err;
         return 1; /* closing done_fd without the ready byte says we failed */
     }
-    ct_clock_map_init(shm->clock, shm->start_ticks, shm->start_boot_ns);
-    ct_builder_start(shm);
+    /* Ready as soon as the file exists: records wait in the rings while the
+     * clock is calibrated, so the traced program need not. */
     char ready = 'R';
     if (write(o.done_fd, &ready, 1) != 1)
         return 1;
+    ct_clock_map_init(shm->clock, shm->start_ticks, shm->start_boot_ns);
+    ct_builder_start(shm);
     run(shm, o.lifeline_fd);
     shm->collector_error = (uint32_t)ct_trace_file_error();
     atomic_store(&shm->collector_records, ct_builder_calls());

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "clock_map.h"
 #include "cuda_error_names.h"
@@ -438,15 +439,22 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
     write_launch_rate((last_bucket + 1) * LAUNCH_BUCKET_NS);
     if (dropped != last_dropped)
         ct_write_counter(&process_seq, counter_uuid(TRACK_DROPPED), end_ns, (int64_t)dropped);
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    uint64_t cpu_ns = ((uint64_t)usage.ru_utime.tv_sec + (uint64_t)usage.ru_stime.tv_sec) *
+                          1000000000ull +
+                      ((uint64_t)usage.ru_utime.tv_usec + (uint64_t)usage.ru_stime.tv_usec) * 1000u;
     struct ct_arg args[] = {
         {ct_strings_intern_cstr("calls"), CT_ARG_UINT, calls},
+        {ct_strings_intern_cstr("collector_cpu_ns"), CT_ARG_UINT, cpu_ns},
+        {ct_strings_intern_cstr("collector_max_rss_kb"), CT_ARG_UINT, (uint64_t)usage.ru_maxrss},
         {ct_strings_intern_cstr("dropped"), CT_ARG_UINT, dropped},
         {ct_strings_intern_cstr("process_start_ns"), CT_ARG_UINT, process_start_ns},
         {ct_strings_intern_cstr("exit"), CT_ARG_STRING,
          ct_strings_intern_cstr(exited_normally ? "normal" : "lost")},
     };
     ct_write_instant(&process_seq, process_uuid, end_ns, ct_strings_intern_cstr("cudatrace.end"),
-                     args, 4);
+                     args, sizeof args / sizeof args[0]);
 }
 
 uint64_t ct_builder_calls(void)

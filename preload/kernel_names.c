@@ -50,20 +50,17 @@ static uint32_t hash_pointer(uint64_t key)
     return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40);
 }
 
-/* Marks `key` sent on this set; returns 1 if it already was. */
-static int already_sent(struct sent_set *set, uint64_t key)
+/* The slot that holds `key`, or the free slot where it belongs; NULL when
+ * the probe window is full (the name is then simply sent every time). */
+static uint64_t *sent_slot(struct sent_set *set, uint64_t key)
 {
     uint32_t start = hash_pointer(key);
     for (uint32_t i = 0; i < 16; i++) {
         uint64_t *slot = &set->keys[(start + i) % SENT_SLOTS];
-        if (*slot == key)
-            return 1;
-        if (*slot == 0) {
-            *slot = key;
-            return 0;
-        }
+        if (*slot == key || *slot == 0)
+            return slot;
     }
-    return 0;
+    return NULL;
 }
 
 void ct_kernel_handle_note(const void *handle, const void *host_func)
@@ -120,21 +117,26 @@ static void resolve_name(const void *func, int launch_ok, char *out, size_t size
         snprintf(out, size, "kernel@%p", func);
 }
 
-static __attribute__((noinline)) void send_name(struct ct_ring *ring, const void *func,
-                                                int by_handle, int launch_ok)
+/* Marks the name sent only once it is in the ring: a full ring means it is
+ * tried again at the next launch of that kernel. */
+static __attribute__((noinline)) void send_name(struct ct_ring *ring, uint64_t *sent,
+                                                const void *func, int by_handle, int launch_ok)
 {
     const void *host = by_handle ? host_function_of(func) : func;
     char name[CT_STRING_MAX];
     resolve_name(host ? host : func, launch_ok && host, name, sizeof name);
-    ct_emit_string(ring, CT_STR_KERNEL_NAME, (uint64_t)(uintptr_t)func, name);
+    if (ct_emit_string(ring, CT_STR_KERNEL_NAME, (uint64_t)(uintptr_t)func, name) == 0 && sent)
+        *sent = (uint64_t)(uintptr_t)func;
 }
 
 uint64_t ct_kernel_key(const void *func, int by_handle, int launch_ok)
 {
     uint64_t key = (uint64_t)(uintptr_t)func;
     struct ct_ring *ring = ct_ring_current();
-    if (ring && key && ring->index < sent_set_count &&
-        !already_sent(&sent_sets[ring->index], key))
-        send_name(ring, func, by_handle, launch_ok);
+    if (!ring || !key || ring->index >= sent_set_count)
+        return key;
+    uint64_t *sent = sent_slot(&sent_sets[ring->index], key);
+    if (!sent || *sent != key)
+        send_name(ring, sent, func, by_handle, launch_ok);
     return key;
 }

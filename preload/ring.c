@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -62,6 +63,11 @@ struct ct_ring *ct_ring_for_thread_slow(void)
     memset(ring->thread_name, 0, sizeof ring->thread_name);
     prctl(PR_GET_NAME, ring->thread_name);
     ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+    /* Fault the ring's pages in now, off the hot path, rather than one page
+     * fault per 64 records on the first pass. Older kernels lack the advice;
+     * the pages then fault in as they are written. */
+    madvise((void *)((uintptr_t)ring->records & ~(uintptr_t)4095),
+            (size_t)(ct_ring_mask + 1) * sizeof(struct ct_record) + 4096, MADV_POPULATE_WRITE);
     pthread_once(&retire_key_once, create_retire_key);
     pthread_setspecific(retire_key, ring);
     ct_thread_ring = ring;
@@ -79,23 +85,29 @@ void ct_ring_forget_thread(void)
     pthread_setspecific(retire_key, NULL);
 }
 
-void ct_emit_string(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *text)
+int ct_emit_string(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *text)
 {
     size_t len = strnlen(text, CT_STRING_MAX);
-    size_t offset = 0;
-    do {
-        uint64_t head;
-        struct ct_record *r = ct_ring_reserve(ring, &head);
-        if (!r)
-            return;
+    uint64_t chunks = len ? (len + CT_STRING_CHUNK - 1) / CT_STRING_CHUNK : 1;
+    uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    /* All chunks or none: a string is not a call, so it is never counted as
+     * a dropped record; the caller simply sends it again later. */
+    if (head + chunks - ring->cached_tail > ct_ring_mask + 1) {
+        ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+        if (head + chunks - ring->cached_tail > ct_ring_mask + 1)
+            return -1;
+    }
+    for (uint64_t i = 0; i < chunks; i++) {
+        size_t offset = i * CT_STRING_CHUNK;
         size_t chunk = len - offset < CT_STRING_CHUNK ? len - offset : CT_STRING_CHUNK;
+        struct ct_record *r = &ring->records[(head + i) & ct_ring_mask];
         r->type = CT_REC_STRING;
         r->func = kind;
         r->result = (int32_t)chunk;
         r->begin = key;
         r->end = offset | (uint64_t)len << 32;
         memcpy(r->text, text + offset, chunk);
-        ct_ring_publish(ring, head);
-        offset += chunk;
-    } while (offset < len);
+    }
+    atomic_store_explicit(&ring->head, head + chunks, memory_order_release);
+    return 0;
 }

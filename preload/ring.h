@@ -70,6 +70,8 @@ static inline void ct_emit_call(uint16_t func, uint64_t begin, uint64_t end, int
     ct_ring_publish(ring, head);
 }
 
-void ct_emit_string(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *text);
+/* Publishes a whole string (in chunks) or nothing; returns 0 or -1 when the
+ * ring has no room for all of it. */
+int ct_emit_string(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *text);
 
 #endif
