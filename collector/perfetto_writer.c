@@ -9,6 +9,7 @@
  */
 #include "perfetto_writer.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,8 +85,32 @@ static size_t put_varint(uint8_t *out, uint64_t v)
     return n;
 }
 
-static void emit_packet(struct ct_sequence *seq, CtPb__TracePacket *packet)
+/* Frames one packet into the batch: the timestamp field (8), when there is
+ * one, then the rest of the packet as protobuf-c packed it. Fields may come
+ * in any order, which is what lets a packed body be reused. */
+static void append_packet(int has_timestamp, uint64_t timestamp, const uint8_t *body, size_t len)
 {
+    uint8_t ts_field[11];
+    size_t ts_len = 0;
+    if (has_timestamp) {
+        ts_field[0] = 0x40; /* TracePacket.timestamp, field 8, varint */
+        ts_len = 1 + put_varint(ts_field + 1, timestamp);
+    }
+    if (batch_used + ts_len + len + 11 > BATCH_SIZE)
+        ct_writer_flush();
+    batch[batch_used++] = 0x0A; /* Trace.packet, field 1, length-delimited */
+    batch_used += put_varint(batch + batch_used, ts_len + len);
+    memcpy(batch + batch_used, ts_field, ts_len);
+    memcpy(batch + batch_used + ts_len, body, len);
+    batch_used += ts_len + len;
+    packet_count++;
+}
+
+/* Packs everything but the timestamp; returns the body's length, 0 if the
+ * packet is too large to keep. The body stays valid until the next call. */
+static size_t pack_body(struct ct_sequence *seq, CtPb__TracePacket *packet, const uint8_t **body)
+{
+    static uint8_t scratch[MAX_PACKET];
     packet->has_trusted_packet_sequence_id = 1;
     packet->trusted_packet_sequence_id = seq->id;
     packet->has_sequence_flags = 1;
@@ -97,15 +122,69 @@ static void emit_packet(struct ct_sequence *seq, CtPb__TracePacket *packet)
     } else {
         packet->sequence_flags = SEQ_NEEDS_STATE;
     }
-    size_t size = ct_pb__trace_packet__get_packed_size(packet);
-    if (size > MAX_PACKET)
-        return;
-    if (batch_used + size + 11 > BATCH_SIZE)
-        ct_writer_flush();
-    batch[batch_used++] = 0x0A; /* Trace.packet, field 1, length-delimited */
-    batch_used += put_varint(batch + batch_used, size);
-    batch_used += ct_pb__trace_packet__pack(packet, batch + batch_used);
-    packet_count++;
+    if (ct_pb__trace_packet__get_packed_size(packet) > MAX_PACKET)
+        return 0;
+    *body = scratch;
+    return ct_pb__trace_packet__pack(packet, scratch);
+}
+
+static void emit_packet(struct ct_sequence *seq, CtPb__TracePacket *packet, int has_timestamp,
+                        uint64_t timestamp)
+{
+    const uint8_t *body;
+    size_t len = pack_body(seq, packet, &body);
+    if (len)
+        append_packet(has_timestamp, timestamp, body, len);
+}
+
+/* Most events repeat an earlier one on their sequence but for the timestamp
+ * (every SLICE_END; every launch of the same kernel with the same shape), so
+ * the bodies protobuf-c packed are kept in a direct-mapped cache keyed by the
+ * event's full content. Only bodies that define no interned data are kept:
+ * those are valid on their sequence for as long as it lives. */
+#define CACHE_SLOTS 4096
+#define CACHED_BODY_MAX 160
+
+struct event_key {
+    uint32_t sequence, type, name, nargs;
+    uint64_t track;
+    struct ct_arg args[MAX_ARGS];
+};
+
+struct cached_body {
+    struct event_key key;
+    uint32_t len;
+    uint8_t body[CACHED_BODY_MAX];
+};
+
+static struct cached_body *body_cache;
+
+/* Only the first key_size() bytes of a key are set and compared. */
+static size_t key_size(const struct event_key *key)
+{
+    return offsetof(struct event_key, args) + key->nargs * sizeof(struct ct_arg);
+}
+
+static void make_key(struct event_key *key, const struct ct_sequence *seq, uint64_t track,
+                     uint32_t type, uint32_t name, const struct ct_arg *args, int nargs)
+{
+    key->sequence = seq->id;
+    key->type = type;
+    key->name = name;
+    key->nargs = (uint32_t)nargs;
+    key->track = track;
+    memcpy(key->args, args, (size_t)nargs * sizeof *args);
+}
+
+static struct cached_body *cache_slot(const struct event_key *key)
+{
+    if (!body_cache && !(body_cache = calloc(CACHE_SLOTS, sizeof *body_cache)))
+        abort();
+    uint64_t h = 14695981039346656037ull;
+    const uint64_t *words = (const uint64_t *)key;
+    for (size_t i = 0; i < key_size(key) / 8; i++)
+        h = (h ^ words[i]) * 0x100000001B3ull;
+    return &body_cache[(h ^ (h >> 29)) & (CACHE_SLOTS - 1)];
 }
 
 /* Interned entries a packet adds, gathered while its event is built. */
@@ -205,13 +284,21 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
                         CtPb__TrackEvent__Type type, uint32_t name, const struct ct_arg *args,
                         int nargs)
 {
+    if (nargs > MAX_ARGS)
+        nargs = MAX_ARGS;
+    struct event_key key;
+    make_key(&key, seq, track, type, name, args, nargs);
+    struct cached_body *cached = cache_slot(&key);
+    if (cached->len && memcmp(&cached->key, &key, key_size(&key)) == 0) {
+        append_packet(1, ts, cached->body, cached->len);
+        return;
+    }
     struct interning in;
     CtPb__DebugAnnotation annotations[MAX_ARGS], *annotation_ptrs[MAX_ARGS];
     CtPb__TrackEvent event = CT_PB__TRACK_EVENT__INIT;
     CtPb__TracePacket packet = CT_PB__TRACE_PACKET__INIT;
     interning_init(&in);
-    if (nargs > MAX_ARGS)
-        nargs = MAX_ARGS;
+    int first = !seq->started;
     event.has_type = 1;
     event.type = type;
     if (track && track != seq->default_track) {
@@ -226,12 +313,19 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
     fill_annotations(seq, &in, annotations, annotation_ptrs, args, nargs);
     event.debug_annotations = annotation_ptrs;
     event.n_debug_annotations = (size_t)nargs;
-    packet.has_timestamp = 1;
-    packet.timestamp = ts;
     packet.track_event = &event;
     if (interning_used(&in))
         packet.interned_data = &in.data;
-    emit_packet(seq, &packet);
+    const uint8_t *body;
+    size_t len = pack_body(seq, &packet, &body);
+    if (!len)
+        return;
+    append_packet(1, ts, body, len);
+    if (!first && !packet.interned_data && len <= CACHED_BODY_MAX) {
+        memcpy(&cached->key, &key, key_size(&key));
+        cached->len = (uint32_t)len;
+        memcpy(cached->body, body, len);
+    }
 }
 
 void ct_write_slice(struct ct_sequence *seq, uint64_t track, uint64_t begin_ns, uint64_t end_ns,
@@ -258,10 +352,8 @@ void ct_write_counter(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, i
     event.track_uuid = track;
     event.has_counter_value = 1;
     event.counter_value = value;
-    packet.has_timestamp = 1;
-    packet.timestamp = ts_ns;
     packet.track_event = &event;
-    emit_packet(seq, &packet);
+    emit_packet(seq, &packet, 1, ts_ns);
 }
 
 static void write_descriptor(struct ct_sequence *seq, CtPb__TrackDescriptor *descriptor)
@@ -278,7 +370,7 @@ static void write_descriptor(struct ct_sequence *seq, CtPb__TrackDescriptor *des
         defaults.track_event_defaults = &event_defaults;
         packet.trace_packet_defaults = &defaults;
     }
-    emit_packet(seq, &packet);
+    emit_packet(seq, &packet, 0, 0);
 }
 
 void ct_write_process_track(struct ct_sequence *seq, uint64_t uuid, int32_t pid,

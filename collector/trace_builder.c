@@ -176,9 +176,12 @@ static uint32_t kernel_name_get(uint64_t key)
     const uint64_t *name = ct_u64_map_find(&kernel_names, key);
     if (name)
         return (uint32_t)*name;
+    /* Its name record was lost: name it by address, once. */
     char unnamed[40];
     snprintf(unnamed, sizeof unnamed, "kernel@0x%llx", (unsigned long long)key);
-    return ct_strings_intern_cstr(unnamed);
+    uint32_t id = ct_strings_intern_cstr(unnamed);
+    ct_u64_map_put(&kernel_names, key, id);
+    return id;
 }
 
 static void device_name_instant(uint64_t key, uint32_t name)
@@ -224,7 +227,18 @@ static void process_info(const struct ct_record *r)
                      ct_strings_intern_cstr("cuda.versions"), args, 3);
 }
 
-static uint32_t copy_kind_name(uint64_t kind)
+/* Formats once per distinct value; the map keeps the string id. */
+static uint32_t cached_format(struct ct_u64_map *cache, uint64_t key, uint32_t (*format)(uint64_t))
+{
+    uint64_t *id = ct_u64_map_find(cache, key + 1);
+    if (id)
+        return (uint32_t)*id;
+    uint32_t made = format(key);
+    ct_u64_map_put(cache, key + 1, made);
+    return made;
+}
+
+static uint32_t format_copy_kind(uint64_t kind)
 {
     static const char *const names[] = {"HostToHost", "HostToDevice", "DeviceToHost",
                                         "DeviceToDevice", "Default"};
@@ -233,7 +247,13 @@ static uint32_t copy_kind_name(uint64_t kind)
     return ct_strings_intern_cstr(kind == CT_COPY_KIND_PEER ? "Peer" : "Unknown");
 }
 
-static uint32_t dim3_string(uint64_t packed)
+static uint32_t copy_kind_name(uint64_t kind)
+{
+    static struct ct_u64_map cache;
+    return cached_format(&cache, kind, format_copy_kind);
+}
+
+static uint32_t format_dim3(uint64_t packed)
 {
     char text[48];
     snprintf(text, sizeof text, "%ux%ux%u", CT_DIM3_X(packed), CT_DIM3_Y(packed),
@@ -241,14 +261,27 @@ static uint32_t dim3_string(uint64_t packed)
     return ct_strings_intern_cstr(text);
 }
 
-static uint32_t error_name(int32_t result)
+static uint32_t dim3_string(uint64_t packed)
 {
+    static struct ct_u64_map cache;
+    return cached_format(&cache, packed, format_dim3);
+}
+
+static uint32_t format_error(uint64_t code)
+{
+    int32_t result = (int32_t)code;
     const char *name = ct_cuda_error_name(result);
     if (name)
         return ct_strings_intern_cstr(name);
     char text[32];
     snprintf(text, sizeof text, "cudaError %d", (int)result);
     return ct_strings_intern_cstr(text);
+}
+
+static uint32_t error_name(int32_t result)
+{
+    static struct ct_u64_map cache;
+    return cached_format(&cache, (uint32_t)result, format_error);
 }
 
 static void count_launch(uint64_t ts)
