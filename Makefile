@@ -33,7 +33,7 @@ COMMON_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard common/*.c)) $(BUILD)/o
 COLLECTOR_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard collector/*.c)) $(COMMON_OBJ)
 CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard viewer-export/*.c)) $(COMMON_OBJ)
 
-DEBIAN_PACKAGES := libzstd-dev libprotobuf-c-dev protobuf-c-compiler libunwind-dev zlib1g-dev zstd
+DEBIAN_PACKAGES := libzstd-dev libprotobuf-c-dev protobuf-c-compiler libunwind-dev zlib1g-dev zstd strace
 
 .PHONY: all deps test demo bench clean venv format
 .SECONDARY:

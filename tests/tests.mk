@@ -38,3 +38,10 @@ $(CT_TEST_PROGRAMS): $(BUILD)/tests/%: tests/programs/%.c tests/programs/program
 $(CT_EXAMPLES): $(BUILD)/examples/%: examples/%.c $(CT_DOUBLE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< $(CT_PROGRAM_LDFLAGS)
+
+# The allocation/lock counter the hot-path test preloads ahead of the tracer.
+CT_PROBE := $(BUILD)/tests/libcall_counter.so
+test-programs: $(CT_PROBE)
+$(CT_PROBE): tests/probe/call_counter.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -fPIC -shared -Wall -Wextra -Werror -o $@ $< -ldl -pthread
