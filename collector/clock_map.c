@@ -1,12 +1,14 @@
 /*
- * The TSC rate is calibrated against CLOCK_BOOTTIME from the process start
- * reading the preload took, so the baseline grows with the run and the rate
- * estimate sharpens. A new estimate would move every earlier timestamp if it
- * were applied to the whole range, reordering slices that have already been
- * written; so the mapping is piecewise linear: each estimate starts a new
- * segment at the point where the previous one ended, which keeps it
- * continuous and monotonic. Segments start at doubling baselines, so a run of
- * any length has a few dozen.
+ * Maps TSC ticks to CLOCK_BOOTTIME nanoseconds. The rate is estimated over
+ * the whole run, from the (ticks, ns) pair the preload read at process start
+ * to a fresh pair read now, so it sharpens as the run goes on. Applying a new
+ * estimate to all ticks would move timestamps already written and could
+ * reorder slices, so the mapping is a chain of linear segments, each starting
+ * where the previous one ends (continuous, monotonic). A segment's slope is
+ * the current rate plus a correction that closes the gap between the mapping
+ * and the fresh reading over the next interval, like a clock being slewed: the
+ * error stays within one interval's drift plus the reading jitter instead of
+ * adding up from segment to segment.
  */
 #include "clock_map.h"
 
@@ -15,19 +17,20 @@
 
 #include "cudatrace/record.h"
 
-#define MAX_SEGMENTS 64
+#define SEGMENTS 256 /* at one per interval: the last 25 s keep their own segment */
+#define INTERVAL_NS 100000000ull
 
 struct segment {
-    uint64_t ticks; /* segment start */
+    uint64_t ticks; /* where the segment starts */
     uint64_t ns;
     double ns_per_tick;
 };
 
 static uint32_t kind;
-static uint64_t anchor_ticks, anchor_ns;
-static struct segment segments[MAX_SEGMENTS];
-static int segment_count;
-static uint64_t next_update_baseline_ns;
+static uint64_t anchor_ticks, anchor_ns; /* the pair taken at process start */
+static struct segment segments[SEGMENTS];
+static uint64_t segment_total; /* segments made; the newest is (segment_total - 1) % SEGMENTS */
+static uint64_t last_segment_ns;
 
 static uint64_t boottime_ns(void)
 {
@@ -36,7 +39,8 @@ static uint64_t boottime_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A (ticks, ns) pair read as close together as the two clocks allow. */
+/* The tightest of five (ticks, ns, ticks) readings: the least chance that
+ * the thread was interrupted between the two clocks. */
 static void read_pair(uint64_t *ticks, uint64_t *ns)
 {
     uint64_t best = UINT64_MAX;
@@ -58,51 +62,65 @@ static uint64_t map_in(const struct segment *s, uint64_t ticks)
     return (uint64_t)((int64_t)s->ns + (int64_t)delta);
 }
 
+static const struct segment *segment_for(uint64_t ticks)
+{
+    uint64_t kept = segment_total < SEGMENTS ? segment_total : SEGMENTS;
+    uint64_t i = segment_total - 1;
+    for (uint64_t n = 1; n < kept && ticks < segments[i % SEGMENTS].ticks; n++)
+        i--;
+    return &segments[i % SEGMENTS];
+}
+
+static void push_segment(uint64_t ticks, uint64_t ns, double ns_per_tick)
+{
+    segments[segment_total++ % SEGMENTS] = (struct segment){ticks, ns, ns_per_tick};
+}
+
 void ct_clock_map_init(uint32_t clock_kind, uint64_t start_ticks, uint64_t start_boot_ns)
 {
     kind = clock_kind;
     anchor_ticks = start_ticks;
     anchor_ns = start_boot_ns;
-    segment_count = 0;
-    next_update_baseline_ns = 0;
+    segment_total = 0;
     if (kind != CT_CLOCK_TSC)
         return;
-    /* Until a baseline exists, assume the rate seen over a 10 ms spin. */
+    /* Until the run itself is a baseline, the rate seen over a 10 ms spin. */
     uint64_t t0, n0, t1, n1;
     read_pair(&t0, &n0);
     do
         read_pair(&t1, &n1);
     while (n1 - n0 < 10000000u);
-    segments[0] = (struct segment){start_ticks, start_boot_ns,
-                                   (double)(n1 - n0) / (double)(t1 - t0)};
-    segment_count = 1;
-    next_update_baseline_ns = 2 * (n1 - start_boot_ns);
+    push_segment(start_ticks, start_boot_ns, (double)(n1 - n0) / (double)(t1 - t0));
+    last_segment_ns = start_boot_ns;
     ct_clock_map_refresh();
 }
 
 void ct_clock_map_refresh(void)
 {
-    if (kind != CT_CLOCK_TSC || segment_count == MAX_SEGMENTS)
+    if (kind != CT_CLOCK_TSC)
         return;
     uint64_t ticks, ns;
     read_pair(&ticks, &ns);
-    if (ns - anchor_ns < next_update_baseline_ns || ticks <= anchor_ticks)
+    if (ns - last_segment_ns < INTERVAL_NS || ticks <= anchor_ticks || ns <= anchor_ns)
         return;
-    next_update_baseline_ns = 2 * (ns - anchor_ns);
-    struct segment *last = &segments[segment_count - 1];
-    struct segment next = {ticks, map_in(last, ticks),
-                           (double)(ns - anchor_ns) / (double)(ticks - anchor_ticks)};
-    segments[segment_count++] = next;
+    last_segment_ns = ns;
+    double rate = (double)(ns - anchor_ns) / (double)(ticks - anchor_ticks);
+    uint64_t mapped = map_in(segment_for(ticks), ticks);
+    double gap = (double)(int64_t)(ns - mapped);
+    double correction = gap / ((double)INTERVAL_NS / rate);
+    /* Never run backwards or race: slew by at most half the rate. */
+    if (correction > rate / 2)
+        correction = rate / 2;
+    if (correction < -rate / 2)
+        correction = -rate / 2;
+    push_segment(ticks, mapped, rate + correction);
 }
 
 uint64_t ct_clock_map_ns(uint64_t ticks)
 {
     if (kind != CT_CLOCK_TSC)
         return ticks;
-    int i = segment_count - 1;
-    while (i > 0 && ticks < segments[i].ticks)
-        i--;
-    return map_in(&segments[i], ticks);
+    return map_in(segment_for(ticks), ticks);
 }
 
 uint64_t ct_clock_map_now_ns(void)

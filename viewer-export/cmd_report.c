@@ -73,6 +73,11 @@ static void json_process(struct ct_json *j, const struct ct_process_report *p)
     ct_json_begin_array(j, "failed_loads");
     ct_json_end_array(j);
     ct_json_uint(j, "dropped_events", p->dropped);
+    ct_json_begin_object(j, "tracer");
+    ct_json_uint(j, "calls_recorded", p->calls_recorded);
+    ct_json_uint(j, "collector_cpu_ns", p->collector_cpu_ns);
+    ct_json_uint(j, "collector_max_rss_kb", p->collector_max_rss_kb);
+    ct_json_end_object(j);
     ct_json_string(j, "exit", p->ended ? (p->exited_normally ? "normal" : "lost") : "unknown");
     ct_json_end_object(j);
 }
@@ -163,6 +168,11 @@ static void print_text_process(const struct ct_process_report *p)
            (unsigned long long)p->frees, (unsigned long long)p->failed_allocs);
     printf("  dropped        %llu records%s\n", (unsigned long long)p->dropped,
            p->dropped ? " (rings were full: raise CUDATRACE_RING_RECORDS)" : "");
+    if (p->ended)
+        printf("  tracer         %llu calls recorded; collector used %s of CPU, %llu KiB peak\n",
+               (unsigned long long)p->calls_recorded,
+               human_time(p->collector_cpu_ns, a, sizeof a),
+               (unsigned long long)p->collector_max_rss_kb);
     printf("  findings       none\n");
 }
 

@@ -164,6 +164,9 @@ static void on_instant(void *ctx, const struct ct_event *e)
     } else if (strcmp(e->name, "cudatrace.end") == 0) {
         const struct ct_annotation *exit = ct_event_arg(e, "exit");
         p->dropped = (uint64_t)arg_int(e, "dropped", 0);
+        p->calls_recorded = (uint64_t)arg_int(e, "calls", 0);
+        p->collector_cpu_ns = (uint64_t)arg_int(e, "collector_cpu_ns", 0);
+        p->collector_max_rss_kb = (uint64_t)arg_int(e, "collector_max_rss_kb", 0);
         p->start_ns = (uint64_t)arg_int(e, "process_start_ns", 0);
         p->exited_normally = exit && exit->s && strcmp(exit->s, "normal") == 0;
         p->end_ns = e->ts;

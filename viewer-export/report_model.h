@@ -34,6 +34,7 @@ struct ct_process_report {
     double peak_device_bytes, final_device_bytes;
     uint64_t final_device_ts;
     uint64_t dropped;
+    uint64_t calls_recorded, collector_cpu_ns, collector_max_rss_kb;
     uint64_t unattributed_slices; /* slices whose name is no traced function */
 };
 

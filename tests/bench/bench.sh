@@ -1,0 +1,66 @@
+#!/bin/sh
+# `make bench`: the performance goals, measured side by side in one run.
+#   1. ns added per intercepted call: launch_loop on the no-op CPU double,
+#      untraced and traced alternately, RUNS times each; medians compared.
+#      Traced with a ring large enough to record every call (no drops), and
+#      again with the default ring, where the collector cannot keep up with a
+#      no-op runtime and most calls take the drop path.
+#   2. trace bytes per recorded call (zstd), from the no-drop traced runs.
+#   3. collector throughput on one core (tests/bench/collector_throughput.c).
+#   4. collector peak RSS, for runs of SHORT and LONG calls, from the trace.
+set -eu
+build="${1:-build}"
+calls="${BENCH_CALLS:-2000000}"
+runs="${BENCH_RUNS:-5}"
+short="${BENCH_RSS_SHORT:-5000000}"
+long="${BENCH_RSS_LONG:-50000000}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export LD_LIBRARY_PATH="$build/double"
+unset CT_DOUBLE_STATS CT_DOUBLE_CALL_NS CT_DOUBLE_SYNC_NS CUDATRACE_OUTPUT CUDATRACE_QUIET
+
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+per_launch() { sed -n 's/.* launches, \([0-9.]*\) ns per launch/\1/p'; }
+# "cudatrace: trace PATH: N calls recorded, D dropped, B bytes" -> "N D B"
+summary() { sed -n 's/^cudatrace: trace .*: \([0-9]*\) calls recorded, \([0-9]*\) dropped, \([0-9]*\) bytes$/\1 \2 \3/p'; }
+
+traced() { # ring-records, run index
+    env CUDATRACE_RING_RECORDS="$1" CUDATRACE_RINGS=4 CUDATRACE_OUTPUT="$work/t$1.$2.pftrace.zst" \
+        LD_PRELOAD="$build/libcudatrace.so" "$build/tests/launch_loop" "$calls" 2>"$work/err"
+    summary < "$work/err" > "$work/sum.$1.$2"
+}
+
+big_ring=4194304
+while [ "$big_ring" -lt "$calls" ]; do big_ring=$((big_ring * 2)); done
+i=1
+while [ "$i" -le "$runs" ]; do
+    "$build/tests/launch_loop" "$calls" | per_launch >> "$work/untraced"
+    traced "$big_ring" "$i" | per_launch >> "$work/traced"
+    traced 16384 "$i" | per_launch >> "$work/traced_drops"
+    i=$((i + 1))
+done
+u=$(median < "$work/untraced")
+t=$(median < "$work/traced")
+d=$(median < "$work/traced_drops")
+cat "$work"/sum."$big_ring".* | awk '{r += $1; x += $2; b += $3} END {printf "%d %d %d\n", r, x, b}' > "$work/totals"
+read -r recorded dropped bytes < "$work/totals"
+dropped_share=$(cat "$work"/sum.16384.* | awk '{r += $1; x += $2} END {printf "%.1f", 100 * x / (r + x)}')
+
+echo "cudatrace bench: $calls cudaLaunchKernel calls on the no-op double, $runs runs each, medians"
+echo "  untraced                          $u ns per call"
+calc() { awk "BEGIN {printf \"%.2f\", $1}"; }
+echo "  traced, every call recorded       $t ns per call  (+$(calc "$t - $u") ns)"
+echo "  traced, default ring ($dropped_share% dropped)  $d ns per call  (+$(calc "$d - $u") ns)"
+echo "  trace size                        $(calc "$bytes / $recorded") bytes per recorded call ($recorded recorded, $dropped dropped)"
+"$build/bench/collector_throughput" 5000000 | sed 's/^collector_throughput: /  collector throughput              /'
+
+rss() { # calls -> collector max RSS in KiB, from the trace's closing instant
+    env CT_DOUBLE_CALL_NS=150 CUDATRACE_OUTPUT="$work/rss.$1.pftrace.zst" CUDATRACE_QUIET=1 \
+        LD_PRELOAD="$build/libcudatrace.so" "$build/tests/launch_loop" "$1" > /dev/null
+    "$build/cudatrace" report --json "$work/rss.$1.pftrace.zst" | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["processes"][0]["tracer"]
+print(t["collector_max_rss_kb"], "KiB after", t["calls_recorded"], "recorded calls")'
+}
+echo "  collector peak RSS                $(rss "$short")"
+echo "  collector peak RSS                $(rss "$long")"
