@@ -26,7 +26,6 @@
 static uint8_t batch[BATCH_SIZE];
 static size_t batch_used;
 static uint32_t next_sequence_id = 1;
-static uint64_t packet_count;
 
 void ct_sequence_init(struct ct_sequence *seq, uint64_t default_track)
 {
@@ -69,11 +68,6 @@ void ct_writer_flush(void)
     batch_used = 0;
 }
 
-uint64_t ct_writer_packets(void)
-{
-    return packet_count;
-}
-
 static size_t put_varint(uint8_t *out, uint64_t v)
 {
     size_t n = 0;
@@ -103,7 +97,6 @@ static void append_packet(int has_timestamp, uint64_t timestamp, const uint8_t *
     memcpy(batch + batch_used, ts_field, ts_len);
     memcpy(batch + batch_used + ts_len, body, len);
     batch_used += ts_len + len;
-    packet_count++;
 }
 
 /* Packs everything but the timestamp; returns the body's length, 0 if the
@@ -402,18 +395,6 @@ void ct_write_thread_track(struct ct_sequence *seq, uint64_t uuid, int32_t pid, 
     t.tid = tid;
     t.thread_name = name && *name ? (char *)name : NULL;
     d.thread = &t;
-    write_descriptor(seq, &d);
-}
-
-void ct_write_named_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent,
-                          const char *name)
-{
-    CtPb__TrackDescriptor d = CT_PB__TRACK_DESCRIPTOR__INIT;
-    d.has_uuid = 1;
-    d.uuid = uuid;
-    d.has_parent_uuid = 1;
-    d.parent_uuid = parent;
-    d.name = (char *)name;
     write_descriptor(seq, &d);
 }
 

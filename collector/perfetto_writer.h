@@ -40,8 +40,6 @@ void ct_write_thread_track(struct ct_sequence *seq, uint64_t uuid, int32_t pid, 
                            const char *name);
 void ct_write_counter_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent,
                             const char *name, enum ct_counter_unit unit);
-void ct_write_named_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent,
-                          const char *name);
 
 /* track 0 means the sequence's default track. */
 void ct_write_slice(struct ct_sequence *seq, uint64_t track, uint64_t begin_ns, uint64_t end_ns,
@@ -52,6 +50,5 @@ void ct_write_counter(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, i
 
 /* Hands buffered packets to the trace file. */
 void ct_writer_flush(void);
-uint64_t ct_writer_packets(void);
 
 #endif
