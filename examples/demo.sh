@@ -4,7 +4,7 @@
 # calls, their arguments and the memory growth are real; kernel times are not.
 set -eu
 build="${1:-build}"
-out="$build/demo"
+out="${DEMO_OUT:-$build/demo}"
 mkdir -p "$out"
 rm -f "$out/train_loop.pftrace.zst"
 echo "== SIMULATED: the CUDA runtime here is cudatrace's CPU double (no GPU on this machine) =="

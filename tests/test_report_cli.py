@@ -24,6 +24,7 @@ import random
 import re
 import subprocess
 import time
+import zlib
 
 import pytest
 import zstandard
@@ -38,6 +39,7 @@ DOUBLE_DRIVER_VERSION = 13000  # its cudaDriverGetVersion unless CT_DOUBLE_DRIVE
 DEVICE_COUNTER = "CUDA device memory (live bytes)"
 SUMMARY = re.compile(r"cudatrace: trace (.+): (\d+) calls recorded, (\d+) dropped, (\d+) bytes")
 MS = 1_000_000
+GZIP_WBITS = 16 + zlib.MAX_WBITS
 
 # The function sets docs/report-schema.md names, spelled out here rather than taken from the
 # families in functions.h, so a family put on the wrong function shows as a failure.
@@ -463,6 +465,11 @@ def bad_inputs(tmp_path):
                                  file("huge.pftrace", b"\x0a" + varint(1 << 40) + noise)],
         "packet of 2^40 bytes after a good one": [
             "report", file("huge2.pftrace", packets + b"\x0a" + varint(1 << 40) + noise)],
+        # An 11-byte varint is no protobuf varint at all (10 bytes hold 64 bits), and bytes
+        # follow it: the file is malformed, not cut short.
+        "packet length varint of 11 bytes": [
+            "report", file("long-varint.pftrace",
+                           packets + b"\x0a" + b"\xff" * 10 + b"\x01" + noise)],
         "a good trace, then a bad one": ["report", "--json", file("good.pftrace", packets),
                                          file("bad", noise)],
     }
@@ -472,6 +479,7 @@ BAD_CASES = ["no trace file", "only --json", "unknown option", "missing file", "
              "empty file", "random bytes", "0x0A then garbage", "zstd magic then garbage",
              "zstd frame of random data", "zstd of hello", "gzip of hello",
              "packet of 2^40 bytes", "packet of 2^40 bytes after a good one",
+             "packet length varint of 11 bytes",
              "a good trace, then a bad one"]
 
 
@@ -500,29 +508,66 @@ def test_bad_command_is_a_usage_error(cli, args):
 # 8. A trace whose tail was cut off
 
 
-def test_cut_tail_reports_the_packets_before_the_cut(trace_run, cli, tmp_path):
+def gzip_members(data):
+    """[(compressed bytes, decompressed bytes)] of each gzip member of a complete file."""
+    members = []
+    while data:
+        d = zlib.decompressobj(GZIP_WBITS)
+        plain = d.decompress(data)
+        assert d.eof, "the file ends inside a member"
+        members.append((data[:len(data) - len(d.unused_data)], plain))
+        data = d.unused_data
+    return members
+
+
+def gzip_decodable(data):
+    """Every byte a streaming gzip decoder gets out of `data`, complete members or not."""
+    out = []
+    while data:
+        d = zlib.decompressobj(GZIP_WBITS)
+        out.append(d.decompress(data))
+        if not d.eof:
+            break
+        data = d.unused_data
+    return b"".join(out)
+
+
+def two_parts(trace_file, compression):
+    """[(compressed, plain)] of a real trace in at least two frames (zstd) or members (gzip).
+
+    A zstd trace that is one frame (the run was too short for the collector to end one: it
+    does every 4 MiB or every second) is re-compressed as two frames, checksummed as the
+    collector writes them, split at a packet boundary; gzip is always two such members.
+    """
+    frames = zstd_frames(trace_file.read_bytes())
+    if compression == "zstd" and len(frames) >= 2:
+        return frames
+    plain = b"".join(p for _, p in frames)
+    split = middle_packet_end(plain)
+    if compression == "zstd":
+        compress = zstandard.ZstdCompressor(write_checksum=True).compress
+    else:
+        compress = gzip.compress
+    return [(compress(part), part) for part in (plain[:split], plain[split:])]
+
+
+@pytest.mark.parametrize("compression", ["zstd", "gzip"])
+def test_cut_tail_reports_the_packets_before_the_cut(trace_run, cli, tmp_path, compression):
     proc, full, _ = trace_run("train_loop", 50)
     assert proc.returncode == 0, proc.stderr
-    original = trace_path(proc).read_bytes()
-    frames = zstd_frames(original)
-    if len(frames) < 2:
-        # The run was too short for the collector to end a frame (4 MiB or 1 s): make two
-        # frames, checksummed as the collector writes them, split at a packet boundary.
-        plain = b"".join(p for _, p in frames)
-        split = middle_packet_end(plain)
-        compressor = zstandard.ZstdCompressor(write_checksum=True)
-        frames = [(compressor.compress(part), part) for part in (plain[:split], plain[split:])]
-    plain = b"".join(p for _, p in frames)
-    head = b"".join(c for c, _ in frames[:-1])
-    last = frames[-1][0]
-    cut_file = tmp_path / "cut.pftrace.zst"
+    parts = two_parts(trace_path(proc), compression)
+    plain = b"".join(p for _, p in parts)
+    head = b"".join(c for c, _ in parts[:-1])
+    last = parts[-1][0]
+    cut_file = tmp_path / f"cut.pftrace.{compression}"
     cut_file.write_bytes(head + last[:len(last) // 2])
 
     # What a streaming decoder gets out of the cut file, up to the last whole packet in it.
-    decodable = zstd_decodable(cut_file.read_bytes())
+    decodable = (zstd_decodable if compression == "zstd" else gzip_decodable)(
+        cut_file.read_bytes())
     assert plain.startswith(decodable)
     boundary = max(e for e in [0, *packet_ends(plain)] if e <= len(decodable))
-    assert boundary >= len(plain) - len(frames[-1][1])  # all frames but the last are whole
+    assert boundary >= len(plain) - len(parts[-1][1])  # all frames but the last are whole
     before = perfetto_check.parse(plain[:boundary], check=False)
     assert not instants(before, "cudatrace.end")  # the end instant is in what was cut off
     assert len(before.slices) < len(full.slices)
@@ -549,3 +594,22 @@ def test_cut_tail_reports_the_packets_before_the_cut(trace_run, cli, tmp_path):
     text = done.stdout.decode()
     assert text.startswith("note: the trace ends in a cut frame")
     assert "(trace has no end: cut short)" in text
+
+
+def test_trace_ending_at_a_frame_boundary_is_complete_without_an_end(trace_run, cli, tmp_path):
+    # A collector killed between two frames leaves whole frames only: nothing is cut, but the
+    # process's end is not there.
+    proc, _, _ = trace_run("train_loop", 50)
+    assert proc.returncode == 0, proc.stderr
+    parts = two_parts(trace_path(proc), "zstd")
+    head = tmp_path / "head.pftrace.zst"
+    head.write_bytes(b"".join(c for c, _ in parts[:-1]))
+    before = perfetto_check.parse(b"".join(p for _, p in parts[:-1]), check=False)
+    assert not instants(before, "cudatrace.end")
+
+    report = report_json(cli, head)
+    assert report["trace"] == {"packets": len(before.packets), "tail": "complete",
+                               "unclosed_slices": len(before.unclosed)}
+    (process,) = report["processes"]
+    assert_matches_trace(process, before)
+    assert process["exit"] == "unknown"
