@@ -129,14 +129,15 @@ static __attribute__((noinline)) void send_name(struct ct_ring *ring, uint64_t *
         *sent = (uint64_t)(uintptr_t)func;
 }
 
-uint64_t ct_kernel_key(const void *func, int by_handle, int launch_ok)
+uint64_t ct_kernel_key_slow(struct ct_ring *ring, const void *func, int by_handle, int launch_ok)
 {
     uint64_t key = (uint64_t)(uintptr_t)func;
-    struct ct_ring *ring = ct_ring_current();
     if (!ring || !key || ring->index >= sent_set_count)
         return key;
     uint64_t *sent = sent_slot(&sent_sets[ring->index], key);
     if (!sent || *sent != key)
         send_name(ring, sent, func, by_handle, launch_ok);
+    if (sent && *sent == key)
+        ring->last_kernel = key;
     return key;
 }

@@ -140,7 +140,10 @@ struct ct_trace_input *ct_trace_input_open(const char *path, char *error, size_t
     }
     fill_raw(in);
     if (in->raw_len == 0) {
-        snprintf(error, error_size, "the file is empty");
+        if (ferror(in->file))
+            snprintf(error, error_size, "cannot read: %s", strerror(errno));
+        else
+            snprintf(error, error_size, "the file is empty");
         ct_trace_input_close(in);
         return NULL;
     }
@@ -187,7 +190,11 @@ int ct_trace_input_next(struct ct_trace_input *in, const uint8_t **packet, size_
     uint64_t len = 0;
     size_t header = 1;
     for (int shift = 0;; shift += 7, header++) {
-        if (shift > 63 || (r = have(in, header + 1, error, error_size)) <= 0)
+        if (shift > 63) {
+            snprintf(error, error_size, "malformed packet length");
+            return -1;
+        }
+        if ((r = have(in, header + 1, error, error_size)) <= 0)
             goto cut;
         uint8_t byte = in->buf[in->buf_pos + header];
         len |= (uint64_t)(byte & 0x7F) << shift;

@@ -79,6 +79,7 @@ struct ct_ring {
     char thread_name[16];
     _Atomic uint64_t head;    /* next slot the producer writes                */
     uint64_t cached_tail;     /* producer's last view of tail                 */
+    uint64_t last_kernel;     /* producer's: the kernel key last named here   */
     _Atomic uint64_t dropped; /* records lost because the ring was full       */
     alignas(64) _Atomic uint64_t tail; /* next slot the consumer reads    */
     alignas(64) struct ct_record records[];
