@@ -11,8 +11,9 @@ SANITIZE ?=
 
 WARNINGS := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -O2 -g $(WARNINGS) -D_GNU_SOURCE -Iinclude -Icommon -I$(BUILD)/gen
+# Sanitizers instrument the collector and the command; never the preload (see below).
 ifneq ($(SANITIZE),)
-BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+SAN_CFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 SAN_LDFLAGS := -fsanitize=$(SANITIZE)
 endif
 
@@ -67,11 +68,11 @@ $(BUILD)/obj/preload/%.o: preload/%.c $(wildcard preload/*.h include/cudatrace/*
 
 $(BUILD)/obj/%.o: %.c $(wildcard collector/*.h viewer-export/*.h common/*.h include/cudatrace/*.h) $(PROTO_H) $(ERROR_NAMES)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out -Werror,$(BASE_CFLAGS)) -c $< -o $@
+	$(CC) $(filter-out -Werror,$(BASE_CFLAGS)) $(SAN_CFLAGS) -c $< -o $@
 
 # The preload carries no sanitizer: it must stay dependency-free in the
 # processes it is preloaded into (the sanitizer runtime would have to be
@@ -94,7 +95,7 @@ $(VENV)/.ok: tests/requirements.txt
 	touch $@
 
 test: deps all test-programs venv
-	$(VENV)/bin/python -m pytest -q tests
+	CUDATRACE_TEST_BUILD=$(BUILD) $(VENV)/bin/python -m pytest -q tests
 
 demo: deps all test-programs
 	@sh examples/demo.sh $(BUILD)
@@ -110,4 +111,4 @@ clean:
 
 $(BUILD)/bench/collector_throughput: tests/bench/collector_throughput.c $(filter-out %/main.o,$(COLLECTOR_OBJ))
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -Icollector -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Icollector -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a

@@ -166,7 +166,8 @@ static void make_key(struct event_key *key, const struct ct_sequence *seq, uint6
     key->name = name;
     key->nargs = (uint32_t)nargs;
     key->track = track;
-    memcpy(key->args, args, (size_t)nargs * sizeof *args);
+    if (nargs > 0) /* slice ends have no args, and pass NULL */
+        memcpy(key->args, args, (size_t)nargs * sizeof *args);
 }
 
 static struct cached_body *cache_slot(const struct event_key *key)

@@ -84,7 +84,8 @@ def repo_root():
 @pytest.fixture(scope="session")
 def build_dir(repo_root):
     """build/, checked to hold the preload, the collector, the double and the programs."""
-    build = os.path.join(repo_root, "build")
+    # `make test BUILD=dir` (e.g. a sanitizer build) tests that build instead.
+    build = os.path.join(repo_root, os.environ.get("CUDATRACE_TEST_BUILD", "build"))
     needed = ["libcudatrace.so", "cudatrace-collector", "double/libcudart.so.13",
               "tests/api_mix", "tests/driverless", "tests/launch_loop", "tests/leak_loop",
               "tests/threads", "examples/train_loop"]
