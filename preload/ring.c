@@ -52,7 +52,9 @@ struct ct_ring *ct_ring_for_thread_slow(void)
     int saved_errno = errno;
     struct ct_ring *ring = NULL;
     struct ct_shm_header *shm = ct_session_shm();
-    if (!shm)
+    /* Starting the session records the CUDA versions from this thread, which
+     * has then already claimed its ring. */
+    if (!shm || (ring = ct_thread_ring) != NULL)
         goto out;
     ring = claim_free_ring(shm);
     if (!ring) {

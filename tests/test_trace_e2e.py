@@ -462,3 +462,16 @@ def test_bad_ring_size_warns_once_and_still_traces(trace_run, hooked_functions):
     assert len(lines) == 2, proc.stderr  # the warning and the summary line
     assert len(trace.slices) == sum(hooked_truth(truth, hooked_functions).values())
     assert_clean_end(trace, proc)
+
+
+def test_one_sequence_and_track_per_thread(trace_run):
+    """The thread whose first call starts the session (and records the CUDA
+    versions from inside it) keeps one ring: one thread descriptor, on one
+    sequence, per thread."""
+    completed, trace, _ = trace_run("threads", 3, 10)
+    assert completed.returncode == 0
+    descriptors = [(p.trusted_packet_sequence_id, p.track_descriptor.thread.tid)
+                   for p in trace.packets
+                   if p.HasField("track_descriptor") and p.track_descriptor.HasField("thread")]
+    tids = [tid for _, tid in descriptors]
+    assert len(tids) == len(set(tids)) == 4, descriptors

@@ -1,0 +1,59 @@
+"""The trace outlives the traced process: when it is SIGKILLed or crashes,
+the collector still drains every record that reached a ring, ends the file
+cleanly and marks the process as having ended without exiting."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import perfetto_check
+
+
+def wait_for_trace_end(build_dir, path, timeout_s=20):
+    """The collector is detached; poll until its closing instant is on disk."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if os.path.exists(path):
+            done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", path],
+                                  capture_output=True, text=True)
+            if done.returncode == 0:
+                report = json.loads(done.stdout)
+                if report["trace"]["tail"] == "complete" and report["processes"][0]["exit"] != "unknown":
+                    return report
+        time.sleep(0.1)
+    raise AssertionError(f"{path} was not finished within {timeout_s} s")
+
+
+def start(build_dir, tmp_path, program, *args, **extra_env):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDATRACE_", "CT_DOUBLE"))}
+    env.update(LD_LIBRARY_PATH=os.path.join(build_dir, "double"),
+               LD_PRELOAD=os.path.join(build_dir, "libcudatrace.so"),
+               CUDATRACE_OUTPUT=str(tmp_path / "trace.pftrace.zst"), **extra_env)
+    return subprocess.Popen([os.path.join(build_dir, "tests", program), *map(str, args)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_sigkill_keeps_every_recorded_call(build_dir, tmp_path):
+    # 20 us per launch: the collector keeps up (nothing dropped) and the trace
+    # stays small enough for the Python schema check.
+    proc = start(build_dir, tmp_path, "launch_loop", 10**9, CT_DOUBLE_CALL_NS="20000")
+    time.sleep(0.4)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    report = wait_for_trace_end(build_dir, str(tmp_path / "trace.pftrace.zst"))
+    process = report["processes"][0]
+    assert process["exit"] == "lost"
+    launches = process["api"]["cudaLaunchKernel"]["calls"]
+    assert launches > 1000
+    assert process["dropped_events"] == 0
+    assert process["tracer"]["calls_recorded"] == launches
+    trace = perfetto_check.load(tmp_path / "trace.pftrace.zst")
+    assert sum(s["name"] == "cudaLaunchKernel" for s in trace.slices) == launches
+
+
+def test_normal_exit_is_marked_normal(trace_run):
+    completed, trace, _ = trace_run("api_mix", 1)
+    assert completed.returncode == 0
+    (end,) = [i for i in trace.instants if i["name"] == "cudatrace.end"]
+    assert end["args"]["exit"] == "normal"
