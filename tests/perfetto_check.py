@@ -91,7 +91,7 @@ def _zstd_decompress(data):
     return b"".join(out)
 
 
-def _varint(buf, i):
+def read_varint(buf, i):
     value = shift = 0
     while True:
         if i >= len(buf):
@@ -114,13 +114,13 @@ def _wire_fields(buf):
     buf = memoryview(buf)
     i = 0
     while i < len(buf):
-        key, i = _varint(buf, i)
+        key, i = read_varint(buf, i)
         field, wire = key >> 3, key & 7
         if wire == 0:
-            value, i = _varint(buf, i)
+            value, i = read_varint(buf, i)
         else:
             if wire == 2:
-                size, i = _varint(buf, i)
+                size, i = read_varint(buf, i)
             elif wire in (1, 5):
                 size = 8 if wire == 1 else 4
             else:

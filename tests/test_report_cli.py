@@ -168,17 +168,6 @@ def assert_matches_truth(process, truth, hooked):
         "allocs": allocs - failed, "frees": frees, "failed_allocs": failed}
 
 
-def read_varint(buf, i):
-    value = shift = 0
-    while True:
-        byte = buf[i]
-        i += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, i
-        shift += 7
-
-
 def varint(value):
     out = bytearray()
     while True:
@@ -193,30 +182,39 @@ def packet_ends(plain):
     ends, i = [], 0
     while i < len(plain):
         assert plain[i] == 0x0A, f"byte {i}: not a Trace.packet field"
-        size, i = read_varint(plain, i + 1)
+        size, i = perfetto_check.read_varint(plain, i + 1)
         i += size
         assert i <= len(plain), "the last packet runs past the end"
         ends.append(i)
     return ends
 
 
-def zstd_frames(data):
-    """[(compressed bytes, decompressed bytes)] of each zstd frame of a complete file."""
-    frames = []
+def new_zstd_decoder():
+    return zstandard.ZstdDecompressor().decompressobj()
+
+
+def new_gzip_decoder():
+    return zlib.decompressobj(GZIP_WBITS)
+
+
+def compressed_units(data, new_decoder):
+    """[(compressed bytes, decompressed bytes)] of each zstd frame or gzip member of a
+    complete file."""
+    units = []
     while data:
-        d = zstandard.ZstdDecompressor().decompressobj()
+        d = new_decoder()
         plain = d.decompress(data)
-        assert d.eof, "the file ends inside a frame"
-        frames.append((data[:len(data) - len(d.unused_data)], plain))
+        assert d.eof, "the file ends inside a frame or member"
+        units.append((data[:len(data) - len(d.unused_data)], plain))
         data = d.unused_data
-    return frames
+    return units
 
 
-def zstd_decodable(data):
-    """Every byte a streaming zstd decoder gets out of `data`, complete frames or not."""
+def decodable(data, new_decoder):
+    """Every byte a streaming decoder gets out of `data`, complete frames or members or not."""
     out = []
     while data:
-        d = zstandard.ZstdDecompressor().decompressobj()
+        d = new_decoder()
         out.append(d.decompress(data))
         if not d.eof:
             break
@@ -350,7 +348,7 @@ def test_every_format_gives_the_same_report(trace_run, cli, tmp_path):
     proc, _, _ = trace_run("train_loop", 10)
     assert proc.returncode == 0, proc.stderr
     original = trace_path(proc).read_bytes()
-    plain = b"".join(p for _, p in zstd_frames(original))
+    plain = b"".join(p for _, p in compressed_units(original, new_zstd_decoder))
     split = middle_packet_end(plain)
     half = len(plain) // 2
     assert split != half  # so the two zstd frames below split a packet
@@ -509,30 +507,6 @@ def test_bad_command_is_a_usage_error(cli, args):
 # 8. A trace whose tail was cut off
 
 
-def gzip_members(data):
-    """[(compressed bytes, decompressed bytes)] of each gzip member of a complete file."""
-    members = []
-    while data:
-        d = zlib.decompressobj(GZIP_WBITS)
-        plain = d.decompress(data)
-        assert d.eof, "the file ends inside a member"
-        members.append((data[:len(data) - len(d.unused_data)], plain))
-        data = d.unused_data
-    return members
-
-
-def gzip_decodable(data):
-    """Every byte a streaming gzip decoder gets out of `data`, complete members or not."""
-    out = []
-    while data:
-        d = zlib.decompressobj(GZIP_WBITS)
-        out.append(d.decompress(data))
-        if not d.eof:
-            break
-        data = d.unused_data
-    return b"".join(out)
-
-
 def two_parts(trace_file, compression):
     """[(compressed, plain)] of a real trace in at least two frames (zstd) or members (gzip).
 
@@ -540,7 +514,7 @@ def two_parts(trace_file, compression):
     does every 4 MiB or every second) is re-compressed as two frames, checksummed as the
     collector writes them, split at a packet boundary; gzip is always two such members.
     """
-    frames = zstd_frames(trace_file.read_bytes())
+    frames = compressed_units(trace_file.read_bytes(), new_zstd_decoder)
     if compression == "zstd" and len(frames) >= 2:
         return frames
     plain = b"".join(p for _, p in frames)
@@ -564,10 +538,10 @@ def test_cut_tail_reports_the_packets_before_the_cut(trace_run, cli, tmp_path, c
     cut_file.write_bytes(head + last[:len(last) // 2])
 
     # What a streaming decoder gets out of the cut file, up to the last whole packet in it.
-    decodable = (zstd_decodable if compression == "zstd" else gzip_decodable)(
-        cut_file.read_bytes())
-    assert plain.startswith(decodable)
-    boundary = max(e for e in [0, *packet_ends(plain)] if e <= len(decodable))
+    new_decoder = new_zstd_decoder if compression == "zstd" else new_gzip_decoder
+    decoded = decodable(cut_file.read_bytes(), new_decoder)
+    assert plain.startswith(decoded)
+    boundary = max(e for e in [0, *packet_ends(plain)] if e <= len(decoded))
     assert boundary >= len(plain) - len(parts[-1][1])  # all frames but the last are whole
     before = perfetto_check.parse(plain[:boundary], check=False)
     assert not instants(before, "cudatrace.end")  # the end instant is in what was cut off
