@@ -86,6 +86,7 @@ static void detach(void)
     signal(SIGHUP, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file size limit is a write error, not our death */
 }
 
 static int lifeline_closed(int fd, int timeout_ms)
@@ -116,6 +117,7 @@ static void run(struct ct_shm_header *shm, int lifeline_fd)
     ct_drain_rings(shm); /* what a thread published while we were deciding */
     uint64_t exit_ticks = atomic_load(&shm->exit_ticks);
     uint64_t end_ns = exit_ticks ? ct_clock_map_ns(exit_ticks) : ct_clock_map_now_ns();
+    ct_drain_inflight(shm, end_ns);
     ct_builder_finish(end_ns, ct_shm_dropped(shm), exit_ticks != 0);
     ct_writer_flush();
     ct_trace_file_close();

@@ -15,6 +15,7 @@
 
 #include "perfetto_trace.pb-c.h"
 #include "strings.h"
+#include "varint.h"
 #include "trace_file.h"
 
 #define SEQ_CLEARED 1
@@ -68,17 +69,6 @@ void ct_writer_flush(void)
     batch_used = 0;
 }
 
-static size_t put_varint(uint8_t *out, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        out[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    out[n++] = (uint8_t)v;
-    return n;
-}
-
 /* Frames one packet into the batch: the timestamp field (8), when there is
  * one, then the rest of the packet as protobuf-c packed it. Fields may come
  * in any order, which is what lets a packed body be reused. */
@@ -88,12 +78,12 @@ static void append_packet(int has_timestamp, uint64_t timestamp, const uint8_t *
     size_t ts_len = 0;
     if (has_timestamp) {
         ts_field[0] = 0x40; /* TracePacket.timestamp, field 8, varint */
-        ts_len = 1 + put_varint(ts_field + 1, timestamp);
+        ts_len = 1 + ct_put_varint(ts_field + 1, timestamp);
     }
     if (batch_used + ts_len + len + 11 > BATCH_SIZE)
         ct_writer_flush();
     batch[batch_used++] = 0x0A; /* Trace.packet, field 1, length-delimited */
-    batch_used += put_varint(batch + batch_used, ts_len + len);
+    batch_used += ct_put_varint(batch + batch_used, ts_len + len);
     memcpy(batch + batch_used, ts_field, ts_len);
     memcpy(batch + batch_used + ts_len, body, len);
     batch_used += ts_len + len;

@@ -23,19 +23,25 @@ static int ensure_seen_table(uint32_t count)
     return 0;
 }
 
+/* Gives the ring's current thread its track, once. */
+static void ensure_thread(struct ct_ring *ring)
+{
+    if (ring_seen[ring->index])
+        return;
+    char name[sizeof ring->thread_name + 1] = {0};
+    for (size_t i = 0; i < sizeof ring->thread_name; i++)
+        name[i] = ring->thread_name[i];
+    ct_builder_thread(ring->index, ring->tid, name);
+    ring_seen[ring->index] = 1;
+}
+
 static uint64_t drain_one(struct ct_ring *ring, uint32_t mask)
 {
     uint64_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
     if (head == tail)
         return 0;
-    if (!ring_seen[ring->index]) {
-        char name[sizeof ring->thread_name + 1] = {0};
-        for (size_t i = 0; i < sizeof ring->thread_name; i++)
-            name[i] = ring->thread_name[i];
-        ct_builder_thread(ring->index, ring->tid, name);
-        ring_seen[ring->index] = 1;
-    }
+    ensure_thread(ring);
     for (uint64_t i = tail; i != head; i++)
         ct_builder_record(ring->index, &ring->records[i & mask]);
     atomic_store_explicit(&ring->tail, head, memory_order_release);
@@ -69,4 +75,17 @@ uint64_t ct_drain_rings(struct ct_shm_header *shm)
             drained += free_retired(ring, mask);
     }
     return drained;
+}
+
+void ct_drain_inflight(struct ct_shm_header *shm, uint64_t end_ns)
+{
+    if (ensure_seen_table(shm->ring_count))
+        return;
+    for (uint32_t i = 0; i < shm->ring_count; i++) {
+        struct ct_ring *ring = ct_shm_ring(shm, i);
+        if (atomic_load(&ring->state) != CT_RING_ACTIVE || ring->inflight_begin == 0)
+            continue;
+        ensure_thread(ring);
+        ct_builder_inflight(ring->index, ring->inflight_func, ring->inflight_begin, end_ns);
+    }
 }

@@ -437,6 +437,17 @@ static void call(uint32_t index, const struct ct_record *r)
     calls++;
 }
 
+void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, uint64_t end_ns)
+{
+    struct thread_view *t = &threads[index];
+    if (func >= CT_FN_COUNT || !t->live)
+        return;
+    uint64_t begin = ct_clock_map_ns(begin_ticks);
+    struct ct_arg args[] = {{ct_strings_intern_cstr("in_flight"), CT_ARG_UINT, 1}};
+    ct_write_slice(&t->seq, 0, begin, end_ns > begin ? end_ns : begin, functions[func].name, args,
+                   1);
+}
+
 void ct_builder_record(uint32_t index, const struct ct_record *record)
 {
     switch (record->type) {

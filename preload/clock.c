@@ -10,14 +10,22 @@
 #include <cpuid.h>
 
 #include "config.h"
+#include "init.h"
 
-uint32_t ct_clock_kind = CT_CLOCK_BOOTTIME;
+uint32_t ct_clock_kind;
 
 uint64_t ct_clock_boottime_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_BOOTTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t ct_clock_now_slow(void)
+{
+    if (ct_clock_kind == 0)
+        ct_init_once();
+    return ct_clock_kind == CT_CLOCK_TSC ? __rdtsc() : ct_clock_boottime_ns();
 }
 
 static int tsc_is_invariant(void)

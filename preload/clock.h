@@ -13,16 +13,19 @@
 
 #include "cudatrace/record.h"
 
-extern uint32_t ct_clock_kind;
+extern uint32_t ct_clock_kind; /* 0 until the preload is initialised */
 
 uint64_t ct_clock_boottime_ns(void);
+/* The first timestamp of a process may come before our constructor ran (a
+ * library initialised earlier calls CUDA): it initialises, then reads. */
+uint64_t ct_clock_now_slow(void);
 void ct_clock_choose(void);
 
 static inline uint64_t ct_clock_now(void)
 {
     if (__builtin_expect(ct_clock_kind == CT_CLOCK_TSC, 1))
         return __rdtsc();
-    return ct_clock_boottime_ns();
+    return ct_clock_now_slow();
 }
 
 #endif

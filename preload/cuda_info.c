@@ -49,11 +49,8 @@ static void emit_device_names(struct ct_ring *ring, int count)
     }
 }
 
-void ct_cuda_info_request(void)
+void ct_cuda_info_record(struct ct_ring *ring)
 {
-    struct ct_ring *ring = ct_ring_current();
-    if (!ring)
-        return;
     int pending = ct_cuda_error_pending();
     CT_REAL(runtime_version, cudaRuntimeGetVersion, (int *));
     CT_REAL(driver_version, cudaDriverGetVersion, (int *));
@@ -70,13 +67,16 @@ void ct_cuda_info_request(void)
     if (devices > 0)
         emit_device_names(ring, devices);
     uint64_t head;
-    struct ct_record *rec = ct_ring_reserve(ring, &head);
-    if (!rec)
+    struct ct_record *rec;
+    if (!ct_ring_enter(ring))
         return;
-    memset(rec, 0, sizeof *rec);
-    rec->type = CT_REC_PROCESS_INFO;
-    rec->arg[0] = (uint64_t)(int64_t)runtime;
-    rec->arg[1] = (uint64_t)(int64_t)driver;
-    rec->arg[2] = (uint64_t)(int64_t)devices;
-    ct_ring_publish(ring, head);
+    if ((rec = ct_ring_reserve(ring, &head)) != NULL) {
+        memset(rec, 0, sizeof *rec);
+        rec->type = CT_REC_PROCESS_INFO;
+        rec->arg[0] = (uint64_t)(int64_t)runtime;
+        rec->arg[1] = (uint64_t)(int64_t)driver;
+        rec->arg[2] = (uint64_t)(int64_t)devices;
+        ct_ring_publish(ring, head);
+    }
+    ct_ring_leave(ring);
 }

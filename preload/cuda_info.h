@@ -4,6 +4,10 @@
 #ifndef CT_PRELOAD_CUDA_INFO_H
 #define CT_PRELOAD_CUDA_INFO_H
 
-void ct_cuda_info_request(void);
+struct ct_ring;
+
+/* Records the versions and devices into `ring`; called once, by the thread
+ * whose call started the session. */
+void ct_cuda_info_record(struct ct_ring *ring);
 
 #endif

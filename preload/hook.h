@@ -35,8 +35,10 @@
         if (__builtin_expect(real == NULL, 0))                                                     \
             return cudaErrorSharedObjectSymbolNotFound;                                            \
         uint64_t begin = ct_clock_now();                                                           \
+        struct ct_ring *inflight = ct_call_enter(CT_FN_##name, begin);                             \
         cudaError_t result = real args;                                                            \
         uint64_t end = ct_clock_now();                                                             \
+        ct_call_leave(inflight);                                                                   \
         ct_emit_call(CT_FN_##name, begin, end, (int32_t)result, CT_CALL_ARGS(__VA_ARGS__));      \
         return result;                                                                             \
     }

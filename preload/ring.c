@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "cuda_info.h"
 #include "session.h"
 
 __thread struct ct_ring *ct_thread_ring CT_TLS;
@@ -40,6 +41,8 @@ static struct ct_ring *claim_free_ring(struct ct_shm_header *shm)
     for (uint32_t i = 0; i < shm->ring_count; i++) {
         struct ct_ring *ring = ct_shm_ring(shm, i);
         uint32_t expected = CT_RING_FREE;
+        if (atomic_load_explicit(&ring->state, memory_order_relaxed) != CT_RING_FREE)
+            continue; /* a plain read first: a thread with no ring retries often */
         if (atomic_compare_exchange_strong_explicit(&ring->state, &expected, CT_RING_ACTIVE,
                                                     memory_order_acquire, memory_order_relaxed))
             return ring;
@@ -49,18 +52,18 @@ static struct ct_ring *claim_free_ring(struct ct_shm_header *shm)
 
 struct ct_ring *ct_ring_for_thread_slow(void)
 {
+    /* A signal handler's CUDA call while this thread is here (starting the
+     * session under its lock, or claiming a ring) must not come in again. */
+    static __thread int in_slow_path CT_TLS;
+    if (in_slow_path)
+        return NULL;
+    in_slow_path = 1;
     int saved_errno = errno;
+    int started_session = 0;
     struct ct_ring *ring = NULL;
-    struct ct_shm_header *shm = ct_session_shm();
-    /* Starting the session records the CUDA versions from this thread, which
-     * has then already claimed its ring. */
-    if (!shm || (ring = ct_thread_ring) != NULL)
+    struct ct_shm_header *shm = ct_session_shm(&started_session);
+    if (!shm || (ring = claim_free_ring(shm)) == NULL)
         goto out;
-    ring = claim_free_ring(shm);
-    if (!ring) {
-        atomic_fetch_add_explicit(&shm->dropped_no_ring, 1, memory_order_relaxed);
-        goto out;
-    }
     ring->tid = (int32_t)gettid();
     memset(ring->thread_name, 0, sizeof ring->thread_name);
     prctl(PR_GET_NAME, ring->thread_name);
@@ -73,8 +76,11 @@ struct ct_ring *ct_ring_for_thread_slow(void)
     pthread_once(&retire_key_once, create_retire_key);
     pthread_setspecific(retire_key, ring);
     ct_thread_ring = ring;
+    if (started_session)
+        ct_cuda_info_record(ring);
 out:
     errno = saved_errno;
+    in_slow_path = 0;
     return ring;
 }
 
@@ -91,13 +97,17 @@ int ct_emit_string(struct ct_ring *ring, uint16_t kind, uint64_t key, const char
 {
     size_t len = strnlen(text, CT_STRING_MAX);
     uint64_t chunks = len ? (len + CT_STRING_CHUNK - 1) / CT_STRING_CHUNK : 1;
+    if (!ct_ring_enter(ring))
+        return -1;
     uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     /* All chunks or none: a string is not a call, so it is never counted as
      * a dropped record; the caller simply sends it again later. */
     if (head + chunks - ring->cached_tail > ct_ring_mask + 1) {
         ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
-        if (head + chunks - ring->cached_tail > ct_ring_mask + 1)
+        if (head + chunks - ring->cached_tail > ct_ring_mask + 1) {
+            ct_ring_leave(ring);
             return -1;
+        }
     }
     for (uint64_t i = 0; i < chunks; i++) {
         size_t offset = i * CT_STRING_CHUNK;
@@ -111,5 +121,6 @@ int ct_emit_string(struct ct_ring *ring, uint16_t kind, uint64_t key, const char
         memcpy(r->text, text + offset, chunk);
     }
     atomic_store_explicit(&ring->head, head + chunks, memory_order_release);
+    ct_ring_leave(ring);
     return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "cudatrace/record.h"
+#include "session.h"
 
 #define CT_TLS __attribute__((tls_model("initial-exec")))
 
@@ -28,6 +29,29 @@ static inline struct ct_ring *ct_ring_current(void)
     return ct_ring_for_thread_slow();
 }
 
+static inline void ct_ring_count_drop(struct ct_ring *ring)
+{
+    /* Atomic: a signal handler's drop may interrupt this thread's own. */
+    atomic_fetch_add_explicit(&ring->dropped, 1, memory_order_relaxed);
+}
+
+/* Marks the ring as being written; 0 when it already is (we are a signal
+ * handler that interrupted this thread's own write). */
+static inline int ct_ring_enter(struct ct_ring *ring)
+{
+    if (ring->busy)
+        return 0;
+    ring->busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    return 1;
+}
+
+static inline void ct_ring_leave(struct ct_ring *ring)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    ring->busy = 0;
+}
+
 /* Reserves the next slot, or returns NULL (and counts a drop) when full. */
 static inline struct ct_record *ct_ring_reserve(struct ct_ring *ring, uint64_t *head)
 {
@@ -35,8 +59,7 @@ static inline struct ct_record *ct_ring_reserve(struct ct_ring *ring, uint64_t *
     if (__builtin_expect(h - ring->cached_tail > ct_ring_mask, 0)) {
         ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
         if (h - ring->cached_tail > ct_ring_mask) {
-            uint64_t d = atomic_load_explicit(&ring->dropped, memory_order_relaxed);
-            atomic_store_explicit(&ring->dropped, d + 1, memory_order_relaxed);
+            ct_ring_count_drop(ring);
             return NULL;
         }
     }
@@ -49,14 +72,43 @@ static inline void ct_ring_publish(struct ct_ring *ring, uint64_t head)
     atomic_store_explicit(&ring->head, head + 1, memory_order_release);
 }
 
+/* Notes the call the thread is entering, for a process that dies inside it.
+ * Only a thread that already has a ring is marked: claiming one here would
+ * start the session before the program's first call returned. */
+static inline struct ct_ring *ct_call_enter(uint16_t func, uint64_t begin)
+{
+    struct ct_ring *ring = ct_thread_ring;
+    if (__builtin_expect(ring != NULL, 1)) {
+        ring->inflight_func = func;
+        ring->inflight_begin = begin;
+    }
+    return ring;
+}
+
+static inline void ct_call_leave(struct ct_ring *ring)
+{
+    if (__builtin_expect(ring != NULL, 1))
+        ring->inflight_begin = 0;
+}
+
 static inline void ct_emit_call(uint16_t func, uint64_t begin, uint64_t end, int32_t result,
                                 uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
 {
     struct ct_ring *ring = ct_ring_current();
     uint64_t head;
     struct ct_record *r;
-    if (!ring || !(r = ct_ring_reserve(ring, &head)))
+    if (!ring) {
+        ct_session_count_lost();
         return;
+    }
+    if (!ct_ring_enter(ring)) {
+        ct_ring_count_drop(ring);
+        return;
+    }
+    if (!(r = ct_ring_reserve(ring, &head))) {
+        ct_ring_leave(ring);
+        return;
+    }
     r->type = CT_REC_CALL;
     r->func = func;
     r->result = result;
@@ -68,6 +120,7 @@ static inline void ct_emit_call(uint16_t func, uint64_t begin, uint64_t end, int
     r->arg[3] = a3;
     r->arg[4] = a4;
     ct_ring_publish(ring, head);
+    ct_ring_leave(ring);
 }
 
 /* Publishes a whole string (in chunks) or nothing; returns 0 or -1 when the

@@ -19,14 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "config.h"
-#include "cuda_info.h"
+#include "init.h"
 #include "kernel_names.h"
 #include "ring.h"
 
@@ -39,7 +39,6 @@ static _Atomic int session_state = SESSION_NONE;
 static struct ct_shm_header *session_shm;
 static int lifeline_fd = -1; /* write end; its closing tells the collector we ended */
 static int done_fd = -1;     /* read end; the collector closes it when the trace is whole */
-static uint64_t process_start_ticks, process_start_boot_ns;
 
 static void format_output_path(char *out, size_t size)
 {
@@ -79,6 +78,13 @@ static void collector_path(char *out, size_t size)
 static struct ct_shm_header *create_shm(int *fd_out)
 {
     size_t size = ct_shm_size(ct_config.rings, ct_config.ring_records);
+    /* Growing a memfd past RLIMIT_FSIZE would raise SIGXFSZ in the program. */
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        limit.rlim_cur < size) {
+        errno = EFBIG;
+        return NULL;
+    }
     int fd = memfd_create("cudatrace-rings", MFD_CLOEXEC);
     if (fd < 0)
         return NULL;
@@ -98,8 +104,8 @@ static struct ct_shm_header *create_shm(int *fd_out)
     shm->pid = (int32_t)getpid();
     for (uint32_t i = 0; i < shm->ring_count; i++)
         ct_shm_ring(shm, i)->index = i;
-    shm->start_ticks = ct_clock_kind == CT_CLOCK_TSC ? process_start_ticks : process_start_boot_ns;
-    shm->start_boot_ns = process_start_boot_ns;
+    shm->start_ticks = ct_clock_kind == CT_CLOCK_TSC ? ct_start_ticks : ct_start_boot_ns;
+    shm->start_boot_ns = ct_start_boot_ns;
     format_output_path(shm->output_path, sizeof shm->output_path);
     ct_ring_mask = ct_config.ring_records - 1;
     *fd_out = fd;
@@ -210,22 +216,38 @@ fail:
     atomic_store(&session_state, SESSION_OFF);
 }
 
-struct ct_shm_header *ct_session_shm(void)
+/* Calls lost while the session was being started, not yet in its header. */
+static _Atomic uint64_t lost_before_session;
+
+void ct_session_count_lost(void)
+{
+    if (atomic_load_explicit(&session_state, memory_order_acquire) == SESSION_ACTIVE)
+        atomic_fetch_add_explicit(&session_shm->dropped_no_ring, 1, memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&lost_before_session, 1, memory_order_relaxed);
+}
+
+struct ct_shm_header *ct_session_shm(int *started_here)
 {
     int state = atomic_load_explicit(&session_state, memory_order_acquire);
     if (state == SESSION_ACTIVE)
         return session_shm;
     if (state == SESSION_OFF)
         return NULL;
+    ct_init_once();
+    if (!ct_tracing_allowed) {
+        atomic_store(&session_state, SESSION_OFF);
+        return NULL;
+    }
     pthread_mutex_lock(&session_lock);
-    int started_here = 0;
     if (atomic_load(&session_state) == SESSION_NONE) {
         start_session();
-        started_here = 1;
+        *started_here = 1;
+        if (session_shm)
+            atomic_fetch_add(&session_shm->dropped_no_ring,
+                             atomic_exchange(&lost_before_session, 0));
     }
     pthread_mutex_unlock(&session_lock);
-    if (started_here && session_shm)
-        ct_cuda_info_request();
     return atomic_load(&session_state) == SESSION_ACTIVE ? session_shm : NULL;
 }
 
@@ -236,6 +258,11 @@ static void print_summary(struct ct_shm_header *shm)
     if (!atomic_load(&shm->collector_done)) {
         ct_warn("the trace %s may be incomplete: the collector did not finish in %u ms",
                 shm->output_path, ct_config.exit_timeout_ms);
+        return;
+    }
+    if (shm->collector_error) {
+        ct_warn("writing the trace %s failed (%s): it holds only what was written before",
+                shm->output_path, strerror((int)shm->collector_error));
         return;
     }
     ct_warn("trace %s: %llu calls recorded, %llu dropped, %llu bytes", shm->output_path,
@@ -260,29 +287,26 @@ static void end_session(void)
     print_summary(shm);
 }
 
-static void forget_session_in_child(void)
+void ct_session_lock_for_fork(void)
+{
+    pthread_mutex_lock(&session_lock);
+}
+
+void ct_session_unlock_after_fork(void)
+{
+    pthread_mutex_unlock(&session_lock);
+}
+
+void ct_session_forget_in_child(void)
 {
     ct_ring_forget_thread();
+    ct_init_mark_start();
+    atomic_store(&lost_before_session, 0);
     pthread_mutex_init(&session_lock, NULL);
     close_fd(&lifeline_fd);
     close_fd(&done_fd);
     session_shm = NULL;
-    atomic_store(&session_state, ct_config.disabled ? SESSION_OFF : SESSION_NONE);
-}
-
-__attribute__((constructor)) static void ct_preload_init(void)
-{
-    process_start_boot_ns = ct_clock_boottime_ns();
-    process_start_ticks = __rdtsc();
-    ct_config_load();
-    /* setuid and friends: never let an environment variable steer a
-     * privileged process into writing files. */
-    if (ct_config.disabled || getauxval(AT_SECURE)) {
-        atomic_store(&session_state, SESSION_OFF);
-        return;
-    }
-    ct_clock_choose();
-    pthread_atfork(NULL, NULL, forget_session_in_child);
+    atomic_store(&session_state, SESSION_NONE);
 }
 
 __attribute__((destructor)) static void ct_preload_fini(void)

@@ -9,8 +9,22 @@
 
 #include "cudatrace/record.h"
 
-/* The session's shared memory, starting the session on first use; NULL when
- * tracing is off, failed to start or has ended. */
-struct ct_shm_header *ct_session_shm(void);
+/* The session's shared memory, starting the session on first use (and then
+ * setting *started_here); NULL when tracing is off, failed to start or has
+ * ended. */
+struct ct_shm_header *ct_session_shm(int *started_here);
+
+/* Counts a call that found no ring (all taken, or the thread was busy
+ * starting the session when a signal handler called CUDA), so recorded plus
+ * dropped stays equal to the calls made. */
+void ct_session_count_lost(void);
+
+/* pthread_atfork handlers. A fork waits while a session is being started, so
+ * the child never inherits half-made pipes; the child must never write into
+ * its parent's rings, and starts a session of its own on its first CUDA call,
+ * with its own start time. */
+void ct_session_lock_for_fork(void);
+void ct_session_unlock_after_fork(void);
+void ct_session_forget_in_child(void);
 
 #endif

@@ -72,6 +72,15 @@ static void json_process(struct ct_json *j, const struct ct_process_report *p)
     ct_json_end_array(j);
     ct_json_begin_array(j, "failed_loads");
     ct_json_end_array(j);
+    ct_json_begin_array(j, "in_flight");
+    for (size_t i = 0; i < p->inflight_count; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "function", ct_function_name(p->inflight[i].fn));
+        ct_json_int(j, "tid", p->inflight[i].tid);
+        ct_json_uint(j, "since_ns", p->inflight[i].since_ns);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
     ct_json_uint(j, "dropped_events", p->dropped);
     ct_json_begin_object(j, "tracer");
     ct_json_uint(j, "calls_recorded", p->calls_recorded);
@@ -166,6 +175,9 @@ static void print_text_process(const struct ct_process_report *p)
            human_bytes(p->peak_device_bytes, a, sizeof a),
            human_bytes(p->final_device_bytes, b, sizeof b), (unsigned long long)p->allocs,
            (unsigned long long)p->frees, (unsigned long long)p->failed_allocs);
+    for (size_t i = 0; i < p->inflight_count; i++)
+        printf("  in flight      thread %lld was inside %s when the process ended\n",
+               (long long)p->inflight[i].tid, ct_function_name(p->inflight[i].fn));
     printf("  dropped        %llu records%s\n", (unsigned long long)p->dropped,
            p->dropped ? " (rings were full: raise CUDATRACE_RING_RECORDS)" : "");
     if (p->ended)

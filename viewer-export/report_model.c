@@ -22,6 +22,7 @@ struct builder {
     struct ct_report *report;
     struct ct_u64_map process_by_pid;  /* pid + 1 -> index + 1 */
     struct ct_u64_map owner;           /* any track uuid -> index + 1 */
+    struct ct_u64_map thread_of;       /* thread track uuid -> tid */
     struct ct_u64_map device_counter;  /* counter track uuids of device memory */
     struct ct_u64_map functions;       /* string id of a function name -> fn + 1 */
 };
@@ -75,6 +76,8 @@ static void on_track(void *ctx, const struct ct_track_info *t)
         return;
     size_t index = (size_t)(p - b->report->processes) + 1;
     ct_u64_map_put(&b->owner, t->uuid, index);
+    if (t->tid)
+        ct_u64_map_put(&b->thread_of, t->uuid, (uint64_t)t->tid);
     if (t->is_process) {
         p->uuid = t->uuid;
         p->name = t->name;
@@ -106,6 +109,16 @@ static void note_time(struct ct_process_report *p, uint64_t ts)
         p->end_ns = ts;
 }
 
+static void add_inflight(struct builder *b, struct ct_process_report *p, int fn,
+                         const struct ct_event *e)
+{
+    p->inflight = realloc(p->inflight, (p->inflight_count + 1) * sizeof *p->inflight);
+    if (!p->inflight)
+        abort();
+    const uint64_t *tid = ct_u64_map_find(&b->thread_of, e->track);
+    p->inflight[p->inflight_count++] = (struct ct_inflight_call){fn, tid ? (int64_t)*tid : 0, e->ts};
+}
+
 static void on_slice(void *ctx, const struct ct_event *e)
 {
     struct builder *b = ctx;
@@ -117,6 +130,10 @@ static void on_slice(void *ctx, const struct ct_event *e)
     uint64_t *fn = ct_u64_map_find(&b->functions, ct_strings_intern_cstr(e->name));
     if (!fn) {
         p->unattributed_slices++;
+        return;
+    }
+    if (ct_event_arg(e, "in_flight")) {
+        add_inflight(b, p, (int)(*fn - 1), e);
         return;
     }
     int failed = arg_int(e, "result", 0) != 0;
@@ -206,6 +223,7 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
     report->unclosed += result.unclosed;
     ct_u64_map_free(&b.process_by_pid);
     ct_u64_map_free(&b.owner);
+    ct_u64_map_free(&b.thread_of);
     ct_u64_map_free(&b.device_counter);
     ct_u64_map_free(&b.functions);
     return r;
@@ -213,8 +231,10 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
 
 void ct_report_free(struct ct_report *report)
 {
-    for (size_t i = 0; i < report->process_count; i++)
+    for (size_t i = 0; i < report->process_count; i++) {
         free(report->processes[i].cmdline);
+        free(report->processes[i].inflight);
+    }
     free(report->processes);
     memset(report, 0, sizeof *report);
 }

@@ -14,6 +14,13 @@ struct ct_api_stats {
     uint64_t calls, errors, total_ns;
 };
 
+/* A call a thread was still inside when the process ended. */
+struct ct_inflight_call {
+    int fn;
+    int64_t tid;
+    uint64_t since_ns;
+};
+
 struct ct_process_report {
     int32_t pid;
     uint64_t uuid;
@@ -36,6 +43,8 @@ struct ct_process_report {
     uint64_t dropped;
     uint64_t calls_recorded, collector_cpu_ns, collector_max_rss_kb;
     uint64_t unattributed_slices; /* slices whose name is no traced function */
+    struct ct_inflight_call *inflight;
+    size_t inflight_count;
 };
 
 struct ct_report {

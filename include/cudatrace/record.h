@@ -81,6 +81,12 @@ struct ct_ring {
     uint64_t cached_tail;     /* producer's last view of tail                 */
     uint64_t last_kernel;     /* producer's: the kernel key last named here   */
     _Atomic uint64_t dropped; /* records lost because the ring was full       */
+    /* The call the thread is inside, for a process that dies mid-call: read by
+     * the collector only once the process has ended. */
+    uint64_t inflight_begin;  /* clock at the call's entry, 0 when none        */
+    uint32_t inflight_func;   /* enum ct_function                              */
+    volatile uint32_t busy;   /* a record is being written: a signal handler's
+                                 call must not write into the same slot        */
     alignas(64) _Atomic uint64_t tail; /* next slot the consumer reads    */
     alignas(64) struct ct_record records[];
 };

@@ -1,0 +1,22 @@
+/*
+ * Protobuf base-128 varints, as the Trace framing and the packet bodies use.
+ */
+#ifndef CT_VARINT_H
+#define CT_VARINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Writes `v` at `out` (at most 10 bytes); returns the bytes written. */
+static inline size_t ct_put_varint(uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        out[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
+#endif
