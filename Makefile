@@ -87,6 +87,7 @@ $(BUILD)/cudatrace: $(CLI_OBJ)
 	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lz
 
 -include tests/tests.mk
+include tests/fuzz/fuzz.mk
 
 venv: $(VENV)/.ok
 $(VENV)/.ok: tests/requirements.txt

@@ -45,3 +45,13 @@ test-programs: $(CT_PROBE)
 $(CT_PROBE): tests/probe/call_counter.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -fPIC -shared -Wall -Wextra -Werror -o $@ $< -ldl -pthread
+
+# A library that calls CUDA from its constructor and destructor, and its user.
+CT_EARLY_LIB := $(BUILD)/tests/libearly.so
+test-programs: $(CT_EARLY_LIB) $(BUILD)/tests/early_user
+$(CT_EARLY_LIB): tests/early/early.c $(CT_DOUBLE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CT_PROGRAM_CFLAGS) -fPIC -shared -o $@ $< -L$(CT_DOUBLE_DIR) -l:libcudart.so.13
+$(BUILD)/tests/early_user: tests/early/early_user.c $(CT_EARLY_LIB)
+	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< -L$(BUILD)/tests -Wl,--no-as-needed -learly -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' \
+		$(CT_PROGRAM_LDFLAGS)
