@@ -95,7 +95,7 @@ $(VENV)/.ok: tests/requirements.txt
 	$(VENV)/bin/pip install -q -r tests/requirements.txt
 	touch $@
 
-test: deps all test-programs venv
+test: deps all test-programs venv $(BUILD)/unit/ring_stress
 	CUDATRACE_TEST_BUILD=$(BUILD) $(VENV)/bin/python -m pytest -q tests
 
 demo: deps all test-programs
@@ -113,3 +113,11 @@ clean:
 $(BUILD)/bench/collector_throughput: tests/bench/collector_throughput.c $(filter-out %/main.o,$(COLLECTOR_OBJ))
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Icollector -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a
+
+# The rings' producer (preload/ring.c) and consumer (collector/ring_drain.c)
+# in one process, for the thread sanitizer: `make test SANITIZE=thread`.
+$(BUILD)/unit/ring_stress: tests/unit/ring_stress.c preload/ring.c collector/ring_drain.c \
+		$(wildcard preload/*.h collector/*.h include/cudatrace/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Ipreload -Icollector -I$(CUDA_HOME)/include -o $@ \
+		tests/unit/ring_stress.c preload/ring.c collector/ring_drain.c -pthread
