@@ -275,3 +275,15 @@ def test_malformed_setting_warns_once_and_uses_the_default(build_dir, tmp_path, 
     warnings = [l for l in traced.stderr.splitlines() if variable in l]
     assert len(warnings) == 1 and warnings[0].startswith(f"cudatrace: ignoring {variable}=")
     assert report(build_dir, tmp_path / "t")["processes"][0]["exit"] == "normal"
+
+
+def test_dlopen_inside_an_allocation(build_dir, tmp_path):
+    # The probe dlopens libm from inside the first allocation after start-up.
+    lib = os.path.join(build_dir, "libcudatrace.so")
+    probe = os.path.join(build_dir, "tests", "libcall_counter.so")
+    traced = run(build_dir, [os.path.join(build_dir, "tests", "api_mix"), 1], tmp_path,
+                 preload=False, LD_PRELOAD=f"{probe}:{lib}", CT_PROBE_DLOPEN_IN_MALLOC=1,
+                 CT_PROBE_OUT=tmp_path / "counts", CUDATRACE_OUTPUT=tmp_path / "t")
+    assert traced.returncode == 0, traced.stderr
+    assert traced.stdout == "api_mix: 1 reps\n"
+    assert report(build_dir, tmp_path / "t")["processes"][0]["exit"] == "normal"

@@ -6,7 +6,11 @@
  * none of these calls: the counts of a run with N calls and of a run with
  * 100 N calls must be the same. It writes them as "name count" lines to
  * $CT_PROBE_OUT at exit. Heap calls are forwarded to glibc's __libc_*
- * entry points so counting never recurses through dlsym.
+ * entry points so counting never recurses through dlsym. With
+ * CT_PROBE_DLOPEN_IN_MALLOC=1 it also dlopens libm from inside the first
+ * malloc or calloc after start-up, the way some allocators and profilers do,
+ * so a dlopen runs nested in an allocation while the program (and the
+ * tracer's session start, which allocates) goes on.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -27,15 +31,36 @@ extern void *__libc_memalign(size_t, size_t);
 #define DECLARE(name) static atomic_ulong count_##name;
 COUNTED(DECLARE)
 
+static int dlopen_in_malloc = -1; /* -1: not yet read from the environment */
+static __thread int in_dlopen;
+
+static void maybe_dlopen(void)
+{
+    if (dlopen_in_malloc == 1 && !in_dlopen) {
+        in_dlopen = 1;
+        dlopen_in_malloc = 0;
+        dlopen("libm.so.6", RTLD_NOW);
+        in_dlopen = 0;
+    }
+}
+
 void *malloc(size_t size)
 {
     count_malloc++;
+    maybe_dlopen();
     return __libc_malloc(size);
+}
+
+__attribute__((constructor)) static void read_settings(void)
+{
+    const char *v = getenv("CT_PROBE_DLOPEN_IN_MALLOC");
+    dlopen_in_malloc = v && v[0] == '1';
 }
 
 void *calloc(size_t n, size_t size)
 {
     count_calloc++;
+    maybe_dlopen();
     return __libc_calloc(n, size);
 }
 
