@@ -21,7 +21,7 @@
 #define SEQ_CLEARED 1
 #define SEQ_NEEDS_STATE 2
 #define MAX_ARGS 8
-#define BATCH_SIZE (256 * 1024)
+#define BATCH_SIZE (1024 * 1024)
 #define MAX_PACKET (64 * 1024)
 
 static uint8_t batch[BATCH_SIZE];
