@@ -24,15 +24,19 @@ HOOK_LAUNCH(cudaLaunchCooperativeKernel_ptsz, const void *, 0)
 HOOK_LAUNCH(__cudaLaunchKernel, cudaKernel_t, 1)
 HOOK_LAUNCH(__cudaLaunchKernel_ptsz, cudaKernel_t, 1)
 
-static const cudaLaunchConfig_t no_config;
+/* A NULL configuration makes the call fail; it is recorded as all zeros. */
+static const cudaLaunchConfig_t *config_or_zeros(const cudaLaunchConfig_t *config)
+{
+    static const cudaLaunchConfig_t zeros;
+    return config ? config : &zeros;
+}
 
 #define HOOK_LAUNCH_EX(name)                                                                       \
     CT_HOOK(name, (const cudaLaunchConfig_t *config, const void *func, void **args),               \
             (config, func, args),                                                                  \
-            LAUNCH_ARGS(func, 0, (config ? config : &no_config)->gridDim,                          \
-                        (config ? config : &no_config)->blockDim,                                  \
-                        (config ? config : &no_config)->dynamicSmemBytes,                          \
-                        (config ? config : &no_config)->stream))
+            LAUNCH_ARGS(func, 0, config_or_zeros(config)->gridDim,                                 \
+                        config_or_zeros(config)->blockDim,                                         \
+                        config_or_zeros(config)->dynamicSmemBytes, config_or_zeros(config)->stream))
 HOOK_LAUNCH_EX(cudaLaunchKernelExC)
 HOOK_LAUNCH_EX(cudaLaunchKernelExC_ptsz)
 
