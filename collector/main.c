@@ -24,7 +24,7 @@
 #include "trace_builder.h"
 #include "trace_file.h"
 
-#define FRAME_BYTES (4u << 20)   /* end a zstd frame after this much input */
+#define FRAME_BYTES (4u << 20) /* end a zstd frame after this much input */
 #define FRAME_INTERVAL_NS 1000000000ull
 #define IDLE_POLL_MS 1
 #define BUSY_RECORDS 64 /* fewer per cycle than this: wait before the next */

@@ -357,8 +357,8 @@ static void write_descriptor(struct ct_sequence *seq, CtPb__TrackDescriptor *des
     emit_packet(seq, &packet, 0, 0);
 }
 
-void ct_write_process_track(struct ct_sequence *seq, uint64_t uuid, int32_t pid,
-                            const char *name, const char *const *cmdline, int argc)
+void ct_write_process_track(struct ct_sequence *seq, uint64_t uuid, int32_t pid, const char *name,
+                            const char *const *cmdline, int argc)
 {
     CtPb__TrackDescriptor d = CT_PB__TRACK_DESCRIPTOR__INIT;
     CtPb__ProcessDescriptor p = CT_PB__PROCESS_DESCRIPTOR__INIT;

@@ -34,8 +34,8 @@ enum ct_counter_unit { CT_UNIT_COUNT = 2, CT_UNIT_BYTES = 3 };
 void ct_sequence_init(struct ct_sequence *seq, uint64_t default_track);
 void ct_sequence_release(struct ct_sequence *seq);
 
-void ct_write_process_track(struct ct_sequence *seq, uint64_t uuid, int32_t pid,
-                            const char *name, const char *const *cmdline, int argc);
+void ct_write_process_track(struct ct_sequence *seq, uint64_t uuid, int32_t pid, const char *name,
+                            const char *const *cmdline, int argc);
 void ct_write_thread_track(struct ct_sequence *seq, uint64_t uuid, int32_t pid, int32_t tid,
                            const char *name);
 void ct_write_counter_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent,

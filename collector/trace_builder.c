@@ -361,8 +361,7 @@ static const uint8_t stream_arg[CT_FAMILY_COUNT] = {
 #define ARG(n, t, v) (args[nargs++] = (struct ct_arg){arg_names.n, (t), (uint64_t)(v)})
 
 /* The annotations of one call, by the layout its family gives arg[]. */
-static int call_args(const struct function_info *f, const struct ct_record *r,
-                     struct ct_arg *args)
+static int call_args(const struct function_info *f, const struct ct_record *r, struct ct_arg *args)
 {
     int nargs = 0;
     const uint64_t *a = r->arg;
@@ -485,9 +484,9 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
         ct_write_counter(&process_seq, counter_uuid(TRACK_DROPPED), end_ns, (int64_t)dropped);
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
-    uint64_t cpu_ns = ((uint64_t)usage.ru_utime.tv_sec + (uint64_t)usage.ru_stime.tv_sec) *
-                          1000000000ull +
-                      ((uint64_t)usage.ru_utime.tv_usec + (uint64_t)usage.ru_stime.tv_usec) * 1000u;
+    uint64_t cpu_ns =
+        ((uint64_t)usage.ru_utime.tv_sec + (uint64_t)usage.ru_stime.tv_sec) * 1000000000ull +
+        ((uint64_t)usage.ru_utime.tv_usec + (uint64_t)usage.ru_stime.tv_usec) * 1000u;
     struct ct_arg args[] = {
         {ct_strings_intern_cstr("calls"), CT_ARG_UINT, calls},
         {ct_strings_intern_cstr("collector_cpu_ns"), CT_ARG_UINT, cpu_ns},

@@ -23,11 +23,11 @@
 /* The five record arguments; a level of indirection so that a macro which
  * expands to several of them (LAUNCH_ARGS) counts as what it expands to. */
 #define CT_CALL_ARGS(...) CT_CALL_ARGS_(__VA_ARGS__)
-#define CT_CALL_ARGS_(a0, a1, a2, a3, a4)                                                        \
+#define CT_CALL_ARGS_(a0, a1, a2, a3, a4)                                                          \
     (uint64_t)(a0), (uint64_t)(a1), (uint64_t)(a2), (uint64_t)(a3), (uint64_t)(a4)
 
 /* Inside CT_HOOK's argument expressions, `result` is the call's return value. */
-#define CT_HOOK(name, params, args, ...)                                                          \
+#define CT_HOOK(name, params, args, ...)                                                           \
     CT_EXPORT cudaError_t name params                                                              \
     {                                                                                              \
         static _Atomic(void *) real_slot;                                                          \
@@ -39,7 +39,7 @@
         cudaError_t result = real args;                                                            \
         uint64_t end = ct_clock_now();                                                             \
         ct_call_leave(inflight);                                                                   \
-        ct_emit_call(CT_FN_##name, begin, end, (int32_t)result, CT_CALL_ARGS(__VA_ARGS__));      \
+        ct_emit_call(CT_FN_##name, begin, end, (int32_t)result, CT_CALL_ARGS(__VA_ARGS__));        \
         return result;                                                                             \
     }
 

@@ -11,10 +11,10 @@ HOOK_MEMCPY(cudaMemcpy)
 HOOK_MEMCPY(cudaMemcpy_ptds)
 
 #define HOOK_MEMCPY_ASYNC(name)                                                                    \
-    CT_HOOK(name,                                                                                  \
-            (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,                   \
-             cudaStream_t stream),                                                                 \
-            (dst, src, count, kind, stream), CT_PTR(dst), count, CT_PTR(stream), kind, CT_PTR(src))
+    CT_HOOK(                                                                                       \
+        name,                                                                                      \
+        (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream), \
+        (dst, src, count, kind, stream), CT_PTR(dst), count, CT_PTR(stream), kind, CT_PTR(src))
 HOOK_MEMCPY_ASYNC(cudaMemcpyAsync)
 HOOK_MEMCPY_ASYNC(cudaMemcpyAsync_ptsz)
 

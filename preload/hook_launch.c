@@ -13,10 +13,11 @@
         (smem)
 
 #define HOOK_LAUNCH(name, func_type, by_handle)                                                    \
-    CT_HOOK(name,                                                                                  \
-            (func_type func, dim3 grid, dim3 block, void **args, size_t smem, cudaStream_t stream), \
-            (func, grid, block, args, smem, stream),                                               \
-            LAUNCH_ARGS(func, by_handle, grid, block, smem, stream))
+    CT_HOOK(                                                                                       \
+        name,                                                                                      \
+        (func_type func, dim3 grid, dim3 block, void **args, size_t smem, cudaStream_t stream),    \
+        (func, grid, block, args, smem, stream),                                                   \
+        LAUNCH_ARGS(func, by_handle, grid, block, smem, stream))
 HOOK_LAUNCH(cudaLaunchKernel, const void *, 0)
 HOOK_LAUNCH(cudaLaunchKernel_ptsz, const void *, 0)
 HOOK_LAUNCH(cudaLaunchCooperativeKernel, const void *, 0)
@@ -32,11 +33,11 @@ static const cudaLaunchConfig_t *config_or_zeros(const cudaLaunchConfig_t *confi
 }
 
 #define HOOK_LAUNCH_EX(name)                                                                       \
-    CT_HOOK(name, (const cudaLaunchConfig_t *config, const void *func, void **args),               \
-            (config, func, args),                                                                  \
-            LAUNCH_ARGS(func, 0, config_or_zeros(config)->gridDim,                                 \
-                        config_or_zeros(config)->blockDim,                                         \
-                        config_or_zeros(config)->dynamicSmemBytes, config_or_zeros(config)->stream))
+    CT_HOOK(                                                                                       \
+        name, (const cudaLaunchConfig_t *config, const void *func, void **args),                   \
+        (config, func, args),                                                                      \
+        LAUNCH_ARGS(func, 0, config_or_zeros(config)->gridDim, config_or_zeros(config)->blockDim,  \
+                    config_or_zeros(config)->dynamicSmemBytes, config_or_zeros(config)->stream))
 HOOK_LAUNCH_EX(cudaLaunchKernelExC)
 HOOK_LAUNCH_EX(cudaLaunchKernelExC_ptsz)
 

@@ -8,8 +8,7 @@
 
 #include "ring.h"
 
-uint64_t ct_kernel_key_slow(struct ct_ring *ring, const void *func, int by_handle,
-                            int launch_ok);
+uint64_t ct_kernel_key_slow(struct ct_ring *ring, const void *func, int by_handle, int launch_ok);
 
 /* Makes sure the collector knows the name of `func` before the launch record
  * that uses it, and returns the key that record carries. `by_handle` says

@@ -42,8 +42,8 @@ static int done_fd = -1;     /* read end; the collector closes it when the trace
 
 static void format_output_path(char *out, size_t size)
 {
-    const char *pattern = ct_config.output && *ct_config.output ? ct_config.output
-                                                                : "cudatrace-%p.pftrace.zst";
+    const char *pattern =
+        ct_config.output && *ct_config.output ? ct_config.output : "cudatrace-%p.pftrace.zst";
     size_t n = 0;
     for (const char *p = pattern; *p && n + 1 < size; p++) {
         if (p[0] == '%' && p[1] == 'p') {
@@ -136,7 +136,8 @@ static int spawn_collector(int shm_fd, int lifeline_read, int done_write)
     snprintf(shm_arg, sizeof shm_arg, "%d", shm_fd);
     snprintf(life_arg, sizeof life_arg, "%d", lifeline_read);
     snprintf(done_arg, sizeof done_arg, "%d", done_write);
-    char *argv[] = {path, "--shm-fd", shm_arg, "--lifeline-fd", life_arg, "--done-fd", done_arg, NULL};
+    char *argv[] = {path,     "--shm-fd",  shm_arg,  "--lifeline-fd",
+                    life_arg, "--done-fd", done_arg, NULL};
 
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -185,7 +186,8 @@ static void start_session(void)
 {
     int shm_fd = -1, lifeline[2] = {-1, -1}, done[2] = {-1, -1};
     struct ct_shm_header *shm = create_shm(&shm_fd);
-    if (!shm || ct_kernel_names_init(ct_config.rings) || pipe2(lifeline, O_CLOEXEC) || pipe2(done, O_CLOEXEC)) {
+    if (!shm || ct_kernel_names_init(ct_config.rings) || pipe2(lifeline, O_CLOEXEC) ||
+        pipe2(done, O_CLOEXEC)) {
         ct_warn("cannot set up trace buffers: %s; tracing is off", strerror(errno));
         goto fail;
     }
@@ -256,7 +258,7 @@ static void print_summary(struct ct_shm_header *shm)
     if (ct_config.quiet)
         return;
     if (!atomic_load(&shm->collector_done)) {
-        ct_warn("the trace %s may be incomplete: the collector did not finish in %u ms",
+        ct_warn("the trace %s may be incomplete: the collector ended early or took over %u ms",
                 shm->output_path, ct_config.exit_timeout_ms);
         return;
     }

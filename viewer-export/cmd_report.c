@@ -182,8 +182,7 @@ static void print_text_process(const struct ct_process_report *p)
            p->dropped ? " (rings were full: raise CUDATRACE_RING_RECORDS)" : "");
     if (p->ended)
         printf("  tracer         %llu calls recorded; collector used %s of CPU, %llu KiB peak\n",
-               (unsigned long long)p->calls_recorded,
-               human_time(p->collector_cpu_ns, a, sizeof a),
+               (unsigned long long)p->calls_recorded, human_time(p->collector_cpu_ns, a, sizeof a),
                (unsigned long long)p->collector_max_rss_kb);
     printf("  findings       none\n");
 }

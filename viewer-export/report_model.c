@@ -20,11 +20,11 @@
 
 struct builder {
     struct ct_report *report;
-    struct ct_u64_map process_by_pid;  /* pid + 1 -> index + 1 */
-    struct ct_u64_map owner;           /* any track uuid -> index + 1 */
-    struct ct_u64_map thread_of;       /* thread track uuid -> tid */
-    struct ct_u64_map device_counter;  /* counter track uuids of device memory */
-    struct ct_u64_map functions;       /* string id of a function name -> fn + 1 */
+    struct ct_u64_map process_by_pid; /* pid + 1 -> index + 1 */
+    struct ct_u64_map owner;          /* any track uuid -> index + 1 */
+    struct ct_u64_map thread_of;      /* thread track uuid -> tid */
+    struct ct_u64_map device_counter; /* counter track uuids of device memory */
+    struct ct_u64_map functions;      /* string id of a function name -> fn + 1 */
 };
 
 static const uint8_t function_family[CT_FN_COUNT] = {
@@ -116,7 +116,8 @@ static void add_inflight(struct builder *b, struct ct_process_report *p, int fn,
     if (!p->inflight)
         abort();
     const uint64_t *tid = ct_u64_map_find(&b->thread_of, e->track);
-    p->inflight[p->inflight_count++] = (struct ct_inflight_call){fn, tid ? (int64_t)*tid : 0, e->ts};
+    p->inflight[p->inflight_count++] =
+        (struct ct_inflight_call){fn, tid ? (int64_t)*tid : 0, e->ts};
 }
 
 static void on_slice(void *ctx, const struct ct_event *e)
@@ -210,8 +211,7 @@ static void on_counter(void *ctx, const struct ct_event *e)
     }
 }
 
-int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
-                        size_t error_size)
+int ct_report_add_trace(struct ct_report *report, const char *path, char *error, size_t error_size)
 {
     struct builder b = {.report = report};
     index_functions(&b);

@@ -30,7 +30,7 @@ struct ct_process_report {
     uint64_t start_ns; /* process start, from the closing instant      */
     uint64_t first_ns; /* first event: the start when the end is missing */
     uint64_t end_ns;   /* the closing instant, else the last event      */
-    int ended;                 /* the closing instant was written */
+    int ended;         /* the closing instant was written */
     int exited_normally;
     int64_t runtime_version, driver_version, device_count;
     const char *devices[16];
@@ -56,8 +56,7 @@ struct ct_report {
 };
 
 /* Adds the processes of one trace file; -1 with a reason on bad input. */
-int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
-                        size_t error_size);
+int ct_report_add_trace(struct ct_report *report, const char *path, char *error, size_t error_size);
 void ct_report_free(struct ct_report *report);
 
 #endif

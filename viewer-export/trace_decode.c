@@ -99,8 +99,8 @@ static void resolve_annotation(const struct sequence *s, const CtPb__DebugAnnota
                                struct ct_annotation *out)
 {
     memset(out, 0, sizeof *out);
-    out->name = a->name ? ct_strings_get(intern_cstr(a->name))
-                        : lookup(&s->annotation_names, a->name_iid);
+    out->name =
+        a->name ? ct_strings_get(intern_cstr(a->name)) : lookup(&s->annotation_names, a->name_iid);
     if (a->has_uint_value || a->has_pointer_value) {
         out->type = CT_VALUE_UINT;
         out->u = a->has_uint_value ? a->uint_value : a->pointer_value;
@@ -184,12 +184,12 @@ static void handle_event(struct decoder *d, struct sequence *s, const CtPb__Trac
     struct ct_event e = {0};
     e.track = te->has_track_uuid ? te->track_uuid : s->default_track;
     e.ts = p->timestamp;
-    e.name = te->name ? ct_strings_get(intern_cstr(te->name))
-                      : te->has_name_iid ? lookup(&s->event_names, te->name_iid) : "";
+    e.name = te->name           ? ct_strings_get(intern_cstr(te->name))
+             : te->has_name_iid ? lookup(&s->event_names, te->name_iid)
+                                : "";
     for (size_t i = 0; i < te->n_debug_annotations && e.nargs < CT_MAX_EVENT_ARGS; i++)
         resolve_annotation(s, te->debug_annotations[i], &e.args[e.nargs++]);
-    e.counter = te->has_double_counter_value ? te->double_counter_value
-                                             : (double)te->counter_value;
+    e.counter = te->has_double_counter_value ? te->double_counter_value : (double)te->counter_value;
     switch (te->type) {
     case CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN:
         begin_slice(d, &e);

@@ -33,8 +33,8 @@ struct ct_event {
 
 struct ct_track_info {
     uint64_t uuid, parent;
-    int32_t pid;     /* process or thread tracks */
-    int64_t tid;     /* thread tracks, else 0 */
+    int32_t pid; /* process or thread tracks */
+    int64_t tid; /* thread tracks, else 0 */
     int is_process, is_counter;
     const char *name;
     const char *const *cmdline;
@@ -51,7 +51,7 @@ struct ct_trace_visitor {
 
 struct ct_decode_result {
     uint64_t packets;
-    int truncated;  /* the file ended inside a compressed frame */
+    int truncated;     /* the file ended inside a compressed frame */
     uint64_t unclosed; /* slices begun and never ended (a crash mid-call) */
 };
 

@@ -46,11 +46,11 @@ enum ct_string_kind {
 #define CT_COPY_KIND_PEER 100
 
 struct ct_record {
-    uint16_t type;   /* enum ct_record_type                                 */
-    uint16_t func;   /* CALL: enum ct_function; STRING: enum ct_string_kind */
-    int32_t result;  /* CALL: cudaError_t; STRING: bytes in this chunk      */
-    uint64_t begin;  /* CALL: clock at entry; STRING: key                   */
-    uint64_t end;    /* CALL: clock at return; STRING: offset, total << 32  */
+    uint16_t type;  /* enum ct_record_type                                 */
+    uint16_t func;  /* CALL: enum ct_function; STRING: enum ct_string_kind */
+    int32_t result; /* CALL: cudaError_t; STRING: bytes in this chunk      */
+    uint64_t begin; /* CALL: clock at entry; STRING: key                   */
+    uint64_t end;   /* CALL: clock at return; STRING: offset, total << 32  */
     union {
         uint64_t arg[CT_RECORD_ARGS];
         char text[CT_STRING_CHUNK];
@@ -83,10 +83,10 @@ struct ct_ring {
     _Atomic uint64_t dropped; /* records lost because the ring was full       */
     /* The call the thread is inside, for a process that dies mid-call: read by
      * the collector only once the process has ended. */
-    uint64_t inflight_begin;  /* clock at the call's entry, 0 when none        */
-    uint32_t inflight_func;   /* enum ct_function                              */
-    volatile uint32_t busy;   /* a record is being written: a signal handler's
-                                 call must not write into the same slot        */
+    uint64_t inflight_begin;           /* clock at the call's entry, 0 when none        */
+    uint32_t inflight_func;            /* enum ct_function                              */
+    volatile uint32_t busy;            /* a record is being written: a signal handler's
+                                          call must not write into the same slot        */
     alignas(64) _Atomic uint64_t tail; /* next slot the consumer reads    */
     alignas(64) struct ct_record records[];
 };

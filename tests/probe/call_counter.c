@@ -26,8 +26,10 @@ extern void *__libc_realloc(void *, size_t);
 extern void __libc_free(void *);
 extern void *__libc_memalign(size_t, size_t);
 
-#define COUNTED(X) X(malloc) X(calloc) X(realloc) X(free) X(posix_memalign) \
-    X(pthread_mutex_lock) X(pthread_rwlock_rdlock) X(pthread_rwlock_wrlock) X(sem_wait)
+#define COUNTED(X)                                                                                 \
+    X(malloc)                                                                                      \
+    X(calloc) X(realloc) X(free) X(posix_memalign) X(pthread_mutex_lock) X(pthread_rwlock_rdlock)  \
+        X(pthread_rwlock_wrlock) X(sem_wait)
 #define DECLARE(name) static atomic_ulong count_##name;
 COUNTED(DECLARE)
 
@@ -83,14 +85,14 @@ int posix_memalign(void **out, size_t align, size_t size)
     return *out ? 0 : 12;
 }
 
-#define FORWARD(name, type, arg)                                                   \
-    int name(type arg)                                                             \
-    {                                                                              \
-        static int (*real)(type);                                                  \
-        count_##name++;                                                            \
-        if (!real)                                                                 \
-            real = (int (*)(type))dlsym(RTLD_NEXT, #name);                         \
-        return real(arg);                                                          \
+#define FORWARD(name, type, arg)                                                                   \
+    int name(type arg)                                                                             \
+    {                                                                                              \
+        static int (*real)(type);                                                                  \
+        count_##name++;                                                                            \
+        if (!real)                                                                                 \
+            real = (int (*)(type))dlsym(RTLD_NEXT, #name);                                         \
+        return real(arg);                                                                          \
     }
 FORWARD(pthread_mutex_lock, pthread_mutex_t *, m)
 FORWARD(pthread_rwlock_rdlock, pthread_rwlock_t *, l)

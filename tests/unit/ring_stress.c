@@ -5,9 +5,9 @@
  * ring_drain.c on the other, with the session and the trace builder stubbed
  * out. Waves of producer threads write numbered records while the consumer
  * drains concurrently; at the end every thread's records must have arrived
- * in order (with gaps where the ring was full), and recorded + dropped must equal what the threads issued.
- * Usage: ring_stress [waves=4] [threads=16] [records=20000] [rings=8]
- * (more threads than rings, so some find none and rings are reused).
+ * in order (with gaps where the ring was full), and recorded + dropped must equal what the threads
+ * issued. Usage: ring_stress [waves=4] [threads=16] [records=20000] [rings=8] (more threads than
+ * rings, so some find none and rings are reused).
  */
 #include <pthread.h>
 #include <stdio.h>
