@@ -26,6 +26,7 @@
 
 #define FRAME_BYTES (4u << 20) /* end a zstd frame after this much input */
 #define FRAME_INTERVAL_NS 1000000000ull
+#define LIBRARY_SCAN_NS 100000000ull /* how often /proc/PID/maps is read */
 #define IDLE_POLL_MS 1
 #define BUSY_RECORDS 64 /* fewer per cycle than this: wait before the next */
 
@@ -97,13 +98,18 @@ static int lifeline_closed(int fd, int timeout_ms)
 
 static void run(struct ct_shm_header *shm, int lifeline_fd)
 {
-    uint64_t last_frame_ns = ct_clock_map_now_ns();
+    uint64_t last_frame_ns = ct_clock_map_now_ns(), last_scan_ns = last_frame_ns;
+    ct_builder_scan_libraries();
     for (;;) {
         int ended = lifeline_closed(lifeline_fd, 0);
         uint64_t drained = ct_drain_rings(shm);
         ct_clock_map_refresh();
         ct_builder_tick(ct_shm_dropped(shm));
         uint64_t now = ct_clock_map_now_ns();
+        if (now - last_scan_ns >= LIBRARY_SCAN_NS) {
+            ct_builder_scan_libraries();
+            last_scan_ns = now;
+        }
         if (ct_trace_file_pending() >= FRAME_BYTES || now - last_frame_ns >= FRAME_INTERVAL_NS) {
             ct_writer_flush();
             ct_trace_file_end_frame();

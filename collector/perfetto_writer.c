@@ -389,18 +389,31 @@ void ct_write_thread_track(struct ct_sequence *seq, uint64_t uuid, int32_t pid, 
     write_descriptor(seq, &d);
 }
 
-void ct_write_counter_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent,
-                            const char *name, enum ct_counter_unit unit)
+/* A named track under `parent`; a counter track when `counter` is given. */
+static void write_child_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent,
+                              const char *name, CtPb__CounterDescriptor *counter)
 {
     CtPb__TrackDescriptor d = CT_PB__TRACK_DESCRIPTOR__INIT;
-    CtPb__CounterDescriptor c = CT_PB__COUNTER_DESCRIPTOR__INIT;
     d.has_uuid = 1;
     d.uuid = uuid;
     d.has_parent_uuid = 1;
     d.parent_uuid = parent;
     d.name = (char *)name;
+    d.counter = counter;
+    write_descriptor(seq, &d);
+}
+
+void ct_write_counter_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent,
+                            const char *name, enum ct_counter_unit unit)
+{
+    CtPb__CounterDescriptor c = CT_PB__COUNTER_DESCRIPTOR__INIT;
     c.has_unit = 1;
     c.unit = (CtPb__CounterDescriptor__Unit)unit;
-    d.counter = &c;
-    write_descriptor(seq, &d);
+    write_child_track(seq, uuid, parent, name, &c);
+}
+
+void ct_write_named_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent,
+                          const char *name)
+{
+    write_child_track(seq, uuid, parent, name, NULL);
 }

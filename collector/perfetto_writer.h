@@ -38,6 +38,8 @@ void ct_write_process_track(struct ct_sequence *seq, uint64_t uuid, int32_t pid,
                             const char *const *cmdline, int argc);
 void ct_write_thread_track(struct ct_sequence *seq, uint64_t uuid, int32_t pid, int32_t tid,
                            const char *name);
+void ct_write_named_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent,
+                          const char *name);
 void ct_write_counter_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent,
                             const char *name, enum ct_counter_unit unit);
 

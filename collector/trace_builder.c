@@ -18,6 +18,7 @@
 #include "clock_map.h"
 #include "cuda_error_names.h"
 #include "cudatrace/functions.h"
+#include "library_inventory.h"
 #include "perfetto_writer.h"
 #include "strings.h"
 #include "u64_map.h"
@@ -25,7 +26,13 @@
 #define LAUNCH_BUCKET_NS 100000000ull /* launch rate resolution: 100 ms */
 #define LAUNCH_BUCKETS 64
 
-enum counter_track { TRACK_DEVICE_BYTES = 1, TRACK_PINNED_BYTES, TRACK_LAUNCH_RATE, TRACK_DROPPED };
+enum process_track {
+    TRACK_DEVICE_BYTES = 1,
+    TRACK_PINNED_BYTES,
+    TRACK_LAUNCH_RATE,
+    TRACK_DROPPED,
+    TRACK_LIBRARIES,
+};
 
 struct function_info {
     uint32_t name;
@@ -94,7 +101,7 @@ static void intern_names(void)
 #undef ARG_NAME
 }
 
-static uint64_t counter_uuid(enum counter_track which)
+static uint64_t counter_uuid(enum process_track which)
 {
     return process_uuid | which;
 }
@@ -136,6 +143,30 @@ static void write_process_tracks(void)
                            "CUDA kernel launches per second", CT_UNIT_COUNT);
     ct_write_counter_track(&process_seq, counter_uuid(TRACK_DROPPED), process_uuid,
                            "cudatrace dropped records", CT_UNIT_COUNT);
+    ct_write_named_track(&process_seq, counter_uuid(TRACK_LIBRARIES), process_uuid,
+                         "CUDA libraries");
+}
+
+static void library_instant(const struct ct_library *lib, void *ctx)
+{
+    static uint64_t order;
+    uint64_t ts = *(const uint64_t *)ctx;
+#define LIB_STRING(field) {ct_strings_intern_cstr(#field), CT_ARG_STRING, ct_strings_intern_cstr(lib->field)}
+    struct ct_arg args[] = {
+        LIB_STRING(path),   LIB_STRING(realpath), LIB_STRING(family), LIB_STRING(soname),
+        LIB_STRING(version), LIB_STRING(build_id),
+        {ct_strings_intern_cstr("size"), CT_ARG_UINT, lib->size},
+        {ct_strings_intern_cstr("order"), CT_ARG_UINT, order++},
+    };
+#undef LIB_STRING
+    ct_write_instant(&process_seq, counter_uuid(TRACK_LIBRARIES), ts,
+                     ct_strings_intern_cstr("cuda.library"), args, sizeof args / sizeof args[0]);
+}
+
+void ct_builder_scan_libraries(void)
+{
+    uint64_t now = ct_clock_map_now_ns();
+    ct_library_scan(pid, library_instant, &now);
 }
 
 void ct_builder_start(const struct ct_shm_header *shm)

@@ -145,7 +145,14 @@ def assert_matches_trace(process, trace):
     (pid,) = trace.processes
     assert process["pid"] == pid
     assert process["cmdline"] == trace.processes[pid]["cmdline"]
-    assert process["libraries"] == process["failed_loads"] == []
+    # The library inventory is the trace's cuda.library instants, in order;
+    # how each was requested and found is not recorded yet.
+    assert process["libraries"] == [
+        {**{k: i["args"][k] for k in ("path", "realpath", "family", "soname", "version")},
+         "requested_as": None, "requested_by": None, "found_via": None,
+         "build_id": i["args"]["build_id"], "size": i["args"]["size"]}
+        for i in sorted(instants(trace, "cuda.library"), key=lambda i: i["args"]["order"])]
+    assert process["failed_loads"] == []
 
 
 def truth_counts(truth, names, key="calls"):

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "findings.h"
 #include "json_writer.h"
 #include "report_model.h"
 
@@ -69,6 +70,8 @@ static void json_process(struct ct_json *j, const struct ct_process_report *p)
     ct_json_uint(j, "failed_allocs", p->failed_allocs);
     ct_json_end_object(j);
     ct_json_begin_array(j, "libraries");
+    for (size_t i = 0; i < p->library_count; i++)
+        ct_library_json(j, &p->libraries[i]);
     ct_json_end_array(j);
     ct_json_begin_array(j, "failed_loads");
     ct_json_end_array(j);
@@ -91,7 +94,7 @@ static void json_process(struct ct_json *j, const struct ct_process_report *p)
     ct_json_end_object(j);
 }
 
-static void print_json(const struct ct_report *r)
+static void print_json(const struct ct_report *r, const struct ct_findings *findings)
 {
     struct ct_json j = {.out = stdout};
     ct_json_begin_object(&j, NULL);
@@ -106,6 +109,8 @@ static void print_json(const struct ct_report *r)
         json_process(&j, &r->processes[i]);
     ct_json_end_array(&j);
     ct_json_begin_array(&j, "findings");
+    for (size_t i = 0; i < findings->count; i++)
+        ct_finding_json(&j, &findings->items[i]);
     ct_json_end_array(&j);
     ct_json_end_object(&j);
 }
@@ -145,7 +150,8 @@ static void print_version(const char *label, int64_t version)
         printf("%s unknown", label);
 }
 
-static void print_text_process(const struct ct_process_report *p)
+static void print_text_process(const struct ct_process_report *p,
+                               const struct ct_findings *findings)
 {
     char a[32], b[32];
     printf("process %d", (int)p->pid);
@@ -184,15 +190,26 @@ static void print_text_process(const struct ct_process_report *p)
         printf("  tracer         %llu calls recorded; collector used %s of CPU, %llu KiB peak\n",
                (unsigned long long)p->calls_recorded, human_time(p->collector_cpu_ns, a, sizeof a),
                (unsigned long long)p->collector_max_rss_kb);
-    printf("  findings       none\n");
+    for (size_t i = 0; i < p->library_count; i++)
+        printf("  library        %-12s %s%s%s\n", p->libraries[i].family, p->libraries[i].realpath,
+               *p->libraries[i].version ? " " : "", p->libraries[i].version);
+    int shown = 0;
+    for (size_t i = 0; i < findings->count; i++) {
+        const struct ct_finding *f = &findings->items[i];
+        if (f->pid == p->pid)
+            printf("  %-14s %s %s: %s\n", shown++ ? "" : "findings", ct_severity_name(f->severity),
+                   f->id, f->message);
+    }
+    if (!shown)
+        printf("  findings       none\n");
 }
 
-static void print_text(const struct ct_report *r)
+static void print_text(const struct ct_report *r, const struct ct_findings *findings)
 {
     if (r->truncated)
         printf("note: the trace ends in a cut frame; reporting what came before it\n");
     for (size_t i = 0; i < r->process_count; i++)
-        print_text_process(&r->processes[i]);
+        print_text_process(&r->processes[i], findings);
 }
 
 int ct_cmd_report(int argc, char **argv)
@@ -218,10 +235,13 @@ int ct_cmd_report(int argc, char **argv)
             return 1;
         }
     }
+    struct ct_findings findings;
+    ct_findings_compute(&report, &findings);
     if (json)
-        print_json(&report);
+        print_json(&report, &findings);
     else
-        print_text(&report);
+        print_text(&report, &findings);
+    ct_findings_free(&findings);
     ct_report_free(&report);
     return 0;
 }

@@ -137,7 +137,10 @@ static void on_slice(void *ctx, const struct ct_event *e)
         add_inflight(b, p, (int)(*fn - 1), e);
         return;
     }
-    int failed = arg_int(e, "result", 0) != 0;
+    int64_t result = arg_int(e, "result", 0);
+    int failed = result != 0;
+    if (result > 0 && result < 1024)
+        p->calls_failed_with[result]++;
     uint64_t duration = e->end > e->ts ? e->end - e->ts : 0;
     struct ct_api_stats *s = &p->api[*fn - 1];
     s->calls++;
@@ -165,6 +168,23 @@ static void on_slice(void *ctx, const struct ct_event *e)
     }
 }
 
+static const char *arg_string(const struct ct_event *e, const char *name)
+{
+    const struct ct_annotation *a = ct_event_arg(e, name);
+    return a && a->type == CT_VALUE_STRING && a->s ? a->s : "";
+}
+
+static void add_library(struct ct_process_report *p, const struct ct_event *e)
+{
+    p->libraries = realloc(p->libraries, (p->library_count + 1) * sizeof *p->libraries);
+    if (!p->libraries)
+        abort();
+    p->libraries[p->library_count++] = (struct ct_library_entry){
+        arg_string(e, "path"),    arg_string(e, "realpath"), arg_string(e, "family"),
+        arg_string(e, "soname"),  arg_string(e, "version"),  arg_string(e, "build_id"),
+        (uint64_t)arg_int(e, "size", 0)};
+}
+
 static void on_instant(void *ctx, const struct ct_event *e)
 {
     struct builder *b = ctx;
@@ -176,17 +196,18 @@ static void on_instant(void *ctx, const struct ct_event *e)
         p->driver_version = arg_int(e, "driver_version", -1);
         p->device_count = arg_int(e, "device_count", -1);
     } else if (strcmp(e->name, "cuda.device") == 0) {
-        const struct ct_annotation *name = ct_event_arg(e, "name");
-        if (name && name->type == CT_VALUE_STRING && p->device_names < 16)
-            p->devices[p->device_names++] = name->s;
+        const char *name = arg_string(e, "name");
+        if (*name && p->device_names < 16)
+            p->devices[p->device_names++] = name;
+    } else if (strcmp(e->name, "cuda.library") == 0) {
+        add_library(p, e);
     } else if (strcmp(e->name, "cudatrace.end") == 0) {
-        const struct ct_annotation *exit = ct_event_arg(e, "exit");
         p->dropped = (uint64_t)arg_int(e, "dropped", 0);
         p->calls_recorded = (uint64_t)arg_int(e, "calls", 0);
         p->collector_cpu_ns = (uint64_t)arg_int(e, "collector_cpu_ns", 0);
         p->collector_max_rss_kb = (uint64_t)arg_int(e, "collector_max_rss_kb", 0);
         p->start_ns = (uint64_t)arg_int(e, "process_start_ns", 0);
-        p->exited_normally = exit && exit->s && strcmp(exit->s, "normal") == 0;
+        p->exited_normally = strcmp(arg_string(e, "exit"), "normal") == 0;
         p->end_ns = e->ts;
         p->ended = 1;
     } else {
@@ -234,6 +255,7 @@ void ct_report_free(struct ct_report *report)
     for (size_t i = 0; i < report->process_count; i++) {
         free(report->processes[i].cmdline);
         free(report->processes[i].inflight);
+        free(report->processes[i].libraries);
     }
     free(report->processes);
     memset(report, 0, sizeof *report);

@@ -14,6 +14,12 @@ struct ct_api_stats {
     uint64_t calls, errors, total_ns;
 };
 
+/* A CUDA-stack library the process had mapped (strings outlive the report). */
+struct ct_library_entry {
+    const char *path, *realpath, *family, *soname, *version, *build_id;
+    uint64_t size;
+};
+
 /* A call a thread was still inside when the process ended. */
 struct ct_inflight_call {
     int fn;
@@ -45,6 +51,9 @@ struct ct_process_report {
     uint64_t unattributed_slices; /* slices whose name is no traced function */
     struct ct_inflight_call *inflight;
     size_t inflight_count;
+    struct ct_library_entry *libraries;
+    size_t library_count;
+    uint64_t calls_failed_with[1024]; /* calls per cudaError_t below 1024 */
 };
 
 struct ct_report {

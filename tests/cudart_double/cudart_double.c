@@ -4,7 +4,8 @@
  * in CT_DOUBLE_APIS (versioned like the real library by libcudart.map), the bookkeeping behind
  * them (device memory is ordinary host memory, so copies and sets really move bytes; kernels are
  * validated but never run) and the ground-truth statistics written at exit. Behaviour is tuned
- * by CT_DOUBLE_* environment variables read once; with none set, an API call costs no syscall,
+ * by CT_DOUBLE_* environment variables read once (CT_DOUBLE_DRIVER_VERSION below 13000 plays a
+ * driver too old for this runtime); with none set, an API call costs no syscall,
  * lock or atomic, so benchmarks see the tracer's cost rather than the double's.
  */
 #define _GNU_SOURCE
@@ -271,8 +272,21 @@ static inline void count_error(enum api_id id)
         atomic_fetch_add_explicit(&error_counts[id], 1, memory_order_relaxed);
 }
 
+/* With CT_DOUBLE_DRIVER_VERSION below the runtime's, behave as the real
+ * runtime does on a driver that is too old: everything but the version and
+ * error queries fails with cudaErrorInsufficientDriver. */
+static inline bool driver_too_old_for(enum api_id id)
+{
+    return knobs.driver_version < RUNTIME_VERSION && id != API_cudaRuntimeGetVersion &&
+           id != API_cudaDriverGetVersion && id != API_cudaGetLastError &&
+           id != API_cudaPeekAtLastError && id != API_cudaGetErrorName &&
+           id != API_cudaGetErrorString;
+}
+
 static inline cudaError_t leave(enum api_id id, cudaError_t rc)
 {
+    if (__builtin_expect(driver_too_old_for(id), 0))
+        rc = cudaErrorInsufficientDriver;
     if (__builtin_expect(rc != cudaSuccess, 0)) {
         /* "Not ready" is a status, not a failure: the real runtime does not latch it. */
         if (rc != cudaErrorNotReady)

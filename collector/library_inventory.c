@@ -1,0 +1,185 @@
+/*
+ * Finds the CUDA-stack libraries a process has mapped by reading
+ * /proc/PID/maps from the collector, and describes each from the file itself:
+ * SONAME and GNU build-id from the ELF program headers (no section headers
+ * needed), version from the file name, size. All of it happens outside the
+ * traced process, so it costs the program nothing and cannot change what it
+ * loads. A library is reported once per (device, inode).
+ */
+#include "library_inventory.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "u64_map.h"
+
+/* Library names that begin with one of these (cudnn_ops, cublasLt, ...), and
+ * the driver, libcuda, by its exact name. */
+static const char *const families[] = {
+    "cudart", "cudnn", "cublas", "cufft", "curand", "cusolver",   "cusparse",
+    "nccl",   "nvrtc", "nvJitLink", "cupti", "nvToolsExt", "nvtx",
+};
+
+static struct ct_u64_map seen; /* dev ^ inode -> 1 */
+
+/* "libcudnn_ops.so.9.1" -> "cudnn_ops"; a hash suffix (libcudart-d0da41ae)
+ * is dropped. Returns 0 if `base` is no shared library name. */
+static int library_name(const char *base, char *name, size_t size)
+{
+    const char *so = strstr(base, ".so");
+    if (strncmp(base, "lib", 3) != 0 || !so || so - base - 3 <= 0 ||
+        (size_t)(so - base - 3) >= size)
+        return 0;
+    size_t len = (size_t)(so - base - 3);
+    memcpy(name, base + 3, len);
+    name[len] = '\0';
+    char *dash = strrchr(name, '-');
+    if (dash && strlen(dash + 1) >= 6 && strspn(dash + 1, "0123456789abcdef") == strlen(dash + 1))
+        *dash = '\0';
+    return 1;
+}
+
+int ct_library_family(const char *path, char *family, size_t size)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (!library_name(base, family, size))
+        return 0;
+    if (strcmp(family, "cuda") == 0)
+        return 1;
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        if (strncmp(family, families[i], strlen(families[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static void version_from_name(const char *path, char *out, size_t size)
+{
+    const char *base = strrchr(path, '/');
+    const char *so = strstr(base ? base : path, ".so.");
+    snprintf(out, size, "%s", so ? so + 4 : "");
+}
+
+static int read_at(int fd, void *buf, size_t len, uint64_t offset)
+{
+    return pread(fd, buf, len, (off_t)offset) == (ssize_t)len ? 0 : -1;
+}
+
+/* File offset of a virtual address, through the PT_LOAD segments. */
+static int64_t file_offset(const Elf64_Phdr *ph, int count, uint64_t vaddr)
+{
+    for (int i = 0; i < count; i++)
+        if (ph[i].p_type == PT_LOAD && vaddr >= ph[i].p_vaddr &&
+            vaddr < ph[i].p_vaddr + ph[i].p_filesz)
+            return (int64_t)(vaddr - ph[i].p_vaddr + ph[i].p_offset);
+    return -1;
+}
+
+static void read_soname(int fd, const Elf64_Phdr *ph, int count, char *out, size_t size)
+{
+    for (int i = 0; i < count; i++) {
+        if (ph[i].p_type != PT_DYNAMIC)
+            continue;
+        uint64_t strtab = 0, soname = UINT64_MAX;
+        for (uint64_t at = 0; at + sizeof(Elf64_Dyn) <= ph[i].p_filesz; at += sizeof(Elf64_Dyn)) {
+            Elf64_Dyn d;
+            if (read_at(fd, &d, sizeof d, ph[i].p_offset + at) || d.d_tag == DT_NULL)
+                break;
+            if (d.d_tag == DT_STRTAB)
+                strtab = d.d_un.d_ptr;
+            else if (d.d_tag == DT_SONAME)
+                soname = d.d_un.d_val;
+        }
+        int64_t base = strtab ? file_offset(ph, count, strtab) : -1;
+        if (base < 0 || soname == UINT64_MAX)
+            return;
+        ssize_t n = pread(fd, out, size - 1, base + (off_t)soname);
+        out[n > 0 ? strnlen(out, (size_t)n) : 0] = '\0';
+        return;
+    }
+}
+
+static void read_build_id(int fd, const Elf64_Phdr *ph, int count, char *out)
+{
+    for (int i = 0; i < count; i++) {
+        if (ph[i].p_type != PT_NOTE)
+            continue;
+        for (uint64_t at = 0; at + sizeof(Elf64_Nhdr) <= ph[i].p_filesz;) {
+            Elf64_Nhdr n;
+            if (read_at(fd, &n, sizeof n, ph[i].p_offset + at))
+                break;
+            uint64_t name_len = (n.n_namesz + 3) & ~3u, desc_len = (n.n_descsz + 3) & ~3u;
+            unsigned char desc[32];
+            char name[4];
+            if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && n.n_descsz <= sizeof desc &&
+                !read_at(fd, name, 4, ph[i].p_offset + at + sizeof n) &&
+                memcmp(name, "GNU", 4) == 0 &&
+                !read_at(fd, desc, n.n_descsz, ph[i].p_offset + at + sizeof n + name_len)) {
+                for (uint32_t k = 0; k < n.n_descsz; k++)
+                    sprintf(out + 2 * k, "%02x", desc[k]);
+                return;
+            }
+            at += sizeof n + name_len + desc_len;
+        }
+    }
+}
+
+void ct_library_describe(struct ct_library *lib)
+{
+    if (!realpath(lib->path, lib->realpath))
+        snprintf(lib->realpath, sizeof lib->realpath, "%s", lib->path);
+    version_from_name(lib->realpath, lib->version, sizeof lib->version);
+    int fd = open(lib->realpath, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) == 0)
+        lib->size = (uint64_t)st.st_size;
+    Elf64_Ehdr eh;
+    Elf64_Phdr ph[64];
+    if (read_at(fd, &eh, sizeof eh, 0) == 0 && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) &&
+        eh.e_phnum <= 64 && read_at(fd, ph, eh.e_phnum * sizeof(Elf64_Phdr), eh.e_phoff) == 0) {
+        read_soname(fd, ph, eh.e_phnum, lib->soname, sizeof lib->soname);
+        read_build_id(fd, ph, eh.e_phnum, lib->build_id);
+    }
+    close(fd);
+}
+
+int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, void *ctx),
+                    void *ctx)
+{
+    char maps_path[64], line[4096 + 256];
+    snprintf(maps_path, sizeof maps_path, "/proc/%d/maps", (int)pid);
+    FILE *maps = fopen(maps_path, "re");
+    if (!maps)
+        return -1;
+    while (fgets(line, sizeof line, maps)) {
+        unsigned int major, minor;
+        unsigned long long inode;
+        int path_at = 0;
+        if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &major, &minor, &inode, &path_at) < 3 ||
+            inode == 0 || line[path_at] != '/')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        const char *path = line + path_at;
+        uint64_t key = (inode * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)major << 32 | minor);
+        static struct ct_library lib;
+        memset(&lib, 0, sizeof lib);
+        if (ct_u64_map_find(&seen, key) ||
+            !ct_library_family(path, lib.family, sizeof lib.family))
+            continue;
+        ct_u64_map_put(&seen, key, 1);
+        snprintf(lib.path, sizeof lib.path, "%s", path);
+        ct_library_describe(&lib);
+        found(&lib, ctx);
+    }
+    fclose(maps);
+    return 0;
+}

@@ -1,0 +1,34 @@
+/*
+ * Which CUDA-stack libraries the traced process has mapped, seen from the
+ * collector (from /proc/PID/maps and the files themselves).
+ */
+#ifndef CT_COLLECTOR_LIBRARY_INVENTORY_H
+#define CT_COLLECTOR_LIBRARY_INVENTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ct_library {
+    char path[4096];     /* as mapped */
+    char realpath[4096]; /* symlinks resolved */
+    char family[64];     /* "cudart", "cuda" (the driver), "cudnn_ops", ... */
+    char soname[256];
+    char version[64]; /* from the file name (libcudart.so.13.0.96 -> 13.0.96) */
+    char build_id[65];
+    uint64_t size;
+};
+
+/* Writes the library family of a file name ("cudart" for libcudart.so.13 and
+ * for renamed copies such as libcudart-d0da41ae.so.11.0); returns 0 when the
+ * file is not part of the CUDA stack. */
+int ct_library_family(const char *path, char *family, size_t size);
+
+/* Reads SONAME and build-id from the ELF file at `path` (best effort). */
+void ct_library_describe(struct ct_library *lib);
+
+/* Calls `found` for each CUDA-stack library mapped in `pid` that was not
+ * reported before; returns -1 when the process is gone. */
+int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, void *ctx),
+                    void *ctx);
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * Loads each library named on the command line with dlopen (as a framework
+ * loads its CUDA libraries), then makes one cudaMalloc/cudaFree pair through
+ * the runtime it is linked against, which starts the tracer's session. For
+ * the library-inventory tests: real toolkit libraries beside the runtime in
+ * use make the broken setups (a second runtime, the stub driver). Prints
+ * each load's outcome and the two return codes. Usage: load_libs PATH...
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+
+#include <cuda_runtime_api.h>
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        printf("load_libs: %s %s\n", argv[i],
+               dlopen(argv[i], RTLD_NOW | RTLD_LOCAL) ? "loaded" : dlerror());
+    void *p = NULL;
+    int m = cudaMalloc(&p, 4096);
+    int f = cudaFree(p);
+    printf("load_libs: cudaMalloc -> %d, cudaFree -> %d\n", m, f);
+    return 0;
+}

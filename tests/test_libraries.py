@@ -1,0 +1,120 @@
+"""The CUDA library inventory and the library/driver findings, on real
+libraries: the toolkit's libcudart, libcublas and stub libcuda, a renamed
+copy of a runtime, and the test double. Every broken setup asserts its exact
+finding id and the paths in its evidence; every healthy twin asserts none.
+(Who requested each library and how the loader found it is not recorded
+yet: those report fields are null.)
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+TOOLKIT_LIB = "/usr/local/cuda/lib64"
+STUB_DRIVER = os.path.join(TOOLKIT_LIB, "stubs", "libcuda.so")
+TOOLKIT_RUNTIME = os.path.join(TOOLKIT_LIB, "libcudart.so.13")
+
+
+def report_of(build_dir, completed):
+    path = completed.run_dir / "trace.pftrace.zst"
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", str(path)],
+                          capture_output=True, text=True, check=True, timeout=60)
+    return json.loads(done.stdout)
+
+
+def build_id(path):
+    notes = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    return re.search(r"Build ID: ([0-9a-f]+)", notes).group(1)
+
+
+def test_inventory_describes_the_runtime_in_use(trace_run, build_dir):
+    completed, _, _ = trace_run("load_libs")
+    report = report_of(build_dir, completed)
+    (process,) = report["processes"]
+    double = os.path.join(build_dir, "double", "libcudart.so.13")
+    assert process["libraries"] == [{
+        "path": double, "realpath": double, "family": "cudart", "soname": "libcudart.so.13",
+        "version": "13", "requested_as": None, "requested_by": None, "found_via": None,
+        "build_id": build_id(double), "size": os.path.getsize(double)}]
+    assert report["findings"] == []
+
+
+def test_toolkit_libraries_are_recognised(trace_run, build_dir):
+    completed, _, _ = trace_run("load_libs", os.path.join(TOOLKIT_LIB, "libcublas.so.13"))
+    libraries = report_of(build_dir, completed)["processes"][0]["libraries"]
+    by_family = {lib["family"]: lib for lib in libraries}
+    # libcublas pulls in libcublasLt through its DT_NEEDED.
+    assert set(by_family) == {"cudart", "cublas", "cublasLt"}
+    cublas = by_family["cublas"]
+    assert cublas["realpath"] == os.path.realpath(os.path.join(TOOLKIT_LIB, "libcublas.so.13"))
+    assert cublas["soname"] == "libcublas.so.13"
+    assert cublas["build_id"] == build_id(cublas["realpath"])
+
+
+def test_two_runtimes_are_a_duplicate_library(trace_run, build_dir):
+    completed, _, _ = trace_run("load_libs", TOOLKIT_RUNTIME)
+    report = report_of(build_dir, completed)
+    (finding,) = report["findings"]
+    assert finding["id"] == "duplicate-library" and finding["severity"] == "error"
+    paths = {lib["realpath"] for lib in finding["evidence"]["libraries"]}
+    assert paths == {os.path.realpath(TOOLKIT_RUNTIME),
+                     os.path.join(build_dir, "double", "libcudart.so.13")}
+    assert all(p in finding["message"] for p in paths)
+
+
+def test_renamed_runtime_copy_is_recognised(trace_run, build_dir, tmp_path):
+    renamed = tmp_path / "libcudart-d0da41ae.so.11.0"
+    shutil.copy(TOOLKIT_RUNTIME, renamed)
+    completed, _, _ = trace_run("load_libs", renamed)
+    report = report_of(build_dir, completed)
+    (copy,) = [lib for lib in report["processes"][0]["libraries"]
+               if lib["realpath"] == str(renamed)]
+    assert copy["family"] == "cudart" and copy["version"] == "11.0"
+    assert [f["id"] for f in report["findings"]] == ["duplicate-library"]
+
+
+def test_stub_driver(trace_run, build_dir):
+    completed, _, _ = trace_run("load_libs", STUB_DRIVER)
+    report = report_of(build_dir, completed)
+    (finding,) = report["findings"]
+    assert finding["id"] == "stub-driver"
+    (lib,) = finding["evidence"]["libraries"]
+    assert lib["realpath"] == os.path.realpath(STUB_DRIVER) and lib["family"] == "cuda"
+    assert lib["soname"] == "libcuda.so.1"
+
+
+def test_healthy_twin_with_an_unrelated_library(trace_run, build_dir):
+    completed, _, _ = trace_run("load_libs", "libm.so.6")
+    report = report_of(build_dir, completed)
+    assert report["findings"] == []
+    assert [lib["family"] for lib in report["processes"][0]["libraries"]] == ["cudart"]
+
+
+def test_no_driver_at_all(trace_run, build_dir):
+    completed, trace, _ = trace_run("driverless", double=False)
+    report = report_of(build_dir, completed)
+    (finding,) = report["findings"]
+    assert finding["id"] == "driver-missing"
+    failed = sum(s["args"]["result"] == 35 for s in trace.slices)
+    assert failed > 0 and finding["evidence"]["failed_calls"] == failed
+    assert finding["evidence"]["driver_version"] == 0
+    assert "libcuda.so.1 was never loaded" in finding["message"]
+    families = [lib["family"] for lib in report["processes"][0]["libraries"]]
+    assert families == ["cudart"]
+
+
+@pytest.mark.parametrize("driver,expected", [(12040, ["driver-too-old"]), (13020, [])])
+def test_driver_too_old_and_its_healthy_twin(trace_run, build_dir, driver, expected):
+    completed, _, truth = trace_run("api_mix", 1, env={"CT_DOUBLE_DRIVER_VERSION": driver})
+    report = report_of(build_dir, completed)
+    assert [f["id"] for f in report["findings"]] == expected
+    if expected:
+        evidence = report["findings"][0]["evidence"]
+        assert evidence["runtime_version"] == 13000 and evidence["driver_version"] == 12040
+        assert "CUDA 12.4" in report["findings"][0]["message"]
+        assert evidence["failed_calls"] == sum(
+            n for name, n in truth["errors"].items()
+            if name in report["processes"][0]["api"])

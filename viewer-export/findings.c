@@ -1,0 +1,203 @@
+/*
+ * Derives findings from a report. Each has a stable id, a severity and a
+ * message that names the files, the versions and the fix, with the evidence
+ * alongside in JSON. The CUDA library and driver findings so far:
+ * duplicate-library (two files of one library family mapped at once),
+ * stub-driver (the toolkit's link-time libcuda, or calls failing with
+ * cudaErrorStubLibrary), driver-missing (calls fail with
+ * cudaErrorInsufficientDriver and there is no driver) and driver-too-old
+ * (they fail so with a driver older than the runtime). A healthy process gets
+ * none.
+ */
+#include "findings.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CUDA_ERROR_STUB_LIBRARY 34
+#define CUDA_ERROR_INSUFFICIENT_DRIVER 35
+
+const char *ct_severity_name(enum ct_severity severity)
+{
+    static const char *const names[] = {"error", "warning", "info"};
+    return names[severity];
+}
+
+static struct ct_finding *add(struct ct_findings *out, const char *id, enum ct_severity severity,
+                              int32_t pid, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static struct ct_finding *add(struct ct_findings *out, const char *id, enum ct_severity severity,
+                              int32_t pid, const char *fmt, ...)
+{
+    out->items = realloc(out->items, (out->count + 1) * sizeof *out->items);
+    if (!out->items)
+        abort();
+    struct ct_finding *f = &out->items[out->count++];
+    memset(f, 0, sizeof *f);
+    f->id = id;
+    f->severity = severity;
+    f->pid = pid;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    va_end(ap);
+    return f;
+}
+
+static void add_library(struct ct_finding *f, const struct ct_library_entry *lib)
+{
+    if (f->library_count < (int)(sizeof f->libraries / sizeof f->libraries[0]))
+        f->libraries[f->library_count++] = lib;
+}
+
+static const char *version_or_unknown(const struct ct_library_entry *lib)
+{
+    return *lib->version ? lib->version : "unknown version";
+}
+
+static void duplicates(const struct ct_process_report *p, struct ct_findings *out)
+{
+    for (size_t i = 0; i < p->library_count; i++) {
+        const struct ct_library_entry *a = &p->libraries[i];
+        int first_of_family = 1, copies = 1;
+        for (size_t k = 0; k < i; k++)
+            first_of_family &= strcmp(p->libraries[k].family, a->family) != 0;
+        for (size_t k = i + 1; k < p->library_count; k++)
+            copies += strcmp(p->libraries[k].family, a->family) == 0 &&
+                      strcmp(p->libraries[k].realpath, a->realpath) != 0;
+        if (!first_of_family || copies < 2)
+            continue;
+        struct ct_finding *f =
+            add(out, "duplicate-library", CT_SEVERITY_ERROR, p->pid,
+                "%d copies of lib%s are loaded in one process: %s (%s)", copies, a->family,
+                a->realpath, version_or_unknown(a));
+        add_library(f, a);
+        for (size_t k = i + 1; k < p->library_count; k++) {
+            const struct ct_library_entry *b = &p->libraries[k];
+            if (strcmp(b->family, a->family) != 0 || strcmp(b->realpath, a->realpath) == 0)
+                continue;
+            size_t n = strlen(f->message);
+            snprintf(f->message + n, sizeof f->message - n, " and %s (%s)", b->realpath,
+                     version_or_unknown(b));
+            add_library(f, b);
+        }
+        size_t n = strlen(f->message);
+        snprintf(f->message + n, sizeof f->message - n,
+                 "; calls may reach either copy (invalid handles, crashes). Keep the one the "
+                 "framework was built for: remove the other from LD_LIBRARY_PATH, the "
+                 "environment or the install.");
+    }
+}
+
+static const struct ct_library_entry *driver_library(const struct ct_process_report *p)
+{
+    for (size_t i = 0; i < p->library_count; i++)
+        if (strcmp(p->libraries[i].family, "cuda") == 0)
+            return &p->libraries[i];
+    return NULL;
+}
+
+static void driver(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_library_entry *libcuda = driver_library(p);
+    uint64_t stub_failures = p->calls_failed_with[CUDA_ERROR_STUB_LIBRARY];
+    uint64_t driver_failures = p->calls_failed_with[CUDA_ERROR_INSUFFICIENT_DRIVER];
+    if ((libcuda && strstr(libcuda->realpath, "/stubs/")) || stub_failures) {
+        struct ct_finding *f = add(
+            out, "stub-driver", CT_SEVERITY_ERROR, p->pid,
+            "the CUDA driver library loaded is the toolkit's link-time stub%s%s, whose every "
+            "call fails with cudaErrorStubLibrary (%llu so far). Remove the stubs directory "
+            "from LD_LIBRARY_PATH (and any libcuda.so.1 link to it) so the real driver loads.",
+            libcuda ? " " : "", libcuda ? libcuda->realpath : "",
+            (unsigned long long)stub_failures);
+        f->failed_calls = stub_failures;
+        if (libcuda)
+            add_library(f, libcuda);
+        return;
+    }
+    if (!driver_failures)
+        return;
+    struct ct_finding *f;
+    if (p->driver_version > 0) {
+        f = add(out, "driver-too-old", CT_SEVERITY_ERROR, p->pid,
+                "the driver supports CUDA %lld.%lld but the runtime needs %lld.%lld: %llu calls "
+                "failed with cudaErrorInsufficientDriver. Update the NVIDIA driver, or use a "
+                "runtime (framework build) for CUDA %lld.%lld.",
+                (long long)p->driver_version / 1000, (long long)(p->driver_version % 1000) / 10,
+                (long long)p->runtime_version / 1000, (long long)(p->runtime_version % 1000) / 10,
+                (unsigned long long)driver_failures, (long long)p->driver_version / 1000,
+                (long long)(p->driver_version % 1000) / 10);
+    } else {
+        f = add(out, "driver-missing", CT_SEVERITY_ERROR, p->pid,
+                "no CUDA driver: %s, and %llu calls failed with cudaErrorInsufficientDriver. "
+                "Install the NVIDIA driver, or in a container mount its libraries "
+                "(libcuda.so.1) and devices.",
+                libcuda ? "the driver library loaded but reports no driver"
+                        : "libcuda.so.1 was never loaded",
+                (unsigned long long)driver_failures);
+    }
+    f->failed_calls = driver_failures;
+    f->runtime_version = p->runtime_version;
+    f->driver_version = p->driver_version;
+    if (libcuda)
+        add_library(f, libcuda);
+}
+
+void ct_findings_compute(const struct ct_report *report, struct ct_findings *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < report->process_count; i++) {
+        duplicates(&report->processes[i], out);
+        driver(&report->processes[i], out);
+    }
+}
+
+void ct_findings_free(struct ct_findings *findings)
+{
+    free(findings->items);
+    memset(findings, 0, sizeof *findings);
+}
+
+void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_string(j, "path", lib->path);
+    ct_json_string(j, "realpath", lib->realpath);
+    ct_json_string(j, "family", lib->family);
+    ct_json_string(j, "soname", lib->soname);
+    ct_json_string(j, "version", lib->version);
+    /* How it was asked for and found needs the loader's view (not yet). */
+    ct_json_null(j, "requested_as");
+    ct_json_null(j, "requested_by");
+    ct_json_null(j, "found_via");
+    ct_json_string(j, "build_id", lib->build_id);
+    ct_json_uint(j, "size", lib->size);
+    ct_json_end_object(j);
+}
+
+void ct_finding_json(struct ct_json *j, const struct ct_finding *f)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_string(j, "id", f->id);
+    ct_json_string(j, "severity", ct_severity_name(f->severity));
+    ct_json_int(j, "pid", f->pid);
+    ct_json_string(j, "message", f->message);
+    ct_json_begin_object(j, "evidence");
+    if (f->library_count) {
+        ct_json_begin_array(j, "libraries");
+        for (int i = 0; i < f->library_count; i++)
+            ct_library_json(j, f->libraries[i]);
+        ct_json_end_array(j);
+    }
+    if (f->failed_calls)
+        ct_json_uint(j, "failed_calls", f->failed_calls);
+    if (f->runtime_version > 0)
+        ct_json_int(j, "runtime_version", f->runtime_version);
+    if (f->failed_calls && strncmp(f->id, "driver-", 7) == 0)
+        ct_json_int(j, "driver_version", f->driver_version > 0 ? f->driver_version : 0);
+    ct_json_end_object(j);
+    ct_json_end_object(j);
+}

@@ -1,0 +1,36 @@
+/*
+ * Findings: what is wrong in a traced process, named by a stable id.
+ */
+#ifndef CT_FINDINGS_H
+#define CT_FINDINGS_H
+
+#include "json_writer.h"
+#include "report_model.h"
+
+enum ct_severity { CT_SEVERITY_ERROR, CT_SEVERITY_WARNING, CT_SEVERITY_INFO };
+
+struct ct_finding {
+    const char *id;
+    enum ct_severity severity;
+    int32_t pid;
+    char message[1024];
+    /* Evidence: the libraries involved (for library findings) and numbers. */
+    const struct ct_library_entry *libraries[8];
+    int library_count;
+    int64_t runtime_version, driver_version;
+    uint64_t failed_calls;
+};
+
+struct ct_findings {
+    struct ct_finding *items;
+    size_t count;
+};
+
+void ct_findings_compute(const struct ct_report *report, struct ct_findings *out);
+void ct_findings_free(struct ct_findings *findings);
+const char *ct_severity_name(enum ct_severity severity);
+void ct_finding_json(struct ct_json *j, const struct ct_finding *f);
+/* One entry of the report's `libraries` array. */
+void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib);
+
+#endif
