@@ -8,209 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "findings.h"
-#include "json_writer.h"
-#include "report_model.h"
-
-static uint64_t wall_ns(const struct ct_process_report *p)
-{
-    uint64_t start = p->start_ns ? p->start_ns : p->first_ns;
-    return p->end_ns > start ? p->end_ns - start : 0;
-}
-
-static void json_version(struct ct_json *j, const char *key, int64_t version)
-{
-    if (version > 0)
-        ct_json_int(j, key, version);
-    else
-        ct_json_null(j, key);
-}
-
-static void json_process(struct ct_json *j, const struct ct_process_report *p)
-{
-    ct_json_begin_object(j, NULL);
-    ct_json_int(j, "pid", p->pid);
-    ct_json_begin_array(j, "cmdline");
-    for (size_t i = 0; i < p->cmdline_len; i++)
-        ct_json_string(j, NULL, p->cmdline[i]);
-    ct_json_end_array(j);
-    ct_json_uint(j, "wall_ns", wall_ns(p));
-    ct_json_begin_object(j, "versions");
-    json_version(j, "runtime", p->runtime_version);
-    json_version(j, "driver", p->driver_version);
-    ct_json_end_object(j);
-    ct_json_begin_array(j, "devices");
-    for (int i = 0; i < p->device_names; i++)
-        ct_json_string(j, NULL, p->devices[i]);
-    ct_json_end_array(j);
-    ct_json_begin_object(j, "api");
-    for (int fn = 0; fn < CT_FN_COUNT; fn++) {
-        const struct ct_api_stats *s = &p->api[fn];
-        if (!s->calls)
-            continue;
-        ct_json_begin_object(j, ct_function_name(fn));
-        ct_json_uint(j, "calls", s->calls);
-        ct_json_uint(j, "errors", s->errors);
-        ct_json_uint(j, "total_ns", s->total_ns);
-        ct_json_end_object(j);
-    }
-    ct_json_end_object(j);
-    ct_json_begin_object(j, "launches");
-    ct_json_uint(j, "count", p->launches);
-    ct_json_end_object(j);
-    ct_json_begin_object(j, "sync");
-    ct_json_uint(j, "count", p->sync_calls);
-    ct_json_uint(j, "total_ns", p->sync_ns);
-    ct_json_end_object(j);
-    ct_json_begin_object(j, "memory");
-    ct_json_uint(j, "peak_bytes", (uint64_t)p->peak_device_bytes);
-    ct_json_uint(j, "final_bytes", (uint64_t)p->final_device_bytes);
-    ct_json_uint(j, "allocs", p->allocs);
-    ct_json_uint(j, "frees", p->frees);
-    ct_json_uint(j, "failed_allocs", p->failed_allocs);
-    ct_json_end_object(j);
-    ct_json_begin_array(j, "libraries");
-    for (size_t i = 0; i < p->library_count; i++)
-        ct_library_json(j, &p->libraries[i]);
-    ct_json_end_array(j);
-    ct_json_begin_array(j, "failed_loads");
-    ct_json_end_array(j);
-    ct_json_begin_array(j, "in_flight");
-    for (size_t i = 0; i < p->inflight_count; i++) {
-        ct_json_begin_object(j, NULL);
-        ct_json_string(j, "function", ct_function_name(p->inflight[i].fn));
-        ct_json_int(j, "tid", p->inflight[i].tid);
-        ct_json_uint(j, "since_ns", p->inflight[i].since_ns);
-        ct_json_end_object(j);
-    }
-    ct_json_end_array(j);
-    ct_json_uint(j, "dropped_events", p->dropped);
-    ct_json_begin_object(j, "tracer");
-    ct_json_uint(j, "calls_recorded", p->calls_recorded);
-    ct_json_uint(j, "collector_cpu_ns", p->collector_cpu_ns);
-    ct_json_uint(j, "collector_max_rss_kb", p->collector_max_rss_kb);
-    ct_json_end_object(j);
-    ct_json_string(j, "exit", p->ended ? (p->exited_normally ? "normal" : "lost") : "unknown");
-    ct_json_end_object(j);
-}
-
-static void print_json(const struct ct_report *r, const struct ct_findings *findings)
-{
-    struct ct_json j = {.out = stdout};
-    ct_json_begin_object(&j, NULL);
-    ct_json_string(&j, "schema", "cudatrace.report/1");
-    ct_json_begin_object(&j, "trace");
-    ct_json_uint(&j, "packets", r->packets);
-    ct_json_string(&j, "tail", r->truncated ? "cut" : "complete");
-    ct_json_uint(&j, "unclosed_slices", r->unclosed);
-    ct_json_end_object(&j);
-    ct_json_begin_array(&j, "processes");
-    for (size_t i = 0; i < r->process_count; i++)
-        json_process(&j, &r->processes[i]);
-    ct_json_end_array(&j);
-    ct_json_begin_array(&j, "findings");
-    for (size_t i = 0; i < findings->count; i++)
-        ct_finding_json(&j, &findings->items[i]);
-    ct_json_end_array(&j);
-    ct_json_end_object(&j);
-}
-
-/* 1234567 ns as "1.235 ms": three significant decimals in the unit that fits. */
-static const char *human_time(uint64_t ns, char *buf, size_t size)
-{
-    if (ns >= 1000000000ull)
-        snprintf(buf, size, "%.3f s", ns / 1e9);
-    else if (ns >= 1000000ull)
-        snprintf(buf, size, "%.3f ms", ns / 1e6);
-    else if (ns >= 1000ull)
-        snprintf(buf, size, "%.3f us", ns / 1e3);
-    else
-        snprintf(buf, size, "%llu ns", (unsigned long long)ns);
-    return buf;
-}
-
-static const char *human_bytes(double bytes, char *buf, size_t size)
-{
-    if (bytes >= 1 << 30)
-        snprintf(buf, size, "%.2f GiB", bytes / (1 << 30));
-    else if (bytes >= 1 << 20)
-        snprintf(buf, size, "%.2f MiB", bytes / (1 << 20));
-    else if (bytes >= 1 << 10)
-        snprintf(buf, size, "%.2f KiB", bytes / (1 << 10));
-    else
-        snprintf(buf, size, "%.0f B", bytes);
-    return buf;
-}
-
-static void print_version(const char *label, int64_t version)
-{
-    if (version > 0)
-        printf("%s %lld.%lld", label, (long long)version / 1000, (long long)(version % 1000) / 10);
-    else
-        printf("%s unknown", label);
-}
-
-static void print_text_process(const struct ct_process_report *p,
-                               const struct ct_findings *findings)
-{
-    char a[32], b[32];
-    printf("process %d", (int)p->pid);
-    for (size_t i = 0; i < p->cmdline_len; i++)
-        printf(" %s", p->cmdline[i]);
-    printf("\n  wall time      %s%s\n", human_time(wall_ns(p), a, sizeof a),
-           p->ended ? (p->exited_normally ? "" : " (ended without exit: killed or crashed)")
-                    : " (trace has no end: cut short)");
-    printf("  CUDA           ");
-    print_version("runtime", p->runtime_version);
-    print_version(", driver", p->driver_version);
-    for (int i = 0; i < p->device_names; i++)
-        printf("%s%s", i ? ", " : "; devices: ", p->devices[i]);
-    printf("\n  %-34s %10s %8s %12s %12s\n", "function", "calls", "errors", "total", "mean");
-    for (int fn = 0; fn < CT_FN_COUNT; fn++) {
-        const struct ct_api_stats *s = &p->api[fn];
-        if (s->calls)
-            printf("  %-34s %10llu %8llu %12s %12s\n", ct_function_name(fn),
-                   (unsigned long long)s->calls, (unsigned long long)s->errors,
-                   human_time(s->total_ns, a, sizeof a),
-                   human_time(s->total_ns / s->calls, b, sizeof b));
-    }
-    printf("  launches       %llu\n", (unsigned long long)p->launches);
-    printf("  sync           %llu calls, %s\n", (unsigned long long)p->sync_calls,
-           human_time(p->sync_ns, a, sizeof a));
-    printf("  device memory  peak %s, final %s, %llu allocs, %llu frees, %llu failed\n",
-           human_bytes(p->peak_device_bytes, a, sizeof a),
-           human_bytes(p->final_device_bytes, b, sizeof b), (unsigned long long)p->allocs,
-           (unsigned long long)p->frees, (unsigned long long)p->failed_allocs);
-    for (size_t i = 0; i < p->inflight_count; i++)
-        printf("  in flight      thread %lld was inside %s when the process ended\n",
-               (long long)p->inflight[i].tid, ct_function_name(p->inflight[i].fn));
-    printf("  dropped        %llu records%s\n", (unsigned long long)p->dropped,
-           p->dropped ? " (rings were full: raise CUDATRACE_RING_RECORDS)" : "");
-    if (p->ended)
-        printf("  tracer         %llu calls recorded; collector used %s of CPU, %llu KiB peak\n",
-               (unsigned long long)p->calls_recorded, human_time(p->collector_cpu_ns, a, sizeof a),
-               (unsigned long long)p->collector_max_rss_kb);
-    for (size_t i = 0; i < p->library_count; i++)
-        printf("  library        %-12s %s%s%s\n", p->libraries[i].family, p->libraries[i].realpath,
-               *p->libraries[i].version ? " " : "", p->libraries[i].version);
-    int shown = 0;
-    for (size_t i = 0; i < findings->count; i++) {
-        const struct ct_finding *f = &findings->items[i];
-        if (f->pid == p->pid)
-            printf("  %-14s %s %s: %s\n", shown++ ? "" : "findings", ct_severity_name(f->severity),
-                   f->id, f->message);
-    }
-    if (!shown)
-        printf("  findings       none\n");
-}
-
-static void print_text(const struct ct_report *r, const struct ct_findings *findings)
-{
-    if (r->truncated)
-        printf("note: the trace ends in a cut frame; reporting what came before it\n");
-    for (size_t i = 0; i < r->process_count; i++)
-        print_text_process(&r->processes[i], findings);
-}
+#include "report_output.h"
 
 int ct_cmd_report(int argc, char **argv)
 {
@@ -237,10 +35,14 @@ int ct_cmd_report(int argc, char **argv)
     }
     struct ct_findings findings;
     ct_findings_compute(&report, &findings);
-    if (json)
-        print_json(&report, &findings);
-    else
-        print_text(&report, &findings);
+    if (json) {
+        struct ct_json j = {.out = stdout};
+        ct_json_begin_object(&j, NULL);
+        ct_report_json_fields(&j, &report, &findings);
+        ct_json_end_object(&j);
+    } else {
+        ct_report_print_text(&report, &findings);
+    }
     ct_findings_free(&findings);
     ct_report_free(&report);
     return 0;
