@@ -13,29 +13,11 @@
 
 #include "commands.h"
 
-static int own_directory(char *dir, size_t size)
-{
-    ssize_t n = readlink("/proc/self/exe", dir, size - 1);
-    if (n <= 0)
-        return -1;
-    dir[n] = '\0';
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    return 0;
-}
-
 static int set_preload(void)
 {
-    char dir[PATH_MAX], preload[PATH_MAX + 32], value[3 * PATH_MAX];
-    if (own_directory(dir, sizeof dir))
+    char preload[PATH_MAX], value[3 * PATH_MAX];
+    if (ct_companion_path("libcudatrace.so", preload, sizeof preload))
         return -1;
-    snprintf(preload, sizeof preload, "%s/libcudatrace.so", dir);
-    if (access(preload, R_OK)) {
-        fprintf(stderr, "cudatrace: run: %s: %s\n", preload, strerror(errno));
-        return -1;
-    }
     const char *existing = getenv("LD_PRELOAD");
     if (existing && *existing)
         snprintf(value, sizeof value, "%s:%s", preload, existing);

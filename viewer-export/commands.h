@@ -4,9 +4,16 @@
 #ifndef CT_COMMANDS_H
 #define CT_COMMANDS_H
 
+#include <stddef.h>
+
 int ct_cmd_run(int argc, char **argv);
 int ct_cmd_report(int argc, char **argv);
 int ct_cmd_recover(int argc, char **argv);
+int ct_cmd_doctor(int argc, char **argv);
+
+/* The path of `name` installed beside the cudatrace binary; -1 (with one
+ * line on stderr) when it is not there. */
+int ct_companion_path(const char *name, char *out, size_t size);
 
 /* Prints "cudatrace: <message>" and the usage hint; returns exit status 2. */
 int ct_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

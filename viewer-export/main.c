@@ -12,6 +12,7 @@ static const char usage[] =
     "usage: cudatrace run [-o TRACE] [-q] [--ring-records N] -- PROGRAM [ARGS...]\n"
     "       cudatrace report [--json] TRACE...\n"
     "       cudatrace recover DAMAGED_TRACE OUTPUT\n"
+    "       cudatrace doctor [--json]\n"
     "       cudatrace help\n";
 
 int ct_usage_error(const char *fmt, ...)
@@ -36,6 +37,8 @@ int main(int argc, char **argv)
         return ct_cmd_report(argc - 1, argv + 1);
     if (strcmp(command, "recover") == 0)
         return ct_cmd_recover(argc - 1, argv + 1);
+    if (strcmp(command, "doctor") == 0)
+        return ct_cmd_doctor(argc - 1, argv + 1);
     if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0) {
         fputs(usage, stdout);
         return 0;
