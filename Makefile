@@ -20,7 +20,7 @@ endif
 # The preload lives in other people's processes: hidden by default (only the
 # hooks are exported), PIC, and linked against nothing beyond glibc.
 PRELOAD_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -I$(CUDA_HOME)/include
-PRELOAD_SRC := $(wildcard preload/*.c)
+PRELOAD_SRC := $(filter-out preload/audit.c,$(wildcard preload/*.c))
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/obj/%.o)
 
 PROTO := include/cudatrace/perfetto_trace.proto
@@ -39,7 +39,8 @@ DEBIAN_PACKAGES := libzstd-dev libprotobuf-c-dev protobuf-c-compiler libunwind-d
 .PHONY: all deps test demo bench clean venv format
 .SECONDARY:
 
-all: $(BUILD)/libcudatrace.so $(BUILD)/cudatrace-collector $(BUILD)/cudatrace
+all: $(BUILD)/libcudatrace.so $(BUILD)/libcudatrace-audit.so $(BUILD)/cudatrace-collector \
+	$(BUILD)/cudatrace
 
 deps: $(BUILD)/.deps
 $(BUILD)/.deps:
@@ -79,6 +80,11 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(PROTO_H)
 # preloaded first).
 $(BUILD)/libcudatrace.so: $(PRELOAD_OBJ)
 	$(CC) -shared -fPIC -Wl,-z,now -Wl,-z,relro -o $@ $^ -pthread -ldl
+
+# The rtld-audit module (LD_AUDIT, set by `cudatrace run`): like the preload,
+# glibc only, and it exports nothing but the la_* entry points.
+$(BUILD)/libcudatrace-audit.so: preload/audit.c common/library_family.c common/library_family.h | $(BUILD)/.deps
+	$(CC) $(PRELOAD_CFLAGS) -shared -o $@ preload/audit.c common/library_family.c
 
 $(BUILD)/cudatrace-collector: $(COLLECTOR_OBJ)
 	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a

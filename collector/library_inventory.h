@@ -18,11 +18,6 @@ struct ct_library {
     uint64_t size;
 };
 
-/* Writes the library family of a file name ("cudart" for libcudart.so.13 and
- * for renamed copies such as libcudart-d0da41ae.so.11.0); returns 0 when the
- * file is not part of the CUDA stack. */
-int ct_library_family(const char *path, char *family, size_t size);
-
 /* Reads SONAME and build-id from the ELF file at `path` (best effort). */
 void ct_library_describe(struct ct_library *lib);
 

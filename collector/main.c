@@ -99,7 +99,7 @@ static int lifeline_closed(int fd, int timeout_ms)
 static void run(struct ct_shm_header *shm, int lifeline_fd)
 {
     uint64_t last_frame_ns = ct_clock_map_now_ns(), last_scan_ns = last_frame_ns;
-    ct_builder_scan_libraries();
+    ct_builder_scan_libraries(0);
     for (;;) {
         int ended = lifeline_closed(lifeline_fd, 0);
         uint64_t drained = ct_drain_rings(shm);
@@ -107,7 +107,7 @@ static void run(struct ct_shm_header *shm, int lifeline_fd)
         ct_builder_tick(ct_shm_dropped(shm));
         uint64_t now = ct_clock_map_now_ns();
         if (now - last_scan_ns >= LIBRARY_SCAN_NS) {
-            ct_builder_scan_libraries();
+            ct_builder_scan_libraries(0);
             last_scan_ns = now;
         }
         if (ct_trace_file_pending() >= FRAME_BYTES || now - last_frame_ns >= FRAME_INTERVAL_NS) {
@@ -124,6 +124,7 @@ static void run(struct ct_shm_header *shm, int lifeline_fd)
     uint64_t exit_ticks = atomic_load(&shm->exit_ticks);
     uint64_t end_ns = exit_ticks ? ct_clock_map_ns(exit_ticks) : ct_clock_map_now_ns();
     ct_drain_inflight(shm, end_ns);
+    ct_builder_scan_libraries(1);
     ct_builder_finish(end_ns, ct_shm_dropped(shm), exit_ticks != 0);
     ct_writer_flush();
     ct_trace_file_close();

@@ -19,6 +19,7 @@
 #include "cuda_error_names.h"
 #include "cudatrace/functions.h"
 #include "library_inventory.h"
+#include "loader_log.h"
 #include "perfetto_writer.h"
 #include "strings.h"
 #include "u64_map.h"
@@ -163,10 +164,38 @@ static void library_instant(const struct ct_library *lib, void *ctx)
                      ct_strings_intern_cstr("cuda.library"), args, sizeof args / sizeof args[0]);
 }
 
-void ct_builder_scan_libraries(void)
+static void loader_instant(const struct ct_loader_event *e, void *ctx)
+{
+    uint64_t ts = *(const uint64_t *)ctx;
+    char real[4096];
+    struct ct_arg args[5];
+    int n = 0;
+#define TEXT(name, value)                                                                          \
+    (args[n++] = (struct ct_arg){ct_strings_intern_cstr(name), CT_ARG_STRING,                      \
+                                 ct_strings_intern_cstr(value)})
+    TEXT("requested_as", e->requested_as);
+    TEXT("requested_by", e->requested_by);
+    if (e->failed) {
+        TEXT("searched", e->searched);
+    } else {
+        TEXT("found_via", e->found_via);
+        TEXT("path", e->path);
+        TEXT("realpath", realpath(e->path, real) ? real : e->path);
+    }
+#undef TEXT
+    ct_write_instant(&process_seq, counter_uuid(TRACK_LIBRARIES), ts,
+                     ct_strings_intern_cstr(e->failed ? "cuda.library.failed" : "cuda.library.load"),
+                     args, n);
+}
+
+void ct_builder_scan_libraries(int process_ended)
 {
     uint64_t now = ct_clock_map_now_ns();
-    ct_library_scan(pid, library_instant, &now);
+    ct_loader_log_read(pid, loader_instant, &now);
+    if (process_ended)
+        ct_loader_log_finish(loader_instant, &now);
+    else
+        ct_library_scan(pid, library_instant, &now);
 }
 
 void ct_builder_start(const struct ct_shm_header *shm)

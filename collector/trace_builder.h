@@ -16,8 +16,9 @@ void ct_builder_thread_end(uint32_t index);
 void ct_builder_record(uint32_t index, const struct ct_record *record);
 /* A call the thread on ring `index` was still inside when the process ended. */
 void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, uint64_t end_ns);
-/* Writes the CUDA-stack libraries the process has mapped since the last scan. */
-void ct_builder_scan_libraries(void);
+/* Writes the CUDA-stack libraries the process has mapped, and the loads and
+ * failed loads its loader logged, since the last scan. */
+void ct_builder_scan_libraries(int process_ended);
 /* Once per drain cycle: counters that depend on time or totals. */
 void ct_builder_tick(uint64_t dropped);
 void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally);

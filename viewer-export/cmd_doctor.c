@@ -67,9 +67,8 @@ struct probe_result {
 /* Runs the child under the tracer; fills `results` from its output. */
 static int run_probe(const char *trace, struct probe_result *results, size_t *count)
 {
-    char preload[PATH_MAX], self[PATH_MAX];
-    if (ct_companion_path("libcudatrace.so", preload, sizeof preload) ||
-        ct_companion_path("cudatrace", self, sizeof self))
+    char self[PATH_MAX];
+    if (ct_companion_path("cudatrace", self, sizeof self))
         return -1;
     int out[2];
     if (pipe(out))
@@ -81,7 +80,8 @@ static int run_probe(const char *trace, struct probe_result *results, size_t *co
         dup2(out[1], STDOUT_FILENO);
         close(out[0]);
         close(out[1]);
-        setenv("LD_PRELOAD", preload, 1);
+        if (ct_run_environment())
+            _exit(127);
         setenv("CUDATRACE_OUTPUT", trace, 1);
         setenv("CUDATRACE_QUIET", "1", 1);
         /* In a sanitizer build of this command, the preload comes ahead of

@@ -1,6 +1,7 @@
 /*
  * `cudatrace run [options] -- PROGRAM [ARGS...]`: runs PROGRAM with the
- * preload that sits beside this binary, its options mapped onto the
+ * preload and the rtld-audit module that sit beside this binary (LD_PRELOAD,
+ * LD_AUDIT), its options mapped onto the
  * CUDATRACE_* variables the preload reads. It execs rather than waits, so
  * PROGRAM keeps this process's pid, signals and exit status exactly.
  */
@@ -13,17 +14,26 @@
 
 #include "commands.h"
 
-static int set_preload(void)
+/* Puts our companion `library` first in the ':'-separated list `variable`. */
+static int prepend_library(const char *variable, const char *library)
 {
-    char preload[PATH_MAX], value[3 * PATH_MAX];
-    if (ct_companion_path("libcudatrace.so", preload, sizeof preload))
+    char path[PATH_MAX], value[3 * PATH_MAX];
+    if (ct_companion_path(library, path, sizeof path))
         return -1;
-    const char *existing = getenv("LD_PRELOAD");
+    const char *existing = getenv(variable);
     if (existing && *existing)
-        snprintf(value, sizeof value, "%s:%s", preload, existing);
+        snprintf(value, sizeof value, "%s:%s", path, existing);
     else
-        snprintf(value, sizeof value, "%s", preload);
-    return setenv("LD_PRELOAD", value, 1);
+        snprintf(value, sizeof value, "%s", path);
+    return setenv(variable, value, 1);
+}
+
+int ct_run_environment(void)
+{
+    /* The preload traces the calls; the audit module tells how each CUDA
+     * library was asked for and found, or why it was not. */
+    return prepend_library("LD_PRELOAD", "libcudatrace.so") ||
+           prepend_library("LD_AUDIT", "libcudatrace-audit.so");
 }
 
 /* Options that take a value, and the variable each sets. */
@@ -58,7 +68,7 @@ int ct_cmd_run(int argc, char **argv)
     }
     if (i >= argc)
         return ct_usage_error("run: no program given (cudatrace run -- PROGRAM ARGS...)");
-    if (set_preload())
+    if (ct_run_environment())
         return 1;
     execvp(argv[i], &argv[i]);
     fprintf(stderr, "cudatrace: run: %s: %s\n", argv[i], strerror(errno));

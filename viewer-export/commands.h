@@ -11,6 +11,9 @@ int ct_cmd_report(int argc, char **argv);
 int ct_cmd_recover(int argc, char **argv);
 int ct_cmd_doctor(int argc, char **argv);
 
+/* Sets LD_PRELOAD and LD_AUDIT so that what is started next is traced. */
+int ct_run_environment(void);
+
 /* The path of `name` installed beside the cudatrace binary; -1 (with one
  * line on stderr) when it is not there. */
 int ct_companion_path(const char *name, char *out, size_t size);

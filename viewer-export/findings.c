@@ -3,6 +3,7 @@
  * message that names the files, the versions and the fix, with the evidence
  * alongside in JSON. The CUDA library and driver findings so far:
  * duplicate-library (two files of one library family mapped at once),
+ * library-load-failed (the loader looked for a CUDA library and found none),
  * stub-driver (the toolkit's link-time libcuda, or calls failing with
  * cudaErrorStubLibrary), driver-missing (calls fail with
  * cudaErrorInsufficientDriver and there is no driver) and driver-too-old
@@ -92,6 +93,37 @@ static void duplicates(const struct ct_process_report *p, struct ct_findings *ou
     }
 }
 
+static int is_driver_name(const char *name)
+{
+    const char *base = strrchr(name, '/');
+    return strncmp(base ? base + 1 : name, "libcuda.so", 10) == 0;
+}
+
+/* The failed load of the driver library, if there was one. */
+static const struct ct_failed_load *driver_load_failure(const struct ct_process_report *p)
+{
+    for (size_t i = 0; i < p->failed_load_count; i++)
+        if (is_driver_name(p->failed_loads[i].requested_as))
+            return &p->failed_loads[i];
+    return NULL;
+}
+
+static void failed_loads(const struct ct_process_report *p, struct ct_findings *out)
+{
+    for (size_t i = 0; i < p->failed_load_count; i++) {
+        const struct ct_failed_load *load = &p->failed_loads[i];
+        if (is_driver_name(load->requested_as))
+            continue; /* that is driver-missing */
+        struct ct_finding *f =
+            add(out, "library-load-failed", CT_SEVERITY_ERROR, p->pid,
+                "%s could not be loaded (asked for by %s): not found in %s. Install it, or put "
+                "its directory on the asking library's RUNPATH or on LD_LIBRARY_PATH.",
+                load->requested_as, load->requested_by,
+                *load->searched ? load->searched : "any directory searched");
+        f->failed_load = load;
+    }
+}
+
 static const struct ct_library_entry *driver_library(const struct ct_process_report *p)
 {
     for (size_t i = 0; i < p->library_count; i++)
@@ -118,10 +150,16 @@ static void driver(const struct ct_process_report *p, struct ct_findings *out)
             add_library(f, libcuda);
         return;
     }
-    if (!driver_failures)
+    const struct ct_failed_load *driver_failed = libcuda ? NULL : driver_load_failure(p);
+    int too_old = driver_failures && p->driver_version > 0 &&
+                  p->driver_version < p->runtime_version;
+    /* A failed load of libcuda alone is no finding when the runtime still
+     * reports a driver (a library probing for it, say). */
+    int missing = (driver_failures || driver_failed) && p->driver_version <= 0;
+    if (!too_old && !missing)
         return;
     struct ct_finding *f;
-    if (p->driver_version > 0) {
+    if (too_old) {
         f = add(out, "driver-too-old", CT_SEVERITY_ERROR, p->pid,
                 "the driver supports CUDA %lld.%lld but the runtime needs %lld.%lld: %llu calls "
                 "failed with cudaErrorInsufficientDriver. Update the NVIDIA driver, or use a "
@@ -131,13 +169,18 @@ static void driver(const struct ct_process_report *p, struct ct_findings *out)
                 (unsigned long long)driver_failures, (long long)p->driver_version / 1000,
                 (long long)(p->driver_version % 1000) / 10);
     } else {
+        char where[8192] = "";
+        if (driver_failed)
+            snprintf(where, sizeof where, " (looked for by %s in %s)", driver_failed->requested_by,
+                     driver_failed->searched);
         f = add(out, "driver-missing", CT_SEVERITY_ERROR, p->pid,
-                "no CUDA driver: %s, and %llu calls failed with cudaErrorInsufficientDriver. "
+                "no CUDA driver: %s%s; %llu calls failed with cudaErrorInsufficientDriver. "
                 "Install the NVIDIA driver, or in a container mount its libraries "
                 "(libcuda.so.1) and devices.",
                 libcuda ? "the driver library loaded but reports no driver"
                         : "libcuda.so.1 was never loaded",
-                (unsigned long long)driver_failures);
+                where, (unsigned long long)driver_failures);
+        f->failed_load = driver_failed;
     }
     f->failed_calls = driver_failures;
     f->runtime_version = p->runtime_version;
@@ -151,6 +194,7 @@ void ct_findings_compute(const struct ct_report *report, struct ct_findings *out
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < report->process_count; i++) {
         duplicates(&report->processes[i], out);
+        failed_loads(&report->processes[i], out);
         driver(&report->processes[i], out);
     }
 }
@@ -169,12 +213,36 @@ void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
     ct_json_string(j, "family", lib->family);
     ct_json_string(j, "soname", lib->soname);
     ct_json_string(j, "version", lib->version);
-    /* How it was asked for and found needs the loader's view (not yet). */
-    ct_json_null(j, "requested_as");
-    ct_json_null(j, "requested_by");
-    ct_json_null(j, "found_via");
+    /* How it was asked for and found: known under the audit module. */
+    const char *const loader[][2] = {{"requested_as", lib->requested_as},
+                                     {"requested_by", lib->requested_by},
+                                     {"found_via", lib->found_via}};
+    for (size_t i = 0; i < 3; i++) {
+        if (loader[i][1])
+            ct_json_string(j, loader[i][0], loader[i][1]);
+        else
+            ct_json_null(j, loader[i][0]);
+    }
     ct_json_string(j, "build_id", lib->build_id);
     ct_json_uint(j, "size", lib->size);
+    ct_json_end_object(j);
+}
+
+void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_string(j, "requested_as", load->requested_as);
+    ct_json_string(j, "requested_by", load->requested_by);
+    ct_json_string(j, "error", "not found in the directories searched");
+    ct_json_begin_array(j, "searched");
+    for (const char *dir = load->searched; *dir;) {
+        size_t len = strcspn(dir, ":");
+        char one[4096];
+        snprintf(one, sizeof one, "%.*s", (int)len, dir);
+        ct_json_string(j, NULL, one);
+        dir += len + (dir[len] == ':');
+    }
+    ct_json_end_array(j);
     ct_json_end_object(j);
 }
 
@@ -190,6 +258,11 @@ void ct_finding_json(struct ct_json *j, const struct ct_finding *f)
         ct_json_begin_array(j, "libraries");
         for (int i = 0; i < f->library_count; i++)
             ct_library_json(j, f->libraries[i]);
+        ct_json_end_array(j);
+    }
+    if (f->failed_load) {
+        ct_json_begin_array(j, "failed_loads");
+        ct_failed_load_json(j, f->failed_load);
         ct_json_end_array(j);
     }
     if (f->failed_calls)

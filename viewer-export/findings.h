@@ -19,6 +19,7 @@ struct ct_finding {
     int library_count;
     int64_t runtime_version, driver_version;
     uint64_t failed_calls;
+    const struct ct_failed_load *failed_load;
 };
 
 struct ct_findings {
@@ -30,6 +31,7 @@ void ct_findings_compute(const struct ct_report *report, struct ct_findings *out
 void ct_findings_free(struct ct_findings *findings);
 const char *ct_severity_name(enum ct_severity severity);
 void ct_finding_json(struct ct_json *j, const struct ct_finding *f);
+void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load);
 /* One entry of the report's `libraries` array. */
 void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib);
 

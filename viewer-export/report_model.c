@@ -182,7 +182,47 @@ static void add_library(struct ct_process_report *p, const struct ct_event *e)
     p->libraries[p->library_count++] = (struct ct_library_entry){
         arg_string(e, "path"),    arg_string(e, "realpath"), arg_string(e, "family"),
         arg_string(e, "soname"),  arg_string(e, "version"),  arg_string(e, "build_id"),
-        (uint64_t)arg_int(e, "size", 0)};
+        (uint64_t)arg_int(e, "size", 0), NULL, NULL, NULL};
+}
+
+/* The loader's account of a load; attached to the library it mapped once the
+ * whole trace is read (the two come from different scans). */
+static void add_load(struct ct_process_report *p, const struct ct_event *e)
+{
+    p->loads = realloc(p->loads, (p->load_count + 1) * sizeof *p->loads);
+    if (!p->loads)
+        abort();
+    p->loads[p->load_count++] = (struct ct_library_entry){
+        .path = arg_string(e, "path"),
+        .realpath = arg_string(e, "realpath"),
+        .requested_as = arg_string(e, "requested_as"),
+        .requested_by = arg_string(e, "requested_by"),
+        .found_via = arg_string(e, "found_via")};
+}
+
+static void attach_loads(struct ct_process_report *p)
+{
+    for (size_t i = 0; i < p->load_count; i++) {
+        for (size_t k = 0; k < p->library_count; k++) {
+            struct ct_library_entry *lib = &p->libraries[k];
+            if (strcmp(lib->realpath, p->loads[i].realpath) == 0 && !lib->requested_as) {
+                lib->requested_as = p->loads[i].requested_as;
+                lib->requested_by = p->loads[i].requested_by;
+                lib->found_via = p->loads[i].found_via;
+                break;
+            }
+        }
+    }
+}
+
+static void add_failed_load(struct ct_process_report *p, const struct ct_event *e)
+{
+    p->failed_loads =
+        realloc(p->failed_loads, (p->failed_load_count + 1) * sizeof *p->failed_loads);
+    if (!p->failed_loads)
+        abort();
+    p->failed_loads[p->failed_load_count++] = (struct ct_failed_load){
+        arg_string(e, "requested_as"), arg_string(e, "requested_by"), arg_string(e, "searched")};
 }
 
 static void on_instant(void *ctx, const struct ct_event *e)
@@ -201,6 +241,10 @@ static void on_instant(void *ctx, const struct ct_event *e)
             p->devices[p->device_names++] = name;
     } else if (strcmp(e->name, "cuda.library") == 0) {
         add_library(p, e);
+    } else if (strcmp(e->name, "cuda.library.load") == 0) {
+        add_load(p, e);
+    } else if (strcmp(e->name, "cuda.library.failed") == 0) {
+        add_failed_load(p, e);
     } else if (strcmp(e->name, "cudatrace.end") == 0) {
         p->dropped = (uint64_t)arg_int(e, "dropped", 0);
         p->calls_recorded = (uint64_t)arg_int(e, "calls", 0);
@@ -239,6 +283,8 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
     struct ct_trace_visitor visitor = {&b, on_track, on_slice, on_instant, on_counter};
     struct ct_decode_result result;
     int r = ct_trace_decode(path, &visitor, &result, error, error_size);
+    for (size_t i = 0; i < report->process_count; i++)
+        attach_loads(&report->processes[i]);
     report->packets += result.packets;
     report->truncated |= result.truncated;
     report->unclosed += result.unclosed;
@@ -256,6 +302,8 @@ void ct_report_free(struct ct_report *report)
         free(report->processes[i].cmdline);
         free(report->processes[i].inflight);
         free(report->processes[i].libraries);
+        free(report->processes[i].failed_loads);
+        free(report->processes[i].loads);
     }
     free(report->processes);
     memset(report, 0, sizeof *report);

@@ -18,6 +18,14 @@ struct ct_api_stats {
 struct ct_library_entry {
     const char *path, *realpath, *family, *soname, *version, *build_id;
     uint64_t size;
+    /* The loader's view, when the process ran with the audit module; NULL
+     * otherwise. */
+    const char *requested_as, *requested_by, *found_via;
+};
+
+/* A CUDA-stack library the loader looked for and did not load. */
+struct ct_failed_load {
+    const char *requested_as, *requested_by, *searched; /* searched: ':'-separated */
 };
 
 /* A call a thread was still inside when the process ended. */
@@ -53,6 +61,10 @@ struct ct_process_report {
     size_t inflight_count;
     struct ct_library_entry *libraries;
     size_t library_count;
+    struct ct_failed_load *failed_loads;
+    size_t failed_load_count;
+    struct ct_library_entry *loads; /* the loader's accounts, before attaching */
+    size_t load_count;
     uint64_t calls_failed_with[1024]; /* calls per cudaError_t below 1024 */
 };
 

@@ -69,6 +69,8 @@ static void json_process(struct ct_json *j, const struct ct_process_report *p)
         ct_library_json(j, &p->libraries[i]);
     ct_json_end_array(j);
     ct_json_begin_array(j, "failed_loads");
+    for (size_t i = 0; i < p->failed_load_count; i++)
+        ct_failed_load_json(j, &p->failed_loads[i]);
     ct_json_end_array(j);
     ct_json_begin_array(j, "in_flight");
     for (size_t i = 0; i < p->inflight_count; i++) {
@@ -183,9 +185,18 @@ static void print_text_process(const struct ct_process_report *p,
         printf("  tracer         %llu calls recorded; collector used %s of CPU, %llu KiB peak\n",
                (unsigned long long)p->calls_recorded, human_time(p->collector_cpu_ns, a, sizeof a),
                (unsigned long long)p->collector_max_rss_kb);
-    for (size_t i = 0; i < p->library_count; i++)
-        printf("  library        %-12s %s%s%s\n", p->libraries[i].family, p->libraries[i].realpath,
-               *p->libraries[i].version ? " " : "", p->libraries[i].version);
+    for (size_t i = 0; i < p->library_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries[i];
+        printf("  library        %-12s %s", lib->family, lib->realpath);
+        if (lib->found_via)
+            printf(" (%s, asked for as %s by %s)", lib->found_via, lib->requested_as,
+                   lib->requested_by);
+        printf("\n");
+    }
+    for (size_t i = 0; i < p->failed_load_count; i++)
+        printf("  failed load    %s (asked for by %s; searched %s)\n",
+               p->failed_loads[i].requested_as, p->failed_loads[i].requested_by,
+               p->failed_loads[i].searched);
     int shown = 0;
     for (size_t i = 0; i < findings->count; i++) {
         const struct ct_finding *f = &findings->items[i];

@@ -1,0 +1,26 @@
+/*
+ * The loader's view of CUDA library loads, from the rtld-audit module's log.
+ */
+#ifndef CT_COLLECTOR_LOADER_LOG_H
+#define CT_COLLECTOR_LOADER_LOG_H
+
+#include <stdint.h>
+
+struct ct_loader_event {
+    int failed;
+    const char *requested_as; /* the name passed to dlopen or in DT_NEEDED */
+    const char *requested_by; /* the object that asked */
+    const char *found_via;    /* loads: which search list held the file */
+    const char *path;         /* loads: the file opened */
+    const char *searched;     /* failures: the directories tried, ':'-separated */
+};
+
+/* Reads what the audit module (libcudatrace-audit.so, under LD_AUDIT) of
+ * process `pid` logged since the last call, and reports each load and each
+ * failed load. Does nothing when the process runs without the module. */
+void ct_loader_log_read(int32_t pid, void (*report)(const struct ct_loader_event *e, void *ctx),
+                        void *ctx);
+/* At the end: a search still open when the process ended has failed. */
+void ct_loader_log_finish(void (*report)(const struct ct_loader_event *e, void *ctx), void *ctx);
+
+#endif
