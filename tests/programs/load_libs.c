@@ -4,10 +4,13 @@
  * the runtime it is linked against, which starts the tracer's session. For
  * the library-inventory tests: real toolkit libraries beside the runtime in
  * use make the broken setups (a second runtime, the stub driver). Prints
- * each load's outcome and the two return codes. Usage: load_libs PATH...
+ * each load's outcome, the two return codes, and every libcu* file mapped at
+ * the end, so runs with and without the tracer can be compared.
+ * Usage: load_libs PATH...
  */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cuda_runtime_api.h>
 
@@ -20,5 +23,18 @@ int main(int argc, char **argv)
     int m = cudaMalloc(&p, 4096);
     int f = cudaFree(p);
     printf("load_libs: cudaMalloc -> %d, cudaFree -> %d\n", m, f);
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[4096], last[4096] = "";
+    while (maps && fgets(line, sizeof line, maps)) {
+        const char *path = strchr(line, '/');
+        const char *base = path ? strrchr(path, '/') + 1 : NULL;
+        if (base && strncmp(base, "libcu", 5) == 0 && strncmp(base, "libcudatrace", 12) != 0 &&
+            strcmp(path, last) != 0) {
+            printf("load_libs: mapped %s", path);
+            snprintf(last, sizeof last, "%s", path);
+        }
+    }
+    if (maps)
+        fclose(maps);
     return 0;
 }

@@ -1,0 +1,78 @@
+"""The loader's view of CUDA library loads, under `cudatrace run` (which adds
+the rtld-audit module): which name each library was asked for as, by which
+object, and through which search list the file was found; the loads that
+failed and the directories searched. Also: the same files load with and
+without the tracer. Real toolkit libraries throughout (libcublas has
+RUNPATH $ORIGIN and pulls in libcublasLt through it)."""
+import json
+import os
+import subprocess
+
+CUDA_LIB = os.path.realpath("/usr/local/cuda/lib64")
+
+
+def run_traced(build_dir, tmp_path, *libs, traced=True):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CUDATRACE_", "CT_DOUBLE")) and k not in ("LD_PRELOAD",
+                                                                          "LD_AUDIT")}
+    env["LD_LIBRARY_PATH"] = os.path.join(build_dir, "double")
+    program = [os.path.join(build_dir, "tests", "load_libs"), *map(str, libs)]
+    prefix = [os.path.join(build_dir, "cudatrace"), "run", "-q", "-o",
+              str(tmp_path / "trace.pftrace.zst"), "--"] if traced else []
+    done = subprocess.run(prefix + program, cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def report(build_dir, tmp_path):
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
+                           str(tmp_path / "trace.pftrace.zst")], capture_output=True, text=True,
+                          check=True, timeout=60)
+    return json.loads(done.stdout)
+
+
+def test_how_each_library_was_found(build_dir, tmp_path):
+    run_traced(build_dir, tmp_path, "libcublas.so.13", os.path.join(CUDA_LIB, "libcudnn.so.9"))
+    r = report(build_dir, tmp_path)
+    program = os.path.join(build_dir, "tests", "load_libs")
+    libs = {lib["family"]: lib for lib in r["processes"][0]["libraries"]}
+    assert (libs["cudart"]["requested_as"], libs["cudart"]["requested_by"],
+            libs["cudart"]["found_via"]) == ("libcudart.so.13", program, "LD_LIBRARY_PATH")
+    assert (libs["cublas"]["requested_as"], libs["cublas"]["requested_by"],
+            libs["cublas"]["found_via"]) == ("libcublas.so.13", program, "ld.so.cache")
+    assert libs["cublasLt"]["requested_as"] == "libcublasLt.so.13"
+    assert os.path.realpath(libs["cublasLt"]["requested_by"]) == libs["cublas"]["realpath"]
+    assert libs["cublasLt"]["found_via"] == "RPATH/RUNPATH"
+    assert libs["cudnn"]["found_via"] == "absolute path"
+    assert r["findings"] == []
+
+
+def test_failed_load_names_what_was_searched(build_dir, tmp_path):
+    run_traced(build_dir, tmp_path, "libcudnn.so.8")
+    r = report(build_dir, tmp_path)
+    failed = {f["requested_as"]: f for f in r["processes"][0]["failed_loads"]}
+    missing = failed["libcudnn.so.8"]
+    assert missing["requested_by"] == os.path.join(build_dir, "tests", "load_libs")
+    assert missing["searched"][0] == os.path.join(build_dir, "double")  # LD_LIBRARY_PATH first
+    assert "/usr/lib/x86_64-linux-gnu" in missing["searched"]
+    (finding,) = r["findings"]
+    assert finding["id"] == "library-load-failed"
+    assert finding["evidence"]["failed_loads"] == [missing]
+    assert "libcudnn.so.8" in finding["message"]
+
+
+def test_healthy_twin_of_the_failed_load(build_dir, tmp_path):
+    run_traced(build_dir, tmp_path, "libcudnn.so.9")
+    r = report(build_dir, tmp_path)
+    assert r["processes"][0]["failed_loads"] == []
+    assert r["findings"] == []
+
+
+def test_same_files_load_with_and_without_the_tracer(build_dir, tmp_path):
+    libs = ("libcublas.so.13", "libcudnn.so.9", "libcufft.so.12")
+    plain = run_traced(build_dir, tmp_path, *libs, traced=False)
+    traced = run_traced(build_dir, tmp_path, *libs)
+    mapped = [l for l in plain.stdout.splitlines() if l.startswith("load_libs: mapped ")]
+    assert len(mapped) >= 5  # cudart, cublas, cublasLt, cudnn, cufft
+    assert traced.stdout == plain.stdout
