@@ -44,25 +44,29 @@ static int64_t file_offset(const Elf64_Phdr *ph, int count, uint64_t vaddr)
     return -1;
 }
 
-static void read_soname(int fd, const Elf64_Phdr *ph, int count, char *out, size_t size)
+/* The string a dynamic-section entry `tag` (DT_SONAME, DT_RUNPATH, ...)
+ * names, or "" when the file has none. */
+static void read_dynamic_string(int fd, const Elf64_Phdr *ph, int count, int64_t tag, char *out,
+                                size_t size)
 {
+    out[0] = '\0';
     for (int i = 0; i < count; i++) {
         if (ph[i].p_type != PT_DYNAMIC)
             continue;
-        uint64_t strtab = 0, soname = UINT64_MAX;
+        uint64_t strtab = 0, value = UINT64_MAX;
         for (uint64_t at = 0; at + sizeof(Elf64_Dyn) <= ph[i].p_filesz; at += sizeof(Elf64_Dyn)) {
             Elf64_Dyn d;
             if (read_at(fd, &d, sizeof d, ph[i].p_offset + at) || d.d_tag == DT_NULL)
                 break;
             if (d.d_tag == DT_STRTAB)
                 strtab = d.d_un.d_ptr;
-            else if (d.d_tag == DT_SONAME)
-                soname = d.d_un.d_val;
+            else if (d.d_tag == tag)
+                value = d.d_un.d_val;
         }
         int64_t base = strtab ? file_offset(ph, count, strtab) : -1;
-        if (base < 0 || soname == UINT64_MAX)
+        if (base < 0 || value == UINT64_MAX)
             return;
-        ssize_t n = pread(fd, out, size - 1, base + (off_t)soname);
+        ssize_t n = pread(fd, out, size - 1, base + (off_t)value);
         out[n > 0 ? strnlen(out, (size_t)n) : 0] = '\0';
         return;
     }
@@ -93,25 +97,53 @@ static void read_build_id(int fd, const Elf64_Phdr *ph, int count, char *out)
     }
 }
 
+/* Opens `path` as a 64-bit ELF file and reads its program headers;
+ * returns the descriptor (to close) or -1. */
+static int open_elf(const char *path, Elf64_Phdr ph[64], int *count, uint64_t *size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (size && fstat(fd, &st) == 0)
+        *size = (uint64_t)st.st_size;
+    Elf64_Ehdr eh;
+    if (read_at(fd, &eh, sizeof eh, 0) == 0 && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) &&
+        eh.e_phnum <= 64 && read_at(fd, ph, eh.e_phnum * sizeof(Elf64_Phdr), eh.e_phoff) == 0) {
+        *count = eh.e_phnum;
+        return fd;
+    }
+    close(fd);
+    return -1;
+}
+
+void ct_library_runpath(const char *path, char *out, size_t size)
+{
+    Elf64_Phdr ph[64];
+    int count;
+    int fd = open_elf(path, ph, &count, NULL);
+    out[0] = '\0';
+    if (fd < 0)
+        return;
+    read_dynamic_string(fd, ph, count, DT_RUNPATH, out, size);
+    if (!*out)
+        read_dynamic_string(fd, ph, count, DT_RPATH, out, size);
+    close(fd);
+}
+
 void ct_library_describe(struct ct_library *lib)
 {
     if (!realpath(lib->path, lib->realpath))
         snprintf(lib->realpath, sizeof lib->realpath, "%s", lib->path);
     version_from_name(lib->realpath, lib->version, sizeof lib->version);
-    int fd = open(lib->realpath, O_RDONLY | O_CLOEXEC);
+    Elf64_Phdr ph[64];
+    int count;
+    int fd = open_elf(lib->realpath, ph, &count, &lib->size);
     if (fd < 0)
         return;
-    struct stat st;
-    if (fstat(fd, &st) == 0)
-        lib->size = (uint64_t)st.st_size;
-    Elf64_Ehdr eh;
-    Elf64_Phdr ph[64];
-    if (read_at(fd, &eh, sizeof eh, 0) == 0 && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
-        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) &&
-        eh.e_phnum <= 64 && read_at(fd, ph, eh.e_phnum * sizeof(Elf64_Phdr), eh.e_phoff) == 0) {
-        read_soname(fd, ph, eh.e_phnum, lib->soname, sizeof lib->soname);
-        read_build_id(fd, ph, eh.e_phnum, lib->build_id);
-    }
+    read_dynamic_string(fd, ph, count, DT_SONAME, lib->soname, sizeof lib->soname);
+    read_build_id(fd, ph, count, lib->build_id);
     close(fd);
 }
 
@@ -145,4 +177,32 @@ int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, voi
     }
     fclose(maps);
     return 0;
+}
+
+void ct_library_runpath_copy(const char *requester, const char *name, const char *loaded,
+                             char *out, size_t size)
+{
+    char runpath[4096], origin[4096], loaded_real[PATH_MAX], candidate_real[PATH_MAX];
+    out[0] = '\0';
+    if (strchr(name, '/') || !realpath(loaded, loaded_real))
+        return;
+    ct_library_runpath(requester, runpath, sizeof runpath);
+    snprintf(origin, sizeof origin, "%s", requester);
+    char *slash = strrchr(origin, '/');
+    if (slash)
+        *slash = '\0';
+    for (char *dir = strtok(runpath, ":"); dir; dir = strtok(NULL, ":")) {
+        char candidate[8192];
+        const char *rest = strncmp(dir, "$ORIGIN", 7) == 0    ? dir + 7
+                           : strncmp(dir, "${ORIGIN}", 9) == 0 ? dir + 9
+                                                               : NULL;
+        if (rest)
+            snprintf(candidate, sizeof candidate, "%s%s/%s", origin, rest, name);
+        else
+            snprintf(candidate, sizeof candidate, "%s/%s", dir, name);
+        if (realpath(candidate, candidate_real) && strcmp(candidate_real, loaded_real) != 0) {
+            snprintf(out, size, "%s", candidate);
+            return;
+        }
+    }
 }

@@ -21,6 +21,15 @@ struct ct_library {
 /* Reads SONAME and build-id from the ELF file at `path` (best effort). */
 void ct_library_describe(struct ct_library *lib);
 
+/* The DT_RUNPATH (else DT_RPATH) of the ELF file at `path`, or "". */
+void ct_library_runpath(const char *path, char *out, size_t size);
+
+/* Another file named `name` on `requester`'s RUNPATH/RPATH (with $ORIGIN
+ * expanded) than the one the loader took (`loaded`), or "": the copy the
+ * requesting library was shipped with, when something else shadowed it. */
+void ct_library_runpath_copy(const char *requester, const char *name, const char *loaded,
+                             char *out, size_t size);
+
 /* Calls `found` for each CUDA-stack library mapped in `pid` that was not
  * reported before; returns -1 when the process is gone. */
 int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, void *ctx),

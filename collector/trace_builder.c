@@ -167,8 +167,8 @@ static void library_instant(const struct ct_library *lib, void *ctx)
 static void loader_instant(const struct ct_loader_event *e, void *ctx)
 {
     uint64_t ts = *(const uint64_t *)ctx;
-    char real[4096];
-    struct ct_arg args[5];
+    char real[4096], runpath_copy[4096];
+    struct ct_arg args[6];
     int n = 0;
 #define TEXT(name, value)                                                                          \
     (args[n++] = (struct ct_arg){ct_strings_intern_cstr(name), CT_ARG_STRING,                      \
@@ -181,6 +181,10 @@ static void loader_instant(const struct ct_loader_event *e, void *ctx)
         TEXT("found_via", e->found_via);
         TEXT("path", e->path);
         TEXT("realpath", realpath(e->path, real) ? real : e->path);
+        ct_library_runpath_copy(e->requested_by, e->requested_as, e->path, runpath_copy,
+                                sizeof runpath_copy);
+        if (*runpath_copy)
+            TEXT("runpath_copy", runpath_copy);
     }
 #undef TEXT
     ct_write_instant(&process_seq, counter_uuid(TRACK_LIBRARIES), ts,
@@ -198,6 +202,35 @@ void ct_builder_scan_libraries(int process_ended)
         ct_library_scan(pid, library_instant, &now);
 }
 
+/* The toolkit the process's environment points at: $CUDA_HOME, else
+ * /usr/local/cuda; its version from the directory name (cuda-13.0). */
+static void toolkit_instant(void)
+{
+    char path[64], env[65536], root[4096] = "", version[64] = "";
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(env, 1, sizeof env - 1, f) : 0;
+    if (f)
+        fclose(f);
+    env[n] = '\0';
+    const char *home = "/usr/local/cuda";
+    for (size_t i = 0; i < n; i += strlen(env + i) + 1)
+        if (strncmp(env + i, "CUDA_HOME=", 10) == 0 && env[i + 10])
+            home = env + i + 10;
+    if (!realpath(home, root))
+        return;
+    const char *dash = strstr(root, "/cuda-");
+    if (dash)
+        snprintf(version, sizeof version, "%.*s", (int)strcspn(dash + 6, "/"), dash + 6);
+    struct ct_arg args[] = {
+        {ct_strings_intern_cstr("home"), CT_ARG_STRING, ct_strings_intern_cstr(home)},
+        {ct_strings_intern_cstr("root"), CT_ARG_STRING, ct_strings_intern_cstr(root)},
+        {ct_strings_intern_cstr("version"), CT_ARG_STRING, ct_strings_intern_cstr(version)},
+    };
+    ct_write_instant(&process_seq, counter_uuid(TRACK_LIBRARIES), process_start_ns,
+                     ct_strings_intern_cstr("cuda.toolkit"), args, 3);
+}
+
 void ct_builder_start(const struct ct_shm_header *shm)
 {
     intern_names();
@@ -211,6 +244,7 @@ void ct_builder_start(const struct ct_shm_header *shm)
         abort();
     ct_sequence_init(&process_seq, process_uuid);
     write_process_tracks();
+    toolkit_instant();
 }
 
 void ct_builder_thread(uint32_t index, int32_t tid, const char *name)

@@ -118,3 +118,22 @@ def test_driver_too_old_and_its_healthy_twin(trace_run, build_dir, driver, expec
         assert evidence["failed_calls"] == sum(
             n for name, n in truth["errors"].items()
             if name in report["processes"][0]["api"])
+
+
+def test_cudnn_sub_library_of_another_major(trace_run, build_dir, tmp_path):
+    # A real cuDNN file under a sub-library name of major 8, beside cuDNN 9.
+    old = tmp_path / "libcudnn_ops.so.8"
+    shutil.copy(os.path.join(TOOLKIT_LIB, "libcudnn.so.9"), old)
+    completed, _, _ = trace_run("load_libs", os.path.join(TOOLKIT_LIB, "libcudnn.so.9"), old)
+    report = report_of(build_dir, completed)
+    (finding,) = report["findings"]
+    assert finding["id"] == "version-mismatch"
+    paths = [lib["realpath"] for lib in finding["evidence"]["libraries"]]
+    assert paths == [str(old), os.path.realpath(os.path.join(TOOLKIT_LIB, "libcudnn.so.9"))]
+
+
+def test_matching_cudnn_and_cublas_are_healthy(trace_run, build_dir):
+    completed, _, _ = trace_run("load_libs", os.path.join(TOOLKIT_LIB, "libcudnn.so.9"),
+                                os.path.join(TOOLKIT_LIB, "libcudnn_graph.so.9"),
+                                os.path.join(TOOLKIT_LIB, "libcublas.so.13"))
+    assert report_of(build_dir, completed)["findings"] == []

@@ -6,6 +6,7 @@ without the tracer. Real toolkit libraries throughout (libcublas has
 RUNPATH $ORIGIN and pulls in libcublasLt through it)."""
 import json
 import os
+import shutil
 import subprocess
 
 CUDA_LIB = os.path.realpath("/usr/local/cuda/lib64")
@@ -76,3 +77,67 @@ def test_same_files_load_with_and_without_the_tracer(build_dir, tmp_path):
     mapped = [l for l in plain.stdout.splitlines() if l.startswith("load_libs: mapped ")]
     assert len(mapped) >= 5  # cudart, cublas, cublasLt, cudnn, cufft
     assert traced.stdout == plain.stdout
+
+
+def runpath_setup(build_dir, tmp_path):
+    """A library with RUNPATH $ORIGIN and its own libcudnn.so.9 beside it, and a
+    second copy of that libcudnn in another directory (real cuDNN files)."""
+    own, other = tmp_path / "lib", tmp_path / "other"
+    own.mkdir()
+    other.mkdir()
+    for d in (own, other):
+        shutil.copy(os.path.join(CUDA_LIB, "libcudnn.so.9"), d)
+    shutil.copy(os.path.join(build_dir, "tests", "librunpath_user.so"), own)
+    return own, other
+
+
+def run_with_path(build_dir, tmp_path, library_path, *libs):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CUDATRACE_", "CT_DOUBLE")) and k not in ("LD_PRELOAD",
+                                                                          "LD_AUDIT")}
+    env["LD_LIBRARY_PATH"] = library_path
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "-o",
+                           str(tmp_path / "trace.pftrace.zst"), "--",
+                           os.path.join(build_dir, "tests", "load_libs"), *map(str, libs)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return report(build_dir, tmp_path)
+
+
+def test_ld_library_path_shadows_a_runpath_copy(build_dir, tmp_path):
+    own, other = runpath_setup(build_dir, tmp_path)
+    double = os.path.join(build_dir, "double")
+    r = run_with_path(build_dir, tmp_path, f"{double}:{other}", own / "librunpath_user.so")
+    (finding,) = r["findings"]
+    assert finding["id"] == "shadowed-library" and finding["severity"] == "warning"
+    (lib,) = finding["evidence"]["libraries"]
+    assert lib["realpath"] == str(other / "libcudnn.so.9")
+    assert lib["found_via"] == "LD_LIBRARY_PATH"
+    assert lib["requested_by"] == str(own / "librunpath_user.so")
+    assert finding["evidence"]["runpath_copy"] == str(own / "libcudnn.so.9")
+
+
+def test_runpath_copy_used_is_healthy(build_dir, tmp_path):
+    own, _ = runpath_setup(build_dir, tmp_path)
+    r = run_with_path(build_dir, tmp_path, os.path.join(build_dir, "double"),
+                      own / "librunpath_user.so")
+    assert r["findings"] == []
+    (cudnn,) = [l for l in r["processes"][0]["libraries"] if l["family"] == "cudnn"]
+    assert cudnn["realpath"] == str(own / "libcudnn.so.9")
+    assert cudnn["found_via"] == "RPATH/RUNPATH"
+
+
+def test_runtime_from_another_toolkit(build_dir, tmp_path):
+    # A stale toolkit directory (named as NVIDIA installs them) on the search
+    # path: a real runtime file, under another toolkit's version.
+    stale = tmp_path / "cuda-12.4" / "lib64"
+    stale.mkdir(parents=True)
+    shutil.copy(os.path.join(CUDA_LIB, "libcudart.so.13"), stale / "libcudart.so.12")
+    r = run_with_path(build_dir, tmp_path, f"{os.path.join(build_dir, 'double')}:{stale}",
+                      "libcudart.so.12")
+    ids = sorted(f["id"] for f in r["findings"])
+    assert ids == ["duplicate-library", "toolkit-mismatch"]
+    (mismatch,) = [f for f in r["findings"] if f["id"] == "toolkit-mismatch"]
+    (lib,) = mismatch["evidence"]["libraries"]
+    assert lib["realpath"] == str(stale / "libcudart.so.12")
+    assert "CUDA 12.4" in mismatch["message"] and "CUDA 13.0" in mismatch["message"]

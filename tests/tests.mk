@@ -55,3 +55,10 @@ $(CT_EARLY_LIB): tests/early/early.c $(CT_DOUBLE_LIB)
 $(BUILD)/tests/early_user: tests/early/early_user.c $(CT_EARLY_LIB)
 	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< -L$(BUILD)/tests -Wl,--no-as-needed -learly -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' \
 		$(CT_PROGRAM_LDFLAGS)
+
+# A library with RUNPATH $ORIGIN that dlopens a CUDA library by bare name.
+test-programs: $(BUILD)/tests/librunpath_user.so
+$(BUILD)/tests/librunpath_user.so: tests/runpath/runpath_user.c
+	@mkdir -p $(@D)
+	$(CC) $(CT_PROGRAM_CFLAGS) -fPIC -shared -o $@ $< -ldl -Wl,--enable-new-dtags \
+		-Wl,-rpath,'$$ORIGIN'

@@ -4,6 +4,10 @@
  * alongside in JSON. The CUDA library and driver findings so far:
  * duplicate-library (two files of one library family mapped at once),
  * library-load-failed (the loader looked for a CUDA library and found none),
+ * shadowed-library (LD_LIBRARY_PATH or ld.so.conf beat the asking library's
+ * own RUNPATH copy), version-mismatch (libraries of one stack from different
+ * releases), toolkit-mismatch (a runtime or cuDNN found in another toolkit
+ * than the one CUDA_HOME names),
  * stub-driver (the toolkit's link-time libcuda, or calls failing with
  * cudaErrorStubLibrary), driver-missing (calls fail with
  * cudaErrorInsufficientDriver and there is no driver) and driver-too-old
@@ -124,6 +128,96 @@ static void failed_loads(const struct ct_process_report *p, struct ct_findings *
     }
 }
 
+/* The loader took another copy than the one on the asking library's RUNPATH,
+ * because LD_LIBRARY_PATH or the system configuration came first. */
+static void shadowed(const struct ct_process_report *p, struct ct_findings *out)
+{
+    for (size_t i = 0; i < p->library_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries[i];
+        if (!lib->runpath_copy || !*lib->runpath_copy)
+            continue;
+        struct ct_finding *f = add(
+            out, "shadowed-library", CT_SEVERITY_WARNING, p->pid,
+            "%s was found through %s as %s (%s), although %s ships its own copy on its RUNPATH, "
+            "%s, which was not used. Remove the directory from LD_LIBRARY_PATH (or the "
+            "ld.so.conf entry) so each library gets the copy it was built with.",
+            lib->requested_as, lib->found_via, lib->realpath, version_or_unknown(lib),
+            lib->requested_by, lib->runpath_copy);
+        add_library(f, lib);
+        f->shadowed_copy = lib->runpath_copy;
+    }
+}
+
+/* The leading number of a version string ("12" of "12.4.1"), or -1. */
+static long major_of(const char *version)
+{
+    char *end;
+    long major = strtol(version, &end, 10);
+    return end == version ? -1 : major;
+}
+
+/* Libraries of one stack that disagree: cuDNN sub-libraries of another major
+ * than libcudnn, and the libraries that follow the CUDA major (cuBLAS,
+ * cuBLASLt, NVRTC, nvJitLink, CUPTI) against the runtime's. */
+static void version_mismatches(const struct ct_process_report *p, struct ct_findings *out)
+{
+    static const char *const follow_cuda[] = {"cublas", "cublasLt", "nvrtc", "nvJitLink", "cupti"};
+    const struct ct_library_entry *cudart = NULL, *cudnn = NULL;
+    for (size_t i = 0; i < p->library_count; i++) {
+        if (strcmp(p->libraries[i].family, "cudart") == 0 && !cudart)
+            cudart = &p->libraries[i];
+        if (strcmp(p->libraries[i].family, "cudnn") == 0 && !cudnn)
+            cudnn = &p->libraries[i];
+    }
+    for (size_t i = 0; i < p->library_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries[i], *against = NULL;
+        if (cudnn && strncmp(lib->family, "cudnn_", 6) == 0)
+            against = cudnn;
+        for (size_t k = 0; cudart && k < sizeof follow_cuda / sizeof *follow_cuda; k++)
+            if (strcmp(lib->family, follow_cuda[k]) == 0)
+                against = cudart;
+        long mine = major_of(lib->version), theirs = against ? major_of(against->version) : -1;
+        if (!against || mine < 0 || theirs < 0 || mine == theirs)
+            continue;
+        struct ct_finding *f = add(
+            out, "version-mismatch", CT_SEVERITY_ERROR, p->pid,
+            "lib%s %s (major %ld) is loaded with lib%s %s (major %ld): libraries of one stack "
+            "must come from the same release. Install matching versions.",
+            lib->family, lib->realpath, mine, against->family, against->realpath, theirs);
+        add_library(f, lib);
+        add_library(f, against);
+    }
+}
+
+/* A runtime or cuDNN that the search path or the system configuration found
+ * in another toolkit than the one CUDA_HOME (or /usr/local/cuda) names: the
+ * stale ld.so.conf entry, which gives no error, only wrong behaviour. */
+static void toolkit_mismatches(const struct ct_process_report *p, struct ct_findings *out)
+{
+    if (!p->toolkit_version || !*p->toolkit_version)
+        return;
+    for (size_t i = 0; i < p->library_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries[i];
+        const char *toolkit = strstr(lib->realpath, "/cuda-");
+        if (!lib->found_via || !toolkit ||
+            (strcmp(lib->family, "cudart") != 0 && strncmp(lib->family, "cudnn", 5) != 0) ||
+            (strcmp(lib->found_via, "ld.so.cache") != 0 &&
+             strcmp(lib->found_via, "LD_LIBRARY_PATH") != 0))
+            continue;
+        size_t len = strcspn(toolkit + 6, "/");
+        if (len == strlen(p->toolkit_version) && strncmp(toolkit + 6, p->toolkit_version, len) == 0)
+            continue;
+        struct ct_finding *f =
+            add(out, "toolkit-mismatch", CT_SEVERITY_WARNING, p->pid,
+                "%s was found through %s in CUDA %.*s (%s), but the toolkit in use is CUDA %s "
+                "(%s). Remove the stale entry (an /etc/ld.so.conf.d file or LD_LIBRARY_PATH "
+                "directory) for the other toolkit, then run ldconfig.",
+                lib->requested_as, lib->found_via, (int)len, toolkit + 6, lib->realpath,
+                p->toolkit_version, p->toolkit_root);
+        add_library(f, lib);
+    }
+}
+
 static const struct ct_library_entry *driver_library(const struct ct_process_report *p)
 {
     for (size_t i = 0; i < p->library_count; i++)
@@ -195,6 +289,9 @@ void ct_findings_compute(const struct ct_report *report, struct ct_findings *out
     for (size_t i = 0; i < report->process_count; i++) {
         duplicates(&report->processes[i], out);
         failed_loads(&report->processes[i], out);
+        shadowed(&report->processes[i], out);
+        version_mismatches(&report->processes[i], out);
+        toolkit_mismatches(&report->processes[i], out);
         driver(&report->processes[i], out);
     }
 }
@@ -265,6 +362,8 @@ void ct_finding_json(struct ct_json *j, const struct ct_finding *f)
         ct_failed_load_json(j, f->failed_load);
         ct_json_end_array(j);
     }
+    if (f->shadowed_copy)
+        ct_json_string(j, "runpath_copy", f->shadowed_copy);
     if (f->failed_calls)
         ct_json_uint(j, "failed_calls", f->failed_calls);
     if (f->runtime_version > 0)

@@ -182,7 +182,7 @@ static void add_library(struct ct_process_report *p, const struct ct_event *e)
     p->libraries[p->library_count++] = (struct ct_library_entry){
         arg_string(e, "path"),    arg_string(e, "realpath"), arg_string(e, "family"),
         arg_string(e, "soname"),  arg_string(e, "version"),  arg_string(e, "build_id"),
-        (uint64_t)arg_int(e, "size", 0), NULL, NULL, NULL};
+        (uint64_t)arg_int(e, "size", 0), NULL, NULL, NULL, NULL};
 }
 
 /* The loader's account of a load; attached to the library it mapped once the
@@ -197,7 +197,8 @@ static void add_load(struct ct_process_report *p, const struct ct_event *e)
         .realpath = arg_string(e, "realpath"),
         .requested_as = arg_string(e, "requested_as"),
         .requested_by = arg_string(e, "requested_by"),
-        .found_via = arg_string(e, "found_via")};
+        .found_via = arg_string(e, "found_via"),
+        .runpath_copy = arg_string(e, "runpath_copy")};
 }
 
 static void attach_loads(struct ct_process_report *p)
@@ -209,6 +210,7 @@ static void attach_loads(struct ct_process_report *p)
                 lib->requested_as = p->loads[i].requested_as;
                 lib->requested_by = p->loads[i].requested_by;
                 lib->found_via = p->loads[i].found_via;
+                lib->runpath_copy = p->loads[i].runpath_copy;
                 break;
             }
         }
@@ -241,6 +243,9 @@ static void on_instant(void *ctx, const struct ct_event *e)
             p->devices[p->device_names++] = name;
     } else if (strcmp(e->name, "cuda.library") == 0) {
         add_library(p, e);
+    } else if (strcmp(e->name, "cuda.toolkit") == 0) {
+        p->toolkit_root = arg_string(e, "root");
+        p->toolkit_version = arg_string(e, "version");
     } else if (strcmp(e->name, "cuda.library.load") == 0) {
         add_load(p, e);
     } else if (strcmp(e->name, "cuda.library.failed") == 0) {

@@ -21,6 +21,7 @@ struct ct_library_entry {
     /* The loader's view, when the process ran with the audit module; NULL
      * otherwise. */
     const char *requested_as, *requested_by, *found_via;
+    const char *runpath_copy; /* a different copy on the requester's RUNPATH, or "" */
 };
 
 /* A CUDA-stack library the loader looked for and did not load. */
@@ -63,6 +64,7 @@ struct ct_process_report {
     size_t library_count;
     struct ct_failed_load *failed_loads;
     size_t failed_load_count;
+    const char *toolkit_root, *toolkit_version; /* what CUDA_HOME or /usr/local/cuda is */
     struct ct_library_entry *loads; /* the loader's accounts, before attaching */
     size_t load_count;
     uint64_t calls_failed_with[1024]; /* calls per cudaError_t below 1024 */
