@@ -21,7 +21,8 @@ endif
 # hooks are exported), PIC, and linked against nothing beyond glibc.
 PRELOAD_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -I$(CUDA_HOME)/include
 PRELOAD_SRC := $(filter-out preload/audit.c,$(wildcard preload/*.c))
-PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/obj/%.o)
+# The one piece of common/ the preload needs, compiled with the preload's flags.
+PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/preload/common/library_family.o
 
 PROTO := include/cudatrace/perfetto_trace.proto
 PROTO_C := $(BUILD)/gen/perfetto_trace.pb-c.c
@@ -63,7 +64,11 @@ $(ERROR_NAMES): tools/gen_error_names.sh | $(BUILD)/.deps
 	@mkdir -p $(BUILD)/gen
 	sh tools/gen_error_names.sh $(CUDA_HOME)/include/driver_types.h > $@
 
-$(BUILD)/obj/preload/%.o: preload/%.c $(wildcard preload/*.h include/cudatrace/*.h) | $(BUILD)/.deps
+$(BUILD)/obj/preload/%.o: preload/%.c $(wildcard preload/*.h include/cudatrace/*.h common/*.h) | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/preload/common/%.o: common/%.c common/%.h | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
 
@@ -101,7 +106,22 @@ $(VENV)/.ok: tests/requirements.txt
 	$(VENV)/bin/pip install -q -r tests/requirements.txt
 	touch $@
 
-test: deps all test-programs venv $(BUILD)/unit/ring_stress
+# Real CUDA runtimes of other versions, from NVIDIA's wheels, for the library
+# tests (two runtimes in one process, two minors of one major).
+CT_RUNTIME_WHEELS := nvidia-cuda-runtime-cu12==12.4.127 nvidia-cuda-runtime-cu12==12.9.79 \
+	nvidia-cuda-runtime-cu11==11.8.89
+$(BUILD)/wheels/.ok: $(VENV)/.ok
+	rm -rf $(BUILD)/wheels && mkdir -p $(BUILD)/wheels/download
+	for wheel in $(CT_RUNTIME_WHEELS); do \
+	    $(VENV)/bin/pip download -q --no-deps -d $(BUILD)/wheels/download $$wheel || exit 1; \
+	done
+	for file in $(BUILD)/wheels/download/*.whl; do \
+	    $(VENV)/bin/python -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+	        $$file $(BUILD)/wheels/$$(basename $$file .whl) || exit 1; \
+	done
+	touch $@
+
+test: deps all test-programs venv $(BUILD)/unit/ring_stress $(BUILD)/wheels/.ok
 	CUDATRACE_TEST_BUILD=$(BUILD) $(VENV)/bin/python -m pytest -q tests
 
 demo: deps all test-programs

@@ -286,6 +286,21 @@ static void device_name_instant(uint64_t key, uint32_t name)
                      ct_strings_intern_cstr("cuda.device"), args, 2);
 }
 
+/* The version a loaded runtime or cuDNN reported through its own API. */
+static void library_version_instant(uint64_t version, uint32_t path)
+{
+    char real[4096];
+    const char *name = ct_strings_get(path);
+    struct ct_arg args[] = {
+        {ct_strings_intern_cstr("path"), CT_ARG_STRING, path},
+        {ct_strings_intern_cstr("realpath"), CT_ARG_STRING,
+         ct_strings_intern_cstr(realpath(name, real) ? real : name)},
+        {ct_strings_intern_cstr("api_version"), CT_ARG_UINT, version},
+    };
+    ct_write_instant(&process_seq, counter_uuid(TRACK_LIBRARIES), process_start_ns,
+                     ct_strings_intern_cstr("cuda.library.version"), args, 3);
+}
+
 static void string_chunk(uint32_t index, const struct ct_record *r)
 {
     struct pending_string *s = &pending_strings[index];
@@ -308,6 +323,8 @@ static void string_chunk(uint32_t index, const struct ct_record *r)
         ct_u64_map_put(&kernel_names, s->key, id);
     else if (s->kind == CT_STR_DEVICE_NAME)
         device_name_instant(s->key, id);
+    else if (s->kind == CT_STR_LIBRARY_VERSION)
+        library_version_instant(s->key, id);
 }
 
 static void process_info(const struct ct_record *r)

@@ -7,10 +7,13 @@
  */
 #include "cuda_info.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "cuda_call.h"
+#include "library_family.h"
 #include "ring.h"
 
 /* cudaDeviceProp has grown with every release; the name stays first, and a
@@ -49,8 +52,48 @@ static void emit_device_names(struct ct_ring *ring, int count)
     }
 }
 
+/* The version each loaded runtime reports through its own API, a call that
+ * returns a constant. Two runtimes of one major (12.4 and 12.9 wheels)
+ * differ only here, not in their file names. cudnnGetVersion is not called:
+ * it makes cuDNN load its sub-libraries, which would change what the program
+ * loads. */
+struct version_scan {
+    struct ct_ring *ring;
+};
+
+static int record_library_version(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct version_scan *scan = data;
+    char family[64];
+    if (!info->dlpi_name || !*info->dlpi_name ||
+        !ct_library_family(info->dlpi_name, family, sizeof family))
+        return 0;
+    if (strcmp(family, "cudart") != 0)
+        return 0;
+    void *lib = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!lib)
+        return 0;
+    /* Before CUDA 12 this fails without a driver and latches the error in
+     * that runtime copy; clear it again unless one was pending already. */
+    cudaError_t (*get)(int *) = (cudaError_t(*)(int *))dlsym(lib, "cudaRuntimeGetVersion");
+    cudaError_t (*peek)(void) = (cudaError_t(*)(void))dlsym(lib, "cudaPeekAtLastError");
+    cudaError_t (*take)(void) = (cudaError_t(*)(void))dlsym(lib, "cudaGetLastError");
+    int v = 0, pending = !peek || peek() != cudaSuccess;
+    cudaError_t r = get ? get(&v) : cudaErrorUnknown;
+    uint64_t version = r == cudaSuccess ? (uint64_t)v : 0;
+    if (r != cudaSuccess && !pending && take)
+        take();
+    dlclose(lib);
+    if (version)
+        ct_emit_string(scan->ring, CT_STR_LIBRARY_VERSION, version, info->dlpi_name);
+    return 0;
+}
+
 void ct_cuda_info_record(struct ct_ring *ring)
 {
+    struct version_scan scan = {ring};
+    dl_iterate_phdr(record_library_version, &scan);
     int pending = ct_cuda_error_pending();
     CT_REAL(runtime_version, cudaRuntimeGetVersion, (int *));
     CT_REAL(driver_version, cudaDriverGetVersion, (int *));

@@ -145,10 +145,19 @@ def assert_matches_trace(process, trace):
     (pid,) = trace.processes
     assert process["pid"] == pid
     assert process["cmdline"] == trace.processes[pid]["cmdline"]
-    # The library inventory is the trace's cuda.library instants, in order;
-    # how each was requested and found is not recorded yet.
+    # The library inventory is the trace's cuda.library instants, in order; a
+    # runtime's version is what its own API reported (cuda.library.version),
+    # and how each was requested and found needs the audit module (not here).
+    api = {i["args"]["realpath"]: i["args"]["api_version"]
+           for i in instants(trace, "cuda.library.version")}
+
+    def version(args):
+        v = api.get(args["realpath"])
+        return f"{v // 1000}.{v % 1000 // 10}" if v else args["version"]
+
     assert process["libraries"] == [
-        {**{k: i["args"][k] for k in ("path", "realpath", "family", "soname", "version")},
+        {**{k: i["args"][k] for k in ("path", "realpath", "family", "soname")},
+         "version": version(i["args"]),
          "requested_as": None, "requested_by": None, "found_via": None,
          "build_id": i["args"]["build_id"], "size": i["args"]["size"]}
         for i in sorted(instants(trace, "cuda.library"), key=lambda i: i["args"]["order"])]

@@ -16,6 +16,8 @@
  */
 #include "findings.h"
 
+#include "library_family.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,12 +114,26 @@ static const struct ct_failed_load *driver_load_failure(const struct ct_process_
     return NULL;
 }
 
+/* Whether a library of `name`'s family was loaded after all: libraries probe
+ * for several names (cuDNN tries libcudnn_graph.so.9.19.0, then .9.19, then
+ * .9), and only a family that never loaded is a failure. */
+static int family_loaded(const struct ct_process_report *p, const char *name)
+{
+    char family[64];
+    if (!ct_library_family(name, family, sizeof family))
+        return 0;
+    for (size_t i = 0; i < p->library_count; i++)
+        if (strcmp(p->libraries[i].family, family) == 0)
+            return 1;
+    return 0;
+}
+
 static void failed_loads(const struct ct_process_report *p, struct ct_findings *out)
 {
     for (size_t i = 0; i < p->failed_load_count; i++) {
         const struct ct_failed_load *load = &p->failed_loads[i];
-        if (is_driver_name(load->requested_as))
-            continue; /* that is driver-missing */
+        if (is_driver_name(load->requested_as) || family_loaded(p, load->requested_as))
+            continue; /* the driver is driver-missing's; a probe that found another name */
         struct ct_finding *f =
             add(out, "library-load-failed", CT_SEVERITY_ERROR, p->pid,
                 "%s could not be loaded (asked for by %s): not found in %s. Install it, or put "

@@ -9,6 +9,7 @@
  */
 #include "report_model.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,7 +183,7 @@ static void add_library(struct ct_process_report *p, const struct ct_event *e)
     p->libraries[p->library_count++] = (struct ct_library_entry){
         arg_string(e, "path"),    arg_string(e, "realpath"), arg_string(e, "family"),
         arg_string(e, "soname"),  arg_string(e, "version"),  arg_string(e, "build_id"),
-        (uint64_t)arg_int(e, "size", 0), NULL, NULL, NULL, NULL};
+        (uint64_t)arg_int(e, "size", 0), NULL, NULL, NULL, NULL, 0};
 }
 
 /* The loader's account of a load; attached to the library it mapped once the
@@ -201,8 +202,21 @@ static void add_load(struct ct_process_report *p, const struct ct_event *e)
         .runpath_copy = arg_string(e, "runpath_copy")};
 }
 
+/* A runtime's own version as its API reports it: 12040 -> "12.4". */
+static const char *format_runtime_version(uint64_t v)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%llu.%llu", (unsigned long long)v / 1000,
+             (unsigned long long)(v % 1000) / 10);
+    return ct_strings_get(ct_strings_intern_cstr(text));
+}
+
 static void attach_loads(struct ct_process_report *p)
 {
+    for (size_t i = 0; i < p->version_count; i++)
+        for (size_t k = 0; k < p->library_count; k++)
+            if (strcmp(p->libraries[k].realpath, p->versions[i].realpath) == 0)
+                p->libraries[k].version = format_runtime_version(p->versions[i].api_version);
     for (size_t i = 0; i < p->load_count; i++) {
         for (size_t k = 0; k < p->library_count; k++) {
             struct ct_library_entry *lib = &p->libraries[k];
@@ -246,6 +260,13 @@ static void on_instant(void *ctx, const struct ct_event *e)
     } else if (strcmp(e->name, "cuda.toolkit") == 0) {
         p->toolkit_root = arg_string(e, "root");
         p->toolkit_version = arg_string(e, "version");
+    } else if (strcmp(e->name, "cuda.library.version") == 0) {
+        p->versions = realloc(p->versions, (p->version_count + 1) * sizeof *p->versions);
+        if (!p->versions)
+            abort();
+        p->versions[p->version_count++] = (struct ct_library_entry){
+            .realpath = arg_string(e, "realpath"),
+            .api_version = (uint64_t)arg_int(e, "api_version", 0)};
     } else if (strcmp(e->name, "cuda.library.load") == 0) {
         add_load(p, e);
     } else if (strcmp(e->name, "cuda.library.failed") == 0) {
@@ -309,6 +330,7 @@ void ct_report_free(struct ct_report *report)
         free(report->processes[i].libraries);
         free(report->processes[i].failed_loads);
         free(report->processes[i].loads);
+        free(report->processes[i].versions);
     }
     free(report->processes);
     memset(report, 0, sizeof *report);

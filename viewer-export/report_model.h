@@ -22,6 +22,7 @@ struct ct_library_entry {
      * otherwise. */
     const char *requested_as, *requested_by, *found_via;
     const char *runpath_copy; /* a different copy on the requester's RUNPATH, or "" */
+    uint64_t api_version;     /* what the library's own API reported, or 0 */
 };
 
 /* A CUDA-stack library the loader looked for and did not load. */
@@ -67,6 +68,8 @@ struct ct_process_report {
     const char *toolkit_root, *toolkit_version; /* what CUDA_HOME or /usr/local/cuda is */
     struct ct_library_entry *loads; /* the loader's accounts, before attaching */
     size_t load_count;
+    struct ct_library_entry *versions; /* versions from the libraries' own APIs */
+    size_t version_count;
     uint64_t calls_failed_with[1024]; /* calls per cudaError_t below 1024 */
 };
 

@@ -28,6 +28,7 @@ enum ct_record_type {
 enum ct_string_kind {
     CT_STR_KERNEL_NAME = 1, /* key: the host function pointer that was launched */
     CT_STR_DEVICE_NAME = 2, /* key: device ordinal                               */
+    CT_STR_LIBRARY_VERSION = 3, /* key: version its own API reports; text: path  */
 };
 
 #define CT_RECORD_ARGS 5
