@@ -206,3 +206,86 @@ void ct_library_runpath_copy(const char *requester, const char *name, const char
         }
     }
 }
+
+/* Adds `arch` to the ','-separated list `out` unless it is there. */
+static void add_arch(char *out, size_t size, const char *arch)
+{
+    size_t len = strlen(arch), used = strlen(out);
+    for (const char *at = out; (at = strstr(at, arch)) != NULL; at += len)
+        if ((at == out || at[-1] == ',') && (at[len] == ',' || at[len] == '\0'))
+            return;
+    snprintf(out + used, size - used, "%s%s", used ? "," : "", arch);
+}
+
+/* Walks the fat binary containers of one .nv_fatbin section: a 16-byte
+ * header (magic 0xBA55ED50, version, header size, size of the entries),
+ * then entries, each with its own header size and payload size, whose kind
+ * says PTX (1) or ELF (2) and whose arch field the SM number. */
+static void read_fatbin_archs(int fd, uint64_t start, uint64_t size, char *out, size_t out_size)
+{
+    uint64_t at = start, end = start + size;
+    while (at + 16 <= end) {
+        uint32_t magic;
+        uint16_t version, header_size;
+        uint64_t fat_size;
+        unsigned char h[16];
+        if (read_at(fd, h, sizeof h, at))
+            return;
+        memcpy(&magic, h, 4);
+        memcpy(&version, h + 4, 2);
+        memcpy(&header_size, h + 6, 2);
+        memcpy(&fat_size, h + 8, 8);
+        if (magic != 0xBA55ED50u || header_size < 16) {
+            at += 8; /* containers are 8-byte aligned; padding between them */
+            continue;
+        }
+        uint64_t entry = at + header_size, entries_end = entry + fat_size;
+        while (entry + 32 <= entries_end && entries_end <= end) {
+            unsigned char e[32];
+            uint16_t kind;
+            uint32_t entry_header, arch;
+            uint64_t payload;
+            if (read_at(fd, e, sizeof e, entry))
+                return;
+            memcpy(&kind, e, 2);
+            memcpy(&entry_header, e + 4, 4);
+            memcpy(&payload, e + 8, 8);
+            memcpy(&arch, e + 28, 4);
+            if (entry_header < 32)
+                break;
+            char name[32];
+            snprintf(name, sizeof name, "%s_%u", kind == 1 ? "compute" : "sm", arch);
+            if (kind == 1 || kind == 2)
+                add_arch(out, out_size, name);
+            entry += entry_header + payload;
+        }
+        at = entries_end > at ? entries_end : at + 8;
+    }
+}
+
+void ct_library_fatbin_archs(const char *path, char *out, size_t size)
+{
+    out[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    Elf64_Ehdr eh;
+    Elf64_Shdr strings;
+    if (read_at(fd, &eh, sizeof eh, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+        eh.e_shstrndx >= eh.e_shnum ||
+        read_at(fd, &strings, sizeof strings, eh.e_shoff + eh.e_shstrndx * sizeof(Elf64_Shdr))) {
+        close(fd);
+        return;
+    }
+    for (uint16_t i = 0; i < eh.e_shnum; i++) {
+        Elf64_Shdr sh;
+        char name[16] = {0};
+        if (read_at(fd, &sh, sizeof sh, eh.e_shoff + i * sizeof(Elf64_Shdr)) ||
+            pread(fd, name, sizeof name - 1, (off_t)(strings.sh_offset + sh.sh_name)) <= 0)
+            break;
+        if (strcmp(name, ".nv_fatbin") == 0)
+            read_fatbin_archs(fd, sh.sh_offset, sh.sh_size, out, size);
+    }
+    close(fd);
+}

@@ -30,6 +30,10 @@ void ct_library_runpath(const char *path, char *out, size_t size);
 void ct_library_runpath_copy(const char *requester, const char *name, const char *loaded,
                              char *out, size_t size);
 
+/* The GPU code a library carries, from its .nv_fatbin section: a
+ * ','-separated list such as "sm_80,sm_90,compute_90" ("" when none). */
+void ct_library_fatbin_archs(const char *path, char *out, size_t size);
+
 /* Calls `found` for each CUDA-stack library mapped in `pid` that was not
  * reported before; returns -1 when the process is gone. */
 int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, void *ctx),

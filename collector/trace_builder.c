@@ -24,6 +24,7 @@
 #include "strings.h"
 #include "u64_map.h"
 
+#define CUDA_ERROR_NO_KERNEL_IMAGE 209 /* cudaErrorNoKernelImageForDevice */
 #define LAUNCH_BUCKET_NS 100000000ull /* launch rate resolution: 100 ms */
 #define LAUNCH_BUCKETS 64
 
@@ -69,7 +70,9 @@ static uint64_t first_open_bucket; /* buckets before it are written */
 static uint64_t last_bucket;
 static int launch_seen;
 
-static struct ct_u64_map kernel_names; /* key -> string id */
+static struct ct_u64_map kernel_names;     /* key -> string id */
+static struct ct_u64_map kernel_libraries; /* key -> string id of the file holding it */
+static struct ct_u64_map no_image_reported; /* keys already written as no-kernel-image */
 
 static struct {
     uint32_t ptr, bytes, stream, kind, src, value, kernel, grid, block, shared_mem, graph, event,
@@ -280,10 +283,38 @@ static uint32_t kernel_name_get(uint64_t key)
 
 static void device_name_instant(uint64_t key, uint32_t name)
 {
-    struct ct_arg args[] = {{ct_strings_intern_cstr("device"), CT_ARG_UINT, key},
-                            {ct_strings_intern_cstr("name"), CT_ARG_STRING, name}};
+    char capability[16];
+    snprintf(capability, sizeof capability, "%llu.%llu", (unsigned long long)(key >> 32) / 10,
+             (unsigned long long)(key >> 32) % 10);
+    struct ct_arg args[] = {
+        {ct_strings_intern_cstr("device"), CT_ARG_UINT, key & 0xffffffffu},
+        {ct_strings_intern_cstr("name"), CT_ARG_STRING, name},
+        {ct_strings_intern_cstr("compute_capability"), CT_ARG_STRING,
+         ct_strings_intern_cstr(capability)},
+    };
     ct_write_instant(&process_seq, process_uuid, process_start_ns,
-                     ct_strings_intern_cstr("cuda.device"), args, 2);
+                     ct_strings_intern_cstr("cuda.device"), args, key >> 32 ? 3 : 2);
+}
+
+/* A launch failed with cudaErrorNoKernelImageForDevice: say, once per kernel,
+ * which file holds it and which GPU code that file carries. */
+static void no_kernel_image(uint64_t key, uint64_t ts)
+{
+    if (ct_u64_map_find(&no_image_reported, key))
+        return;
+    ct_u64_map_put(&no_image_reported, key, 1);
+    const uint64_t *library = ct_u64_map_find(&kernel_libraries, key);
+    char archs[1024] = "";
+    if (library)
+        ct_library_fatbin_archs(ct_strings_get((uint32_t)*library), archs, sizeof archs);
+    struct ct_arg args[] = {
+        {ct_strings_intern_cstr("kernel"), CT_ARG_STRING, kernel_name_get(key)},
+        {ct_strings_intern_cstr("library"), CT_ARG_STRING,
+         library ? (uint32_t)*library : ct_strings_intern_cstr("")},
+        {ct_strings_intern_cstr("archs"), CT_ARG_STRING, ct_strings_intern_cstr(archs)},
+    };
+    ct_write_instant(&process_seq, counter_uuid(TRACK_LIBRARIES), ts,
+                     ct_strings_intern_cstr("cuda.no_kernel_image"), args, 3);
 }
 
 /* The version a loaded runtime or cuDNN reported through its own API. */
@@ -325,6 +356,8 @@ static void string_chunk(uint32_t index, const struct ct_record *r)
         device_name_instant(s->key, id);
     else if (s->kind == CT_STR_LIBRARY_VERSION)
         library_version_instant(s->key, id);
+    else if (s->kind == CT_STR_KERNEL_LIBRARY)
+        ct_u64_map_put(&kernel_libraries, s->key, id);
 }
 
 static void process_info(const struct ct_record *r)
@@ -544,6 +577,8 @@ static void call(uint32_t index, const struct ct_record *r)
     track_memory(f->family, r, end);
     if (f->family == CT_FAMILY_LAUNCH)
         count_launch(begin);
+    if (f->family == CT_FAMILY_LAUNCH && r->result == CUDA_ERROR_NO_KERNEL_IMAGE)
+        no_kernel_image(r->arg[0], end);
     calls++;
 }
 

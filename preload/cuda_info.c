@@ -40,14 +40,21 @@ static void emit_device_names(struct ct_ring *ring, int count)
     }
     if (!get_props)
         return;
+    CT_REAL(get_attribute, cudaDeviceGetAttribute, (int *, enum cudaDeviceAttr, int));
     static union device_properties props;
     for (int i = 0; i < count && i < 64; i++) {
         memset(props.name, 0, sizeof props.name);
         cudaError_t r = get_props(&props, i);
         ct_cuda_forget_own_error(0, r);
+        int major = 0, minor = 0;
+        if (get_attribute) {
+            ct_cuda_forget_own_error(0, get_attribute(&major, cudaDevAttrComputeCapabilityMajor, i));
+            ct_cuda_forget_own_error(0, get_attribute(&minor, cudaDevAttrComputeCapabilityMinor, i));
+        }
         if (r == cudaSuccess) {
             props.name[sizeof props.name - 1] = '\0';
-            ct_emit_string(ring, CT_STR_DEVICE_NAME, (uint64_t)i, props.name);
+            uint64_t capability = (uint64_t)(major * 10 + minor);
+            ct_emit_string(ring, CT_STR_DEVICE_NAME, (uint64_t)i | capability << 32, props.name);
         }
     }
 }

@@ -62,3 +62,21 @@ CT_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
         ct_kernel_handle_note(*kernel, func);
     return result;
 }
+
+/* Not traced either: nvcc's registration of each kernel when its module
+ * loads, which names the device function behind a host stub whether or not
+ * the stub is an exported symbol, and before any launch. */
+CT_EXPORT void __cudaRegisterFunction(void **module, const char *host_fun, char *device_fun,
+                                      const char *device_name, int thread_limit, uint3 *tid,
+                                      uint3 *bid, dim3 *block, dim3 *grid, int *warp_size)
+{
+    static _Atomic(void *) real_slot;
+    void (*real)(void **, const char *, char *, const char *, int, uint3 *, uint3 *, dim3 *,
+                 dim3 *, int *) =
+        (void (*)(void **, const char *, char *, const char *, int, uint3 *, uint3 *, dim3 *,
+                  dim3 *, int *))ct_real_function(&real_slot, "__cudaRegisterFunction");
+    if (real)
+        real(module, host_fun, device_fun, device_name, thread_limit, tid, bid, block, grid,
+             warp_size);
+    ct_kernel_register_name(host_fun, device_name);
+}

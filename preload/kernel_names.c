@@ -3,8 +3,10 @@
  * that refers to it, so the collector can name every launch however it
  * interleaves the rings. The name comes from cudaFuncGetName where the
  * runtime has it, else the exact dynamic symbol of the host function, else
- * the address. nvcc's <<<>>> launches through a cudaKernel_t handle, so the
- * handle-to-function mapping is learnt from __cudaGetKernel. Both tables are
+ * the address; first of all, the device function name nvcc registered for
+ * the stub (__cudaRegisterFunction), which needs no exported symbol and no
+ * successful launch. nvcc's <<<>>> launches through a cudaKernel_t handle, so
+ * the handle-to-function mapping is learnt from __cudaGetKernel. Both tables are
  * fixed-size open-addressing sets: lookups take no lock, and a full table
  * only means a name is sent again.
  */
@@ -27,8 +29,14 @@ struct sent_set {
 
 static struct sent_set *sent_sets; /* one per ring, process-private */
 static uint32_t sent_set_count;
-static _Atomic(uintptr_t) handle_keys[HANDLE_SLOTS];
-static _Atomic(uintptr_t) handle_funcs[HANDLE_SLOTS];
+/* Two lock-free maps of the same shape: cudaKernel_t handle -> host
+ * function, and host function -> registered device function name. */
+struct pointer_map {
+    _Atomic(uintptr_t) keys[HANDLE_SLOTS];
+    _Atomic(uintptr_t) values[HANDLE_SLOTS];
+};
+
+static struct pointer_map host_of_handle, name_of_host;
 
 int ct_kernel_names_init(uint32_t rings)
 {
@@ -63,37 +71,49 @@ static uint64_t *sent_slot(struct sent_set *set, uint64_t key)
     return NULL;
 }
 
-void ct_kernel_handle_note(const void *handle, const void *host_func)
+static void pointer_map_put(struct pointer_map *m, uintptr_t key, uintptr_t value)
 {
-    uintptr_t key = (uintptr_t)handle;
     if (!key)
         return;
     uint32_t start = hash_pointer(key);
     for (uint32_t i = 0; i < 64; i++) {
         uint32_t at = (start + i) % HANDLE_SLOTS;
         uintptr_t expected = 0;
-        if (atomic_compare_exchange_strong(&handle_keys[at], &expected, key) || expected == key) {
-            atomic_store_explicit(&handle_funcs[at], (uintptr_t)host_func, memory_order_release);
+        if (atomic_compare_exchange_strong(&m->keys[at], &expected, key) || expected == key) {
+            atomic_store_explicit(&m->values[at], value, memory_order_release);
             return;
         }
     }
 }
 
-static const void *host_function_of(const void *handle)
+static uintptr_t pointer_map_get(struct pointer_map *m, uintptr_t key)
 {
-    uintptr_t key = (uintptr_t)handle;
     uint32_t start = hash_pointer(key);
     for (uint32_t i = 0; i < 64; i++) {
         uint32_t at = (start + i) % HANDLE_SLOTS;
-        uintptr_t k = atomic_load_explicit(&handle_keys[at], memory_order_relaxed);
+        uintptr_t k = atomic_load_explicit(&m->keys[at], memory_order_relaxed);
         if (k == key)
-            return (const void *)atomic_load_explicit(&handle_funcs[at], memory_order_acquire);
+            return atomic_load_explicit(&m->values[at], memory_order_acquire);
         if (k == 0)
             break;
     }
-    return NULL;
+    return 0;
 }
 
+void ct_kernel_handle_note(const void *handle, const void *host_func)
+{
+    pointer_map_put(&host_of_handle, (uintptr_t)handle, (uintptr_t)host_func);
+}
+
+void ct_kernel_register_name(const void *host_func, const char *device_name)
+{
+    pointer_map_put(&name_of_host, (uintptr_t)host_func, (uintptr_t)device_name);
+}
+
+static const void *host_function_of(const void *handle)
+{
+    return (const void *)pointer_map_get(&host_of_handle, (uintptr_t)handle);
+}
 static const char *runtime_name(const void *func)
 {
     CT_REAL(func_get_name, cudaFuncGetName, (const char **, const void *));
@@ -107,7 +127,9 @@ static const char *runtime_name(const void *func)
 
 static void resolve_name(const void *func, int launch_ok, char *out, size_t size)
 {
-    const char *name = launch_ok && func ? runtime_name(func) : NULL;
+    const char *name = (const char *)pointer_map_get(&name_of_host, (uintptr_t)func);
+    if (!name && launch_ok && func)
+        name = runtime_name(func);
     Dl_info info;
     if (!name && func && dladdr(func, &info) && info.dli_saddr == func)
         name = info.dli_sname;
@@ -125,8 +147,15 @@ static __attribute__((noinline)) void send_name(struct ct_ring *ring, uint64_t *
     const void *host = by_handle ? host_function_of(func) : func;
     char name[CT_STRING_MAX];
     resolve_name(host ? host : func, launch_ok && host, name, sizeof name);
-    if (ct_emit_string(ring, CT_STR_KERNEL_NAME, (uint64_t)(uintptr_t)func, name) == 0 && sent)
-        *sent = (uint64_t)(uintptr_t)func;
+    uint64_t key = (uint64_t)(uintptr_t)func;
+    /* The file that holds the kernel: where its GPU code (or the lack of
+     * it for this GPU) is to be read. */
+    Dl_info info;
+    if (host && dladdr(host, &info) && info.dli_fname && *info.dli_fname &&
+        ct_emit_string(ring, CT_STR_KERNEL_LIBRARY, key, info.dli_fname) != 0)
+        return;
+    if (ct_emit_string(ring, CT_STR_KERNEL_NAME, key, name) == 0 && sent)
+        *sent = key;
 }
 
 uint64_t ct_kernel_key_slow(struct ct_ring *ring, const void *func, int by_handle, int launch_ok)

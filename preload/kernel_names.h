@@ -24,6 +24,9 @@ static inline uint64_t ct_kernel_key(const void *func, int by_handle, int launch
 
 /* Remembers which host function a cudaKernel_t handle stands for. */
 void ct_kernel_handle_note(const void *handle, const void *host_func);
+/* Remembers the device function name nvcc registered for a host stub (the
+ * string lives in the module's own data, so it is kept by pointer). */
+void ct_kernel_register_name(const void *host_func, const char *device_name);
 
 int ct_kernel_names_init(uint32_t rings);
 

@@ -7,7 +7,8 @@
  * shadowed-library (LD_LIBRARY_PATH or ld.so.conf beat the asking library's
  * own RUNPATH copy), version-mismatch (libraries of one stack from different
  * releases), toolkit-mismatch (a runtime or cuDNN found in another toolkit
- * than the one CUDA_HOME names),
+ * than the one CUDA_HOME names), no-kernel-image (a launch found no code for
+ * this GPU in its library's fat binary),
  * stub-driver (the toolkit's link-time libcuda, or calls failing with
  * cudaErrorStubLibrary), driver-missing (calls fail with
  * cudaErrorInsufficientDriver and there is no driver) and driver-too-old
@@ -234,6 +235,27 @@ static void toolkit_mismatches(const struct ct_process_report *p, struct ct_find
     }
 }
 
+/* Launches that failed with cudaErrorNoKernelImageForDevice: the library was
+ * built without code this GPU can run. */
+static void missing_kernel_images(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const char *gpu = p->device_names ? p->devices[0] : "this GPU";
+    const char *capability = p->device_names ? p->device_capability[0] : "";
+    for (size_t i = 0; i < p->missing_image_count; i++) {
+        const struct ct_missing_image *m = &p->missing_images[i];
+        struct ct_finding *f = add(
+            out, "no-kernel-image", CT_SEVERITY_ERROR, p->pid,
+            "kernel %s (in %s) has no code for %s%s%s%s: the library carries %s. Rebuild it "
+            "with code for this GPU (-gencode arch=compute_XY,code=sm_XY, or PTX to be "
+            "compiled at load time), or install a build made for it.",
+            m->kernel, *m->library ? m->library : "an unknown file", gpu,
+            *capability ? " (compute capability " : "", capability, *capability ? ")" : "",
+            *m->archs ? m->archs : "no GPU code at all");
+        f->missing_image = m;
+        f->compute_capability = capability;
+    }
+}
+
 static const struct ct_library_entry *driver_library(const struct ct_process_report *p)
 {
     for (size_t i = 0; i < p->library_count; i++)
@@ -308,6 +330,7 @@ void ct_findings_compute(const struct ct_report *report, struct ct_findings *out
         shadowed(&report->processes[i], out);
         version_mismatches(&report->processes[i], out);
         toolkit_mismatches(&report->processes[i], out);
+        missing_kernel_images(&report->processes[i], out);
         driver(&report->processes[i], out);
     }
 }
@@ -341,21 +364,28 @@ void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
     ct_json_end_object(j);
 }
 
+/* A `separator`-separated list in the trace as a JSON array of strings. */
+static void json_list(struct ct_json *j, const char *key, const char *list, char separator)
+{
+    const char separators[2] = {separator, '\0'};
+    ct_json_begin_array(j, key);
+    for (const char *item = list; *item;) {
+        size_t len = strcspn(item, separators);
+        char one[4096];
+        snprintf(one, sizeof one, "%.*s", (int)len, item);
+        ct_json_string(j, NULL, one);
+        item += len + (item[len] == separator);
+    }
+    ct_json_end_array(j);
+}
+
 void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
 {
     ct_json_begin_object(j, NULL);
     ct_json_string(j, "requested_as", load->requested_as);
     ct_json_string(j, "requested_by", load->requested_by);
     ct_json_string(j, "error", "not found in the directories searched");
-    ct_json_begin_array(j, "searched");
-    for (const char *dir = load->searched; *dir;) {
-        size_t len = strcspn(dir, ":");
-        char one[4096];
-        snprintf(one, sizeof one, "%.*s", (int)len, dir);
-        ct_json_string(j, NULL, one);
-        dir += len + (dir[len] == ':');
-    }
-    ct_json_end_array(j);
+    json_list(j, "searched", load->searched, ':');
     ct_json_end_object(j);
 }
 
@@ -380,6 +410,12 @@ void ct_finding_json(struct ct_json *j, const struct ct_finding *f)
     }
     if (f->shadowed_copy)
         ct_json_string(j, "runpath_copy", f->shadowed_copy);
+    if (f->missing_image) {
+        ct_json_string(j, "kernel", f->missing_image->kernel);
+        ct_json_string(j, "library", f->missing_image->library);
+        json_list(j, "library_archs", f->missing_image->archs, ',');
+        ct_json_string(j, "compute_capability", f->compute_capability);
+    }
     if (f->failed_calls)
         ct_json_uint(j, "failed_calls", f->failed_calls);
     if (f->runtime_version > 0)

@@ -21,6 +21,8 @@ struct ct_finding {
     uint64_t failed_calls;
     const struct ct_failed_load *failed_load;
     const char *shadowed_copy; /* shadowed-library: the RUNPATH copy not used */
+    const struct ct_missing_image *missing_image; /* no-kernel-image */
+    const char *compute_capability;
 };
 
 struct ct_findings {

@@ -253,8 +253,17 @@ static void on_instant(void *ctx, const struct ct_event *e)
         p->device_count = arg_int(e, "device_count", -1);
     } else if (strcmp(e->name, "cuda.device") == 0) {
         const char *name = arg_string(e, "name");
-        if (*name && p->device_names < 16)
+        if (*name && p->device_names < 16) {
+            p->device_capability[p->device_names] = arg_string(e, "compute_capability");
             p->devices[p->device_names++] = name;
+        }
+    } else if (strcmp(e->name, "cuda.no_kernel_image") == 0) {
+        p->missing_images = realloc(p->missing_images,
+                                    (p->missing_image_count + 1) * sizeof *p->missing_images);
+        if (!p->missing_images)
+            abort();
+        p->missing_images[p->missing_image_count++] = (struct ct_missing_image){
+            arg_string(e, "kernel"), arg_string(e, "library"), arg_string(e, "archs")};
     } else if (strcmp(e->name, "cuda.library") == 0) {
         add_library(p, e);
     } else if (strcmp(e->name, "cuda.toolkit") == 0) {
@@ -331,6 +340,7 @@ void ct_report_free(struct ct_report *report)
         free(report->processes[i].failed_loads);
         free(report->processes[i].loads);
         free(report->processes[i].versions);
+        free(report->processes[i].missing_images);
     }
     free(report->processes);
     memset(report, 0, sizeof *report);

@@ -30,6 +30,11 @@ struct ct_failed_load {
     const char *requested_as, *requested_by, *searched; /* searched: ':'-separated */
 };
 
+/* A kernel whose launch failed with cudaErrorNoKernelImageForDevice. */
+struct ct_missing_image {
+    const char *kernel, *library, *archs; /* archs: the GPU code the library carries */
+};
+
 /* A call a thread was still inside when the process ended. */
 struct ct_inflight_call {
     int fn;
@@ -50,7 +55,10 @@ struct ct_process_report {
     int exited_normally;
     int64_t runtime_version, driver_version, device_count;
     const char *devices[16];
+    const char *device_capability[16]; /* "9.0", or "" */
     int device_names;
+    struct ct_missing_image *missing_images;
+    size_t missing_image_count;
     struct ct_api_stats api[CT_FN_COUNT];
     uint64_t launches, sync_calls, sync_ns;
     uint64_t allocs, frees, failed_allocs;

@@ -160,8 +160,10 @@ static struct {
     unsigned long long sync_ns;
     size_t mem_limit;
     int driver_version;
+    int compute_capability; /* CT_DOUBLE_SM: 90 means 9.0 */
+    bool no_kernel_image;   /* CT_DOUBLE_NO_KERNEL_IMAGE=1: launches fail with 209 */
     char *stats_path;
-} knobs = {0, 0, SIZE_MAX, RUNTIME_VERSION, NULL};
+} knobs = {0, 0, SIZE_MAX, RUNTIME_VERSION, 90, false, NULL};
 
 static atomic_bool knobs_loaded;
 static pthread_once_t knobs_once = PTHREAD_ONCE_INIT;
@@ -216,6 +218,10 @@ static void load_knobs(void)
         knobs.mem_limit = (size_t)value;
     if (parse_decimal(getenv("CT_DOUBLE_DRIVER_VERSION"), INT_MAX, &value))
         knobs.driver_version = (int)value;
+    if (parse_decimal(getenv("CT_DOUBLE_SM"), 1000, &value))
+        knobs.compute_capability = (int)value;
+    if (parse_decimal(getenv("CT_DOUBLE_NO_KERNEL_IMAGE"), 1, &value))
+        knobs.no_kernel_image = value == 1;
     const char *stats_path = getenv("CT_DOUBLE_STATS");
     if (stats_path && stats_path[0] != '\0')
         knobs.stats_path = strdup(stats_path);
@@ -527,6 +533,8 @@ static cudaError_t check_launch(const void *func, dim3 grid, dim3 block)
 {
     if (!func)
         return cudaErrorInvalidDeviceFunction;
+    if (knobs.no_kernel_image)
+        return cudaErrorNoKernelImageForDevice;
     if (!dims_fit(grid, max_grid) || !dims_fit(block, max_block) ||
         (unsigned long long)block.x * block.y * block.z > MAX_THREADS_PER_BLOCK)
         return cudaErrorInvalidConfiguration;
@@ -582,6 +590,83 @@ cudaError_t CUDARTAPI __cudaGetKernel(cudaKernel_t *kernel, const void *func)
         return leave(API___cudaGetKernel, cudaErrorInvalidValue);
     *kernel = (cudaKernel_t)func;
     return leave(API___cudaGetKernel, cudaSuccess);
+}
+
+/* ---- nvcc's module registration ------------------------------------------------------- */
+
+/* Enough of what nvcc-compiled code calls when its library is loaded and at
+ * each <<<>>>, so such a library loads on the double: registration is
+ * accepted and forgotten (kernels never run here), and the launch
+ * configuration is kept per thread between push and pop. Not counted in the
+ * statistics: they are the compiler's calls, not the program's. */
+static _Thread_local struct {
+    dim3 grid, block;
+    size_t shared_mem;
+    cudaStream_t stream;
+} pushed_config;
+
+void **CUDARTAPI __cudaRegisterFatBinary(void *fat_cubin)
+{
+    static void *handle;
+    handle = fat_cubin;
+    return &handle;
+}
+
+void CUDARTAPI __cudaRegisterFatBinaryEnd(void **handle)
+{
+    (void)handle;
+}
+
+void CUDARTAPI __cudaUnregisterFatBinary(void **handle)
+{
+    (void)handle;
+}
+
+char CUDARTAPI __cudaInitModule(void **handle)
+{
+    (void)handle;
+    return 0;
+}
+
+void CUDARTAPI __cudaRegisterFunction(void **handle, const char *host_fun, char *device_fun,
+                                      const char *device_name, int thread_limit, uint3 *tid,
+                                      uint3 *bid, dim3 *block, dim3 *grid, int *warp_size)
+{
+    (void)handle, (void)host_fun, (void)device_fun, (void)device_name, (void)thread_limit;
+    (void)tid, (void)bid, (void)block, (void)grid, (void)warp_size;
+}
+
+unsigned CUDARTAPI __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared_mem,
+                                               struct CUstream_st *stream)
+{
+    pushed_config.grid = grid;
+    pushed_config.block = block;
+    pushed_config.shared_mem = shared_mem;
+    pushed_config.stream = stream;
+    return 0;
+}
+
+cudaError_t CUDARTAPI __cudaPopCallConfiguration(dim3 *grid, dim3 *block, size_t *shared_mem,
+                                                 void *stream)
+{
+    *grid = pushed_config.grid;
+    *block = pushed_config.block;
+    *shared_mem = pushed_config.shared_mem;
+    *(cudaStream_t *)stream = pushed_config.stream;
+    return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+{
+    if (!value || device != 0)
+        return cudaErrorInvalidValue;
+    if (attr == cudaDevAttrComputeCapabilityMajor)
+        *value = knobs.compute_capability / 10;
+    else if (attr == cudaDevAttrComputeCapabilityMinor)
+        *value = knobs.compute_capability % 10;
+    else
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
 }
 
 /* ---- handles: streams, events, graphs -------------------------------------------------- */
