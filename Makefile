@@ -33,7 +33,7 @@ ERROR_NAMES := $(BUILD)/gen/cuda_error_names.h
 # both need: the string table and the u64 map.
 COMMON_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard common/*.c)) $(BUILD)/obj/gen/perfetto_trace.pb-c.o
 COLLECTOR_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard collector/*.c)) $(COMMON_OBJ)
-CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard viewer-export/*.c)) $(COMMON_OBJ)
+CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out viewer-export/doctor_probe.c,$(wildcard viewer-export/*.c))) $(COMMON_OBJ)
 
 DEBIAN_PACKAGES := libzstd-dev libprotobuf-c-dev protobuf-c-compiler libunwind-dev zlib1g-dev zstd strace
 
@@ -41,7 +41,7 @@ DEBIAN_PACKAGES := libzstd-dev libprotobuf-c-dev protobuf-c-compiler libunwind-d
 .SECONDARY:
 
 all: $(BUILD)/libcudatrace.so $(BUILD)/libcudatrace-audit.so $(BUILD)/cudatrace-collector \
-	$(BUILD)/cudatrace
+	$(BUILD)/cudatrace $(BUILD)/cudatrace-probe
 
 deps: $(BUILD)/.deps
 $(BUILD)/.deps:
@@ -90,6 +90,11 @@ $(BUILD)/libcudatrace.so: $(PRELOAD_OBJ)
 # glibc only, and it exports nothing but the la_* entry points.
 $(BUILD)/libcudatrace-audit.so: preload/audit.c common/library_family.c common/library_family.h | $(BUILD)/.deps
 	$(CC) $(PRELOAD_CFLAGS) -shared -o $@ preload/audit.c common/library_family.c
+
+# The child `cudatrace doctor` runs under the tracer: built like the preload,
+# never with sanitizers, since it runs under LD_PRELOAD and LD_AUDIT.
+$(BUILD)/cudatrace-probe: viewer-export/doctor_probe.c | $(BUILD)/.deps
+	$(CC) $(BASE_CFLAGS) -o $@ $< -ldl
 
 $(BUILD)/cudatrace-collector: $(COLLECTOR_OBJ)
 	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a

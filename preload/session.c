@@ -112,9 +112,9 @@ static struct ct_shm_header *create_shm(int *fd_out)
     return shm;
 }
 
-/* The collector must not inherit the preload: it never touches CUDA, and a
- * tracer tracing its own collector would only confuse. */
-static char **environment_without_preload(void)
+/* The collector must not inherit the preload or the audit module: it never
+ * touches CUDA, and a tracer tracing its own collector would only confuse. */
+static char **environment_without_tracer(void)
 {
     size_t count = 0;
     while (environ && environ[count])
@@ -124,7 +124,8 @@ static char **environment_without_preload(void)
         return NULL;
     size_t kept = 0;
     for (size_t i = 0; i < count; i++)
-        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
+            strncmp(environ[i], "LD_AUDIT=", 9) != 0)
             env[kept++] = environ[i];
     return env;
 }
@@ -145,7 +146,7 @@ static int spawn_collector(int shm_fd, int lifeline_read, int done_write)
     posix_spawn_file_actions_adddup2(&actions, shm_fd, shm_fd);
     posix_spawn_file_actions_adddup2(&actions, lifeline_read, lifeline_read);
     posix_spawn_file_actions_adddup2(&actions, done_write, done_write);
-    char **env = environment_without_preload();
+    char **env = environment_without_tracer();
     pid_t pid;
     int err = env ? posix_spawn(&pid, path, &actions, NULL, argv, env) : ENOMEM;
     free(env);

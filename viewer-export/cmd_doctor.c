@@ -1,15 +1,13 @@
 /*
  * `cudatrace doctor [--json]`: the usual checklist for a broken CUDA setup
  * (nvidia-smi, the driver's /proc entry, device nodes, which libcudart and
- * libcudnn load, ldd) done in one go and explained. A child process loads the
- * CUDA stack the way a framework does (dlopen by soname, driver first) under
- * the tracer, so the inventory and the findings are exactly what a traced
- * program would get; the kernel side is read from /proc and /dev. The exit
+ * libcudnn load, ldd) done in one go and explained. A child process,
+ * cudatrace-probe, loads the CUDA stack the way a framework does (dlopen by
+ * soname, driver first) under the tracer, so the inventory and the findings
+ * are exactly what a traced program would get; the kernel side is read from /proc and /dev. The exit
  * status is 1 when an error-severity finding exists.
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,45 +19,10 @@
 #include "commands.h"
 #include "report_output.h"
 
-/* What the child loads, in order; of each group the first that loads wins. */
-static const char *const probe_groups[][4] = {
-    {"libcuda.so.1"},
-    {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"},
-    {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"},
-    {"libcudnn.so.9", "libcudnn.so.8"},
-};
-#define PROBE_GROUPS (sizeof probe_groups / sizeof probe_groups[0])
+#define PROBE_GROUPS 4 /* what cudatrace-probe loads: see doctor_probe.c */
 
 static const char *const device_nodes[] = {"/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm"};
 #define DEVICE_NODES (sizeof device_nodes / sizeof device_nodes[0])
-
-/* The child: load each group, print "NAME\tPATH" or "NAME\t\tERROR", then
- * cudaFree(NULL), the usual way to initialise CUDA, through the global scope,
- * where the tracer's hook is. */
-static int probe(void)
-{
-    for (size_t g = 0; g < PROBE_GROUPS; g++) {
-        const char *error = "";
-        for (size_t k = 0; k < 4 && probe_groups[g][k]; k++) {
-            void *lib = dlopen(probe_groups[g][k], RTLD_NOW | RTLD_GLOBAL);
-            struct link_map *map = NULL;
-            if (lib && dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map) {
-                printf("%s\t%s\n", probe_groups[g][k], map->l_name);
-                error = NULL;
-                break;
-            }
-            error = dlerror();
-        }
-        if (error)
-            printf("%s\t\t%s\n", probe_groups[g][0], error);
-    }
-    fflush(stdout);
-    int (*cuda_free)(void *) = (int (*)(void *))dlsym(RTLD_DEFAULT, "cudaFree");
-    if (cuda_free)
-        cuda_free(NULL);
-    return 0;
-}
-
 struct probe_result {
     char name[64], path[PATH_MAX], error[512];
 };
@@ -67,8 +30,8 @@ struct probe_result {
 /* Runs the child under the tracer; fills `results` from its output. */
 static int run_probe(const char *trace, struct probe_result *results, size_t *count)
 {
-    char self[PATH_MAX];
-    if (ct_companion_path("cudatrace", self, sizeof self))
+    char probe[PATH_MAX];
+    if (ct_companion_path("cudatrace-probe", probe, sizeof probe))
         return -1;
     int out[2];
     if (pipe(out))
@@ -84,10 +47,7 @@ static int run_probe(const char *trace, struct probe_result *results, size_t *co
             _exit(127);
         setenv("CUDATRACE_OUTPUT", trace, 1);
         setenv("CUDATRACE_QUIET", "1", 1);
-        /* In a sanitizer build of this command, the preload comes ahead of
-         * the ASan runtime in the child; that is fine for a probe. */
-        setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 0);
-        execl(self, self, "doctor", "--probe", (char *)NULL);
+        execl(probe, probe, (char *)NULL);
         _exit(127);
     }
     close(out[1]);
@@ -201,8 +161,6 @@ static void print_doctor_text(const char *kernel, const int nodes[],
 
 int ct_cmd_doctor(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--probe") == 0)
-        return probe();
     int json = argc == 2 && strcmp(argv[1], "--json") == 0;
     if (argc > 2 || (argc == 2 && !json))
         return ct_usage_error("doctor: expected no argument or --json");

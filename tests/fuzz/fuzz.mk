@@ -20,7 +20,7 @@ CT_FUZZ_SEEDS := $(wildcard tests/fuzz/corpus/*)
 CT_FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CT_FUZZ_CFLAGS := $(BASE_CFLAGS) -Iviewer-export $(CT_FUZZ_SAN) -fsanitize=fuzzer-no-link
 
-CT_FUZZ_SRC := $(filter-out viewer-export/main.c viewer-export/cmd_%.c,$(wildcard viewer-export/*.c)) \
+CT_FUZZ_SRC := $(filter-out viewer-export/main.c viewer-export/cmd_%.c viewer-export/doctor_probe.c viewer-export/companion.c viewer-export/report_output.c,$(wildcard viewer-export/*.c)) \
 	$(wildcard common/*.c)
 CT_FUZZ_OBJ := $(CT_FUZZ_SRC:%.c=$(CT_FUZZ_DIR)/obj/%.o) $(CT_FUZZ_DIR)/obj/gen/perfetto_trace.pb-c.o
 CT_FUZZ_HDR := $(wildcard viewer-export/*.h common/*.h include/cudatrace/*.h) \
