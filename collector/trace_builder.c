@@ -151,10 +151,42 @@ static void write_process_tracks(void)
                          "CUDA libraries");
 }
 
+/* Every library's real path, in the order seen, for the closing inventory. */
+static char *inventory;
+static size_t inventory_len;
+static uint64_t inventory_count;
+
+static void note_in_inventory(const char *path)
+{
+    size_t len = strlen(path);
+    char *grown = realloc(inventory, inventory_len + len + 2);
+    if (!grown)
+        abort();
+    inventory = grown;
+    memcpy(inventory + inventory_len, path, len);
+    inventory_len += len;
+    inventory[inventory_len++] = '\n';
+    inventory[inventory_len] = '\0';
+    inventory_count++;
+}
+
+/* The whole inventory once more at the end, on the libraries track. */
+static void inventory_instant(uint64_t ts)
+{
+    struct ct_arg args[] = {
+        {ct_strings_intern_cstr("count"), CT_ARG_UINT, inventory_count},
+        {ct_strings_intern_cstr("libraries"), CT_ARG_STRING,
+         ct_strings_intern(inventory ? inventory : "", inventory_len)},
+    };
+    ct_write_instant(&process_seq, counter_uuid(TRACK_LIBRARIES), ts,
+                     ct_strings_intern_cstr("cuda.library.inventory"), args, 2);
+}
+
 static void library_instant(const struct ct_library *lib, void *ctx)
 {
     static uint64_t order;
     uint64_t ts = *(const uint64_t *)ctx;
+    note_in_inventory(lib->realpath);
 #define LIB_STRING(field) {ct_strings_intern_cstr(#field), CT_ARG_STRING, ct_strings_intern_cstr(lib->field)}
     struct ct_arg args[] = {
         LIB_STRING(path),   LIB_STRING(realpath), LIB_STRING(family), LIB_STRING(soname),
@@ -626,6 +658,7 @@ void ct_builder_tick(uint64_t dropped)
 void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
 {
     write_launch_rate((last_bucket + 1) * LAUNCH_BUCKET_NS);
+    inventory_instant(end_ns);
     if (dropped != last_dropped)
         ct_write_counter(&process_seq, counter_uuid(TRACK_DROPPED), end_ns, (int64_t)dropped);
     struct rusage usage;

@@ -139,3 +139,14 @@ def test_matching_cudnn_and_cublas_are_healthy(trace_run, build_dir):
                                 os.path.join(TOOLKIT_LIB, "libcudnn_graph.so.9"),
                                 os.path.join(TOOLKIT_LIB, "libcublas.so.13"))
     assert report_of(build_dir, completed)["findings"] == []
+
+
+def test_trace_closes_with_the_whole_inventory(trace_run, build_dir):
+    completed, trace, _ = trace_run("load_libs", os.path.join(TOOLKIT_LIB, "libcublas.so.13"))
+    loads = sorted((i for i in trace.instants if i["name"] == "cuda.library"),
+                   key=lambda i: i["args"]["order"])
+    (inventory,) = [i for i in trace.instants if i["name"] == "cuda.library.inventory"]
+    assert inventory["args"]["count"] == len(loads) == 3
+    assert inventory["args"]["libraries"].splitlines() == [i["args"]["realpath"] for i in loads]
+    (end,) = [i for i in trace.instants if i["name"] == "cudatrace.end"]
+    assert inventory["ts"] == end["ts"]
