@@ -87,21 +87,31 @@ def test_call_in_flight_at_the_crash_is_marked(build_dir, tmp_path):
     assert slice_["args"]["in_flight"] == 1 and slice_["tid"] == call["tid"]
 
 
+def collector_writing(path):
+    """The pid of the collector that has `path` open: the one of this run,
+    whatever else runs on the machine."""
+    for pid in subprocess.run(["pgrep", "-f", "cudatrace-collector"], capture_output=True,
+                              text=True).stdout.split():
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") == str(path) for fd in fds):
+                return int(pid)
+        except OSError:
+            continue
+    raise AssertionError(f"no collector has {path} open")
+
+
 def test_killed_collector_leaves_the_program_alone_and_a_recoverable_trace(build_dir, tmp_path):
     trace = tmp_path / "t.pftrace.zst"
     # About 4 s: 200 steps, each with a 20 ms synchronize.
     env = base_env(build_dir, CUDATRACE_OUTPUT=trace, CT_DOUBLE_SYNC_NS=20000000,
                    LD_PRELOAD=os.path.join(build_dir, "libcudatrace.so"))
-    before = set(subprocess.run(["pgrep", "-f", "cudatrace-collector"], capture_output=True,
-                                text=True).stdout.split())
     proc = subprocess.Popen([os.path.join(build_dir, "examples", "train_loop"), "200"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     time.sleep(1.5)  # past the first frame (the collector ends one every second)
-    now = set(subprocess.run(["pgrep", "-f", "cudatrace-collector"], capture_output=True,
-                             text=True).stdout.split())
-    (collector,) = now - before
-    os.kill(int(collector), signal.SIGKILL)
+    collector = collector_writing(trace)
+    os.kill(collector, signal.SIGKILL)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0
     assert stdout.splitlines()[-1].startswith("train_loop: simulated 200 steps")
