@@ -18,6 +18,7 @@
 #include "clock_map.h"
 #include "cuda_error_names.h"
 #include "cudatrace/functions.h"
+#include "cudatrace/trace_format.h"
 #include "library_inventory.h"
 #include "loader_log.h"
 #include "perfetto_writer.h"
@@ -139,6 +140,9 @@ static void write_process_tracks(void)
     const char *name = argc > 0 ? argv[0] : "unknown";
     const char *slash = strrchr(name, '/');
     ct_write_process_track(&process_seq, process_uuid, pid, slash ? slash + 1 : name, argv, argc);
+    struct ct_arg format[] = {{ct_strings_intern_cstr("format"), CT_ARG_UINT, CT_TRACE_FORMAT}};
+    ct_write_instant(&process_seq, process_uuid, process_start_ns,
+                     ct_strings_intern_cstr(CT_TRACE_FORMAT_EVENT), format, 1);
     ct_write_counter_track(&process_seq, counter_uuid(TRACK_DEVICE_BYTES), process_uuid,
                            "CUDA device memory (live bytes)", CT_UNIT_BYTES);
     ct_write_counter_track(&process_seq, counter_uuid(TRACK_PINNED_BYTES), process_uuid,

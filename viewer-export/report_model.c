@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cudatrace/trace_format.h"
 #include "strings.h"
 #include "trace_decode.h"
 #include "u64_map.h"
@@ -26,6 +27,7 @@ struct builder {
     struct ct_u64_map thread_of;      /* thread track uuid -> tid */
     struct ct_u64_map device_counter; /* counter track uuids of device memory */
     struct ct_u64_map functions;      /* string id of a function name -> fn + 1 */
+    int64_t foreign_format;           /* a trace format we do not read, or 0 */
 };
 
 static const uint8_t function_family[CT_FN_COUNT] = {
@@ -247,7 +249,11 @@ static void on_instant(void *ctx, const struct ct_event *e)
     struct ct_process_report *p = owner_of(b, e->track);
     if (!p)
         return;
-    if (strcmp(e->name, "cuda.versions") == 0) {
+    if (strcmp(e->name, CT_TRACE_FORMAT_EVENT) == 0) {
+        int64_t format = arg_int(e, "format", 0);
+        if (format != CT_TRACE_FORMAT)
+            b->foreign_format = format ? format : -1;
+    } else if (strcmp(e->name, "cuda.versions") == 0) {
         p->runtime_version = arg_int(e, "runtime_version", -1);
         p->driver_version = arg_int(e, "driver_version", -1);
         p->device_count = arg_int(e, "device_count", -1);
@@ -317,7 +323,17 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
     index_functions(&b);
     struct ct_trace_visitor visitor = {&b, on_track, on_slice, on_instant, on_counter};
     struct ct_decode_result result;
+    size_t processes_before = report->process_count;
     int r = ct_trace_decode(path, &visitor, &result, error, error_size);
+    if (r == 0 && b.foreign_format) {
+        snprintf(error, error_size,
+                 "written by another cudatrace (trace format %lld; this one reads %d)",
+                 (long long)b.foreign_format, CT_TRACE_FORMAT);
+        r = -1;
+    } else if (r == 0 && report->process_count == processes_before) {
+        snprintf(error, error_size, "holds no traced process: not a cudatrace trace");
+        r = -1;
+    }
     for (size_t i = 0; i < report->process_count; i++)
         attach_loads(&report->processes[i]);
     report->packets += result.packets;
