@@ -20,7 +20,7 @@
 
 #define SEQ_CLEARED 1
 #define SEQ_NEEDS_STATE 2
-#define MAX_ARGS 8
+#define MAX_ARGS 12 /* annotations per event; more are dropped */
 #define BATCH_SIZE (1024 * 1024)
 #define MAX_PACKET (64 * 1024)
 

@@ -150,3 +150,20 @@ def test_trace_closes_with_the_whole_inventory(trace_run, build_dir):
     assert inventory["args"]["libraries"].splitlines() == [i["args"]["realpath"] for i in loads]
     (end,) = [i for i in trace.instants if i["name"] == "cudatrace.end"]
     assert inventory["ts"] == end["ts"]
+
+
+@pytest.mark.parametrize("runtime,expected", [("12040", ["version-mismatch"]), ("13000", [])])
+def test_cudnn_built_for_another_cuda_major(trace_run, build_dir, runtime, expected):
+    # The toolkit's cuDNN names its CUDA major in its RUNPATH ($ORIGIN/../../cu13/lib);
+    # the double plays a CUDA 12.4 runtime (and driver), or the 13.0 one.
+    completed, _, _ = trace_run("load_libs", os.path.join(TOOLKIT_LIB, "libcudnn_ops.so.9"),
+                                env={"CT_DOUBLE_RUNTIME_VERSION": runtime,
+                                     "CT_DOUBLE_DRIVER_VERSION": runtime})
+    findings = report_of(build_dir, completed)["findings"]
+    assert sorted({f["id"] for f in findings}) == expected
+    if expected:
+        # libcudnn_ops and the libcudnn_graph it needs, each built for CUDA 13.
+        assert sorted(f["evidence"]["libraries"][0]["family"] for f in findings) == [
+            "cudnn_graph", "cudnn_ops"]
+        assert all("built for CUDA 13" in f["message"] and "CUDA 12.4" in f["message"]
+                   for f in findings)

@@ -174,8 +174,9 @@ static long major_of(const char *version)
 }
 
 /* Libraries of one stack that disagree: cuDNN sub-libraries of another major
- * than libcudnn, and the libraries that follow the CUDA major (cuBLAS,
- * cuBLASLt, NVRTC, nvJitLink, CUPTI) against the runtime's. */
+ * than libcudnn; the libraries that follow the CUDA major (cuBLAS, cuBLASLt,
+ * NVRTC, nvJitLink, CUPTI) against the runtime's; cuDNN built for another
+ * CUDA major than the runtime in use. */
 static void version_mismatches(const struct ct_process_report *p, struct ct_findings *out)
 {
     static const char *const follow_cuda[] = {"cublas", "cublasLt", "nvrtc", "nvJitLink", "cupti"};
@@ -203,6 +204,22 @@ static void version_mismatches(const struct ct_process_report *p, struct ct_find
             lib->family, lib->realpath, mine, against->family, against->realpath, theirs);
         add_library(f, lib);
         add_library(f, against);
+    }
+    /* cuDNN built for another CUDA major than the runtime the program uses. */
+    long runtime_major = p->runtime_version > 0 ? (long)(p->runtime_version / 1000) : -1;
+    for (size_t i = 0; runtime_major > 0 && i < p->library_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries[i];
+        if (lib->built_for_cuda <= 0 || lib->built_for_cuda == runtime_major)
+            continue;
+        struct ct_finding *f = add(
+            out, "version-mismatch", CT_SEVERITY_ERROR, p->pid,
+            "lib%s %s was built for CUDA %lld (its RUNPATH names cu%lld) but the runtime in use "
+            "is CUDA %lld.%lld: install the cuDNN build for CUDA %ld.",
+            lib->family, lib->realpath, (long long)lib->built_for_cuda,
+            (long long)lib->built_for_cuda, (long long)p->runtime_version / 1000,
+            (long long)(p->runtime_version % 1000) / 10, runtime_major);
+        add_library(f, lib);
+        f->runtime_version = p->runtime_version;
     }
 }
 

@@ -185,7 +185,8 @@ static void add_library(struct ct_process_report *p, const struct ct_event *e)
     p->libraries[p->library_count++] = (struct ct_library_entry){
         arg_string(e, "path"),    arg_string(e, "realpath"), arg_string(e, "family"),
         arg_string(e, "soname"),  arg_string(e, "version"),  arg_string(e, "build_id"),
-        (uint64_t)arg_int(e, "size", 0), NULL, NULL, NULL, NULL, 0};
+        (uint64_t)arg_int(e, "size", 0), NULL, NULL, NULL, NULL, 0,
+        arg_int(e, "built_for_cuda", 0)};
 }
 
 /* The loader's account of a load; attached to the library it mapped once the

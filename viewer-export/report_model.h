@@ -23,6 +23,7 @@ struct ct_library_entry {
     const char *requested_as, *requested_by, *found_via;
     const char *runpath_copy; /* a different copy on the requester's RUNPATH, or "" */
     uint64_t api_version;     /* what the library's own API reported, or 0 */
+    int64_t built_for_cuda;   /* cuDNN: the CUDA major its RUNPATH names, or 0 */
 };
 
 /* A CUDA-stack library the loader looked for and did not load. */

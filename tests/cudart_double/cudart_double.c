@@ -160,10 +160,11 @@ static struct {
     unsigned long long sync_ns;
     size_t mem_limit;
     int driver_version;
+    int runtime_version;    /* CT_DOUBLE_RUNTIME_VERSION: the runtime it plays */
     int compute_capability; /* CT_DOUBLE_SM: 90 means 9.0 */
     bool no_kernel_image;   /* CT_DOUBLE_NO_KERNEL_IMAGE=1: launches fail with 209 */
     char *stats_path;
-} knobs = {0, 0, SIZE_MAX, RUNTIME_VERSION, 90, false, NULL};
+} knobs = {0, 0, SIZE_MAX, RUNTIME_VERSION, RUNTIME_VERSION, 90, false, NULL};
 
 static atomic_bool knobs_loaded;
 static pthread_once_t knobs_once = PTHREAD_ONCE_INIT;
@@ -218,6 +219,8 @@ static void load_knobs(void)
         knobs.mem_limit = (size_t)value;
     if (parse_decimal(getenv("CT_DOUBLE_DRIVER_VERSION"), INT_MAX, &value))
         knobs.driver_version = (int)value;
+    if (parse_decimal(getenv("CT_DOUBLE_RUNTIME_VERSION"), INT_MAX, &value))
+        knobs.runtime_version = (int)value;
     if (parse_decimal(getenv("CT_DOUBLE_SM"), 1000, &value))
         knobs.compute_capability = (int)value;
     if (parse_decimal(getenv("CT_DOUBLE_NO_KERNEL_IMAGE"), 1, &value))
@@ -283,7 +286,7 @@ static inline void count_error(enum api_id id)
  * error queries fails with cudaErrorInsufficientDriver. */
 static inline bool driver_too_old_for(enum api_id id)
 {
-    return knobs.driver_version < RUNTIME_VERSION && id != API_cudaRuntimeGetVersion &&
+    return knobs.driver_version < knobs.runtime_version && id != API_cudaRuntimeGetVersion &&
            id != API_cudaDriverGetVersion && id != API_cudaGetLastError &&
            id != API_cudaPeekAtLastError && id != API_cudaGetErrorName &&
            id != API_cudaGetErrorString;
@@ -804,7 +807,6 @@ DEFINE_EXPORT_PAIR(cudaStreamSynchronize, cudaStreamSynchronize_ptsz, (cudaStrea
 
 /* ---- versions, devices, errors --------------------------------------------------------- */
 
-static const int runtime_version = RUNTIME_VERSION;
 static const int device_count = 1;
 static const int only_device = 0;
 
@@ -819,7 +821,7 @@ static cudaError_t report_int(enum api_id id, int *out, const int *value)
 }
 
 DEFINE_EXPORT(cudaRuntimeGetVersion, (int *runtimeVersion), report_int, runtimeVersion,
-              &runtime_version)
+              &knobs.runtime_version)
 DEFINE_EXPORT(cudaDriverGetVersion, (int *driverVersion), report_int, driverVersion,
               &knobs.driver_version)
 DEFINE_EXPORT(cudaGetDeviceCount, (int *count), report_int, count, &device_count)
