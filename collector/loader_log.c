@@ -3,8 +3,8 @@
  * traced process. The collector finds that memfd among /proc/PID/fd and keeps
  * its own descriptor, so the log stays readable after the process is gone.
  * Each load is a run of lines: "S 1 REQUESTER\tNAME" (the name asked for),
- * "S FLAG REQUESTER\tCANDIDATE" per path tried, then "O PATH" when a file was
- * opened. A run that ends without "O" (at the next "S 1", at "C", or at the
+ * "S FLAG REQUESTER\tCANDIDATE" per path tried, then "O NS PATH" when a file
+ * was opened. A run that ends without "O" (at the next "S 1", at "C", or at the
  * end) is a failed load; its candidates give the directories searched.
  */
 #include "loader_log.h"
@@ -109,7 +109,8 @@ static void note_searched(const char *candidate)
 static void end_search(void (*report)(const struct ct_loader_event *, void *), void *ctx)
 {
     if (search.open) {
-        struct ct_loader_event e = {1, search.name, search.requester, NULL, NULL, search.searched};
+        struct ct_loader_event e = {1, search.name, search.requester, NULL, NULL, search.searched,
+                                    0};
         report(&e, ctx);
     }
     search.open = 0;
@@ -138,11 +139,14 @@ static void handle_line(char *line, void (*report)(const struct ct_loader_event 
         snprintf(search.last_path, sizeof search.last_path, "%s", name);
         search.last_flag = flag;
     } else if (line[0] == 'O' && line[1] == ' ' && search.open) {
-        const char *path = line + 2;
+        char *path;
+        uint64_t loaded_ns = strtoull(line + 2, &path, 10);
+        if (*path++ != ' ')
+            return;
         const char *via = strcmp(search.last_path, path) == 0
                               ? search_list_name(search.last_flag, search.name)
                               : "unknown";
-        struct ct_loader_event e = {0, search.name, search.requester, via, path, NULL};
+        struct ct_loader_event e = {0, search.name, search.requester, via, path, NULL, loaded_ns};
         report(&e, ctx);
         search.open = 0;
     } else if (line[0] == 'C') {

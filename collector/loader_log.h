@@ -13,6 +13,7 @@ struct ct_loader_event {
     const char *found_via;    /* loads: which search list held the file */
     const char *path;         /* loads: the file opened */
     const char *searched;     /* failures: the directories tried, ':'-separated */
+    uint64_t loaded_ns;       /* loads: when the file was opened (CLOCK_BOOTTIME) */
 };
 
 /* Reads what the audit module (libcudatrace-audit.so, under LD_AUDIT) of

@@ -246,7 +246,8 @@ static void loader_instant(const struct ct_loader_event *e, void *ctx)
             TEXT("runpath_copy", runpath_copy);
     }
 #undef TEXT
-    ct_write_instant(&process_seq, counter_uuid(TRACK_LIBRARIES), ts,
+    /* A load is placed when the loader opened the file; a failure when seen. */
+    ct_write_instant(&process_seq, counter_uuid(TRACK_LIBRARIES), e->loaded_ns ? e->loaded_ns : ts,
                      ct_strings_intern_cstr(e->failed ? "cuda.library.failed" : "cuda.library.load"),
                      args, n);
 }

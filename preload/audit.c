@@ -11,10 +11,11 @@
  * /proc/PID/fd. The memfd is created at the first CUDA-stack search, so
  * processes that never look for one get nothing at all.
  *
- * Lines: "S <flag> <requester> <name>" per search step (flag LA_SER_ORIG
- * first, with the name asked for; then one per candidate path), "O <path>"
- * when the object is opened, "C" when the link map is consistent again (the
- * end of one dlopen or of start-up: a search with no "O" before it failed).
+ * Lines: "S <flag> <requester>\t<name>" per search step (flag LA_SER_ORIG
+ * first, with the name asked for; then one per candidate path), "O <ns>
+ * <path>" when the object is opened (ns: CLOCK_BOOTTIME, the trace's clock),
+ * "C" when the link map is consistent again (the end of one dlopen or of
+ * start-up: a search with no "O" before it failed).
  */
 #include <fcntl.h>
 #include <link.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "library_family.h"
@@ -68,7 +70,13 @@ EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *coo
     (void)lmid;
     *cookie = (uintptr_t)map;
     if (search_pending && map->l_name && *map->l_name) {
-        log_line("O", 0, NULL, map->l_name);
+        struct timespec now;
+        clock_gettime(CLOCK_BOOTTIME, &now);
+        char line[4096 + 32];
+        snprintf(line, sizeof line, "%llu %s",
+                 (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec,
+                 map->l_name);
+        log_line("O", 0, NULL, line);
         search_pending = 0;
     }
     return 0; /* no symbol binding audit: the program's calls stay as fast */

@@ -141,3 +141,17 @@ def test_runtime_from_another_toolkit(build_dir, tmp_path):
     (lib,) = mismatch["evidence"]["libraries"]
     assert lib["realpath"] == str(stale / "libcudart.so.12")
     assert "CUDA 12.4" in mismatch["message"] and "CUDA 13.0" in mismatch["message"]
+
+
+def test_loads_carry_their_time_in_load_order(build_dir, tmp_path):
+    import perfetto_check
+    run_traced(build_dir, tmp_path, "libcublas.so.13")
+    trace = perfetto_check.load(tmp_path / "trace.pftrace.zst")
+    loads = sorted((i for i in trace.instants if i["name"] == "cuda.library.load"),
+                   key=lambda i: i["ts"])
+    assert [i["args"]["requested_as"] for i in loads] == [
+        "libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13"]
+    (end,) = [i for i in trace.instants if i["name"] == "cudatrace.end"]
+    # The runtime is the program's DT_NEEDED: loaded before the preload's
+    # constructor took the process start time; libcublas was dlopen'ed after.
+    assert loads[0]["ts"] < end["args"]["process_start_ns"] < loads[1]["ts"] < end["ts"]
