@@ -59,14 +59,46 @@ static void emit_device_names(struct ct_ring *ring, int count)
     }
 }
 
-/* The version each loaded runtime reports through its own API, a call that
- * returns a constant. Two runtimes of one major (12.4 and 12.9 wheels)
+/* The version each loaded runtime, cuBLAS and NCCL reports through its own
+ * API: getters that return constants and load nothing (checked: the same
+ * files stay mapped). Two runtimes of one major (12.4 and 12.9 wheels)
  * differ only here, not in their file names. cudnnGetVersion is not called:
  * it makes cuDNN load its sub-libraries, which would change what the program
- * loads. */
+ * loads. cuBLAS and NCCL report major * 10000 + minor * 100 + patch. */
 struct version_scan {
     struct ct_ring *ring;
 };
+
+static uint64_t runtime_version_of(void *lib)
+{
+    /* Before CUDA 12 this fails without a driver and latches the error in
+     * that runtime copy; clear it again unless one was pending already. */
+    cudaError_t (*get)(int *) = (cudaError_t(*)(int *))dlsym(lib, "cudaRuntimeGetVersion");
+    cudaError_t (*peek)(void) = (cudaError_t(*)(void))dlsym(lib, "cudaPeekAtLastError");
+    cudaError_t (*take)(void) = (cudaError_t(*)(void))dlsym(lib, "cudaGetLastError");
+    int v = 0, pending = !peek || peek() != cudaSuccess;
+    cudaError_t r = get ? get(&v) : cudaErrorUnknown;
+    if (r != cudaSuccess && !pending && take)
+        take();
+    return r == cudaSuccess ? (uint64_t)v : 0;
+}
+
+static uint64_t cublas_version_of(void *lib)
+{
+    int (*get)(int, int *) = (int (*)(int, int *))dlsym(lib, "cublasGetProperty");
+    int part[3] = {0, 0, 0}; /* MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL */
+    for (int i = 0; get && i < 3; i++)
+        if (get(i, &part[i]) != 0)
+            return 0;
+    return get ? (uint64_t)(part[0] * 10000 + part[1] * 100 + part[2]) : 0;
+}
+
+static uint64_t nccl_version_of(void *lib)
+{
+    int (*get)(int *) = (int (*)(int *))dlsym(lib, "ncclGetVersion");
+    int v = 0;
+    return get && get(&v) == 0 ? (uint64_t)v : 0;
+}
 
 static int record_library_version(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -76,21 +108,14 @@ static int record_library_version(struct dl_phdr_info *info, size_t size, void *
     if (!info->dlpi_name || !*info->dlpi_name ||
         !ct_library_family(info->dlpi_name, family, sizeof family))
         return 0;
-    if (strcmp(family, "cudart") != 0)
-        return 0;
-    void *lib = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+    uint64_t (*version_of)(void *) = strcmp(family, "cudart") == 0  ? runtime_version_of
+                                     : strcmp(family, "cublas") == 0 ? cublas_version_of
+                                     : strcmp(family, "nccl") == 0   ? nccl_version_of
+                                                                     : NULL;
+    void *lib = version_of ? dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
     if (!lib)
         return 0;
-    /* Before CUDA 12 this fails without a driver and latches the error in
-     * that runtime copy; clear it again unless one was pending already. */
-    cudaError_t (*get)(int *) = (cudaError_t(*)(int *))dlsym(lib, "cudaRuntimeGetVersion");
-    cudaError_t (*peek)(void) = (cudaError_t(*)(void))dlsym(lib, "cudaPeekAtLastError");
-    cudaError_t (*take)(void) = (cudaError_t(*)(void))dlsym(lib, "cudaGetLastError");
-    int v = 0, pending = !peek || peek() != cudaSuccess;
-    cudaError_t r = get ? get(&v) : cudaErrorUnknown;
-    uint64_t version = r == cudaSuccess ? (uint64_t)v : 0;
-    if (r != cudaSuccess && !pending && take)
-        take();
+    uint64_t version = version_of(lib);
     dlclose(lib);
     if (version)
         ct_emit_string(scan->ring, CT_STR_LIBRARY_VERSION, version, info->dlpi_name);

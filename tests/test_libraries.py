@@ -51,6 +51,9 @@ def test_toolkit_libraries_are_recognised(trace_run, build_dir):
     assert set(by_family) == {"cudart", "cublas", "cublasLt"}
     cublas = by_family["cublas"]
     assert cublas["realpath"] == os.path.realpath(os.path.join(TOOLKIT_LIB, "libcublas.so.13"))
+    # cublasGetProperty's answer; cuBLASLt has no such getter: its file name.
+    assert re.fullmatch(r"13\.\d+\.\d+", cublas["version"]), cublas["version"]
+    assert by_family["cublasLt"]["version"] == "13"
     assert cublas["soname"] == "libcublas.so.13"
     assert cublas["build_id"] == build_id(cublas["realpath"])
 

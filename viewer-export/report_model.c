@@ -205,12 +205,17 @@ static void add_load(struct ct_process_report *p, const struct ct_event *e)
         .runpath_copy = arg_string(e, "runpath_copy")};
 }
 
-/* A runtime's own version as its API reports it: 12040 -> "12.4". */
-static const char *format_runtime_version(uint64_t v)
+/* A library's own version as its API reports it: the runtime's 12040 is
+ * "12.4"; cuBLAS's and NCCL's major * 10000 + minor * 100 + patch, "2.28.9". */
+static const char *format_api_version(const char *family, uint64_t v)
 {
     char text[32];
-    snprintf(text, sizeof text, "%llu.%llu", (unsigned long long)v / 1000,
-             (unsigned long long)(v % 1000) / 10);
+    if (strcmp(family, "cudart") == 0)
+        snprintf(text, sizeof text, "%llu.%llu", (unsigned long long)v / 1000,
+                 (unsigned long long)(v % 1000) / 10);
+    else
+        snprintf(text, sizeof text, "%llu.%llu.%llu", (unsigned long long)v / 10000,
+                 (unsigned long long)(v % 10000) / 100, (unsigned long long)v % 100);
     return ct_strings_get(ct_strings_intern_cstr(text));
 }
 
@@ -219,7 +224,8 @@ static void attach_loads(struct ct_process_report *p)
     for (size_t i = 0; i < p->version_count; i++)
         for (size_t k = 0; k < p->library_count; k++)
             if (strcmp(p->libraries[k].realpath, p->versions[i].realpath) == 0)
-                p->libraries[k].version = format_runtime_version(p->versions[i].api_version);
+                p->libraries[k].version =
+                    format_api_version(p->libraries[k].family, p->versions[i].api_version);
     for (size_t i = 0; i < p->load_count; i++) {
         for (size_t k = 0; k < p->library_count; k++) {
             struct ct_library_entry *lib = &p->libraries[k];

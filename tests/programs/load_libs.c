@@ -4,8 +4,8 @@
  * the runtime it is linked against, which starts the tracer's session. For
  * the library-inventory tests: real toolkit libraries beside the runtime in
  * use make the broken setups (a second runtime, the stub driver). Prints
- * each load's outcome, the two return codes, and every libcu* file mapped at
- * the end, so runs with and without the tracer can be compared.
+ * each load's outcome, the two return codes, and every libcu* and libnccl*
+ * file mapped at the end, so runs with and without the tracer can be compared.
  * Usage: load_libs PATH...
  */
 #include <dlfcn.h>
@@ -28,8 +28,8 @@ int main(int argc, char **argv)
     while (maps && fgets(line, sizeof line, maps)) {
         const char *path = strchr(line, '/');
         const char *base = path ? strrchr(path, '/') + 1 : NULL;
-        if (base && strncmp(base, "libcu", 5) == 0 && strncmp(base, "libcudatrace", 12) != 0 &&
-            strcmp(path, last) != 0) {
+        if (base && (strncmp(base, "libcu", 5) == 0 || strncmp(base, "libnccl", 7) == 0) &&
+            strncmp(base, "libcudatrace", 12) != 0 && strcmp(path, last) != 0) {
             printf("load_libs: mapped %s", path);
             snprintf(last, sizeof last, "%s", path);
         }
