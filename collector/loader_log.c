@@ -30,6 +30,7 @@ static struct {
     char searched[8192]; /* distinct directories, ':'-separated */
     char last_path[4096]; /* the path tried most recently, and from which list */
     unsigned int last_flag;
+    char existing[4096]; /* a candidate that exists on disk, yet was not loaded */
 } search;
 
 static const char *search_list_name(unsigned int flag, const char *name)
@@ -109,8 +110,16 @@ static void note_searched(const char *candidate)
 static void end_search(void (*report)(const struct ct_loader_event *, void *), void *ctx)
 {
     if (search.open) {
-        struct ct_loader_event e = {1, search.name, search.requester, NULL, NULL, search.searched,
-                                    0};
+        char error[4200];
+        if (*search.existing)
+            snprintf(error, sizeof error,
+                     "%s exists but could not be loaded (another architecture, or one of its "
+                     "own dependencies is missing)",
+                     search.existing);
+        else
+            snprintf(error, sizeof error, "not found in the directories searched");
+        struct ct_loader_event e = {1,    search.name, search.requester, NULL, NULL,
+                                    error, search.searched, 0};
         report(&e, ctx);
     }
     search.open = 0;
@@ -133,8 +142,11 @@ static void handle_line(char *line, void (*report)(const struct ct_loader_event 
             snprintf(search.name, sizeof search.name, "%s", name);
             snprintf(search.requester, sizeof search.requester, "%s", requester);
             search.searched[0] = '\0';
+            search.existing[0] = '\0';
         } else {
             note_searched(name);
+            if (!*search.existing && access(name, F_OK) == 0)
+                snprintf(search.existing, sizeof search.existing, "%s", name);
         }
         snprintf(search.last_path, sizeof search.last_path, "%s", name);
         search.last_flag = flag;
@@ -146,7 +158,8 @@ static void handle_line(char *line, void (*report)(const struct ct_loader_event 
         const char *via = strcmp(search.last_path, path) == 0
                               ? search_list_name(search.last_flag, search.name)
                               : "unknown";
-        struct ct_loader_event e = {0, search.name, search.requester, via, path, NULL, loaded_ns};
+        struct ct_loader_event e = {0, search.name, search.requester, via, path, NULL, NULL,
+                                    loaded_ns};
         report(&e, ctx);
         search.open = 0;
     } else if (line[0] == 'C') {

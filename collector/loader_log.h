@@ -12,6 +12,7 @@ struct ct_loader_event {
     const char *requested_by; /* the object that asked */
     const char *found_via;    /* loads: which search list held the file */
     const char *path;         /* loads: the file opened */
+    const char *error;        /* failures: why, as far as can be told */
     const char *searched;     /* failures: the directories tried, ':'-separated */
     uint64_t loaded_ns;       /* loads: when the file was opened (CLOCK_BOOTTIME) */
 };

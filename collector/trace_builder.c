@@ -236,6 +236,7 @@ static void loader_instant(const struct ct_loader_event *e, void *ctx)
     TEXT("requested_by", e->requested_by);
     if (e->failed) {
         TEXT("searched", e->searched);
+        TEXT("error", e->error);
     } else {
         TEXT("found_via", e->found_via);
         TEXT("path", e->path);

@@ -158,3 +158,17 @@ def test_loads_carry_their_time_in_load_order(build_dir, tmp_path):
     # The runtime is the program's DT_NEEDED: loaded before the preload's
     # constructor took the process start time; libcublas was dlopen'ed after.
     assert loads[0]["ts"] < end["args"]["process_start_ns"] < loads[1]["ts"] < end["ts"]
+
+
+def test_failed_load_of_a_file_that_exists(build_dir, tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "libcudnn.so.8").write_text("not a shared object\n")
+    r = run_with_path(build_dir, tmp_path, f"{os.path.join(build_dir, 'double')}:{broken}",
+                      "libcudnn.so.8")
+    (failed,) = [f for f in r["processes"][0]["failed_loads"]
+                 if f["requested_as"] == "libcudnn.so.8"]
+    assert failed["error"].startswith(f"{broken / 'libcudnn.so.8'} exists but could not be loaded")
+    assert str(broken) in failed["searched"]
+    (finding,) = r["findings"]
+    assert finding["id"] == "library-load-failed" and failed["error"] in finding["message"]

@@ -137,10 +137,10 @@ static void failed_loads(const struct ct_process_report *p, struct ct_findings *
             continue; /* the driver is driver-missing's; a probe that found another name */
         struct ct_finding *f =
             add(out, "library-load-failed", CT_SEVERITY_ERROR, p->pid,
-                "%s could not be loaded (asked for by %s): not found in %s. Install it, or put "
+                "%s could not be loaded (asked for by %s): %s; searched %s. Install it, or put "
                 "its directory on the asking library's RUNPATH or on LD_LIBRARY_PATH.",
-                load->requested_as, load->requested_by,
-                *load->searched ? load->searched : "any directory searched");
+                load->requested_as, load->requested_by, load->error,
+                *load->searched ? load->searched : "no directory");
         f->failed_load = load;
     }
 }
@@ -401,7 +401,7 @@ void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
     ct_json_begin_object(j, NULL);
     ct_json_string(j, "requested_as", load->requested_as);
     ct_json_string(j, "requested_by", load->requested_by);
-    ct_json_string(j, "error", "not found in the directories searched");
+    ct_json_string(j, "error", load->error);
     json_list(j, "searched", load->searched, ':');
     ct_json_end_object(j);
 }

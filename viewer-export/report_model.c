@@ -247,7 +247,8 @@ static void add_failed_load(struct ct_process_report *p, const struct ct_event *
     if (!p->failed_loads)
         abort();
     p->failed_loads[p->failed_load_count++] = (struct ct_failed_load){
-        arg_string(e, "requested_as"), arg_string(e, "requested_by"), arg_string(e, "searched")};
+        arg_string(e, "requested_as"), arg_string(e, "requested_by"), arg_string(e, "searched"),
+        arg_string(e, "error")};
 }
 
 static void on_instant(void *ctx, const struct ct_event *e)

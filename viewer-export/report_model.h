@@ -29,6 +29,7 @@ struct ct_library_entry {
 /* A CUDA-stack library the loader looked for and did not load. */
 struct ct_failed_load {
     const char *requested_as, *requested_by, *searched; /* searched: ':'-separated */
+    const char *error;
 };
 
 /* A kernel whose launch failed with cudaErrorNoKernelImageForDevice. */
