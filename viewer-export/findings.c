@@ -153,13 +153,14 @@ static void shadowed(const struct ct_process_report *p, struct ct_findings *out)
         const struct ct_library_entry *lib = &p->libraries[i];
         if (!lib->runpath_copy || !*lib->runpath_copy)
             continue;
+        const char *so = strstr(lib->runpath_copy, ".so.");
         struct ct_finding *f = add(
             out, "shadowed-library", CT_SEVERITY_WARNING, p->pid,
             "%s was found through %s as %s (%s), although %s ships its own copy on its RUNPATH, "
-            "%s, which was not used. Remove the directory from LD_LIBRARY_PATH (or the "
+            "%s (%s), which was not used. Remove the directory from LD_LIBRARY_PATH (or the "
             "ld.so.conf entry) so each library gets the copy it was built with.",
             lib->requested_as, lib->found_via, lib->realpath, version_or_unknown(lib),
-            lib->requested_by, lib->runpath_copy);
+            lib->requested_by, lib->runpath_copy, so ? so + 4 : "unknown version");
         add_library(f, lib);
         f->shadowed_copy = lib->runpath_copy;
     }
