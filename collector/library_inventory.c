@@ -147,8 +147,7 @@ void ct_library_describe(struct ct_library *lib)
     close(fd);
 }
 
-int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, void *ctx),
-                    void *ctx)
+int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, void *ctx), void *ctx)
 {
     char maps_path[64], line[4096 + 256];
     snprintf(maps_path, sizeof maps_path, "/proc/%d/maps", (int)pid);
@@ -167,8 +166,7 @@ int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, voi
         uint64_t key = (inode * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)major << 32 | minor);
         static struct ct_library lib;
         memset(&lib, 0, sizeof lib);
-        if (ct_u64_map_find(&seen, key) ||
-            !ct_library_family(path, lib.family, sizeof lib.family))
+        if (ct_u64_map_find(&seen, key) || !ct_library_family(path, lib.family, sizeof lib.family))
             continue;
         ct_u64_map_put(&seen, key, 1);
         snprintf(lib.path, sizeof lib.path, "%s", path);
@@ -179,8 +177,8 @@ int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, voi
     return 0;
 }
 
-void ct_library_runpath_copy(const char *requester, const char *name, const char *loaded,
-                             char *out, size_t size)
+void ct_library_runpath_copy(const char *requester, const char *name, const char *loaded, char *out,
+                             size_t size)
 {
     char runpath[4096], origin[4096], loaded_real[PATH_MAX], candidate_real[PATH_MAX];
     out[0] = '\0';
@@ -193,7 +191,7 @@ void ct_library_runpath_copy(const char *requester, const char *name, const char
         *slash = '\0';
     for (char *dir = strtok(runpath, ":"); dir; dir = strtok(NULL, ":")) {
         char candidate[8192];
-        const char *rest = strncmp(dir, "$ORIGIN", 7) == 0    ? dir + 7
+        const char *rest = strncmp(dir, "$ORIGIN", 7) == 0     ? dir + 7
                            : strncmp(dir, "${ORIGIN}", 9) == 0 ? dir + 9
                                                                : NULL;
         if (rest)

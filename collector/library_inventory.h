@@ -27,8 +27,8 @@ void ct_library_runpath(const char *path, char *out, size_t size);
 /* Another file named `name` on `requester`'s RUNPATH/RPATH (with $ORIGIN
  * expanded) than the one the loader took (`loaded`), or "": the copy the
  * requesting library was shipped with, when something else shadowed it. */
-void ct_library_runpath_copy(const char *requester, const char *name, const char *loaded,
-                             char *out, size_t size);
+void ct_library_runpath_copy(const char *requester, const char *name, const char *loaded, char *out,
+                             size_t size);
 
 /* The GPU code a library carries, from its .nv_fatbin section: a
  * ','-separated list such as "sm_80,sm_90,compute_90" ("" when none). */
@@ -36,7 +36,6 @@ void ct_library_fatbin_archs(const char *path, char *out, size_t size);
 
 /* Calls `found` for each CUDA-stack library mapped in `pid` that was not
  * reported before; returns -1 when the process is gone. */
-int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, void *ctx),
-                    void *ctx);
+int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, void *ctx), void *ctx);
 
 #endif

@@ -27,7 +27,7 @@ static size_t partial_len;
 static struct {
     int open; /* a search has begun */
     char name[4096], requester[4096];
-    char searched[8192]; /* distinct directories, ':'-separated */
+    char searched[8192];  /* distinct directories, ':'-separated */
     char last_path[4096]; /* the path tried most recently, and from which list */
     unsigned int last_flag;
     char existing[4096]; /* a candidate that exists on disk, yet was not loaded */
@@ -103,8 +103,7 @@ static void note_searched(const char *candidate)
     if (is_capability_subdir(dir) || list_contains(search.searched, dir))
         return;
     size_t used = strlen(search.searched);
-    snprintf(search.searched + used, sizeof search.searched - used, "%s%s", used ? ":" : "",
-             dir);
+    snprintf(search.searched + used, sizeof search.searched - used, "%s%s", used ? ":" : "", dir);
 }
 
 static void end_search(void (*report)(const struct ct_loader_event *, void *), void *ctx)
@@ -118,8 +117,8 @@ static void end_search(void (*report)(const struct ct_loader_event *, void *), v
                      search.existing);
         else
             snprintf(error, sizeof error, "not found in the directories searched");
-        struct ct_loader_event e = {1,    search.name, search.requester, NULL, NULL,
-                                    error, search.searched, 0};
+        struct ct_loader_event e = {1,    search.name, search.requester, NULL,
+                                    NULL, error,       search.searched,  0};
         report(&e, ctx);
     }
     search.open = 0;
@@ -158,8 +157,8 @@ static void handle_line(char *line, void (*report)(const struct ct_loader_event 
         const char *via = strcmp(search.last_path, path) == 0
                               ? search_list_name(search.last_flag, search.name)
                               : "unknown";
-        struct ct_loader_event e = {0, search.name, search.requester, via, path, NULL, NULL,
-                                    loaded_ns};
+        struct ct_loader_event e = {0,    search.name, search.requester, via, path,
+                                    NULL, NULL,        loaded_ns};
         report(&e, ctx);
         search.open = 0;
     } else if (line[0] == 'C') {

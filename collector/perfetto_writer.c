@@ -412,8 +412,7 @@ void ct_write_counter_track(struct ct_sequence *seq, uint64_t uuid, uint64_t par
     write_child_track(seq, uuid, parent, name, &c);
 }
 
-void ct_write_named_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent,
-                          const char *name)
+void ct_write_named_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent, const char *name)
 {
     write_child_track(seq, uuid, parent, name, NULL);
 }

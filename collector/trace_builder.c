@@ -26,7 +26,7 @@
 #include "u64_map.h"
 
 #define CUDA_ERROR_NO_KERNEL_IMAGE 209 /* cudaErrorNoKernelImageForDevice */
-#define LAUNCH_BUCKET_NS 100000000ull /* launch rate resolution: 100 ms */
+#define LAUNCH_BUCKET_NS 100000000ull  /* launch rate resolution: 100 ms */
 #define LAUNCH_BUCKETS 64
 
 enum process_track {
@@ -71,8 +71,8 @@ static uint64_t first_open_bucket; /* buckets before it are written */
 static uint64_t last_bucket;
 static int launch_seen;
 
-static struct ct_u64_map kernel_names;     /* key -> string id */
-static struct ct_u64_map kernel_libraries; /* key -> string id of the file holding it */
+static struct ct_u64_map kernel_names;      /* key -> string id */
+static struct ct_u64_map kernel_libraries;  /* key -> string id of the file holding it */
 static struct ct_u64_map no_image_reported; /* keys already written as no-kernel-image */
 
 static struct {
@@ -209,10 +209,17 @@ static void library_instant(const struct ct_library *lib, void *ctx)
     static uint64_t order;
     uint64_t ts = *(const uint64_t *)ctx;
     note_in_inventory(lib->realpath);
-#define LIB_STRING(field) {ct_strings_intern_cstr(#field), CT_ARG_STRING, ct_strings_intern_cstr(lib->field)}
+#define LIB_STRING(field)                                                                          \
+    {                                                                                              \
+        ct_strings_intern_cstr(#field), CT_ARG_STRING, ct_strings_intern_cstr(lib->field)          \
+    }
     struct ct_arg args[] = {
-        LIB_STRING(path),   LIB_STRING(realpath), LIB_STRING(family), LIB_STRING(soname),
-        LIB_STRING(version), LIB_STRING(build_id),
+        LIB_STRING(path),
+        LIB_STRING(realpath),
+        LIB_STRING(family),
+        LIB_STRING(soname),
+        LIB_STRING(version),
+        LIB_STRING(build_id),
         {ct_strings_intern_cstr("size"), CT_ARG_UINT, lib->size},
         {ct_strings_intern_cstr("order"), CT_ARG_UINT, order++},
         {ct_strings_intern_cstr("built_for_cuda"), CT_ARG_UINT, (uint64_t)built_for_cuda(lib)},
@@ -248,9 +255,9 @@ static void loader_instant(const struct ct_loader_event *e, void *ctx)
     }
 #undef TEXT
     /* A load is placed when the loader opened the file; a failure when seen. */
-    ct_write_instant(&process_seq, counter_uuid(TRACK_LIBRARIES), e->loaded_ns ? e->loaded_ns : ts,
-                     ct_strings_intern_cstr(e->failed ? "cuda.library.failed" : "cuda.library.load"),
-                     args, n);
+    ct_write_instant(
+        &process_seq, counter_uuid(TRACK_LIBRARIES), e->loaded_ns ? e->loaded_ns : ts,
+        ct_strings_intern_cstr(e->failed ? "cuda.library.failed" : "cuda.library.load"), args, n);
 }
 
 void ct_builder_scan_libraries(int process_ended)

@@ -10,7 +10,7 @@
 /* Library names that begin with one of these (cudnn_ops, cublasLt, ...), and
  * the driver, libcuda, by its exact name. */
 static const char *const families[] = {
-    "cudart", "cudnn", "cublas", "cufft", "curand", "cusolver",   "cusparse",
+    "cudart", "cudnn", "cublas",    "cufft", "curand",     "cusolver", "cusparse",
     "nccl",   "nvrtc", "nvJitLink", "cupti", "nvToolsExt", "nvtx",
 };
 
@@ -44,4 +44,3 @@ int ct_library_family(const char *path, char *family, size_t size)
             return 1;
     return 0;
 }
-

@@ -48,8 +48,10 @@ static void emit_device_names(struct ct_ring *ring, int count)
         ct_cuda_forget_own_error(0, r);
         int major = 0, minor = 0;
         if (get_attribute) {
-            ct_cuda_forget_own_error(0, get_attribute(&major, cudaDevAttrComputeCapabilityMajor, i));
-            ct_cuda_forget_own_error(0, get_attribute(&minor, cudaDevAttrComputeCapabilityMinor, i));
+            ct_cuda_forget_own_error(0,
+                                     get_attribute(&major, cudaDevAttrComputeCapabilityMajor, i));
+            ct_cuda_forget_own_error(0,
+                                     get_attribute(&minor, cudaDevAttrComputeCapabilityMinor, i));
         }
         if (r == cudaSuccess) {
             props.name[sizeof props.name - 1] = '\0';
@@ -108,7 +110,7 @@ static int record_library_version(struct dl_phdr_info *info, size_t size, void *
     if (!info->dlpi_name || !*info->dlpi_name ||
         !ct_library_family(info->dlpi_name, family, sizeof family))
         return 0;
-    uint64_t (*version_of)(void *) = strcmp(family, "cudart") == 0  ? runtime_version_of
+    uint64_t (*version_of)(void *) = strcmp(family, "cudart") == 0   ? runtime_version_of
                                      : strcmp(family, "cublas") == 0 ? cublas_version_of
                                      : strcmp(family, "nccl") == 0   ? nccl_version_of
                                                                      : NULL;

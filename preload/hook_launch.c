@@ -71,8 +71,8 @@ CT_EXPORT void __cudaRegisterFunction(void **module, const char *host_fun, char 
                                       uint3 *bid, dim3 *block, dim3 *grid, int *warp_size)
 {
     static _Atomic(void *) real_slot;
-    void (*real)(void **, const char *, char *, const char *, int, uint3 *, uint3 *, dim3 *,
-                 dim3 *, int *) =
+    void (*real)(void **, const char *, char *, const char *, int, uint3 *, uint3 *, dim3 *, dim3 *,
+                 int *) =
         (void (*)(void **, const char *, char *, const char *, int, uint3 *, uint3 *, dim3 *,
                   dim3 *, int *))ct_real_function(&real_slot, "__cudaRegisterFunction");
     if (real)

@@ -124,8 +124,7 @@ static char **environment_without_tracer(void)
         return NULL;
     size_t kept = 0;
     for (size_t i = 0; i < count; i++)
-        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
-            strncmp(environ[i], "LD_AUDIT=", 9) != 0)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 && strncmp(environ[i], "LD_AUDIT=", 9) != 0)
             env[kept++] = environ[i];
     return env;
 }

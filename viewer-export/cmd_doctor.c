@@ -4,8 +4,8 @@
  * libcudnn load, ldd) done in one go and explained. A child process,
  * cudatrace-probe, loads the CUDA stack the way a framework does (dlopen by
  * soname, driver first) under the tracer, so the inventory and the findings
- * are exactly what a traced program would get; the kernel side is read from /proc and /dev. The exit
- * status is 1 when an error-severity finding exists.
+ * are exactly what a traced program would get; the kernel side is read from /proc and /dev. The
+ * exit status is 1 when an error-severity finding exists.
  */
 #include <errno.h>
 #include <limits.h>
@@ -114,8 +114,7 @@ static const char *driver_verdict(const char *kernel, const int nodes[],
 }
 
 static void print_doctor_json(struct ct_json *j, const char *kernel, const int nodes[],
-                              const struct probe_result *results, size_t count,
-                              const char *verdict)
+                              const struct probe_result *results, size_t count, const char *verdict)
 {
     ct_json_begin_object(j, "doctor");
     if (*kernel)
@@ -146,8 +145,7 @@ static void print_doctor_json(struct ct_json *j, const char *kernel, const int n
 }
 
 static void print_doctor_text(const char *kernel, const int nodes[],
-                              const struct probe_result *results, size_t count,
-                              const char *verdict)
+                              const struct probe_result *results, size_t count, const char *verdict)
 {
     printf("cudatrace doctor\n  kernel driver  %s\n", *kernel ? kernel : "not loaded");
     printf("  device nodes  ");
@@ -155,7 +153,8 @@ static void print_doctor_text(const char *kernel, const int nodes[],
         printf(" %s %s", device_nodes[i], nodes[i] ? "present" : "missing");
     printf("\n");
     for (size_t i = 0; i < count; i++)
-        printf("  %-14s %s\n", results[i].name, *results[i].path ? results[i].path : results[i].error);
+        printf("  %-14s %s\n", results[i].name,
+               *results[i].path ? results[i].path : results[i].error);
     printf("  driver         %s\n\n", verdict);
 }
 

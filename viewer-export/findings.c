@@ -17,6 +17,7 @@
  */
 #include "findings.h"
 
+#include "array.h"
 #include "library_family.h"
 
 #include <stdarg.h>
@@ -40,11 +41,8 @@ static struct ct_finding *add(struct ct_findings *out, const char *id, enum ct_s
 static struct ct_finding *add(struct ct_findings *out, const char *id, enum ct_severity severity,
                               int32_t pid, const char *fmt, ...)
 {
-    out->items = realloc(out->items, (out->count + 1) * sizeof *out->items);
-    if (!out->items)
-        abort();
+    out->items = ct_array_grow(out->items, out->count, sizeof *out->items);
     struct ct_finding *f = &out->items[out->count++];
-    memset(f, 0, sizeof *f);
     f->id = id;
     f->severity = severity;
     f->pid = pid;
@@ -78,10 +76,9 @@ static void duplicates(const struct ct_process_report *p, struct ct_findings *ou
                       strcmp(p->libraries[k].realpath, a->realpath) != 0;
         if (!first_of_family || copies < 2)
             continue;
-        struct ct_finding *f =
-            add(out, "duplicate-library", CT_SEVERITY_ERROR, p->pid,
-                "%d copies of lib%s are loaded in one process: %s (%s)", copies, a->family,
-                a->realpath, version_or_unknown(a));
+        struct ct_finding *f = add(out, "duplicate-library", CT_SEVERITY_ERROR, p->pid,
+                                   "%d copies of lib%s are loaded in one process: %s (%s)", copies,
+                                   a->family, a->realpath, version_or_unknown(a));
         add_library(f, a);
         for (size_t k = i + 1; k < p->library_count; k++) {
             const struct ct_library_entry *b = &p->libraries[k];
@@ -198,11 +195,11 @@ static void version_mismatches(const struct ct_process_report *p, struct ct_find
         long mine = major_of(lib->version), theirs = against ? major_of(against->version) : -1;
         if (!against || mine < 0 || theirs < 0 || mine == theirs)
             continue;
-        struct ct_finding *f = add(
-            out, "version-mismatch", CT_SEVERITY_ERROR, p->pid,
-            "lib%s %s (major %ld) is loaded with lib%s %s (major %ld): libraries of one stack "
-            "must come from the same release. Install matching versions.",
-            lib->family, lib->realpath, mine, against->family, against->realpath, theirs);
+        struct ct_finding *f =
+            add(out, "version-mismatch", CT_SEVERITY_ERROR, p->pid,
+                "lib%s %s (major %ld) is loaded with lib%s %s (major %ld): libraries of one stack "
+                "must come from the same release. Install matching versions.",
+                lib->family, lib->realpath, mine, against->family, against->realpath, theirs);
         add_library(f, lib);
         add_library(f, against);
     }
@@ -261,14 +258,14 @@ static void missing_kernel_images(const struct ct_process_report *p, struct ct_f
     const char *capability = p->device_names ? p->device_capability[0] : "";
     for (size_t i = 0; i < p->missing_image_count; i++) {
         const struct ct_missing_image *m = &p->missing_images[i];
-        struct ct_finding *f = add(
-            out, "no-kernel-image", CT_SEVERITY_ERROR, p->pid,
-            "kernel %s (in %s) has no code for %s%s%s%s: the library carries %s. Rebuild it "
-            "with code for this GPU (-gencode arch=compute_XY,code=sm_XY, or PTX to be "
-            "compiled at load time), or install a build made for it.",
-            m->kernel, *m->library ? m->library : "an unknown file", gpu,
-            *capability ? " (compute capability " : "", capability, *capability ? ")" : "",
-            *m->archs ? m->archs : "no GPU code at all");
+        struct ct_finding *f =
+            add(out, "no-kernel-image", CT_SEVERITY_ERROR, p->pid,
+                "kernel %s (in %s) has no code for %s%s%s%s: the library carries %s. Rebuild it "
+                "with code for this GPU (-gencode arch=compute_XY,code=sm_XY, or PTX to be "
+                "compiled at load time), or install a build made for it.",
+                m->kernel, *m->library ? m->library : "an unknown file", gpu,
+                *capability ? " (compute capability " : "", capability, *capability ? ")" : "",
+                *m->archs ? m->archs : "no GPU code at all");
         f->missing_image = m;
         f->compute_capability = capability;
     }
@@ -288,21 +285,21 @@ static void driver(const struct ct_process_report *p, struct ct_findings *out)
     uint64_t stub_failures = p->calls_failed_with[CUDA_ERROR_STUB_LIBRARY];
     uint64_t driver_failures = p->calls_failed_with[CUDA_ERROR_INSUFFICIENT_DRIVER];
     if ((libcuda && strstr(libcuda->realpath, "/stubs/")) || stub_failures) {
-        struct ct_finding *f = add(
-            out, "stub-driver", CT_SEVERITY_ERROR, p->pid,
-            "the CUDA driver library loaded is the toolkit's link-time stub%s%s, whose every "
-            "call fails with cudaErrorStubLibrary (%llu so far). Remove the stubs directory "
-            "from LD_LIBRARY_PATH (and any libcuda.so.1 link to it) so the real driver loads.",
-            libcuda ? " " : "", libcuda ? libcuda->realpath : "",
-            (unsigned long long)stub_failures);
+        struct ct_finding *f =
+            add(out, "stub-driver", CT_SEVERITY_ERROR, p->pid,
+                "the CUDA driver library loaded is the toolkit's link-time stub%s%s, whose every "
+                "call fails with cudaErrorStubLibrary (%llu so far). Remove the stubs directory "
+                "from LD_LIBRARY_PATH (and any libcuda.so.1 link to it) so the real driver loads.",
+                libcuda ? " " : "", libcuda ? libcuda->realpath : "",
+                (unsigned long long)stub_failures);
         f->failed_calls = stub_failures;
         if (libcuda)
             add_library(f, libcuda);
         return;
     }
     const struct ct_failed_load *driver_failed = libcuda ? NULL : driver_load_failure(p);
-    int too_old = driver_failures && p->driver_version > 0 &&
-                  p->driver_version < p->runtime_version;
+    int too_old =
+        driver_failures && p->driver_version > 0 && p->driver_version < p->runtime_version;
     /* A failed load of libcuda alone is no finding when the runtime still
      * reports a driver (a library probing for it, say). */
     int missing = (driver_failures || driver_failed) && p->driver_version <= 0;

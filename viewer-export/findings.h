@@ -20,7 +20,7 @@ struct ct_finding {
     int64_t runtime_version, driver_version;
     uint64_t failed_calls;
     const struct ct_failed_load *failed_load;
-    const char *shadowed_copy; /* shadowed-library: the RUNPATH copy not used */
+    const char *shadowed_copy;                    /* shadowed-library: the RUNPATH copy not used */
     const struct ct_missing_image *missing_image; /* no-kernel-image */
     const char *compute_capability;
 };

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cudatrace/trace_format.h"
+#include "array.h"
 #include "strings.h"
 #include "trace_decode.h"
 #include "u64_map.h"
@@ -49,11 +50,8 @@ static struct ct_process_report *process_for_pid(struct builder *b, int32_t pid)
     if (index)
         return &b->report->processes[*index - 1];
     struct ct_report *r = b->report;
-    r->processes = realloc(r->processes, (r->process_count + 1) * sizeof *r->processes);
-    if (!r->processes)
-        abort();
+    r->processes = ct_array_grow(r->processes, r->process_count, sizeof *r->processes);
     struct ct_process_report *p = &r->processes[r->process_count++];
-    memset(p, 0, sizeof *p);
     p->pid = pid;
     p->runtime_version = p->driver_version = p->device_count = -1;
     ct_u64_map_put(&b->process_by_pid, (uint64_t)(uint32_t)pid + 1, r->process_count);
@@ -115,9 +113,7 @@ static void note_time(struct ct_process_report *p, uint64_t ts)
 static void add_inflight(struct builder *b, struct ct_process_report *p, int fn,
                          const struct ct_event *e)
 {
-    p->inflight = realloc(p->inflight, (p->inflight_count + 1) * sizeof *p->inflight);
-    if (!p->inflight)
-        abort();
+    p->inflight = ct_array_grow(p->inflight, p->inflight_count, sizeof *p->inflight);
     const uint64_t *tid = ct_u64_map_find(&b->thread_of, e->track);
     p->inflight[p->inflight_count++] =
         (struct ct_inflight_call){fn, tid ? (int64_t)*tid : 0, e->ts};
@@ -179,30 +175,34 @@ static const char *arg_string(const struct ct_event *e, const char *name)
 
 static void add_library(struct ct_process_report *p, const struct ct_event *e)
 {
-    p->libraries = realloc(p->libraries, (p->library_count + 1) * sizeof *p->libraries);
-    if (!p->libraries)
-        abort();
-    p->libraries[p->library_count++] = (struct ct_library_entry){
-        arg_string(e, "path"),    arg_string(e, "realpath"), arg_string(e, "family"),
-        arg_string(e, "soname"),  arg_string(e, "version"),  arg_string(e, "build_id"),
-        (uint64_t)arg_int(e, "size", 0), NULL, NULL, NULL, NULL, 0,
-        arg_int(e, "built_for_cuda", 0)};
+    p->libraries = ct_array_grow(p->libraries, p->library_count, sizeof *p->libraries);
+    p->libraries[p->library_count++] = (struct ct_library_entry){arg_string(e, "path"),
+                                                                 arg_string(e, "realpath"),
+                                                                 arg_string(e, "family"),
+                                                                 arg_string(e, "soname"),
+                                                                 arg_string(e, "version"),
+                                                                 arg_string(e, "build_id"),
+                                                                 (uint64_t)arg_int(e, "size", 0),
+                                                                 NULL,
+                                                                 NULL,
+                                                                 NULL,
+                                                                 NULL,
+                                                                 0,
+                                                                 arg_int(e, "built_for_cuda", 0)};
 }
 
 /* The loader's account of a load; attached to the library it mapped once the
  * whole trace is read (the two come from different scans). */
 static void add_load(struct ct_process_report *p, const struct ct_event *e)
 {
-    p->loads = realloc(p->loads, (p->load_count + 1) * sizeof *p->loads);
-    if (!p->loads)
-        abort();
-    p->loads[p->load_count++] = (struct ct_library_entry){
-        .path = arg_string(e, "path"),
-        .realpath = arg_string(e, "realpath"),
-        .requested_as = arg_string(e, "requested_as"),
-        .requested_by = arg_string(e, "requested_by"),
-        .found_via = arg_string(e, "found_via"),
-        .runpath_copy = arg_string(e, "runpath_copy")};
+    p->loads = ct_array_grow(p->loads, p->load_count, sizeof *p->loads);
+    p->loads[p->load_count++] =
+        (struct ct_library_entry){.path = arg_string(e, "path"),
+                                  .realpath = arg_string(e, "realpath"),
+                                  .requested_as = arg_string(e, "requested_as"),
+                                  .requested_by = arg_string(e, "requested_by"),
+                                  .found_via = arg_string(e, "found_via"),
+                                  .runpath_copy = arg_string(e, "runpath_copy")};
 }
 
 /* A library's own version as its API reports it: the runtime's 12040 is
@@ -242,13 +242,10 @@ static void attach_loads(struct ct_process_report *p)
 
 static void add_failed_load(struct ct_process_report *p, const struct ct_event *e)
 {
-    p->failed_loads =
-        realloc(p->failed_loads, (p->failed_load_count + 1) * sizeof *p->failed_loads);
-    if (!p->failed_loads)
-        abort();
-    p->failed_loads[p->failed_load_count++] = (struct ct_failed_load){
-        arg_string(e, "requested_as"), arg_string(e, "requested_by"), arg_string(e, "searched"),
-        arg_string(e, "error")};
+    p->failed_loads = ct_array_grow(p->failed_loads, p->failed_load_count, sizeof *p->failed_loads);
+    p->failed_loads[p->failed_load_count++] =
+        (struct ct_failed_load){arg_string(e, "requested_as"), arg_string(e, "requested_by"),
+                                arg_string(e, "searched"), arg_string(e, "error")};
 }
 
 static void on_instant(void *ctx, const struct ct_event *e)
@@ -272,10 +269,8 @@ static void on_instant(void *ctx, const struct ct_event *e)
             p->devices[p->device_names++] = name;
         }
     } else if (strcmp(e->name, "cuda.no_kernel_image") == 0) {
-        p->missing_images = realloc(p->missing_images,
-                                    (p->missing_image_count + 1) * sizeof *p->missing_images);
-        if (!p->missing_images)
-            abort();
+        p->missing_images =
+            ct_array_grow(p->missing_images, p->missing_image_count, sizeof *p->missing_images);
         p->missing_images[p->missing_image_count++] = (struct ct_missing_image){
             arg_string(e, "kernel"), arg_string(e, "library"), arg_string(e, "archs")};
     } else if (strcmp(e->name, "cuda.library") == 0) {
@@ -284,12 +279,10 @@ static void on_instant(void *ctx, const struct ct_event *e)
         p->toolkit_root = arg_string(e, "root");
         p->toolkit_version = arg_string(e, "version");
     } else if (strcmp(e->name, "cuda.library.version") == 0) {
-        p->versions = realloc(p->versions, (p->version_count + 1) * sizeof *p->versions);
-        if (!p->versions)
-            abort();
-        p->versions[p->version_count++] = (struct ct_library_entry){
-            .realpath = arg_string(e, "realpath"),
-            .api_version = (uint64_t)arg_int(e, "api_version", 0)};
+        p->versions = ct_array_grow(p->versions, p->version_count, sizeof *p->versions);
+        p->versions[p->version_count++] =
+            (struct ct_library_entry){.realpath = arg_string(e, "realpath"),
+                                      .api_version = (uint64_t)arg_int(e, "api_version", 0)};
     } else if (strcmp(e->name, "cuda.library.load") == 0) {
         add_load(p, e);
     } else if (strcmp(e->name, "cuda.library.failed") == 0) {

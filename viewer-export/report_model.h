@@ -76,7 +76,7 @@ struct ct_process_report {
     struct ct_failed_load *failed_loads;
     size_t failed_load_count;
     const char *toolkit_root, *toolkit_version; /* what CUDA_HOME or /usr/local/cuda is */
-    struct ct_library_entry *loads; /* the loader's accounts, before attaching */
+    struct ct_library_entry *loads;             /* the loader's accounts, before attaching */
     size_t load_count;
     struct ct_library_entry *versions; /* versions from the libraries' own APIs */
     size_t version_count;

@@ -215,4 +215,3 @@ void ct_report_print_text(const struct ct_report *r, const struct ct_findings *f
     for (size_t i = 0; i < r->process_count; i++)
         print_text_process(&r->processes[i], findings);
 }
-

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "strings.h"
 #include "u64_map.h"
 #include "perfetto_trace.pb-c.h"
@@ -37,22 +38,12 @@ struct decoder {
     size_t stack_count;
 };
 
-static void *grow_array(void *array, size_t *count, size_t size)
-{
-    void *grown = realloc(array, (*count + 1) * size);
-    if (!grown)
-        abort();
-    memset((char *)grown + *count * size, 0, size);
-    (*count)++;
-    return grown;
-}
-
 static struct sequence *sequence_of(struct decoder *d, uint32_t id)
 {
     uint64_t *index = ct_u64_map_find(&d->sequences, (uint64_t)id + 1);
     if (index)
         return &d->seqs[*index - 1];
-    d->seqs = grow_array(d->seqs, &d->seq_count, sizeof *d->seqs);
+    d->seqs = ct_array_grow(d->seqs, d->seq_count++, sizeof *d->seqs);
     ct_u64_map_put(&d->sequences, (uint64_t)id + 1, d->seq_count);
     return &d->seqs[d->seq_count - 1];
 }
@@ -148,7 +139,7 @@ static struct slice_stack *stack_of(struct decoder *d, uint64_t track)
     uint64_t *index = ct_u64_map_find(&d->stacks, track);
     if (index)
         return &d->stack_list[*index - 1];
-    d->stack_list = grow_array(d->stack_list, &d->stack_count, sizeof *d->stack_list);
+    d->stack_list = ct_array_grow(d->stack_list, d->stack_count++, sizeof *d->stack_list);
     ct_u64_map_put(&d->stacks, track, d->stack_count);
     return &d->stack_list[d->stack_count - 1];
 }

@@ -26,8 +26,8 @@ enum ct_record_type {
 
 /* What a CT_REC_STRING names; `key` says which one of that kind. */
 enum ct_string_kind {
-    CT_STR_KERNEL_NAME = 1, /* key: the host function pointer that was launched */
-    CT_STR_DEVICE_NAME = 2, /* key: device ordinal | compute capability << 32 (90) */
+    CT_STR_KERNEL_NAME = 1,     /* key: the host function pointer that was launched */
+    CT_STR_DEVICE_NAME = 2,     /* key: device ordinal | compute capability << 32 (90) */
     CT_STR_LIBRARY_VERSION = 3, /* key: version its own API reports; text: path  */
     CT_STR_KERNEL_LIBRARY = 4,  /* key: as CT_STR_KERNEL_NAME; text: the file   */
 };

@@ -28,7 +28,8 @@ extern void *__libc_memalign(size_t, size_t);
 
 #define COUNTED(X)                                                                                 \
     X(malloc)                                                                                      \
-    X(calloc) X(realloc) X(free) X(posix_memalign) X(pthread_mutex_lock) X(pthread_rwlock_rdlock)  \
+    X(calloc)                                                                                      \
+    X(realloc) X(free) X(posix_memalign) X(pthread_mutex_lock) X(pthread_rwlock_rdlock)            \
         X(pthread_rwlock_wrlock) X(sem_wait)
 #define DECLARE(name) static atomic_ulong count_##name;
 COUNTED(DECLARE)
