@@ -215,47 +215,55 @@ static void add_arch(char *out, size_t size, const char *arch)
     snprintf(out + used, size - used, "%s%s", used ? "," : "", arch);
 }
 
-/* Walks the fat binary containers of one .nv_fatbin section: a 16-byte
- * header (magic 0xBA55ED50, version, header size, size of the entries),
- * then entries, each with its own header size and payload size, whose kind
- * says PTX (1) or ELF (2) and whose arch field the SM number. */
+/* The fat binary layout in a .nv_fatbin section: containers of a header
+ * and entries, each entry a header and its payload. Both headers are laid
+ * out without padding, so they are read as they are. */
+struct fatbin_header {
+    uint32_t magic; /* 0xBA55ED50 */
+    uint16_t version;
+    uint16_t header_size;
+    uint64_t entries_size;
+};
+
+struct fatbin_entry {
+    uint16_t kind; /* 1: PTX, 2: ELF (SASS) */
+    uint16_t unknown;
+    uint32_t header_size;
+    uint64_t payload_size;
+    uint32_t compressed_size;
+    uint32_t unknown2;
+    uint16_t minor, major;
+    uint32_t arch; /* the SM number: 80 for sm_80 */
+};
+_Static_assert(sizeof(struct fatbin_header) == 16 && sizeof(struct fatbin_entry) == 32,
+               "fat binary headers have no padding");
+
+/* Lists the architectures of every entry of the containers in
+ * [start, start + size). Containers are 8-byte aligned, with padding
+ * between them. */
 static void read_fatbin_archs(int fd, uint64_t start, uint64_t size, char *out, size_t out_size)
 {
     uint64_t at = start, end = start + size;
-    while (at + 16 <= end) {
-        uint32_t magic;
-        uint16_t version, header_size;
-        uint64_t fat_size;
-        unsigned char h[16];
-        if (read_at(fd, h, sizeof h, at))
+    while (at + sizeof(struct fatbin_header) <= end) {
+        struct fatbin_header h;
+        if (read_at(fd, &h, sizeof h, at))
             return;
-        memcpy(&magic, h, 4);
-        memcpy(&version, h + 4, 2);
-        memcpy(&header_size, h + 6, 2);
-        memcpy(&fat_size, h + 8, 8);
-        if (magic != 0xBA55ED50u || header_size < 16) {
-            at += 8; /* containers are 8-byte aligned; padding between them */
+        if (h.magic != 0xBA55ED50u || h.header_size < sizeof h) {
+            at += 8;
             continue;
         }
-        uint64_t entry = at + header_size, entries_end = entry + fat_size;
-        while (entry + 32 <= entries_end && entries_end <= end) {
-            unsigned char e[32];
-            uint16_t kind;
-            uint32_t entry_header, arch;
-            uint64_t payload;
-            if (read_at(fd, e, sizeof e, entry))
+        uint64_t entry = at + h.header_size, entries_end = entry + h.entries_size;
+        while (entry + sizeof(struct fatbin_entry) <= entries_end && entries_end <= end) {
+            struct fatbin_entry e;
+            if (read_at(fd, &e, sizeof e, entry))
                 return;
-            memcpy(&kind, e, 2);
-            memcpy(&entry_header, e + 4, 4);
-            memcpy(&payload, e + 8, 8);
-            memcpy(&arch, e + 28, 4);
-            if (entry_header < 32)
+            if (e.header_size < sizeof e)
                 break;
             char name[32];
-            snprintf(name, sizeof name, "%s_%u", kind == 1 ? "compute" : "sm", arch);
-            if (kind == 1 || kind == 2)
+            snprintf(name, sizeof name, "%s_%u", e.kind == 1 ? "compute" : "sm", e.arch);
+            if (e.kind == 1 || e.kind == 2)
                 add_arch(out, out_size, name);
-            entry += entry_header + payload;
+            entry += e.header_size + e.payload_size;
         }
         at = entries_end > at ? entries_end : at + 8;
     }
