@@ -118,6 +118,14 @@ static int open_elf(const char *path, Elf64_Phdr ph[64], int *count, uint64_t *s
     return -1;
 }
 
+/* DT_RUNPATH, else DT_RPATH (the loader ignores RPATH when RUNPATH is set). */
+static void read_runpath(int fd, const Elf64_Phdr *ph, int count, char *out, size_t size)
+{
+    read_dynamic_string(fd, ph, count, DT_RUNPATH, out, size);
+    if (!*out)
+        read_dynamic_string(fd, ph, count, DT_RPATH, out, size);
+}
+
 void ct_library_runpath(const char *path, char *out, size_t size)
 {
     Elf64_Phdr ph[64];
@@ -126,10 +134,21 @@ void ct_library_runpath(const char *path, char *out, size_t size)
     out[0] = '\0';
     if (fd < 0)
         return;
-    read_dynamic_string(fd, ph, count, DT_RUNPATH, out, size);
-    if (!*out)
-        read_dynamic_string(fd, ph, count, DT_RPATH, out, size);
+    read_runpath(fd, ph, count, out, size);
     close(fd);
+}
+
+/* The CUDA major a RUNPATH names: NVIDIA's cuDNN builds look for the CUDA
+ * libraries they need in $ORIGIN/../../cu13/lib. 0 when it names none. */
+static long cuda_major_in(const char *runpath)
+{
+    for (const char *at = runpath; (at = strstr(at, "/cu")) != NULL; at += 3) {
+        char *end;
+        long major = strtol(at + 3, &end, 10);
+        if (end != at + 3 && *end == '/')
+            return major;
+    }
+    return 0;
 }
 
 void ct_library_describe(struct ct_library *lib)
@@ -144,6 +163,11 @@ void ct_library_describe(struct ct_library *lib)
         return;
     read_dynamic_string(fd, ph, count, DT_SONAME, lib->soname, sizeof lib->soname);
     read_build_id(fd, ph, count, lib->build_id);
+    if (strncmp(lib->family, "cudnn", 5) == 0) {
+        char runpath[4096];
+        read_runpath(fd, ph, count, runpath, sizeof runpath);
+        lib->built_for_cuda = cuda_major_in(runpath);
+    }
     close(fd);
 }
 

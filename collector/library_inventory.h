@@ -16,6 +16,7 @@ struct ct_library {
     char version[64]; /* from the file name (libcudart.so.13.0.96 -> 13.0.96) */
     char build_id[65];
     uint64_t size;
+    long built_for_cuda; /* cuDNN: the CUDA major its RUNPATH names (cu13), or 0 */
 };
 
 /* Reads SONAME and build-id from the ELF file at `path` (best effort). */

@@ -186,24 +186,6 @@ static void inventory_instant(uint64_t ts)
                      ct_strings_intern_cstr("cuda.library.inventory"), args, 2);
 }
 
-/* The CUDA major a cuDNN library was built for, where its RUNPATH names it
- * (NVIDIA's builds look in $ORIGIN/../../cu13/lib for the CUDA libraries
- * they need); 0 when it does not say. */
-static long built_for_cuda(const struct ct_library *lib)
-{
-    char runpath[4096];
-    if (strncmp(lib->family, "cudnn", 5) != 0)
-        return 0;
-    ct_library_runpath(lib->realpath, runpath, sizeof runpath);
-    for (const char *at = runpath; (at = strstr(at, "/cu")) != NULL; at += 3) {
-        char *end;
-        long major = strtol(at + 3, &end, 10);
-        if (end != at + 3 && *end == '/')
-            return major;
-    }
-    return 0;
-}
-
 static void library_instant(const struct ct_library *lib, void *ctx)
 {
     static uint64_t order;
@@ -222,10 +204,10 @@ static void library_instant(const struct ct_library *lib, void *ctx)
         LIB_STRING(build_id),
         {ct_strings_intern_cstr("size"), CT_ARG_UINT, lib->size},
         {ct_strings_intern_cstr("order"), CT_ARG_UINT, order++},
-        {ct_strings_intern_cstr("built_for_cuda"), CT_ARG_UINT, (uint64_t)built_for_cuda(lib)},
+        {ct_strings_intern_cstr("built_for_cuda"), CT_ARG_UINT, (uint64_t)lib->built_for_cuda},
     };
 #undef LIB_STRING
-    size_t nargs = sizeof args / sizeof args[0] - (built_for_cuda(lib) == 0);
+    size_t nargs = sizeof args / sizeof args[0] - (lib->built_for_cuda == 0);
     ct_write_instant(&process_seq, counter_uuid(TRACK_LIBRARIES), ts,
                      ct_strings_intern_cstr("cuda.library"), args, (int)nargs);
 }
