@@ -210,6 +210,9 @@ static void start_session(void)
     atomic_store(&session_state, SESSION_ACTIVE);
     return;
 fail:
+    /* An untraced program keeps running: leave it none of our memory. */
+    if (shm)
+        munmap(shm, ct_shm_size(shm->ring_count, shm->ring_capacity));
     close_fd(&shm_fd);
     close_fd(&lifeline[0]);
     close_fd(&done[1]);
