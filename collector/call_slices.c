@@ -1,0 +1,199 @@
+/*
+ * The annotations of a call slice, by the layout its family gives the
+ * record's arguments (include/cudatrace/functions.h). Values that repeat
+ * (copy kinds, grid and block shapes, error names) are formatted once and
+ * kept by value, which keeps a launch loop cheap to encode.
+ */
+#include "call_slices.h"
+
+#include <stdio.h>
+
+#include "cuda_error_names.h"
+#include "cudatrace/functions.h"
+#include "kernel_table.h"
+#include "strings.h"
+#include "u64_map.h"
+
+struct function_info {
+    uint32_t name;
+    uint8_t family;
+    uint8_t takes_stream;
+};
+
+static struct function_info functions[CT_FN_COUNT];
+static uint32_t in_flight_name;
+
+static struct {
+    uint32_t ptr, bytes, stream, kind, src, value, kernel, grid, block, shared_mem, graph, event,
+        flags, result, error;
+} arg_names;
+
+#define FUNCTION_INFO(fn, fam, stream)                                                             \
+    functions[CT_FN_##fn] =                                                                        \
+        (struct function_info){ct_strings_intern_cstr(ct_function_name(CT_FN_##fn)), fam, stream};
+
+void ct_call_slices_start(void)
+{
+    CT_FOR_EACH_FUNCTION(FUNCTION_INFO)
+#define ARG_NAME(field) arg_names.field = ct_strings_intern_cstr(#field)
+    ARG_NAME(ptr);
+    ARG_NAME(bytes);
+    ARG_NAME(stream);
+    ARG_NAME(kind);
+    ARG_NAME(src);
+    ARG_NAME(value);
+    ARG_NAME(kernel);
+    ARG_NAME(grid);
+    ARG_NAME(block);
+    ARG_NAME(shared_mem);
+    ARG_NAME(graph);
+    ARG_NAME(event);
+    ARG_NAME(flags);
+    ARG_NAME(result);
+    ARG_NAME(error);
+#undef ARG_NAME
+    in_flight_name = ct_strings_intern_cstr("in_flight");
+}
+
+int ct_call_family(const struct ct_record *r)
+{
+    return r->func < CT_FN_COUNT ? functions[r->func].family : -1;
+}
+
+/* Formats once per distinct value; the map keeps the string id. */
+static uint32_t cached_format(struct ct_u64_map *cache, uint64_t key, uint32_t (*format)(uint64_t))
+{
+    uint64_t *id = ct_u64_map_find(cache, key + 1);
+    if (id)
+        return (uint32_t)*id;
+    uint32_t made = format(key);
+    ct_u64_map_put(cache, key + 1, made);
+    return made;
+}
+
+static uint32_t format_copy_kind(uint64_t kind)
+{
+    static const char *const names[] = {"HostToHost", "HostToDevice", "DeviceToHost",
+                                        "DeviceToDevice", "Default"};
+    if (kind < sizeof names / sizeof names[0])
+        return ct_strings_intern_cstr(names[kind]);
+    return ct_strings_intern_cstr(kind == CT_COPY_KIND_PEER ? "Peer" : "Unknown");
+}
+
+static uint32_t copy_kind_name(uint64_t kind)
+{
+    static struct ct_u64_map cache;
+    return cached_format(&cache, kind, format_copy_kind);
+}
+
+static uint32_t format_dim3(uint64_t packed)
+{
+    char text[48];
+    snprintf(text, sizeof text, "%ux%ux%u", CT_DIM3_X(packed), CT_DIM3_Y(packed),
+             CT_DIM3_Z(packed));
+    return ct_strings_intern_cstr(text);
+}
+
+static uint32_t dim3_string(uint64_t packed)
+{
+    static struct ct_u64_map cache;
+    return cached_format(&cache, packed, format_dim3);
+}
+
+static uint32_t format_error(uint64_t code)
+{
+    int32_t result = (int32_t)code;
+    const char *name = ct_cuda_error_name(result);
+    if (name)
+        return ct_strings_intern_cstr(name);
+    char text[32];
+    snprintf(text, sizeof text, "cudaError %d", (int)result);
+    return ct_strings_intern_cstr(text);
+}
+
+static uint32_t error_name(int32_t result)
+{
+    static struct ct_u64_map cache;
+    return cached_format(&cache, (uint32_t)result, format_error);
+}
+
+/* Where each family keeps its stream handle in arg[], plus one (0: none). */
+static const uint8_t stream_arg[CT_FAMILY_COUNT] = {
+    [CT_FAMILY_ALLOC_DEVICE] = 3, [CT_FAMILY_FREE_DEVICE] = 3, [CT_FAMILY_COPY] = 3,
+    [CT_FAMILY_SET] = 3,          [CT_FAMILY_LAUNCH] = 2,      [CT_FAMILY_GRAPH] = 2,
+    [CT_FAMILY_SYNC_STREAM] = 1,  [CT_FAMILY_WAIT_EVENT] = 1,  [CT_FAMILY_QUERY_STREAM] = 1,
+};
+
+#define ARG(n, t, v) (args[nargs++] = (struct ct_arg){arg_names.n, (t), (uint64_t)(v)})
+
+/* The annotations of one call, by the layout its family gives arg[]. */
+static int call_args(const struct function_info *f, const struct ct_record *r, struct ct_arg *args)
+{
+    int nargs = 0;
+    const uint64_t *a = r->arg;
+    switch (f->family) {
+    case CT_FAMILY_ALLOC_DEVICE:
+    case CT_FAMILY_ALLOC_HOST:
+        ARG(ptr, CT_ARG_POINTER, a[0]);
+        ARG(bytes, CT_ARG_UINT, a[1]);
+        if (f->family == CT_FAMILY_ALLOC_HOST && a[2])
+            ARG(flags, CT_ARG_UINT, a[2]);
+        break;
+    case CT_FAMILY_FREE_DEVICE:
+    case CT_FAMILY_FREE_HOST:
+        ARG(ptr, CT_ARG_POINTER, a[0]);
+        break;
+    case CT_FAMILY_COPY:
+        ARG(bytes, CT_ARG_UINT, a[1]);
+        ARG(kind, CT_ARG_STRING, copy_kind_name(a[3]));
+        ARG(ptr, CT_ARG_POINTER, a[0]);
+        ARG(src, CT_ARG_POINTER, a[4]);
+        break;
+    case CT_FAMILY_SET:
+        ARG(bytes, CT_ARG_UINT, a[1]);
+        ARG(ptr, CT_ARG_POINTER, a[0]);
+        ARG(value, CT_ARG_UINT, a[3]);
+        break;
+    case CT_FAMILY_LAUNCH:
+        ARG(kernel, CT_ARG_STRING, ct_kernel_table_name(a[0]));
+        ARG(grid, CT_ARG_STRING, dim3_string(a[2]));
+        ARG(block, CT_ARG_STRING, dim3_string(a[3]));
+        if (a[4])
+            ARG(shared_mem, CT_ARG_UINT, a[4]);
+        break;
+    case CT_FAMILY_GRAPH:
+        ARG(graph, CT_ARG_POINTER, a[0]);
+        break;
+    case CT_FAMILY_SYNC_EVENT:
+    case CT_FAMILY_QUERY_EVENT:
+        ARG(event, CT_ARG_POINTER, a[0]);
+        break;
+    case CT_FAMILY_WAIT_EVENT:
+        ARG(event, CT_ARG_POINTER, a[1]);
+        if (a[2])
+            ARG(flags, CT_ARG_UINT, a[2]);
+        break;
+    default:
+        break;
+    }
+    if (f->takes_stream && stream_arg[f->family])
+        ARG(stream, CT_ARG_POINTER, a[stream_arg[f->family] - 1]);
+    ARG(result, CT_ARG_INT, r->result);
+    if (r->result != 0)
+        ARG(error, CT_ARG_STRING, error_name(r->result));
+    return nargs;
+}
+
+void ct_call_slice(struct ct_sequence *seq, const struct ct_record *r, uint64_t begin, uint64_t end)
+{
+    const struct function_info *f = &functions[r->func];
+    struct ct_arg args[10];
+    int nargs = call_args(f, r, args);
+    ct_write_slice(seq, 0, begin, end, f->name, args, nargs);
+}
+
+void ct_call_inflight_slice(struct ct_sequence *seq, uint32_t func, uint64_t begin, uint64_t end)
+{
+    struct ct_arg args[] = {{in_flight_name, CT_ARG_UINT, 1}};
+    ct_write_slice(seq, 0, begin, end, functions[func].name, args, 1);
+}

@@ -1,0 +1,22 @@
+/*
+ * One slice per CUDA call, on its thread's track, named exactly as the
+ * function called and annotated with what its family carries.
+ */
+#ifndef CT_COLLECTOR_CALL_SLICES_H
+#define CT_COLLECTOR_CALL_SLICES_H
+
+#include <stdint.h>
+
+#include "cudatrace/record.h"
+#include "perfetto_writer.h"
+
+void ct_call_slices_start(void);
+/* The family (enum ct_family) of a valid call record, or -1. */
+int ct_call_family(const struct ct_record *r);
+/* Writes the call's slice on `seq`'s default track. */
+void ct_call_slice(struct ct_sequence *seq, const struct ct_record *r, uint64_t begin,
+                   uint64_t end);
+/* A call its thread was still inside when the process ended. */
+void ct_call_inflight_slice(struct ct_sequence *seq, uint32_t func, uint64_t begin, uint64_t end);
+
+#endif

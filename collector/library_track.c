@@ -1,0 +1,147 @@
+/*
+ * Writes what is known about the CUDA-stack libraries as instants on the
+ * libraries track: one "cuda.library" per file mapped (described from the
+ * file), one "cuda.library.load" or "cuda.library.failed" per account the
+ * loader gave (who asked, by which name, through which search list), the
+ * versions the libraries' own APIs report, the toolkit the environment
+ * points at, and the whole inventory again at the end.
+ */
+#include "library_track.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock_map.h"
+#include "library_inventory.h"
+#include "loader_log.h"
+#include "process_tracks.h"
+
+/* Every library's real path, in the order seen, for the closing inventory. */
+static char *inventory;
+static size_t inventory_len;
+static uint64_t inventory_count;
+
+static void note_in_inventory(const char *path)
+{
+    size_t len = strlen(path);
+    char *grown = realloc(inventory, inventory_len + len + 2);
+    if (!grown)
+        abort();
+    inventory = grown;
+    memcpy(inventory + inventory_len, path, len);
+    inventory_len += len;
+    inventory[inventory_len++] = '\n';
+    inventory[inventory_len] = '\0';
+    inventory_count++;
+}
+
+static void library_instant(const struct ct_library *lib, void *ctx)
+{
+    static uint64_t order;
+    uint64_t ts = *(const uint64_t *)ctx;
+    note_in_inventory(lib->realpath);
+    struct ct_arg args[] = {
+        CT_TEXT_ARG("path", lib->path),
+        CT_TEXT_ARG("realpath", lib->realpath),
+        CT_TEXT_ARG("family", lib->family),
+        CT_TEXT_ARG("soname", lib->soname),
+        CT_TEXT_ARG("version", lib->version),
+        CT_TEXT_ARG("build_id", lib->build_id),
+        CT_UINT_ARG("size", lib->size),
+        CT_UINT_ARG("order", order++),
+        CT_UINT_ARG("built_for_cuda", lib->built_for_cuda),
+    };
+    size_t nargs = sizeof args / sizeof args[0] - (lib->built_for_cuda == 0);
+    ct_process_instant(CT_TRACK_LIBRARIES, ts, "cuda.library", args, (int)nargs);
+}
+
+static void loader_instant(const struct ct_loader_event *e, void *ctx)
+{
+    uint64_t ts = *(const uint64_t *)ctx;
+    char real[4096], runpath_copy[4096];
+    struct ct_arg args[6];
+    int n = 0;
+    args[n++] = CT_TEXT_ARG("requested_as", e->requested_as);
+    args[n++] = CT_TEXT_ARG("requested_by", e->requested_by);
+    if (e->failed) {
+        args[n++] = CT_TEXT_ARG("searched", e->searched);
+        args[n++] = CT_TEXT_ARG("error", e->error);
+    } else {
+        args[n++] = CT_TEXT_ARG("found_via", e->found_via);
+        args[n++] = CT_TEXT_ARG("path", e->path);
+        args[n++] = CT_TEXT_ARG("realpath", realpath(e->path, real) ? real : e->path);
+        ct_library_runpath_copy(e->requested_by, e->requested_as, e->path, runpath_copy,
+                                sizeof runpath_copy);
+        if (*runpath_copy)
+            args[n++] = CT_TEXT_ARG("runpath_copy", runpath_copy);
+    }
+    /* A load is placed when the loader opened the file; a failure when seen. */
+    ct_process_instant(CT_TRACK_LIBRARIES, e->loaded_ns ? e->loaded_ns : ts,
+                       e->failed ? "cuda.library.failed" : "cuda.library.load", args, n);
+}
+
+void ct_library_track_scan(int process_ended)
+{
+    uint64_t now = ct_clock_map_now_ns();
+    ct_loader_log_read(ct_process.pid, loader_instant, &now);
+    if (process_ended)
+        ct_loader_log_finish(loader_instant, &now);
+    else
+        ct_library_scan(ct_process.pid, library_instant, &now);
+}
+
+/* The toolkit the process's environment points at: $CUDA_HOME, else
+ * /usr/local/cuda; its version from the directory name (cuda-13.0). */
+static void toolkit_instant(void)
+{
+    char path[64], env[65536], root[4096] = "", version[64] = "";
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)ct_process.pid);
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(env, 1, sizeof env - 1, f) : 0;
+    if (f)
+        fclose(f);
+    env[n] = '\0';
+    const char *home = "/usr/local/cuda";
+    for (size_t i = 0; i < n; i += strlen(env + i) + 1)
+        if (strncmp(env + i, "CUDA_HOME=", 10) == 0 && env[i + 10])
+            home = env + i + 10;
+    if (!realpath(home, root))
+        return;
+    const char *dash = strstr(root, "/cuda-");
+    if (dash)
+        snprintf(version, sizeof version, "%.*s", (int)strcspn(dash + 6, "/"), dash + 6);
+    struct ct_arg args[] = {
+        CT_TEXT_ARG("home", home),
+        CT_TEXT_ARG("root", root),
+        CT_TEXT_ARG("version", version),
+    };
+    ct_process_instant(CT_TRACK_LIBRARIES, ct_process.start_ns, "cuda.toolkit", args, 3);
+}
+
+void ct_library_track_start(void)
+{
+    toolkit_instant();
+}
+
+void ct_library_track_version(uint64_t version, uint32_t path)
+{
+    char real[4096];
+    const char *name = ct_strings_get(path);
+    struct ct_arg args[] = {
+        {ct_strings_intern_cstr("path"), CT_ARG_STRING, path},
+        CT_TEXT_ARG("realpath", realpath(name, real) ? real : name),
+        CT_UINT_ARG("api_version", version),
+    };
+    ct_process_instant(CT_TRACK_LIBRARIES, ct_process.start_ns, "cuda.library.version", args, 3);
+}
+
+void ct_library_track_finish(uint64_t end_ns)
+{
+    struct ct_arg args[] = {
+        CT_UINT_ARG("count", inventory_count),
+        {ct_strings_intern_cstr("libraries"), CT_ARG_STRING,
+         ct_strings_intern(inventory ? inventory : "", inventory_len)},
+    };
+    ct_process_instant(CT_TRACK_LIBRARIES, end_ns, "cuda.library.inventory", args, 2);
+}

@@ -1,0 +1,20 @@
+/*
+ * The "CUDA libraries" track: the libraries the process mapped, how the
+ * loader found them, the loads that failed, their versions and the toolkit
+ * the environment points at.
+ */
+#ifndef CT_COLLECTOR_LIBRARY_TRACK_H
+#define CT_COLLECTOR_LIBRARY_TRACK_H
+
+#include <stdint.h>
+
+void ct_library_track_start(void);
+/* Writes the libraries mapped and the loader's accounts since the last
+ * scan. */
+void ct_library_track_scan(int process_ended);
+/* The version a loaded library reported through its own API. */
+void ct_library_track_version(uint64_t version, uint32_t path);
+/* The whole inventory once more, at the end. */
+void ct_library_track_finish(uint64_t end_ns);
+
+#endif
