@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf_file.h"
 #include "library_family.h"
 #include "u64_map.h"
 
@@ -29,49 +29,6 @@ static void version_from_name(const char *path, char *out, size_t size)
     snprintf(out, size, "%s", so ? so + 4 : "");
 }
 
-static int read_at(int fd, void *buf, size_t len, uint64_t offset)
-{
-    return pread(fd, buf, len, (off_t)offset) == (ssize_t)len ? 0 : -1;
-}
-
-/* File offset of a virtual address, through the PT_LOAD segments. */
-static int64_t file_offset(const Elf64_Phdr *ph, int count, uint64_t vaddr)
-{
-    for (int i = 0; i < count; i++)
-        if (ph[i].p_type == PT_LOAD && vaddr >= ph[i].p_vaddr &&
-            vaddr < ph[i].p_vaddr + ph[i].p_filesz)
-            return (int64_t)(vaddr - ph[i].p_vaddr + ph[i].p_offset);
-    return -1;
-}
-
-/* The string a dynamic-section entry `tag` (DT_SONAME, DT_RUNPATH, ...)
- * names, or "" when the file has none. */
-static void read_dynamic_string(int fd, const Elf64_Phdr *ph, int count, int64_t tag, char *out,
-                                size_t size)
-{
-    out[0] = '\0';
-    for (int i = 0; i < count; i++) {
-        if (ph[i].p_type != PT_DYNAMIC)
-            continue;
-        uint64_t strtab = 0, value = UINT64_MAX;
-        for (uint64_t at = 0; at + sizeof(Elf64_Dyn) <= ph[i].p_filesz; at += sizeof(Elf64_Dyn)) {
-            Elf64_Dyn d;
-            if (read_at(fd, &d, sizeof d, ph[i].p_offset + at) || d.d_tag == DT_NULL)
-                break;
-            if (d.d_tag == DT_STRTAB)
-                strtab = d.d_un.d_ptr;
-            else if (d.d_tag == tag)
-                value = d.d_un.d_val;
-        }
-        int64_t base = strtab ? file_offset(ph, count, strtab) : -1;
-        if (base < 0 || value == UINT64_MAX)
-            return;
-        ssize_t n = pread(fd, out, size - 1, base + (off_t)value);
-        out[n > 0 ? strnlen(out, (size_t)n) : 0] = '\0';
-        return;
-    }
-}
-
 static void read_build_id(int fd, const Elf64_Phdr *ph, int count, char *out)
 {
     for (int i = 0; i < count; i++) {
@@ -79,15 +36,15 @@ static void read_build_id(int fd, const Elf64_Phdr *ph, int count, char *out)
             continue;
         for (uint64_t at = 0; at + sizeof(Elf64_Nhdr) <= ph[i].p_filesz;) {
             Elf64_Nhdr n;
-            if (read_at(fd, &n, sizeof n, ph[i].p_offset + at))
+            if (ct_elf_read_at(fd, &n, sizeof n, ph[i].p_offset + at))
                 break;
             uint64_t name_len = (n.n_namesz + 3) & ~3u, desc_len = (n.n_descsz + 3) & ~3u;
             unsigned char desc[32];
             char name[4];
             if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && n.n_descsz <= sizeof desc &&
-                !read_at(fd, name, 4, ph[i].p_offset + at + sizeof n) &&
+                !ct_elf_read_at(fd, name, 4, ph[i].p_offset + at + sizeof n) &&
                 memcmp(name, "GNU", 4) == 0 &&
-                !read_at(fd, desc, n.n_descsz, ph[i].p_offset + at + sizeof n + name_len)) {
+                !ct_elf_read_at(fd, desc, n.n_descsz, ph[i].p_offset + at + sizeof n + name_len)) {
                 for (uint32_t k = 0; k < n.n_descsz; k++)
                     sprintf(out + 2 * k, "%02x", desc[k]);
                 return;
@@ -97,45 +54,22 @@ static void read_build_id(int fd, const Elf64_Phdr *ph, int count, char *out)
     }
 }
 
-/* Opens `path` as a 64-bit ELF file and reads its program headers;
- * returns the descriptor (to close) or -1. */
-static int open_elf(const char *path, Elf64_Phdr ph[64], int *count, uint64_t *size)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    struct stat st;
-    if (size && fstat(fd, &st) == 0)
-        *size = (uint64_t)st.st_size;
-    Elf64_Ehdr eh;
-    if (read_at(fd, &eh, sizeof eh, 0) == 0 && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
-        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) &&
-        eh.e_phnum <= 64 && read_at(fd, ph, eh.e_phnum * sizeof(Elf64_Phdr), eh.e_phoff) == 0) {
-        *count = eh.e_phnum;
-        return fd;
-    }
-    close(fd);
-    return -1;
-}
-
 /* DT_RUNPATH, else DT_RPATH (the loader ignores RPATH when RUNPATH is set). */
-static void read_runpath(int fd, const Elf64_Phdr *ph, int count, char *out, size_t size)
+static void read_runpath(const struct ct_elf *elf, char *out, size_t size)
 {
-    read_dynamic_string(fd, ph, count, DT_RUNPATH, out, size);
+    ct_elf_dynamic_string(elf, DT_RUNPATH, out, size);
     if (!*out)
-        read_dynamic_string(fd, ph, count, DT_RPATH, out, size);
+        ct_elf_dynamic_string(elf, DT_RPATH, out, size);
 }
 
 void ct_library_runpath(const char *path, char *out, size_t size)
 {
-    Elf64_Phdr ph[64];
-    int count;
-    int fd = open_elf(path, ph, &count, NULL);
+    struct ct_elf elf;
     out[0] = '\0';
-    if (fd < 0)
+    if (ct_elf_open(path, &elf, NULL))
         return;
-    read_runpath(fd, ph, count, out, size);
-    close(fd);
+    read_runpath(&elf, out, size);
+    ct_elf_close(&elf);
 }
 
 /* The CUDA major a RUNPATH names: NVIDIA's cuDNN builds look for the CUDA
@@ -156,19 +90,17 @@ void ct_library_describe(struct ct_library *lib)
     if (!realpath(lib->path, lib->realpath))
         snprintf(lib->realpath, sizeof lib->realpath, "%s", lib->path);
     version_from_name(lib->realpath, lib->version, sizeof lib->version);
-    Elf64_Phdr ph[64];
-    int count;
-    int fd = open_elf(lib->realpath, ph, &count, &lib->size);
-    if (fd < 0)
+    struct ct_elf elf;
+    if (ct_elf_open(lib->realpath, &elf, &lib->size))
         return;
-    read_dynamic_string(fd, ph, count, DT_SONAME, lib->soname, sizeof lib->soname);
-    read_build_id(fd, ph, count, lib->build_id);
+    ct_elf_dynamic_string(&elf, DT_SONAME, lib->soname, sizeof lib->soname);
+    read_build_id(elf.fd, elf.ph, elf.count, lib->build_id);
     if (strncmp(lib->family, "cudnn", 5) == 0) {
         char runpath[4096];
-        read_runpath(fd, ph, count, runpath, sizeof runpath);
+        read_runpath(&elf, runpath, sizeof runpath);
         lib->built_for_cuda = cuda_major_in(runpath);
     }
-    close(fd);
+    ct_elf_close(&elf);
 }
 
 int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, void *ctx), void *ctx)
@@ -188,17 +120,39 @@ int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, voi
         line[strcspn(line, "\n")] = '\0';
         const char *path = line + path_at;
         uint64_t key = (inode * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)major << 32 | minor);
-        static struct ct_library lib;
-        memset(&lib, 0, sizeof lib);
-        if (ct_u64_map_find(&seen, key) || !ct_library_family(path, lib.family, sizeof lib.family))
+        if (ct_u64_map_find(&seen, key))
             continue;
         ct_u64_map_put(&seen, key, 1);
-        snprintf(lib.path, sizeof lib.path, "%s", path);
-        ct_library_describe(&lib);
-        found(&lib, ctx);
+        ct_library_describe_new(path, found, ctx);
     }
     fclose(maps);
     return 0;
+}
+
+/* FNV-1a: a key for a path; never 0, which the map cannot hold. */
+static uint64_t path_key(const char *path)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+        h = (h ^ *c) * 0x100000001b3ull;
+    return h ? h : 1;
+}
+
+void ct_library_describe_new(const char *path, void (*found)(const struct ct_library *, void *),
+                             void *ctx)
+{
+    static struct ct_library lib;
+    static struct ct_u64_map described; /* realpath -> 1 */
+    memset(&lib, 0, sizeof lib);
+    if (!ct_library_family(path, lib.family, sizeof lib.family))
+        return;
+    snprintf(lib.path, sizeof lib.path, "%s", path);
+    ct_library_describe(&lib);
+    uint64_t key = path_key(lib.realpath);
+    if (ct_u64_map_find(&described, key))
+        return;
+    ct_u64_map_put(&described, key, 1);
+    found(&lib, ctx);
 }
 
 void ct_library_runpath_copy(const char *requester, const char *name, const char *loaded, char *out,
@@ -270,7 +224,7 @@ static void read_fatbin_archs(int fd, uint64_t start, uint64_t size, char *out, 
     uint64_t at = start, end = start + size;
     while (at + sizeof(struct fatbin_header) <= end) {
         struct fatbin_header h;
-        if (read_at(fd, &h, sizeof h, at))
+        if (ct_elf_read_at(fd, &h, sizeof h, at))
             return;
         if (h.magic != 0xBA55ED50u || h.header_size < sizeof h) {
             at += 8;
@@ -279,7 +233,7 @@ static void read_fatbin_archs(int fd, uint64_t start, uint64_t size, char *out, 
         uint64_t entry = at + h.header_size, entries_end = entry + h.entries_size;
         while (entry + sizeof(struct fatbin_entry) <= entries_end && entries_end <= end) {
             struct fatbin_entry e;
-            if (read_at(fd, &e, sizeof e, entry))
+            if (ct_elf_read_at(fd, &e, sizeof e, entry))
                 return;
             if (e.header_size < sizeof e)
                 break;
@@ -301,17 +255,18 @@ void ct_library_fatbin_archs(const char *path, char *out, size_t size)
         return;
     Elf64_Ehdr eh;
     Elf64_Shdr strings;
-    if (read_at(fd, &eh, sizeof eh, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+    if (ct_elf_read_at(fd, &eh, sizeof eh, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
         eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
         eh.e_shstrndx >= eh.e_shnum ||
-        read_at(fd, &strings, sizeof strings, eh.e_shoff + eh.e_shstrndx * sizeof(Elf64_Shdr))) {
+        ct_elf_read_at(fd, &strings, sizeof strings,
+                       eh.e_shoff + eh.e_shstrndx * sizeof(Elf64_Shdr))) {
         close(fd);
         return;
     }
     for (uint16_t i = 0; i < eh.e_shnum; i++) {
         Elf64_Shdr sh;
         char name[16] = {0};
-        if (read_at(fd, &sh, sizeof sh, eh.e_shoff + i * sizeof(Elf64_Shdr)) ||
+        if (ct_elf_read_at(fd, &sh, sizeof sh, eh.e_shoff + i * sizeof(Elf64_Shdr)) ||
             pread(fd, name, sizeof name - 1, (off_t)(strings.sh_offset + sh.sh_name)) <= 0)
             break;
         if (strcmp(name, ".nv_fatbin") == 0)

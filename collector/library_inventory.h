@@ -35,6 +35,11 @@ void ct_library_runpath_copy(const char *requester, const char *name, const char
  * ','-separated list such as "sm_80,sm_90,compute_90" ("" when none). */
 void ct_library_fatbin_archs(const char *path, char *out, size_t size);
 
+/* Calls `found` with the description of the CUDA-stack library at `path`
+ * unless one of that real path was described before. */
+void ct_library_describe_new(const char *path,
+                             void (*found)(const struct ct_library *lib, void *ctx), void *ctx);
+
 /* Calls `found` for each CUDA-stack library mapped in `pid` that was not
  * reported before; returns -1 when the process is gone. */
 int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, void *ctx), void *ctx);

@@ -62,3 +62,12 @@ $(BUILD)/tests/librunpath_user.so: tests/runpath/runpath_user.c
 	@mkdir -p $(@D)
 	$(CC) $(CT_PROGRAM_CFLAGS) -fPIC -shared -o $@ $< -ldl -Wl,--enable-new-dtags \
 		-Wl,-rpath,'$$ORIGIN'
+
+# The library-search reconstruction (collector/ld_search.c) behind a command line, which
+# tests/test_ld_search.py compares with glibc's own LD_DEBUG=libs.
+test-programs: $(BUILD)/unit/ld_search_check
+$(BUILD)/unit/ld_search_check: tests/unit/ld_search_check.c collector/ld_search.c \
+		collector/elf_file.c collector/ld_search.h collector/elf_file.h
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Icollector -o $@ tests/unit/ld_search_check.c \
+		collector/ld_search.c collector/elf_file.c
