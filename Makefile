@@ -22,7 +22,8 @@ endif
 PRELOAD_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -I$(CUDA_HOME)/include
 PRELOAD_SRC := $(filter-out preload/audit.c,$(wildcard preload/*.c))
 # The one piece of common/ the preload needs, compiled with the preload's flags.
-PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/preload/common/library_family.o
+PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/preload/dl_trampoline.o \
+	$(BUILD)/obj/preload/common/library_family.o
 
 PROTO := include/cudatrace/perfetto_trace.proto
 PROTO_C := $(BUILD)/gen/perfetto_trace.pb-c.c
@@ -67,6 +68,10 @@ $(ERROR_NAMES): tools/gen_error_names.sh | $(BUILD)/.deps
 $(BUILD)/obj/preload/%.o: preload/%.c $(wildcard preload/*.h include/cudatrace/*.h common/*.h) | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/preload/%.o: preload/%.S | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) -fPIC -c $< -o $@
 
 $(BUILD)/obj/preload/common/%.o: common/%.c common/%.h | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
@@ -132,7 +137,7 @@ test: deps all test-programs venv $(BUILD)/unit/ring_stress $(BUILD)/wheels/.ok
 demo: deps all test-programs
 	@sh examples/demo.sh $(BUILD)
 
-bench: deps all test-programs $(BUILD)/bench/collector_throughput
+bench: deps all test-programs $(BUILD)/bench/collector_throughput $(BUILD)/bench/dlopen_loop
 	@sh tests/bench/bench.sh $(BUILD)
 
 format:
@@ -144,6 +149,10 @@ clean:
 $(BUILD)/bench/collector_throughput: tests/bench/collector_throughput.c $(filter-out %/main.o,$(COLLECTOR_OBJ))
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Icollector -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a
+
+$(BUILD)/bench/dlopen_loop: tests/bench/dlopen_loop.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -o $@ $< -ldl
 
 # The rings' producer (preload/ring.c) and consumer (collector/ring_drain.c)
 # in one process, for the thread sanitizer: `make test SANITIZE=thread`.

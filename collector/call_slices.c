@@ -25,7 +25,8 @@ static uint32_t in_flight_name;
 
 static struct {
     uint32_t ptr, bytes, stream, kind, src, value, kernel, grid, block, shared_mem, graph, event,
-        flags, result, error;
+        flags, result, error, pool, device, count, version, attribute, free, total, handle,
+        end_event, elapsed_ns;
 } arg_names;
 
 #define FUNCTION_INFO(fn, fam, stream)                                                             \
@@ -51,6 +52,16 @@ void ct_call_slices_start(void)
     ARG_NAME(flags);
     ARG_NAME(result);
     ARG_NAME(error);
+    ARG_NAME(pool);
+    ARG_NAME(device);
+    ARG_NAME(count);
+    ARG_NAME(version);
+    ARG_NAME(attribute);
+    ARG_NAME(free);
+    ARG_NAME(total);
+    ARG_NAME(handle);
+    ARG_NAME(end_event);
+    ARG_NAME(elapsed_ns);
 #undef ARG_NAME
     in_flight_name = ct_strings_intern_cstr("in_flight");
 }
@@ -122,9 +133,100 @@ static const uint8_t stream_arg[CT_FAMILY_COUNT] = {
     [CT_FAMILY_ALLOC_DEVICE] = 3, [CT_FAMILY_FREE_DEVICE] = 3, [CT_FAMILY_COPY] = 3,
     [CT_FAMILY_SET] = 3,          [CT_FAMILY_LAUNCH] = 2,      [CT_FAMILY_GRAPH] = 2,
     [CT_FAMILY_SYNC_STREAM] = 1,  [CT_FAMILY_WAIT_EVENT] = 1,  [CT_FAMILY_QUERY_STREAM] = 1,
+    [CT_FAMILY_EVENT_RECORD] = 2,
 };
 
-#define ARG(n, t, v) (args[nargs++] = (struct ct_arg){arg_names.n, (t), (uint64_t)(v)})
+#define ADD_ARG(name, t, v) (args[nargs++] = (struct ct_arg){(name), (t), (uint64_t)(v)})
+#define ARG(n, t, v) ADD_ARG(arg_names.n, t, v)
+
+/* The annotation a CT_FAMILY_GET_INT call's int goes under. */
+static uint32_t wrote_name(uint64_t what)
+{
+    const uint32_t names[CT_WROTE_KINDS] = {
+        [CT_WROTE_COUNT] = arg_names.count,
+        [CT_WROTE_DEVICE] = arg_names.device,
+        [CT_WROTE_VERSION] = arg_names.version,
+        [CT_WROTE_FLAGS] = arg_names.flags,
+    };
+    return what < CT_WROTE_KINDS ? names[what] : arg_names.value;
+}
+
+/* The settings DEVICE and HANDLE calls share: flags, and an attribute with
+ * the value it was set to or read as (which only a successful call has). */
+static int setting_args(struct ct_arg *args, int nargs, const struct ct_record *r, uint64_t flags,
+                        uint64_t attribute, enum ct_arg_type value_type, uint64_t value)
+{
+    if (flags)
+        ARG(flags, CT_ARG_UINT, flags);
+    if (attribute)
+        ARG(attribute, CT_ARG_UINT, attribute);
+    if (attribute && r->result == 0)
+        ARG(value, value_type, value);
+    return nargs;
+}
+
+/* Which devices there are, which one is used and how it is set up. */
+static int device_args(const struct function_info *f, const struct ct_record *r,
+                       struct ct_arg *args)
+{
+    int nargs = 0;
+    const uint64_t *a = r->arg;
+    switch (f->family) {
+    case CT_FAMILY_GET_INT:
+        if (r->result == 0)
+            ADD_ARG(wrote_name(a[1]), CT_ARG_INT, a[0]);
+        break;
+    case CT_FAMILY_MEM_INFO:
+        if (r->result == 0) {
+            ARG(free, CT_ARG_UINT, a[0]);
+            ARG(total, CT_ARG_UINT, a[1]);
+        }
+        break;
+    default: /* CT_FAMILY_DEVICE */
+        if (a[0] != CT_NO_DEVICE)
+            ARG(device, CT_ARG_INT, a[0]);
+        nargs = setting_args(args, nargs, r, a[3], a[1], CT_ARG_INT, a[2]);
+        if (a[4])
+            ARG(pool, CT_ARG_POINTER, a[4]);
+        break;
+    }
+    return nargs;
+}
+
+/* The objects the program creates and destroys, records or registers. */
+static int object_args(const struct function_info *f, const struct ct_record *r,
+                       struct ct_arg *args)
+{
+    int nargs = 0;
+    const uint64_t *a = r->arg;
+    switch (f->family) {
+    case CT_FAMILY_HANDLE:
+        ARG(handle, CT_ARG_POINTER, a[0]);
+        nargs = setting_args(args, nargs, r, a[1], a[2], CT_ARG_UINT, a[3]);
+        if (a[4])
+            ARG(bytes, CT_ARG_UINT, a[4]);
+        break;
+    case CT_FAMILY_EVENT_RECORD:
+        ARG(event, CT_ARG_POINTER, a[0]);
+        if (a[2])
+            ARG(flags, CT_ARG_UINT, a[2]);
+        break;
+    case CT_FAMILY_ELAPSED:
+        ARG(event, CT_ARG_POINTER, a[0]);
+        ARG(end_event, CT_ARG_POINTER, a[1]);
+        if (r->result == 0)
+            ARG(elapsed_ns, CT_ARG_INT, a[2]);
+        break;
+    default: /* CT_FAMILY_HOST_REGISTER */
+        ARG(ptr, CT_ARG_POINTER, a[0]);
+        if (a[1])
+            ARG(bytes, CT_ARG_UINT, a[1]);
+        if (a[2])
+            ARG(flags, CT_ARG_UINT, a[2]);
+        break;
+    }
+    return nargs;
+}
 
 /* The annotations of one call, by the layout its family gives arg[]. */
 static int call_args(const struct function_info *f, const struct ct_record *r, struct ct_arg *args)
@@ -138,6 +240,8 @@ static int call_args(const struct function_info *f, const struct ct_record *r, s
         ARG(bytes, CT_ARG_UINT, a[1]);
         if (f->family == CT_FAMILY_ALLOC_HOST && a[2])
             ARG(flags, CT_ARG_UINT, a[2]);
+        if (f->family == CT_FAMILY_ALLOC_DEVICE && a[3])
+            ARG(pool, CT_ARG_POINTER, a[3]);
         break;
     case CT_FAMILY_FREE_DEVICE:
     case CT_FAMILY_FREE_HOST:
@@ -172,6 +276,17 @@ static int call_args(const struct function_info *f, const struct ct_record *r, s
         ARG(event, CT_ARG_POINTER, a[1]);
         if (a[2])
             ARG(flags, CT_ARG_UINT, a[2]);
+        break;
+    case CT_FAMILY_GET_INT:
+    case CT_FAMILY_DEVICE:
+    case CT_FAMILY_MEM_INFO:
+        nargs = device_args(f, r, args);
+        break;
+    case CT_FAMILY_HANDLE:
+    case CT_FAMILY_EVENT_RECORD:
+    case CT_FAMILY_ELAPSED:
+    case CT_FAMILY_HOST_REGISTER:
+        nargs = object_args(f, r, args);
         break;
     default:
         break;

@@ -138,11 +138,18 @@ static uint64_t path_key(const char *path)
     return h ? h : 1;
 }
 
+static struct ct_u64_map described; /* realpath -> 1 */
+
+int ct_library_described(const char *path)
+{
+    char real[PATH_MAX];
+    return realpath(path, real) && ct_u64_map_find(&described, path_key(real)) != NULL;
+}
+
 void ct_library_describe_new(const char *path, void (*found)(const struct ct_library *, void *),
                              void *ctx)
 {
     static struct ct_library lib;
-    static struct ct_u64_map described; /* realpath -> 1 */
     memset(&lib, 0, sizeof lib);
     if (!ct_library_family(path, lib.family, sizeof lib.family))
         return;

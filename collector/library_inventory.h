@@ -40,6 +40,9 @@ void ct_library_fatbin_archs(const char *path, char *out, size_t size);
 void ct_library_describe_new(const char *path,
                              void (*found)(const struct ct_library *lib, void *ctx), void *ctx);
 
+/* Whether the file at `path` was described (the process mapped it). */
+int ct_library_described(const char *path);
+
 /* Calls `found` for each CUDA-stack library mapped in `pid` that was not
  * reported before; returns -1 when the process is gone. */
 int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, void *ctx), void *ctx);

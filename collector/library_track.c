@@ -56,14 +56,18 @@ static void library_instant(const struct ct_library *lib, void *ctx)
     ct_process_instant(CT_TRACK_LIBRARIES, ts, "cuda.library", args, (int)nargs);
 }
 
-static void loader_instant(const struct ct_loader_event *e, void *ctx)
+void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts)
 {
-    uint64_t ts = *(const uint64_t *)ctx;
     char real[4096], runpath_copy[4096];
-    struct ct_arg args[6];
+    struct ct_arg args[10];
     int n = 0;
     args[n++] = CT_TEXT_ARG("requested_as", e->requested_as);
     args[n++] = CT_TEXT_ARG("requested_by", e->requested_by);
+    args[n++] = CT_TEXT_ARG("seen_by", e->seen_by);
+    if (e->how)
+        args[n++] = CT_TEXT_ARG("how", e->how);
+    if (e->requested_ns)
+        args[n++] = CT_UINT_ARG("requested_ns", e->requested_ns);
     if (e->failed) {
         args[n++] = CT_TEXT_ARG("searched", e->searched);
         args[n++] = CT_TEXT_ARG("error", e->error);
@@ -81,12 +85,32 @@ static void loader_instant(const struct ct_loader_event *e, void *ctx)
                        e->failed ? "cuda.library.failed" : "cuda.library.load", args, n);
 }
 
+static void audit_event(const struct ct_loader_event *e, void *ctx)
+{
+    ct_library_track_loader(e, *(const uint64_t *)ctx);
+}
+
+void ct_library_track_note_file(const char *path, uint64_t ts)
+{
+    ct_library_describe_new(path, library_instant, &ts);
+}
+
+void ct_library_track_unload(const char *path, uint64_t ts)
+{
+    char real[4096];
+    struct ct_arg args[] = {
+        CT_TEXT_ARG("path", path),
+        CT_TEXT_ARG("realpath", realpath(path, real) ? real : path),
+    };
+    ct_process_instant(CT_TRACK_LIBRARIES, ts, "cuda.library.unload", args, 2);
+}
+
 void ct_library_track_scan(int process_ended)
 {
     uint64_t now = ct_clock_map_now_ns();
-    ct_loader_log_read(ct_process.pid, loader_instant, &now);
+    ct_loader_log_read(ct_process.pid, audit_event, &now);
     if (process_ended)
-        ct_loader_log_finish(loader_instant, &now);
+        ct_loader_log_finish(audit_event, &now);
     else
         ct_library_scan(ct_process.pid, library_instant, &now);
 }
@@ -95,17 +119,10 @@ void ct_library_track_scan(int process_ended)
  * /usr/local/cuda; its version from the directory name (cuda-13.0). */
 static void toolkit_instant(void)
 {
-    char path[64], env[65536], root[4096] = "", version[64] = "";
-    snprintf(path, sizeof path, "/proc/%d/environ", (int)ct_process.pid);
-    FILE *f = fopen(path, "re");
-    size_t n = f ? fread(env, 1, sizeof env - 1, f) : 0;
-    if (f)
-        fclose(f);
-    env[n] = '\0';
-    const char *home = "/usr/local/cuda";
-    for (size_t i = 0; i < n; i += strlen(env + i) + 1)
-        if (strncmp(env + i, "CUDA_HOME=", 10) == 0 && env[i + 10])
-            home = env + i + 10;
+    char root[4096] = "", version[64] = "";
+    const char *home = ct_process_env("CUDA_HOME");
+    if (!home || !*home)
+        home = "/usr/local/cuda";
     if (!realpath(home, root))
         return;
     const char *dash = strstr(root, "/cuda-");

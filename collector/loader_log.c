@@ -9,6 +9,8 @@
  */
 #include "loader_log.h"
 
+#include "elf_file.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <link.h>
@@ -30,8 +32,25 @@ static struct {
     char searched[8192];  /* distinct directories, ':'-separated */
     char last_path[4096]; /* the path tried most recently, and from which list */
     unsigned int last_flag;
-    char existing[4096]; /* a candidate that exists on disk, yet was not loaded */
+    int tried_library_path; /* an LD_LIBRARY_PATH candidate came before */
+    char existing[4096];    /* a candidate that exists on disk, yet was not loaded */
 } search;
+
+/* LA_SER_RUNPATH stands for both lists: DT_RPATH is searched before
+ * LD_LIBRARY_PATH and only when the requester has no DT_RUNPATH. */
+static const char *run_or_rpath(void)
+{
+    if (search.tried_library_path)
+        return "DT_RUNPATH";
+    struct ct_elf elf;
+    char runpath[16];
+    runpath[0] = '\0';
+    if (ct_elf_open(search.requester, &elf, NULL) == 0) {
+        ct_elf_dynamic_string(&elf, DT_RUNPATH, runpath, sizeof runpath);
+        ct_elf_close(&elf);
+    }
+    return *runpath ? "DT_RUNPATH" : "DT_RPATH";
+}
 
 static const char *search_list_name(unsigned int flag, const char *name)
 {
@@ -41,7 +60,7 @@ static const char *search_list_name(unsigned int flag, const char *name)
     case LA_SER_LIBPATH:
         return "LD_LIBRARY_PATH";
     case LA_SER_RUNPATH:
-        return "RPATH/RUNPATH";
+        return run_or_rpath();
     case LA_SER_CONFIG:
         return "ld.so.cache";
     case LA_SER_DEFAULT:
@@ -117,8 +136,12 @@ static void end_search(void (*report)(const struct ct_loader_event *, void *), v
                      search.existing);
         else
             snprintf(error, sizeof error, "not found in the directories searched");
-        struct ct_loader_event e = {1,    search.name, search.requester, NULL,
-                                    NULL, error,       search.searched,  0};
+        struct ct_loader_event e = {.failed = 1,
+                                    .requested_as = search.name,
+                                    .requested_by = search.requester,
+                                    .error = error,
+                                    .searched = search.searched,
+                                    .seen_by = "audit"};
         report(&e, ctx);
     }
     search.open = 0;
@@ -142,7 +165,9 @@ static void handle_line(char *line, void (*report)(const struct ct_loader_event 
             snprintf(search.requester, sizeof search.requester, "%s", requester);
             search.searched[0] = '\0';
             search.existing[0] = '\0';
+            search.tried_library_path = 0;
         } else {
+            search.tried_library_path |= flag == LA_SER_LIBPATH;
             note_searched(name);
             if (!*search.existing && access(name, F_OK) == 0)
                 snprintf(search.existing, sizeof search.existing, "%s", name);
@@ -157,8 +182,12 @@ static void handle_line(char *line, void (*report)(const struct ct_loader_event 
         const char *via = strcmp(search.last_path, path) == 0
                               ? search_list_name(search.last_flag, search.name)
                               : "unknown";
-        struct ct_loader_event e = {0,    search.name, search.requester, via, path,
-                                    NULL, NULL,        loaded_ns};
+        struct ct_loader_event e = {.requested_as = search.name,
+                                    .requested_by = search.requester,
+                                    .found_via = via,
+                                    .path = path,
+                                    .loaded_ns = loaded_ns,
+                                    .seen_by = "audit"};
         report(&e, ctx);
         search.open = 0;
     } else if (line[0] == 'C') {

@@ -15,6 +15,9 @@ struct ct_loader_event {
     const char *error;        /* failures: why, as far as can be told */
     const char *searched;     /* failures: the directories tried, ':'-separated */
     uint64_t loaded_ns;       /* loads: when the file was opened (CLOCK_BOOTTIME) */
+    const char *seen_by;      /* "audit" (the rtld-audit module) or "preload" */
+    const char *how;          /* preload: "dlopen", "needed", "start", ... or NULL */
+    uint64_t requested_ns;    /* preload: when the dlopen was called, or 0 */
 };
 
 /* Reads what the audit module (libcudatrace-audit.so, under LD_AUDIT) of

@@ -8,10 +8,36 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cudatrace/trace_format.h"
 
 struct ct_process ct_process;
+
+/* The environment the process started with: what ld.so read
+ * LD_LIBRARY_PATH from, whatever the program set later. */
+static char environment[65536];
+static size_t environment_len;
+
+static void read_environment(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)ct_process.pid);
+    FILE *f = fopen(path, "re");
+    environment_len = f ? fread(environment, 1, sizeof environment - 1, f) : 0;
+    if (f)
+        fclose(f);
+    environment[environment_len] = '\0';
+}
+
+const char *ct_process_env(const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < environment_len; i += strlen(environment + i) + 1)
+        if (strncmp(environment + i, name, len) == 0 && environment[i + len] == '=')
+            return environment + i + len + 1;
+    return NULL;
+}
 
 uint64_t ct_process_track(enum ct_process_track which)
 {
@@ -45,6 +71,11 @@ void ct_process_tracks_start(const struct ct_shm_header *shm)
     ct_process.uuid = (uint64_t)(uint32_t)shm->pid << 32;
     ct_process.start_ns = shm->start_boot_ns;
     ct_sequence_init(&ct_process.seq, ct_process.uuid);
+    read_environment();
+    char exe_link[64];
+    snprintf(exe_link, sizeof exe_link, "/proc/%d/exe", (int)ct_process.pid);
+    ssize_t n = readlink(exe_link, ct_process.exe, sizeof ct_process.exe - 1);
+    ct_process.exe[n > 0 ? n : 0] = '\0';
     static char cmdline[8192];
     const char *argv[256];
     int argc = read_cmdline(cmdline, sizeof cmdline, argv, 256);

@@ -26,6 +26,7 @@ struct ct_process {
     struct ct_sequence seq;
     int32_t pid;
     uint64_t uuid, start_ns;
+    char exe[4096]; /* the program's file */
 };
 
 extern struct ct_process ct_process;
@@ -41,6 +42,8 @@ extern struct ct_process ct_process;
 /* Writes the process track and the counter and library tracks. */
 void ct_process_tracks_start(const struct ct_shm_header *shm);
 uint64_t ct_process_track(enum ct_process_track which);
+/* A variable of the environment the process started with, or NULL. */
+const char *ct_process_env(const char *name);
 uint64_t ct_process_thread_track(int32_t tid);
 
 void ct_process_instant(enum ct_process_track track, uint64_t ts, const char *name,

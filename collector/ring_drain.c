@@ -3,6 +3,8 @@
  * ring whose thread ended is drained to the end, then reset and freed for
  * the next thread, which gets a new sequence and thread track. Only the
  * collector frees rings, so a freed ring never holds undrained records.
+ * The loader's ring belongs to no thread: its records (library events,
+ * written by whichever thread looked at the link map) get no thread track.
  */
 #include "ring_drain.h"
 
@@ -35,13 +37,14 @@ static void ensure_thread(struct ct_ring *ring)
     ring_seen[ring->index] = 1;
 }
 
-static uint64_t drain_one(struct ct_ring *ring, uint32_t mask)
+static uint64_t drain_one(struct ct_ring *ring, uint32_t mask, int is_loader)
 {
     uint64_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
     if (head == tail)
         return 0;
-    ensure_thread(ring);
+    if (!is_loader)
+        ensure_thread(ring);
     for (uint64_t i = tail; i != head; i++)
         ct_builder_record(ring->index, &ring->records[i & mask]);
     atomic_store_explicit(&ring->tail, head, memory_order_release);
@@ -50,7 +53,7 @@ static uint64_t drain_one(struct ct_ring *ring, uint32_t mask)
 
 static uint64_t free_retired(struct ct_ring *ring, uint32_t mask)
 {
-    uint64_t drained = drain_one(ring, mask);
+    uint64_t drained = drain_one(ring, mask, 0);
     if (ring_seen[ring->index])
         ct_builder_thread_end(ring->index);
     ring_seen[ring->index] = 0;
@@ -70,7 +73,7 @@ uint64_t ct_drain_rings(struct ct_shm_header *shm)
         struct ct_ring *ring = ct_shm_ring(shm, i);
         uint32_t state = atomic_load_explicit(&ring->state, memory_order_acquire);
         if (state == CT_RING_ACTIVE)
-            drained += drain_one(ring, mask);
+            drained += drain_one(ring, mask, i == shm->loader_ring);
         else if (state == CT_RING_RETIRED)
             drained += free_retired(ring, mask);
     }
@@ -83,7 +86,8 @@ void ct_drain_inflight(struct ct_shm_header *shm, uint64_t end_ns)
         return;
     for (uint32_t i = 0; i < shm->ring_count; i++) {
         struct ct_ring *ring = ct_shm_ring(shm, i);
-        if (atomic_load(&ring->state) != CT_RING_ACTIVE || ring->inflight_begin == 0)
+        if (atomic_load(&ring->state) != CT_RING_ACTIVE || ring->inflight_begin == 0 ||
+            i == shm->loader_ring)
             continue;
         ensure_thread(ring);
         ct_builder_inflight(ring->index, ring->inflight_func, ring->inflight_begin, end_ns);

@@ -3,7 +3,8 @@
  * thread that called CUDA gets a sequence and a thread track, and its calls
  * become slices there (call_slices.c); the same record feeds the memory
  * counters and the launch rate when its family says so; strings, once whole,
- * go to whoever asked for them (kernel names, devices, library versions).
+ * go to whoever asked for them (kernel names, devices, library versions);
+ * library events from the loader's ring go to loader_events.c.
  * Process-wide tracks and instants live in process_tracks.c and
  * library_track.c. At the end it writes the closing instant with the
  * session's totals.
@@ -19,6 +20,7 @@
 #include "kernel_table.h"
 #include "launch_rate.h"
 #include "library_track.h"
+#include "loader_events.h"
 #include "memory_counters.h"
 #include "process_tracks.h"
 #include "string_records.h"
@@ -65,6 +67,8 @@ void ct_builder_thread_end(uint32_t index)
 
 static void string_done(const struct ct_string_done *s)
 {
+    if (ct_loader_events_string(s->kind, s->key, s->id))
+        return;
     switch (s->kind) {
     case CT_STR_KERNEL_NAME:
         ct_kernel_table_name_is(s->key, s->id);
@@ -124,6 +128,9 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
         break;
     case CT_REC_PROCESS_INFO:
         ct_process_versions(record);
+        break;
+    case CT_REC_LIBRARY:
+        ct_loader_events_record(record);
         break;
     default:
         break;

@@ -1,6 +1,7 @@
 /*
  * Records the runtime and driver versions, the device count and the device
- * names, once, right after the program's first CUDA call returned. By then
+ * names, once, right after the program's first CUDA call that initialises
+ * CUDA returned (deferred.c: not a version or error query). By then
  * the program itself has initialised CUDA, so these queries never do it for
  * it; if that first call left an error pending (no driver, say) the device
  * queries are skipped, as they would only fail and disturb the error state.
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "cuda_call.h"
+#include "dl_real.h"
 #include "library_family.h"
 #include "ring.h"
 
@@ -114,11 +116,11 @@ static int record_library_version(struct dl_phdr_info *info, size_t size, void *
                                      : strcmp(family, "cublas") == 0 ? cublas_version_of
                                      : strcmp(family, "nccl") == 0   ? nccl_version_of
                                                                      : NULL;
-    void *lib = version_of ? dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+    void *lib = version_of ? ct_dl_real_open(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
     if (!lib)
         return 0;
     uint64_t version = version_of(lib);
-    dlclose(lib);
+    ct_dl_real_close(lib);
     if (version)
         ct_emit_string(scan->ring, CT_STR_LIBRARY_VERSION, version, info->dlpi_name);
     return 0;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "clock.h"
+#include "deferred.h"
 #include "cudatrace/functions.h"
 #include "resolve.h"
 #include "ring.h"
@@ -40,11 +41,13 @@
         uint64_t end = ct_clock_now();                                                             \
         ct_call_leave(inflight);                                                                   \
         ct_emit_call(CT_FN_##name, begin, end, (int32_t)result, CT_CALL_ARGS(__VA_ARGS__));        \
+        ct_deferred_check(CT_FN_##name);                                                           \
         return result;                                                                             \
     }
 
-/* The pointer a successful allocation stored through `out`, else 0. */
-#define CT_OUT_PTR(out) (result == cudaSuccess && (out) ? (uintptr_t) * (out) : 0)
+/* What a successful call stored through `out` (a pointer, handle or integer;
+ * ints sign-extend), else 0: a failed call may leave it unwritten. */
+#define CT_OUT(out) (result == cudaSuccess && (out) ? (uint64_t) * (out) : 0)
 #define CT_PTR(p) ((uintptr_t)(p))
 
 #endif

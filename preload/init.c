@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "loader_view.h"
 #include "session.h"
 
 int ct_tracing_allowed;
@@ -33,6 +34,7 @@ static void initialise(void)
     ct_clock_choose();
     if (ct_config.disabled || getauxval(AT_SECURE))
         return;
+    ct_session_find_collector();
     pthread_atfork(ct_session_lock_for_fork, ct_session_unlock_after_fork,
                    ct_session_forget_in_child);
     ct_tracing_allowed = 1;
@@ -43,7 +45,10 @@ void ct_init_once(void)
     pthread_once(&once, initialise);
 }
 
+/* CUDA libraries mapped at start-up (DT_NEEDED of the program) are the
+ * process touching CUDA: the session starts here for them. */
 __attribute__((constructor)) static void ct_preload_init(void)
 {
     ct_init_once();
+    ct_loader_view_start();
 }

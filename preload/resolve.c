@@ -13,6 +13,8 @@
 #include <link.h>
 #include <string.h>
 
+#include "dl_real.h"
+
 struct runtime_search {
     const char *name;
     void *found;
@@ -31,11 +33,11 @@ static int search_loaded_runtime(struct dl_phdr_info *info, size_t size, void *d
     struct runtime_search *search = data;
     if (!info->dlpi_name || !is_cudart_path(info->dlpi_name))
         return 0;
-    void *handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+    void *handle = ct_dl_real_open(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
     if (!handle)
         return 0;
     search->found = dlsym(handle, search->name);
-    dlclose(handle);
+    ct_dl_real_close(handle);
     return search->found != NULL;
 }
 
@@ -50,6 +52,6 @@ void *ct_resolve_slow(_Atomic(void *) *slot, const char *name)
     if (fn)
         atomic_store_explicit(slot, fn, memory_order_relaxed);
     else
-        dlerror(); /* our failed lookup must not become the program's dlerror() */
+        ct_dl_real_error(); /* our failed lookup must not become the program's dlerror() */
     return fn;
 }

@@ -15,7 +15,6 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "cuda_info.h"
 #include "session.h"
 
 __thread struct ct_ring *ct_thread_ring CT_TLS;
@@ -59,9 +58,8 @@ struct ct_ring *ct_ring_for_thread_slow(void)
         return NULL;
     in_slow_path = 1;
     int saved_errno = errno;
-    int started_session = 0;
     struct ct_ring *ring = NULL;
-    struct ct_shm_header *shm = ct_session_shm(&started_session);
+    struct ct_shm_header *shm = ct_session_shm();
     if (!shm || (ring = claim_free_ring(shm)) == NULL)
         goto out;
     ring->tid = (int32_t)gettid();
@@ -76,8 +74,6 @@ struct ct_ring *ct_ring_for_thread_slow(void)
     pthread_once(&retire_key_once, create_retire_key);
     pthread_setspecific(retire_key, ring);
     ct_thread_ring = ring;
-    if (started_session)
-        ct_cuda_info_record(ring);
 out:
     errno = saved_errno;
     in_slow_path = 0;

@@ -27,7 +27,9 @@
 #include "clock.h"
 #include "config.h"
 #include "init.h"
+#include "deferred.h"
 #include "kernel_names.h"
+#include "loader_view.h"
 #include "ring.h"
 
 extern char **environ;
@@ -37,6 +39,7 @@ enum session_state { SESSION_NONE, SESSION_ACTIVE, SESSION_OFF };
 static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int session_state = SESSION_NONE;
 static struct ct_shm_header *session_shm;
+static char collector_file[4096];
 static int lifeline_fd = -1; /* write end; its closing tells the collector we ended */
 static int done_fd = -1;     /* read end; the collector closes it when the trace is whole */
 
@@ -56,28 +59,32 @@ static void format_output_path(char *out, size_t size)
     out[n < size ? n : size - 1] = '\0';
 }
 
-static void collector_path(char *out, size_t size)
+/* Found at initialisation, not at session start: dladdr takes the loader's
+ * lock, which a thread inside dlopen holds while it may wait for our
+ * session lock. */
+void ct_session_find_collector(void)
 {
     if (ct_config.collector && *ct_config.collector) {
-        snprintf(out, size, "%s", ct_config.collector);
+        snprintf(collector_file, sizeof collector_file, "%s", ct_config.collector);
         return;
     }
     Dl_info self;
     const char *dir = ".";
     size_t dir_len = 1;
-    if (dladdr((void *)collector_path, &self) && self.dli_fname) {
+    if (dladdr((void *)ct_session_find_collector, &self) && self.dli_fname) {
         const char *slash = strrchr(self.dli_fname, '/');
         if (slash) {
             dir = self.dli_fname;
             dir_len = (size_t)(slash - self.dli_fname);
         }
     }
-    snprintf(out, size, "%.*s/cudatrace-collector", (int)dir_len, dir);
+    snprintf(collector_file, sizeof collector_file, "%.*s/cudatrace-collector", (int)dir_len, dir);
 }
 
 static struct ct_shm_header *create_shm(int *fd_out)
 {
-    size_t size = ct_shm_size(ct_config.rings, ct_config.ring_records);
+    uint32_t rings = ct_config.rings + 1; /* and the loader's */
+    size_t size = ct_shm_size(rings, ct_config.ring_records);
     /* Growing a memfd past RLIMIT_FSIZE would raise SIGXFSZ in the program. */
     struct rlimit limit;
     if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
@@ -98,12 +105,11 @@ static struct ct_shm_header *create_shm(int *fd_out)
     struct ct_shm_header *shm = mem;
     shm->magic = CT_SHM_MAGIC;
     shm->version = CT_RECORD_VERSION;
-    shm->ring_count = ct_config.rings;
+    shm->ring_count = rings;
     shm->ring_capacity = ct_config.ring_records;
     shm->clock = ct_clock_kind;
     shm->pid = (int32_t)getpid();
-    for (uint32_t i = 0; i < shm->ring_count; i++)
-        ct_shm_ring(shm, i)->index = i;
+    ct_shm_init_rings(shm);
     shm->start_ticks = ct_clock_kind == CT_CLOCK_TSC ? ct_start_ticks : ct_start_boot_ns;
     shm->start_boot_ns = ct_start_boot_ns;
     format_output_path(shm->output_path, sizeof shm->output_path);
@@ -131,8 +137,8 @@ static char **environment_without_tracer(void)
 
 static int spawn_collector(int shm_fd, int lifeline_read, int done_write)
 {
-    char path[4096], shm_arg[16], life_arg[16], done_arg[16];
-    collector_path(path, sizeof path);
+    char shm_arg[16], life_arg[16], done_arg[16];
+    char *path = collector_file;
     snprintf(shm_arg, sizeof shm_arg, "%d", shm_fd);
     snprintf(life_arg, sizeof life_arg, "%d", lifeline_read);
     snprintf(done_arg, sizeof done_arg, "%d", done_write);
@@ -207,6 +213,7 @@ static void start_session(void)
         goto fail;
     }
     session_shm = shm;
+    atomic_fetch_or(&ct_deferred, CT_DEFER_CUDA_INFO);
     atomic_store(&session_state, SESSION_ACTIVE);
     return;
 fail:
@@ -232,7 +239,7 @@ void ct_session_count_lost(void)
         atomic_fetch_add_explicit(&lost_before_session, 1, memory_order_relaxed);
 }
 
-struct ct_shm_header *ct_session_shm(int *started_here)
+struct ct_shm_header *ct_session_shm(void)
 {
     int state = atomic_load_explicit(&session_state, memory_order_acquire);
     if (state == SESSION_ACTIVE)
@@ -247,13 +254,23 @@ struct ct_shm_header *ct_session_shm(int *started_here)
     pthread_mutex_lock(&session_lock);
     if (atomic_load(&session_state) == SESSION_NONE) {
         start_session();
-        *started_here = 1;
         if (session_shm)
             atomic_fetch_add(&session_shm->dropped_no_ring,
                              atomic_exchange(&lost_before_session, 0));
     }
     pthread_mutex_unlock(&session_lock);
     return atomic_load(&session_state) == SESSION_ACTIVE ? session_shm : NULL;
+}
+
+int ct_session_active(void)
+{
+    return atomic_load_explicit(&session_state, memory_order_acquire) == SESSION_ACTIVE;
+}
+
+struct ct_ring *ct_session_loader_ring(void)
+{
+    struct ct_shm_header *shm = ct_session_shm();
+    return shm ? ct_shm_ring(shm, shm->loader_ring) : NULL;
 }
 
 static void print_summary(struct ct_shm_header *shm)
@@ -305,7 +322,9 @@ void ct_session_unlock_after_fork(void)
 void ct_session_forget_in_child(void)
 {
     ct_ring_forget_thread();
+    ct_loader_view_forget_in_child();
     ct_init_mark_start();
+    atomic_fetch_and(&ct_deferred, ~(unsigned)CT_DEFER_CUDA_INFO);
     atomic_store(&lost_before_session, 0);
     pthread_mutex_init(&session_lock, NULL);
     close_fd(&lifeline_fd);
@@ -316,5 +335,6 @@ void ct_session_forget_in_child(void)
 
 __attribute__((destructor)) static void ct_preload_fini(void)
 {
+    ct_loader_view_finish();
     end_session();
 }

@@ -1,18 +1,22 @@
 /*
  * The tracing session of one process: the shared-memory rings and the
- * collector process that drains them. A session starts on the first CUDA
- * call, not at load, so the shells, compilers and tools that inherit
- * LD_PRELOAD run with no collector and leave no file.
+ * collector process that drains them. A session starts when the process
+ * first touches CUDA (a call, or a CUDA-stack library loaded or looked for),
+ * not at load, so the shells, compilers and tools that inherit LD_PRELOAD run
+ * with no collector and leave no file.
  */
 #ifndef CT_PRELOAD_SESSION_H
 #define CT_PRELOAD_SESSION_H
 
 #include "cudatrace/record.h"
 
-/* The session's shared memory, starting the session on first use (and then
- * setting *started_here); NULL when tracing is off, failed to start or has
- * ended. */
-struct ct_shm_header *ct_session_shm(int *started_here);
+/* The session's shared memory, starting the session on first use; NULL when
+ * tracing is off, failed to start or has ended. */
+struct ct_shm_header *ct_session_shm(void);
+/* Whether a session is running, without starting one. */
+int ct_session_active(void);
+/* The ring library events go to (starting the session), or NULL. */
+struct ct_ring *ct_session_loader_ring(void);
 
 /* Counts a call that found no ring (all taken, or the thread was busy
  * starting the session when a signal handler called CUDA), so recorded plus
@@ -26,5 +30,7 @@ void ct_session_count_lost(void);
 void ct_session_lock_for_fork(void);
 void ct_session_unlock_after_fork(void);
 void ct_session_forget_in_child(void);
+/* Where the collector binary is (CUDATRACE_COLLECTOR, else beside us). */
+void ct_session_find_collector(void);
 
 #endif

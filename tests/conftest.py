@@ -193,6 +193,38 @@ def trace_run(build_dir, tmp_path):
     return run
 
 
+@pytest.fixture
+def program_truth(trace_run):
+    """program_truth(program, *args, env=None) -> the double's statistics of an untraced run.
+
+    A traced run's statistics also count the queries the preload makes on its own account
+    (versions, device count and names, the last error), which it does not trace; an untraced
+    run of the same deterministic program counts only the program's own calls.
+    """
+
+    def run(program, *args, env=None):
+        return trace_run(program, *args, env=env, preload=False)[2]
+
+    return run
+
+
+@pytest.fixture
+def runpath_layout(build_dir, tmp_path):
+    """(own, other): a library with RUNPATH $ORIGIN (librunpath_user.so, which
+    dlopens libcudnn.so.9 by bare name) and its own libcudnn.so.9 beside it in
+    tmp_path/lib, and a second copy of that libcudnn in tmp_path/other (real
+    toolkit cuDNN files)."""
+    import shutil
+
+    own, other = tmp_path / "lib", tmp_path / "other"
+    own.mkdir()
+    other.mkdir()
+    for d in (own, other):
+        shutil.copy(os.path.join(os.path.realpath("/usr/local/cuda/lib64"), "libcudnn.so.9"), d)
+    shutil.copy(os.path.join(build_dir, "tests", "librunpath_user.so"), own)
+    return own, other
+
+
 # ==========================================================================
 # (end of build fixtures)
 # ==========================================================================

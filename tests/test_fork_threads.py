@@ -151,7 +151,8 @@ def thread_tracks(path):
 
 
 def issued(truth, hooked):
-    """Calls the program made to hooked functions, by the double's count."""
+    """Calls the program made to hooked functions, by the double's count (of an untraced run:
+    see conftest's program_truth)."""
     return sum(truth["calls"].get(name, 0) for name in hooked)
 
 
@@ -313,14 +314,14 @@ def test_daemon_outlives_parent_with_its_own_trace(trace_run, build_dir, tmp_pat
 
 
 @pytest.mark.parametrize("ring_records", [4096, 64])
-def test_64_threads_account_for_every_call(trace_run, build_dir, hooked_functions, tmp_path,
-                                           ring_records):
+def test_64_threads_account_for_every_call(trace_run, program_truth, build_dir, hooked_functions,
+                                           tmp_path, ring_records):
     threads, per_thread = 64, 2000
     path = tmp_path / "threads.pftrace.zst"
-    proc, _, truth = trace_run("threads", threads, per_thread,
-                               env={"CUDATRACE_OUTPUT": path,
-                                    "CUDATRACE_RING_RECORDS": ring_records})
+    proc, _, _ = trace_run("threads", threads, per_thread,
+                           env={"CUDATRACE_OUTPUT": path, "CUDATRACE_RING_RECORDS": ring_records})
     assert proc.returncode == 0, proc.stderr
+    truth = program_truth("threads", threads, per_thread)
     total = issued(truth, hooked_functions)
     assert total == threads * (per_thread + 2) + 1  # threads.c's own count
 
@@ -351,13 +352,14 @@ def test_64_threads_account_for_every_call(trace_run, build_dir, hooked_function
 
 
 @pytest.mark.parametrize("rings", [64, 8])
-def test_thread_churn_accounts_for_every_call(trace_run, build_dir, hooked_functions, tmp_path,
-                                              rings):
+def test_thread_churn_accounts_for_every_call(trace_run, program_truth, build_dir,
+                                              hooked_functions, tmp_path, rings):
     waves, threads, calls = 20, 20, 50
     path = tmp_path / "churn.pftrace.zst"
-    proc, _, truth = trace_run("thread_churn", waves, threads, calls,
-                               env={"CUDATRACE_OUTPUT": path, "CUDATRACE_RINGS": rings})
+    proc, _, _ = trace_run("thread_churn", waves, threads, calls,
+                           env={"CUDATRACE_OUTPUT": path, "CUDATRACE_RINGS": rings})
     assert proc.returncode == 0, proc.stderr
+    truth = program_truth("thread_churn", waves, threads, calls)
     total = waves * threads * calls
     assert CHURN_LINE.search(proc.stdout).groups() == tuple(map(str, (waves, threads, calls,
                                                                       total)))

@@ -147,21 +147,34 @@ def assert_matches_trace(process, trace):
     assert process["cmdline"] == trace.processes[pid]["cmdline"]
     # The library inventory is the trace's cuda.library instants, in order; a
     # runtime's version is what its own API reported (cuda.library.version),
-    # and how each was requested and found needs the audit module (not here).
+    # and how each was requested and found is the first cuda.library.load of
+    # its file (the preload's loader view: no audit module here).
     api = {i["args"]["realpath"]: i["args"]["api_version"]
            for i in instants(trace, "cuda.library.version")}
+    loads = {}
+    for i in instants(trace, "cuda.library.load"):
+        assert i["args"]["seen_by"] == "preload"
+        loads.setdefault(i["args"]["realpath"], i)
 
     def version(args):
         v = api.get(args["realpath"])
         return f"{v // 1000}.{v % 1000 // 10}" if v else args["version"]
 
+    def loader(args):
+        load = loads[args["realpath"]]
+        return {**{k: load["args"][k] for k in ("requested_as", "requested_by", "found_via",
+                                                "seen_by")},
+                "loaded_ns": load["ts"], "unloaded_ns": None}
+
     assert process["libraries"] == [
         {**{k: i["args"][k] for k in ("path", "realpath", "family", "soname")},
-         "version": version(i["args"]),
-         "requested_as": None, "requested_by": None, "found_via": None,
+         "version": version(i["args"]), **loader(i["args"]),
          "build_id": i["args"]["build_id"], "size": i["args"]["size"]}
         for i in sorted(instants(trace, "cuda.library"), key=lambda i: i["args"]["order"])]
-    assert process["failed_loads"] == []
+    assert [(f["requested_as"], f["requested_by"], f["error"], ":".join(f["searched"]))
+            for f in process["failed_loads"]] == [
+        tuple(i["args"][k] for k in ("requested_as", "requested_by", "error", "searched"))
+        for i in instants(trace, "cuda.library.failed")]
 
 
 def truth_counts(truth, names, key="calls"):
@@ -253,15 +266,16 @@ def middle_packet_end(plain):
     ("train_loop", [10], None),
     ("leak_loop", [20], 13020),  # a driver version unlike the runtime's, to tell them apart
 ])
-def test_report_agrees_with_trace_and_truth(trace_run, cli, hooked_functions, program, args,
-                                            driver):
+def test_report_agrees_with_trace_and_truth(trace_run, program_truth, cli, hooked_functions,
+                                            program, args, driver):
     assert set(SYNC_FUNCTIONS + DEVICE_ALLOCS + DEVICE_FREES + KERNEL_LAUNCHERS) <= set(
         hooked_functions)
     env = {"CT_DOUBLE_DRIVER_VERSION": driver} if driver else None
     started = time.monotonic_ns()
-    proc, trace, truth = trace_run(program, *args, env=env)
+    proc, trace, _ = trace_run(program, *args, env=env)
     elapsed_ns = time.monotonic_ns() - started
     assert proc.returncode == 0, proc.stderr
+    truth = program_truth(program, *args, env=env)
 
     report = report_json(cli, trace_path(proc))
     assert report["schema"] == SCHEMA
@@ -312,11 +326,11 @@ def test_sync_time_is_the_time_waited(trace_run, cli):
 # 3. Dropped records
 
 
-def test_dropped_records_show(trace_run, cli, hooked_functions):
+def test_dropped_records_show(trace_run, program_truth, cli, hooked_functions):
     launches = 100000
-    proc, trace, truth = trace_run("launch_loop", launches, env={"CUDATRACE_RING_RECORDS": 64})
+    proc, trace, _ = trace_run("launch_loop", launches, env={"CUDATRACE_RING_RECORDS": 64})
     assert proc.returncode == 0, proc.stderr
-    issued = truth_counts(truth, hooked_functions)
+    issued = truth_counts(program_truth("launch_loop", launches), hooked_functions)
     assert issued == launches + 1  # launch_loop ends with one cudaDeviceSynchronize
 
     process = report_json(cli, trace_path(proc))["processes"][0]
@@ -344,15 +358,19 @@ def test_real_runtime_without_driver(trace_run, cli):
     assert runtime == DOUBLE_RUNTIME_VERSION  # the real libcudart.so.13 installed here: 13.0
     assert process["versions"] == {"runtime": runtime, "driver": None}
     assert process["devices"] == []
-    # cudaGetDeviceCount and cudaGetLastError are not hooked; every hooked call failed.
+    # Each call the program printed ("name -> code") was made once, and every one failed.
+    printed = [line.split(" -> ")[0] for line in proc.stdout.splitlines() if " -> " in line]
     assert {n: (s["calls"], s["errors"]) for n, s in process["api"].items()} == {
-        n: (1, 1) for n in ("cudaMalloc", "cudaMemcpy", "cudaLaunchKernel",
-                            "cudaDeviceSynchronize")}
+        n: (1, 1) for n in printed}
     assert process["launches"] == {"count": 0}
     assert process["sync"]["count"] == 1
     assert {k: process["memory"][k] for k in ("allocs", "frees", "failed_allocs")} == {
         "allocs": 0, "frees": 0, "failed_allocs": 1}
     assert process["exit"] == "normal"
+    # The runtime looked for the driver and did not find it.
+    (driver,) = process["failed_loads"]
+    assert driver["requested_as"] == "libcuda.so.1"
+    assert os.path.basename(driver["requested_by"]) == "libcudart.so.13"
     assert_matches_trace(process, trace)
 
 

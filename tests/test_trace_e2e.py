@@ -98,9 +98,11 @@ def assert_clean_end(trace, proc, dropped=0):
     ("api_mix", [5]),
     ("train_loop", [5]),
 ])
-def test_every_hooked_call_is_one_slice(trace_run, hooked_functions, program, args):
-    proc, trace, truth = trace_run(program, *args)
+def test_every_hooked_call_is_one_slice(trace_run, program_truth, hooked_functions, program,
+                                        args):
+    proc, trace, _ = trace_run(program, *args)
     assert proc.returncode == 0, proc.stderr
+    truth = program_truth(program, *args)
 
     counts = slice_counts(trace)
     errors = collections.Counter(s["name"] for s in trace.slices if s["args"]["result"] != 0)
@@ -196,10 +198,11 @@ def test_launch_slices_carry_kernel_and_dims(trace_run, hooked_functions):
 # 4. Threads
 
 
-def test_each_thread_gets_its_own_track(trace_run, hooked_functions):
+def test_each_thread_gets_its_own_track(trace_run, program_truth, hooked_functions):
     threads, per_thread = 8, 2000
-    proc, trace, truth = trace_run("threads", threads, per_thread)
+    proc, trace, _ = trace_run("threads", threads, per_thread)
     assert proc.returncode == 0, proc.stderr
+    truth = program_truth("threads", threads, per_thread)
 
     # threads.c: per worker one cudaMalloc, N launches, one cudaFree; main one synchronize.
     expected_total = threads * (per_thread + 2) + 1
@@ -230,12 +233,11 @@ def test_each_thread_gets_its_own_track(trace_run, hooked_functions):
 # 5. Dropped records
 
 
-def test_full_ring_drops_are_counted_exactly(trace_run, hooked_functions):
+def test_full_ring_drops_are_counted_exactly(trace_run, program_truth, hooked_functions):
     launches = 200000
-    proc, trace, truth = trace_run("launch_loop", launches,
-                                   env={"CUDATRACE_RING_RECORDS": 64})
+    proc, trace, _ = trace_run("launch_loop", launches, env={"CUDATRACE_RING_RECORDS": 64})
     assert proc.returncode == 0, proc.stderr
-    issued = sum(hooked_truth(truth, hooked_functions).values())
+    issued = sum(hooked_truth(program_truth("launch_loop", launches), hooked_functions).values())
     assert issued == launches + 1  # launch_loop ends with one cudaDeviceSynchronize
 
     dropped = the_instant(trace, "cudatrace.end")["dropped"]
@@ -250,14 +252,14 @@ TRAIN_LOOP_KERNELS = {"matmul_forward", "gelu_forward", "softmax_xent_loss", "ma
                       "gelu_backward", "adamw_update"}
 
 
-def test_drops_keep_accounting_and_kernel_names(trace_run, hooked_functions):
+def test_drops_keep_accounting_and_kernel_names(trace_run, program_truth, hooked_functions):
     # train_loop launches six kernels. At 10 us a call the 64-record ring fills and is drained
     # many times over, so some kernels are first launched while it is full. Whatever is lost,
     # the calls that are recorded must still add up with the drops and carry their names.
-    proc, trace, truth = trace_run("train_loop", 20, env={"CUDATRACE_RING_RECORDS": 64,
-                                                          "CT_DOUBLE_CALL_NS": 10000})
+    proc, trace, _ = trace_run("train_loop", 20, env={"CUDATRACE_RING_RECORDS": 64,
+                                                      "CT_DOUBLE_CALL_NS": 10000})
     assert proc.returncode == 0, proc.stderr
-    issued = sum(hooked_truth(truth, hooked_functions).values())
+    issued = sum(hooked_truth(program_truth("train_loop", 20), hooked_functions).values())
     dropped = the_instant(trace, "cudatrace.end")["dropped"]
     assert dropped > 0
     assert len(trace.slices) + dropped == issued
@@ -294,13 +296,15 @@ def test_real_runtime_without_driver(trace_run):
     assert f"-> {CUDA_ERROR_INSUFFICIENT_DRIVER}\n" in plain.stdout  # it really was driverless
     assert os.listdir(plain.run_dir) == ["cwd"]  # the untraced run wrote no trace
 
-    # cudaGetDeviceCount and cudaGetLastError are not hooked.
-    assert [s["name"] for s in trace.slices] == [
-        "cudaMalloc", "cudaMemcpy", "cudaLaunchKernel", "cudaDeviceSynchronize"]
+    # Every call the program made, as it printed them ("name -> code"), and nothing else:
+    # not the preload's own version and device queries. All of them failed.
+    printed = [line.split(" -> ") for line in plain.stdout.splitlines() if " -> " in line]
+    assert [(s["name"], s["args"]["result"]) for s in trace.slices] == [
+        (name, int(code)) for name, code in printed]
     for s in trace.slices:
         assert s["args"]["result"] == CUDA_ERROR_INSUFFICIENT_DRIVER, s
         assert s["args"]["error"] == "cudaErrorInsufficientDriver", s
-    assert trace.slices[2]["args"]["kernel"] == "probe_kernel"
+    assert trace.slices[3]["args"]["kernel"] == "probe_kernel"
 
     versions = the_instant(trace, "cuda.versions")
     runtime = real_runtime_version()
@@ -392,9 +396,11 @@ def test_preload_exports_exactly_the_hooks(build_dir, hooked_functions):
     exported = collections.Counter(line.split()[-1].split("@")[0]
                                    for line in symbols.splitlines() if line.strip())
     # Plus the two untraced hooks that teach kernel names: __cudaGetKernel
-    # (handle -> host stub) and __cudaRegisterFunction (stub -> device name).
+    # (handle -> host stub) and __cudaRegisterFunction (stub -> device name),
+    # and the loader view's dlopen trampoline and dlclose/dlerror wrappers.
     assert exported == collections.Counter([*hooked_functions, "__cudaGetKernel",
-                                            "__cudaRegisterFunction"])
+                                            "__cudaRegisterFunction", "dlopen", "dlclose",
+                                            "dlerror"])
 
 
 # --------------------------------------------------------------------------
@@ -448,15 +454,17 @@ def test_sync_slices_last_as_long_as_the_wait(trace_run, clock):
 # 12. What the preload says on stderr
 
 
-def test_quiet_leaves_stderr_empty(trace_run, hooked_functions):
-    proc, trace, truth = trace_run("api_mix", 1, env={"CUDATRACE_QUIET": 1})
+def test_quiet_leaves_stderr_empty(trace_run, program_truth, hooked_functions):
+    proc, trace, _ = trace_run("api_mix", 1, env={"CUDATRACE_QUIET": 1})
     assert proc.returncode == 0
     assert proc.stderr == ""
+    truth = program_truth("api_mix", 1)
     assert len(trace.slices) == sum(hooked_truth(truth, hooked_functions).values())
 
 
-def test_bad_ring_size_warns_once_and_still_traces(trace_run, hooked_functions):
-    proc, trace, truth = trace_run("api_mix", 1, env={"CUDATRACE_RING_RECORDS": "abc"})
+def test_bad_ring_size_warns_once_and_still_traces(trace_run, program_truth, hooked_functions):
+    proc, trace, _ = trace_run("api_mix", 1, env={"CUDATRACE_RING_RECORDS": "abc"})
+    truth = program_truth("api_mix", 1)
     assert proc.returncode == 0
     lines = proc.stderr.splitlines()
     warnings = [line for line in lines if "CUDATRACE_RING_RECORDS" in line]

@@ -30,7 +30,7 @@ $(CT_DOUBLE_LIB): $(CT_DOUBLE_SRC) $(CT_DOUBLE_HDR) $(CT_DOUBLE_MAP)
 $(CT_DOUBLE_DIR)/libcudart.so: $(CT_DOUBLE_LIB)
 	ln -sf libcudart.so.13 $@
 
-$(CT_TEST_PROGRAMS): $(BUILD)/tests/%: tests/programs/%.c tests/programs/program_args.h \
+$(CT_TEST_PROGRAMS): $(BUILD)/tests/%: tests/programs/%.c tests/programs/program_args.h tests/programs/mapped_libraries.h \
 		$(CT_DOUBLE_HDR) $(CT_DOUBLE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< $(CT_PROGRAM_LDFLAGS)
@@ -63,6 +63,12 @@ $(BUILD)/tests/librunpath_user.so: tests/runpath/runpath_user.c
 	$(CC) $(CT_PROGRAM_CFLAGS) -fPIC -shared -o $@ $< -ldl -Wl,--enable-new-dtags \
 		-Wl,-rpath,'$$ORIGIN'
 
+# A program that touches the CUDA stack only by dlopen (linked against no CUDA library).
+test-programs: $(BUILD)/tests/dlopen_only
+$(BUILD)/tests/dlopen_only: tests/loader/dlopen_only.c tests/programs/mapped_libraries.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $< -ldl
+
 # The library-search reconstruction (collector/ld_search.c) behind a command line, which
 # tests/test_ld_search.py compares with glibc's own LD_DEBUG=libs.
 test-programs: $(BUILD)/unit/ld_search_check
@@ -71,3 +77,7 @@ $(BUILD)/unit/ld_search_check: tests/unit/ld_search_check.c collector/ld_search.
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Icollector -o $@ tests/unit/ld_search_check.c \
 		collector/ld_search.c collector/elf_file.c
+test-programs: $(BUILD)/tests/dlopen_threads
+$(BUILD)/tests/dlopen_threads: tests/loader/dlopen_threads.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -pthread -o $@ $< -ldl

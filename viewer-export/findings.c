@@ -364,15 +364,26 @@ void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
     ct_json_string(j, "family", lib->family);
     ct_json_string(j, "soname", lib->soname);
     ct_json_string(j, "version", lib->version);
-    /* How it was asked for and found: known under the audit module. */
+    /* How it was asked for and found, and by whom it was seen. */
     const char *const loader[][2] = {{"requested_as", lib->requested_as},
                                      {"requested_by", lib->requested_by},
-                                     {"found_via", lib->found_via}};
-    for (size_t i = 0; i < 3; i++) {
+                                     {"found_via", lib->found_via},
+                                     {"seen_by", lib->seen_by}};
+    for (size_t i = 0; i < sizeof loader / sizeof loader[0]; i++) {
         if (loader[i][1])
             ct_json_string(j, loader[i][0], loader[i][1]);
         else
             ct_json_null(j, loader[i][0]);
+    }
+    const struct {
+        const char *key;
+        uint64_t ns;
+    } times[] = {{"loaded_ns", lib->loaded_ns}, {"unloaded_ns", lib->unloaded_ns}};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+        if (times[i].ns)
+            ct_json_uint(j, times[i].key, times[i].ns);
+        else
+            ct_json_null(j, times[i].key);
     }
     ct_json_string(j, "build_id", lib->build_id);
     ct_json_uint(j, "size", lib->size);
@@ -401,6 +412,8 @@ void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
     ct_json_string(j, "requested_by", load->requested_by);
     ct_json_string(j, "error", load->error);
     json_list(j, "searched", load->searched, ':');
+    ct_json_string(j, "seen_by", load->seen_by);
+    ct_json_uint(j, "attempts", load->attempts);
     ct_json_end_object(j);
 }
 

@@ -138,7 +138,9 @@ static void on_slice(void *ctx, const struct ct_event *e)
     }
     int64_t result = arg_int(e, "result", 0);
     int failed = result != 0;
-    if (result > 0 && result < 1024)
+    /* The error queries return an error that some other call left. */
+    int reports_others = *fn - 1 == CT_FN_cudaGetLastError || *fn - 1 == CT_FN_cudaPeekAtLastError;
+    if (result > 0 && result < 1024 && !reports_others)
         p->calls_failed_with[result]++;
     uint64_t duration = e->end > e->ts ? e->end - e->ts : 0;
     struct ct_api_stats *s = &p->api[*fn - 1];
@@ -176,19 +178,23 @@ static const char *arg_string(const struct ct_event *e, const char *name)
 static void add_library(struct ct_process_report *p, const struct ct_event *e)
 {
     p->libraries = ct_array_grow(p->libraries, p->library_count, sizeof *p->libraries);
-    p->libraries[p->library_count++] = (struct ct_library_entry){arg_string(e, "path"),
-                                                                 arg_string(e, "realpath"),
-                                                                 arg_string(e, "family"),
-                                                                 arg_string(e, "soname"),
-                                                                 arg_string(e, "version"),
-                                                                 arg_string(e, "build_id"),
-                                                                 (uint64_t)arg_int(e, "size", 0),
-                                                                 NULL,
-                                                                 NULL,
-                                                                 NULL,
-                                                                 NULL,
-                                                                 0,
-                                                                 arg_int(e, "built_for_cuda", 0)};
+    p->libraries[p->library_count++] =
+        (struct ct_library_entry){.path = arg_string(e, "path"),
+                                  .realpath = arg_string(e, "realpath"),
+                                  .family = arg_string(e, "family"),
+                                  .soname = arg_string(e, "soname"),
+                                  .version = arg_string(e, "version"),
+                                  .build_id = arg_string(e, "build_id"),
+                                  .size = (uint64_t)arg_int(e, "size", 0),
+                                  .built_for_cuda = arg_int(e, "built_for_cuda", 0)};
+}
+
+/* Traces from before the preload had a loader view carry no "seen_by":
+ * their accounts were all the audit module's. */
+static const char *seen_by(const struct ct_event *e)
+{
+    const char *who = arg_string(e, "seen_by");
+    return *who ? who : "audit";
 }
 
 /* The loader's account of a load; attached to the library it mapped once the
@@ -202,7 +208,16 @@ static void add_load(struct ct_process_report *p, const struct ct_event *e)
                                   .requested_as = arg_string(e, "requested_as"),
                                   .requested_by = arg_string(e, "requested_by"),
                                   .found_via = arg_string(e, "found_via"),
-                                  .runpath_copy = arg_string(e, "runpath_copy")};
+                                  .runpath_copy = arg_string(e, "runpath_copy"),
+                                  .seen_by = seen_by(e),
+                                  .loaded_ns = e->ts};
+}
+
+static void add_unload(struct ct_process_report *p, const struct ct_event *e)
+{
+    p->unloads = ct_array_grow(p->unloads, p->unload_count, sizeof *p->unloads);
+    p->unloads[p->unload_count++] =
+        (struct ct_library_entry){.realpath = arg_string(e, "realpath"), .loaded_ns = e->ts};
 }
 
 /* A library's own version as its API reports it: the runtime's 12040 is
@@ -219,8 +234,41 @@ static const char *format_api_version(const char *family, uint64_t v)
     return ct_strings_get(ct_strings_intern_cstr(text));
 }
 
+/* Where the audit module ran, its account is the loader's own and the
+ * preload's reconstruction is left out (tests compare the two). */
+static const char *chosen_view(const struct ct_process_report *p)
+{
+    for (size_t i = 0; i < p->load_count; i++)
+        if (strcmp(p->loads[i].seen_by, "audit") == 0)
+            return "audit";
+    for (size_t i = 0; i < p->failed_load_count; i++)
+        if (strcmp(p->failed_loads[i].seen_by, "audit") == 0)
+            return "audit";
+    return "preload";
+}
+
+static void keep_failed_loads_of(struct ct_process_report *p, const char *view)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < p->failed_load_count; i++)
+        if (strcmp(p->failed_loads[i].seen_by, view) == 0)
+            p->failed_loads[kept++] = p->failed_loads[i];
+    p->failed_load_count = kept;
+}
+
+static void attach_unloads(struct ct_process_report *p)
+{
+    for (size_t i = 0; i < p->unload_count; i++)
+        for (size_t k = 0; k < p->library_count; k++)
+            if (strcmp(p->libraries[k].realpath, p->unloads[i].realpath) == 0 &&
+                p->unloads[i].loaded_ns >= p->libraries[k].loaded_ns)
+                p->libraries[k].unloaded_ns = p->unloads[i].loaded_ns;
+}
+
 static void attach_loads(struct ct_process_report *p)
 {
+    const char *view = chosen_view(p);
+    keep_failed_loads_of(p, view);
     for (size_t i = 0; i < p->version_count; i++)
         for (size_t k = 0; k < p->library_count; k++)
             if (strcmp(p->libraries[k].realpath, p->versions[i].realpath) == 0)
@@ -229,23 +277,44 @@ static void attach_loads(struct ct_process_report *p)
     for (size_t i = 0; i < p->load_count; i++) {
         for (size_t k = 0; k < p->library_count; k++) {
             struct ct_library_entry *lib = &p->libraries[k];
-            if (strcmp(lib->realpath, p->loads[i].realpath) == 0 && !lib->requested_as) {
+            if (strcmp(lib->realpath, p->loads[i].realpath) == 0 && !lib->requested_as &&
+                strcmp(p->loads[i].seen_by, view) == 0) {
                 lib->requested_as = p->loads[i].requested_as;
                 lib->requested_by = p->loads[i].requested_by;
                 lib->found_via = p->loads[i].found_via;
                 lib->runpath_copy = p->loads[i].runpath_copy;
+                lib->seen_by = p->loads[i].seen_by;
+                lib->loaded_ns = p->loads[i].loaded_ns;
                 break;
             }
         }
     }
+    attach_unloads(p);
 }
 
+static int same_failure(const struct ct_failed_load *a, const struct ct_failed_load *b)
+{
+    return strcmp(a->requested_as, b->requested_as) == 0 &&
+           strcmp(a->requested_by, b->requested_by) == 0 && strcmp(a->searched, b->searched) == 0 &&
+           strcmp(a->error, b->error) == 0 && strcmp(a->seen_by, b->seen_by) == 0;
+}
+
+/* A load retried in a loop fails the same way each time: one entry, counted. */
 static void add_failed_load(struct ct_process_report *p, const struct ct_event *e)
 {
+    struct ct_failed_load load = {arg_string(e, "requested_as"),
+                                  arg_string(e, "requested_by"),
+                                  arg_string(e, "searched"),
+                                  arg_string(e, "error"),
+                                  seen_by(e),
+                                  1};
+    for (size_t i = 0; i < p->failed_load_count; i++)
+        if (same_failure(&p->failed_loads[i], &load)) {
+            p->failed_loads[i].attempts++;
+            return;
+        }
     p->failed_loads = ct_array_grow(p->failed_loads, p->failed_load_count, sizeof *p->failed_loads);
-    p->failed_loads[p->failed_load_count++] =
-        (struct ct_failed_load){arg_string(e, "requested_as"), arg_string(e, "requested_by"),
-                                arg_string(e, "searched"), arg_string(e, "error")};
+    p->failed_loads[p->failed_load_count++] = load;
 }
 
 static void on_instant(void *ctx, const struct ct_event *e)
@@ -287,6 +356,8 @@ static void on_instant(void *ctx, const struct ct_event *e)
         add_load(p, e);
     } else if (strcmp(e->name, "cuda.library.failed") == 0) {
         add_failed_load(p, e);
+    } else if (strcmp(e->name, "cuda.library.unload") == 0) {
+        add_unload(p, e);
     } else if (strcmp(e->name, "cudatrace.end") == 0) {
         p->dropped = (uint64_t)arg_int(e, "dropped", 0);
         p->calls_recorded = (uint64_t)arg_int(e, "calls", 0);
@@ -357,6 +428,7 @@ void ct_report_free(struct ct_report *report)
         free(report->processes[i].failed_loads);
         free(report->processes[i].loads);
         free(report->processes[i].versions);
+        free(report->processes[i].unloads);
         free(report->processes[i].missing_images);
     }
     free(report->processes);

@@ -18,18 +18,22 @@ struct ct_api_stats {
 struct ct_library_entry {
     const char *path, *realpath, *family, *soname, *version, *build_id;
     uint64_t size;
-    /* The loader's view, when the process ran with the audit module; NULL
-     * otherwise. */
+    /* The loader's view: the audit module's account when the process ran
+     * with it, else the preload's; NULL when neither saw the load. */
     const char *requested_as, *requested_by, *found_via;
-    const char *runpath_copy; /* a different copy on the requester's RUNPATH, or "" */
-    uint64_t api_version;     /* what the library's own API reported, or 0 */
-    int64_t built_for_cuda;   /* cuDNN: the CUDA major its RUNPATH names, or 0 */
+    const char *seen_by;             /* "audit" or "preload" */
+    uint64_t loaded_ns, unloaded_ns; /* 0 when not known / not unloaded */
+    const char *runpath_copy;        /* a different copy on the requester's RUNPATH, or "" */
+    uint64_t api_version;            /* what the library's own API reported, or 0 */
+    int64_t built_for_cuda;          /* cuDNN: the CUDA major its RUNPATH names, or 0 */
 };
 
 /* A CUDA-stack library the loader looked for and did not load. */
 struct ct_failed_load {
     const char *requested_as, *requested_by, *searched; /* searched: ':'-separated */
     const char *error;
+    const char *seen_by; /* "audit" or "preload" */
+    uint64_t attempts;   /* identical failures folded into this one */
 };
 
 /* A kernel whose launch failed with cudaErrorNoKernelImageForDevice. */
@@ -80,6 +84,8 @@ struct ct_process_report {
     size_t load_count;
     struct ct_library_entry *versions; /* versions from the libraries' own APIs */
     size_t version_count;
+    struct ct_library_entry *unloads; /* realpath and loaded_ns (the unload's time) */
+    size_t unload_count;
     uint64_t calls_failed_with[1024]; /* calls per cudaError_t below 1024 */
 };
 

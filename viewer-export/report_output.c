@@ -160,11 +160,11 @@ static void print_text_process(const struct ct_process_report *p,
     print_version(", driver", p->driver_version);
     for (int i = 0; i < p->device_names; i++)
         printf("%s%s", i ? ", " : "; devices: ", p->devices[i]);
-    printf("\n  %-34s %10s %8s %12s %12s\n", "function", "calls", "errors", "total", "mean");
+    printf("\n  %-38s %10s %8s %12s %12s\n", "function", "calls", "errors", "total", "mean");
     for (int fn = 0; fn < CT_FN_COUNT; fn++) {
         const struct ct_api_stats *s = &p->api[fn];
         if (s->calls)
-            printf("  %-34s %10llu %8llu %12s %12s\n", ct_function_name(fn),
+            printf("  %-38s %10llu %8llu %12s %12s\n", ct_function_name(fn),
                    (unsigned long long)s->calls, (unsigned long long)s->errors,
                    human_time(s->total_ns, a, sizeof a),
                    human_time(s->total_ns / s->calls, b, sizeof b));

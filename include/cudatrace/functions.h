@@ -11,24 +11,42 @@
 #ifndef CUDATRACE_FUNCTIONS_H
 #define CUDATRACE_FUNCTIONS_H
 
-/* How a call record's arg[] is to be read; see record.h for each layout. */
+#include <stdint.h>
+
+/* How a call record's arg[] is to be read, family by family. */
 enum ct_family {
-    CT_FAMILY_ALLOC_DEVICE, /* arg: ptr, bytes, stream                  */
-    CT_FAMILY_ALLOC_HOST,   /* arg: ptr, bytes, flags                   */
-    CT_FAMILY_FREE_DEVICE,  /* arg: ptr, -, stream                      */
-    CT_FAMILY_FREE_HOST,    /* arg: ptr                                 */
-    CT_FAMILY_COPY,         /* arg: dst, bytes, stream, kind, src       */
-    CT_FAMILY_SET,          /* arg: ptr, bytes, stream, value           */
-    CT_FAMILY_LAUNCH,       /* arg: func, stream, grid, block, smem     */
-    CT_FAMILY_GRAPH,        /* arg: graph exec, stream                  */
-    CT_FAMILY_SYNC_DEVICE,  /* no args                                  */
-    CT_FAMILY_SYNC_STREAM,  /* arg: stream                              */
-    CT_FAMILY_SYNC_EVENT,   /* arg: event                               */
-    CT_FAMILY_WAIT_EVENT,   /* arg: stream, event, flags                */
-    CT_FAMILY_QUERY_STREAM, /* arg: stream                              */
-    CT_FAMILY_QUERY_EVENT,  /* arg: event                               */
+    CT_FAMILY_ALLOC_DEVICE,  /* arg: ptr, bytes, stream, pool                   */
+    CT_FAMILY_ALLOC_HOST,    /* arg: ptr, bytes, flags                          */
+    CT_FAMILY_FREE_DEVICE,   /* arg: ptr, -, stream                             */
+    CT_FAMILY_FREE_HOST,     /* arg: ptr                                        */
+    CT_FAMILY_COPY,          /* arg: dst, bytes, stream, kind, src              */
+    CT_FAMILY_SET,           /* arg: ptr, bytes, stream, value                  */
+    CT_FAMILY_LAUNCH,        /* arg: func, stream, grid, block, smem            */
+    CT_FAMILY_GRAPH,         /* arg: graph exec, stream                         */
+    CT_FAMILY_SYNC_DEVICE,   /* no args                                         */
+    CT_FAMILY_SYNC_STREAM,   /* arg: stream                                     */
+    CT_FAMILY_SYNC_EVENT,    /* arg: event                                      */
+    CT_FAMILY_WAIT_EVENT,    /* arg: stream, event, flags                       */
+    CT_FAMILY_QUERY_STREAM,  /* arg: stream                                     */
+    CT_FAMILY_QUERY_EVENT,   /* arg: event                                      */
+    CT_FAMILY_GET_INT,       /* arg: int written*, what it is (enum ct_wrote)   */
+    CT_FAMILY_DEVICE,        /* arg: device, attribute, value*, flags, pool     */
+    CT_FAMILY_MEM_INFO,      /* arg: free*, total*                              */
+    CT_FAMILY_HANDLE,        /* arg: handle, flags, attribute, value*, bytes    */
+    CT_FAMILY_EVENT_RECORD,  /* arg: event, stream, flags                       */
+    CT_FAMILY_ELAPSED,       /* arg: start event, end event, nanoseconds*       */
+    CT_FAMILY_HOST_REGISTER, /* arg: ptr, bytes, flags                          */
+    CT_FAMILY_PLAIN,         /* no args                                         */
     CT_FAMILY_COUNT
 };
+/* (*: written by the call, so meaningful only when it succeeded. A handle the
+ * call creates is one of those; attribute 0 stands for none, since CUDA's
+ * device and pool attributes start at 1; a DEVICE call that acts on the
+ * current device records CT_NO_DEVICE, a value no int argument can have.) */
+#define CT_NO_DEVICE ((uint64_t)INT64_MIN)
+
+/* What the int of a CT_FAMILY_GET_INT call is; it names the annotation. */
+enum ct_wrote { CT_WROTE_COUNT, CT_WROTE_DEVICE, CT_WROTE_VERSION, CT_WROTE_FLAGS, CT_WROTE_KINDS };
 
 #define CT_FOR_EACH_FUNCTION(X)                                                                    \
     X(cudaMalloc, CT_FAMILY_ALLOC_DEVICE, 0)                                                       \
@@ -74,7 +92,49 @@ enum ct_family {
     X(cudaStreamWaitEvent_ptsz, CT_FAMILY_WAIT_EVENT, 1)                                           \
     X(cudaStreamQuery, CT_FAMILY_QUERY_STREAM, 1)                                                  \
     X(cudaStreamQuery_ptsz, CT_FAMILY_QUERY_STREAM, 1)                                             \
-    X(cudaEventQuery, CT_FAMILY_QUERY_EVENT, 0)
+    X(cudaEventQuery, CT_FAMILY_QUERY_EVENT, 0)                                                    \
+    X(cudaGetDeviceCount, CT_FAMILY_GET_INT, 0)                                                    \
+    X(cudaGetDevice, CT_FAMILY_GET_INT, 0)                                                         \
+    X(cudaSetDevice, CT_FAMILY_DEVICE, 0)                                                          \
+    X(cudaGetDeviceProperties, CT_FAMILY_DEVICE, 0)                                                \
+    X(cudaDeviceGetAttribute, CT_FAMILY_DEVICE, 0)                                                 \
+    X(cudaSetDeviceFlags, CT_FAMILY_DEVICE, 0)                                                     \
+    X(cudaGetDeviceFlags, CT_FAMILY_GET_INT, 0)                                                    \
+    X(cudaDeviceReset, CT_FAMILY_PLAIN, 0)                                                         \
+    X(cudaInitDevice, CT_FAMILY_DEVICE, 0)                                                         \
+    X(cudaRuntimeGetVersion, CT_FAMILY_GET_INT, 0)                                                 \
+    X(cudaDriverGetVersion, CT_FAMILY_GET_INT, 0)                                                  \
+    X(cudaMemGetInfo, CT_FAMILY_MEM_INFO, 0)                                                       \
+    X(cudaStreamCreate, CT_FAMILY_HANDLE, 0)                                                       \
+    X(cudaStreamCreateWithFlags, CT_FAMILY_HANDLE, 0)                                              \
+    X(cudaStreamCreateWithPriority, CT_FAMILY_HANDLE, 0)                                           \
+    X(cudaStreamDestroy, CT_FAMILY_HANDLE, 0)                                                      \
+    X(cudaEventCreate, CT_FAMILY_HANDLE, 0)                                                        \
+    X(cudaEventCreateWithFlags, CT_FAMILY_HANDLE, 0)                                               \
+    X(cudaEventRecord, CT_FAMILY_EVENT_RECORD, 1)                                                  \
+    X(cudaEventRecord_ptsz, CT_FAMILY_EVENT_RECORD, 1)                                             \
+    X(cudaEventRecordWithFlags, CT_FAMILY_EVENT_RECORD, 1)                                         \
+    X(cudaEventRecordWithFlags_ptsz, CT_FAMILY_EVENT_RECORD, 1)                                    \
+    X(cudaEventDestroy, CT_FAMILY_HANDLE, 0)                                                       \
+    X(cudaEventElapsedTime, CT_FAMILY_ELAPSED, 0)                                                  \
+    X(cudaHostRegister, CT_FAMILY_HOST_REGISTER, 0)                                                \
+    X(cudaHostUnregister, CT_FAMILY_HOST_REGISTER, 0)                                              \
+    X(cudaDeviceGetDefaultMemPool, CT_FAMILY_DEVICE, 0)                                            \
+    X(cudaDeviceGetMemPool, CT_FAMILY_DEVICE, 0)                                                   \
+    X(cudaDeviceSetMemPool, CT_FAMILY_DEVICE, 0)                                                   \
+    X(cudaMemPoolCreate, CT_FAMILY_HANDLE, 0)                                                      \
+    X(cudaMemPoolDestroy, CT_FAMILY_HANDLE, 0)                                                     \
+    X(cudaMemPoolTrimTo, CT_FAMILY_HANDLE, 0)                                                      \
+    X(cudaMemPoolSetAttribute, CT_FAMILY_HANDLE, 0)                                                \
+    X(cudaMemPoolGetAttribute, CT_FAMILY_HANDLE, 0)                                                \
+    X(cudaMallocFromPoolAsync, CT_FAMILY_ALLOC_DEVICE, 1)                                          \
+    X(cudaMallocFromPoolAsync_ptsz, CT_FAMILY_ALLOC_DEVICE, 1)                                     \
+    X(cudaGraphInstantiate, CT_FAMILY_HANDLE, 0)                                                   \
+    X(cudaGraphInstantiateWithFlags, CT_FAMILY_HANDLE, 0)                                          \
+    X(cudaGraphInstantiateWithParams, CT_FAMILY_HANDLE, 0)                                         \
+    X(cudaGraphInstantiateWithParams_ptsz, CT_FAMILY_HANDLE, 0)                                    \
+    X(cudaGetLastError, CT_FAMILY_PLAIN, 0)                                                        \
+    X(cudaPeekAtLastError, CT_FAMILY_PLAIN, 0)
 
 #define CT_FUNCTION_ENUM(name, family, takes_stream) CT_FN_##name,
 enum ct_function { CT_FOR_EACH_FUNCTION(CT_FUNCTION_ENUM) CT_FN_COUNT };

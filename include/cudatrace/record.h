@@ -16,12 +16,32 @@
 #include <stdint.h>
 
 #define CT_SHM_MAGIC 0x43545243u /* "CRTC" */
-#define CT_RECORD_VERSION 1u
+#define CT_RECORD_VERSION 2u
 
 enum ct_record_type {
     CT_REC_CALL = 1,         /* one CUDA runtime call, see functions.h         */
     CT_REC_STRING = 2,       /* a chunk of a string the collector interns       */
     CT_REC_PROCESS_INFO = 3, /* arg: runtime version, driver version, devices   */
+    CT_REC_LIBRARY = 4,      /* a CUDA-stack library event, on the loader ring  */
+};
+
+/* CT_REC_LIBRARY: func is the event, result the dlopen mode (or -1), begin
+ * the clock when the load was requested, end when it was seen done; arg[0]
+ * the event's key (its strings carry it), arg[1] the requesting thread,
+ * arg[2] how it was requested (enum ct_library_request), arg[3] the object's
+ * load address. The strings that go with it come first, on the same ring. */
+enum ct_library_event {
+    CT_LIB_LOADED = 1,
+    CT_LIB_FAILED = 2,
+    CT_LIB_UNLOADED = 3,
+};
+
+enum ct_library_request {
+    CT_LIB_BY_DLOPEN = 1, /* a dlopen of that name                       */
+    CT_LIB_BY_NEEDED = 2, /* a DT_NEEDED entry of an object being loaded */
+    CT_LIB_AT_START = 3,  /* mapped before the program started           */
+    CT_LIB_ALREADY = 4,   /* a dlopen of an object that was loaded before */
+    CT_LIB_INHERITED = 5, /* mapped before this process forked           */
 };
 
 /* What a CT_REC_STRING names; `key` says which one of that kind. */
@@ -30,6 +50,12 @@ enum ct_string_kind {
     CT_STR_DEVICE_NAME = 2,     /* key: device ordinal | compute capability << 32 (90) */
     CT_STR_LIBRARY_VERSION = 3, /* key: version its own API reports; text: path  */
     CT_STR_KERNEL_LIBRARY = 4,  /* key: as CT_STR_KERNEL_NAME; text: the file   */
+    /* key: a CT_REC_LIBRARY event's key */
+    CT_STR_LIB_NAME = 5,      /* the name asked for                             */
+    CT_STR_LIB_REQUESTER = 6, /* the object that asked (dlopen caller, DT_NEEDED) */
+    CT_STR_LIB_PATH = 7,      /* the file mapped                                */
+    CT_STR_LIB_ERROR = 8,     /* what dlerror() told the program                */
+    CT_STR_LIB_VIA = 9,       /* a failed dependency: the name that was dlopen'ed */
 };
 
 #define CT_RECORD_ARGS 5
@@ -100,6 +126,8 @@ struct ct_shm_header {
     uint32_t ring_capacity; /* records per ring, a power of two */
     uint32_t clock;         /* enum ct_clock_kind               */
     int32_t pid;
+    uint32_t loader_ring; /* the ring of library events, written under a lock */
+    uint32_t unused;
     /* One reading of both clocks at process start: the collector's anchor for
      * mapping ticks to nanoseconds, and the process start time in the trace. */
     uint64_t start_ticks;
@@ -130,6 +158,17 @@ static inline struct ct_ring *ct_shm_ring(struct ct_shm_header *shm, uint32_t in
 {
     return (struct ct_ring *)((char *)shm + CT_SHM_HEADER_SIZE +
                               (size_t)index * ct_ring_stride(shm->ring_capacity));
+}
+
+/* Numbers the rings and reserves ring 0 for library events: it belongs to
+ * no thread, is written by whichever thread looks at the link map (one at a
+ * time), and stays active for the whole session, so no thread claims it. */
+static inline void ct_shm_init_rings(struct ct_shm_header *shm)
+{
+    for (uint32_t i = 0; i < shm->ring_count; i++)
+        ct_shm_ring(shm, i)->index = i;
+    shm->loader_ring = 0;
+    atomic_store(&ct_shm_ring(shm, 0)->state, CT_RING_ACTIVE);
 }
 
 /* Records lost so far: full rings plus threads that found no free ring. */

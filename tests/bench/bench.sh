@@ -8,6 +8,10 @@
 #   2. trace bytes per recorded call (zstd), from the no-drop traced runs.
 #   3. collector throughput on one core (tests/bench/collector_throughput.c).
 #   4. collector peak RSS, for runs of SHORT and LONG calls, from the trace.
+#   5. start-up cost on a process that never touches CUDA: STARTS runs of
+#      /bin/true, untraced and traced, wall time per run.
+#   6. one dlopen of an already-loaded library, untraced and traced (the
+#      dlopen trampoline and the look at the link map that follows it).
 set -eu
 build="${1:-build}"
 calls="${BENCH_CALLS:-2000000}"
@@ -64,3 +68,18 @@ print(t["collector_max_rss_kb"], "KiB after", t["calls_recorded"], "recorded cal
 }
 echo "  collector peak RSS                $(rss "$short")"
 echo "  collector peak RSS                $(rss "$long")"
+
+starts="${BENCH_STARTS:-1000}"
+start_loop() { # preload-or-empty -> microseconds per /bin/true
+    env ${1:+LD_PRELOAD="$1"} CUDATRACE_OUTPUT="$work/none-%p.pftrace.zst" sh -c '
+        start=$(date +%s%N); i=0
+        while [ $i -lt "$0" ]; do /bin/true; i=$((i + 1)); done
+        echo $(( ($(date +%s%N) - start) / $0 / 1000 ))' "$starts"
+}
+plain=$(start_loop "")
+preloaded=$(start_loop "$build/libcudatrace.so")
+echo "  /bin/true, $starts runs            $plain us untraced, $preloaded us under the preload (+$((preloaded - plain)) us); $(ls "$work" | grep -c '^none-' || true) trace files"
+dl_plain=$("$build/bench/dlopen_loop" 100000 libm.so.6 | sed 's/.*, \([0-9.]*\) ns per dlopen/\1/')
+dl_traced=$(env LD_PRELOAD="$build/libcudatrace.so" CUDATRACE_OUTPUT="$work/none-%p.pftrace.zst" \
+    "$build/bench/dlopen_loop" 100000 libm.so.6 | sed 's/.*, \([0-9.]*\) ns per dlopen/\1/')
+echo "  dlopen of a loaded library        $dl_plain ns untraced, $dl_traced ns traced (+$(calc "$dl_traced - $dl_plain") ns)"

@@ -59,18 +59,19 @@ int main(int argc, char **argv)
     char path[4096];
     snprintf(path, sizeof path, "%s", argc > 2 ? argv[2] : "/tmp/ct-throughput.pftrace.zst");
     unlink(path);
-    size_t size = ct_shm_size(1, CAPACITY);
+    size_t size = ct_shm_size(2, CAPACITY); /* the loader's ring and one thread's */
     struct ct_shm_header *shm = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
     if (!shm || ct_trace_file_open(path, sizeof path)) {
         fprintf(stderr, "collector_throughput: cannot set up\n");
         return 1;
     }
     memset(shm, 0, size);
-    shm->ring_count = 1;
+    shm->ring_count = 2;
     shm->ring_capacity = CAPACITY;
     shm->clock = CT_CLOCK_BOOTTIME;
     shm->pid = (int32_t)getpid();
-    struct ct_ring *ring = ct_shm_ring(shm, 0);
+    ct_shm_init_rings(shm);
+    struct ct_ring *ring = ct_shm_ring(shm, 1);
     atomic_store(&ring->state, CT_RING_ACTIVE);
     ring->tid = shm->pid;
     ct_clock_map_init(CT_CLOCK_BOOTTIME, 0, 0);

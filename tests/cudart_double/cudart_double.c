@@ -92,7 +92,34 @@
     X(cudaEventCreate)                                                                             \
     X(cudaEventRecord)                                                                             \
     X(cudaEventRecord_ptsz)                                                                        \
-    X(cudaEventDestroy)
+    X(cudaEventDestroy)                                                                            \
+    X(cudaDeviceGetAttribute)                                                                      \
+    X(cudaSetDeviceFlags)                                                                          \
+    X(cudaGetDeviceFlags)                                                                          \
+    X(cudaDeviceReset)                                                                             \
+    X(cudaInitDevice)                                                                              \
+    X(cudaMemGetInfo)                                                                              \
+    X(cudaStreamCreateWithFlags)                                                                   \
+    X(cudaStreamCreateWithPriority)                                                                \
+    X(cudaEventCreateWithFlags)                                                                    \
+    X(cudaEventRecordWithFlags)                                                                    \
+    X(cudaEventRecordWithFlags_ptsz)                                                               \
+    X(cudaEventElapsedTime)                                                                        \
+    X(cudaHostRegister)                                                                            \
+    X(cudaHostUnregister)                                                                          \
+    X(cudaDeviceGetDefaultMemPool)                                                                 \
+    X(cudaDeviceGetMemPool)                                                                        \
+    X(cudaDeviceSetMemPool)                                                                        \
+    X(cudaMemPoolCreate)                                                                           \
+    X(cudaMemPoolDestroy)                                                                          \
+    X(cudaMemPoolTrimTo)                                                                           \
+    X(cudaMemPoolSetAttribute)                                                                     \
+    X(cudaMemPoolGetAttribute)                                                                     \
+    X(cudaMallocFromPoolAsync)                                                                     \
+    X(cudaMallocFromPoolAsync_ptsz)                                                                \
+    X(cudaGraphInstantiateWithFlags)                                                               \
+    X(cudaGraphInstantiateWithParams)                                                              \
+    X(cudaGraphInstantiateWithParams_ptsz)
 
 // clang-format off
 enum api_id {
@@ -124,6 +151,10 @@ static const char *const api_names[API_COUNT] = {
     X(cudaErrorInvalidDevice, "invalid device ordinal")                                            \
     X(cudaErrorInvalidResourceHandle, "invalid resource handle")                                   \
     X(cudaErrorNotReady, "device not ready")                                                       \
+    X(cudaErrorHostMemoryAlreadyRegistered,                                                        \
+      "part or all of the requested memory range is already mapped")                               \
+    X(cudaErrorHostMemoryNotRegistered,                                                            \
+      "pointer does not correspond to a registered memory region")                                 \
     X(cudaErrorUnknown, "unknown error")
 
 #define UNRECOGNIZED_ERROR "unrecognized error code"
@@ -141,12 +172,18 @@ static const dim3 max_grid = {2147483647u, 65535u, 65535u};
 static const dim3 max_block = {1024u, 1024u, 64u};
 #define MAX_THREADS_PER_BLOCK 1024u
 
-/* The runtime only reads the handle's address, so the double's handles carry nothing. */
+/* Most handles carry nothing: the runtime only reads their address. An event keeps what
+ * cudaEventElapsedTime needs, a pool what cudaMemPoolSetAttribute set. */
 struct CUstream_st {
     char unused;
 };
 struct CUevent_st {
-    char unused;
+    unsigned int flags;
+    bool recorded;
+    unsigned long long recorded_ns;
+};
+struct CUmemPoolHandle_st {
+    uint64_t attributes[cudaMemPoolAttrUsedMemHigh + 1]; /* by enum cudaMemPoolAttr */
 };
 struct CUgraph_st {
     char unused;
@@ -176,7 +213,8 @@ static atomic_ullong kernel_launches;
 /* The real runtime keeps the last error per host thread. */
 static _Thread_local cudaError_t last_error = cudaSuccess;
 
-enum mem_kind { MEM_DEVICE, MEM_PINNED, MEM_KIND_COUNT };
+/* MEM_REGISTERED: the program's own memory, pinned by cudaHostRegister and never freed here. */
+enum mem_kind { MEM_DEVICE, MEM_PINNED, MEM_REGISTERED, MEM_KIND_COUNT };
 
 struct block {
     void *ptr;
@@ -317,12 +355,62 @@ static inline cudaError_t leave(enum api_id id, cudaError_t rc)
     DEFINE_EXPORT(name, params, impl, __VA_ARGS__)                                                 \
     DEFINE_EXPORT(twin, params, impl, __VA_ARGS__)
 
+/* Exports whose implementation (`call`) only computes the result. A driver too old refuses the
+ * call before it runs, so outputs and state stay as they were, as on a real one. */
+#define DEFINE_GUARDED(name, params, call)                                                         \
+    cudaError_t CUDARTAPI name params                                                              \
+    {                                                                                              \
+        enter(API_##name);                                                                         \
+        if (driver_too_old_for(API_##name))                                                        \
+            return leave(API_##name, cudaErrorInsufficientDriver);                                 \
+        return leave(API_##name, call);                                                            \
+    }
+
+#define DEFINE_GUARDED_PAIR(name, twin, params, call)                                              \
+    DEFINE_GUARDED(name, params, call)                                                             \
+    DEFINE_GUARDED(twin, params, call)
+
 /* ---- memory ---------------------------------------------------------------------------- */
 
 static struct block **bucket_for(const void *ptr)
 {
     uintptr_t key = (uintptr_t)ptr / DEVICE_ALIGNMENT;
     return &blocks.buckets[key % BLOCK_TABLE_BUCKETS];
+}
+
+/* Adds a block of `size` bytes at ptr to the table and the live counts; the lock is held. */
+static void link_block(struct block *entry, void *ptr, size_t size, enum mem_kind kind)
+{
+    *entry = (struct block){ptr, size, kind, *bucket_for(ptr)};
+    *bucket_for(ptr) = entry;
+    blocks.live_bytes[kind] += size;
+    if (blocks.live_bytes[kind] > blocks.peak_bytes[kind])
+        blocks.peak_bytes[kind] = blocks.live_bytes[kind];
+    if (kind == MEM_DEVICE)
+        blocks.device_bytes_allocated += size;
+}
+
+/* The link that points at ptr's block of that kind, or NULL; the lock is held. */
+static struct block **find_block(const void *ptr, enum mem_kind kind)
+{
+    for (struct block **link = bucket_for(ptr); *link; link = &(*link)->next)
+        if ((*link)->ptr == ptr && (*link)->kind == kind)
+            return link;
+    return NULL;
+}
+
+/* Takes ptr's block of that kind out of the table and the live counts; NULL if there is none. */
+static struct block *unlink_block(const void *ptr, enum mem_kind kind)
+{
+    pthread_mutex_lock(&blocks.lock);
+    struct block **link = find_block(ptr, kind);
+    struct block *found = link ? *link : NULL;
+    if (found) {
+        *link = found->next;
+        blocks.live_bytes[kind] -= found->size;
+    }
+    pthread_mutex_unlock(&blocks.lock);
+    return found;
 }
 
 static cudaError_t allocate(void **out, size_t size, enum mem_kind kind)
@@ -347,15 +435,8 @@ static cudaError_t allocate(void **out, size_t size, enum mem_kind kind)
         rc = cudaErrorMemoryAllocation;
     else if (!(ptr = aligned_alloc(DEVICE_ALIGNMENT, rounded)))
         rc = cudaErrorMemoryAllocation;
-    if (rc == cudaSuccess) {
-        *entry = (struct block){ptr, size, kind, *bucket_for(ptr)};
-        *bucket_for(ptr) = entry;
-        blocks.live_bytes[kind] = live + size;
-        if (blocks.live_bytes[kind] > blocks.peak_bytes[kind])
-            blocks.peak_bytes[kind] = blocks.live_bytes[kind];
-        if (kind == MEM_DEVICE)
-            blocks.device_bytes_allocated += size;
-    }
+    if (rc == cudaSuccess)
+        link_block(entry, ptr, size, kind);
     pthread_mutex_unlock(&blocks.lock);
     if (rc != cudaSuccess)
         free(entry);
@@ -368,17 +449,7 @@ static cudaError_t release(void *ptr, enum mem_kind kind)
 {
     if (!ptr)
         return cudaSuccess;
-    struct block *found = NULL;
-    pthread_mutex_lock(&blocks.lock);
-    for (struct block **link = bucket_for(ptr); *link; link = &(*link)->next) {
-        if ((*link)->ptr == ptr && (*link)->kind == kind) {
-            found = *link;
-            *link = found->next;
-            blocks.live_bytes[kind] -= found->size;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&blocks.lock);
+    struct block *found = unlink_block(ptr, kind);
     if (!found)
         return cudaErrorInvalidValue;
     free(found->ptr);
@@ -446,6 +517,71 @@ cudaError_t CUDARTAPI cudaMallocPitch(void **devPtr, size_t *pitch, size_t width
     *pitch = rc == cudaSuccess ? row : 0;
     return leave(API_cudaMallocPitch, rc);
 }
+
+/* Pools hand out ordinary device memory, freed by cudaFreeAsync like any other. */
+static cudaError_t allocate_from_pool(void **out, size_t size, cudaMemPool_t pool,
+                                      cudaStream_t stream)
+{
+    (void)stream;
+    return pool ? allocate(out, size, MEM_DEVICE) : cudaErrorInvalidValue;
+}
+
+DEFINE_GUARDED_PAIR(cudaMallocFromPoolAsync, cudaMallocFromPoolAsync_ptsz,
+                    (void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream),
+                    allocate_from_pool(ptr, size, memPool, stream))
+
+/* Only the start of a range is checked: registering it twice, or unregistering an address that
+ * was never registered, fails as on a GPU; overlapping ranges are not looked for. */
+static cudaError_t register_host(void *ptr, size_t size, unsigned int flags)
+{
+    (void)flags;
+    if (!ptr || size == 0)
+        return cudaErrorInvalidValue;
+    struct block *entry = malloc(sizeof *entry);
+    if (!entry)
+        return cudaErrorMemoryAllocation;
+    pthread_mutex_lock(&blocks.lock);
+    bool taken = find_block(ptr, MEM_REGISTERED) != NULL;
+    if (!taken)
+        link_block(entry, ptr, size, MEM_REGISTERED);
+    pthread_mutex_unlock(&blocks.lock);
+    if (taken)
+        free(entry);
+    return taken ? cudaErrorHostMemoryAlreadyRegistered : cudaSuccess;
+}
+
+static cudaError_t unregister_host(void *ptr)
+{
+    struct block *found = unlink_block(ptr, MEM_REGISTERED);
+    free(found);
+    return found ? cudaSuccess : cudaErrorHostMemoryNotRegistered;
+}
+
+DEFINE_GUARDED(cudaHostRegister, (void *ptr, size_t size, unsigned int flags),
+               register_host(ptr, size, flags))
+DEFINE_GUARDED(cudaHostUnregister, (void *ptr), unregister_host(ptr))
+
+/* What cudaMemGetInfo and cudaGetDeviceProperties call the device's memory. */
+static size_t advertised_bytes(void)
+{
+    return knobs.mem_limit == SIZE_MAX ? (size_t)UNLIMITED_ADVERTISED_BYTES : knobs.mem_limit;
+}
+
+static cudaError_t memory_info(size_t *free_bytes, size_t *total_bytes)
+{
+    if (!free_bytes || !total_bytes)
+        return cudaErrorInvalidValue;
+    size_t total = advertised_bytes();
+    pthread_mutex_lock(&blocks.lock);
+    size_t live = blocks.live_bytes[MEM_DEVICE];
+    pthread_mutex_unlock(&blocks.lock);
+    *total_bytes = total;
+    *free_bytes = live < total ? total - live : 0;
+    return cudaSuccess;
+}
+
+DEFINE_GUARDED(cudaMemGetInfo, (size_t * freeBytes, size_t *totalBytes),
+               memory_info(freeBytes, totalBytes))
 
 /* ---- copies and sets ------------------------------------------------------------------- */
 
@@ -659,44 +795,54 @@ cudaError_t CUDARTAPI __cudaPopCallConfiguration(dim3 *grid, dim3 *block, size_t
     return cudaSuccess;
 }
 
-cudaError_t CUDARTAPI cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
-{
-    if (!value || device != 0)
-        return cudaErrorInvalidValue;
-    if (attr == cudaDevAttrComputeCapabilityMajor)
-        *value = knobs.compute_capability / 10;
-    else if (attr == cudaDevAttrComputeCapabilityMinor)
-        *value = knobs.compute_capability % 10;
-    else
-        return cudaErrorInvalidValue;
-    return cudaSuccess;
-}
-
 /* ---- handles: streams, events, graphs -------------------------------------------------- */
 
 #define NEW_HANDLE(out)                                                                            \
     ((*(out) = calloc(1, sizeof **(out))) ? cudaSuccess : cudaErrorMemoryAllocation)
 
-static cudaError_t destroy_handle(enum api_id id, void *handle, cudaError_t if_null)
+static cudaError_t destroy_handle(void *handle, cudaError_t if_null)
 {
-    enter(id);
     if (!handle)
-        return leave(id, if_null);
+        return if_null;
     free(handle);
-    return leave(id, cudaSuccess);
+    return cudaSuccess;
 }
 
-cudaError_t CUDARTAPI cudaStreamCreate(cudaStream_t *pStream)
+/* One CPU has one stream priority and nothing to synchronise with, so flags and priority are
+ * only checked. */
+static cudaError_t create_stream(cudaStream_t *out, unsigned int flags, int priority)
 {
-    enter(API_cudaStreamCreate);
-    return leave(API_cudaStreamCreate, pStream ? NEW_HANDLE(pStream) : cudaErrorInvalidValue);
+    (void)priority;
+    if (!out || (flags & ~(unsigned int)cudaStreamNonBlocking))
+        return cudaErrorInvalidValue;
+    return NEW_HANDLE(out);
 }
 
-cudaError_t CUDARTAPI cudaEventCreate(cudaEvent_t *event)
+DEFINE_GUARDED(cudaStreamCreate, (cudaStream_t * pStream),
+               create_stream(pStream, cudaStreamDefault, 0))
+DEFINE_GUARDED(cudaStreamCreateWithFlags, (cudaStream_t * pStream, unsigned int flags),
+               create_stream(pStream, flags, 0))
+DEFINE_GUARDED(cudaStreamCreateWithPriority,
+               (cudaStream_t * pStream, unsigned int flags, int priority),
+               create_stream(pStream, flags, priority))
+
+#define EVENT_FLAGS (cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess)
+
+/* An interprocess event must also disable timing, as the real runtime insists. */
+static cudaError_t create_event(cudaEvent_t *out, unsigned int flags)
 {
-    enter(API_cudaEventCreate);
-    return leave(API_cudaEventCreate, event ? NEW_HANDLE(event) : cudaErrorInvalidValue);
+    if (!out || (flags & ~(unsigned int)EVENT_FLAGS) ||
+        ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)))
+        return cudaErrorInvalidValue;
+    cudaError_t rc = NEW_HANDLE(out);
+    if (rc == cudaSuccess)
+        (*out)->flags = flags;
+    return rc;
 }
+
+DEFINE_GUARDED(cudaEventCreate, (cudaEvent_t * event), create_event(event, cudaEventDefault))
+DEFINE_GUARDED(cudaEventCreateWithFlags, (cudaEvent_t * event, unsigned int flags),
+               create_event(event, flags))
 
 cudaError_t CUDARTAPI cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
 {
@@ -706,23 +852,37 @@ cudaError_t CUDARTAPI cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
     return leave(API_cudaGraphCreate, NEW_HANDLE(pGraph));
 }
 
-cudaError_t CUDARTAPI cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
-                                           unsigned long long flags)
+/* Every instantiation is cudaGraphInstantiateWithParams underneath; the flags change nothing
+ * for a graph that never runs. */
+static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t graph,
+                               cudaGraphInstantiateParams *params)
 {
-    (void)flags;
-    enter(API_cudaGraphInstantiate);
-    if (!pGraphExec || !graph)
-        return leave(API_cudaGraphInstantiate, cudaErrorInvalidValue);
-    return leave(API_cudaGraphInstantiate, NEW_HANDLE(pGraphExec));
+    if (!out || !graph || !params)
+        return cudaErrorInvalidValue;
+    cudaError_t rc = NEW_HANDLE(out);
+    params->result_out =
+        rc == cudaSuccess ? cudaGraphInstantiateSuccess : cudaGraphInstantiateError;
+    return rc;
 }
 
-DEFINE_EXPORT(cudaStreamDestroy, (cudaStream_t stream), destroy_handle, stream,
-              cudaErrorInvalidResourceHandle)
-DEFINE_EXPORT(cudaEventDestroy, (cudaEvent_t event), destroy_handle, event,
-              cudaErrorInvalidResourceHandle)
-DEFINE_EXPORT(cudaGraphExecDestroy, (cudaGraphExec_t graphExec), destroy_handle, graphExec,
-              cudaErrorInvalidValue)
-DEFINE_EXPORT(cudaGraphDestroy, (cudaGraph_t graph), destroy_handle, graph, cudaErrorInvalidValue)
+DEFINE_GUARDED(cudaGraphInstantiate,
+               (cudaGraphExec_t * pGraphExec, cudaGraph_t graph, unsigned long long flags),
+               instantiate(pGraphExec, graph, &(cudaGraphInstantiateParams){.flags = flags}))
+DEFINE_GUARDED(cudaGraphInstantiateWithFlags,
+               (cudaGraphExec_t * pGraphExec, cudaGraph_t graph, unsigned long long flags),
+               instantiate(pGraphExec, graph, &(cudaGraphInstantiateParams){.flags = flags}))
+DEFINE_GUARDED_PAIR(cudaGraphInstantiateWithParams, cudaGraphInstantiateWithParams_ptsz,
+                    (cudaGraphExec_t * pGraphExec, cudaGraph_t graph,
+                     cudaGraphInstantiateParams *instantiateParams),
+                    instantiate(pGraphExec, graph, instantiateParams))
+
+DEFINE_GUARDED(cudaStreamDestroy, (cudaStream_t stream),
+               destroy_handle(stream, cudaErrorInvalidResourceHandle))
+DEFINE_GUARDED(cudaEventDestroy, (cudaEvent_t event),
+               destroy_handle(event, cudaErrorInvalidResourceHandle))
+DEFINE_GUARDED(cudaGraphExecDestroy, (cudaGraphExec_t graphExec),
+               destroy_handle(graphExec, cudaErrorInvalidValue))
+DEFINE_GUARDED(cudaGraphDestroy, (cudaGraph_t graph), destroy_handle(graph, cudaErrorInvalidValue))
 
 /* Work completes inside the call that issues it, so anything that has a handle is done. */
 static cudaError_t require_handle(enum api_id id, const void *handle, cudaError_t if_null)
@@ -737,10 +897,28 @@ static cudaError_t launch_graph(enum api_id id, cudaGraphExec_t exec, cudaStream
     return require_handle(id, exec, cudaErrorInvalidValue);
 }
 
-static cudaError_t record_event(enum api_id id, cudaEvent_t event, cudaStream_t stream)
+/* An event remembers when it was recorded, for cudaEventElapsedTime. */
+static cudaError_t record_event(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
 {
     (void)stream;
-    return require_handle(id, event, cudaErrorInvalidResourceHandle);
+    if (!event)
+        return cudaErrorInvalidResourceHandle;
+    if (flags & ~(unsigned int)cudaEventRecordExternal)
+        return cudaErrorInvalidValue;
+    event->recorded = true;
+    event->recorded_ns = monotonic_ns();
+    return cudaSuccess;
+}
+
+static cudaError_t elapsed_time(float *ms, cudaEvent_t first, cudaEvent_t last)
+{
+    if (!ms)
+        return cudaErrorInvalidValue;
+    if (!first || !last || !first->recorded || !last->recorded ||
+        ((first->flags | last->flags) & cudaEventDisableTiming))
+        return cudaErrorInvalidResourceHandle;
+    *ms = (float)(((double)last->recorded_ns - (double)first->recorded_ns) / 1e6);
+    return cudaSuccess;
 }
 
 static cudaError_t wait_event(enum api_id id, cudaStream_t stream, cudaEvent_t event,
@@ -762,8 +940,13 @@ static cudaError_t query_stream(enum api_id id, cudaStream_t stream)
 DEFINE_EXPORT_PAIR(cudaGraphLaunch, cudaGraphLaunch_ptsz,
                    (cudaGraphExec_t graphExec, cudaStream_t stream), launch_graph, graphExec,
                    stream)
-DEFINE_EXPORT_PAIR(cudaEventRecord, cudaEventRecord_ptsz, (cudaEvent_t event, cudaStream_t stream),
-                   record_event, event, stream)
+DEFINE_GUARDED_PAIR(cudaEventRecord, cudaEventRecord_ptsz, (cudaEvent_t event, cudaStream_t stream),
+                    record_event(event, stream, cudaEventRecordDefault))
+DEFINE_GUARDED_PAIR(cudaEventRecordWithFlags, cudaEventRecordWithFlags_ptsz,
+                    (cudaEvent_t event, cudaStream_t stream, unsigned int flags),
+                    record_event(event, stream, flags))
+DEFINE_GUARDED(cudaEventElapsedTime, (float *ms, cudaEvent_t start, cudaEvent_t end),
+               elapsed_time(ms, start, end))
 DEFINE_EXPORT_PAIR(cudaStreamWaitEvent, cudaStreamWaitEvent_ptsz,
                    (cudaStream_t stream, cudaEvent_t event, unsigned int flags), wait_event, stream,
                    event, flags)
@@ -810,22 +993,21 @@ DEFINE_EXPORT_PAIR(cudaStreamSynchronize, cudaStreamSynchronize_ptsz, (cudaStrea
 static const int device_count = 1;
 static const int only_device = 0;
 
-/* Takes a pointer so knobs are read only after enter() has made sure they are loaded. */
-static cudaError_t report_int(enum api_id id, int *out, const int *value)
+static cudaError_t report_int(int *out, int value)
 {
-    enter(id);
     if (!out)
-        return leave(id, cudaErrorInvalidValue);
-    *out = *value;
-    return leave(id, cudaSuccess);
+        return cudaErrorInvalidValue;
+    *out = value;
+    return cudaSuccess;
 }
 
-DEFINE_EXPORT(cudaRuntimeGetVersion, (int *runtimeVersion), report_int, runtimeVersion,
-              &knobs.runtime_version)
-DEFINE_EXPORT(cudaDriverGetVersion, (int *driverVersion), report_int, driverVersion,
-              &knobs.driver_version)
-DEFINE_EXPORT(cudaGetDeviceCount, (int *count), report_int, count, &device_count)
-DEFINE_EXPORT(cudaGetDevice, (int *device), report_int, device, &only_device)
+/* DEFINE_GUARDED evaluates the knobs only after enter() has made sure they are loaded. */
+DEFINE_GUARDED(cudaRuntimeGetVersion, (int *runtimeVersion),
+               report_int(runtimeVersion, knobs.runtime_version))
+DEFINE_GUARDED(cudaDriverGetVersion, (int *driverVersion),
+               report_int(driverVersion, knobs.driver_version))
+DEFINE_GUARDED(cudaGetDeviceCount, (int *count), report_int(count, device_count))
+DEFINE_GUARDED(cudaGetDevice, (int *device), report_int(device, only_device))
 
 cudaError_t CUDARTAPI cudaSetDevice(int device)
 {
@@ -840,17 +1022,15 @@ static void copy_dims(int out[3], dim3 dims)
     out[2] = (int)dims.z;
 }
 
-static cudaError_t describe_device(enum api_id id, struct cudaDeviceProp *prop, int device)
+static cudaError_t describe_device(struct cudaDeviceProp *prop, int device)
 {
-    enter(id);
     if (!prop)
-        return leave(id, cudaErrorInvalidValue);
+        return cudaErrorInvalidValue;
     if (device != only_device)
-        return leave(id, cudaErrorInvalidDevice);
+        return cudaErrorInvalidDevice;
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "%s", DEVICE_NAME);
-    prop->totalGlobalMem =
-        knobs.mem_limit == SIZE_MAX ? (size_t)UNLIMITED_ADVERTISED_BYTES : knobs.mem_limit;
+    prop->totalGlobalMem = advertised_bytes();
     prop->sharedMemPerBlock = 48 << 10;
     prop->regsPerBlock = 65536;
     prop->warpSize = 32;
@@ -873,13 +1053,216 @@ static cudaError_t describe_device(enum api_id id, struct cudaDeviceProp *prop, 
     prop->cooperativeLaunch = 1;
     prop->memoryPoolsSupported = 1;
     prop->hostNumaId = -1;
-    return leave(id, cudaSuccess);
+    return cudaSuccess;
 }
 
-DEFINE_EXPORT(cudaGetDeviceProperties, (struct cudaDeviceProp * prop, int device), describe_device,
-              prop, device)
-DEFINE_EXPORT(cudaGetDeviceProperties_v2, (struct cudaDeviceProp * prop, int device),
-              describe_device, prop, device)
+DEFINE_GUARDED(cudaGetDeviceProperties, (struct cudaDeviceProp * prop, int device),
+               describe_device(prop, device))
+DEFINE_GUARDED(cudaGetDeviceProperties_v2, (struct cudaDeviceProp * prop, int device),
+               describe_device(prop, device))
+
+/* The attributes the double knows; the rest are refused as unsupported. */
+static bool device_attribute(enum cudaDeviceAttr attr, int *value)
+{
+    switch (attr) {
+    case cudaDevAttrComputeCapabilityMajor:
+        *value = knobs.compute_capability / 10;
+        return true;
+    case cudaDevAttrComputeCapabilityMinor:
+        *value = knobs.compute_capability % 10;
+        return true;
+    case cudaDevAttrMaxThreadsPerBlock:
+        *value = MAX_THREADS_PER_BLOCK;
+        return true;
+    case cudaDevAttrMultiProcessorCount:
+        *value = 1;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static cudaError_t get_attribute(int *value, enum cudaDeviceAttr attr, int device)
+{
+    if (!value)
+        return cudaErrorInvalidValue;
+    if (device != only_device)
+        return cudaErrorInvalidDevice;
+    int found;
+    if (!device_attribute(attr, &found))
+        return cudaErrorInvalidValue;
+    *value = found;
+    return cudaSuccess;
+}
+
+DEFINE_GUARDED(cudaDeviceGetAttribute, (int *value, enum cudaDeviceAttr attr, int device),
+               get_attribute(value, attr, device))
+
+/* ---- device settings and memory pools -------------------------------------------------- */
+
+/* A new pool allows every kind of reuse and keeps no memory back, as the real default does. */
+#define POOL_DEFAULTS                                                                              \
+    {                                                                                              \
+        .attributes = {                                                                            \
+            [cudaMemPoolReuseFollowEventDependencies] = 1,                                         \
+            [cudaMemPoolReuseAllowOpportunistic] = 1,                                              \
+            [cudaMemPoolReuseAllowInternalDependencies] = 1,                                       \
+        }                                                                                          \
+    }
+
+/* What the program set on its one device; cudaDeviceReset forgets it. */
+static struct CUmemPoolHandle_st default_pool = POOL_DEFAULTS;
+static _Atomic(cudaMemPool_t) current_pool = &default_pool;
+static atomic_uint device_flags;
+
+static cudaError_t set_device_flags(unsigned int flags)
+{
+    if (flags & ~(unsigned int)cudaDeviceMask)
+        return cudaErrorInvalidValue;
+    atomic_store(&device_flags, flags);
+    return cudaSuccess;
+}
+
+static cudaError_t get_device_flags(unsigned int *flags)
+{
+    if (!flags)
+        return cudaErrorInvalidValue;
+    *flags = atomic_load(&device_flags);
+    return cudaSuccess;
+}
+
+static cudaError_t init_device(int device, unsigned int new_flags, unsigned int flags)
+{
+    if (device != only_device)
+        return cudaErrorInvalidDevice;
+    if (flags & ~(unsigned int)cudaInitDeviceFlagsAreValid)
+        return cudaErrorInvalidValue;
+    return flags ? set_device_flags(new_flags) : cudaSuccess;
+}
+
+static cudaError_t reset_device(void)
+{
+    atomic_store(&device_flags, 0);
+    atomic_store(&current_pool, &default_pool);
+    default_pool = (struct CUmemPoolHandle_st)POOL_DEFAULTS;
+    return cudaSuccess;
+}
+
+DEFINE_GUARDED(cudaSetDeviceFlags, (unsigned int flags), set_device_flags(flags))
+DEFINE_GUARDED(cudaGetDeviceFlags, (unsigned int *flags), get_device_flags(flags))
+DEFINE_GUARDED(cudaInitDevice, (int device, unsigned int deviceFlags, unsigned int flags),
+               init_device(device, deviceFlags, flags))
+DEFINE_GUARDED(cudaDeviceReset, (void), reset_device())
+
+static cudaError_t device_pool(cudaMemPool_t *out, int device, bool current)
+{
+    if (!out)
+        return cudaErrorInvalidValue;
+    if (device != only_device)
+        return cudaErrorInvalidDevice;
+    *out = current ? atomic_load(&current_pool) : &default_pool;
+    return cudaSuccess;
+}
+
+static cudaError_t set_device_pool(int device, cudaMemPool_t pool)
+{
+    if (device != only_device)
+        return cudaErrorInvalidDevice;
+    if (!pool)
+        return cudaErrorInvalidValue;
+    atomic_store(&current_pool, pool);
+    return cudaSuccess;
+}
+
+DEFINE_GUARDED(cudaDeviceGetDefaultMemPool, (cudaMemPool_t * memPool, int device),
+               device_pool(memPool, device, false))
+DEFINE_GUARDED(cudaDeviceGetMemPool, (cudaMemPool_t * memPool, int device),
+               device_pool(memPool, device, true))
+DEFINE_GUARDED(cudaDeviceSetMemPool, (int device, cudaMemPool_t memPool),
+               set_device_pool(device, memPool))
+
+/* Pinned device memory on the one device is the only kind of pool there is. */
+static cudaError_t create_pool(cudaMemPool_t *out, const struct cudaMemPoolProps *props)
+{
+    if (!out || !props || props->allocType != cudaMemAllocationTypePinned ||
+        props->location.type != cudaMemLocationTypeDevice || props->location.id != only_device)
+        return cudaErrorInvalidValue;
+    cudaError_t rc = NEW_HANDLE(out);
+    if (rc == cudaSuccess)
+        **out = (struct CUmemPoolHandle_st)POOL_DEFAULTS;
+    return rc;
+}
+
+/* A destroyed pool that was the device's current one gives way to the default pool. */
+static cudaError_t destroy_pool(cudaMemPool_t pool)
+{
+    if (!pool || pool == &default_pool)
+        return cudaErrorInvalidValue;
+    cudaMemPool_t expected = pool;
+    atomic_compare_exchange_strong(&current_pool, &expected, &default_pool);
+    free(pool);
+    return cudaSuccess;
+}
+
+/* The memory is the process's own, so there is never anything to give back. */
+static cudaError_t trim_pool(cudaMemPool_t pool, size_t keep)
+{
+    (void)keep;
+    return pool ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+DEFINE_GUARDED(cudaMemPoolCreate,
+               (cudaMemPool_t * memPool, const struct cudaMemPoolProps *poolProps),
+               create_pool(memPool, poolProps))
+DEFINE_GUARDED(cudaMemPoolDestroy, (cudaMemPool_t memPool), destroy_pool(memPool))
+DEFINE_GUARDED(cudaMemPoolTrimTo, (cudaMemPool_t memPool, size_t minBytesToKeep),
+               trim_pool(memPool, minBytesToKeep))
+
+/* Attributes 1-3 are int switches, the rest cuuint64_t: the release threshold, then usage
+ * figures whose current values are read-only and whose high-water marks only reset to 0. */
+static bool pool_attribute_is_int(enum cudaMemPoolAttr attr)
+{
+    return attr <= cudaMemPoolReuseAllowInternalDependencies;
+}
+
+static bool pool_attribute_known(cudaMemPool_t pool, enum cudaMemPoolAttr attr, const void *value)
+{
+    return pool && value && attr >= cudaMemPoolReuseFollowEventDependencies &&
+           attr <= cudaMemPoolAttrUsedMemHigh;
+}
+
+static cudaError_t set_pool_attribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value)
+{
+    if (!pool_attribute_known(pool, attr, value))
+        return cudaErrorInvalidValue;
+    uint64_t v =
+        pool_attribute_is_int(attr) ? (uint64_t) * (const int *)value : *(const uint64_t *)value;
+    bool settable =
+        pool_attribute_is_int(attr) || attr == cudaMemPoolAttrReleaseThreshold ||
+        ((attr == cudaMemPoolAttrReservedMemHigh || attr == cudaMemPoolAttrUsedMemHigh) && v == 0);
+    if (!settable)
+        return cudaErrorInvalidValue;
+    pool->attributes[attr] = v;
+    return cudaSuccess;
+}
+
+static cudaError_t get_pool_attribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value)
+{
+    if (!pool_attribute_known(pool, attr, value))
+        return cudaErrorInvalidValue;
+    if (pool_attribute_is_int(attr))
+        *(int *)value = (int)pool->attributes[attr];
+    else
+        *(uint64_t *)value = pool->attributes[attr];
+    return cudaSuccess;
+}
+
+DEFINE_GUARDED(cudaMemPoolSetAttribute,
+               (cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value),
+               set_pool_attribute(memPool, attr, value))
+DEFINE_GUARDED(cudaMemPoolGetAttribute,
+               (cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value),
+               get_pool_attribute(memPool, attr, value))
 
 /* Only exported symbols have names dladdr can see; the exact-address test rejects neighbours. */
 cudaError_t CUDARTAPI cudaFuncGetName(const char **name, const void *func)

@@ -48,6 +48,12 @@ cudaError_t CUDARTAPI cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t 
                                                unsigned int flags);
 cudaError_t CUDARTAPI cudaStreamQuery_ptsz(cudaStream_t stream);
 cudaError_t CUDARTAPI cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
+                                                    unsigned int flags);
+cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
+                                                   cudaStream_t stream);
+cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(
+    cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams);
 
 /*
  * The CUDA 12 runtime exported the struct-versioned name; libcudart.so.13 no longer does, so

@@ -14,6 +14,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "mapped_libraries.h"
+
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -23,18 +25,6 @@ int main(int argc, char **argv)
     int m = cudaMalloc(&p, 4096);
     int f = cudaFree(p);
     printf("load_libs: cudaMalloc -> %d, cudaFree -> %d\n", m, f);
-    FILE *maps = fopen("/proc/self/maps", "r");
-    char line[4096], last[4096] = "";
-    while (maps && fgets(line, sizeof line, maps)) {
-        const char *path = strchr(line, '/');
-        const char *base = path ? strrchr(path, '/') + 1 : NULL;
-        if (base && (strncmp(base, "libcu", 5) == 0 || strncmp(base, "libnccl", 7) == 0) &&
-            strncmp(base, "libcudatrace", 12) != 0 && strcmp(path, last) != 0) {
-            printf("load_libs: mapped %s", path);
-            snprintf(last, sizeof last, "%s", path);
-        }
-    }
-    if (maps)
-        fclose(maps);
+    print_mapped_libraries("load_libs");
     return 0;
 }

@@ -33,20 +33,14 @@ static uint64_t next_expected[MAX_THREADS];
 static uint64_t received, out_of_order, threads_seen;
 
 /* Stubs of the session (preload) and the builder (collector). */
-struct ct_shm_header *ct_session_shm(int *started_here)
+struct ct_shm_header *ct_session_shm(void)
 {
-    *started_here = 0;
     return shm;
 }
 
 void ct_session_count_lost(void)
 {
     atomic_fetch_add(&lost, 1);
-}
-
-void ct_cuda_info_record(struct ct_ring *ring)
-{
-    (void)ring;
 }
 
 void ct_builder_thread(uint32_t index, int32_t tid, const char *name)
@@ -100,13 +94,12 @@ int main(int argc, char **argv)
     unsigned rings = argc > 4 ? (unsigned)atoi(argv[4]) : 8;
     if (threads > MAX_THREADS || rings > MAX_THREADS)
         return 2;
-    shm = calloc(1, ct_shm_size(rings, CAPACITY));
+    shm = calloc(1, ct_shm_size(rings + 1, CAPACITY)); /* and the loader's, as a session has */
     if (!shm)
         return 1;
-    shm->ring_count = rings;
+    shm->ring_count = rings + 1;
     shm->ring_capacity = CAPACITY;
-    for (unsigned i = 0; i < rings; i++)
-        ct_shm_ring(shm, i)->index = i;
+    ct_shm_init_rings(shm);
     ct_ring_mask = CAPACITY - 1;
 
     pthread_t drain, workers[MAX_THREADS];

@@ -1,0 +1,28 @@
+/*
+ * Work a hook does after its call once it is due, rather than where it
+ * became due: a look at the link map after a dlopen (loader_view.c), and the
+ * preload's own version and device queries, which wait for a program call
+ * that has initialised CUDA itself. One flag word, so the hot path pays one
+ * relaxed load for both.
+ */
+#ifndef CT_PRELOAD_DEFERRED_H
+#define CT_PRELOAD_DEFERRED_H
+
+#include <stdatomic.h>
+
+enum {
+    CT_DEFER_LOOK = 1,      /* the link map may have changed        */
+    CT_DEFER_CUDA_INFO = 2, /* versions and devices not yet recorded */
+};
+
+extern _Atomic unsigned ct_deferred;
+
+void ct_deferred_run(unsigned func);
+
+static inline void ct_deferred_check(unsigned func)
+{
+    if (__builtin_expect(atomic_load_explicit(&ct_deferred, memory_order_relaxed) != 0, 0))
+        ct_deferred_run(func);
+}
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * Finds glibc's own dlopen, dlclose and dlerror behind the definitions the
+ * preload exports. dlsym(RTLD_NEXT) from the preload skips the preload
+ * itself, and dlsym is never interposed, so the lookup cannot come back to
+ * us. The pointers are found once; a failed lookup (a libc without them
+ * cannot run this preload anyway) leaves the calls failing as they would.
+ */
+#include "dl_real.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
+
+static void *(*real_open)(const char *, int);
+static int (*real_close)(void *);
+static char *(*real_error)(void);
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void find_real(void)
+{
+    real_open = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+    real_close = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    real_error = (char *(*)(void))dlsym(RTLD_NEXT, "dlerror");
+    if (real_error)
+        real_error(); /* a failed lookup of ours must leave the program no error */
+}
+
+void *ct_dl_real_open(const char *file, int mode)
+{
+    pthread_once(&once, find_real);
+    return real_open ? real_open(file, mode) : NULL;
+}
+
+int ct_dl_real_close(void *handle)
+{
+    pthread_once(&once, find_real);
+    return real_close ? real_close(handle) : -1;
+}
+
+char *ct_dl_real_error(void)
+{
+    pthread_once(&once, find_real);
+    return real_error ? real_error() : NULL;
+}
+
+/* What the trampoline jumps to: glibc's dlopen, reached with the caller's
+ * own return address still on the stack. */
+void *ct_dl_real_open_address(void)
+{
+    pthread_once(&once, find_real);
+    return (void *)real_open;
+}

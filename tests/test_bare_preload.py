@@ -1,0 +1,328 @@
+"""The loader's view under a bare LD_PRELOAD (issue 7): a process that only
+loads (or fails to load) CUDA libraries leaves a trace saying what loaded,
+who asked, how it was found and what failed; the same files load as
+untraced; where the audit module also ran (`cudatrace run`) both views
+agree; and processes that never touch CUDA leave nothing. Real toolkit
+libraries and NVIDIA's runtime wheels throughout, no double."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+CUDA_LIB = os.path.realpath("/usr/local/cuda/lib64")
+
+
+def report(build_dir, trace_path):
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
+                           str(trace_path)], capture_output=True, text=True, check=True,
+                          timeout=60)
+    return json.loads(done.stdout)
+
+
+def only_process(build_dir, completed):
+    r = report(build_dir, completed.run_dir / "trace.pftrace.zst")
+    (p,) = r["processes"]
+    return p, r["findings"]
+
+
+def instants(trace, name, seen_by=None):
+    return [i for i in trace.instants if i["name"] == name and
+            (seen_by is None or i["args"].get("seen_by") == seen_by)]
+
+
+def wheel_runtime(build_dir, major_minor):
+    (path,) = glob.glob(os.path.join(build_dir, "wheels", f"*cu{major_minor[:2]}-{major_minor}*",
+                                     "nvidia", "cuda_runtime", "lib", "libcudart.so.*"))
+    return path
+
+
+def test_dlopen_of_a_missing_library_is_traced(trace_run, build_dir):
+    completed, trace, _ = trace_run("dlopen_only", "libcudnn.so.8", double=False)
+    assert completed.returncode == 0
+    (line,) = completed.stdout.splitlines()
+    glibc_error = line.split(" ", 2)[2]
+    assert glibc_error.startswith("libcudnn.so.8: cannot open shared object file")
+    p, findings = only_process(build_dir, completed)
+    (failed,) = p["failed_loads"]
+    assert failed["requested_as"] == "libcudnn.so.8"
+    assert failed["requested_by"] == os.path.join(build_dir, "tests", "dlopen_only")
+    assert failed["error"] == glibc_error  # what dlerror() told the program
+    assert failed["seen_by"] == "preload"
+    assert failed["searched"][-2:] == ["/lib", "/usr/lib"]
+    assert "/usr/lib/x86_64-linux-gnu" in failed["searched"]
+    (finding,) = findings
+    assert finding["id"] == "library-load-failed"
+    assert finding["evidence"]["failed_loads"] == [failed]
+
+
+def test_failed_dlopen_without_dlerror_is_settled_at_exit(trace_run, build_dir):
+    completed, _, _ = trace_run("dlopen_only", "--no-dlerror", "libcudnn.so.8", double=False)
+    p, findings = only_process(build_dir, completed)
+    (failed,) = p["failed_loads"]
+    assert failed["error"] == "not found in the directories searched"
+    assert [f["id"] for f in findings] == ["library-load-failed"]
+
+
+def test_healthy_twin_dlopen_of_an_installed_library(trace_run, build_dir):
+    completed, _, _ = trace_run("dlopen_only", "libcudnn.so.9", double=False)
+    assert completed.stdout == "dlopen_only: libcudnn.so.9 loaded\n"
+    p, findings = only_process(build_dir, completed)
+    assert p["failed_loads"] == [] and findings == []
+    (cudnn,) = [lib for lib in p["libraries"] if lib["family"] == "cudnn"]
+    assert (cudnn["requested_as"], cudnn["requested_by"], cudnn["found_via"],
+            cudnn["seen_by"]) == ("libcudnn.so.9", os.path.join(build_dir, "tests",
+                                                                "dlopen_only"),
+                                  "ld.so.cache", "preload")
+
+
+def test_runtime_and_device_count_without_a_driver(trace_run, build_dir):
+    """torch.cuda.is_available() as a C program sees it: the real driverless
+    runtime, cudaGetDeviceCount through a dlopen'ed libcudart."""
+    runtime = os.path.join(CUDA_LIB, "libcudart.so.13")
+    completed, trace, _ = trace_run("dlopen_only", "--call", "cudaGetDeviceCount", runtime,
+                                    double=False)
+    untraced, _, _ = trace_run("dlopen_only", "--call", "cudaGetDeviceCount", runtime,
+                               double=False, preload=False)
+    assert completed.stdout == untraced.stdout
+    code = int(completed.stdout.splitlines()[-1].rsplit(" ", 1)[1])
+    assert code != 0
+    p, findings = only_process(build_dir, completed)
+    failed = {f["requested_as"]: f for f in p["failed_loads"]}
+    libcuda = failed["libcuda.so.1"]
+    assert os.path.realpath(libcuda["requested_by"]) == os.path.realpath(runtime)
+    assert "/usr/lib/x86_64-linux-gnu" in libcuda["searched"]
+    assert "driver-missing" in {f["id"] for f in findings}
+
+
+def test_two_runtimes_dlopened_local(trace_run, build_dir):
+    other = wheel_runtime(build_dir, "12.4")
+    completed, _, _ = trace_run("dlopen_only", os.path.join(CUDA_LIB, "libcudart.so.13"), other,
+                                double=False)
+    p, findings = only_process(build_dir, completed)
+    (duplicate,) = [f for f in findings if f["id"] == "duplicate-library"]
+    named = sorted(lib["realpath"] for lib in duplicate["evidence"]["libraries"])
+    assert named == sorted([os.path.realpath(os.path.join(CUDA_LIB, "libcudart.so.13")),
+                            os.path.realpath(other)])
+
+
+def test_healthy_twin_one_runtime(trace_run, build_dir):
+    completed, _, _ = trace_run("dlopen_only", os.path.join(CUDA_LIB, "libcudart.so.13"),
+                                double=False)
+    p, findings = only_process(build_dir, completed)
+    assert findings == []
+    (cudart,) = [lib for lib in p["libraries"] if lib["family"] == "cudart"]
+    assert cudart["found_via"] == "absolute path"
+
+
+def test_load_and_unload_within_milliseconds(trace_run, build_dir):
+    completed, trace, _ = trace_run("dlopen_only", "--close", "libcufft.so.12", double=False)
+    p, _ = only_process(build_dir, completed)
+    (cufft,) = [lib for lib in p["libraries"] if lib["family"] == "cufft"]
+    assert cufft["loaded_ns"] and cufft["unloaded_ns"]
+    assert 0 < cufft["unloaded_ns"] - cufft["loaded_ns"] < 2_000_000_000
+    (unload,) = instants(trace, "cuda.library.unload")
+    assert unload["args"]["realpath"] == cufft["realpath"]
+
+
+def loader_accounts(trace, seen_by):
+    loads = {(i["args"]["requested_as"], i["args"]["requested_by"], i["args"]["found_via"],
+              i["args"]["realpath"])
+             for i in instants(trace, "cuda.library.load", seen_by)
+             if i["args"]["found_via"] != "already loaded"}
+    failed = {(i["args"]["requested_as"], i["args"]["requested_by"], i["args"]["searched"])
+              for i in instants(trace, "cuda.library.failed", seen_by)}
+    return loads, failed
+
+
+def run_both(build_dir, tmp_path, library_path, *argv):
+    trace_path = tmp_path / "trace.pftrace.zst"
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CUDATRACE_", "CT_DOUBLE")) and k not in ("LD_PRELOAD",
+                                                                          "LD_AUDIT")}
+    env["LD_LIBRARY_PATH"] = library_path
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "-o",
+                           str(trace_path), "--", *map(str, argv)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    import perfetto_check
+    return perfetto_check.load(trace_path)
+
+
+def test_bare_preload_and_audit_module_agree(build_dir, tmp_path):
+    trace = run_both(build_dir, tmp_path, str(tmp_path), os.path.join(build_dir, "tests",
+                                                                        "dlopen_only"),
+                     "libcublas.so.13", os.path.join(CUDA_LIB, "libcudnn.so.9"),
+                     "libcudnn.so.8", "libcufft.so.12")
+    audit = loader_accounts(trace, "audit")
+    preload = loader_accounts(trace, "preload")
+    assert len(audit[0]) == 4  # cublas, cublasLt (its DT_NEEDED), cudnn, cufft
+    # libcudnn.so.8 is missing; cuBLASLt looks for the driver as it loads.
+    assert {a[0] for a in audit[1]} == {"libcudnn.so.8", "libcuda.so.1"}
+    assert preload == audit
+
+
+@pytest.mark.parametrize("shadowed", [True, False])
+def test_shadowing_seen_without_the_audit_module(trace_run, build_dir, tmp_path, shadowed,
+                                                 runpath_layout):
+    own, other = runpath_layout
+    env = {"LD_LIBRARY_PATH": str(other) if shadowed else str(tmp_path)}
+    args = ("dlopen_only", "--maps", own / "librunpath_user.so")
+    completed, _, _ = trace_run(*args, double=False, env=env)
+    untraced, _, _ = trace_run(*args, double=False, env=env, preload=False)
+    assert completed.stdout == untraced.stdout  # the same files mapped
+    p, findings = only_process(build_dir, completed)
+    (cudnn,) = [lib for lib in p["libraries"] if lib["family"] == "cudnn"]
+    assert cudnn["requested_by"] == str(own / "librunpath_user.so")
+    if shadowed:
+        assert cudnn["realpath"] == str(other / "libcudnn.so.9")
+        assert cudnn["found_via"] == "LD_LIBRARY_PATH"
+        (finding,) = findings
+        assert finding["id"] == "shadowed-library"
+        assert finding["evidence"]["runpath_copy"] == str(own / "libcudnn.so.9")
+    else:
+        assert cudnn["realpath"] == str(own / "libcudnn.so.9")
+        assert cudnn["found_via"] == "DT_RUNPATH"
+        assert findings == []
+
+
+def test_pip_wheel_runtime_from_python_ctypes(trace_run, build_dir):
+    """A framework's pip-wheel runtime, loaded from Python through ctypes, asked
+    whether CUDA is available: the answer and why, under a bare LD_PRELOAD."""
+    runtime = wheel_runtime(build_dir, "12.4")
+    script = ("import ctypes\n"
+              f"rt = ctypes.CDLL({runtime!r})\n"
+              "n = ctypes.c_int(-1)\n"
+              "print('count', rt.cudaGetDeviceCount(ctypes.byref(n)), n.value)\n"
+              "try:\n    ctypes.CDLL('libcudnn.so.8')\n"
+              "except OSError as e:\n    print('error', e)\n")
+    completed, _, _ = trace_run(sys.executable, "-c", script, double=False)
+    untraced, _, _ = trace_run(sys.executable, "-c", script, double=False, preload=False)
+    assert completed.stdout == untraced.stdout and completed.returncode == 0
+    p, findings = only_process(build_dir, completed)
+    (cudart,) = [lib for lib in p["libraries"] if lib["family"] == "cudart"]
+    assert cudart["realpath"] == os.path.realpath(runtime)
+    # Called through ctypes (dlsym on the handle), cudaGetDeviceCount passes
+    # no hook, so the version comes from the file name.
+    assert cudart["version"] == "12"
+    failed = {f["requested_as"]: f for f in p["failed_loads"]}
+    assert failed["libcudnn.so.8"]["error"] == completed.stdout.splitlines()[1][len("error "):]
+    assert "libcuda.so.1" in failed
+    ids = {f["id"] for f in findings}
+    assert {"driver-missing", "library-load-failed"} <= ids
+
+
+def test_processes_that_never_touch_cuda_leave_nothing(build_dir, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDATRACE_")}
+    env["LD_PRELOAD"] = os.path.join(build_dir, "libcudatrace.so")
+    env["CUDATRACE_OUTPUT"] = str(tmp_path / "trace-%p.pftrace.zst")
+    subprocess.run(["/bin/sh", "-c", "i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); "
+                    "done"], env=env, check=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", "import json, zlib, ctypes; "
+                           "ctypes.CDLL('libz.so.1'); print('ok')"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout == "ok\n" and done.stderr == ""
+    assert os.listdir(tmp_path) == []
+
+
+def private_cudnn(tmp_path):
+    """A framework's private cuDNN 9: libcudnn.so.9 (RUNPATH $ORIGIN) and the
+    sub-library it dlopens by bare name, copied into one directory."""
+    private = tmp_path / "site-packages" / "nvidia" / "cudnn" / "lib"
+    private.mkdir(parents=True)
+    for name in ("libcudnn.so.9", "libcudnn_graph.so.9"):
+        shutil.copy(os.path.join(CUDA_LIB, name), private)
+    return private
+
+
+@pytest.mark.parametrize("conda", [False, True])
+def test_private_cudnn_sublibraries(trace_run, build_dir, tmp_path, conda):
+    """cudnnGetVersion makes cuDNN dlopen libcudnn_graph.so.9 by bare name: its
+    own RUNPATH ($ORIGIN) must find the private copy, exactly as untraced,
+    unless a conda-style LD_LIBRARY_PATH puts another copy first."""
+    private = private_cudnn(tmp_path)
+    conda_lib = tmp_path / "conda" / "lib"
+    conda_lib.mkdir(parents=True)
+    if conda:
+        shutil.copy(os.path.join(CUDA_LIB, "libcudnn_graph.so.9"), conda_lib)
+    args = ("dlopen_only", "--maps", "--call", "cudnnGetVersion", private / "libcudnn.so.9")
+    env = {"LD_LIBRARY_PATH": str(conda_lib)}
+    completed, _, _ = trace_run(*args, double=False, env=env)
+    untraced, _, _ = trace_run(*args, double=False, env=env, preload=False)
+    assert completed.stdout == untraced.stdout  # the same files mapped
+    graph_dir = conda_lib if conda else private
+    assert f"mapped {graph_dir / 'libcudnn_graph.so.9'}\n" in completed.stdout
+    p, findings = only_process(build_dir, completed)
+    (graph,) = [lib for lib in p["libraries"] if lib["family"] == "cudnn_graph"]
+    assert graph["requested_by"] == str(private / "libcudnn.so.9")
+    if conda:
+        assert (graph["realpath"], graph["found_via"]) == (str(conda_lib / "libcudnn_graph.so.9"),
+                                                           "LD_LIBRARY_PATH")
+        assert [f["id"] for f in findings] == ["shadowed-library"]
+    else:
+        assert (graph["realpath"], graph["found_via"]) == (str(private / "libcudnn_graph.so.9"),
+                                                           "DT_RUNPATH")
+        assert findings == []
+    # The same under `cudatrace run`, where the audit module is the witness.
+    trace = run_both(build_dir, tmp_path, str(conda_lib),
+                     os.path.join(build_dir, "tests", "dlopen_only"), *args[1:])
+    assert loader_accounts(trace, "preload") == loader_accounts(trace, "audit")
+
+
+def test_threads_loading_at_once(trace_run, build_dir):
+    """Eight threads dlopen and dlclose CUDA libraries (and a missing one,
+    reading dlerror) at once: no hang, the program's output unchanged, a valid
+    trace whose every unload follows a load of the same file, and the missing
+    library reported with glibc's error."""
+    args = ("dlopen_threads", 8, 20, "libcufft.so.12", "libcudnn.so.9", "libcurand.so.9")
+    completed, trace, _ = trace_run(*args, double=False)
+    untraced, _, _ = trace_run(*args, double=False, preload=False)
+    assert completed.stdout == untraced.stdout and completed.returncode == 0
+    assert "libcufft.so.12 loaded 160 times" in completed.stdout
+    live = {}
+    for i in sorted(instants(trace, "cuda.library.load") + instants(trace, "cuda.library.unload"),
+                    key=lambda i: i["ts"]):
+        path = i["args"]["realpath"]
+        if i["name"] == "cuda.library.load":
+            live[path] = live.get(path, 0) + 1
+        else:
+            assert live.get(path, 0) > 0, f"{path} unloaded before it was loaded"
+            live[path] -= 1
+    p, findings = only_process(build_dir, completed)
+    (failed,) = p["failed_loads"]
+    assert (failed["requested_as"], failed["attempts"]) == ("libcurand.so.9", 160)
+    assert failed["error"].startswith("libcurand.so.9: cannot open shared object file")
+    assert [f["id"] for f in findings] == ["library-load-failed"]
+
+
+def test_version_and_count_on_the_driverless_runtime(trace_run, build_dir):
+    """The calls torch.cuda.is_available() makes, on the real runtime without a
+    driver: both as slices with their results, the runtime's failed search for
+    libcuda.so.1 with the directories searched, and driver-missing."""
+    completed, trace, _ = trace_run("version_and_count", double=False)
+    untraced, _, _ = trace_run("version_and_count", double=False, preload=False)
+    assert (completed.stdout, completed.returncode) == (untraced.stdout, untraced.returncode)
+    printed = dict(line.split(" -> ") for line in completed.stdout.splitlines())
+    slices = [(s["name"], s["args"]["result"]) for s in trace.slices]
+    assert slices == [(name, int(printed[name].split()[0])) for name in
+                      ("cudaRuntimeGetVersion", "cudaGetDeviceCount")]
+    assert slices[1][1] != 0
+    p, findings = only_process(build_dir, completed)
+    (driver,) = p["failed_loads"]
+    assert driver["requested_as"] == "libcuda.so.1"
+    assert os.path.basename(driver["requested_by"]) == "libcudart.so.13"
+    assert driver["searched"][-4:] == ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+                                       "/lib", "/usr/lib"]
+    assert [f["id"] for f in findings] == ["driver-missing"]
+
+
+def test_a_version_query_alone_does_not_start_the_driver(trace_run, build_dir):
+    """cudaRuntimeGetVersion does not initialise CUDA: the preload's own device
+    queries must not either, so the runtime never looks for libcuda.so.1."""
+    completed, trace, _ = trace_run("version_and_count", "--version-only", double=False)
+    assert [s["name"] for s in trace.slices] == ["cudaRuntimeGetVersion"]
+    p, findings = only_process(build_dir, completed)
+    assert p["failed_loads"] == [] and findings == []
