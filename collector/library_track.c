@@ -68,6 +68,8 @@ void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts)
         args[n++] = CT_TEXT_ARG("how", e->how);
     if (e->requested_ns)
         args[n++] = CT_UINT_ARG("requested_ns", e->requested_ns);
+    if (e->attempts > 1)
+        args[n++] = CT_UINT_ARG("attempts", e->attempts);
     if (e->failed) {
         args[n++] = CT_TEXT_ARG("searched", e->searched);
         args[n++] = CT_TEXT_ARG("error", e->error);

@@ -200,7 +200,8 @@ static void failed(const struct ct_record *r, uint64_t requested_ns, uint64_t se
                                 .searched = search->searched,
                                 .seen_by = "preload",
                                 .how = how_name(r->arg[2]),
-                                .requested_ns = requested_ns};
+                                .requested_ns = requested_ns,
+                                .attempts = r->arg[4]};
     ct_library_track_loader(&e, seen_ns);
     free(search);
 }

@@ -18,6 +18,7 @@ struct ct_loader_event {
     const char *seen_by;      /* "audit" (the rtld-audit module) or "preload" */
     const char *how;          /* preload: "dlopen", "needed", "start", ... or NULL */
     uint64_t requested_ns;    /* preload: when the dlopen was called, or 0 */
+    uint64_t attempts;        /* failures: identical failed attempts, 0 for one */
 };
 
 /* Reads what the audit module (libcudatrace-audit.so, under LD_AUDIT) of

@@ -42,7 +42,7 @@
 #include "session.h"
 
 #define CT_EXPORT __attribute__((visibility("default")))
-#define MAX_REQUESTS 32
+#define MAX_REQUESTS 64
 #define MAX_KNOWN 64
 #define PATH_LEN 1024
 #define ERROR_LEN 512
@@ -60,6 +60,7 @@ struct request_text {
 /* A dlopen of a CUDA-stack name that has not been seen through yet. */
 struct request {
     int used, failed;
+    uint32_t attempts; /* failed: identical failures folded into this one */
     int32_t tid;
     int mode;
     uint64_t ticks;
@@ -371,9 +372,9 @@ static void attribute_new_objects(int at_start)
 
 /* Emits one event on the loader ring (starting the session); 0 when it is
  * in the trace. */
-static int emit(enum ct_library_event event, int how, uint64_t ticks, int mode, int32_t tid,
-                uintptr_t base, const char *name, const char *requester, const char *path,
-                const char *error, const char *via)
+static int emit(enum ct_library_event event, int how, uint32_t attempts, uint64_t ticks, int mode,
+                int32_t tid, uintptr_t base, const char *name, const char *requester,
+                const char *path, const char *error, const char *via)
 {
     struct ct_ring *ring = ct_session_loader_ring();
     if (!ring)
@@ -396,12 +397,13 @@ static int emit(enum ct_library_event event, int how, uint64_t ticks, int mode, 
         return -1;
     struct ct_record *r = ct_ring_reserve(ring, &head);
     if (r) {
-        *r = (struct ct_record){.type = CT_REC_LIBRARY,
-                                .func = (uint16_t)event,
-                                .result = mode,
-                                .begin = ticks,
-                                .end = ct_clock_now(),
-                                .arg = {key, (uint64_t)(uint32_t)tid, (uint64_t)how, base, 0}};
+        *r = (struct ct_record){
+            .type = CT_REC_LIBRARY,
+            .func = (uint16_t)event,
+            .result = mode,
+            .begin = ticks,
+            .end = ct_clock_now(),
+            .arg = {key, (uint64_t)(uint32_t)tid, (uint64_t)how, base, attempts}};
         ct_ring_publish(ring, head);
     }
     ct_ring_leave(ring);
@@ -414,7 +416,7 @@ static void emit_loads(void)
         struct known *k = &known[i];
         if (!k->used || k->emitted || (k->how == CT_LIB_INHERITED && !ct_session_active()))
             continue;
-        k->emitted = !emit(CT_LIB_LOADED, k->how, k->ticks, k->mode, k->tid, k->base,
+        k->emitted = !emit(CT_LIB_LOADED, k->how, 1, k->ticks, k->mode, k->tid, k->base,
                            k->text->requested_as, k->text->requested_by, k->text->path, NULL, NULL);
     }
 }
@@ -425,7 +427,7 @@ static void emit_unloads(uint64_t now)
         struct known *k = &known[i];
         if (k->used && !k->present) {
             if (k->emitted)
-                emit(CT_LIB_UNLOADED, k->how, now, -1, 0, k->base, k->text->requested_as, NULL,
+                emit(CT_LIB_UNLOADED, k->how, 1, now, -1, 0, k->base, k->text->requested_as, NULL,
                      k->text->path, NULL, NULL);
             k->used = 0;
         }
@@ -447,13 +449,13 @@ static void settle_requests(int final)
                 k = &known[i];
         if (k) {
             if (!k->already_told)
-                emit(CT_LIB_LOADED, CT_LIB_ALREADY, q->ticks, q->mode, q->tid, k->base,
+                emit(CT_LIB_LOADED, CT_LIB_ALREADY, 1, q->ticks, q->mode, q->tid, k->base,
                      q->text->name, q->text->caller, k->text->path, NULL, NULL);
             k->already_told = 1;
             q->used = 0;
         } else if (q->failed || final) {
-            emit(CT_LIB_FAILED, *q->text->via ? CT_LIB_BY_NEEDED : CT_LIB_BY_DLOPEN, q->ticks,
-                 q->mode, q->tid, 0, q->text->name, q->text->caller, NULL, q->text->error,
+            emit(CT_LIB_FAILED, *q->text->via ? CT_LIB_BY_NEEDED : CT_LIB_BY_DLOPEN, q->attempts,
+                 q->ticks, q->mode, q->tid, 0, q->text->name, q->text->caller, NULL, q->text->error,
                  q->text->via);
             q->used = 0;
         }
@@ -528,15 +530,30 @@ void ct_loader_view_forget_in_child(void)
     atomic_fetch_or(&ct_deferred, CT_DEFER_LOOK);
 }
 
+/* Whether `r` is a better slot to give a new request than `q`: a free one,
+ * else the oldest, sparing a failure that waits to be written. */
+static int better_slot(const struct request *r, const struct request *q)
+{
+    if (!r->used || !q->used)
+        return !r->used;
+    if (r->failed != q->failed)
+        return !r->failed;
+    return r->ticks < q->ticks;
+}
+
 /* A free slot, else the oldest unanswered request's (given up), cleared. */
 static struct request *take_request(int32_t tid, int mode, uint64_t ticks)
 {
     struct request *q = &requests[0];
-    for (int r = 0; r < MAX_REQUESTS && q->used; r++)
-        if (!requests[r].used || requests[r].ticks < q->ticks)
+    for (int r = 1; r < MAX_REQUESTS && q->used; r++)
+        if (better_slot(&requests[r], q))
             q = &requests[r];
-    *q = (struct request){
-        .used = 1, .tid = tid, .mode = mode, .ticks = ticks, .text = &request_texts[q - requests]};
+    *q = (struct request){.used = 1,
+                          .attempts = 1,
+                          .tid = tid,
+                          .mode = mode,
+                          .ticks = ticks,
+                          .text = &request_texts[q - requests]};
     memset(q->text, 0, sizeof *q->text);
     return q;
 }
@@ -608,21 +625,58 @@ static int is_loaded(const char *name)
     return p.found;
 }
 
-/* The thread's latest unanswered request, or NULL (under requests_lock). */
-static struct request *latest_request_of(int32_t tid)
+/* A load retried in a loop fails the same way each time: one request
+ * carries the count, and the slot is free again (under requests_lock). */
+static void fold_into_earlier_failure(struct request *q)
+{
+    for (int r = 0; r < MAX_REQUESTS; r++) {
+        struct request *p = &requests[r];
+        if (p != q && p->used && p->failed && strcmp(p->text->name, q->text->name) == 0 &&
+            strcmp(p->text->caller, q->text->caller) == 0 &&
+            strcmp(p->text->error, q->text->error) == 0 &&
+            strcmp(p->text->via, q->text->via) == 0) {
+            p->attempts++;
+            q->used = 0;
+            return;
+        }
+    }
+}
+
+/* The thread's latest unanswered request, by `name` (compared by base name:
+ * glibc may name the file it tried rather than the name asked for) or by
+ * any name when NULL; NULL when there is none (under requests_lock). */
+static struct request *latest_request_of(int32_t tid, const char *name)
 {
     struct request *latest = NULL;
-    for (int r = 0; r < MAX_REQUESTS; r++)
-        if (requests[r].used && !requests[r].failed && requests[r].tid == tid &&
-            (!latest || requests[r].ticks > latest->ticks))
+    for (int r = 0; r < MAX_REQUESTS; r++) {
+        const struct request *q = &requests[r];
+        if (q->used && !q->failed && q->tid == tid && (!latest || q->ticks > latest->ticks) &&
+            (!name || strcmp(base_name(q->text->name), base_name(name)) == 0))
             latest = &requests[r];
+    }
     return latest;
 }
 
-/* A dependency of the thread's latest dlopen that could not be opened: the
- * object that named it was unmapped again, so the collector finds it from
- * the files (the dlopen'ed name, its caller). */
-static void note_failed_dependency(const char *name, const char *text, int32_t tid)
+/* Gives the error to the thread's latest request by `name` (any when
+ * NULL); 0 when there is none. */
+static int mark_failed(int32_t tid, const char *name, const char *text)
+{
+    requests_lock();
+    struct request *q = latest_request_of(tid, name);
+    if (q) {
+        q->failed = 1;
+        copy(q->text->error, sizeof q->text->error, text);
+        fold_into_earlier_failure(q);
+    }
+    requests_unlock();
+    return q != NULL;
+}
+
+/* A failure of the thread's latest dlopen whose request is no longer
+ * pending (it was given up for a newer one), or of a dependency of it: the
+ * object that named a dependency was unmapped again, so the collector finds
+ * it from the files (the dlopen'ed name, its caller). */
+static void note_failed_load(const char *name, const char *text, int32_t tid)
 {
     char caller_path[PATH_LEN];
     object_containing(last_request.caller, caller_path, sizeof caller_path);
@@ -631,39 +685,38 @@ static void note_failed_dependency(const char *name, const char *text, int32_t t
     q->failed = 1;
     copy(q->text->name, sizeof q->text->name, name);
     copy(q->text->caller, sizeof q->text->caller, caller_path);
-    copy(q->text->via, sizeof q->text->via, last_request.name);
+    if (strcmp(name, last_request.name) != 0)
+        copy(q->text->via, sizeof q->text->via, last_request.name);
     copy(q->text->error, sizeof q->text->error, text);
+    fold_into_earlier_failure(q);
     requests_unlock();
 }
 
-/* glibc's load errors begin with the file that failed: "NAME: cannot open
- * shared object file: ...". */
+/* glibc's load errors begin with the file that failed ("NAME: cannot open
+ * shared object file: ..."); an error naming an object that is loaded came
+ * from something else (a dlsym). The failing file is the request itself, a
+ * CUDA library it needed (or one whose request was given up), or another
+ * library a CUDA request needed. */
 static void note_error(const char *text)
 {
-    char failing[PATH_LEN];
+    char failing[PATH_LEN], latest[PATH_LEN] = "";
     const char *colon = strstr(text, ": ");
     snprintf(failing, sizeof failing, "%.*s", colon ? (int)(colon - text) : 0, text);
-    int32_t tid = (int32_t)gettid();
-    requests_lock();
-    struct request *q = latest_request_of(tid);
-    char name[PATH_LEN] = "";
-    if (q)
-        copy(name, sizeof name, q->text->name);
-    requests_unlock();
-    /* An error read while the request's object is loaded came from
-     * something else (a dlsym). */
-    if (*name && !is_loaded(name)) {
-        requests_lock();
-        if ((q = latest_request_of(tid)) != NULL && strcmp(q->text->name, name) == 0) {
-            q->failed = 1;
-            copy(q->text->error, sizeof q->text->error, text);
-        }
-        requests_unlock();
-    } else if (!*name && *failing && is_cuda_stack(failing) &&
-               strstr(text, "cannot open shared object file") && *last_request.name) {
-        note_failed_dependency(failing, text, tid);
-    } else {
+    if (!*failing || is_loaded(failing))
         return;
+    int32_t tid = (int32_t)gettid();
+    if (!mark_failed(tid, failing, text)) {
+        if (is_cuda_stack(failing) && *last_request.name) {
+            note_failed_load(failing, text, tid);
+        } else {
+            requests_lock();
+            struct request *q = latest_request_of(tid, NULL);
+            if (q)
+                copy(latest, sizeof latest, q->text->name);
+            requests_unlock();
+            if (!*latest || is_loaded(latest) || !mark_failed(tid, latest, text))
+                return;
+        }
     }
     atomic_fetch_or(&ct_deferred, CT_DEFER_LOOK);
     ct_loader_observe();

@@ -238,17 +238,39 @@ def private_cudnn(tmp_path):
     return private
 
 
+# A framework loading its wheel's cuDNN from Python: ctypes, then the list
+# of CUDA files mapped, as dlopen_only --maps prints it.
+PYTHON_CUDNN = """import ctypes, sys
+print("cudnnGetVersion ->", ctypes.CDLL(sys.argv[1]).cudnnGetVersion())
+seen = []
+for line in open("/proc/self/maps"):
+    path = line[line.find("/"):].strip() if "/" in line else ""
+    base = path.rsplit("/", 1)[-1]
+    if base.startswith(("libcu", "libnccl")) and not base.startswith("libcudatrace") \\
+            and path not in seen:
+        seen.append(path)
+        print("mapped", path)
+"""
+
+
+@pytest.mark.parametrize("launcher", ["c", "python"])
 @pytest.mark.parametrize("conda", [False, True])
-def test_private_cudnn_sublibraries(trace_run, build_dir, tmp_path, conda):
+def test_private_cudnn_sublibraries(trace_run, build_dir, tmp_path, conda, launcher):
     """cudnnGetVersion makes cuDNN dlopen libcudnn_graph.so.9 by bare name: its
     own RUNPATH ($ORIGIN) must find the private copy, exactly as untraced,
-    unless a conda-style LD_LIBRARY_PATH puts another copy first."""
+    unless a conda-style LD_LIBRARY_PATH puts another copy first. From a C
+    program and from Python (ctypes) alike; the same account and findings as
+    under `cudatrace run`."""
     private = private_cudnn(tmp_path)
     conda_lib = tmp_path / "conda" / "lib"
     conda_lib.mkdir(parents=True)
     if conda:
         shutil.copy(os.path.join(CUDA_LIB, "libcudnn_graph.so.9"), conda_lib)
-    args = ("dlopen_only", "--maps", "--call", "cudnnGetVersion", private / "libcudnn.so.9")
+    if launcher == "c":
+        args = (os.path.join(build_dir, "tests", "dlopen_only"), "--maps", "--call",
+                "cudnnGetVersion", private / "libcudnn.so.9")
+    else:
+        args = (sys.executable, "-c", PYTHON_CUDNN, private / "libcudnn.so.9")
     env = {"LD_LIBRARY_PATH": str(conda_lib)}
     completed, _, _ = trace_run(*args, double=False, env=env)
     untraced, _, _ = trace_run(*args, double=False, env=env, preload=False)
@@ -258,6 +280,7 @@ def test_private_cudnn_sublibraries(trace_run, build_dir, tmp_path, conda):
     p, findings = only_process(build_dir, completed)
     (graph,) = [lib for lib in p["libraries"] if lib["family"] == "cudnn_graph"]
     assert graph["requested_by"] == str(private / "libcudnn.so.9")
+    assert graph["seen_by"] == "preload"
     if conda:
         assert (graph["realpath"], graph["found_via"]) == (str(conda_lib / "libcudnn_graph.so.9"),
                                                            "LD_LIBRARY_PATH")
@@ -267,9 +290,10 @@ def test_private_cudnn_sublibraries(trace_run, build_dir, tmp_path, conda):
                                                            "DT_RUNPATH")
         assert findings == []
     # The same under `cudatrace run`, where the audit module is the witness.
-    trace = run_both(build_dir, tmp_path, str(conda_lib),
-                     os.path.join(build_dir, "tests", "dlopen_only"), *args[1:])
+    trace = run_both(build_dir, tmp_path, str(conda_lib), *args)
     assert loader_accounts(trace, "preload") == loader_accounts(trace, "audit")
+    audited = report(build_dir, tmp_path / "trace.pftrace.zst")
+    assert [f["id"] for f in audited["findings"]] == [f["id"] for f in findings]
 
 
 def test_threads_loading_at_once(trace_run, build_dir):

@@ -307,10 +307,10 @@ static void add_failed_load(struct ct_process_report *p, const struct ct_event *
                                   arg_string(e, "searched"),
                                   arg_string(e, "error"),
                                   seen_by(e),
-                                  1};
+                                  (uint64_t)arg_int(e, "attempts", 1)};
     for (size_t i = 0; i < p->failed_load_count; i++)
         if (same_failure(&p->failed_loads[i], &load)) {
-            p->failed_loads[i].attempts++;
+            p->failed_loads[i].attempts += load.attempts;
             return;
         }
     p->failed_loads = ct_array_grow(p->failed_loads, p->failed_load_count, sizeof *p->failed_loads);

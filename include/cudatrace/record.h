@@ -29,7 +29,7 @@ enum ct_record_type {
  * the clock when the load was requested, end when it was seen done; arg[0]
  * the event's key (its strings carry it), arg[1] the requesting thread,
  * arg[2] how it was requested (enum ct_library_request), arg[3] the object's
- * load address. The strings that go with it come first, on the same ring. */
+ * load address, arg[4] how many identical attempts failed (CT_LIB_FAILED). The strings that go with it come first, on the same ring. */
 enum ct_library_event {
     CT_LIB_LOADED = 1,
     CT_LIB_FAILED = 2,
