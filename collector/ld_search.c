@@ -755,3 +755,61 @@ const char *ct_ld_list_name(enum ct_ld_list list)
         return "unknown";
     }
 }
+
+/* Whether a search-path entry (`entry` as written, `dir` expanded) is where
+ * the object's packager meant its libraries to come from: relative to the
+ * object itself, or inside a pip nvidia/ or a conda tree. A system
+ * directory on it is not that. */
+static int meant_for_its_libraries(const char *entry, const char *dir)
+{
+    return strstr(entry, "$ORIGIN") || strstr(entry, "${ORIGIN}") || strstr(dir, "/nvidia/") ||
+           strstr(dir, "conda");
+}
+
+/* Removes "." and "dir/.." from an absolute path, in place, without asking
+ * the file system (the directory may well not exist: that is the point). */
+static void normalise(char *path)
+{
+    char *out = path;
+    for (const char *at = path; *at;) {
+        while (*at == '/')
+            at++;
+        size_t len = strcspn(at, "/");
+        if (len == 2 && strncmp(at, "..", 2) == 0) {
+            while (out > path && *--out != '/')
+                ;
+        } else if (len && !(len == 1 && *at == '.')) {
+            *out++ = '/';
+            memmove(out, at, len);
+            out += len;
+        }
+        at += len;
+    }
+    if (out == path)
+        *out++ = '/';
+    *out = '\0';
+}
+
+void ct_ld_meant_dirs(const struct ct_ld_process *process, const char *requester, char *out,
+                      size_t size)
+{
+    struct object o;
+    struct walk w = {.process = process};
+    out[0] = '\0';
+    init_cpu();
+    read_object(requester, process->cwd, same_file(requester, process->main_program), &o);
+    const char *paths = o.has_runpath ? o.runpath : o.rpath;
+    for (const char *at = paths; *at;) {
+        size_t len = strcspn(at, ":");
+        char entry[4096], dir[4096];
+        if (len < sizeof entry) {
+            snprintf(entry, sizeof entry, "%.*s", (int)len, at);
+            if (entry_dir(&w, entry, o.origin, dir, sizeof dir) == 0 &&
+                meant_for_its_libraries(entry, dir)) {
+                normalise(dir);
+                add_distinct(out, size, dir);
+            }
+        }
+        at += len + (at[len] == ':');
+    }
+}

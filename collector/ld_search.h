@@ -58,6 +58,12 @@ void ct_ld_search(const struct ct_ld_process *process, const char *name, const c
 enum ct_ld_list ct_ld_found_via(const struct ct_ld_process *process, const char *name,
                                 const char *requester, const char *loaded);
 
+/* The directories `requester`'s own DT_RUNPATH (else DT_RPATH) names,
+ * expanded, ':'-separated, that look meant for the libraries it needs:
+ * written relative to $ORIGIN, or inside a pip nvidia/ or a conda tree. */
+void ct_ld_meant_dirs(const struct ct_ld_process *process, const char *requester, char *out,
+                      size_t size);
+
 /* "absolute path", "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache",
  * "default directories", "unknown". */
 const char *ct_ld_list_name(enum ct_ld_list list);

@@ -85,11 +85,48 @@ static long cuda_major_in(const char *runpath)
     return 0;
 }
 
+/* A `#define NAME value` of a header, or -1. */
+static long header_define(const char *header, const char *name)
+{
+    FILE *f = fopen(header, "re");
+    char line[512], want[64];
+    long value = -1;
+    snprintf(want, sizeof want, "#define %s ", name);
+    while (f && value < 0 && fgets(line, sizeof line, f))
+        if (strncmp(line, want, strlen(want)) == 0)
+            value = strtol(line + strlen(want), NULL, 10);
+    if (f)
+        fclose(f);
+    return value;
+}
+
+/* cuDNN's file names carry only its major (libcudnn.so.9). The header that
+ * is installed with it (include/ beside lib/, in a toolkit as in NVIDIA's
+ * wheel) says the rest; it is believed only when its major is the file's. */
+static void cudnn_version_from_header(const char *realpath, char *version, size_t size)
+{
+    char header[4096 + 64];
+    snprintf(header, sizeof header, "%s", realpath);
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(header, '/');
+        if (!slash)
+            return;
+        *slash = '\0';
+    }
+    strcat(header, "/include/cudnn_version.h");
+    long major = header_define(header, "CUDNN_MAJOR"), minor = header_define(header, "CUDNN_MINOR");
+    long patch = header_define(header, "CUDNN_PATCHLEVEL");
+    if (major >= 0 && minor >= 0 && patch >= 0 && major == strtol(version, NULL, 10))
+        snprintf(version, size, "%ld.%ld.%ld", major, minor, patch);
+}
+
 void ct_library_describe(struct ct_library *lib)
 {
     if (!realpath(lib->path, lib->realpath))
         snprintf(lib->realpath, sizeof lib->realpath, "%s", lib->path);
     version_from_name(lib->realpath, lib->version, sizeof lib->version);
+    if (strncmp(lib->family, "cudnn", 5) == 0 && !strchr(lib->version, '.'))
+        cudnn_version_from_header(lib->realpath, lib->version, sizeof lib->version);
     struct ct_elf elf;
     if (ct_elf_open(lib->realpath, &elf, &lib->size))
         return;

@@ -11,11 +11,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock_map.h"
+#include "library_family.h"
 #include "library_inventory.h"
 #include "loader_log.h"
 #include "process_tracks.h"
+#include "wheel_metadata.h"
+
+/* Whether any directory of the ':'-separated `dirs` has a file `name`. */
+static int holds_copy(const char *dirs, const char *name)
+{
+    for (const char *at = dirs; *at;) {
+        size_t len = strcspn(at, ":");
+        char candidate[8192];
+        snprintf(candidate, sizeof candidate, "%.*s/%s", (int)len, at, name);
+        if (access(candidate, F_OK) == 0)
+            return 1;
+        at += len + (at[len] == ':');
+    }
+    return 0;
+}
 
 /* Every library's real path, in the order seen, for the closing inventory. */
 static char *inventory;
@@ -56,10 +73,40 @@ static void library_instant(const struct ct_library *lib, void *ctx)
     ct_process_instant(CT_TRACK_LIBRARIES, ts, "cuda.library", args, (int)nargs);
 }
 
+/* Found outside the requester's own search path, though that path names
+ * directories meant for its libraries (a pip nvidia/ tree, $ORIGIN) and no
+ * copy is there: the directories it expected, and the version its wheel
+ * pins, when it came from one. */
+static int expected_elsewhere(const struct ct_loader_event *e, struct ct_arg *args)
+{
+    static const char *const fallbacks[] = {"ld.so.cache", "default directories",
+                                            "LD_LIBRARY_PATH"};
+    int fell_back = 0;
+    for (size_t i = 0; i < sizeof fallbacks / sizeof fallbacks[0]; i++)
+        fell_back |= strcmp(e->found_via, fallbacks[i]) == 0;
+    char dirs[8192], family[64];
+    struct ct_ld_process process = ct_process_loader_view();
+    if (!fell_back || strchr(e->requested_as, '/'))
+        return 0;
+    ct_ld_meant_dirs(&process, e->requested_by, dirs, sizeof dirs);
+    if (!*dirs || holds_copy(dirs, e->requested_as))
+        return 0;
+    int n = 0;
+    args[n++] = CT_TEXT_ARG("expected_dirs", dirs);
+    struct ct_wheel_requirement pin;
+    if (ct_library_family(e->path, family, sizeof family) &&
+        ct_wheel_requirement(e->requested_by, family, &pin) == 0) {
+        args[n++] = CT_TEXT_ARG("expected_version", pin.version);
+        args[n++] = CT_TEXT_ARG("expected_package", pin.package);
+        args[n++] = CT_TEXT_ARG("expected_by", pin.distribution);
+    }
+    return n;
+}
+
 void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts)
 {
     char real[4096], runpath_copy[4096];
-    struct ct_arg args[10];
+    struct ct_arg args[14];
     int n = 0;
     args[n++] = CT_TEXT_ARG("requested_as", e->requested_as);
     args[n++] = CT_TEXT_ARG("requested_by", e->requested_by);
@@ -81,6 +128,8 @@ void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts)
                                 sizeof runpath_copy);
         if (*runpath_copy)
             args[n++] = CT_TEXT_ARG("runpath_copy", runpath_copy);
+        else
+            n += expected_elsewhere(e, args + n);
     }
     /* A load is placed when the loader opened the file; a failure when seen. */
     ct_process_instant(CT_TRACK_LIBRARIES, e->loaded_ns ? e->loaded_ns : ts,

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "clock_map.h"
 #include "elf_file.h"
@@ -49,19 +48,6 @@ int ct_loader_events_string(uint16_t kind, uint64_t key, uint32_t id)
     return 1;
 }
 
-/* The process as the loader sees it; an empty LD_LIBRARY_PATH entry means
- * the working directory it has now. */
-static struct ct_ld_process process(void)
-{
-    static char cwd[PATH_MAX];
-    char link[64];
-    snprintf(link, sizeof link, "/proc/%d/cwd", (int)ct_process.pid);
-    ssize_t n = readlink(link, cwd, sizeof cwd - 1);
-    cwd[n > 0 ? n : 0] = '\0';
-    return (struct ct_ld_process){ct_process.exe, ct_process_env("LD_LIBRARY_PATH"),
-                                  *cwd ? cwd : NULL};
-}
-
 static const char *how_name(uint64_t how)
 {
     static const char *const names[] = {
@@ -76,7 +62,7 @@ static void loaded(const struct ct_record *r, uint64_t requested_ns, uint64_t se
 {
     const char *name = text_of(CT_STR_LIB_NAME), *requester = text_of(CT_STR_LIB_REQUESTER);
     const char *path = text_of(CT_STR_LIB_PATH);
-    struct ct_ld_process p = process();
+    struct ct_ld_process p = ct_process_loader_view();
     const char *via = r->arg[2] == CT_LIB_ALREADY ? "already loaded"
                       : *name && *requester
                           ? ct_ld_list_name(ct_ld_found_via(&p, name, requester, path))
@@ -135,7 +121,7 @@ static void needing_object(const char *name, const char *via, const char *caller
                            size_t size)
 {
     static struct dependency_walk w;
-    w = (struct dependency_walk){.process = process(), .wanted = name};
+    w = (struct dependency_walk){.process = ct_process_loader_view(), .wanted = name};
     ct_ld_search(&w.process, via, caller, &w.result);
     snprintf(out, size, "%s", w.result.found_in != CT_LD_NOT_FOUND ? w.result.path : via);
     if (w.result.found_in == CT_LD_NOT_FOUND)
@@ -161,7 +147,7 @@ static void failed(const struct ct_record *r, uint64_t requested_ns, uint64_t se
         needing_object(name, via, requester, needing, sizeof needing);
         requester = needing;
     }
-    struct ct_ld_process p = process();
+    struct ct_ld_process p = ct_process_loader_view();
     struct ct_ld_result *search = malloc(sizeof *search);
     if (!search)
         abort();

@@ -65,6 +65,19 @@ static int read_cmdline(char *buf, size_t size, const char **argv, int max_args)
     return argc;
 }
 
+/* An empty LD_LIBRARY_PATH entry means the working directory the process
+ * has now. */
+struct ct_ld_process ct_process_loader_view(void)
+{
+    static char cwd[4096];
+    char link[64];
+    snprintf(link, sizeof link, "/proc/%d/cwd", (int)ct_process.pid);
+    ssize_t n = readlink(link, cwd, sizeof cwd - 1);
+    cwd[n > 0 ? n : 0] = '\0';
+    return (struct ct_ld_process){ct_process.exe, ct_process_env("LD_LIBRARY_PATH"),
+                                  *cwd ? cwd : NULL};
+}
+
 void ct_process_tracks_start(const struct ct_shm_header *shm)
 {
     ct_process.pid = shm->pid;

@@ -9,6 +9,8 @@
  * releases), toolkit-mismatch (a runtime or cuDNN found in another toolkit
  * than the one CUDA_HOME names), no-kernel-image (a launch found no code for
  * this GPU in its library's fat binary),
+ * fallback-resolution (a library its requester's own RPATH/RUNPATH meant to
+ * provide was found somewhere else, as when a pip wheel is missing),
  * stub-driver (the toolkit's link-time libcuda, or calls failing with
  * cudaErrorStubLibrary), driver-missing (calls fail with
  * cudaErrorInsufficientDriver and there is no driver) and driver-too-old
@@ -160,6 +162,58 @@ static void shadowed(const struct ct_process_report *p, struct ct_findings *out)
             lib->requested_by, lib->runpath_copy, so ? so + 4 : "unknown version");
         add_library(f, lib);
         f->shadowed_copy = lib->runpath_copy;
+    }
+}
+
+/* Whether two dotted versions differ in the parts both give ("9.26.0.51"
+ * and "9.26.0" agree; "9.19.0" and "9.26.0.51" do not). */
+static int versions_differ(const char *a, const char *b)
+{
+    while (*a && *b) {
+        char *end_a, *end_b;
+        long x = strtol(a, &end_a, 10), y = strtol(b, &end_b, 10);
+        if (end_a == a || end_b == b)
+            return 0;
+        if (x != y)
+            return 1;
+        a = *end_a == '.' ? end_a + 1 : end_a + strlen(end_a);
+        b = *end_b == '.' ? end_b + 1 : end_b + strlen(end_b);
+    }
+    return 0;
+}
+
+/* The loader found a library outside the directories its requester's own
+ * RPATH/RUNPATH meant for it, none of which held it (a pip wheel removed or
+ * never installed, an emptied $ORIGIN directory): the requester now runs
+ * with whatever the system had, of whatever version. */
+static void fallbacks(const struct ct_process_report *p, struct ct_findings *out)
+{
+    for (size_t i = 0; i < p->library_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries[i];
+        if (!lib->expected_dirs || !*lib->expected_dirs)
+            continue;
+        int pinned = *lib->expected_version != '\0';
+        int wrong_version = pinned && versions_differ(lib->expected_version, lib->version);
+        char pin[512] = "", fix[512];
+        if (pinned) {
+            snprintf(pin, sizeof pin, ", where %s was built against %s==%s", lib->expected_by,
+                     lib->expected_package, lib->expected_version);
+            snprintf(fix, sizeof fix,
+                     "reinstall the wheel that ships it (pip install --force-reinstall %s==%s)",
+                     lib->expected_package, lib->expected_version);
+        } else {
+            snprintf(fix, sizeof fix, "reinstall the package that ships it into %s",
+                     lib->expected_dirs);
+        }
+        struct ct_finding *f = add(
+            out, "fallback-resolution", wrong_version ? CT_SEVERITY_ERROR : CT_SEVERITY_WARNING,
+            p->pid,
+            "%s was asked for by %s, whose own search path expects it in %s, but none of those "
+            "held it: the loader fell back to %s and took %s (version %s)%s. Fix: %s, or remove "
+            "the stale copy it fell back to.",
+            lib->requested_as, lib->requested_by, lib->expected_dirs, lib->found_via, lib->realpath,
+            version_or_unknown(lib), pin, fix);
+        add_library(f, lib);
     }
 }
 
@@ -343,6 +397,7 @@ void ct_findings_compute(const struct ct_report *report, struct ct_findings *out
         duplicates(&report->processes[i], out);
         failed_loads(&report->processes[i], out);
         shadowed(&report->processes[i], out);
+        fallbacks(&report->processes[i], out);
         version_mismatches(&report->processes[i], out);
         toolkit_mismatches(&report->processes[i], out);
         missing_kernel_images(&report->processes[i], out);
@@ -369,6 +424,11 @@ void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
                                      {"requested_by", lib->requested_by},
                                      {"found_via", lib->found_via},
                                      {"seen_by", lib->seen_by}};
+    if (lib->expected_dirs && *lib->expected_dirs) {
+        ct_json_string(j, "expected_dirs", lib->expected_dirs);
+        ct_json_string(j, "expected_version", lib->expected_version);
+        ct_json_string(j, "expected_by", lib->expected_by);
+    }
     for (size_t i = 0; i < sizeof loader / sizeof loader[0]; i++) {
         if (loader[i][1])
             ct_json_string(j, loader[i][0], loader[i][1]);

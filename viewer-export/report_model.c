@@ -209,6 +209,10 @@ static void add_load(struct ct_process_report *p, const struct ct_event *e)
                                   .requested_by = arg_string(e, "requested_by"),
                                   .found_via = arg_string(e, "found_via"),
                                   .runpath_copy = arg_string(e, "runpath_copy"),
+                                  .expected_dirs = arg_string(e, "expected_dirs"),
+                                  .expected_version = arg_string(e, "expected_version"),
+                                  .expected_package = arg_string(e, "expected_package"),
+                                  .expected_by = arg_string(e, "expected_by"),
                                   .seen_by = seen_by(e),
                                   .loaded_ns = e->ts};
 }
@@ -283,6 +287,10 @@ static void attach_loads(struct ct_process_report *p)
                 lib->requested_by = p->loads[i].requested_by;
                 lib->found_via = p->loads[i].found_via;
                 lib->runpath_copy = p->loads[i].runpath_copy;
+                lib->expected_dirs = p->loads[i].expected_dirs;
+                lib->expected_version = p->loads[i].expected_version;
+                lib->expected_package = p->loads[i].expected_package;
+                lib->expected_by = p->loads[i].expected_by;
                 lib->seen_by = p->loads[i].seen_by;
                 lib->loaded_ns = p->loads[i].loaded_ns;
                 break;

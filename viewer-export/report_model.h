@@ -24,8 +24,13 @@ struct ct_library_entry {
     const char *seen_by;             /* "audit" or "preload" */
     uint64_t loaded_ns, unloaded_ns; /* 0 when not known / not unloaded */
     const char *runpath_copy;        /* a different copy on the requester's RUNPATH, or "" */
-    uint64_t api_version;            /* what the library's own API reported, or 0 */
-    int64_t built_for_cuda;          /* cuDNN: the CUDA major its RUNPATH names, or 0 */
+    /* Found elsewhere although the requester's own search path names
+     * directories meant for it (none held it): those directories, ':'-
+     * separated, or ""; and, from the requester's wheel, the version it
+     * pins, the NVIDIA package and the wheel ("" when unknown). */
+    const char *expected_dirs, *expected_version, *expected_package, *expected_by;
+    uint64_t api_version;   /* what the library's own API reported, or 0 */
+    int64_t built_for_cuda; /* cuDNN: the CUDA major its RUNPATH names, or 0 */
 };
 
 /* A CUDA-stack library the loader looked for and did not load. */
