@@ -96,8 +96,11 @@ void ct_process_tracks_start(const struct ct_shm_header *shm)
     const char *slash = strrchr(name, '/');
     ct_write_process_track(&ct_process.seq, ct_process.uuid, ct_process.pid,
                            slash ? slash + 1 : name, argv, argc);
-    struct ct_arg format[] = {CT_UINT_ARG("format", CT_TRACE_FORMAT)};
-    ct_process_instant(CT_TRACK_PROCESS, ct_process.start_ns, CT_TRACE_FORMAT_EVENT, format, 1);
+    struct ct_arg format[] = {
+        CT_UINT_ARG("format", CT_TRACE_FORMAT),
+        CT_TEXT_ARG("clock", shm->clock == CT_CLOCK_TSC ? "tsc" : "boottime"),
+    };
+    ct_process_instant(CT_TRACK_PROCESS, ct_process.start_ns, CT_TRACE_FORMAT_EVENT, format, 2);
     ct_write_counter_track(&ct_process.seq, ct_process_track(CT_TRACK_DEVICE_BYTES),
                            ct_process.uuid, "CUDA device memory (live bytes)", CT_UNIT_BYTES);
     ct_write_counter_track(&ct_process.seq, ct_process_track(CT_TRACK_PINNED_BYTES),

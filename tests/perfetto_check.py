@@ -10,7 +10,7 @@ This module owns three things:
   one ``check_*`` function each, raising ``TraceError("rule N (...): ...")``:
   1 sequence ids, 2 incremental-state flags, 3 interning, 4 track descriptors,
   5 counters, 6 balanced slices, 7 flow-id encoding, 8 timestamps and clocks,
-  9 one thread per sequence.
+  9 one thread per sequence, 10 no field the schema does not know.
 
 Nothing is downloaded: Perfetto's TraceProcessor is not used.
 
@@ -601,6 +601,31 @@ def check_one_thread_per_sequence(trace):
                       f"parent)={ident}, but as {first[0]} at packet #{first[1]}")
 
 
+def _unknown_fields(message, path):
+    """'PATH: field N (wire type W)' for every field of `message` and of the
+    messages inside it that the schema does not know, or knows with another
+    wire type (the parser keeps both as unknown fields)."""
+    found = [f"{path}: field {f.field_number} (wire type {f.wire_type})"
+             for f in UnknownFieldSet(message)]
+    for field, value in message.ListFields():
+        if field.type != field.TYPE_MESSAGE:
+            continue
+        repeated = field.is_repeated
+        for k, item in enumerate(value if repeated else [value]):
+            found += _unknown_fields(item, f"{path}.{field.name}" + (f"[{k}]" if repeated else ""))
+    return found
+
+
+def check_unknown_fields(trace):
+    """10. Every field is one Perfetto's schema knows, with its wire type: the
+    reader skips any other, so a TrackEvent with a field number of another
+    message, or a track_uuid written as fixed64, lands on the wrong track."""
+    for i, p in enumerate(trace.packets):
+        found = _unknown_fields(p, "TracePacket")
+        if found:
+            _fail("10 (unknown fields)", f"packet #{i}: {found[0]}")
+
+
 def validate(trace, allow_unclosed=False):
     """Run every rule in order; raise TraceError on the first violation."""
     check_sequence_ids(trace)
@@ -612,6 +637,7 @@ def validate(trace, allow_unclosed=False):
     check_flow_id_encoding(trace)
     check_timestamps(trace)
     check_one_thread_per_sequence(trace)
+    check_unknown_fields(trace)
 
 
 # --------------------------------------------------------------------------

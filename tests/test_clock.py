@@ -16,11 +16,23 @@ import pytest
 ALLOWED_NS = 20000
 
 
+def invariant_tsc():
+    """What the kernel says of this CPU's TSC: constant rate and running
+    through deep C-states (the two flags Linux requires before trusting it)."""
+    with open("/proc/cpuinfo") as f:
+        flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    return "constant_tsc" in flags and "nonstop_tsc" in flags
+
+
 @pytest.mark.parametrize("clock", ["auto", "boottime"])
 def test_slices_lie_within_the_programs_own_readings(trace_run, clock):
     completed, trace, _ = trace_run("clock_probe", 8,
                                     env={"CT_DOUBLE_SYNC_NS": 1000000, "CUDATRACE_CLOCK": clock})
     assert completed.returncode == 0, completed.stderr
+    # The trace says which clock it was read from: the TSC only when asked to
+    # choose and the CPU's is invariant, so both runs test the path named.
+    (declared,) = [i["args"]["clock"] for i in trace.instants if i["name"] == "cudatrace.trace"]
+    assert declared == ("tsc" if clock == "auto" and invariant_tsc() else "boottime")
     readings = [tuple(map(int, line.split())) for line in completed.stdout.splitlines()]
     slices = sorted((s for s in trace.slices if s["name"] == "cudaDeviceSynchronize"),
                     key=lambda s: s["ts"])

@@ -298,6 +298,40 @@ def test_rule7_flow_id_as_varint():
         perfetto_check.parse(data)
 
 
+def _with_raw_event_field(number, wire, payload):
+    """good() plus one instant whose TrackEvent carries an extra raw field."""
+    p = event(2200, T.TYPE_INSTANT, name="extra")
+    te = p.track_event.SerializeToString() + _field(number, wire, payload)
+    p.ClearField("track_event")
+    raw = _field(1, 2, p.SerializeToString() + _field(11, 2, te))
+    return pb.Trace(packet=good()).SerializeToString() + raw
+
+
+def test_rule10_unknown_field_number():
+    with pytest.raises(TraceError, match=r"rule 10 .*TracePacket.track_event: field 999 "
+                                         r"\(wire type 0\)"):
+        perfetto_check.parse(_with_raw_event_field(999, 0, b"\x01"))
+
+
+def test_rule10_track_uuid_with_the_wrong_wire_type():
+    # track_uuid (11) as fixed64: the reader keeps the default track instead.
+    with pytest.raises(TraceError, match=r"rule 10 .*TracePacket.track_event: field 11 "
+                                         r"\(wire type 1\)"):
+        perfetto_check.parse(_with_raw_event_field(11, 1, (THREAD).to_bytes(8, "little")))
+
+
+def test_rule10_unknown_field_in_a_nested_message():
+    pkts = good()
+    raw = pb.Trace(packet=pkts).SerializeToString()
+    descriptor = pb.TracePacket(trusted_packet_sequence_id=1, track_descriptor=pb.TrackDescriptor(
+        uuid=99, parent_uuid=PROC, name="x"))
+    inner = descriptor.track_descriptor.SerializeToString() + _field(77, 0, b"\x02")
+    descriptor.ClearField("track_descriptor")
+    extra = _field(1, 2, descriptor.SerializeToString() + _field(60, 2, inner))
+    with pytest.raises(TraceError, match=r"rule 10 .*TracePacket.track_descriptor: field 77"):
+        perfetto_check.parse(raw + extra)
+
+
 def test_rule8_zero_timestamp():
     pkts = good()
     pkts[P_INSTANT].ClearField("timestamp")

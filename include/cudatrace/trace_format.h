@@ -8,6 +8,8 @@
 #define CUDATRACE_TRACE_FORMAT_H
 
 #define CT_TRACE_FORMAT 1
-#define CT_TRACE_FORMAT_EVENT "cudatrace.trace" /* instant; arg "format" */
+/* instant; args "format" and "clock" (what the host timestamps were read
+ * from: "tsc", mapped to CLOCK_BOOTTIME by the collector, or "boottime") */
+#define CT_TRACE_FORMAT_EVENT "cudatrace.trace"
 
 #endif
