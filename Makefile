@@ -36,7 +36,9 @@ COMMON_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard common/*.c)) $(BUILD)/o
 COLLECTOR_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard collector/*.c)) $(COMMON_OBJ)
 CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out viewer-export/doctor_probe.c,$(wildcard viewer-export/*.c))) $(COMMON_OBJ)
 
-DEBIAN_PACKAGES := libzstd-dev libprotobuf-c-dev protobuf-c-compiler libunwind-dev zlib1g-dev zstd strace
+# python3-venv for the test venv, procps (pgrep) and binutils (nm, readelf) for the tests.
+DEBIAN_PACKAGES := libzstd-dev libprotobuf-c-dev protobuf-c-compiler libunwind-dev zlib1g-dev zstd \
+	strace python3-venv procps binutils
 
 .PHONY: all deps test demo bench clean venv format
 .SECONDARY:
@@ -117,19 +119,23 @@ $(VENV)/.ok: tests/requirements.txt
 	touch $@
 
 # Real CUDA runtimes of other versions, from NVIDIA's wheels, for the library
-# tests (two runtimes in one process, two minors of one major).
+# tests (two runtimes in one process, two minors of one major). Downloaded and
+# unpacked once into WHEEL_CACHE, which every build folder links to.
 CT_RUNTIME_WHEELS := nvidia-cuda-runtime-cu12==12.4.127 nvidia-cuda-runtime-cu12==12.9.79 \
 	nvidia-cuda-runtime-cu11==11.8.89
-$(BUILD)/wheels/.ok: $(VENV)/.ok
-	rm -rf $(BUILD)/wheels && mkdir -p $(BUILD)/wheels/download
+WHEEL_CACHE ?= .cache/wheels
+$(WHEEL_CACHE)/.ok: | $(VENV)/.ok
+	rm -rf $(WHEEL_CACHE) && mkdir -p $(WHEEL_CACHE)/download
 	for wheel in $(CT_RUNTIME_WHEELS); do \
-	    $(VENV)/bin/pip download -q --no-deps -d $(BUILD)/wheels/download $$wheel || exit 1; \
+	    $(VENV)/bin/pip download -q --no-deps -d $(WHEEL_CACHE)/download $$wheel || exit 1; \
 	done
-	for file in $(BUILD)/wheels/download/*.whl; do \
+	for file in $(WHEEL_CACHE)/download/*.whl; do \
 	    $(VENV)/bin/python -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
-	        $$file $(BUILD)/wheels/$$(basename $$file .whl) || exit 1; \
+	        $$file $(WHEEL_CACHE)/$$(basename $$file .whl) || exit 1; \
 	done
 	touch $@
+$(BUILD)/wheels/.ok: $(WHEEL_CACHE)/.ok
+	mkdir -p $(BUILD) && rm -rf $(BUILD)/wheels && ln -s $(abspath $(WHEEL_CACHE)) $(BUILD)/wheels
 
 test: deps all test-programs venv $(BUILD)/unit/ring_stress $(BUILD)/wheels/.ok
 	CUDATRACE_TEST_BUILD=$(BUILD) $(VENV)/bin/python -m pytest -q tests

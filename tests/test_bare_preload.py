@@ -13,7 +13,8 @@ import sys
 
 import pytest
 
-CUDA_LIB = os.path.realpath("/usr/local/cuda/lib64")
+import toolkit
+
 
 
 def report(build_dir, trace_path):
@@ -41,14 +42,14 @@ def wheel_runtime(build_dir, major_minor):
 
 
 def test_dlopen_of_a_missing_library_is_traced(trace_run, build_dir):
-    completed, trace, _ = trace_run("dlopen_only", "libcudnn.so.8", double=False)
+    completed, trace, _ = trace_run("dlopen_only", toolkit.missing("cudnn"), double=False)
     assert completed.returncode == 0
     (line,) = completed.stdout.splitlines()
     glibc_error = line.split(" ", 2)[2]
-    assert glibc_error.startswith("libcudnn.so.8: cannot open shared object file")
+    assert glibc_error.startswith(f"{toolkit.missing('cudnn')}: cannot open shared object file")
     p, findings = only_process(build_dir, completed)
     (failed,) = p["failed_loads"]
-    assert failed["requested_as"] == "libcudnn.so.8"
+    assert failed["requested_as"] == toolkit.missing("cudnn")
     assert failed["requested_by"] == os.path.join(build_dir, "tests", "dlopen_only")
     assert failed["error"] == glibc_error  # what dlerror() told the program
     assert failed["seen_by"] == "preload"
@@ -60,7 +61,7 @@ def test_dlopen_of_a_missing_library_is_traced(trace_run, build_dir):
 
 
 def test_failed_dlopen_without_dlerror_is_settled_at_exit(trace_run, build_dir):
-    completed, _, _ = trace_run("dlopen_only", "--no-dlerror", "libcudnn.so.8", double=False)
+    completed, _, _ = trace_run("dlopen_only", "--no-dlerror", toolkit.missing("cudnn"), double=False)
     p, findings = only_process(build_dir, completed)
     (failed,) = p["failed_loads"]
     assert failed["error"] == "not found in the directories searched"
@@ -68,13 +69,14 @@ def test_failed_dlopen_without_dlerror_is_settled_at_exit(trace_run, build_dir):
 
 
 def test_healthy_twin_dlopen_of_an_installed_library(trace_run, build_dir):
-    completed, _, _ = trace_run("dlopen_only", "libcudnn.so.9", double=False)
-    assert completed.stdout == "dlopen_only: libcudnn.so.9 loaded\n"
+    toolkit.cached(toolkit.soname("cudnn"))
+    completed, _, _ = trace_run("dlopen_only", toolkit.soname("cudnn"), double=False)
+    assert completed.stdout == f"dlopen_only: {toolkit.soname('cudnn')} loaded\n"
     p, findings = only_process(build_dir, completed)
     assert p["failed_loads"] == [] and findings == []
     (cudnn,) = [lib for lib in p["libraries"] if lib["family"] == "cudnn"]
     assert (cudnn["requested_as"], cudnn["requested_by"], cudnn["found_via"],
-            cudnn["seen_by"]) == ("libcudnn.so.9", os.path.join(build_dir, "tests",
+            cudnn["seen_by"]) == (toolkit.soname("cudnn"), os.path.join(build_dir, "tests",
                                                                 "dlopen_only"),
                                   "ld.so.cache", "preload")
 
@@ -82,7 +84,7 @@ def test_healthy_twin_dlopen_of_an_installed_library(trace_run, build_dir):
 def test_runtime_and_device_count_without_a_driver(trace_run, build_dir):
     """torch.cuda.is_available() as a C program sees it: the real driverless
     runtime, cudaGetDeviceCount through a dlopen'ed libcudart."""
-    runtime = os.path.join(CUDA_LIB, "libcudart.so.13")
+    runtime = toolkit.path("cudart")
     completed, trace, _ = trace_run("dlopen_only", "--call", "cudaGetDeviceCount", runtime,
                                     double=False)
     untraced, _, _ = trace_run("dlopen_only", "--call", "cudaGetDeviceCount", runtime,
@@ -100,17 +102,17 @@ def test_runtime_and_device_count_without_a_driver(trace_run, build_dir):
 
 def test_two_runtimes_dlopened_local(trace_run, build_dir):
     other = wheel_runtime(build_dir, "12.4")
-    completed, _, _ = trace_run("dlopen_only", os.path.join(CUDA_LIB, "libcudart.so.13"), other,
+    completed, _, _ = trace_run("dlopen_only", toolkit.path("cudart"), other,
                                 double=False)
     p, findings = only_process(build_dir, completed)
     (duplicate,) = [f for f in findings if f["id"] == "duplicate-library"]
     named = sorted(lib["realpath"] for lib in duplicate["evidence"]["libraries"])
-    assert named == sorted([os.path.realpath(os.path.join(CUDA_LIB, "libcudart.so.13")),
+    assert named == sorted([os.path.realpath(toolkit.path("cudart")),
                             os.path.realpath(other)])
 
 
 def test_healthy_twin_one_runtime(trace_run, build_dir):
-    completed, _, _ = trace_run("dlopen_only", os.path.join(CUDA_LIB, "libcudart.so.13"),
+    completed, _, _ = trace_run("dlopen_only", toolkit.path("cudart"),
                                 double=False)
     p, findings = only_process(build_dir, completed)
     assert findings == []
@@ -119,7 +121,8 @@ def test_healthy_twin_one_runtime(trace_run, build_dir):
 
 
 def test_load_and_unload_within_milliseconds(trace_run, build_dir):
-    completed, trace, _ = trace_run("dlopen_only", "--close", "libcufft.so.12", double=False)
+    toolkit.cached(toolkit.soname("cufft"))
+    completed, trace, _ = trace_run("dlopen_only", "--close", toolkit.soname("cufft"), double=False)
     p, _ = only_process(build_dir, completed)
     (cufft,) = [lib for lib in p["libraries"] if lib["family"] == "cufft"]
     assert cufft["loaded_ns"] and cufft["unloaded_ns"]
@@ -153,15 +156,16 @@ def run_both(build_dir, tmp_path, library_path, *argv):
 
 
 def test_bare_preload_and_audit_module_agree(build_dir, tmp_path):
+    toolkit.cached(toolkit.soname("cublas")), toolkit.cached(toolkit.soname("cufft"))
     trace = run_both(build_dir, tmp_path, str(tmp_path), os.path.join(build_dir, "tests",
                                                                         "dlopen_only"),
-                     "libcublas.so.13", os.path.join(CUDA_LIB, "libcudnn.so.9"),
-                     "libcudnn.so.8", "libcufft.so.12")
+                     toolkit.soname("cublas"), toolkit.path("cudnn"),
+                     toolkit.missing("cudnn"), toolkit.soname("cufft"))
     audit = loader_accounts(trace, "audit")
     preload = loader_accounts(trace, "preload")
     assert len(audit[0]) == 4  # cublas, cublasLt (its DT_NEEDED), cudnn, cufft
     # libcudnn.so.8 is missing; cuBLASLt looks for the driver as it loads.
-    assert {a[0] for a in audit[1]} == {"libcudnn.so.8", "libcuda.so.1"}
+    assert {a[0] for a in audit[1]} == {toolkit.missing("cudnn"), "libcuda.so.1"}
     assert preload == audit
 
 
@@ -178,13 +182,13 @@ def test_shadowing_seen_without_the_audit_module(trace_run, build_dir, tmp_path,
     (cudnn,) = [lib for lib in p["libraries"] if lib["family"] == "cudnn"]
     assert cudnn["requested_by"] == str(own / "librunpath_user.so")
     if shadowed:
-        assert cudnn["realpath"] == str(other / "libcudnn.so.9")
+        assert cudnn["realpath"] == str(other / toolkit.soname("cudnn"))
         assert cudnn["found_via"] == "LD_LIBRARY_PATH"
         (finding,) = findings
         assert finding["id"] == "shadowed-library"
-        assert finding["evidence"]["runpath_copy"] == str(own / "libcudnn.so.9")
+        assert finding["evidence"]["runpath_copy"] == str(own / toolkit.soname("cudnn"))
     else:
-        assert cudnn["realpath"] == str(own / "libcudnn.so.9")
+        assert cudnn["realpath"] == str(own / toolkit.soname("cudnn"))
         assert cudnn["found_via"] == "DT_RUNPATH"
         assert findings == []
 
@@ -197,7 +201,7 @@ def test_pip_wheel_runtime_from_python_ctypes(trace_run, build_dir):
               f"rt = ctypes.CDLL({runtime!r})\n"
               "n = ctypes.c_int(-1)\n"
               "print('count', rt.cudaGetDeviceCount(ctypes.byref(n)), n.value)\n"
-              "try:\n    ctypes.CDLL('libcudnn.so.8')\n"
+              f"try:\n    ctypes.CDLL({toolkit.missing('cudnn')!r})\n"
               "except OSError as e:\n    print('error', e)\n")
     completed, _, _ = trace_run(sys.executable, "-c", script, double=False)
     untraced, _, _ = trace_run(sys.executable, "-c", script, double=False, preload=False)
@@ -209,7 +213,7 @@ def test_pip_wheel_runtime_from_python_ctypes(trace_run, build_dir):
     # no hook, so the version comes from the file name.
     assert cudart["version"] == "12"
     failed = {f["requested_as"]: f for f in p["failed_loads"]}
-    assert failed["libcudnn.so.8"]["error"] == completed.stdout.splitlines()[1][len("error "):]
+    assert failed[toolkit.missing("cudnn")]["error"] == completed.stdout.splitlines()[1][len("error "):]
     assert "libcuda.so.1" in failed
     ids = {f["id"] for f in findings}
     assert {"driver-missing", "library-load-failed"} <= ids
@@ -233,8 +237,8 @@ def private_cudnn(tmp_path):
     sub-library it dlopens by bare name, copied into one directory."""
     private = tmp_path / "site-packages" / "nvidia" / "cudnn" / "lib"
     private.mkdir(parents=True)
-    for name in ("libcudnn.so.9", "libcudnn_graph.so.9"):
-        shutil.copy(os.path.join(CUDA_LIB, name), private)
+    for name in (toolkit.soname("cudnn"), toolkit.soname("cudnn_graph")):
+        shutil.copy(os.path.join(toolkit.LIB, name), private)
     return private
 
 
@@ -265,28 +269,28 @@ def test_private_cudnn_sublibraries(trace_run, build_dir, tmp_path, conda, launc
     conda_lib = tmp_path / "conda" / "lib"
     conda_lib.mkdir(parents=True)
     if conda:
-        shutil.copy(os.path.join(CUDA_LIB, "libcudnn_graph.so.9"), conda_lib)
+        shutil.copy(toolkit.path("cudnn_graph"), conda_lib)
     if launcher == "c":
         args = (os.path.join(build_dir, "tests", "dlopen_only"), "--maps", "--call",
-                "cudnnGetVersion", private / "libcudnn.so.9")
+                "cudnnGetVersion", private / toolkit.soname("cudnn"))
     else:
-        args = (sys.executable, "-c", PYTHON_CUDNN, private / "libcudnn.so.9")
+        args = (sys.executable, "-c", PYTHON_CUDNN, private / toolkit.soname("cudnn"))
     env = {"LD_LIBRARY_PATH": str(conda_lib)}
     completed, _, _ = trace_run(*args, double=False, env=env)
     untraced, _, _ = trace_run(*args, double=False, env=env, preload=False)
     assert completed.stdout == untraced.stdout  # the same files mapped
     graph_dir = conda_lib if conda else private
-    assert f"mapped {graph_dir / 'libcudnn_graph.so.9'}\n" in completed.stdout
+    assert f"mapped {graph_dir / toolkit.soname('cudnn_graph')}\n" in completed.stdout
     p, findings = only_process(build_dir, completed)
     (graph,) = [lib for lib in p["libraries"] if lib["family"] == "cudnn_graph"]
-    assert graph["requested_by"] == str(private / "libcudnn.so.9")
+    assert graph["requested_by"] == str(private / toolkit.soname("cudnn"))
     assert graph["seen_by"] == "preload"
     if conda:
-        assert (graph["realpath"], graph["found_via"]) == (str(conda_lib / "libcudnn_graph.so.9"),
+        assert (graph["realpath"], graph["found_via"]) == (str(conda_lib / toolkit.soname("cudnn_graph")),
                                                            "LD_LIBRARY_PATH")
         assert [f["id"] for f in findings] == ["shadowed-library"]
     else:
-        assert (graph["realpath"], graph["found_via"]) == (str(private / "libcudnn_graph.so.9"),
+        assert (graph["realpath"], graph["found_via"]) == (str(private / toolkit.soname("cudnn_graph")),
                                                            "DT_RUNPATH")
         assert findings == []
     # The same under `cudatrace run`, where the audit module is the witness.
@@ -301,11 +305,12 @@ def test_threads_loading_at_once(trace_run, build_dir):
     reading dlerror) at once: no hang, the program's output unchanged, a valid
     trace whose every unload follows a load of the same file, and the missing
     library reported with glibc's error."""
-    args = ("dlopen_threads", 8, 20, "libcufft.so.12", "libcudnn.so.9", "libcurand.so.9")
+    toolkit.cached(toolkit.soname("cufft")), toolkit.cached(toolkit.soname("cudnn"))
+    args = ("dlopen_threads", 8, 20, toolkit.soname("cufft"), toolkit.soname("cudnn"), toolkit.missing("curand"))
     completed, trace, _ = trace_run(*args, double=False)
     untraced, _, _ = trace_run(*args, double=False, preload=False)
     assert completed.stdout == untraced.stdout and completed.returncode == 0
-    assert "libcufft.so.12 loaded 160 times" in completed.stdout
+    assert f"{toolkit.soname('cufft')} loaded 160 times" in completed.stdout
     live = {}
     for i in sorted(instants(trace, "cuda.library.load") + instants(trace, "cuda.library.unload"),
                     key=lambda i: i["ts"]):
@@ -317,8 +322,8 @@ def test_threads_loading_at_once(trace_run, build_dir):
             live[path] -= 1
     p, findings = only_process(build_dir, completed)
     (failed,) = p["failed_loads"]
-    assert (failed["requested_as"], failed["attempts"]) == ("libcurand.so.9", 160)
-    assert failed["error"].startswith("libcurand.so.9: cannot open shared object file")
+    assert (failed["requested_as"], failed["attempts"]) == (toolkit.missing("curand"), 160)
+    assert failed["error"].startswith(f"{toolkit.missing('curand')}: cannot open shared object file")
     assert [f["id"] for f in findings] == ["library-load-failed"]
 
 
@@ -326,6 +331,7 @@ def test_version_and_count_on_the_driverless_runtime(trace_run, build_dir):
     """The calls torch.cuda.is_available() makes, on the real runtime without a
     driver: both as slices with their results, the runtime's failed search for
     libcuda.so.1 with the directories searched, and driver-missing."""
+    toolkit.cached("libcudart.so.13")  # the runtime the test programs are linked against
     completed, trace, _ = trace_run("version_and_count", double=False)
     untraced, _, _ = trace_run("version_and_count", double=False, preload=False)
     assert (completed.stdout, completed.returncode) == (untraced.stdout, untraced.returncode)
@@ -337,7 +343,7 @@ def test_version_and_count_on_the_driverless_runtime(trace_run, build_dir):
     p, findings = only_process(build_dir, completed)
     (driver,) = p["failed_loads"]
     assert driver["requested_as"] == "libcuda.so.1"
-    assert os.path.basename(driver["requested_by"]) == "libcudart.so.13"
+    assert os.path.basename(driver["requested_by"]) == toolkit.soname("cudart")
     assert driver["searched"][-4:] == ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
                                        "/lib", "/usr/lib"]
     assert [f["id"] for f in findings] == ["driver-missing"]
@@ -346,6 +352,7 @@ def test_version_and_count_on_the_driverless_runtime(trace_run, build_dir):
 def test_a_version_query_alone_does_not_start_the_driver(trace_run, build_dir):
     """cudaRuntimeGetVersion does not initialise CUDA: the preload's own device
     queries must not either, so the runtime never looks for libcuda.so.1."""
+    toolkit.cached("libcudart.so.13")
     completed, trace, _ = trace_run("version_and_count", "--version-only", double=False)
     assert [s["name"] for s in trace.slices] == ["cudaRuntimeGetVersion"]
     p, findings = only_process(build_dir, completed)

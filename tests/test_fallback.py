@@ -13,12 +13,13 @@ import sys
 
 import pytest
 
-CUDA_LIB = os.path.realpath("/usr/local/cuda/lib64")
+import toolkit
+
 PIN = "9.26.0.51"
 
 
 def toolkit_cudnn_version():
-    header = os.path.join(os.path.dirname(CUDA_LIB), "include", "cudnn_version.h")
+    header = os.path.join(os.path.dirname(toolkit.LIB), "include", "cudnn_version.h")
     parts = {}
     for line in open(header):
         fields = line.split()
@@ -38,7 +39,7 @@ def pip_tree(tmp_path, wheel, pinned=True):
     source = tmp_path / "torch_cuda.c"
     source.write_text("int torch_cuda_marker(void) { return 1; }\n")
     subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(lib / "libtorch_cuda.so"), str(source),
-                    "-Wl,--no-as-needed", f"-L{CUDA_LIB}", "-l:libcudnn.so.9",
+                    "-Wl,--no-as-needed", f"-L{toolkit.LIB}", f"-l:{toolkit.soname('cudnn')}",
                     "-Wl,--disable-new-dtags", "-Wl,-rpath,$ORIGIN/../../nvidia/cudnn/lib"],
                    check=True)
     dist = site / "torch-2.9.0.dist-info"
@@ -52,7 +53,7 @@ def pip_tree(tmp_path, wheel, pinned=True):
     if wheel != "missing":
         cudnn.mkdir(parents=True)
     if wheel == "present":
-        shutil.copy(os.path.join(CUDA_LIB, "libcudnn.so.9"), cudnn)
+        shutil.copy(toolkit.path("cudnn"), cudnn)
     return lib / "libtorch_cuda.so", cudnn
 
 
@@ -79,14 +80,14 @@ def run(trace_run, build_dir, library):
 def test_cudnn_from_the_toolkit_instead_of_the_wheel(trace_run, build_dir, tmp_path, wheel):
     library, expected = pip_tree(tmp_path, wheel)
     completed, report = run(trace_run, build_dir, library)
-    assert f"mapped {CUDA_LIB}/libcudnn.so.9" in completed.stdout
+    assert f"mapped {toolkit.path('cudnn')}" in completed.stdout
     (finding,) = report["findings"]
     assert (finding["id"], finding["severity"]) == ("fallback-resolution", "error")
     (lib,) = finding["evidence"]["libraries"]
     assert (lib["requested_as"], lib["requested_by"], lib["found_via"]) == (
-        "libcudnn.so.9", str(library), "ld.so.cache")
+        toolkit.cached(toolkit.soname("cudnn")), str(library), "ld.so.cache")
     assert lib["expected_dirs"] == str(expected)
-    assert lib["realpath"] == os.path.join(CUDA_LIB, "libcudnn.so.9")
+    assert lib["realpath"] == toolkit.path("cudnn")
     version = toolkit_cudnn_version()
     assert lib["version"] == version
     assert (lib["expected_version"], lib["expected_by"]) == (PIN, "torch 2.9.0")
@@ -108,7 +109,7 @@ def test_without_a_pin_it_is_a_warning(trace_run, build_dir, tmp_path):
 def test_healthy_twin_the_wheel_is_there(trace_run, build_dir, tmp_path):
     library, expected = pip_tree(tmp_path, "present")
     completed, report = run(trace_run, build_dir, library)
-    assert f"mapped {expected}/libcudnn.so.9" in completed.stdout
+    assert f"mapped {expected}/{toolkit.soname('cudnn')}" in completed.stdout
     assert report["findings"] == []
     (cudnn,) = [lib for lib in report["processes"][0]["libraries"] if lib["family"] == "cudnn"]
     assert cudnn["found_via"] == "DT_RPATH" and "expected_dirs" not in cudnn
@@ -117,7 +118,7 @@ def test_healthy_twin_the_wheel_is_there(trace_run, build_dir, tmp_path):
 def test_healthy_twin_a_program_without_rpath(trace_run, build_dir):
     """The toolkit's cuDNN through ld.so.cache, asked for by a program that
     names no directory of its own: nothing was expected elsewhere."""
-    completed, _, _ = trace_run("dlopen_only", "libcudnn.so.9", double=False)
+    completed, _, _ = trace_run("dlopen_only", toolkit.cached(toolkit.soname("cudnn")), double=False)
     done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
                            str(completed.run_dir / "trace.pftrace.zst")],
                           capture_output=True, text=True, check=True, timeout=60)

@@ -9,7 +9,8 @@ import os
 import shutil
 import subprocess
 
-CUDA_LIB = os.path.realpath("/usr/local/cuda/lib64")
+import toolkit
+
 
 
 def run_traced(build_dir, tmp_path, *libs, traced=True):
@@ -34,15 +35,15 @@ def report(build_dir, tmp_path):
 
 
 def test_how_each_library_was_found(build_dir, tmp_path):
-    run_traced(build_dir, tmp_path, "libcublas.so.13", os.path.join(CUDA_LIB, "libcudnn.so.9"))
+    run_traced(build_dir, tmp_path, toolkit.cached(toolkit.soname("cublas")), toolkit.path("cudnn"))
     r = report(build_dir, tmp_path)
     program = os.path.join(build_dir, "tests", "load_libs")
     libs = {lib["family"]: lib for lib in r["processes"][0]["libraries"]}
     assert (libs["cudart"]["requested_as"], libs["cudart"]["requested_by"],
             libs["cudart"]["found_via"]) == ("libcudart.so.13", program, "LD_LIBRARY_PATH")
     assert (libs["cublas"]["requested_as"], libs["cublas"]["requested_by"],
-            libs["cublas"]["found_via"]) == ("libcublas.so.13", program, "ld.so.cache")
-    assert libs["cublasLt"]["requested_as"] == "libcublasLt.so.13"
+            libs["cublas"]["found_via"]) == (toolkit.cached(toolkit.soname("cublas")), program, "ld.so.cache")
+    assert libs["cublasLt"]["requested_as"] == toolkit.soname("cublasLt")
     assert os.path.realpath(libs["cublasLt"]["requested_by"]) == libs["cublas"]["realpath"]
     assert libs["cublasLt"]["found_via"] == "DT_RUNPATH"
     assert libs["cudnn"]["found_via"] == "absolute path"
@@ -50,21 +51,21 @@ def test_how_each_library_was_found(build_dir, tmp_path):
 
 
 def test_failed_load_names_what_was_searched(build_dir, tmp_path):
-    run_traced(build_dir, tmp_path, "libcudnn.so.8")
+    run_traced(build_dir, tmp_path, toolkit.missing("cudnn"))
     r = report(build_dir, tmp_path)
     failed = {f["requested_as"]: f for f in r["processes"][0]["failed_loads"]}
-    missing = failed["libcudnn.so.8"]
+    missing = failed[toolkit.missing("cudnn")]
     assert missing["requested_by"] == os.path.join(build_dir, "tests", "load_libs")
     assert missing["searched"][0] == os.path.join(build_dir, "double")  # LD_LIBRARY_PATH first
     assert "/usr/lib/x86_64-linux-gnu" in missing["searched"]
     (finding,) = r["findings"]
     assert finding["id"] == "library-load-failed"
     assert finding["evidence"]["failed_loads"] == [missing]
-    assert "libcudnn.so.8" in finding["message"]
+    assert toolkit.missing("cudnn") in finding["message"]
 
 
 def test_healthy_twin_of_the_failed_load(build_dir, tmp_path):
-    run_traced(build_dir, tmp_path, "libcudnn.so.9")
+    run_traced(build_dir, tmp_path, toolkit.cached(toolkit.soname("cudnn")))
     r = report(build_dir, tmp_path)
     assert r["processes"][0]["failed_loads"] == []
     assert r["findings"] == []
@@ -73,8 +74,8 @@ def test_healthy_twin_of_the_failed_load(build_dir, tmp_path):
 def test_same_files_load_with_and_without_the_tracer(build_dir, tmp_path):
     # Including the libraries whose own version getters the tracer calls
     # (cudart, cublas, nccl): those must load nothing either.
-    libs = ("libcublas.so.13", "libcudnn.so.9", "libcufft.so.12",
-            os.path.join(CUDA_LIB, "libnccl.so.2"))
+    libs = (toolkit.cached(toolkit.soname("cublas")), toolkit.cached(toolkit.soname("cudnn")), toolkit.cached(toolkit.soname("cufft")),
+            toolkit.path("nccl"))
     plain = run_traced(build_dir, tmp_path, *libs, traced=False)
     traced = run_traced(build_dir, tmp_path, *libs)
     mapped = [l for l in plain.stdout.splitlines() if l.startswith("load_libs: mapped ")]
@@ -123,7 +124,7 @@ def test_runtime_from_another_toolkit(build_dir, tmp_path):
     # path: a real runtime file, under another toolkit's version.
     stale = tmp_path / "cuda-12.4" / "lib64"
     stale.mkdir(parents=True)
-    shutil.copy(os.path.join(CUDA_LIB, "libcudart.so.13"), stale / "libcudart.so.12")
+    shutil.copy(toolkit.path("cudart"), stale / "libcudart.so.12")
     r = run_with_path(build_dir, tmp_path, f"{os.path.join(build_dir, 'double')}:{stale}",
                       "libcudart.so.12")
     ids = sorted(f["id"] for f in r["findings"])
@@ -131,17 +132,17 @@ def test_runtime_from_another_toolkit(build_dir, tmp_path):
     (mismatch,) = [f for f in r["findings"] if f["id"] == "toolkit-mismatch"]
     (lib,) = mismatch["evidence"]["libraries"]
     assert lib["realpath"] == str(stale / "libcudart.so.12")
-    assert "CUDA 12.4" in mismatch["message"] and "CUDA 13.0" in mismatch["message"]
+    assert "CUDA 12.4" in mismatch["message"] and f"CUDA {toolkit.VERSION}" in mismatch["message"]
 
 
 def test_loads_carry_their_time_in_load_order(build_dir, tmp_path):
     import perfetto_check
-    run_traced(build_dir, tmp_path, "libcublas.so.13")
+    run_traced(build_dir, tmp_path, toolkit.cached(toolkit.soname("cublas")))
     trace = perfetto_check.load(tmp_path / "trace.pftrace.zst")
     loads = sorted((i for i in trace.instants if i["name"] == "cuda.library.load" and
                     i["args"]["seen_by"] == "audit"), key=lambda i: i["ts"])
     assert [i["args"]["requested_as"] for i in loads] == [
-        "libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13"]
+        "libcudart.so.13", toolkit.cached(toolkit.soname("cublas")), toolkit.soname("cublasLt")]
     (end,) = [i for i in trace.instants if i["name"] == "cudatrace.end"]
     # The runtime is the program's DT_NEEDED: loaded before the preload's
     # constructor took the process start time; libcublas was dlopen'ed after.

@@ -10,6 +10,8 @@ import subprocess
 
 import pytest
 
+import toolkit
+
 
 def wheel_runtime(build_dir, pattern):
     found = glob.glob(os.path.join(build_dir, "wheels", pattern, "nvidia", "cuda_runtime", "lib",
@@ -33,13 +35,14 @@ def report_of(build_dir, completed):
 
 
 def test_two_minors_and_the_toolkit_runtime(trace_run, build_dir, runtimes):
+    toolkit.cached("libcudart.so.13")  # load_libs is linked against that soname
     completed, _, _ = trace_run("load_libs", runtimes["12.4"], runtimes["12.9"], double=False)
     report = report_of(build_dir, completed)
     versions = {os.path.realpath(lib["realpath"]): lib["version"]
                 for lib in report["processes"][0]["libraries"] if lib["family"] == "cudart"}
     assert versions == {os.path.realpath(runtimes["12.4"]): "12.4",
                         os.path.realpath(runtimes["12.9"]): "12.9",
-                        os.path.realpath("/usr/local/cuda/lib64/libcudart.so.13"): "13.0"}
+                        os.path.realpath(toolkit.path("cudart")): toolkit.VERSION}
     (dup,) = [f for f in report["findings"] if f["id"] == "duplicate-library"]
     assert {lib["realpath"] for lib in dup["evidence"]["libraries"]} == set(versions)
     assert "3 copies of libcudart" in dup["message"]
@@ -48,6 +51,7 @@ def test_two_minors_and_the_toolkit_runtime(trace_run, build_dir, runtimes):
 
 
 def test_cuda11_runtime_without_driver_keeps_its_file_version(trace_run, build_dir, runtimes):
+    toolkit.cached("libcudart.so.13")
     # Before CUDA 12, cudaRuntimeGetVersion fails without a driver: the
     # version then comes from the file name.
     completed, _, _ = trace_run("load_libs", runtimes["11"], double=False)
