@@ -7,6 +7,10 @@ inside that bracket, give or take the mapping's error. The first call is
 left out: the tracer starts its session inside it, after the call's end
 timestamp and before the program's second reading.
 """
+import json
+import os
+import subprocess
+
 import pytest
 
 # The TSC mapping's error measured here is about 2 us in the first 100 ms and
@@ -25,7 +29,7 @@ def invariant_tsc():
 
 
 @pytest.mark.parametrize("clock", ["auto", "boottime"])
-def test_slices_lie_within_the_programs_own_readings(trace_run, clock):
+def test_slices_lie_within_the_programs_own_readings(trace_run, build_dir, clock):
     completed, trace, _ = trace_run("clock_probe", 8,
                                     env={"CT_DOUBLE_SYNC_NS": 1000000, "CUDATRACE_CLOCK": clock})
     assert completed.returncode == 0, completed.stderr
@@ -33,6 +37,10 @@ def test_slices_lie_within_the_programs_own_readings(trace_run, clock):
     # choose and the CPU's is invariant, so both runs test the path named.
     (declared,) = [i["args"]["clock"] for i in trace.instants if i["name"] == "cudatrace.trace"]
     assert declared == ("tsc" if clock == "auto" and invariant_tsc() else "boottime")
+    report = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
+                             str(completed.run_dir / "trace.pftrace.zst")],
+                            capture_output=True, text=True, check=True, timeout=60)
+    assert json.loads(report.stdout)["processes"][0]["tracer"]["clock"] == declared
     readings = [tuple(map(int, line.split())) for line in completed.stdout.splitlines()]
     slices = sorted((s for s in trace.slices if s["name"] == "cudaDeviceSynchronize"),
                     key=lambda s: s["ts"])

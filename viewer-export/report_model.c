@@ -335,6 +335,7 @@ static void on_instant(void *ctx, const struct ct_event *e)
         int64_t format = arg_int(e, "format", 0);
         if (format != CT_TRACE_FORMAT)
             b->foreign_format = format ? format : -1;
+        p->clock = arg_string(e, "clock");
     } else if (strcmp(e->name, "cuda.versions") == 0) {
         p->runtime_version = arg_int(e, "runtime_version", -1);
         p->driver_version = arg_int(e, "driver_version", -1);

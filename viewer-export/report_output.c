@@ -86,6 +86,10 @@ static void json_process(struct ct_json *j, const struct ct_process_report *p)
     ct_json_uint(j, "calls_recorded", p->calls_recorded);
     ct_json_uint(j, "collector_cpu_ns", p->collector_cpu_ns);
     ct_json_uint(j, "collector_max_rss_kb", p->collector_max_rss_kb);
+    if (p->clock && *p->clock)
+        ct_json_string(j, "clock", p->clock);
+    else
+        ct_json_null(j, "clock");
     ct_json_end_object(j);
     ct_json_string(j, "exit", p->ended ? (p->exited_normally ? "normal" : "lost") : "unknown");
     ct_json_end_object(j);
