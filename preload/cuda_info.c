@@ -19,7 +19,10 @@
 #include "ring.h"
 
 /* cudaDeviceProp has grown with every release; the name stays first, and a
- * generous buffer keeps a newer runtime from writing past our copy. */
+ * generous buffer keeps a newer runtime from writing past our copy. That is
+ * also why the plain cudaGetDeviceProperties serves every runtime: the only
+ * name libcudart 11 and 13 export, and in 12 (beside _v2) the entry for the
+ * CUDA 11 layout, whose name is first too. */
 union device_properties {
     char name[256];
     unsigned char bytes[16384];
@@ -35,11 +38,7 @@ static int query_version(cudaError_t (*get)(int *), int pending)
 
 static void emit_device_names(struct ct_ring *ring, int count)
 {
-    CT_REAL(get_props, cudaGetDeviceProperties_v2, (union device_properties *, int));
-    if (!get_props) {
-        CT_REAL(get_props_v1, cudaGetDeviceProperties, (union device_properties *, int));
-        get_props = get_props_v1;
-    }
+    CT_REAL(get_props, cudaGetDeviceProperties, (union device_properties *, int));
     if (!get_props)
         return;
     CT_REAL(get_attribute, cudaDeviceGetAttribute, (int *, enum cudaDeviceAttr, int));

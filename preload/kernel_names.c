@@ -6,7 +6,8 @@
  * the address; first of all, the device function name nvcc registered for
  * the stub (__cudaRegisterFunction), which needs no exported symbol and no
  * successful launch. nvcc's <<<>>> launches through a cudaKernel_t handle, so
- * the handle-to-function mapping is learnt from __cudaGetKernel. Both tables are
+ * the handle-to-function mapping is learnt from __cudaGetKernel, and a handle
+ * it did not map is taken for the host function. Both tables are
  * fixed-size open-addressing sets: lookups take no lock, and a full table
  * only means a name is sent again.
  */
@@ -145,6 +146,8 @@ static __attribute__((noinline)) void send_name(struct ct_ring *ring, uint64_t *
                                                 const void *func, int by_handle, int launch_ok)
 {
     const void *host = by_handle ? host_function_of(func) : func;
+    /* Only a successful __cudaGetKernel is noted, and the handle a failed one
+     * hands back (CUDA 13.0 without a driver) is the host function itself. */
     char name[CT_STRING_MAX];
     resolve_name(host ? host : func, launch_ok && host, name, sizeof name);
     uint64_t key = (uint64_t)(uintptr_t)func;

@@ -1,9 +1,13 @@
 """A real nvcc-compiled CUDA C program (tests/gpu/vector_loop.cu: <<<>>>
 launches, which CUDA 13 routes through __cudaGetKernel and
-__cudaLaunchKernel) on the real toolkit runtime with no driver: it behaves
-exactly as without the preload, and the trace holds every call it made, each
-failing with cudaErrorInsufficientDriver.
+__cudaLaunchKernel) under the preload. On the real toolkit runtime with no
+driver it behaves exactly as without the preload, and the trace holds every
+call it made, each failing with cudaErrorInsufficientDriver; that runtime
+hands back the host function as the kernel handle. On the CPU double, whose
+handles are its own objects as a working runtime's are, the launches can be
+named only through what __cudaGetKernel answered.
 """
+import collections
 import os
 import shutil
 import subprocess
@@ -11,6 +15,9 @@ import subprocess
 import pytest
 
 STEPS, LAUNCHES = 3, 4
+# vector_loop alternates its two kernels, named as nvcc registered them.
+KERNELS = {"_Z12scale_kernelPffi": STEPS * LAUNCHES // 2,
+           "_Z10add_kernelPfPKfi": STEPS * LAUNCHES // 2}
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +31,22 @@ def vector_loop(tmp_path_factory):
     return str(out)
 
 
+def expected_calls(pinned):
+    """vector_loop's traced calls: its C++ cudaMallocHost is a template over cudaHostAlloc, and
+    only a buffer that was pinned is given back with cudaFreeHost."""
+    calls = {"cudaMalloc": 2, "cudaHostAlloc": 1, "cudaMemcpy": 2 * STEPS + 1,
+             "__cudaLaunchKernel": STEPS * LAUNCHES, "cudaGetLastError": STEPS,
+             "cudaDeviceSynchronize": STEPS, "cudaFree": 2}
+    return {**calls, "cudaFreeHost": 1} if pinned else calls
+
+
+def calls_and_kernels(trace):
+    """{function: slices} and {kernel: launches} of a trace."""
+    return (collections.Counter(s["name"] for s in trace.slices),
+            collections.Counter(s["args"]["kernel"] for s in trace.slices
+                                if s["name"] == "__cudaLaunchKernel"))
+
+
 def test_nvcc_program_unchanged_and_fully_traced(trace_run, vector_loop):
     args = (STEPS, LAUNCHES, 1)  # keep going past every failure
     plain, _, _ = trace_run(vector_loop, *args, double=False, preload=False)
@@ -32,14 +55,21 @@ def test_nvcc_program_unchanged_and_fully_traced(trace_run, vector_loop):
     assert traced.stdout == plain.stdout
     assert "cudaErrorInsufficientDriver" in plain.stdout
 
-    by_name = {}
+    assert calls_and_kernels(trace) == (expected_calls(pinned=False), KERNELS)
     for s in trace.slices:
-        by_name.setdefault(s["name"], []).append(s)
-    assert len(by_name["__cudaLaunchKernel"]) == STEPS * LAUNCHES
-    assert len(by_name["cudaMemcpy"]) == 2 * STEPS + 1
-    assert len(by_name["cudaDeviceSynchronize"]) == STEPS
-    assert len(by_name["cudaMalloc"]) == 2
-    for slices in by_name.values():
-        for s in slices:
-            assert s["args"]["result"] == 35
-            assert s["args"]["error"] == "cudaErrorInsufficientDriver"
+        assert s["args"]["result"] == 35
+        assert s["args"]["error"] == "cudaErrorInsufficientDriver"
+
+
+def test_nvcc_program_on_the_double_named_through_its_handles(trace_run, vector_loop):
+    plain, _, truth = trace_run(vector_loop, STEPS, LAUNCHES, preload=False)
+    traced, trace, _ = trace_run(vector_loop, STEPS, LAUNCHES)
+    assert plain.returncode == traced.returncode == 0
+    assert traced.stdout == plain.stdout
+
+    calls, kernels = calls_and_kernels(trace)
+    assert (calls, kernels) == (expected_calls(pinned=True), KERNELS)
+    assert all(s["args"]["result"] == 0 for s in trace.slices)
+    # One handle per launch site, asked for untraced; every launch really made.
+    assert {name: n for name, n in truth["calls"].items() if n} == {**calls, "__cudaGetKernel": 2}
+    assert truth["launches"] == STEPS * LAUNCHES

@@ -1,12 +1,13 @@
 /*
  * A deterministic CPU stand-in for libcudart.so.13, used to test the tracer on machines without a
  * GPU and to measure the tracer's own overhead. It owns the exported runtime entry points listed
- * in CT_DOUBLE_APIS (versioned like the real library by libcudart.map), the bookkeeping behind
- * them (device memory is ordinary host memory, so copies and sets really move bytes; kernels are
- * validated but never run) and the ground-truth statistics written at exit. Behaviour is tuned
- * by CT_DOUBLE_* environment variables read once (CT_DOUBLE_DRIVER_VERSION below 13000 plays a
- * driver too old for this runtime); with none set, an API call costs no syscall,
- * lock or atomic, so benchmarks see the tracer's cost rather than the double's.
+ * in CT_DOUBLE_APIS (versioned like the real library by libcudart.map, and none that the real
+ * one lacks: tests/test_double_fidelity.py), the bookkeeping behind them (device memory is
+ * ordinary host memory, so copies and sets really move bytes; kernels are validated but never
+ * run) and the ground-truth statistics written at exit. Behaviour is tuned by CT_DOUBLE_*
+ * environment variables read once (CT_DOUBLE_DRIVER_VERSION below 13000 plays a driver too old
+ * for this runtime); with none set, an API call costs no syscall, lock or atomic, so benchmarks
+ * see the tracer's cost rather than the double's.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -79,7 +80,6 @@
     X(cudaDriverGetVersion)                                                                        \
     X(cudaGetDeviceCount)                                                                          \
     X(cudaGetDeviceProperties)                                                                     \
-    X(cudaGetDeviceProperties_v2)                                                                  \
     X(cudaFuncGetName)                                                                             \
     X(cudaGetLastError)                                                                            \
     X(cudaPeekAtLastError)                                                                         \
@@ -136,7 +136,9 @@ static const char *const api_names[API_COUNT] = {
 #undef AS_NAME
 };
 
-/* The error codes the double can produce, with the real runtime's descriptions. */
+/* The error codes the double returns, and those the real runtime gives where the GPU or its
+ * driver is unusable (which programs print), named and described exactly as the real runtime
+ * does. */
 #define CT_DOUBLE_ERRORS(X)                                                                        \
     X(cudaSuccess, "no error")                                                                     \
     X(cudaErrorInvalidValue, "invalid argument")                                                   \
@@ -145,10 +147,12 @@ static const char *const api_names[API_COUNT] = {
     X(cudaErrorInvalidConfiguration, "invalid configuration argument")                             \
     X(cudaErrorInvalidPitchValue, "invalid pitch argument")                                        \
     X(cudaErrorInvalidMemcpyDirection, "invalid copy direction for memcpy")                        \
+    X(cudaErrorStubLibrary, "CUDA driver is a stub library")                                       \
     X(cudaErrorInsufficientDriver, "CUDA driver version is insufficient for CUDA runtime version") \
     X(cudaErrorInvalidDeviceFunction, "invalid device function")                                   \
     X(cudaErrorNoDevice, "no CUDA-capable device is detected")                                     \
     X(cudaErrorInvalidDevice, "invalid device ordinal")                                            \
+    X(cudaErrorNoKernelImageForDevice, "no kernel image is available for execution on the device") \
     X(cudaErrorInvalidResourceHandle, "invalid resource handle")                                   \
     X(cudaErrorNotReady, "device not ready")                                                       \
     X(cudaErrorHostMemoryAlreadyRegistered,                                                        \
@@ -319,21 +323,17 @@ static inline void count_error(enum api_id id)
         atomic_fetch_add_explicit(&error_counts[id], 1, memory_order_relaxed);
 }
 
-/* With CT_DOUBLE_DRIVER_VERSION below the runtime's, behave as the real
- * runtime does on a driver that is too old: everything but the version and
- * error queries fails with cudaErrorInsufficientDriver. */
+/* With CT_DOUBLE_DRIVER_VERSION below the runtime's, behave as the real runtime does on a driver
+ * that is too old: everything but the version and error queries fails with
+ * cudaErrorInsufficientDriver (the error queries never ask). */
 static inline bool driver_too_old_for(enum api_id id)
 {
     return knobs.driver_version < knobs.runtime_version && id != API_cudaRuntimeGetVersion &&
-           id != API_cudaDriverGetVersion && id != API_cudaGetLastError &&
-           id != API_cudaPeekAtLastError && id != API_cudaGetErrorName &&
-           id != API_cudaGetErrorString;
+           id != API_cudaDriverGetVersion;
 }
 
 static inline cudaError_t leave(enum api_id id, cudaError_t rc)
 {
-    if (__builtin_expect(driver_too_old_for(id), 0))
-        rc = cudaErrorInsufficientDriver;
     if (__builtin_expect(rc != cudaSuccess, 0)) {
         /* "Not ready" is a status, not a failure: the real runtime does not latch it. */
         if (rc != cudaErrorNotReady)
@@ -342,6 +342,16 @@ static inline cudaError_t leave(enum api_id id, cudaError_t rc)
     }
     return rc;
 }
+
+/* Starts every export that returns a cudaError_t. A driver too old refuses the call here, before
+ * it has any effect (no output written, nothing allocated, copied or launched), as the real
+ * runtime without a usable driver does. */
+#define ENTER_OR_REFUSE(id)                                                                        \
+    do {                                                                                           \
+        enter(id);                                                                                 \
+        if (__builtin_expect(driver_too_old_for(id), 0))                                           \
+            return leave(id, cudaErrorInsufficientDriver);                                         \
+    } while (0)
 
 /* Exports that share an implementation; the implementation receives the exported name's id. */
 #define DEFINE_EXPORT(name, params, impl, ...)                                                     \
@@ -355,14 +365,11 @@ static inline cudaError_t leave(enum api_id id, cudaError_t rc)
     DEFINE_EXPORT(name, params, impl, __VA_ARGS__)                                                 \
     DEFINE_EXPORT(twin, params, impl, __VA_ARGS__)
 
-/* Exports whose implementation (`call`) only computes the result. A driver too old refuses the
- * call before it runs, so outputs and state stay as they were, as on a real one. */
+/* Exports whose whole implementation is `call`, an expression that computes the result. */
 #define DEFINE_GUARDED(name, params, call)                                                         \
     cudaError_t CUDARTAPI name params                                                              \
     {                                                                                              \
-        enter(API_##name);                                                                         \
-        if (driver_too_old_for(API_##name))                                                        \
-            return leave(API_##name, cudaErrorInsufficientDriver);                                 \
+        ENTER_OR_REFUSE(API_##name);                                                               \
         return leave(API_##name, call);                                                            \
     }
 
@@ -459,7 +466,7 @@ static cudaError_t release(void *ptr, enum mem_kind kind)
 
 static cudaError_t allocate_as(enum api_id id, void **out, size_t size, enum mem_kind kind)
 {
-    enter(id);
+    ENTER_OR_REFUSE(id);
     return leave(id, allocate(out, size, kind));
 }
 
@@ -471,7 +478,7 @@ static cudaError_t allocate_on_stream(enum api_id id, void **out, size_t size, c
 
 static cudaError_t release_as(enum api_id id, void *ptr, enum mem_kind kind)
 {
-    enter(id);
+    ENTER_OR_REFUSE(id);
     return leave(id, release(ptr, kind));
 }
 
@@ -505,7 +512,7 @@ cudaError_t CUDARTAPI cudaMallocManaged(void **devPtr, size_t size, unsigned int
 
 cudaError_t CUDARTAPI cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
-    enter(API_cudaMallocPitch);
+    ENTER_OR_REFUSE(API_cudaMallocPitch);
     if (!pitch)
         return leave(API_cudaMallocPitch, cudaErrorInvalidValue);
     if (width > SIZE_MAX - (PITCH_ALIGNMENT - 1))
@@ -607,7 +614,7 @@ static cudaError_t copy_2d(enum api_id id, void *dst, size_t dpitch, const void 
                            cudaStream_t stream)
 {
     (void)stream;
-    enter(id);
+    ENTER_OR_REFUSE(id);
     return leave(id, copy_rows(dst, dpitch, src, spitch, width, height, kind));
 }
 
@@ -615,7 +622,7 @@ static cudaError_t copy_peer(enum api_id id, void *dst, int dst_device, const vo
                              int src_device, size_t count, cudaStream_t stream)
 {
     (void)stream;
-    enter(id);
+    ENTER_OR_REFUSE(id);
     if (dst_device != 0 || src_device != 0)
         return leave(id, cudaErrorInvalidDevice);
     return leave(id, copy_rows(dst, count, src, count, count, 1, cudaMemcpyDeviceToDevice));
@@ -624,7 +631,7 @@ static cudaError_t copy_peer(enum api_id id, void *dst, int dst_device, const vo
 static cudaError_t fill(enum api_id id, void *ptr, int value, size_t count, cudaStream_t stream)
 {
     (void)stream;
-    enter(id);
+    ENTER_OR_REFUSE(id);
     if (count != 0 && !ptr)
         return leave(id, cudaErrorInvalidValue);
     if (count != 0)
@@ -687,7 +694,7 @@ static cudaError_t launch(enum api_id id, const void *func, dim3 grid, dim3 bloc
     (void)args;
     (void)shared_mem;
     (void)stream;
-    enter(id);
+    ENTER_OR_REFUSE(id);
     cudaError_t rc = check_launch(func, grid, block);
     if (rc == cudaSuccess && stats_enabled())
         atomic_fetch_add_explicit(&kernel_launches, 1, memory_order_relaxed);
@@ -697,12 +704,56 @@ static cudaError_t launch(enum api_id id, const void *func, dim3 grid, dim3 bloc
 static cudaError_t launch_with_config(enum api_id id, const cudaLaunchConfig_t *config,
                                       const void *func, void **args)
 {
-    if (!config) {
-        enter(id);
-        return leave(id, cudaErrorInvalidValue);
-    }
-    return launch(id, func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes,
-                  config->stream);
+    if (config)
+        return launch(id, func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes,
+                      config->stream);
+    ENTER_OR_REFUSE(id);
+    return leave(id, cudaErrorInvalidValue);
+}
+
+/* What __cudaGetKernel hands out: the address of an entry of the double's own, never the host
+ * function, as the real runtime's handles are its own objects. A tracer can then only name a
+ * launch made through a handle by remembering what __cudaGetKernel answered. */
+struct CUkern_st {
+    const void *host_function; /* written once, under the lock, before its handle exists */
+};
+
+#define KERNEL_SLOTS 1024
+
+static struct {
+    pthread_mutex_t lock;
+    struct CUkern_st slots[KERNEL_SLOTS];
+    size_t used;
+} kernels = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* One handle per host function, as nvcc asks once per launch site; NULL once the table is full. */
+static cudaKernel_t handle_for(const void *func)
+{
+    pthread_mutex_lock(&kernels.lock);
+    size_t i = 0;
+    while (i < kernels.used && kernels.slots[i].host_function != func)
+        i++;
+    if (i == kernels.used && i < KERNEL_SLOTS)
+        kernels.slots[kernels.used++].host_function = func;
+    pthread_mutex_unlock(&kernels.lock);
+    return i < KERNEL_SLOTS ? &kernels.slots[i] : NULL;
+}
+
+/* The host function behind a handle __cudaGetKernel gave out; NULL for any other value, which a
+ * launch then refuses as an invalid device function. */
+static const void *host_function_of(cudaKernel_t kernel)
+{
+    uintptr_t at = (uintptr_t)kernel, first = (uintptr_t)kernels.slots;
+    if (at < first || at >= first + sizeof kernels.slots ||
+        (at - first) % sizeof kernels.slots[0] != 0)
+        return NULL;
+    return kernel->host_function;
+}
+
+static cudaError_t launch_by_handle(enum api_id id, cudaKernel_t kernel, dim3 grid, dim3 block,
+                                    void **args, size_t shared_mem, cudaStream_t stream)
+{
+    return launch(id, host_function_of(kernel), grid, block, args, shared_mem, stream);
 }
 
 DEFINE_EXPORT_PAIR(cudaLaunchKernel, cudaLaunchKernel_ptsz,
@@ -713,21 +764,31 @@ DEFINE_EXPORT_PAIR(cudaLaunchCooperativeKernel, cudaLaunchCooperativeKernel_ptsz
                    (const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                     cudaStream_t stream),
                    launch, func, gridDim, blockDim, args, sharedMem, stream)
-/* __cudaGetKernel hands out the host stub's address as the kernel handle. */
 DEFINE_EXPORT_PAIR(__cudaLaunchKernel, __cudaLaunchKernel_ptsz,
                    (cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                     cudaStream_t stream),
-                   launch, (const void *)kernel, gridDim, blockDim, args, sharedMem, stream)
+                   launch_by_handle, kernel, gridDim, blockDim, args, sharedMem, stream)
 DEFINE_EXPORT_PAIR(cudaLaunchKernelExC, cudaLaunchKernelExC_ptsz,
                    (const cudaLaunchConfig_t *config, const void *func, void **args),
                    launch_with_config, config, func, args)
 
+/* The one call a driver too old does not leave untouched: the real runtime then still hands
+ * back the host function as the handle (seen with the CUDA 13.0 runtime and no driver), which
+ * its launches go on to refuse. */
 cudaError_t CUDARTAPI __cudaGetKernel(cudaKernel_t *kernel, const void *func)
 {
     enter(API___cudaGetKernel);
-    if (!kernel || !func)
-        return leave(API___cudaGetKernel, cudaErrorInvalidValue);
-    *kernel = (cudaKernel_t)func;
+    if (!kernel || !func) /* checked first, before the driver, as the real runtime does */
+        return leave(API___cudaGetKernel,
+                     kernel ? cudaErrorInvalidDeviceFunction : cudaErrorInvalidValue);
+    if (driver_too_old_for(API___cudaGetKernel)) {
+        *kernel = (cudaKernel_t)func;
+        return leave(API___cudaGetKernel, cudaErrorInsufficientDriver);
+    }
+    cudaKernel_t handle = handle_for(func);
+    if (!handle)
+        return leave(API___cudaGetKernel, cudaErrorMemoryAllocation);
+    *kernel = handle;
     return leave(API___cudaGetKernel, cudaSuccess);
 }
 
@@ -844,13 +905,13 @@ DEFINE_GUARDED(cudaEventCreate, (cudaEvent_t * event), create_event(event, cudaE
 DEFINE_GUARDED(cudaEventCreateWithFlags, (cudaEvent_t * event, unsigned int flags),
                create_event(event, flags))
 
-cudaError_t CUDARTAPI cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
+static cudaError_t create_graph(cudaGraph_t *out, unsigned int flags)
 {
-    enter(API_cudaGraphCreate);
-    if (!pGraph || flags != 0)
-        return leave(API_cudaGraphCreate, cudaErrorInvalidValue);
-    return leave(API_cudaGraphCreate, NEW_HANDLE(pGraph));
+    return out && flags == 0 ? NEW_HANDLE(out) : cudaErrorInvalidValue;
 }
+
+DEFINE_GUARDED(cudaGraphCreate, (cudaGraph_t * pGraph, unsigned int flags),
+               create_graph(pGraph, flags))
 
 /* Every instantiation is cudaGraphInstantiateWithParams underneath; the flags change nothing
  * for a graph that never runs. */
@@ -887,7 +948,7 @@ DEFINE_GUARDED(cudaGraphDestroy, (cudaGraph_t graph), destroy_handle(graph, cuda
 /* Work completes inside the call that issues it, so anything that has a handle is done. */
 static cudaError_t require_handle(enum api_id id, const void *handle, cudaError_t if_null)
 {
-    enter(id);
+    ENTER_OR_REFUSE(id);
     return leave(id, handle ? cudaSuccess : if_null);
 }
 
@@ -933,7 +994,7 @@ static cudaError_t wait_event(enum api_id id, cudaStream_t stream, cudaEvent_t e
 static cudaError_t query_stream(enum api_id id, cudaStream_t stream)
 {
     (void)stream;
-    enter(id);
+    ENTER_OR_REFUSE(id);
     return leave(id, cudaSuccess);
 }
 
@@ -960,7 +1021,7 @@ DEFINE_EXPORT(cudaEventQuery, (cudaEvent_t event), require_handle, event,
 /* The simulated wait is what makes synchronising calls visible on a trace's timeline. */
 static cudaError_t synchronize(enum api_id id, bool handle_valid)
 {
-    enter(id);
+    ENTER_OR_REFUSE(id);
     if (!handle_valid)
         return leave(id, cudaErrorInvalidResourceHandle);
     if (knobs.sync_ns != 0)
@@ -1009,11 +1070,8 @@ DEFINE_GUARDED(cudaDriverGetVersion, (int *driverVersion),
 DEFINE_GUARDED(cudaGetDeviceCount, (int *count), report_int(count, device_count))
 DEFINE_GUARDED(cudaGetDevice, (int *device), report_int(device, only_device))
 
-cudaError_t CUDARTAPI cudaSetDevice(int device)
-{
-    enter(API_cudaSetDevice);
-    return leave(API_cudaSetDevice, device == only_device ? cudaSuccess : cudaErrorInvalidDevice);
-}
+DEFINE_GUARDED(cudaSetDevice, (int device),
+               device == only_device ? cudaSuccess : cudaErrorInvalidDevice)
 
 static void copy_dims(int out[3], dim3 dims)
 {
@@ -1057,8 +1115,6 @@ static cudaError_t describe_device(struct cudaDeviceProp *prop, int device)
 }
 
 DEFINE_GUARDED(cudaGetDeviceProperties, (struct cudaDeviceProp * prop, int device),
-               describe_device(prop, device))
-DEFINE_GUARDED(cudaGetDeviceProperties_v2, (struct cudaDeviceProp * prop, int device),
                describe_device(prop, device))
 
 /* The attributes the double knows; the rest are refused as unsupported. */
@@ -1265,17 +1321,18 @@ DEFINE_GUARDED(cudaMemPoolGetAttribute,
                get_pool_attribute(memPool, attr, value))
 
 /* Only exported symbols have names dladdr can see; the exact-address test rejects neighbours. */
-cudaError_t CUDARTAPI cudaFuncGetName(const char **name, const void *func)
+static cudaError_t function_name(const char **name, const void *func)
 {
-    enter(API_cudaFuncGetName);
     if (!name)
-        return leave(API_cudaFuncGetName, cudaErrorInvalidValue);
+        return cudaErrorInvalidValue;
     Dl_info info;
     if (!func || !dladdr(func, &info) || !info.dli_sname || info.dli_saddr != func)
-        return leave(API_cudaFuncGetName, cudaErrorInvalidDeviceFunction);
+        return cudaErrorInvalidDeviceFunction;
     *name = info.dli_sname;
-    return leave(API_cudaFuncGetName, cudaSuccess);
+    return cudaSuccess;
 }
+
+DEFINE_GUARDED(cudaFuncGetName, (const char **name, const void *func), function_name(name, func))
 
 /* These report the latched error rather than fail, so they count it but must not re-latch it. */
 static cudaError_t report_last_error(enum api_id id, bool reset)

@@ -55,10 +55,4 @@ cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cuda
 cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(
     cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams);
 
-/*
- * The CUDA 12 runtime exported the struct-versioned name; libcudart.so.13 no longer does, so
- * binaries linked against the real CUDA 13 runtime must not depend on it (declare it weak there).
- */
-cudaError_t CUDARTAPI cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device);
-
 #endif

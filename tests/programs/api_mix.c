@@ -15,10 +15,6 @@
 #include "../cudart_double/cudart_extra.h"
 #include "program_args.h"
 
-/* CUDA 13's real runtime lacks it; weak, so this program still loads against that library. */
-extern cudaError_t CUDARTAPI cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)
-    __attribute__((weak));
-
 #define PITCHED_ROWS 4
 
 /* Exported (the build links with -rdynamic) so cudaFuncGetName can resolve its name. */
@@ -41,8 +37,6 @@ static void query_runtime(const void *kernel)
     cudaSetDevice(0);
     cudaGetDevice(&value);
     cudaGetDeviceProperties(&prop, 0);
-    if (cudaGetDeviceProperties_v2)
-        cudaGetDeviceProperties_v2(&prop, 0);
     cudaFuncGetName(&name, kernel);
     cudaPeekAtLastError();
     cudaGetLastError();
