@@ -1,14 +1,67 @@
 /*
- * `cudatrace report [--json] TRACE...`: per traced process, wall time, the
+ * `cudatrace report [--json] TRACE|DIR...`: per traced process, wall time, the
  * CUDA versions, calls/errors/time per runtime function, launches, time in
- * synchronisation, allocator activity, dropped records and findings. The
+ * synchronisation, allocator activity, dropped records and findings; over
+ * several processes (the ranks of a job, a directory of their traces) also
+ * the findings that compare them. The
  * JSON form is a stable interface, documented in docs/report-schema.md.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
 #include "report_output.h"
+
+static int add_file(struct ct_report *report, const char *path)
+{
+    char error[512];
+    if (ct_report_add_trace(report, path, error, sizeof error) == 0)
+        return 0;
+    fprintf(stderr, "cudatrace: %s: %s\n", path, error);
+    return -1;
+}
+
+static int is_trace_name(const struct dirent *entry)
+{
+    static const char *const endings[] = {".pftrace", ".pftrace.zst", ".pftrace.gz"};
+    size_t len = strlen(entry->d_name);
+    for (size_t i = 0; i < sizeof endings / sizeof endings[0]; i++) {
+        size_t n = strlen(endings[i]);
+        if (len > n && strcmp(entry->d_name + len - n, endings[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A file, or a directory of traces (one per rank or process of a job), in
+ * the order of their names. */
+static int add_path(struct ct_report *report, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return add_file(report, path);
+    struct dirent **entries;
+    int count = scandir(path, &entries, is_trace_name, alphasort), status = 0;
+    if (count <= 0) {
+        fprintf(stderr, "cudatrace: %s: %s\n", path,
+                count < 0 ? strerror(errno)
+                          : "holds no trace (*.pftrace, *.pftrace.zst, *.pftrace.gz)");
+        return -1;
+    }
+    for (int i = 0; i < count; i++) {
+        char file[8192];
+        snprintf(file, sizeof file, "%s/%s", path, entries[i]->d_name);
+        if (!status && add_file(report, file))
+            status = -1;
+        free(entries[i]);
+    }
+    free(entries);
+    return status;
+}
 
 int ct_cmd_report(int argc, char **argv)
 {
@@ -25,10 +78,8 @@ int ct_cmd_report(int argc, char **argv)
     if (first >= argc)
         return ct_usage_error("report: no trace file given");
     struct ct_report report = {0};
-    char error[512];
     for (int i = first; i < argc; i++) {
-        if (ct_report_add_trace(&report, argv[i], error, sizeof error)) {
-            fprintf(stderr, "cudatrace: %s: %s\n", argv[i], error);
+        if (add_path(&report, argv[i])) {
             ct_report_free(&report);
             return 1;
         }

@@ -36,12 +36,8 @@ const char *ct_severity_name(enum ct_severity severity)
     return names[severity];
 }
 
-static struct ct_finding *add(struct ct_findings *out, const char *id, enum ct_severity severity,
-                              int32_t pid, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static struct ct_finding *add(struct ct_findings *out, const char *id, enum ct_severity severity,
-                              int32_t pid, const char *fmt, ...)
+struct ct_finding *ct_finding_add(struct ct_findings *out, const char *id,
+                                  enum ct_severity severity, int32_t pid, const char *fmt, ...)
 {
     out->items = ct_array_grow(out->items, out->count, sizeof *out->items);
     struct ct_finding *f = &out->items[out->count++];
@@ -55,7 +51,7 @@ static struct ct_finding *add(struct ct_findings *out, const char *id, enum ct_s
     return f;
 }
 
-static void add_library(struct ct_finding *f, const struct ct_library_entry *lib)
+void ct_finding_add_library(struct ct_finding *f, const struct ct_library_entry *lib)
 {
     if (f->library_count < (int)(sizeof f->libraries / sizeof f->libraries[0]))
         f->libraries[f->library_count++] = lib;
@@ -78,10 +74,11 @@ static void duplicates(const struct ct_process_report *p, struct ct_findings *ou
                       strcmp(p->libraries[k].realpath, a->realpath) != 0;
         if (!first_of_family || copies < 2)
             continue;
-        struct ct_finding *f = add(out, "duplicate-library", CT_SEVERITY_ERROR, p->pid,
-                                   "%d copies of lib%s are loaded in one process: %s (%s)", copies,
-                                   a->family, a->realpath, version_or_unknown(a));
-        add_library(f, a);
+        struct ct_finding *f =
+            ct_finding_add(out, "duplicate-library", CT_SEVERITY_ERROR, p->pid,
+                           "%d copies of lib%s are loaded in one process: %s (%s)", copies,
+                           a->family, a->realpath, version_or_unknown(a));
+        ct_finding_add_library(f, a);
         for (size_t k = i + 1; k < p->library_count; k++) {
             const struct ct_library_entry *b = &p->libraries[k];
             if (strcmp(b->family, a->family) != 0 || strcmp(b->realpath, a->realpath) == 0)
@@ -89,7 +86,7 @@ static void duplicates(const struct ct_process_report *p, struct ct_findings *ou
             size_t n = strlen(f->message);
             snprintf(f->message + n, sizeof f->message - n, " and %s (%s)", b->realpath,
                      version_or_unknown(b));
-            add_library(f, b);
+            ct_finding_add_library(f, b);
         }
         size_t n = strlen(f->message);
         snprintf(f->message + n, sizeof f->message - n,
@@ -134,12 +131,12 @@ static void failed_loads(const struct ct_process_report *p, struct ct_findings *
         const struct ct_failed_load *load = &p->failed_loads[i];
         if (is_driver_name(load->requested_as) || family_loaded(p, load->requested_as))
             continue; /* the driver is driver-missing's; a probe that found another name */
-        struct ct_finding *f =
-            add(out, "library-load-failed", CT_SEVERITY_ERROR, p->pid,
-                "%s could not be loaded (asked for by %s): %s; searched %s. Install it, or put "
-                "its directory on the asking library's RUNPATH or on LD_LIBRARY_PATH.",
-                load->requested_as, load->requested_by, load->error,
-                *load->searched ? load->searched : "no directory");
+        struct ct_finding *f = ct_finding_add(
+            out, "library-load-failed", CT_SEVERITY_ERROR, p->pid,
+            "%s could not be loaded (asked for by %s): %s; searched %s. Install it, or put "
+            "its directory on the asking library's RUNPATH or on LD_LIBRARY_PATH.",
+            load->requested_as, load->requested_by, load->error,
+            *load->searched ? load->searched : "no directory");
         f->failed_load = load;
     }
 }
@@ -153,14 +150,14 @@ static void shadowed(const struct ct_process_report *p, struct ct_findings *out)
         if (!lib->runpath_copy || !*lib->runpath_copy)
             continue;
         const char *so = strstr(lib->runpath_copy, ".so.");
-        struct ct_finding *f = add(
+        struct ct_finding *f = ct_finding_add(
             out, "shadowed-library", CT_SEVERITY_WARNING, p->pid,
             "%s was found through %s as %s (%s), although %s ships its own copy on its RUNPATH, "
             "%s (%s), which was not used. Remove the directory from LD_LIBRARY_PATH (or the "
             "ld.so.conf entry) so each library gets the copy it was built with.",
             lib->requested_as, lib->found_via, lib->realpath, version_or_unknown(lib),
             lib->requested_by, lib->runpath_copy, so ? so + 4 : "unknown version");
-        add_library(f, lib);
+        ct_finding_add_library(f, lib);
         f->shadowed_copy = lib->runpath_copy;
     }
 }
@@ -205,7 +202,7 @@ static void fallbacks(const struct ct_process_report *p, struct ct_findings *out
             snprintf(fix, sizeof fix, "reinstall the package that ships it into %s",
                      lib->expected_dirs);
         }
-        struct ct_finding *f = add(
+        struct ct_finding *f = ct_finding_add(
             out, "fallback-resolution", wrong_version ? CT_SEVERITY_ERROR : CT_SEVERITY_WARNING,
             p->pid,
             "%s was asked for by %s, whose own search path expects it in %s, but none of those "
@@ -213,7 +210,7 @@ static void fallbacks(const struct ct_process_report *p, struct ct_findings *out
             "the stale copy it fell back to.",
             lib->requested_as, lib->requested_by, lib->expected_dirs, lib->found_via, lib->realpath,
             version_or_unknown(lib), pin, fix);
-        add_library(f, lib);
+        ct_finding_add_library(f, lib);
     }
 }
 
@@ -249,13 +246,13 @@ static void version_mismatches(const struct ct_process_report *p, struct ct_find
         long mine = major_of(lib->version), theirs = against ? major_of(against->version) : -1;
         if (!against || mine < 0 || theirs < 0 || mine == theirs)
             continue;
-        struct ct_finding *f =
-            add(out, "version-mismatch", CT_SEVERITY_ERROR, p->pid,
-                "lib%s %s (major %ld) is loaded with lib%s %s (major %ld): libraries of one stack "
-                "must come from the same release. Install matching versions.",
-                lib->family, lib->realpath, mine, against->family, against->realpath, theirs);
-        add_library(f, lib);
-        add_library(f, against);
+        struct ct_finding *f = ct_finding_add(
+            out, "version-mismatch", CT_SEVERITY_ERROR, p->pid,
+            "lib%s %s (major %ld) is loaded with lib%s %s (major %ld): libraries of one stack "
+            "must come from the same release. Install matching versions.",
+            lib->family, lib->realpath, mine, against->family, against->realpath, theirs);
+        ct_finding_add_library(f, lib);
+        ct_finding_add_library(f, against);
     }
     /* cuDNN built for another CUDA major than the runtime the program uses. */
     long runtime_major = p->runtime_version > 0 ? (long)(p->runtime_version / 1000) : -1;
@@ -263,14 +260,14 @@ static void version_mismatches(const struct ct_process_report *p, struct ct_find
         const struct ct_library_entry *lib = &p->libraries[i];
         if (lib->built_for_cuda <= 0 || lib->built_for_cuda == runtime_major)
             continue;
-        struct ct_finding *f = add(
+        struct ct_finding *f = ct_finding_add(
             out, "version-mismatch", CT_SEVERITY_ERROR, p->pid,
             "lib%s %s was built for CUDA %lld (its RUNPATH names cu%lld) but the runtime in use "
             "is CUDA %lld.%lld: install the cuDNN build for CUDA %ld.",
             lib->family, lib->realpath, (long long)lib->built_for_cuda,
             (long long)lib->built_for_cuda, (long long)p->runtime_version / 1000,
             (long long)(p->runtime_version % 1000) / 10, runtime_major);
-        add_library(f, lib);
+        ct_finding_add_library(f, lib);
         f->runtime_version = p->runtime_version;
     }
 }
@@ -293,14 +290,14 @@ static void toolkit_mismatches(const struct ct_process_report *p, struct ct_find
         size_t len = strcspn(toolkit + 6, "/");
         if (len == strlen(p->toolkit_version) && strncmp(toolkit + 6, p->toolkit_version, len) == 0)
             continue;
-        struct ct_finding *f =
-            add(out, "toolkit-mismatch", CT_SEVERITY_WARNING, p->pid,
-                "%s was found through %s in CUDA %.*s (%s), but the toolkit in use is CUDA %s "
-                "(%s). Remove the stale entry (an /etc/ld.so.conf.d file or LD_LIBRARY_PATH "
-                "directory) for the other toolkit, then run ldconfig.",
-                lib->requested_as, lib->found_via, (int)len, toolkit + 6, lib->realpath,
-                p->toolkit_version, p->toolkit_root);
-        add_library(f, lib);
+        struct ct_finding *f = ct_finding_add(
+            out, "toolkit-mismatch", CT_SEVERITY_WARNING, p->pid,
+            "%s was found through %s in CUDA %.*s (%s), but the toolkit in use is CUDA %s "
+            "(%s). Remove the stale entry (an /etc/ld.so.conf.d file or LD_LIBRARY_PATH "
+            "directory) for the other toolkit, then run ldconfig.",
+            lib->requested_as, lib->found_via, (int)len, toolkit + 6, lib->realpath,
+            p->toolkit_version, p->toolkit_root);
+        ct_finding_add_library(f, lib);
     }
 }
 
@@ -312,14 +309,14 @@ static void missing_kernel_images(const struct ct_process_report *p, struct ct_f
     const char *capability = p->device_names ? p->device_capability[0] : "";
     for (size_t i = 0; i < p->missing_image_count; i++) {
         const struct ct_missing_image *m = &p->missing_images[i];
-        struct ct_finding *f =
-            add(out, "no-kernel-image", CT_SEVERITY_ERROR, p->pid,
-                "kernel %s (in %s) has no code for %s%s%s%s: the library carries %s. Rebuild it "
-                "with code for this GPU (-gencode arch=compute_XY,code=sm_XY, or PTX to be "
-                "compiled at load time), or install a build made for it.",
-                m->kernel, *m->library ? m->library : "an unknown file", gpu,
-                *capability ? " (compute capability " : "", capability, *capability ? ")" : "",
-                *m->archs ? m->archs : "no GPU code at all");
+        struct ct_finding *f = ct_finding_add(
+            out, "no-kernel-image", CT_SEVERITY_ERROR, p->pid,
+            "kernel %s (in %s) has no code for %s%s%s%s: the library carries %s. Rebuild it "
+            "with code for this GPU (-gencode arch=compute_XY,code=sm_XY, or PTX to be "
+            "compiled at load time), or install a build made for it.",
+            m->kernel, *m->library ? m->library : "an unknown file", gpu,
+            *capability ? " (compute capability " : "", capability, *capability ? ")" : "",
+            *m->archs ? m->archs : "no GPU code at all");
         f->missing_image = m;
         f->compute_capability = capability;
     }
@@ -339,16 +336,16 @@ static void driver(const struct ct_process_report *p, struct ct_findings *out)
     uint64_t stub_failures = p->calls_failed_with[CUDA_ERROR_STUB_LIBRARY];
     uint64_t driver_failures = p->calls_failed_with[CUDA_ERROR_INSUFFICIENT_DRIVER];
     if ((libcuda && strstr(libcuda->realpath, "/stubs/")) || stub_failures) {
-        struct ct_finding *f =
-            add(out, "stub-driver", CT_SEVERITY_ERROR, p->pid,
-                "the CUDA driver library loaded is the toolkit's link-time stub%s%s, whose every "
-                "call fails with cudaErrorStubLibrary (%llu so far). Remove the stubs directory "
-                "from LD_LIBRARY_PATH (and any libcuda.so.1 link to it) so the real driver loads.",
-                libcuda ? " " : "", libcuda ? libcuda->realpath : "",
-                (unsigned long long)stub_failures);
+        struct ct_finding *f = ct_finding_add(
+            out, "stub-driver", CT_SEVERITY_ERROR, p->pid,
+            "the CUDA driver library loaded is the toolkit's link-time stub%s%s, whose every "
+            "call fails with cudaErrorStubLibrary (%llu so far). Remove the stubs directory "
+            "from LD_LIBRARY_PATH (and any libcuda.so.1 link to it) so the real driver loads.",
+            libcuda ? " " : "", libcuda ? libcuda->realpath : "",
+            (unsigned long long)stub_failures);
         f->failed_calls = stub_failures;
         if (libcuda)
-            add_library(f, libcuda);
+            ct_finding_add_library(f, libcuda);
         return;
     }
     const struct ct_failed_load *driver_failed = libcuda ? NULL : driver_load_failure(p);
@@ -361,33 +358,35 @@ static void driver(const struct ct_process_report *p, struct ct_findings *out)
         return;
     struct ct_finding *f;
     if (too_old) {
-        f = add(out, "driver-too-old", CT_SEVERITY_ERROR, p->pid,
-                "the driver supports CUDA %lld.%lld but the runtime needs %lld.%lld: %llu calls "
-                "failed with cudaErrorInsufficientDriver. Update the NVIDIA driver, or use a "
-                "runtime (framework build) for CUDA %lld.%lld.",
-                (long long)p->driver_version / 1000, (long long)(p->driver_version % 1000) / 10,
-                (long long)p->runtime_version / 1000, (long long)(p->runtime_version % 1000) / 10,
-                (unsigned long long)driver_failures, (long long)p->driver_version / 1000,
-                (long long)(p->driver_version % 1000) / 10);
+        f = ct_finding_add(
+            out, "driver-too-old", CT_SEVERITY_ERROR, p->pid,
+            "the driver supports CUDA %lld.%lld but the runtime needs %lld.%lld: %llu calls "
+            "failed with cudaErrorInsufficientDriver. Update the NVIDIA driver, or use a "
+            "runtime (framework build) for CUDA %lld.%lld.",
+            (long long)p->driver_version / 1000, (long long)(p->driver_version % 1000) / 10,
+            (long long)p->runtime_version / 1000, (long long)(p->runtime_version % 1000) / 10,
+            (unsigned long long)driver_failures, (long long)p->driver_version / 1000,
+            (long long)(p->driver_version % 1000) / 10);
     } else {
         char where[8192] = "";
         if (driver_failed)
             snprintf(where, sizeof where, " (looked for by %s in %s)", driver_failed->requested_by,
                      driver_failed->searched);
-        f = add(out, "driver-missing", CT_SEVERITY_ERROR, p->pid,
-                "no CUDA driver: %s%s; %llu calls failed with cudaErrorInsufficientDriver. "
-                "Install the NVIDIA driver, or in a container mount its libraries "
-                "(libcuda.so.1) and devices.",
-                libcuda ? "the driver library loaded but reports no driver"
-                        : "libcuda.so.1 was never loaded",
-                where, (unsigned long long)driver_failures);
+        f = ct_finding_add(
+            out, "driver-missing", CT_SEVERITY_ERROR, p->pid,
+            "no CUDA driver: %s%s; %llu calls failed with cudaErrorInsufficientDriver. "
+            "Install the NVIDIA driver, or in a container mount its libraries "
+            "(libcuda.so.1) and devices.",
+            libcuda ? "the driver library loaded but reports no driver"
+                    : "libcuda.so.1 was never loaded",
+            where, (unsigned long long)driver_failures);
         f->failed_load = driver_failed;
     }
     f->failed_calls = driver_failures;
     f->runtime_version = p->runtime_version;
     f->driver_version = p->driver_version;
     if (libcuda)
-        add_library(f, libcuda);
+        ct_finding_add_library(f, libcuda);
 }
 
 void ct_findings_compute(const struct ct_report *report, struct ct_findings *out)
@@ -403,6 +402,7 @@ void ct_findings_compute(const struct ct_report *report, struct ct_findings *out
         missing_kernel_images(&report->processes[i], out);
         driver(&report->processes[i], out);
     }
+    ct_findings_across(report, out);
 }
 
 void ct_findings_free(struct ct_findings *findings)

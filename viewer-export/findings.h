@@ -31,6 +31,14 @@ struct ct_findings {
 };
 
 void ct_findings_compute(const struct ct_report *report, struct ct_findings *out);
+/* The findings that compare processes (findings_across.c). */
+void ct_findings_across(const struct ct_report *report, struct ct_findings *out);
+/* Appends a finding with a formatted message; the evidence starts empty. */
+struct ct_finding *ct_finding_add(struct ct_findings *out, const char *id,
+                                  enum ct_severity severity, int32_t pid, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Adds a library to a finding's evidence (up to its capacity). */
+void ct_finding_add_library(struct ct_finding *f, const struct ct_library_entry *lib);
 void ct_findings_free(struct ct_findings *findings);
 const char *ct_severity_name(enum ct_severity severity);
 void ct_finding_json(struct ct_json *j, const struct ct_finding *f);

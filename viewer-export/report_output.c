@@ -212,10 +212,30 @@ static void print_text_process(const struct ct_process_report *p,
         printf("  findings       none\n");
 }
 
+/* Several processes (the ranks of a job): one line each first, so the odd
+ * one out shows before the details. */
+static void print_process_table(const struct ct_report *r)
+{
+    char wall[32], sync[32], peak[32];
+    printf("%-8s %12s %10s %10s %12s %12s  %s\n", "pid", "wall", "calls", "launches", "sync",
+           "peak memory", "exit");
+    for (size_t i = 0; i < r->process_count; i++) {
+        const struct ct_process_report *p = &r->processes[i];
+        printf("%-8d %12s %10llu %10llu %12s %12s  %s\n", (int)p->pid,
+               human_time(wall_ns(p), wall, sizeof wall), (unsigned long long)p->calls_recorded,
+               (unsigned long long)p->launches, human_time(p->sync_ns, sync, sizeof sync),
+               human_bytes(p->peak_device_bytes, peak, sizeof peak),
+               p->ended ? (p->exited_normally ? "normal" : "lost") : "unknown");
+    }
+    printf("\n");
+}
+
 void ct_report_print_text(const struct ct_report *r, const struct ct_findings *findings)
 {
     if (r->truncated)
         printf("note: the trace ends in a cut frame; reporting what came before it\n");
+    if (r->process_count > 1)
+        print_process_table(r);
     for (size_t i = 0; i < r->process_count; i++)
         print_text_process(&r->processes[i], findings);
 }

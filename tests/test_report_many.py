@@ -1,0 +1,94 @@
+"""`cudatrace report` over the processes of one job: a directory of traces
+(one per rank or worker) or several files, a line per process, and the
+findings that compare them, each with its healthy twin: inconsistent-
+libraries (processes that loaded different files of one library family) and
+straggler (one process waits in synchronisation far longer than the rest)."""
+import json
+import os
+import shutil
+import subprocess
+
+import toolkit
+
+
+def report(build_dir, *paths, json_form=True):
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report",
+                           *(["--json"] if json_form else []), *map(str, paths)],
+                          capture_output=True, text=True, timeout=60)
+    return done
+
+
+def collect(runs, folder):
+    """Copies each run's trace into one folder, named by rank."""
+    folder.mkdir()
+    for rank, (completed, _, _) in enumerate(runs):
+        assert completed.returncode == 0, completed.stderr
+        shutil.copy(completed.run_dir / "trace.pftrace.zst", folder / f"rank{rank}.pftrace.zst")
+    return folder
+
+
+def ranks_with_sync(trace_run, sync_ns):
+    return [trace_run("train_loop", 10, env={"CT_DOUBLE_SYNC_NS": ns}) for ns in sync_ns]
+
+
+def test_straggler_is_named(trace_run, build_dir, tmp_path):
+    # Ten steps each; rank 1 waits 20 ms per step, the others 1 ms.
+    runs = ranks_with_sync(trace_run, [1000000, 20000000, 1000000])
+    done = report(build_dir, collect(runs, tmp_path / "job"))
+    assert done.returncode == 0, done.stderr
+    r = json.loads(done.stdout)
+    assert [p["pid"] for p in r["processes"]] == [c.pid for c, _, _ in runs]
+    (finding,) = r["findings"]
+    assert (finding["id"], finding["pid"]) == ("straggler", runs[1][0].pid)
+    slow = r["processes"][1]["sync"]
+    assert f"({slow['count']} calls)" in finding["message"]
+    assert f"waited {slow['total_ns'] / 1e6:.1f} ms" in finding["message"]
+
+
+def test_healthy_twin_ranks_that_wait_alike(trace_run, build_dir, tmp_path):
+    runs = ranks_with_sync(trace_run, [5000000, 5000000, 5000000])
+    done = report(build_dir, collect(runs, tmp_path / "job"))
+    assert done.returncode == 0 and json.loads(done.stdout)["findings"] == []
+
+
+def test_inconsistent_libraries_across_ranks(trace_run, build_dir, tmp_path):
+    private = tmp_path / "private"
+    private.mkdir()
+    shutil.copy(toolkit.path("cudnn"), private)
+    runs = [trace_run("load_libs", toolkit.path("cudnn")),
+            trace_run("load_libs", private / toolkit.soname("cudnn")),
+            trace_run("load_libs", toolkit.path("cudnn"))]
+    done = report(build_dir, *(c.run_dir / "trace.pftrace.zst" for c, _, _ in runs))
+    r = json.loads(done.stdout)
+    (finding,) = r["findings"]
+    assert (finding["id"], finding["pid"]) == ("inconsistent-libraries", runs[1][0].pid)
+    assert [lib["realpath"] for lib in finding["evidence"]["libraries"]] == [
+        os.path.realpath(toolkit.path("cudnn")), str(private / toolkit.soname("cudnn"))]
+    assert f"pid {runs[0][0].pid} " in finding["message"]
+    assert f"pid {runs[1][0].pid} {private}" in finding["message"]
+
+
+def test_healthy_twin_ranks_with_the_same_libraries(trace_run, build_dir):
+    runs = [trace_run("load_libs", toolkit.path("cudnn")) for _ in range(2)]
+    done = report(build_dir, *(c.run_dir / "trace.pftrace.zst" for c, _, _ in runs))
+    assert json.loads(done.stdout)["findings"] == []
+
+
+def test_a_directory_is_its_traces_in_name_order(trace_run, build_dir, tmp_path):
+    runs = ranks_with_sync(trace_run, [0, 0])
+    job = collect(runs, tmp_path / "job")
+    (job / "notes.txt").write_text("not a trace\n")
+    listed = report(build_dir, job / "rank0.pftrace.zst", job / "rank1.pftrace.zst")
+    assert report(build_dir, job).stdout == listed.stdout
+    text = report(build_dir, job, json_form=False).stdout.splitlines()
+    # One line per process before the details.
+    assert text[0].split() == ["pid", "wall", "calls", "launches", "sync", "peak", "memory",
+                               "exit"]
+    assert [int(line.split()[0]) for line in text[1:3]] == [c.pid for c, _, _ in runs]
+
+
+def test_a_directory_without_traces(build_dir, tmp_path):
+    (tmp_path / "notes.txt").write_text("nothing here\n")
+    done = report(build_dir, tmp_path)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "holds no trace" in done.stderr
