@@ -209,6 +209,18 @@ def program_truth(trace_run):
 
 
 @pytest.fixture
+def program_calls(program_truth, hooked_functions):
+    """program_calls(program, *args, env=None) -> {hooked function: calls} of an untraced
+    run, for every hooked function it called: what a trace of it must hold, exactly."""
+
+    def run(program, *args, env=None):
+        truth = program_truth(program, *args, env=env)["calls"]
+        return {name: truth[name] for name in hooked_functions if truth.get(name)}
+
+    return run
+
+
+@pytest.fixture
 def runpath_layout(build_dir, tmp_path):
     """(own, other): a library with RUNPATH $ORIGIN (librunpath_user.so, which
     dlopens libcudnn.so.9 by bare name) and its own libcudnn.so.9 beside it in

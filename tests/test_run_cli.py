@@ -1,8 +1,14 @@
 """`cudatrace run`: runs the program under the preload beside the binary,
 maps its options onto CUDATRACE_* variables, and keeps the program's exit
 status; bad usage is one line and status 2."""
+import collections
 import os
+import re
 import subprocess
+
+import perfetto_check
+
+SUMMARY = re.compile(r"cudatrace: trace (.+): (\d+) calls recorded, (\d+) dropped, (\d+) bytes\n")
 
 
 def run_cli(build_dir, cwd, *args, double=True):
@@ -14,29 +20,72 @@ def run_cli(build_dir, cwd, *args, double=True):
                           env=env, capture_output=True, text=True, timeout=60)
 
 
-def test_run_traces_into_the_named_file_quietly(build_dir, tmp_path):
-    done = run_cli(build_dir, tmp_path, "-o", "out.pftrace.zst", "-q", "--",
-                   os.path.join(build_dir, "tests", "api_mix"), "2")
+def the_process(trace, argv):
+    """The trace's one process, which must be the program run (`run` execs it), and its
+    closing instant's args."""
+    (process,) = trace.processes.values()
+    assert process["cmdline"] == argv
+    (end,) = [i["args"] for i in trace.instants if i["name"] == "cudatrace.end"]
+    return process, end
+
+
+def audit_saw_runtime_load(trace):
+    """The rtld-audit module `run` sets as LD_AUDIT reported the runtime's load."""
+    return any(i["name"] == "cuda.library.load" and i["args"]["seen_by"] == "audit"
+               and i["args"]["requested_as"] == "libcudart.so.13" for i in trace.instants)
+
+
+def test_run_traces_into_the_named_file_quietly(build_dir, tmp_path, program_calls):
+    argv = [os.path.join(build_dir, "tests", "api_mix"), "2"]
+    done = run_cli(build_dir, tmp_path, "-o", "out.pftrace.zst", "-q", "--", *argv)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert done.stdout == "api_mix: 2 reps\n"
     assert os.listdir(tmp_path) == ["out.pftrace.zst"]
+    trace = perfetto_check.load(tmp_path / "out.pftrace.zst")
+    process, end = the_process(trace, argv)
+    # Every call the program made, by the double's count of an untraced run, and nothing more.
+    assert collections.Counter(s["name"] for s in trace.slices) == program_calls("api_mix", 2)
+    assert {(s["pid"], s["tid"]) for s in trace.slices} == {(process["pid"], process["pid"])}
+    assert (end["exit"], end["calls"], end["dropped"]) == ("normal", len(trace.slices), 0)
+    assert audit_saw_runtime_load(trace)
 
 
 def test_run_keeps_the_programs_exit_status(build_dir, tmp_path):
-    done = run_cli(build_dir, tmp_path, "--output", "t.pftrace.zst", "--",
-                   os.path.join(build_dir, "tests", "driverless"), double=False)
+    argv = [os.path.join(build_dir, "tests", "driverless")]
+    done = run_cli(build_dir, tmp_path, "--output", "t.pftrace.zst", "--", *argv, double=False)
     assert done.returncode == 3
     assert "cudaMalloc -> 35" in done.stdout
-    assert (tmp_path / "t.pftrace.zst").exists()
+    trace = perfetto_check.load(tmp_path / "t.pftrace.zst")
+    _, end = the_process(trace, argv)
+    # Each call the program made, in its order, with the code the program was given.
+    printed = [line.split(" -> ") for line in done.stdout.splitlines() if " -> " in line]
+    assert len(printed) == 6
+    assert [(s["name"], s["args"]["result"]) for s in trace.slices] == [
+        (name, int(code)) for name, code in printed]
+    assert (end["exit"], end["calls"], end["dropped"]) == ("normal", 6, 0)
+    assert audit_saw_runtime_load(trace)
 
 
-def test_run_ring_records_option_reaches_the_preload(build_dir, tmp_path):
+def test_run_ring_records_option_reaches_the_preload(build_dir, tmp_path, program_calls):
+    launches = 100000
+    argv = [os.path.join(build_dir, "tests", "launch_loop"), str(launches)]
     done = run_cli(build_dir, tmp_path, "--ring-records", "64", "-o", "t.pftrace.zst", "--",
-                   os.path.join(build_dir, "tests", "launch_loop"), "100000")
-    assert done.returncode == 0
-    dropped = int(done.stderr.split(" dropped")[0].rsplit(" ", 1)[1])
-    assert dropped > 0, done.stderr
+                   *argv)
+    assert done.returncode == 0, done.stderr
+    path, recorded, dropped, size = SUMMARY.fullmatch(done.stderr).groups()
+    recorded, dropped = int(recorded), int(dropped)
+    assert (path, int(size)) == ("t.pftrace.zst", os.path.getsize(tmp_path / path))
+    # Every call the program made is recorded or counted as dropped, by the double's count.
+    issued = sum(program_calls("launch_loop", launches).values())
+    assert issued == launches + 1  # and one cudaDeviceSynchronize
+    assert recorded + dropped == issued
+    # 100000 back-to-back calls into a 64-record ring outrun the collector.
+    assert dropped > 0
+    trace = perfetto_check.load(tmp_path / path)
+    _, end = the_process(trace, argv)
+    assert len(trace.slices) == end["calls"] == recorded
+    assert end["dropped"] == trace.counters["cudatrace dropped records"][-1][1] == dropped
 
 
 def test_run_bad_usage(build_dir, tmp_path):

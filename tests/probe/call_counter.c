@@ -10,7 +10,8 @@
  * CT_PROBE_DLOPEN_IN_MALLOC=1 it also dlopens libm from inside the first
  * malloc or calloc after start-up, the way some allocators and profilers do,
  * so a dlopen runs nested in an allocation while the program (and the
- * tracer's session start, which allocates) goes on.
+ * tracer's session start, which allocates) goes on. The counts end with
+ * "dlopen_in_malloc N": how many such dlopens returned a handle.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -29,12 +30,18 @@ extern void *__libc_memalign(size_t, size_t);
 #define COUNTED(X)                                                                                 \
     X(malloc)                                                                                      \
     X(calloc)                                                                                      \
-    X(realloc) X(free) X(posix_memalign) X(pthread_mutex_lock) X(pthread_rwlock_rdlock)            \
-        X(pthread_rwlock_wrlock) X(sem_wait)
+    X(realloc)                                                                                     \
+    X(free)                                                                                        \
+    X(posix_memalign)                                                                              \
+    X(pthread_mutex_lock)                                                                          \
+    X(pthread_rwlock_rdlock)                                                                       \
+    X(pthread_rwlock_wrlock)                                                                       \
+    X(sem_wait)
 #define DECLARE(name) static atomic_ulong count_##name;
 COUNTED(DECLARE)
 
 static int dlopen_in_malloc = -1; /* -1: not yet read from the environment */
+static int dlopened_in_malloc;    /* how many of those dlopens returned a handle */
 static __thread int in_dlopen;
 
 static void maybe_dlopen(void)
@@ -42,7 +49,7 @@ static void maybe_dlopen(void)
     if (dlopen_in_malloc == 1 && !in_dlopen) {
         in_dlopen = 1;
         dlopen_in_malloc = 0;
-        dlopen("libm.so.6", RTLD_NOW);
+        dlopened_in_malloc += dlopen("libm.so.6", RTLD_NOW) != NULL;
         in_dlopen = 0;
     }
 }
@@ -108,5 +115,6 @@ __attribute__((destructor)) static void write_counts(void)
         return;
 #define PRINT(name) fprintf(out, "%s %lu\n", #name, (unsigned long)count_##name);
     COUNTED(PRINT)
+    fprintf(out, "dlopen_in_malloc %d\n", dlopened_in_malloc);
     fclose(out);
 }

@@ -10,8 +10,9 @@
  *                               parent N, double fork + setsid; the daemon sends its pid up a pipe,
  *                               points stdio at /dev/null, sleeps HOLD_MS, makes M calls, exit()s;
  *                               the parent waits only for the intermediate child, then N more
- * Every process that calls CUDA gets one line "forker: ROLE pid=PID launches=COUNT" (the parent
- * prints the daemon's, which has no stdout; an exec'ed program's line is "forker: ROLE pid=PID"
+ * Every process that calls CUDA gets one line "forker: ROLE pid=PID launches=COUNT", COUNT being
+ * the launches that returned cudaSuccess in it (the parent prints the daemon's line, with the M
+ * it asked for, as the daemon has no stdout; an exec'ed program's line is "forker: ROLE pid=PID"
  * as its count is its own), so a test can find each per-pid trace and knows its exact launch
  * count; the parent exits 1 if a call failed or a child did not exit with 0.
  */
@@ -35,16 +36,16 @@ extern char **environ;
 /* Exported (the build links with -rdynamic) so a tracer can resolve its name. */
 void forker_kernel(void) {}
 
-/* count launches; returns how many failed. */
+/* count launches; returns how many succeeded: the count this process reports. */
 static unsigned long long launch(unsigned long long count)
 {
     dim3 grid = {8, 1, 1};
     dim3 block = {32, 1, 1};
-    unsigned long long failures = 0;
+    unsigned long long made = 0;
     for (unsigned long long i = 0; i < count; i++)
-        failures += cudaLaunchKernel((const void *)forker_kernel, grid, block, NULL, 0, NULL) !=
-                    cudaSuccess;
-    return failures;
+        made += cudaLaunchKernel((const void *)forker_kernel, grid, block, NULL, 0, NULL) ==
+                cudaSuccess;
+    return made;
 }
 
 static void report(const char *role, pid_t pid, unsigned long long launches)
@@ -72,7 +73,7 @@ static int wait_ok(pid_t pid, const char *what)
 
 static int run_fork(unsigned long long n, unsigned long long m, int child_uses_cuda)
 {
-    unsigned long long failures = launch(n);
+    unsigned long long made = launch(n);
     pid_t pid = fork();
     if (pid < 0) {
         perror("forker: fork");
@@ -81,23 +82,23 @@ static int run_fork(unsigned long long n, unsigned long long m, int child_uses_c
     if (pid == 0) {
         if (!child_uses_cuda)
             _exit(0); /* like `true`: no CUDA, no atexit work, no destructors */
-        unsigned long long child_failures = launch(m);
-        report("child", getpid(), m);
+        unsigned long long child_made = launch(m);
+        report("child", getpid(), child_made);
         /* exit(), not _exit(): the child's own session must end the normal way. */
-        exit(child_failures ? 1 : 0);
+        exit(child_made == m ? 0 : 1);
     }
     if (!child_uses_cuda)
         report("nocuda-child", pid, 0);
     int bad = wait_ok(pid, "child");
-    failures += launch(n);
-    report("parent", getpid(), 2 * n);
-    return failures || bad ? 1 : 0;
+    made += launch(n);
+    report("parent", getpid(), made);
+    return made != 2 * n || bad ? 1 : 0;
 }
 
 /* how: 'e' fork + execv, 's' posix_spawn, 'v' vfork + execv. */
 static int run_exec(char how, unsigned long long n, char **child_argv)
 {
-    unsigned long long failures = launch(n);
+    unsigned long long made = launch(n);
     pid_t pid = -1;
     if (how == 's') {
         int err = posix_spawn(&pid, child_argv[0], NULL, NULL, child_argv, environ);
@@ -118,12 +119,15 @@ static int run_exec(char how, unsigned long long n, char **child_argv)
         }
     }
     /* The program run knows its own count; only its pid is ours to tell. */
-    printf("forker: %s pid=%d\n", how == 's' ? "spawned" : how == 'v' ? "vforked" : "execed",
+    printf("forker: %s pid=%d\n",
+           how == 's'   ? "spawned"
+           : how == 'v' ? "vforked"
+                        : "execed",
            (int)pid);
     int bad = wait_ok(pid, "exec'ed child");
-    failures += launch(n);
-    report("parent", getpid(), 2 * n);
-    return failures || bad ? 1 : 0;
+    made += launch(n);
+    report("parent", getpid(), made);
+    return made != 2 * n || bad ? 1 : 0;
 }
 
 static void sleep_ms(unsigned long long ms)
@@ -151,12 +155,12 @@ static void daemon_body(int pid_pipe, unsigned long long m, unsigned long long h
     /* Still idle when the original parent exits, so that parent's trace must be finished
      * without waiting for this process. */
     sleep_ms(hold_ms);
-    exit(launch(m) ? 1 : 0);
+    exit(launch(m) == m ? 0 : 1);
 }
 
 static int run_daemon(unsigned long long n, unsigned long long m, unsigned long long hold_ms)
 {
-    unsigned long long failures = launch(n);
+    unsigned long long made = launch(n);
     int fds[2];
     if (pipe(fds) < 0) {
         perror("forker: pipe");
@@ -188,9 +192,9 @@ static int run_daemon(unsigned long long n, unsigned long long m, unsigned long 
         return 1;
     }
     report("daemon", daemon, m);
-    failures += launch(n);
-    report("parent", getpid(), 2 * n);
-    return failures || bad ? 1 : 0;
+    made += launch(n);
+    report("parent", getpid(), made);
+    return made != 2 * n || bad ? 1 : 0;
 }
 
 static int usage(void)
