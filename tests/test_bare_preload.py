@@ -84,6 +84,7 @@ def test_healthy_twin_dlopen_of_an_installed_library(trace_run, build_dir):
 def test_runtime_and_device_count_without_a_driver(trace_run, build_dir):
     """torch.cuda.is_available() as a C program sees it: the real driverless
     runtime, cudaGetDeviceCount through a dlopen'ed libcudart."""
+    toolkit.no_driver()
     runtime = toolkit.path("cudart")
     completed, trace, _ = trace_run("dlopen_only", "--call", "cudaGetDeviceCount", runtime,
                                     double=False)
@@ -331,6 +332,7 @@ def test_version_and_count_on_the_driverless_runtime(trace_run, build_dir):
     """The calls torch.cuda.is_available() makes, on the real runtime without a
     driver: both as slices with their results, the runtime's failed search for
     libcuda.so.1 with the directories searched, and driver-missing."""
+    toolkit.no_driver()
     toolkit.cached("libcudart.so.13")  # the runtime the test programs are linked against
     completed, trace, _ = trace_run("version_and_count", double=False)
     untraced, _, _ = trace_run("version_and_count", double=False, preload=False)

@@ -237,6 +237,7 @@ def test_a_driver_too_old_refuses_and_writes_nothing(trace_run, program_truth):
 
 
 def test_version_and_count_on_the_real_runtime_without_driver(trace_run, build_dir):
+    toolkit.no_driver()
     if toolkit.soname("cudart") != "libcudart.so.13":
         pytest.skip("version_and_count is linked against libcudart.so.13, which this toolkit lacks")
     env = {"LD_LIBRARY_PATH": toolkit.LIB}

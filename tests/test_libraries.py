@@ -109,6 +109,7 @@ def test_healthy_twin_with_an_unrelated_library(trace_run, build_dir):
 
 
 def test_no_driver_at_all(trace_run, build_dir):
+    toolkit.no_driver()
     completed, trace, _ = trace_run("driverless", double=False)
     report = report_of(build_dir, completed)
     (finding,) = report["findings"]

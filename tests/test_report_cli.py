@@ -351,6 +351,7 @@ def test_dropped_records_show(trace_run, program_truth, cli, hooked_functions):
 
 
 def test_real_runtime_without_driver(trace_run, cli):
+    toolkit.no_driver()
     toolkit.cached("libcudart.so.13")  # the runtime the test programs are linked against
     proc, trace, _ = trace_run("driverless", double=False)
     assert proc.returncode == 3, proc.stderr  # driverless: some call failed

@@ -35,6 +35,7 @@ def report_of(build_dir, completed):
 
 
 def test_two_minors_and_the_toolkit_runtime(trace_run, build_dir, runtimes):
+    toolkit.no_driver()
     toolkit.cached("libcudart.so.13")  # load_libs is linked against that soname
     completed, _, _ = trace_run("load_libs", runtimes["12.4"], runtimes["12.9"], double=False)
     report = report_of(build_dir, completed)
@@ -51,6 +52,7 @@ def test_two_minors_and_the_toolkit_runtime(trace_run, build_dir, runtimes):
 
 
 def test_cuda11_runtime_without_driver_keeps_its_file_version(trace_run, build_dir, runtimes):
+    toolkit.no_driver()
     toolkit.cached("libcudart.so.13")
     # Before CUDA 12, cudaRuntimeGetVersion fails without a driver: the
     # version then comes from the file name.

@@ -26,6 +26,7 @@ import sys
 import pytest
 
 import perfetto_check
+import toolkit
 
 DEVICE_COUNTER = "CUDA device memory (live bytes)"
 PINNED_COUNTER = "CUDA pinned host memory (live bytes)"
@@ -288,6 +289,7 @@ def real_runtime_version():
 
 
 def test_real_runtime_without_driver(trace_run):
+    toolkit.no_driver()
     plain, _, _ = trace_run("driverless", double=False, preload=False)
     traced, trace, _ = trace_run("driverless", double=False)
 

@@ -73,3 +73,15 @@ def cached(name):
     if not re.search(rf"^\s+{re.escape(name)} \(.*\) => {re.escape(LIB)}/", _cache(), re.M):
         pytest.skip(f"ld.so.cache has no entry for {name} in {LIB}")
     return name
+
+
+def no_driver():
+    """Skips the test on a machine whose NVIDIA driver library loads: it
+    checks how the runtime behaves without one."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return
+    pytest.skip("this machine has an NVIDIA driver; the test is about running without one")
