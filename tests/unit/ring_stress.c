@@ -196,5 +196,8 @@ int main(int argc, char **argv)
     printf("ring_stress: total ring-dropped %llu without-ring %llu threads %llu\n",
            (unsigned long long)ct_shm_dropped(shm), (unsigned long long)atomic_load(&lost),
            (unsigned long long)threads_seen);
+    free(producers);
+    free(by_producer);
+    free(shm);
     return 0;
 }
