@@ -39,6 +39,8 @@ CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out viewer-export/doctor_pro
 # python3-venv for the test venv, procps (pgrep) and binutils (nm, readelf) for the tests.
 DEBIAN_PACKAGES := libzstd-dev libprotobuf-c-dev protobuf-c-compiler libunwind-dev zlib1g-dev zstd \
 	strace python3-venv procps binutils
+# For the tests only (`make demo` does without): chromium loads the html export's page.
+TEST_DEBIAN_PACKAGES := chromium
 
 .PHONY: all deps test demo bench clean venv format
 .SECONDARY:
@@ -46,9 +48,9 @@ DEBIAN_PACKAGES := libzstd-dev libprotobuf-c-dev protobuf-c-compiler libunwind-d
 all: $(BUILD)/libcudatrace.so $(BUILD)/libcudatrace-audit.so $(BUILD)/cudatrace-collector \
 	$(BUILD)/cudatrace $(BUILD)/cudatrace-probe
 
-deps: $(BUILD)/.deps
-$(BUILD)/.deps:
-	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+# Installs those of the Debian packages $(1) that are missing (as root; else says which).
+define install_debian_packages
+	@missing=""; for p in $(1); do \
 	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -56,6 +58,11 @@ $(BUILD)/.deps:
 	    echo "installing$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+endef
+
+deps: $(BUILD)/.deps
+$(BUILD)/.deps:
+	$(call install_debian_packages,$(DEBIAN_PACKAGES))
 	@test -f $(CUDA_HOME)/include/cuda_runtime_api.h || { echo "cudatrace: no CUDA headers in CUDA_HOME=$(CUDA_HOME)" >&2; exit 1; }
 	@mkdir -p $(BUILD) && touch $@
 
@@ -137,7 +144,11 @@ $(WHEEL_CACHE)/.ok: | $(VENV)/.ok
 $(BUILD)/wheels/.ok: $(WHEEL_CACHE)/.ok
 	mkdir -p $(BUILD) && rm -rf $(BUILD)/wheels && ln -s $(abspath $(WHEEL_CACHE)) $(BUILD)/wheels
 
-test: deps all test-programs venv $(BUILD)/unit/ring_stress $(BUILD)/wheels/.ok
+$(BUILD)/.test-deps: | $(BUILD)/.deps
+	$(call install_debian_packages,$(TEST_DEBIAN_PACKAGES))
+	@touch $@
+
+test: deps $(BUILD)/.test-deps all test-programs venv $(BUILD)/unit/ring_stress $(BUILD)/wheels/.ok
 	CUDATRACE_TEST_BUILD=$(BUILD) $(VENV)/bin/python -m pytest -q tests
 
 demo: deps all test-programs

@@ -158,8 +158,27 @@ static void print_doctor_text(const char *kernel, const int nodes[],
     printf("  driver         %s\n\n", verdict);
 }
 
+static const char help[] =
+    "usage: cudatrace doctor [--json]\n"
+    "\n"
+    "Explains this machine's CUDA setup without a workload: reads the kernel\n"
+    "driver's version and the /dev/nvidia* nodes, loads libcuda, libcudart,\n"
+    "libcublas and libcudnn the way a framework would (in a child process, under\n"
+    "the tracer), and prints what loaded from where, a one-line verdict on the\n"
+    "driver, and the report's findings. Exit status 1 when a finding is an error.\n"
+    "\n"
+    "options:\n"
+    "  --json    the report JSON plus a \"doctor\" object\n"
+    "  --help    this text\n"
+    "\n"
+    "examples:\n"
+    "  cudatrace doctor\n"
+    "  LD_LIBRARY_PATH=$CONDA_PREFIX/lib cudatrace doctor --json\n";
+
 int ct_cmd_doctor(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--help") == 0)
+        return fputs(help, stdout) == EOF;
     int json = argc == 2 && strcmp(argv[1], "--json") == 0;
     if (argc > 2 || (argc == 2 && !json))
         return ct_usage_error("doctor: expected no argument or --json");

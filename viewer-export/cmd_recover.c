@@ -130,8 +130,25 @@ static long long copy_packets(const char *path, int out, unsigned long long *pac
     return kept;
 }
 
+static const char help[] =
+    "usage: cudatrace recover DAMAGED_TRACE OUTPUT\n"
+    "\n"
+    "Writes a clean copy of a trace whose writer died mid-write (Perfetto refuses\n"
+    "a file whose last zstd frame is cut): every complete zstd frame that passes\n"
+    "its checksum, up to the first cut or corrupt one; for a plain trace, every\n"
+    "complete packet. OUTPUT must not exist; it is never replaced.\n"
+    "\n"
+    "options:\n"
+    "  --help    this text\n"
+    "\n"
+    "examples:\n"
+    "  cudatrace recover cudatrace-1234.pftrace.zst clean.pftrace.zst\n"
+    "  cudatrace recover cut.pftrace ok.pftrace && cudatrace open ok.pftrace\n";
+
 int ct_cmd_recover(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--help") == 0)
+        return fputs(help, stdout) == EOF;
     if (argc != 3)
         return ct_usage_error("recover: expected DAMAGED_TRACE OUTPUT");
     FILE *in = fopen(argv[1], "rb");

@@ -63,10 +63,32 @@ static int add_path(struct ct_report *report, const char *path)
     return status;
 }
 
+static const char help[] =
+    "usage: cudatrace report [--json] TRACE|DIR...\n"
+    "\n"
+    "Sums up traces per process: wall time, CUDA versions, calls, errors and time\n"
+    "per runtime function, launches, time in synchronisation, allocator activity,\n"
+    "dropped records, the CUDA libraries loaded (and those that failed to load),\n"
+    "and findings. A directory stands for every trace in it (one per rank or\n"
+    "worker); over several processes the report starts with a line per process\n"
+    "and adds the findings that compare them. Reads zstd, gzip or plain traces,\n"
+    "also ones cut short.\n"
+    "\n"
+    "options:\n"
+    "  --json    the report as JSON (a stable interface: docs/report-schema.md)\n"
+    "  --help    this text\n"
+    "\n"
+    "examples:\n"
+    "  cudatrace report cudatrace-1234.pftrace.zst\n"
+    "  cudatrace report traces/          # every rank of a torchrun job\n"
+    "  cudatrace report --json cudatrace-*.pftrace.zst > report.json\n";
+
 int ct_cmd_report(int argc, char **argv)
 {
     int json = 0, first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
+        if (strcmp(argv[first], "--help") == 0)
+            return fputs(help, stdout) == EOF;
         if (strcmp(argv[first], "--json") == 0)
             json = 1;
         else if (strcmp(argv[first], "--") == 0) {

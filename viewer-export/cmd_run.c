@@ -36,6 +36,25 @@ int ct_run_environment(void)
            prepend_library("LD_AUDIT", "libcudatrace-audit.so");
 }
 
+static const char help[] =
+    "usage: cudatrace run [-o TRACE] [-q] [--ring-records N] -- PROGRAM [ARGS...]\n"
+    "\n"
+    "Runs PROGRAM with the tracer (LD_PRELOAD) and the loader's audit module\n"
+    "(LD_AUDIT); every process it starts that touches CUDA writes a trace. PROGRAM\n"
+    "keeps this process's pid, signals and exit status.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output TRACE    trace path (CUDATRACE_OUTPUT; %p becomes the pid;\n"
+    "                        default cudatrace-%p.pftrace.zst)\n"
+    "  -q, --quiet           no summary line on stderr at exit (CUDATRACE_QUIET=1)\n"
+    "  --ring-records N      records per thread ring (CUDATRACE_RING_RECORDS;\n"
+    "                        default 16384)\n"
+    "  --help                this text\n"
+    "\n"
+    "examples:\n"
+    "  cudatrace run -- python train.py --epochs 1\n"
+    "  cudatrace run -o run-%p.pftrace.zst -q -- torchrun --nproc-per-node 2 train.py\n";
+
 /* Options that take a value, and the variable each sets. */
 static const struct {
     const char *flag, *variable;
@@ -53,6 +72,8 @@ int ct_cmd_run(int argc, char **argv)
             i++;
             break;
         }
+        if (strcmp(argv[i], "--help") == 0)
+            return fputs(help, stdout) == EOF;
         if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
             setenv("CUDATRACE_QUIET", "1", 1);
             continue;

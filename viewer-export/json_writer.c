@@ -6,6 +6,8 @@
 #include "json_writer.h"
 
 #include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
 
 static void write_escaped(FILE *out, const char *s)
 {
@@ -87,6 +89,22 @@ void ct_json_int(struct ct_json *j, const char *key, int64_t value)
 {
     start_value(j, key);
     fprintf(j->out, "%" PRId64, value);
+}
+
+void ct_json_double(struct ct_json *j, const char *key, double value)
+{
+    if (!isfinite(value)) { /* JSON has no NaN or infinity */
+        ct_json_null(j, key);
+        return;
+    }
+    char text[32];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, value);
+        if (strtod(text, NULL) == value)
+            break;
+    }
+    start_value(j, key);
+    fputs(text, j->out);
 }
 
 void ct_json_null(struct ct_json *j, const char *key)

@@ -20,6 +20,8 @@ void ct_json_end_array(struct ct_json *j);
 void ct_json_string(struct ct_json *j, const char *key, const char *value);
 void ct_json_uint(struct ct_json *j, const char *key, uint64_t value);
 void ct_json_int(struct ct_json *j, const char *key, int64_t value);
+/* The shortest form that reads back as `value`; null when it is not finite. */
+void ct_json_double(struct ct_json *j, const char *key, double value);
 void ct_json_null(struct ct_json *j, const char *key);
 
 #endif

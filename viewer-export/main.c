@@ -8,12 +8,31 @@
 
 #include "commands.h"
 
-static const char usage[] =
-    "usage: cudatrace run [-o TRACE] [-q] [--ring-records N] -- PROGRAM [ARGS...]\n"
-    "       cudatrace report [--json] TRACE...\n"
-    "       cudatrace recover DAMAGED_TRACE OUTPUT\n"
-    "       cudatrace doctor [--json]\n"
-    "       cudatrace help\n";
+static const char help[] =
+    "usage: cudatrace COMMAND [OPTIONS] [ARGS...]\n"
+    "\n"
+    "Traces every CUDA runtime call of a program into a Perfetto trace\n"
+    "(cudatrace-PID.pftrace.zst), and reads such traces.\n"
+    "\n"
+    "commands:\n"
+    "  run [-o TRACE] [-q] [--ring-records N] -- PROGRAM [ARGS...]\n"
+    "                      run PROGRAM, and what it starts, under the tracer\n"
+    "  report [--json] TRACE|DIR...\n"
+    "                      per process: calls, time, memory, libraries, findings\n"
+    "  open [--port N] [--timeout SECONDS] [--ui URL] [--no-browser] TRACE\n"
+    "                      show TRACE in the Perfetto UI\n"
+    "  export TRACE --format FORMAT [-o OUTPUT]\n"
+    "                      TRACE as perfetto, perfetto-gz or chrome-json\n"
+    "  recover DAMAGED_TRACE OUTPUT\n"
+    "                      copy what is sound of a trace whose writer died\n"
+    "  doctor [--json]     load the CUDA stack here and explain what loaded\n"
+    "  help [COMMAND]      this text, or COMMAND's own (cudatrace COMMAND --help)\n"
+    "\n"
+    "examples:\n"
+    "  cudatrace run -- python train.py\n"
+    "  cudatrace report cudatrace-1234.pftrace.zst\n"
+    "  cudatrace open cudatrace-1234.pftrace.zst\n"
+    "  cudatrace help run\n";
 
 int ct_usage_error(const char *fmt, ...)
 {
@@ -30,6 +49,10 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         return ct_usage_error("no command given");
+    /* `cudatrace help COMMAND` is `cudatrace COMMAND --help`. */
+    char *as_help[] = {argv[0], argv[argc - 1], "--help", NULL};
+    if (argc == 3 && strcmp(argv[1], "help") == 0)
+        argv = as_help;
     const char *command = argv[1];
     if (strcmp(command, "run") == 0)
         return ct_cmd_run(argc - 1, argv + 1);
@@ -39,9 +62,11 @@ int main(int argc, char **argv)
         return ct_cmd_recover(argc - 1, argv + 1);
     if (strcmp(command, "doctor") == 0)
         return ct_cmd_doctor(argc - 1, argv + 1);
-    if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0) {
-        fputs(usage, stdout);
-        return 0;
-    }
+    if (strcmp(command, "open") == 0)
+        return ct_cmd_open(argc - 1, argv + 1);
+    if (strcmp(command, "export") == 0)
+        return ct_cmd_export(argc - 1, argv + 1);
+    if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0)
+        return fputs(help, stdout) == EOF;
     return ct_usage_error("unknown command %s", command);
 }

@@ -402,7 +402,7 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
 {
     struct builder b = {.report = report};
     index_functions(&b);
-    struct ct_trace_visitor visitor = {&b, on_track, on_slice, on_instant, on_counter};
+    struct ct_trace_visitor visitor = {&b, on_track, on_slice, on_instant, on_counter, NULL, NULL};
     struct ct_decode_result result;
     size_t processes_before = report->process_count;
     int r = ct_trace_decode(path, &visitor, &result, error, error_size);

@@ -77,7 +77,7 @@ struct ct_process_report {
     uint64_t final_device_ts;
     uint64_t dropped;
     uint64_t calls_recorded, collector_cpu_ns, collector_max_rss_kb;
-    const char *clock; /* "tsc" or "boottime": what the host timestamps were read from */
+    const char *clock;            /* "tsc" or "boottime": what the host timestamps were read from */
     uint64_t unattributed_slices; /* slices whose name is no traced function */
     struct ct_inflight_call *inflight;
     size_t inflight_count;

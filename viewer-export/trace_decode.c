@@ -222,8 +222,11 @@ static void free_decoder(struct decoder *d, struct ct_decode_result *result)
     for (size_t i = 0; i < d->seq_count; i++)
         clear_sequence(&d->seqs[i]);
     for (size_t i = 0; i < d->stack_count; i++) {
-        result->unclosed += d->stack_list[i].depth;
-        free(d->stack_list[i].events);
+        const struct slice_stack *st = &d->stack_list[i];
+        for (size_t k = 0; k < st->depth && d->visitor->unclosed; k++)
+            d->visitor->unclosed(d->visitor->ctx, &st->events[k]);
+        result->unclosed += st->depth;
+        free(st->events);
     }
     free(d->seqs);
     free(d->stack_list);
@@ -253,6 +256,8 @@ int ct_trace_decode(const char *path, const struct ct_trace_visitor *visitor,
         handle_packet(&d, p);
         ct_pb__trace_packet__free_unpacked(p, NULL);
         result->packets++;
+        if (visitor->progress)
+            visitor->progress(visitor->ctx, ct_trace_input_bytes_read(in));
     }
     result->truncated = ct_trace_input_truncated(in);
     ct_trace_input_close(in);

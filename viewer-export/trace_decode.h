@@ -47,6 +47,10 @@ struct ct_trace_visitor {
     void (*slice)(void *ctx, const struct ct_event *slice);
     void (*instant)(void *ctx, const struct ct_event *instant);
     void (*counter)(void *ctx, const struct ct_event *counter);
+    /* Optional: each slice still open when the trace ends (its end is 0). */
+    void (*unclosed)(void *ctx, const struct ct_event *slice);
+    /* Optional: after each packet, the bytes of the file read so far. */
+    void (*progress)(void *ctx, uint64_t bytes_read);
 };
 
 struct ct_decode_result {

@@ -28,6 +28,7 @@ struct ct_trace_input {
     unsigned char raw[READ_CHUNK]; /* compressed bytes read, not yet consumed */
     size_t raw_pos, raw_len;
     int raw_eof;
+    uint64_t raw_total;
     int in_frame; /* a zstd frame or gzip member has begun and not ended */
     uint8_t *buf; /* decompressed bytes */
     size_t buf_pos, buf_len, buf_cap;
@@ -40,6 +41,7 @@ static int fill_raw(struct ct_trace_input *in)
         return in->raw_pos < in->raw_len;
     in->raw_len = fread(in->raw, 1, sizeof in->raw, in->file);
     in->raw_pos = 0;
+    in->raw_total += in->raw_len;
     if (in->raw_len == 0)
         in->raw_eof = 1;
     return in->raw_len > 0;
@@ -223,6 +225,11 @@ cut:
 int ct_trace_input_truncated(const struct ct_trace_input *in)
 {
     return in->truncated;
+}
+
+uint64_t ct_trace_input_bytes_read(const struct ct_trace_input *in)
+{
+    return in->raw_total;
 }
 
 void ct_trace_input_close(struct ct_trace_input *in)

@@ -18,6 +18,8 @@ int ct_trace_input_next(struct ct_trace_input *in, const uint8_t **packet, size_
                         char *error, size_t error_size);
 /* Whether the file ended inside a zstd frame or gzip member (a cut tail). */
 int ct_trace_input_truncated(const struct ct_trace_input *in);
+/* The bytes of the file read so far, to measure progress against its size. */
+uint64_t ct_trace_input_bytes_read(const struct ct_trace_input *in);
 void ct_trace_input_close(struct ct_trace_input *in);
 
 #endif

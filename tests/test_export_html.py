@@ -1,0 +1,410 @@
+"""Tests of `build/cudatrace export TRACE --format html`: one self-contained page.
+
+This file owns what the page holds and how it renders:
+
+* the file: no URL and no src/href anywhere (it works with no network), the report embedded
+  exactly as `cudatrace report --json` gives it, and the plotted series, which add up to the
+  report (time in sync, peak and final device memory, launches) and stay within their bucket
+  budget on a long trace, with nothing lost in the merging;
+* in headless Chromium (Debian's chromium; these tests skip, saying so, where it is not
+  installed): the page draws with no script error (its own status marker, and no console
+  message), the findings and the library rows are there with the right texts, the rows
+  highlighted are exactly the libraries the findings name, and a screenshot shows each plot
+  with data drawn in colour, and no colour in a plot without data. A page broken on purpose
+  is caught by the same checks, so they can fail;
+* a trace cut short exports with what it holds, as the other formats do; bad input is
+  refused and leaves nothing; memory stays small on a large trace; `export --help` lists html.
+
+Traces come from the trace_run fixture (conftest.py): the built programs under the preload on
+the CPU double of the CUDA runtime, and one synthetic trace written here.
+"""
+
+import html
+import json
+import os
+import pathlib
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+
+import pytest
+
+import perfetto_check
+from test_export import (EXPORT_TIMEOUT_S, LARGE_LAUNCHES, assert_cut_noted, assert_refused,
+                         bad_inputs, cudatrace, cut_trace, export, large_trace,
+                         limit_address_space, trace_path)
+from test_runtimes import wheel_runtime
+
+assert cudatrace  # a fixture, used by name
+
+CHROMIUM = shutil.which("chromium")
+CHROMIUM_TIMEOUT_S = 90
+WINDOW = (1200, 1600)
+SYNC_NS = 300_000  # CT_DOUBLE_SYNC_NS: each synchronising call waits 0.3 ms
+SERIES_BUCKETS = 2048  # export_html.c
+SYNC_WIDTH_NS = 100_000_000
+LAUNCH_BUCKET_NS = 100_000_000  # the collector's launch-rate buckets
+MEMORY_TRACK = "CUDA device memory (live bytes)"
+
+
+def embedded(page, block):
+    """The JSON in the page's <script type="application/json" id=block>."""
+    found = re.findall(rf'<script type="application/json" id="{block}">\n(.*?)</script>',
+                       page.read_text(), re.S)
+    assert len(found) == 1, f"{len(found)} {block} blocks"
+    return json.loads(found[0])
+
+
+def report_json(cudatrace, trace):
+    done = cudatrace("report", "--json", trace)
+    assert done.returncode == 0, done
+    return json.loads(done.stdout)
+
+
+def html_of(cudatrace, trace, tmp_path):
+    return pathlib.Path(export(cudatrace, trace, "html", tmp_path / "page.html"))
+
+
+def train_loop_page(trace_run, cudatrace, tmp_path, steps=20):
+    """(page, trace): train_loop traced with synchronising calls that take time."""
+    proc, _, _ = trace_run("train_loop", steps, env={"CT_DOUBLE_SYNC_NS": SYNC_NS})
+    assert proc.returncode == 0, proc.stderr
+    return html_of(cudatrace, trace_path(proc), tmp_path), trace_path(proc)
+
+
+# --------------------------------------------------------------------------
+# 1. What the file holds
+
+
+def test_page_is_self_contained_and_embeds_the_report(trace_run, cudatrace, tmp_path):
+    page, trace = train_loop_page(trace_run, cudatrace, tmp_path)
+    data = page.read_bytes()
+    assert data.startswith(b"<!DOCTYPE html>\n") and data.endswith(b"</html>\n")
+    assert not re.search(rb"(?i)\b[a-z][a-z0-9+.-]*://", data), "a URL in the page"
+    assert not re.search(rb"(?i)\b(?:src|href|action)\s*=", data), "an outside resource"
+    assert b"Content-Security-Policy" in data
+    assert embedded(page, "report-data") == report_json(cudatrace, trace)
+    plots = embedded(page, "plot-data")
+    assert plots["file"] == str(trace)
+
+
+def test_embedded_json_cannot_close_its_script(trace_run, cudatrace, tmp_path):
+    # A command line is in the report as it was typed: a '<' in it is written \u003c.
+    proc, _, _ = trace_run("train_loop", 2, "</script><b>x</b>")
+    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    text = page.read_text()
+    assert text.count("</script>") == text.count("<script")
+    assert "\\u003c/script>\\u003cb>x\\u003c/b>" in text
+    (process,) = embedded(page, "report-data")["processes"]
+    assert process["cmdline"][-1] == "</script><b>x</b>"
+
+
+def series_values(series):
+    """The points without their times: (min, max, last), or (ns,) for sync."""
+    return [tuple(p[1:]) for p in series["points"]]
+
+
+def test_series_add_up_to_the_report(trace_run, cudatrace, tmp_path):
+    page, _ = train_loop_page(trace_run, cudatrace, tmp_path, steps=40)
+    report = embedded(page, "report-data")
+    (process,) = report["processes"]
+    (plots,) = embedded(page, "plot-data")["processes"]
+    assert plots["pid"] == process["pid"]
+    sync = plots["sync"]
+    assert sync["width_ns"] == SYNC_WIDTH_NS  # a short run: no bucket merged
+    assert process["sync"]["count"] == 40 and process["sync"]["total_ns"] >= 40 * SYNC_NS
+    assert sum(ns for (ns,) in series_values(sync)) == process["sync"]["total_ns"]
+    memory = series_values(plots["memory"])
+    assert max(hi for _, hi, _ in memory) == process["memory"]["peak_bytes"]
+    assert memory[-1][2] == process["memory"]["final_bytes"]
+    # Each launch-rate sample (launches per second over 100 ms) in a bucket of its own.
+    rates = series_values(plots["launch_rate"])
+    assert all(lo == hi == last for lo, hi, last in rates)
+    assert sum(r for r, _, _ in rates) * LAUNCH_BUCKET_NS / 1e9 == process["launches"]["count"]
+    times = [p[0] for s in ("memory", "launch_rate", "sync") for p in plots[s]["points"]]
+    assert 0 <= min(times) and max(times) <= plots["span_ns"]
+
+
+def event(ts, type, track, **fields):
+    pb = perfetto_check.pb
+    return pb.TracePacket(timestamp=ts, trusted_packet_sequence_id=1,
+                          track_event=pb.TrackEvent(type=type, track_uuid=track, **fields))
+
+
+def long_trace(write_trace):
+    """(path, facts): a synthetic process of 1000 s, far more than the buckets hold at their
+    first width: a memory sample every 100 ms (a sawtooth with one spike), a sync call every
+    10 s lasting 3 s, a cudaMalloc that is no sync call, and a sync call that began before
+    the process's first event (it ends after it, so it comes later in the file)."""
+    pb = perfetto_check.pb
+    process, thread, memory, pid, start = 1, 2, 3, 4242, 10**12
+    packets = [pb.TracePacket(trusted_packet_sequence_id=1, track_descriptor=d) for d in [
+        pb.TrackDescriptor(uuid=process, process=pb.ProcessDescriptor(pid=pid)),
+        pb.TrackDescriptor(uuid=thread, parent_uuid=process,
+                           thread=pb.ThreadDescriptor(pid=pid, tid=pid)),
+        pb.TrackDescriptor(uuid=memory, parent_uuid=process, name=MEMORY_TRACK,
+                           counter=pb.CounterDescriptor()),
+    ]]
+    packets.append(event(start, perfetto_check.INSTANT, process, name="start"))
+    samples = []
+    for i in range(10_000):
+        ts, value = start + i * 100_000_000, (i % 50) << 20
+        value = 10 << 30 if i == 7777 else value
+        samples.append(value)
+        packets.append(event(ts, perfetto_check.COUNTER, memory, double_counter_value=value))
+    sync_ns = 0
+    for name, begin, end in ([("cudaDeviceSynchronize", start - 5_000_000, start + 5_000_000),
+                              ("cudaMalloc", start + 1, start + 10**9)] +
+                             [("cudaStreamSynchronize", start + k * 10**10,
+                               start + k * 10**10 + 3 * 10**9) for k in range(100)]):
+        packets.append(event(begin, perfetto_check.BEGIN, thread, name=name))
+        packets.append(event(end, perfetto_check.END, thread))
+        sync_ns += end - begin if name != "cudaMalloc" else 0
+    return write_trace(packets, "zstd"), {"samples": samples, "sync_ns": sync_ns, "pid": pid}
+
+
+def test_long_trace_keeps_series_bounded(write_trace, cudatrace, tmp_path):
+    trace, facts = long_trace(write_trace)
+    page = html_of(cudatrace, trace, tmp_path)
+    (process,) = embedded(page, "report-data")["processes"]
+    (plots,) = embedded(page, "plot-data")["processes"]
+    assert plots["pid"] == process["pid"] == facts["pid"]
+    for name in ("memory", "sync"):
+        series = plots[name]
+        assert 0 < len(series["points"]) <= SERIES_BUCKETS, name
+        width = series["width_ns"]
+        assert plots["span_ns"] / width <= SERIES_BUCKETS, name  # widened to fit
+        assert [p[0] % width for p in series["points"]] == [0] * len(series["points"])
+    memory = series_values(plots["memory"])
+    assert plots["memory"]["width_ns"] > 1_000_000  # merged from 1 ms
+    assert max(hi for _, hi, _ in memory) == max(facts["samples"]) == 10 << 30
+    assert min(lo for lo, _, _ in memory) == 0
+    assert memory[-1][2] == facts["samples"][-1]
+    assert sum(ns for (ns,) in series_values(plots["sync"])) == facts["sync_ns"]
+    assert process["sync"]["total_ns"] == facts["sync_ns"]
+
+
+def test_memory_stays_bounded_on_a_large_trace(trace_run, build_dir, tmp_path):
+    # As test_export.py bounds the other formats: an address space smaller than the trace.
+    binary, big = large_trace(trace_run, build_dir, tmp_path)
+    out = tmp_path / "big.html"
+    done = subprocess.run([binary, "export", big, "--format", "html", "-o", out],
+                          capture_output=True, preexec_fn=limit_address_space,
+                          timeout=EXPORT_TIMEOUT_S)
+    assert (done.returncode, done.stderr) == (0, b""), done
+    (process,) = embedded(out, "report-data")["processes"]
+    assert process["launches"]["count"] == LARGE_LAUNCHES
+
+
+# --------------------------------------------------------------------------
+# 2. In headless Chromium
+
+
+class Rendered:
+    """The page as Chromium drew it: the DOM after the script ran, the console, a screenshot."""
+
+    def __init__(self, dom, log, png):
+        self.dom, self.log, self.png = dom, log, png
+
+    def status(self):
+        (found,) = re.findall(r'<p id="render-status" data-render="(\w+)">([^<]*)</p>', self.dom)
+        return found[0], html.unescape(found[1])
+
+    def console(self):
+        """Every console message and uncaught error (Chromium logs them as CONSOLE)."""
+        return [line for line in self.log.splitlines() if ":CONSOLE" in line]
+
+    def assert_drawn(self):
+        assert self.status()[0] == "done", self.status()
+        assert self.console() == []
+
+    def rows(self, table):
+        """[(class, [cell texts])] of a table's body rows."""
+        (body,) = re.findall(rf'<table class="{table}">.*?<tbody>(.*?)</tbody>', self.dom, re.S)
+        rows = re.findall(r'<tr(?: class="(\w*)")?>(.*?)</tr>', body, re.S)
+        return [(cls, [html.unescape(re.sub(r"<[^>]*>", "", c))
+                       for c in re.findall(r"<td[^>]*>(.*?)</td>", cells, re.S)])
+                for cls, cells in rows]
+
+    def findings(self):
+        """[(id, severity, message)] of the findings listed."""
+        items = re.findall(r'<li class="finding (\w+)" data-id="([\w-]+)">'
+                           r'<span class="severity">\w+</span><code class="id">[\w-]+</code>'
+                           r'<span class="message">(.*?)</span></li>', self.dom, re.S)
+        return [(fid, severity, html.unescape(message)) for severity, fid, message in items]
+
+    def plots(self):
+        """[(segments, colour pixels)] of each plot, in page order; colour pixels are None
+        for a plot outside the screenshot."""
+        png = png_rows(self.png)
+        found = []
+        for segments, rect in re.findall(r'<canvas [^>]*data-segments="(\d+)" '
+                                         r'data-rect="([\d,]+)"', self.dom):
+            x, y, w, h = map(int, rect.split(","))
+            inside = y + h <= len(png[2]) and x + w <= png[0]
+            found.append((int(segments), colour_pixels(png, x, y, w, h) if inside else None))
+        return found
+
+
+def render(page, tmp_path):
+    if not CHROMIUM:
+        pytest.skip("chromium is not installed (Debian package chromium; `make test` "
+                    "installs it): the page is not loaded in a browser")
+    png = tmp_path / "shot.png"
+    done = subprocess.run(
+        [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+         "--v=0", f"--user-data-dir={tmp_path / 'chromium-profile'}",
+         "--window-size={},{}".format(*WINDOW), "--force-device-scale-factor=1",
+         "--hide-scrollbars", "--virtual-time-budget=5000", f"--screenshot={png}",
+         "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=CHROMIUM_TIMEOUT_S)
+    assert done.returncode == 0 and png.exists(), done.stderr[-3000:]
+    return Rendered(done.stdout, done.stderr, png)
+
+
+def png_rows(path):
+    """(width, bytes per pixel, [pixel bytes per row]) of an 8-bit RGB or RGBA PNG."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    i, idat = 8, []
+    while i < len(data):
+        length, kind = struct.unpack(">I4s", data[i:i + 8])
+        body = data[i + 8:i + 8 + length]
+        i += 12 + length
+        if kind == b"IHDR":
+            width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat.append(body)
+    assert (depth, interlace) == (8, 0) and color in (2, 6), (depth, color, interlace)
+    bpp = 3 if color == 2 else 4
+    stride, raw = width * bpp, zlib.decompress(b"".join(idat))
+    rows = [bytearray(stride)]
+    for y in range(height):
+        start = y * (stride + 1)
+        line = bytearray(raw[start + 1:start + 1 + stride])
+        rows.append(unfilter(raw[start], line, rows[-1], bpp))
+    return width, bpp, rows[1:]
+
+
+def unfilter(kind, line, prev, bpp):
+    """A PNG row with its filter (0 None, 1 Sub, 2 Up, 3 Average, 4 Paeth) undone."""
+    if kind == 2:
+        return bytearray((x + b) & 255 for x, b in zip(line, prev))
+    for x in range(len(line)) if kind else ():
+        a = line[x - bpp] if x >= bpp else 0
+        if kind == 1:
+            line[x] = (line[x] + a) & 255
+            continue
+        b, c = prev[x], prev[x - bpp] if x >= bpp else 0
+        if kind == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            predicted = a if pa <= pb and pa <= pc else b if pb <= pc else c
+        else:
+            predicted = (a + b) >> 1
+        line[x] = (line[x] + predicted) & 255
+    return line
+
+
+def colour_pixels(png, x, y, w, h):
+    """Pixels in the rectangle that are neither grey nor white: the plotted data (axes,
+    grid and text are drawn in greys)."""
+    _, bpp, rows = png
+    count = 0
+    for row in rows[y:y + h]:
+        for k in range(bpp * x, bpp * (x + w), bpp):
+            r, g, b = row[k], row[k + 1], row[k + 2]
+            count += max(r, g, b) - min(r, g, b) > 20
+    return count
+
+
+def test_page_draws_in_chromium(trace_run, cudatrace, tmp_path):
+    page, trace = train_loop_page(trace_run, cudatrace, tmp_path)
+    shown = render(page, tmp_path)
+    shown.assert_drawn()
+    report = report_json(cudatrace, trace)
+    assert f'<section class="process" data-pid="{report["processes"][0]["pid"]}">' in shown.dom
+    assert "None: nothing wrong was found in this process." in shown.dom
+    assert "GPU kernel timings need CUPTI, which cudatrace does not record yet" in shown.dom
+    assert "Call sites (the host stack of each call) are not recorded yet." in shown.dom
+    (row,) = shown.rows("libraries")
+    assert row == ("", ["cudart", report["processes"][0]["libraries"][0]["path"], "13.0",
+                        "LD_LIBRARY_PATH (asked for as libcudart.so.13 by "
+                        f"{report['processes'][0]['cmdline'][0]})", ""])
+    plots = shown.plots()
+    assert len(plots) == 3
+    for segments, colour in plots:  # memory, launches per second, time in sync
+        assert segments > 0 and colour is not None and colour > 2000, plots
+
+
+def test_findings_and_libraries_in_chromium(trace_run, cudatrace, build_dir, tmp_path):
+    # The program's runtime (the double) and a wheel's: duplicate-library names both.
+    proc, _, _ = trace_run("load_libs", wheel_runtime(build_dir, "nvidia_cuda_runtime_cu12-12.9.*"))
+    assert proc.returncode == 0, proc.stderr
+    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    report = embedded(page, "report-data")
+    shown = render(page, tmp_path)
+    shown.assert_drawn()
+    assert shown.findings() == [(f["id"], f["severity"], f["message"])
+                                for f in report["findings"]]
+    (finding,) = report["findings"]
+    assert finding["id"] == "duplicate-library"
+    named = {lib["path"] for lib in finding["evidence"]["libraries"]}
+    rows = shown.rows("libraries")
+    assert len(rows) == len(report["processes"][0]["libraries"]) >= 2
+    for cls, cells in rows:
+        assert (cls == "flagged") == (cells[1] in named), cells
+        assert cells[-1] == ("duplicate-library" if cells[1] in named else ""), cells
+    assert {cells[1] for _, cells in rows} >= named
+    # One allocation, no launch, no sync: only the memory plot has colour.
+    (memory, launches, sync) = shown.plots()
+    assert memory[0] > 0 and memory[1] > 100, memory
+    assert launches[0] == 0 and launches[1] is not None and launches[1] < 20, launches
+    assert sync[0] == 0 and sync[1] in (None, 0), sync
+
+
+def test_a_broken_page_is_caught(trace_run, cudatrace, tmp_path):
+    page, _ = train_loop_page(trace_run, cudatrace, tmp_path)
+    broken = tmp_path / "broken.html"
+    text = page.read_text()
+    broken.write_text(re.sub(r'<script type="application/json" id="plot-data">.*?</script>',
+                             "", text, flags=re.S))
+    shown = render(broken, tmp_path)
+    state, message = shown.status()
+    assert state == "error" and "TypeError" in message, (state, message)
+    assert any("Uncaught TypeError" in line for line in shown.console()), shown.console()
+
+
+# --------------------------------------------------------------------------
+# 3. Damaged input, bad input, help
+
+
+def test_cut_trace_exports_what_it_holds(trace_run, cudatrace, tmp_path):
+    cut, before = cut_trace(trace_run, tmp_path)
+    out = tmp_path / "out.html"
+    done = cudatrace("export", cut, "--format", "html", "-o", out)
+    assert_cut_noted(done, cut, before)
+    report = embedded(out, "report-data")
+    assert report == report_json(cudatrace, cut)
+    assert report["trace"]["tail"] == "cut"
+    assert report["trace"]["packets"] == len(before.packets)
+    shown = render(out, tmp_path)
+    shown.assert_drawn()
+    assert "the trace was cut short mid-write" in shown.dom
+
+
+def test_bad_input_is_refused_and_leaves_nothing(cudatrace, tmp_path):
+    for case, path in bad_inputs(tmp_path).items():
+        before = set(os.listdir(tmp_path))
+        done = cudatrace("export", path, "--format", "html", "-o", tmp_path / "out")
+        assert_refused(done, 1)
+        assert done.stderr.decode().startswith(f"cudatrace: {path}: "), case
+        assert set(os.listdir(tmp_path)) == before, case
+
+
+def test_help_lists_html(cudatrace):
+    done = cudatrace("export", "--help")
+    assert done.returncode == 0
+    assert re.search(r"^ +html +one self-contained page.*\(\.html\)$", done.stdout.decode(), re.M)

@@ -1,0 +1,99 @@
+"""`--help` for every cudatrace command, and `cudatrace help [COMMAND]`: a usage line,
+what the command does, its options and examples, on stdout with status 0 and nothing
+on stderr. Unknown options stay a one-line usage error with status 2."""
+import os
+import re
+import subprocess
+
+import pytest
+
+COMMANDS = ["run", "report", "open", "export", "recover", "doctor"]
+TIMEOUT_S = 30
+
+
+@pytest.fixture
+def cli(build_dir):
+    """cli(*args, cwd=None) -> CompletedProcess (text) of build/cudatrace, no desktop."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+
+    def run(*args, cwd=None):
+        return subprocess.run([os.path.join(build_dir, "cudatrace"), *args], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=TIMEOUT_S)
+
+    return run
+
+
+def command_help(cli, command):
+    done = cli(command, "--help")
+    # export is another part of the same issue; its --help may land later.
+    if command == "export" and done.returncode == 2:
+        pytest.skip("cudatrace export --help is not implemented yet")
+    return done
+
+
+def usage_text(text):
+    """The usage line with its continuation lines (those indented under it)."""
+    lines = text.splitlines()
+    usage = [lines[0]]
+    for line in lines[1:]:
+        if not line.startswith(" "):
+            break
+        usage.append(line)
+    return " ".join(usage)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(cli, command):
+    done = command_help(cli, command)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    text = done.stdout
+    assert text.startswith(f"usage: cudatrace {command}"), text
+    assert "\nexamples:\n" in text, text
+    examples = text.split("\nexamples:\n", 1)[1].splitlines()
+    assert any(re.search(rf"\bcudatrace {command}\b", line) for line in examples), examples
+    usage = usage_text(text)
+    rest = text[len(usage):]
+    for option in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", usage):
+        assert option in rest, f"{command}: {option} is in the usage line but not explained"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_command_is_the_same_text(cli, command):
+    own = command_help(cli, command)
+    done = cli("help", command)
+    assert (done.returncode, done.stdout, done.stderr) == (0, own.stdout, "")
+
+
+@pytest.mark.parametrize("args", [["help"], ["--help"]])
+def test_general_help_lists_every_command(cli, args):
+    done = cli(*args)
+    assert done.returncode == 0 and done.stderr == ""
+    text = done.stdout
+    assert text.startswith("usage: cudatrace COMMAND")
+    listed = set(re.findall(r"^  ([a-z]+) ", text.split("\ncommands:\n", 1)[1], re.M))
+    assert set(COMMANDS) - {"export"} <= listed, listed
+    assert "help" in listed
+    examples = text.split("\nexamples:\n", 1)[1].splitlines()
+    assert examples and all(line.startswith("  cudatrace ") for line in examples)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_unknown_option_is_still_a_usage_error(cli, command):
+    done = cli(command, "--bogus")
+    assert done.returncode == 2, (command, done)
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("cudatrace: ")
+
+
+def test_an_unknown_command_has_no_help(cli):
+    done = cli("help", "frobnicate")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "frobnicate" in done.stderr
+
+
+def test_run_hands_help_after_the_program_to_the_program(cli, tmp_path):
+    done = cli("run", "-q", "--", "sh", "-c", 'echo "$1"', "sh", "--help", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "--help\n", "")
+    assert os.listdir(tmp_path) == []

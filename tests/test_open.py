@@ -1,0 +1,259 @@
+"""`cudatrace open`: serves a trace on 127.0.0.1 for the Perfetto UI, prints the
+ui.perfetto.dev link that loads it, answers the UI's CORS preflight and GET the way
+the UI expects, and exits 0 once the file went out. Other origins get 403 without a
+CORS header, other paths 404; a busy port and a timeout end it with status 1.
+
+Every test talks to 127.0.0.1 only, with bounded waits; none opens a browser (no
+DISPLAY, or a fake xdg-open that only notes its arguments)."""
+import http.client
+import os
+import re
+import socket
+import stat
+import subprocess
+import time
+
+import pytest
+
+WAIT_S = 30
+LINK = re.compile(r"^(\S+)/#!/\?url=http://127\.0\.0\.1:(\d+)(/\S+)\n$")
+UI = "https://ui.perfetto.dev"
+
+
+@pytest.fixture
+def trace_file(trace_run):
+    completed, _, _ = trace_run("train_loop", 5)
+    assert completed.returncode == 0, completed.stderr
+    return completed.run_dir / "trace.pftrace.zst"
+
+
+def quiet_env(**extra):
+    """The environment without a desktop, so that nothing opens a browser."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env.update(extra)
+    return env
+
+
+class Server:
+    """A running `cudatrace open`: its process, and the port and path its link names."""
+
+    def __init__(self, build_dir, trace, *args, env=None):
+        argv = [os.path.join(build_dir, "cudatrace"), "open", *args, str(trace)]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env or quiet_env())
+        self.link = self.proc.stdout.readline()
+        match = LINK.match(self.link)
+        if not match:
+            self.proc.kill()
+            pytest.fail(f"no link on stdout: {self.link!r}; stderr: {self.proc.stderr.read()}")
+        self.port, self.path = int(match.group(2)), match.group(3)
+
+    def request(self, method, path=None, headers=()):
+        """(status, {header: value}, body) of one request on a fresh connection."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT_S)
+        try:
+            conn.request(method, path or self.path, headers=dict(headers))
+            response = conn.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        finally:
+            conn.close()
+
+    def finish(self):
+        """(status, stdout after the link, stderr) once the process ended by itself."""
+        try:
+            out, err = self.proc.communicate(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            pytest.fail(f"cudatrace open still running {WAIT_S} s after the GET")
+        return self.proc.returncode, out, err
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate()
+
+
+@pytest.fixture
+def serve(build_dir):
+    servers = []
+
+    def start(trace, *args, env=None):
+        servers.append(Server(build_dir, trace, "--no-browser", "--port", "0", "--timeout",
+                              str(WAIT_S), *args, env=env))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.kill()
+
+
+@pytest.mark.parametrize("origin, private_network", [
+    (UI, False),
+    ("http://127.0.0.1:10000", True),  # a Perfetto UI served locally, for offline use
+    ("http://localhost:10000", False),
+])
+def test_preflight_then_get_then_exit(serve, trace_file, origin, private_network):
+    server = serve(trace_file)
+    assert server.link.startswith(UI + "/#!/?url=http://127.0.0.1:")
+    assert server.path == "/trace.pftrace.zst"
+    ask = {"Origin": origin, "Access-Control-Request-Method": "GET",
+           "Access-Control-Request-Headers": "range, x-perfetto-probe"}
+    if private_network:  # Chrome's preflight for a page reaching the local network
+        ask["Access-Control-Request-Private-Network"] = "true"
+    status, headers, body = server.request("OPTIONS", headers=ask)
+    expected = {"Access-Control-Allow-Origin": origin, "Vary": "Origin",
+                "Access-Control-Allow-Methods": "GET",
+                "Access-Control-Allow-Headers": "range, x-perfetto-probe",
+                "Content-Length": "0", "Cache-Control": "no-cache", "Connection": "close"}
+    if private_network:
+        expected["Access-Control-Allow-Private-Network"] = "true"
+    assert (status, headers, body) == (204, expected, b"")
+    assert server.proc.poll() is None, "a preflight must not end the server"
+
+    status, headers, body = server.request("GET", headers={"Origin": origin})
+    data = trace_file.read_bytes()
+    assert status == 200
+    assert body == data
+    assert headers["Access-Control-Allow-Origin"] == origin
+    assert headers["Content-Length"] == str(len(data))
+    assert headers["Content-Type"] == "application/octet-stream"
+    code, out, err = server.finish()
+    assert code == 0, err
+    assert out == ""
+    assert "was fetched" in err.splitlines()[-1]
+
+
+def test_other_origins_hosts_and_paths_are_refused(serve, trace_file):
+    server = serve(trace_file)
+    for origin in ("https://evil.example", "null", "https://ui.perfetto.dev.evil.example",
+                   "http://127.0.0.1.evil.example:10000"):
+        for method in ("OPTIONS", "GET"):
+            status, headers, body = server.request(
+                method, headers={"Origin": origin, "Access-Control-Request-Method": "GET"})
+            assert status == 403, (origin, method)
+            assert not any(h.lower().startswith("access-control-") for h in headers), headers
+            assert trace_file.read_bytes() not in body
+    # A page that reached us through a DNS name of its own (rebinding) sends no Origin
+    # on a same-origin GET, but its Host is not ours.
+    status, _, _ = server.request("GET", headers={"Host": f"evil.example:{server.port}"})
+    assert status == 403
+    for path in ("/other.pftrace.zst", "/", "/../trace.pftrace.zst", server.path + "/x"):
+        status, _, body = server.request("GET", path, headers={"Origin": UI})
+        assert status == 404, path
+        assert body == b"404 Not Found\n"
+    status, _, _ = server.request("POST", headers={"Origin": UI})
+    assert status == 405
+    # The UI first looks for a trace processor on this port; a 404 tells it there is none.
+    status, headers, _ = server.request("POST", "/status", headers={"Origin": UI})
+    assert status == 404 and headers["Access-Control-Allow-Origin"] == UI
+    assert server.proc.poll() is None, "refusals must not end the server"
+    status, _, body = server.request("GET", headers={"Origin": UI})
+    assert status == 200 and body == trace_file.read_bytes()
+    assert server.finish()[0] == 0
+
+
+def test_an_idle_connection_does_not_hold_up_the_ui(serve, trace_file):
+    """A browser may connect ahead of need (preconnect) and send nothing on that
+    connection; the request on the next one is answered at once all the same."""
+    server = serve(trace_file)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=WAIT_S):
+        start = time.monotonic()
+        status, _, body = server.request("GET", headers={"Origin": UI})
+        assert status == 200 and body == trace_file.read_bytes()
+        assert time.monotonic() - start < 3
+    assert server.finish()[0] == 0
+
+
+def test_a_busy_port_is_one_line_and_status_1(build_dir, trace_file):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
+        done = subprocess.run([os.path.join(build_dir, "cudatrace"), "open", "--no-browser",
+                               "--port", str(port), "--timeout", "5", str(trace_file)],
+                              capture_output=True, text=True, timeout=WAIT_S, env=quiet_env())
+    assert done.returncode == 1
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("cudatrace: open: ") and f"port {port} " in line and "in use" in line
+
+
+def test_the_timeout_ends_it(build_dir, trace_file):
+    start = time.monotonic()
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "open", "--no-browser",
+                           "--port", "0", "--timeout", "1", str(trace_file)],
+                          capture_output=True, text=True, timeout=WAIT_S, env=quiet_env())
+    elapsed = time.monotonic() - start
+    assert done.returncode == 1
+    assert LINK.match(done.stdout)
+    assert "was not fetched within 1 s" in done.stderr.splitlines()[-1]
+    assert 1 <= elapsed < 10
+
+
+def fake_xdg_open(tmp_path):
+    """A PATH whose xdg-open only writes its arguments to tmp_path/xdg-open.log."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "xdg-open"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {tmp_path}/xdg-open.tmp\n'
+                      f'mv {tmp_path}/xdg-open.tmp {tmp_path}/xdg-open.log\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}", tmp_path / "xdg-open.log"
+
+
+@pytest.mark.parametrize("no_browser", [False, True])
+def test_the_link_is_opened_where_a_desktop_exists(build_dir, trace_file, tmp_path, no_browser):
+    path, log = fake_xdg_open(tmp_path)
+    args = ["--port", "0", "--timeout", str(WAIT_S)] + (["--no-browser"] if no_browser else [])
+    server = Server(build_dir, trace_file, *args, env=quiet_env(PATH=path, DISPLAY=":99"))
+    try:
+        if not no_browser:
+            deadline = time.monotonic() + WAIT_S
+            while not log.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert log.read_text() == server.link
+        assert server.request("GET", headers={"Origin": UI})[0] == 200
+        assert server.finish()[0] == 0
+        assert log.exists() != no_browser
+    finally:
+        server.kill()
+
+
+def test_another_ui_gets_its_link_and_its_origin(serve, trace_file):
+    server = serve(trace_file, "--ui", "https://perfetto.example.org/ui/")
+    assert server.link.startswith("https://perfetto.example.org/ui/#!/?url=http://127.0.0.1:")
+    status, headers, _ = server.request("GET", headers={"Origin": "https://perfetto.example.org"})
+    assert status == 200
+    assert headers["Access-Control-Allow-Origin"] == "https://perfetto.example.org"
+    assert server.finish()[0] == 0
+
+
+def test_a_name_a_link_would_escape_is_served_plain(serve, trace_file, tmp_path):
+    odd = tmp_path / "rank 0#a&b?.pftrace.zst"
+    odd.write_bytes(trace_file.read_bytes())
+    server = serve(odd)
+    assert server.path == "/rank_0_a_b_.pftrace.zst"
+    status, _, body = server.request("GET", headers={"Origin": UI})
+    assert status == 200 and body == odd.read_bytes()
+    assert server.finish()[0] == 0
+
+
+@pytest.mark.parametrize("args", [[], ["--bogus", "t"], ["--port", "65536", "t"],
+                                  ["--timeout", "0", "t"], ["--port"], ["a", "b"],
+                                  ["--ui", "ftp://x", "t"]])
+def test_bad_usage_is_one_line_and_status_2(build_dir, args):
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "open", *args],
+                          capture_output=True, text=True, timeout=WAIT_S, env=quiet_env())
+    assert done.returncode == 2, args
+    assert done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_a_missing_trace_is_one_line_and_status_1(build_dir, tmp_path):
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "open", "--port", "0",
+                           str(tmp_path / "absent.pftrace.zst")],
+                          capture_output=True, text=True, timeout=WAIT_S, env=quiet_env())
+    assert done.returncode == 1
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert "absent.pftrace.zst" in line
