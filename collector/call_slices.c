@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "clock_map.h"
 #include "cuda_error_names.h"
 #include "cudatrace/functions.h"
 #include "kernel_table.h"
@@ -305,6 +306,29 @@ void ct_call_slice(struct ct_sequence *seq, const struct ct_record *r, uint64_t 
     struct ct_arg args[10];
     int nargs = call_args(f, r, args);
     ct_write_slice(seq, 0, begin, end, f->name, args, nargs);
+}
+
+void ct_call_totals(struct ct_sequence *seq, const struct ct_call_stats *stats, uint64_t ts)
+{
+    static uint32_t totals_name, function, calls, errors, total_ns;
+    if (!totals_name) {
+        totals_name = ct_strings_intern_cstr("cudatrace.calls");
+        function = ct_strings_intern_cstr("function");
+        calls = ct_strings_intern_cstr("calls");
+        errors = ct_strings_intern_cstr("errors");
+        total_ns = ct_strings_intern_cstr("total_ns");
+    }
+    for (uint32_t fn = 0; fn < CT_FN_COUNT; fn++) {
+        if (!stats[fn].calls)
+            continue;
+        struct ct_arg args[] = {
+            {function, CT_ARG_STRING, functions[fn].name},
+            {calls, CT_ARG_UINT, stats[fn].calls},
+            {errors, CT_ARG_UINT, stats[fn].errors},
+            {total_ns, CT_ARG_UINT, ct_clock_map_duration_ns(stats[fn].ticks)},
+        };
+        ct_write_instant(seq, 0, ts, totals_name, args, 4);
+    }
 }
 
 void ct_call_inflight_slice(struct ct_sequence *seq, uint32_t func, uint64_t begin, uint64_t end)

@@ -16,6 +16,9 @@ int ct_call_family(const struct ct_record *r);
 /* Writes the call's slice on `seq`'s default track. */
 void ct_call_slice(struct ct_sequence *seq, const struct ct_record *r, uint64_t begin,
                    uint64_t end);
+/* A thread's totals per function, whatever the rings did with the records:
+ * one "cudatrace.calls" instant per function it called, on its track. */
+void ct_call_totals(struct ct_sequence *seq, const struct ct_call_stats *stats, uint64_t ts);
 /* A call its thread was still inside when the process ended. */
 void ct_call_inflight_slice(struct ct_sequence *seq, uint32_t func, uint64_t begin, uint64_t end);
 

@@ -11,6 +11,8 @@ void ct_clock_map_init(uint32_t clock_kind, uint64_t start_ticks, uint64_t start
 /* Takes a fresh (ticks, ns) reading; call once per drain cycle. */
 void ct_clock_map_refresh(void);
 uint64_t ct_clock_map_ns(uint64_t ticks);
+/* A span of ticks in nanoseconds, at the newest segment's rate. */
+uint64_t ct_clock_map_duration_ns(uint64_t ticks);
 uint64_t ct_clock_map_now_ns(void);
 
 #endif

@@ -123,7 +123,7 @@ static void run(struct ct_shm_header *shm, int lifeline_fd)
     ct_drain_rings(shm); /* what a thread published while we were deciding */
     uint64_t exit_ticks = atomic_load(&shm->exit_ticks);
     uint64_t end_ns = exit_ticks ? ct_clock_map_ns(exit_ticks) : ct_clock_map_now_ns();
-    ct_drain_inflight(shm, end_ns);
+    ct_drain_finish(shm, end_ns);
     ct_builder_scan_libraries(1);
     ct_builder_finish(end_ns, ct_shm_dropped(shm), exit_ticks != 0);
     ct_writer_flush();
@@ -144,6 +144,7 @@ int main(int argc, char **argv)
         return 1;
     }
     close(o.shm_fd);
+    shm->collector_pid = (int32_t)getpid(); /* the preload's kept records wait while it lives */
     int err = ct_trace_file_open(shm->output_path, sizeof shm->output_path);
     if (err) {
         shm->collector_error = (uint32_t)err;

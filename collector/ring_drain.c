@@ -8,6 +8,8 @@
  */
 #include "ring_drain.h"
 
+#include <string.h>
+
 #include "trace_builder.h"
 
 static uint8_t *ring_seen; /* rings whose current thread has its track */
@@ -51,9 +53,23 @@ static uint64_t drain_one(struct ct_ring *ring, uint32_t mask, int is_loader)
     return head - tail;
 }
 
+/* A thread's totals, once it has ended: they give it a track if all its
+ * records were dropped. */
+static void write_calls(struct ct_ring *ring)
+{
+    for (uint32_t fn = 0; fn < CT_FN_COUNT; fn++)
+        if (ring->stats[fn].calls) {
+            ensure_thread(ring);
+            ct_builder_thread_calls(ring->index, ring->stats);
+            return;
+        }
+}
+
 static uint64_t free_retired(struct ct_ring *ring, uint32_t mask)
 {
     uint64_t drained = drain_one(ring, mask, 0);
+    write_calls(ring);
+    memset(ring->stats, 0, sizeof ring->stats);
     if (ring_seen[ring->index])
         ct_builder_thread_end(ring->index);
     ring_seen[ring->index] = 0;
@@ -80,14 +96,16 @@ uint64_t ct_drain_rings(struct ct_shm_header *shm)
     return drained;
 }
 
-void ct_drain_inflight(struct ct_shm_header *shm, uint64_t end_ns)
+void ct_drain_finish(struct ct_shm_header *shm, uint64_t end_ns)
 {
     if (ensure_seen_table(shm->ring_count))
         return;
     for (uint32_t i = 0; i < shm->ring_count; i++) {
         struct ct_ring *ring = ct_shm_ring(shm, i);
-        if (atomic_load(&ring->state) != CT_RING_ACTIVE || ring->inflight_begin == 0 ||
-            i == shm->loader_ring)
+        if (atomic_load(&ring->state) != CT_RING_ACTIVE || i == shm->loader_ring)
+            continue;
+        write_calls(ring);
+        if (ring->inflight_begin == 0)
             continue;
         ensure_thread(ring);
         ct_builder_inflight(ring->index, ring->inflight_func, ring->inflight_begin, end_ns);

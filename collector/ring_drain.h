@@ -10,8 +10,8 @@
 
 /* Hands every published record to the trace builder; returns how many. */
 uint64_t ct_drain_rings(struct ct_shm_header *shm);
-/* Once the process has ended: the calls its threads were still inside,
- * written as slices that last until `end_ns`. */
-void ct_drain_inflight(struct ct_shm_header *shm, uint64_t end_ns);
+/* Once the process has ended: each live thread's totals, and the calls its
+ * threads were still inside, written as slices that last until `end_ns`. */
+void ct_drain_finish(struct ct_shm_header *shm, uint64_t end_ns);
 
 #endif

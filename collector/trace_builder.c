@@ -106,6 +106,13 @@ static void call(uint32_t index, const struct ct_record *r)
     calls++;
 }
 
+void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats)
+{
+    struct thread_view *t = &threads[index];
+    if (t->live)
+        ct_call_totals(&t->seq, stats, ct_clock_map_now_ns());
+}
+
 void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, uint64_t end_ns)
 {
     struct thread_view *t = &threads[index];

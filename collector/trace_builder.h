@@ -14,6 +14,8 @@ void ct_builder_thread(uint32_t index, int32_t tid, const char *name);
 /* The thread on ring `index` ended and its records are all drained. */
 void ct_builder_thread_end(uint32_t index);
 void ct_builder_record(uint32_t index, const struct ct_record *record);
+/* The totals of the thread on ring `index`, per function, once it ended. */
+void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats);
 /* A call the thread on ring `index` was still inside when the process ended. */
 void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, uint64_t end_ns);
 /* Writes the CUDA-stack libraries the process has mapped, and the loads and

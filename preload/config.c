@@ -83,7 +83,7 @@ void ct_config_load(void)
 {
     ct_config.output = getenv("CUDATRACE_OUTPUT");
     ct_config.collector = getenv("CUDATRACE_COLLECTOR");
-    ct_config.ring_records = round_up_pow2(env_uint("CUDATRACE_RING_RECORDS", 16384, 64, 1u << 24));
+    ct_config.ring_records = round_up_pow2(env_uint("CUDATRACE_RING_RECORDS", 32768, 64, 1u << 24));
     ct_config.rings = env_uint("CUDATRACE_RINGS", 256, 1, 4096);
     ct_config.exit_timeout_ms = env_uint("CUDATRACE_EXIT_TIMEOUT_MS", 10000, 0, 600000);
     ct_config.quiet = env_flag("CUDATRACE_QUIET");

@@ -148,7 +148,7 @@ void ct_cuda_info_record(struct ct_ring *ring)
     struct ct_record *rec;
     if (!ct_ring_enter(ring))
         return;
-    if ((rec = ct_ring_reserve(ring, &head)) != NULL) {
+    if ((rec = ct_ring_reserve(ring, &head, 1)) != NULL) {
         memset(rec, 0, sizeof *rec);
         rec->type = CT_REC_PROCESS_INFO;
         rec->arg[0] = (uint64_t)(int64_t)runtime;

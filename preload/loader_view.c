@@ -395,7 +395,7 @@ static int emit(enum ct_library_event event, int how, uint32_t attempts, uint64_
     uint64_t head;
     if (!ct_ring_enter(ring))
         return -1;
-    struct ct_record *r = ct_ring_reserve(ring, &head);
+    struct ct_record *r = ct_ring_reserve(ring, &head, 1);
     if (r) {
         *r = (struct ct_record){
             .type = CT_REC_LIBRARY,

@@ -52,19 +52,30 @@ static inline void ct_ring_leave(struct ct_ring *ring)
     ring->busy = 0;
 }
 
-/* Reserves the next slot, or returns NULL (and counts a drop) when full. */
-static inline struct ct_record *ct_ring_reserve(struct ct_ring *ring, uint64_t *head)
+/* Reserves the next slot, or returns NULL (and counts a drop) when full; a
+ * record that is `kept` waits for the collector instead of being dropped. */
+static inline struct ct_record *ct_ring_reserve(struct ct_ring *ring, uint64_t *head, int kept)
 {
     uint64_t h = atomic_load_explicit(&ring->head, memory_order_relaxed);
     if (__builtin_expect(h - ring->cached_tail > ct_ring_mask, 0)) {
         ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
-        if (h - ring->cached_tail > ct_ring_mask) {
+        if (h - ring->cached_tail > ct_ring_mask && !(kept && ct_session_wait_for_room(ring, h))) {
             ct_ring_count_drop(ring);
             return NULL;
         }
     }
     *head = h;
     return &ring->records[h & ct_ring_mask];
+}
+
+/* Counts a call in its thread's totals, whatever becomes of its record. */
+static inline void ct_ring_count_call(struct ct_ring *ring, uint16_t func, uint64_t begin,
+                                      uint64_t end, int32_t result)
+{
+    struct ct_call_stats *s = &ring->stats[func];
+    s->calls++;
+    s->errors += result != 0;
+    s->ticks += end - begin;
 }
 
 static inline void ct_ring_publish(struct ct_ring *ring, uint64_t head)
@@ -105,7 +116,8 @@ static inline void ct_emit_call(uint16_t func, uint64_t begin, uint64_t end, int
         ct_ring_count_drop(ring);
         return;
     }
-    if (!(r = ct_ring_reserve(ring, &head))) {
+    ct_ring_count_call(ring, func, begin, end, result);
+    if (!(r = ct_ring_reserve(ring, &head, ct_function_is_kept(func)))) {
         ct_ring_leave(ring);
         return;
     }

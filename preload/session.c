@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -271,6 +273,24 @@ struct ct_ring *ct_session_loader_ring(void)
 {
     struct ct_shm_header *shm = ct_session_shm();
     return shm ? ct_shm_ring(shm, shm->loader_ring) : NULL;
+}
+
+/* The collector drains every millisecond or so; a kept record waits for it
+ * in steps of 100 us while it lives, bounded by the exit timeout so that a
+ * stopped collector cannot hold the program for long. */
+int ct_session_wait_for_room(struct ct_ring *ring, uint64_t head)
+{
+    struct ct_shm_header *shm = session_shm;
+    uint64_t deadline = ct_clock_boottime_ns() + (uint64_t)ct_config.exit_timeout_ms * 1000000u;
+    const struct timespec pause = {0, 100000};
+    while (shm && ct_clock_boottime_ns() < deadline &&
+           !(kill(shm->collector_pid, 0) != 0 && errno == ESRCH)) {
+        nanosleep(&pause, NULL);
+        ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+        if (head - ring->cached_tail <= ct_ring_mask)
+            return 1;
+    }
+    return 0;
 }
 
 static void print_summary(struct ct_shm_header *shm)

@@ -115,7 +115,9 @@ def test_series_add_up_to_the_report(trace_run, cudatrace, tmp_path):
     sync = plots["sync"]
     assert sync["width_ns"] == SYNC_WIDTH_NS  # a short run: no bucket merged
     assert process["sync"]["count"] == 40 and process["sync"]["total_ns"] >= 40 * SYNC_NS
-    assert sum(ns for (ns,) in series_values(sync)) == process["sync"]["total_ns"]
+    # The report's time is the threads' own total, its ticks converted at the
+    # clock's rate: the slices' sum to within a nanosecond a call.
+    assert abs(sum(ns for (ns,) in series_values(sync)) - process["sync"]["total_ns"]) <= 40
     memory = series_values(plots["memory"])
     assert max(hi for _, hi, _ in memory) == process["memory"]["peak_bytes"]
     assert memory[-1][2] == process["memory"]["final_bytes"]

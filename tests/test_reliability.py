@@ -257,9 +257,9 @@ def test_unwritable_output_warns_once_and_changes_nothing(build_dir, tmp_path):
 
 def test_file_size_limit_never_kills_the_program(build_dir, tmp_path):
     loop = os.path.join(build_dir, "examples", "train_loop")
-    limited = f"ulimit -f 40; exec {loop} 100"
+    limited = f"ulimit -f 80; exec {loop} 100"
     plain = run(build_dir, ["sh", "-c", limited], tmp_path, preload=False)
-    # Default rings need a 256 MiB memfd, above the limit: tracing stays off.
+    # Default rings need a 512 MiB memfd, above the limit: tracing stays off.
     off = run(build_dir, ["sh", "-c", limited], tmp_path, CUDATRACE_OUTPUT=tmp_path / "a")
     # Small rings fit; the trace outgrows the limit and the collector stops writing.
     cut = run(build_dir, ["sh", "-c", limited], tmp_path, CUDATRACE_OUTPUT=tmp_path / "b",
@@ -363,7 +363,7 @@ def exit_wait_ms(build_dir, folder, settings):
 
 
 def calls_recorded_and_dropped(build_dir, folder, settings):
-    """16000 back-to-back launches and a synchronize: all fit in a ring of the default 16384
+    """16000 back-to-back launches and a synchronize: all fit in a ring of the default 32768
     records (CUDATRACE_RING_RECORDS), so none can be dropped; a smaller ring drops some."""
     traced = run(build_dir, [os.path.join(build_dir, "tests", "launch_loop"), 16000], folder,
                  CUDATRACE_OUTPUT=folder / "t", **settings)

@@ -119,6 +119,36 @@ static void add_inflight(struct builder *b, struct ct_process_report *p, int fn,
         (struct ct_inflight_call){fn, tid ? (int64_t)*tid : 0, e->ts};
 }
 
+/* Adds `calls` calls of `fn` (of which `errors` failed, lasting `ns` in
+ * all) to the process's figures. */
+static void tally(struct ct_process_report *p, int fn, uint64_t calls, uint64_t errors, uint64_t ns)
+{
+    struct ct_api_stats *s = &p->api[fn];
+    s->calls += calls;
+    s->errors += errors;
+    s->total_ns += ns;
+    switch (function_family[fn]) {
+    case CT_FAMILY_LAUNCH:
+        p->launches += calls - errors;
+        break;
+    case CT_FAMILY_SYNC_DEVICE:
+    case CT_FAMILY_SYNC_STREAM:
+    case CT_FAMILY_SYNC_EVENT:
+        p->sync_calls += calls;
+        p->sync_ns += ns;
+        break;
+    case CT_FAMILY_ALLOC_DEVICE:
+        p->allocs += calls - errors;
+        p->failed_allocs += errors;
+        break;
+    case CT_FAMILY_FREE_DEVICE:
+        p->frees += calls - errors;
+        break;
+    default:
+        break;
+    }
+}
+
 static void on_slice(void *ctx, const struct ct_event *e)
 {
     struct builder *b = ctx;
@@ -142,37 +172,49 @@ static void on_slice(void *ctx, const struct ct_event *e)
     int reports_others = *fn - 1 == CT_FN_cudaGetLastError || *fn - 1 == CT_FN_cudaPeekAtLastError;
     if (result > 0 && result < 1024 && !reports_others)
         p->calls_failed_with[result]++;
-    uint64_t duration = e->end > e->ts ? e->end - e->ts : 0;
-    struct ct_api_stats *s = &p->api[*fn - 1];
-    s->calls++;
-    s->errors += failed;
-    s->total_ns += duration;
-    switch (function_family[*fn - 1]) {
-    case CT_FAMILY_LAUNCH:
-        p->launches += !failed;
-        break;
-    case CT_FAMILY_SYNC_DEVICE:
-    case CT_FAMILY_SYNC_STREAM:
-    case CT_FAMILY_SYNC_EVENT:
-        p->sync_calls++;
-        p->sync_ns += duration;
-        break;
-    case CT_FAMILY_ALLOC_DEVICE:
-        p->allocs += !failed;
-        p->failed_allocs += failed;
-        break;
-    case CT_FAMILY_FREE_DEVICE:
-        p->frees += !failed;
-        break;
-    default:
-        break;
-    }
+    tally(p, (int)(*fn - 1), 1, failed, e->end > e->ts ? e->end - e->ts : 0);
 }
 
 static const char *arg_string(const struct ct_event *e, const char *name)
 {
     const struct ct_annotation *a = ct_event_arg(e, name);
     return a && a->type == CT_VALUE_STRING && a->s ? a->s : "";
+}
+
+/* A thread's totals for one function, written when it ended: exact however
+ * many of its slices the rings dropped. */
+static void add_totals(struct builder *b, struct ct_process_report *p, const struct ct_event *e)
+{
+    uint64_t *fn =
+        ct_u64_map_find(&b->functions, ct_strings_intern_cstr(arg_string(e, "function")));
+    if (!fn)
+        return;
+    struct ct_api_stats *t = &p->totals[*fn - 1];
+    t->calls += (uint64_t)arg_int(e, "calls", 0);
+    t->errors += (uint64_t)arg_int(e, "errors", 0);
+    t->total_ns += (uint64_t)arg_int(e, "total_ns", 0);
+    p->has_totals = 1;
+}
+
+/* Where the threads' totals are in the trace, a function whose slices were
+ * dropped is counted from them; the others keep what their slices add up
+ * to, which is the same count and each call's own mapped duration. */
+static void use_totals(struct ct_process_report *p)
+{
+    if (!p->has_totals || p->totals_used)
+        return;
+    p->totals_used = 1;
+    struct ct_api_stats from_slices[CT_FN_COUNT];
+    memcpy(from_slices, p->api, sizeof p->api);
+    memset(p->api, 0, sizeof p->api);
+    p->launches = p->sync_calls = p->sync_ns = p->allocs = p->frees = p->failed_allocs = 0;
+    for (int fn = 0; fn < CT_FN_COUNT; fn++) {
+        p->slices[fn] = from_slices[fn].calls;
+        const struct ct_api_stats *s =
+            p->totals[fn].calls > from_slices[fn].calls ? &p->totals[fn] : &from_slices[fn];
+        if (s->calls)
+            tally(p, fn, s->calls, s->errors, s->total_ns);
+    }
 }
 
 static void add_library(struct ct_process_report *p, const struct ct_event *e)
@@ -367,6 +409,8 @@ static void on_instant(void *ctx, const struct ct_event *e)
         add_failed_load(p, e);
     } else if (strcmp(e->name, "cuda.library.unload") == 0) {
         add_unload(p, e);
+    } else if (strcmp(e->name, "cudatrace.calls") == 0) {
+        add_totals(b, p, e);
     } else if (strcmp(e->name, "cudatrace.end") == 0) {
         p->dropped = (uint64_t)arg_int(e, "dropped", 0);
         p->calls_recorded = (uint64_t)arg_int(e, "calls", 0);
@@ -415,8 +459,10 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
         snprintf(error, error_size, "holds no traced process: not a cudatrace trace");
         r = -1;
     }
-    for (size_t i = 0; i < report->process_count; i++)
+    for (size_t i = 0; i < report->process_count; i++) {
         attach_loads(&report->processes[i]);
+        use_totals(&report->processes[i]);
+    }
     report->packets += result.packets;
     report->truncated |= result.truncated;
     report->unclosed += result.unclosed;

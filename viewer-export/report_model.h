@@ -71,6 +71,12 @@ struct ct_process_report {
     struct ct_missing_image *missing_images;
     size_t missing_image_count;
     struct ct_api_stats api[CT_FN_COUNT];
+    /* The threads' own totals (exact whatever the rings dropped), when the
+     * trace has them; then api[] is made from them, and slices[] keeps how
+     * many slices each function has in the trace. */
+    struct ct_api_stats totals[CT_FN_COUNT];
+    uint64_t slices[CT_FN_COUNT];
+    int has_totals, totals_used;
     uint64_t launches, sync_calls, sync_ns;
     uint64_t allocs, frees, failed_allocs;
     double peak_device_bytes, final_device_bytes;

@@ -7,6 +7,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Calls of `fn` whose slices the rings dropped (the totals counted them). */
+static uint64_t dropped_slices(const struct ct_process_report *p, int fn)
+{
+    return p->totals_used && p->api[fn].calls > p->slices[fn] ? p->api[fn].calls - p->slices[fn]
+                                                              : 0;
+}
+
 static uint64_t wall_ns(const struct ct_process_report *p)
 {
     uint64_t start = p->start_ns ? p->start_ns : p->first_ns;
@@ -47,6 +54,7 @@ static void json_process(struct ct_json *j, const struct ct_process_report *p)
         ct_json_uint(j, "calls", s->calls);
         ct_json_uint(j, "errors", s->errors);
         ct_json_uint(j, "total_ns", s->total_ns);
+        ct_json_uint(j, "dropped_slices", dropped_slices(p, fn));
         ct_json_end_object(j);
     }
     ct_json_end_object(j);
@@ -185,6 +193,10 @@ static void print_text_process(const struct ct_process_report *p,
                (long long)p->inflight[i].tid, ct_function_name(p->inflight[i].fn));
     printf("  dropped        %llu records%s\n", (unsigned long long)p->dropped,
            p->dropped ? " (rings were full: raise CUDATRACE_RING_RECORDS)" : "");
+    for (int fn = 0; fn < CT_FN_COUNT; fn++)
+        if (dropped_slices(p, fn))
+            printf("  detail lost    %llu %s slices (its counts above are whole)\n",
+                   (unsigned long long)dropped_slices(p, fn), ct_function_name(fn));
     if (p->ended)
         printf("  tracer         %llu calls recorded; collector used %s of CPU, %llu KiB peak\n",
                (unsigned long long)p->calls_recorded, human_time(p->collector_cpu_ns, a, sizeof a),

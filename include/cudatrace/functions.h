@@ -140,6 +140,19 @@ enum ct_wrote { CT_WROTE_COUNT, CT_WROTE_DEVICE, CT_WROTE_VERSION, CT_WROTE_FLAG
 enum ct_function { CT_FOR_EACH_FUNCTION(CT_FUNCTION_ENUM) CT_FN_COUNT };
 #undef CT_FUNCTION_ENUM
 
+/* Whether a call's record is never dropped: allocations, frees and
+ * synchronisations, which the allocator view and the time in sync stand on
+ * and which cost microseconds anyway. Constant for a constant `fn`. */
+static inline int ct_function_is_kept(enum ct_function fn)
+{
+#define CT_FUNCTION_FAMILY(name, family, takes_stream) [CT_FN_##name] = family,
+    static const unsigned char families[CT_FN_COUNT] = {CT_FOR_EACH_FUNCTION(CT_FUNCTION_FAMILY)};
+#undef CT_FUNCTION_FAMILY
+    unsigned family = (unsigned)fn < CT_FN_COUNT ? families[fn] : CT_FAMILY_COUNT;
+    return family <= CT_FAMILY_FREE_HOST ||
+           (family >= CT_FAMILY_SYNC_DEVICE && family <= CT_FAMILY_SYNC_EVENT);
+}
+
 static inline const char *ct_function_name(enum ct_function fn)
 {
 #define CT_FUNCTION_NAME(name, family, takes_stream) [CT_FN_##name] = #name,

@@ -15,8 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cudatrace/functions.h"
+
 #define CT_SHM_MAGIC 0x43545243u /* "CRTC" */
-#define CT_RECORD_VERSION 2u
+#define CT_RECORD_VERSION 3u
 
 enum ct_record_type {
     CT_REC_CALL = 1,         /* one CUDA runtime call, see functions.h         */
@@ -29,7 +31,8 @@ enum ct_record_type {
  * the clock when the load was requested, end when it was seen done; arg[0]
  * the event's key (its strings carry it), arg[1] the requesting thread,
  * arg[2] how it was requested (enum ct_library_request), arg[3] the object's
- * load address, arg[4] how many identical attempts failed (CT_LIB_FAILED). The strings that go with it come first, on the same ring. */
+ * load address, arg[4] how many identical attempts failed (CT_LIB_FAILED). The strings that go with
+ * it come first, on the same ring. */
 enum ct_library_event {
     CT_LIB_LOADED = 1,
     CT_LIB_FAILED = 2,
@@ -97,6 +100,13 @@ enum ct_ring_state {
     CT_RING_RETIRED = 2, /* its thread ended; the collector drains, then frees  */
 };
 
+/* A thread's calls of one function, counted whatever became of their
+ * records: the report's counts stand on these, the records give detail. */
+struct ct_call_stats {
+    uint64_t calls, errors;
+    uint64_t ticks; /* summed durations, in the record clock */
+};
+
 /* One single-producer single-consumer ring. The producer owns the first cache
  * line, the consumer the second, so neither side's stores bounce the other's
  * line on every record. */
@@ -116,6 +126,9 @@ struct ct_ring {
     volatile uint32_t busy;            /* a record is being written: a signal handler's
                                           call must not write into the same slot        */
     alignas(64) _Atomic uint64_t tail; /* next slot the consumer reads    */
+    /* The producer's; the collector reads them once the thread or the
+     * process has ended, and clears them before the ring is reused. */
+    alignas(64) struct ct_call_stats stats[CT_FN_COUNT];
     alignas(64) struct ct_record records[];
 };
 
@@ -126,8 +139,8 @@ struct ct_shm_header {
     uint32_t ring_capacity; /* records per ring, a power of two */
     uint32_t clock;         /* enum ct_clock_kind               */
     int32_t pid;
-    uint32_t loader_ring; /* the ring of library events, written under a lock */
-    uint32_t unused;
+    uint32_t loader_ring;  /* the ring of library events, written under a lock */
+    int32_t collector_pid; /* written by the collector as it starts */
     /* One reading of both clocks at process start: the collector's anchor for
      * mapping ticks to nanoseconds, and the process start time in the trace. */
     uint64_t start_ticks;

@@ -40,7 +40,7 @@ i=1
 while [ "$i" -le "$runs" ]; do
     "$build/tests/launch_loop" "$calls" | per_launch >> "$work/untraced"
     traced "$big_ring" "$i" | per_launch >> "$work/traced"
-    traced 16384 "$i" | per_launch >> "$work/traced_drops"
+    traced 32768 "$i" | per_launch >> "$work/traced_drops"
     i=$((i + 1))
 done
 u=$(median < "$work/untraced")
@@ -48,7 +48,7 @@ t=$(median < "$work/traced")
 d=$(median < "$work/traced_drops")
 cat "$work"/sum."$big_ring".* | awk '{r += $1; x += $2; b += $3} END {printf "%d %d %d\n", r, x, b}' > "$work/totals"
 read -r recorded dropped bytes < "$work/totals"
-dropped_share=$(cat "$work"/sum.16384.* | awk '{r += $1; x += $2} END {printf "%.1f", 100 * x / (r + x)}')
+dropped_share=$(cat "$work"/sum.32768.* | awk '{r += $1; x += $2} END {printf "%.1f", 100 * x / (r + x)}')
 
 echo "cudatrace bench: $calls cudaLaunchKernel calls on the no-op double, $runs runs each, medians"
 echo "  untraced                          $u ns per call"

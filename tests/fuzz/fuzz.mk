@@ -1,7 +1,7 @@
 # Build and run rules for the trace-reader fuzzer, included by the top-level Makefile (which
 # defines BUILD and BASE_CFLAGS and knows how to generate $(BUILD)/gen/perfetto_trace.pb-c.[ch]).
-# It owns everything under $(BUILD)/fuzz: the reader's sources (viewer-export without main.c and
-# the cmd_*.c front ends, common/, the generated protobuf-c code) compiled again with clang and
+# It owns everything under $(BUILD)/fuzz: the reader's sources (viewer-export without main.c,
+# the cmd_*.c front ends and the export_*.c writers, common/, the generated protobuf-c code) compiled again with clang and
 # libFuzzer's coverage plus ASan and UBSan, kept apart from the gcc objects in $(BUILD)/obj so
 # neither build ever picks up the other's; the harness binary; and the working corpus. The seeds
 # in tests/fuzz/corpus are only ever copied from, never written to, so a run cannot dirty the
@@ -20,7 +20,7 @@ CT_FUZZ_SEEDS := $(wildcard tests/fuzz/corpus/*)
 CT_FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CT_FUZZ_CFLAGS := $(BASE_CFLAGS) -Iviewer-export $(CT_FUZZ_SAN) -fsanitize=fuzzer-no-link
 
-CT_FUZZ_SRC := $(filter-out viewer-export/main.c viewer-export/cmd_%.c viewer-export/doctor_probe.c viewer-export/companion.c viewer-export/report_output.c,$(wildcard viewer-export/*.c)) \
+CT_FUZZ_SRC := $(filter-out viewer-export/main.c viewer-export/cmd_%.c viewer-export/export_%.c viewer-export/doctor_probe.c viewer-export/companion.c viewer-export/report_output.c,$(wildcard viewer-export/*.c)) \
 	$(wildcard common/*.c)
 CT_FUZZ_OBJ := $(CT_FUZZ_SRC:%.c=$(CT_FUZZ_DIR)/obj/%.o) $(CT_FUZZ_DIR)/obj/gen/perfetto_trace.pb-c.o
 CT_FUZZ_HDR := $(wildcard viewer-export/*.h common/*.h include/cudatrace/*.h) \
