@@ -62,7 +62,8 @@ static void read_runpath(const struct ct_elf *elf, char *out, size_t size)
         ct_elf_dynamic_string(elf, DT_RPATH, out, size);
 }
 
-void ct_library_runpath(const char *path, char *out, size_t size)
+/* The DT_RUNPATH (else DT_RPATH) of the ELF file at `path`, or "". */
+static void runpath_of(const char *path, char *out, size_t size)
 {
     struct ct_elf elf;
     out[0] = '\0';
@@ -206,7 +207,7 @@ void ct_library_runpath_copy(const char *requester, const char *name, const char
     out[0] = '\0';
     if (strchr(name, '/') || !realpath(loaded, loaded_real))
         return;
-    ct_library_runpath(requester, runpath, sizeof runpath);
+    runpath_of(requester, runpath, sizeof runpath);
     snprintf(origin, sizeof origin, "%s", requester);
     char *slash = strrchr(origin, '/');
     if (slash)

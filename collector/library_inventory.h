@@ -22,9 +22,6 @@ struct ct_library {
 /* Reads SONAME and build-id from the ELF file at `path` (best effort). */
 void ct_library_describe(struct ct_library *lib);
 
-/* The DT_RUNPATH (else DT_RPATH) of the ELF file at `path`, or "". */
-void ct_library_runpath(const char *path, char *out, size_t size);
-
 /* Another file named `name` on `requester`'s RUNPATH/RPATH (with $ORIGIN
  * expanded) than the one the loader took (`loaded`), or "": the copy the
  * requesting library was shipped with, when something else shadowed it. */
