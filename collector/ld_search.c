@@ -790,8 +790,8 @@ static void normalise(char *path)
     *out = '\0';
 }
 
-void ct_ld_meant_dirs(const struct ct_ld_process *process, const char *requester, char *out,
-                      size_t size)
+void ct_ld_own_dirs(const struct ct_ld_process *process, const char *requester, int meant_only,
+                    char *out, size_t size)
 {
     struct object o;
     struct walk w = {.process = process};
@@ -805,7 +805,7 @@ void ct_ld_meant_dirs(const struct ct_ld_process *process, const char *requester
         if (len < sizeof entry) {
             snprintf(entry, sizeof entry, "%.*s", (int)len, at);
             if (entry_dir(&w, entry, o.origin, dir, sizeof dir) == 0 &&
-                meant_for_its_libraries(entry, dir)) {
+                (!meant_only || meant_for_its_libraries(entry, dir))) {
                 normalise(dir);
                 add_distinct(out, size, dir);
             }

@@ -59,10 +59,11 @@ enum ct_ld_list ct_ld_found_via(const struct ct_ld_process *process, const char 
                                 const char *requester, const char *loaded);
 
 /* The directories `requester`'s own DT_RUNPATH (else DT_RPATH) names,
- * expanded, ':'-separated, that look meant for the libraries it needs:
- * written relative to $ORIGIN, or inside a pip nvidia/ or a conda tree. */
-void ct_ld_meant_dirs(const struct ct_ld_process *process, const char *requester, char *out,
-                      size_t size);
+ * expanded and normalised, ':'-separated; with `meant_only`, only those that
+ * look meant for the libraries it needs: written relative to $ORIGIN, or
+ * inside a pip nvidia/ or a conda tree. */
+void ct_ld_own_dirs(const struct ct_ld_process *process, const char *requester, int meant_only,
+                    char *out, size_t size);
 
 /* "absolute path", "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache",
  * "default directories", "unknown". */

@@ -62,17 +62,6 @@ static void read_runpath(const struct ct_elf *elf, char *out, size_t size)
         ct_elf_dynamic_string(elf, DT_RPATH, out, size);
 }
 
-/* The DT_RUNPATH (else DT_RPATH) of the ELF file at `path`, or "". */
-static void runpath_of(const char *path, char *out, size_t size)
-{
-    struct ct_elf elf;
-    out[0] = '\0';
-    if (ct_elf_open(path, &elf, NULL))
-        return;
-    read_runpath(&elf, out, size);
-    ct_elf_close(&elf);
-}
-
 /* The CUDA major a RUNPATH names: NVIDIA's cuDNN builds look for the CUDA
  * libraries they need in $ORIGIN/../../cu13/lib. 0 when it names none. */
 static long cuda_major_in(const char *runpath)
@@ -198,34 +187,6 @@ void ct_library_describe_new(const char *path, void (*found)(const struct ct_lib
         return;
     ct_u64_map_put(&described, key, 1);
     found(&lib, ctx);
-}
-
-void ct_library_runpath_copy(const char *requester, const char *name, const char *loaded, char *out,
-                             size_t size)
-{
-    char runpath[4096], origin[4096], loaded_real[PATH_MAX], candidate_real[PATH_MAX];
-    out[0] = '\0';
-    if (strchr(name, '/') || !realpath(loaded, loaded_real))
-        return;
-    runpath_of(requester, runpath, sizeof runpath);
-    snprintf(origin, sizeof origin, "%s", requester);
-    char *slash = strrchr(origin, '/');
-    if (slash)
-        *slash = '\0';
-    for (char *dir = strtok(runpath, ":"); dir; dir = strtok(NULL, ":")) {
-        char candidate[8192];
-        const char *rest = strncmp(dir, "$ORIGIN", 7) == 0     ? dir + 7
-                           : strncmp(dir, "${ORIGIN}", 9) == 0 ? dir + 9
-                                                               : NULL;
-        if (rest)
-            snprintf(candidate, sizeof candidate, "%s%s/%s", origin, rest, name);
-        else
-            snprintf(candidate, sizeof candidate, "%s/%s", dir, name);
-        if (realpath(candidate, candidate_real) && strcmp(candidate_real, loaded_real) != 0) {
-            snprintf(out, size, "%s", candidate);
-            return;
-        }
-    }
 }
 
 /* Adds `arch` to the ','-separated list `out` unless it is there. */

@@ -22,12 +22,6 @@ struct ct_library {
 /* Reads SONAME and build-id from the ELF file at `path` (best effort). */
 void ct_library_describe(struct ct_library *lib);
 
-/* Another file named `name` on `requester`'s RUNPATH/RPATH (with $ORIGIN
- * expanded) than the one the loader took (`loaded`), or "": the copy the
- * requesting library was shipped with, when something else shadowed it. */
-void ct_library_runpath_copy(const char *requester, const char *name, const char *loaded, char *out,
-                             size_t size);
-
 /* The GPU code a library carries, from its .nv_fatbin section: a
  * ','-separated list such as "sm_80,sm_90,compute_90" ("" when none). */
 void ct_library_fatbin_archs(const char *path, char *out, size_t size);

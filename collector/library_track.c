@@ -8,10 +8,10 @@
  */
 #include "library_track.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "clock_map.h"
 #include "library_family.h"
@@ -20,15 +20,21 @@
 #include "process_tracks.h"
 #include "wheel_metadata.h"
 
-/* Whether any directory of the ':'-separated `dirs` has a file `name`. */
-static int holds_copy(const char *dirs, const char *name)
+/* A file named `name` in one of the ':'-separated `dirs`, other than the
+ * file `other` (any, when NULL): 1, with its path in `out`. */
+static int copy_in(const char *dirs, const char *name, const char *other, char *out, size_t size)
 {
+    char other_real[PATH_MAX], real[PATH_MAX];
+    if (other && !realpath(other, other_real))
+        return 0;
     for (const char *at = dirs; *at;) {
         size_t len = strcspn(at, ":");
         char candidate[8192];
         snprintf(candidate, sizeof candidate, "%.*s/%s", (int)len, at, name);
-        if (access(candidate, F_OK) == 0)
+        if (realpath(candidate, real) && (!other || strcmp(real, other_real) != 0)) {
+            snprintf(out, size, "%s", candidate);
             return 1;
+        }
         at += len + (at[len] == ':');
     }
     return 0;
@@ -77,19 +83,19 @@ static void library_instant(const struct ct_library *lib, void *ctx)
  * directories meant for its libraries (a pip nvidia/ tree, $ORIGIN) and no
  * copy is there: the directories it expected, and the version its wheel
  * pins, when it came from one. */
-static int expected_elsewhere(const struct ct_loader_event *e, struct ct_arg *args)
+static int expected_elsewhere(const struct ct_loader_event *e, const struct ct_ld_process *process,
+                              struct ct_arg *args)
 {
     static const char *const fallbacks[] = {"ld.so.cache", "default directories",
                                             "LD_LIBRARY_PATH"};
     int fell_back = 0;
     for (size_t i = 0; i < sizeof fallbacks / sizeof fallbacks[0]; i++)
         fell_back |= strcmp(e->found_via, fallbacks[i]) == 0;
-    char dirs[8192], family[64];
-    struct ct_ld_process process = ct_process_loader_view();
-    if (!fell_back || strchr(e->requested_as, '/'))
+    char dirs[8192], family[64], copy[8192];
+    if (!fell_back)
         return 0;
-    ct_ld_meant_dirs(&process, e->requested_by, dirs, sizeof dirs);
-    if (!*dirs || holds_copy(dirs, e->requested_as))
+    ct_ld_own_dirs(process, e->requested_by, 1, dirs, sizeof dirs);
+    if (!*dirs || copy_in(dirs, e->requested_as, NULL, copy, sizeof copy))
         return 0;
     int n = 0;
     args[n++] = CT_TEXT_ARG("expected_dirs", dirs);
@@ -103,9 +109,26 @@ static int expected_elsewhere(const struct ct_loader_event *e, struct ct_arg *ar
     return n;
 }
 
+/* What the requester's own RUNPATH (else RPATH) says of the file the
+ * loader took: another copy there, which it was shadowed by (runpath_copy),
+ * or none where it expected one (expected_dirs). */
+static int requesters_own_copy(const struct ct_loader_event *e, struct ct_arg *args)
+{
+    static char dirs[8192], copy[8192];
+    if (strchr(e->requested_as, '/'))
+        return 0;
+    struct ct_ld_process process = ct_process_loader_view();
+    ct_ld_own_dirs(&process, e->requested_by, 0, dirs, sizeof dirs);
+    if (copy_in(dirs, e->requested_as, e->path, copy, sizeof copy)) {
+        args[0] = CT_TEXT_ARG("runpath_copy", copy);
+        return 1;
+    }
+    return expected_elsewhere(e, &process, args);
+}
+
 void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts)
 {
-    char real[4096], runpath_copy[4096];
+    char real[4096];
     struct ct_arg args[14];
     int n = 0;
     args[n++] = CT_TEXT_ARG("requested_as", e->requested_as);
@@ -124,12 +147,7 @@ void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts)
         args[n++] = CT_TEXT_ARG("found_via", e->found_via);
         args[n++] = CT_TEXT_ARG("path", e->path);
         args[n++] = CT_TEXT_ARG("realpath", realpath(e->path, real) ? real : e->path);
-        ct_library_runpath_copy(e->requested_by, e->requested_as, e->path, runpath_copy,
-                                sizeof runpath_copy);
-        if (*runpath_copy)
-            args[n++] = CT_TEXT_ARG("runpath_copy", runpath_copy);
-        else
-            n += expected_elsewhere(e, args + n);
+        n += requesters_own_copy(e, args + n);
     }
     /* A load is placed when the loader opened the file; a failure when seen. */
     ct_process_instant(CT_TRACK_LIBRARIES, e->loaded_ns ? e->loaded_ns : ts,
