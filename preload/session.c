@@ -277,20 +277,22 @@ struct ct_ring *ct_session_loader_ring(void)
 
 /* The collector drains every millisecond or so; a kept record waits for it
  * in steps of 100 us while it lives, bounded by the exit timeout so that a
- * stopped collector cannot hold the program for long. */
+ * stopped collector cannot hold the program for long. The program's errno
+ * is its own. */
 int ct_session_wait_for_room(struct ct_ring *ring, uint64_t head)
 {
     struct ct_shm_header *shm = session_shm;
     uint64_t deadline = ct_clock_boottime_ns() + (uint64_t)ct_config.exit_timeout_ms * 1000000u;
     const struct timespec pause = {0, 100000};
-    while (shm && ct_clock_boottime_ns() < deadline &&
+    int saved_errno = errno, room = 0;
+    while (!room && shm && ct_clock_boottime_ns() < deadline &&
            !(kill(shm->collector_pid, 0) != 0 && errno == ESRCH)) {
         nanosleep(&pause, NULL);
         ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
-        if (head - ring->cached_tail <= ct_ring_mask)
-            return 1;
+        room = head - ring->cached_tail <= ct_ring_mask;
     }
-    return 0;
+    errno = saved_errno;
+    return room;
 }
 
 static void print_summary(struct ct_shm_header *shm)
