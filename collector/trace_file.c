@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "write_all.h"
+
 #define OUT_BUFFER_SIZE (1 << 17)
 
 static int fd = -1;
@@ -52,18 +54,12 @@ int ct_trace_file_open(char *path, size_t path_size)
 
 static void write_all(const unsigned char *data, size_t size)
 {
-    while (size > 0 && !write_error) {
-        ssize_t n = write(fd, data, size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            write_error = n < 0 ? errno : EIO;
-            return;
-        }
-        data += n;
-        size -= (size_t)n;
-        bytes_written += (uint64_t)n;
-    }
+    if (write_error)
+        return;
+    size_t n = ct_write_all(fd, data, size);
+    bytes_written += n;
+    if (n < size)
+        write_error = errno;
 }
 
 static void compress(const void *data, size_t size, ZSTD_EndDirective mode)

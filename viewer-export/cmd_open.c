@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "write_all.h"
 
 extern char **environ;
 
@@ -339,20 +340,6 @@ static int origin_allowed(const char *origin, const char *ui)
     return strncmp(origin, "http://", 7) == 0 && is_loopback_authority(origin + 7, -1);
 }
 
-static int send_all(int fd, const char *data, size_t size)
-{
-    while (size > 0) {
-        ssize_t n = send(fd, data, size, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        data += n;
-        size -= (size_t)n;
-    }
-    return 0;
-}
-
 /* The status line and headers; the CORS header when `origin` is not "". */
 static int send_head(int fd, const char *status, const char *origin, const char *extra,
                      unsigned long long length)
@@ -363,7 +350,9 @@ static int send_head(int fd, const char *status, const char *origin, const char 
                      "Cache-Control: no-cache\r\nConnection: close\r\n\r\n",
                      status, *origin ? "Access-Control-Allow-Origin: " : "", origin,
                      *origin ? "\r\nVary: Origin\r\n" : "", extra, length);
-    return n > 0 && (size_t)n < sizeof head ? send_all(fd, head, (size_t)n) : -1;
+    if (n <= 0 || (size_t)n >= sizeof head)
+        return -1;
+    return ct_write_all(fd, head, (size_t)n) == (size_t)n ? 0 : -1;
 }
 
 /* An error answer: the status line again as a plain-text body, for curl users. */
@@ -372,7 +361,7 @@ static void send_error(int fd, const char *status, const char *origin, const cha
     char body[64];
     int n = snprintf(body, sizeof body, "%s\n", status);
     if (send_head(fd, status, origin, extra, (unsigned long long)n) == 0)
-        send_all(fd, body, (size_t)n);
+        ct_write_all(fd, body, (size_t)n);
 }
 
 /* The answer to a CORS preflight: GET, with whatever headers the UI asks for. */

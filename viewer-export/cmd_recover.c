@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "trace_input.h"
 #include "varint.h"
+#include "write_all.h"
 
 #define MAX_FRAME (256u << 20)
 
@@ -58,21 +59,6 @@ static int frame_is_sound(ZSTD_DCtx *dctx, const unsigned char *frame, size_t si
     return r == 0 && in.pos == in.size;
 }
 
-static int write_all(int fd, const void *data, size_t size)
-{
-    const char *p = data;
-    while (size > 0) {
-        ssize_t n = write(fd, p, size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        size -= (size_t)n;
-    }
-    return 0;
-}
-
 /* Copies sound frames; returns the bytes of input kept, or -1 on a write error. */
 static long long copy_frames(FILE *in, int out, unsigned long long *frames)
 {
@@ -94,7 +80,7 @@ static long long copy_frames(FILE *in, int out, unsigned long long *frames)
         }
         if (!frame_is_sound(dctx, b.data + start, size))
             break;
-        if (write_all(out, b.data + start, size)) {
+        if (ct_write_all(out, b.data + start, size) != size) {
             kept = -1;
             break;
         }
@@ -119,7 +105,7 @@ static long long copy_packets(const char *path, int out, unsigned long long *pac
     while (ct_trace_input_next(in, &packet, &size, error, sizeof error) > 0) {
         uint8_t header[11] = {0x0A}; /* Trace.packet, then the length */
         size_t n = 1 + ct_put_varint(header + 1, size);
-        if (write_all(out, header, n) || write_all(out, packet, size)) {
+        if (ct_write_all(out, header, n) != n || ct_write_all(out, packet, size) != size) {
             kept = -1;
             break;
         }
