@@ -102,7 +102,8 @@ $(BUILD)/libcudatrace.so: $(PRELOAD_OBJ)
 
 # The rtld-audit module (LD_AUDIT, set by `cudatrace run`): like the preload,
 # glibc only, and it exports nothing but the la_* entry points.
-$(BUILD)/libcudatrace-audit.so: preload/audit.c common/library_family.c common/library_family.h | $(BUILD)/.deps
+$(BUILD)/libcudatrace-audit.so: preload/audit.c preload/export.h preload/main_program.h \
+		common/library_family.c common/library_family.h | $(BUILD)/.deps
 	$(CC) $(PRELOAD_CFLAGS) -shared -o $@ preload/audit.c common/library_family.c
 
 # The child `cudatrace doctor` runs under the tracer: built like the preload,

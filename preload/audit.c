@@ -26,13 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "export.h"
 #include "library_family.h"
-
-#define EXPORT __attribute__((visibility("default")))
+#include "main_program.h"
 
 static int log_fd = -1;
 static int search_pending; /* a CUDA-stack search has begun and not ended */
-static char main_program[4096];
 
 static void log_line(const char *kind, unsigned int flag, const char *requester, const char *text)
 {
@@ -53,19 +52,15 @@ static const char *requester_name(uintptr_t *cookie)
     struct link_map *map = cookie ? (struct link_map *)*cookie : NULL;
     if (map && map->l_name && *map->l_name)
         return map->l_name;
-    if (!*main_program) {
-        ssize_t n = readlink("/proc/self/exe", main_program, sizeof main_program - 1);
-        main_program[n > 0 ? n : 0] = '\0';
-    }
-    return main_program;
+    return ct_main_program();
 }
 
-EXPORT unsigned int la_version(unsigned int version)
+CT_EXPORT unsigned int la_version(unsigned int version)
 {
     return version < LAV_CURRENT ? version : LAV_CURRENT;
 }
 
-EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
+CT_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 {
     (void)lmid;
     *cookie = (uintptr_t)map;
@@ -82,7 +77,7 @@ EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *coo
     return 0; /* no symbol binding audit: the program's calls stay as fast */
 }
 
-EXPORT char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
+CT_EXPORT char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 {
     char family[64];
     if (flag == LA_SER_ORIG) {
@@ -98,7 +93,7 @@ EXPORT char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag
     return (char *)name;
 }
 
-EXPORT void la_activity(uintptr_t *cookie, unsigned int flag)
+CT_EXPORT void la_activity(uintptr_t *cookie, unsigned int flag)
 {
     (void)cookie;
     if (flag == LA_ACT_CONSISTENT && log_fd >= 0) {

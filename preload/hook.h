@@ -16,10 +16,9 @@
 #include "clock.h"
 #include "deferred.h"
 #include "cudatrace/functions.h"
+#include "export.h"
 #include "resolve.h"
 #include "ring.h"
-
-#define CT_EXPORT __attribute__((visibility("default")))
 
 /* The five record arguments; a level of indirection so that a macro which
  * expands to several of them (LAUNCH_ARGS) counts as what it expands to. */

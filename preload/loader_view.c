@@ -36,12 +36,13 @@
 #include "clock.h"
 #include "deferred.h"
 #include "dl_real.h"
+#include "export.h"
 #include "init.h"
 #include "library_family.h"
+#include "main_program.h"
 #include "ring.h"
 #include "session.h"
 
-#define CT_EXPORT __attribute__((visibility("default")))
 #define MAX_REQUESTS 64
 #define MAX_KNOWN 64
 #define PATH_LEN 1024
@@ -92,7 +93,6 @@ static struct known_text known_texts[MAX_KNOWN];
 static unsigned long long seen_adds, seen_subs;
 static uint64_t next_event_key;
 static _Atomic uint64_t last_request_ticks;
-static char main_program[PATH_LEN];
 static uintptr_t own_begin, own_end;
 static pthread_once_t own_range_once = PTHREAD_ONCE_INIT;
 
@@ -114,9 +114,12 @@ static void requests_unlock(void)
     atomic_flag_clear_explicit(&requests_busy, memory_order_release);
 }
 
+/* Cut to fit, on purpose: a path longer than the field keeps its start. */
 static void copy(char *out, size_t size, const char *text)
 {
-    snprintf(out, size, "%s", text ? text : "");
+    size_t n = text ? strnlen(text, size - 1) : 0;
+    memcpy(out, text ? text : "", n);
+    out[n] = '\0';
 }
 
 static const char *base_name(const char *path)
@@ -137,11 +140,7 @@ static const char *object_path(const struct dl_phdr_info *info)
 {
     if (info->dlpi_name && *info->dlpi_name)
         return info->dlpi_name;
-    if (!*main_program) {
-        ssize_t n = readlink("/proc/self/exe", main_program, sizeof main_program - 1);
-        main_program[n > 0 ? n : 0] = '\0';
-    }
-    return main_program;
+    return ct_main_program();
 }
 
 static int contains(const struct dl_phdr_info *info, uintptr_t address)
