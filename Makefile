@@ -118,6 +118,8 @@ $(BUILD)/cudatrace: $(CLI_OBJ)
 	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lz
 
 -include tests/tests.mk
+-include tests/python_frames.mk
+-include tests/symbolize.mk
 include tests/fuzz/fuzz.mk
 
 venv: $(VENV)/.ok

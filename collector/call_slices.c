@@ -27,7 +27,7 @@ static uint32_t in_flight_name;
 static struct {
     uint32_t ptr, bytes, stream, kind, src, value, kernel, grid, block, shared_mem, graph, event,
         flags, result, error, pool, device, count, version, attribute, free, total, handle,
-        end_event, elapsed_ns;
+        end_event, elapsed_ns, site, stack;
 } arg_names;
 
 #define FUNCTION_INFO(fn, fam, stream)                                                             \
@@ -58,6 +58,8 @@ void ct_call_slices_start(void)
     ARG_NAME(count);
     ARG_NAME(version);
     ARG_NAME(attribute);
+    ARG_NAME(site);
+    ARG_NAME(stack);
     ARG_NAME(free);
     ARG_NAME(total);
     ARG_NAME(handle);
@@ -300,11 +302,16 @@ static int call_args(const struct function_info *f, const struct ct_record *r, s
     return nargs;
 }
 
-void ct_call_slice(struct ct_sequence *seq, const struct ct_record *r, uint64_t begin, uint64_t end)
+void ct_call_slice(struct ct_sequence *seq, const struct ct_record *r, uint64_t begin, uint64_t end,
+                   struct ct_call_site site)
 {
     const struct function_info *f = &functions[r->func];
-    struct ct_arg args[10];
+    struct ct_arg args[12];
     int nargs = call_args(f, r, args);
+    if (site.site) {
+        args[nargs++] = (struct ct_arg){arg_names.site, CT_ARG_STRING, site.site};
+        args[nargs++] = (struct ct_arg){arg_names.stack, CT_ARG_STRING, site.stack};
+    }
     ct_write_slice(seq, 0, begin, end, f->name, args, nargs);
 }
 

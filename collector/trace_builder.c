@@ -3,7 +3,8 @@
  * thread that called CUDA gets a sequence and a thread track, and its calls
  * become slices there (call_slices.c); the same record feeds the memory
  * counters and the launch rate when its family says so; strings, once whole,
- * go to whoever asked for them (kernel names, devices, library versions);
+ * go to whoever asked for them (kernel names, devices, library versions,
+ * call sites, which wait for their call);
  * library events from the loader's ring go to loader_events.c.
  * Process-wide tracks and instants live in process_tracks.c and
  * library_track.c. At the end it writes the closing instant with the
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
+#include "call_sites.h"
 #include "call_slices.h"
 #include "clock_map.h"
 #include "cudatrace/functions.h"
@@ -43,6 +45,7 @@ void ct_builder_start(const struct ct_shm_header *shm)
     if (!threads)
         abort();
     ct_string_records_start(shm->ring_count);
+    ct_call_sites_start(shm->ring_count);
     ct_process_tracks_start(shm);
     ct_library_track_start();
 }
@@ -63,13 +66,17 @@ void ct_builder_thread_end(uint32_t index)
         ct_sequence_release(&t->seq);
     t->live = 0;
     ct_string_records_reset(index);
+    ct_call_sites_reset(index);
 }
 
-static void string_done(const struct ct_string_done *s)
+static void string_done(uint32_t index, const struct ct_string_done *s)
 {
     if (ct_loader_events_string(s->kind, s->key, s->id))
         return;
     switch (s->kind) {
+    case CT_STR_CALL_SITE:
+        ct_call_sites_arrived(index, s->key, s->id);
+        break;
     case CT_STR_KERNEL_NAME:
         ct_kernel_table_name_is(s->key, s->id);
         break;
@@ -96,7 +103,7 @@ static void call(uint32_t index, const struct ct_record *r)
     uint64_t begin = ct_clock_map_ns(r->begin), end = ct_clock_map_ns(r->end);
     if (end < begin)
         end = begin;
-    ct_call_slice(&t->seq, r, begin, end);
+    ct_call_slice(&t->seq, r, begin, end, ct_call_sites_take(index, r->begin));
     ct_memory_counters_note((uint8_t)family, r, end);
     if (family == CT_FAMILY_LAUNCH) {
         ct_launch_rate_count(begin);
@@ -131,7 +138,7 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
         break;
     case CT_REC_STRING:
         if (ct_string_records_add(index, record, &done))
-            string_done(&done);
+            string_done(index, &done);
         break;
     case CT_REC_PROCESS_INFO:
         ct_process_versions(record);

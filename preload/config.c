@@ -49,15 +49,20 @@ static uint32_t env_uint(const char *name, uint32_t fallback, uint32_t min, uint
     return (uint32_t)value;
 }
 
-static int env_flag(const char *name)
+static int env_flag_default(const char *name, int fallback)
 {
     const char *text = getenv(name);
-    if (!text || !*text || strcmp(text, "0") == 0)
-        return 0;
-    if (strcmp(text, "1") == 0)
-        return 1;
+    if (!text || !*text)
+        return fallback;
+    if (strcmp(text, "0") == 0 || strcmp(text, "1") == 0)
+        return text[0] == '1';
     ct_warn("ignoring %s=%s: expected 0 or 1", name, text);
-    return 0;
+    return fallback;
+}
+
+static int env_flag(const char *name)
+{
+    return env_flag_default(name, 0);
 }
 
 static int env_clock_is_boottime(void)
@@ -88,5 +93,7 @@ void ct_config_load(void)
     ct_config.exit_timeout_ms = env_uint("CUDATRACE_EXIT_TIMEOUT_MS", 10000, 0, 600000);
     ct_config.quiet = env_flag("CUDATRACE_QUIET");
     ct_config.disabled = env_flag("CUDATRACE_DISABLE");
+    ct_config.no_call_sites = !env_flag_default("CUDATRACE_CALL_SITES", 1);
+    ct_config.launch_site_every = env_uint("CUDATRACE_LAUNCH_SITE_EVERY", 1000, 0, 1u << 30);
     ct_config.force_boottime_clock = env_clock_is_boottime();
 }

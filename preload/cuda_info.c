@@ -76,9 +76,9 @@ static uint64_t runtime_version_of(void *lib)
 {
     /* Before CUDA 12 this fails without a driver and latches the error in
      * that runtime copy; clear it again unless one was pending already. */
-    cudaError_t (*get)(int *) = (cudaError_t(*)(int *))dlsym(lib, "cudaRuntimeGetVersion");
-    cudaError_t (*peek)(void) = (cudaError_t(*)(void))dlsym(lib, "cudaPeekAtLastError");
-    cudaError_t (*take)(void) = (cudaError_t(*)(void))dlsym(lib, "cudaGetLastError");
+    cudaError_t (*get)(int *) = (cudaError_t(*)(int *))ct_dl_real_sym(lib, "cudaRuntimeGetVersion");
+    cudaError_t (*peek)(void) = (cudaError_t(*)(void))ct_dl_real_sym(lib, "cudaPeekAtLastError");
+    cudaError_t (*take)(void) = (cudaError_t(*)(void))ct_dl_real_sym(lib, "cudaGetLastError");
     int v = 0, pending = !peek || peek() != cudaSuccess;
     cudaError_t r = get ? get(&v) : cudaErrorUnknown;
     if (r != cudaSuccess && !pending && take)
@@ -88,7 +88,7 @@ static uint64_t runtime_version_of(void *lib)
 
 static uint64_t cublas_version_of(void *lib)
 {
-    int (*get)(int, int *) = (int (*)(int, int *))dlsym(lib, "cublasGetProperty");
+    int (*get)(int, int *) = (int (*)(int, int *))ct_dl_real_sym(lib, "cublasGetProperty");
     int part[3] = {0, 0, 0}; /* MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL */
     for (int i = 0; get && i < 3; i++)
         if (get(i, &part[i]) != 0)
@@ -98,7 +98,7 @@ static uint64_t cublas_version_of(void *lib)
 
 static uint64_t nccl_version_of(void *lib)
 {
-    int (*get)(int *) = (int (*)(int *))dlsym(lib, "ncclGetVersion");
+    int (*get)(int *) = (int (*)(int *))ct_dl_real_sym(lib, "ncclGetVersion");
     int v = 0;
     return get && get(&v) == 0 ? (uint64_t)v : 0;
 }

@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
+#include "call_site.h"
 #include "clock.h"
 #include "deferred.h"
 #include "cudatrace/functions.h"
@@ -39,6 +40,9 @@
         cudaError_t result = real args;                                                            \
         uint64_t end = ct_clock_now();                                                             \
         ct_call_leave(inflight);                                                                   \
+        if (ct_call_site_due(CT_FN_##name, (int)result))                                           \
+            ct_call_site_capture(begin, __builtin_return_address(0),                               \
+                                 ct_function_is_kept(CT_FN_##name));                               \
         ct_emit_call(CT_FN_##name, begin, end, (int32_t)result, CT_CALL_ARGS(__VA_ARGS__));        \
         ct_deferred_check(CT_FN_##name);                                                           \
         return result;                                                                             \

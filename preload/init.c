@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sys/auxv.h>
 
+#include "call_site.h"
 #include "clock.h"
 #include "config.h"
 #include "loader_view.h"
@@ -32,6 +33,7 @@ static void initialise(void)
     ct_init_mark_start();
     ct_config_load();
     ct_clock_choose();
+    ct_call_sites_configure();
     if (ct_config.disabled || getauxval(AT_SECURE))
         return;
     ct_session_find_collector();

@@ -36,12 +36,12 @@ static int search_loaded_runtime(struct dl_phdr_info *info, size_t size, void *d
     void *handle = ct_dl_real_open(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
     if (!handle)
         return 0;
-    search->found = dlsym(handle, search->name);
+    search->found = ct_dl_real_sym(handle, search->name);
     ct_dl_real_close(handle);
     return search->found != NULL;
 }
 
-void *ct_resolve_slow(_Atomic(void *) *slot, const char *name)
+void *ct_resolve_lookup(const char *name)
 {
     void *fn = dlsym(RTLD_NEXT, name);
     if (!fn) {
@@ -49,9 +49,15 @@ void *ct_resolve_slow(_Atomic(void *) *slot, const char *name)
         dl_iterate_phdr(search_loaded_runtime, &search);
         fn = search.found;
     }
+    if (!fn)
+        ct_dl_real_error(); /* our failed lookup must not become the program's dlerror() */
+    return fn;
+}
+
+void *ct_resolve_slow(_Atomic(void *) *slot, const char *name)
+{
+    void *fn = ct_resolve_lookup(name);
     if (fn)
         atomic_store_explicit(slot, fn, memory_order_relaxed);
-    else
-        ct_dl_real_error(); /* our failed lookup must not become the program's dlerror() */
     return fn;
 }

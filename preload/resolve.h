@@ -8,6 +8,8 @@
 #include <stddef.h>
 
 void *ct_resolve_slow(_Atomic(void *) *slot, const char *name);
+/* The real function `name` our hook of that name calls, or NULL. */
+void *ct_resolve_lookup(const char *name);
 
 /* The real function for `name`, cached in `slot` after the first lookup. */
 static inline void *ct_real_function(_Atomic(void *) *slot, const char *name)

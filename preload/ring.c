@@ -91,7 +91,12 @@ void ct_ring_forget_thread(void)
 
 int ct_emit_string(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *text)
 {
-    size_t len = strnlen(text, CT_STRING_MAX);
+    return ct_emit_bytes(ring, kind, key, text, strnlen(text, CT_STRING_MAX));
+}
+
+int ct_emit_bytes(struct ct_ring *ring, uint16_t kind, uint64_t key, const void *data, size_t len)
+{
+    const char *text = data;
     uint64_t chunks = len ? (len + CT_STRING_CHUNK - 1) / CT_STRING_CHUNK : 1;
     if (!ct_ring_enter(ring))
         return -1;

@@ -138,5 +138,7 @@ static inline void ct_emit_call(uint16_t func, uint64_t begin, uint64_t end, int
 /* Publishes a whole string (in chunks) or nothing; returns 0 or -1 when the
  * ring has no room for all of it. */
 int ct_emit_string(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *text);
+/* The same for `len` bytes of any content (len <= CT_STRING_MAX). */
+int ct_emit_bytes(struct ct_ring *ring, uint16_t kind, uint64_t key, const void *data, size_t len);
 
 #endif

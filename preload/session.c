@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "call_site.h"
 #include "config.h"
 #include "init.h"
 #include "deferred.h"
@@ -214,6 +215,7 @@ static void start_session(void)
             ct_warn("the collector did not start; tracing is off");
         goto fail;
     }
+    ct_call_sites_prepare();
     session_shm = shm;
     atomic_fetch_or(&ct_deferred, CT_DEFER_CUDA_INFO);
     atomic_store(&session_state, SESSION_ACTIVE);

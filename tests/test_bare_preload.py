@@ -210,9 +210,10 @@ def test_pip_wheel_runtime_from_python_ctypes(trace_run, build_dir):
     p, findings = only_process(build_dir, completed)
     (cudart,) = [lib for lib in p["libraries"] if lib["family"] == "cudart"]
     assert cudart["realpath"] == os.path.realpath(runtime)
-    # Called through ctypes (dlsym on the handle), cudaGetDeviceCount passes
-    # no hook, so the version comes from the file name.
-    assert cudart["version"] == "12"
+    # Looked up through ctypes (dlsym on the handle), cudaGetDeviceCount still
+    # reaches our hook, so the runtime's own API gives its version.
+    assert cudart["version"] == "12.4"
+    assert p["api"]["cudaGetDeviceCount"]["calls"] == 1
     failed = {f["requested_as"]: f for f in p["failed_loads"]}
     assert failed[toolkit.missing("cudnn")]["error"] == completed.stdout.splitlines()[1][len("error "):]
     assert "libcuda.so.1" in failed

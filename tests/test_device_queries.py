@@ -16,6 +16,7 @@ Fixtures (trace_run, program_truth, build_dir, hooked_functions) are in conftest
 import collections
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -83,9 +84,16 @@ def report_of(build_dir, completed, *options):
                           capture_output=True, text=True, check=True, timeout=60).stdout
 
 
+SITE_KEYS = {"site", "stack"}
+
+
+def without_site(args):
+    return {k: v for k, v in args.items() if k not in SITE_KEYS}
+
+
 def args_of(trace, name):
-    """The annotations of each slice called `name`, in order."""
-    return [s["args"] for s in trace.slices if s["name"] == name]
+    """The annotations of each slice called `name`, in order, less its call site."""
+    return [without_site(s["args"]) for s in trace.slices if s["name"] == name]
 
 
 # --------------------------------------------------------------------------
@@ -222,6 +230,8 @@ def test_a_driver_too_old_refuses_and_writes_nothing(trace_run, program_truth):
     for s in trace.slices:
         if s["name"] not in answered:
             assert s["args"]["result"] == CUDA_ERROR_INSUFFICIENT_DRIVER, s
+            # A failed call says where it was made: the program's own line.
+            assert re.fullmatch(r"device_queries\.c:\d+ in \w+", s["args"]["site"]), s
         # No value a refused call would have written, and no handle it would have created.
         assert not {"count", "value", "free", "total", "pool", "elapsed_ns"} & set(s["args"]), s
         assert s["args"].get("handle", 0) == 0, s
@@ -272,7 +282,7 @@ def test_version_and_count_healthy_twin(trace_run, build_dir):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [f"cudaRuntimeGetVersion -> 0 {DOUBLE_VERSION}",
                                         "cudaGetDeviceCount -> 0 1"]
-    assert [s["args"] for s in trace.slices] == [{"version": DOUBLE_VERSION, "result": 0},
+    assert [without_site(s["args"]) for s in trace.slices] == [{"version": DOUBLE_VERSION, "result": 0},
                                                  {"count": 1, "result": 0}]
     report = json.loads(report_of(build_dir, proc, "--json"))
     assert report["findings"] == []

@@ -399,10 +399,11 @@ def test_preload_exports_exactly_the_hooks(build_dir, hooked_functions):
                                    for line in symbols.splitlines() if line.strip())
     # Plus the two untraced hooks that teach kernel names: __cudaGetKernel
     # (handle -> host stub) and __cudaRegisterFunction (stub -> device name),
-    # and the loader view's dlopen trampoline and dlclose/dlerror wrappers.
+    # the loader view's dlopen trampoline and dlclose/dlerror wrappers, and the dlsym
+    # trampoline that answers lookups in a runtime's handle with our hooks.
     assert exported == collections.Counter([*hooked_functions, "__cudaGetKernel",
                                             "__cudaRegisterFunction", "dlopen", "dlclose",
-                                            "dlerror"])
+                                            "dlerror", "dlsym"])
 
 
 # --------------------------------------------------------------------------

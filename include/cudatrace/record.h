@@ -59,6 +59,7 @@ enum ct_string_kind {
     CT_STR_LIB_PATH = 7,      /* the file mapped                                */
     CT_STR_LIB_ERROR = 8,     /* what dlerror() told the program                */
     CT_STR_LIB_VIA = 9,       /* a failed dependency: the name that was dlopen'ed */
+    CT_STR_CALL_SITE = 10,    /* key: the call's begin clock; bytes: call_site.h */
 };
 
 #define CT_RECORD_ARGS 5

@@ -1,0 +1,126 @@
+/*
+ * Captures a call's site and sends it as one CT_STR_CALL_SITE string ahead
+ * of the call's record (layout in include/cudatrace/call_site.h). The native
+ * part starts at the hook's return address, which costs nothing and already
+ * names the caller's line; glibc's backtrace() adds the frames above it.
+ * (Not libunwind: Debian's libunwind.a is not position-independent, so it
+ * cannot be linked into this library, and loading libunwind.so would add
+ * libraries to every traced process. backtrace() uses libgcc's unwinder,
+ * which finds unwind tables through _dl_find_object without a lock; its one
+ * dlopen of libgcc_s happens at session start, see ct_call_sites_prepare.)
+ * The Python part comes from python_frames.c, which reads
+ * the thread's own frames without the GIL. Both only read memory, so a
+ * capture cannot change what the program sees; a site that finds no room in
+ * the ring is left out (its call is still recorded), except for kept calls,
+ * whose site waits like their record does.
+ */
+#include "call_site.h"
+
+#include <execinfo.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "cudatrace/call_site.h"
+#include "python_frames.h"
+#include "session.h"
+
+__thread int32_t ct_launch_site_countdown CT_TLS;
+uint32_t ct_launch_site_every = 1000;
+int ct_call_sites_on = 1;
+
+/* Frames between the capture and the hook's caller: this function, the
+ * hook, and the unwinder's own. */
+#define UNWIND_SLACK 8
+
+static __thread int capturing CT_TLS;
+
+void ct_call_sites_configure(void)
+{
+    ct_call_sites_on = !ct_config.no_call_sites;
+    ct_launch_site_every = ct_call_sites_on ? ct_config.launch_site_every : 0;
+}
+
+void ct_call_sites_prepare(void)
+{
+    void *frame;
+    if (ct_call_sites_on)
+        backtrace(&frame, 1);
+}
+
+struct site_buffer {
+    uint8_t bytes[CT_STRING_MAX];
+    size_t len;
+};
+
+static int put(struct site_buffer *b, const void *data, size_t len)
+{
+    if (len > sizeof b->bytes - b->len)
+        return -1;
+    memcpy(b->bytes + b->len, data, len);
+    b->len += len;
+    return 0;
+}
+
+/* The hook's caller, then what the unwinder finds above it. */
+static uint8_t native_frames(uint64_t *pcs, const void *caller)
+{
+    void *found[CT_SITE_MAX_NATIVE + UNWIND_SLACK];
+    int n = backtrace(found, (int)(sizeof found / sizeof found[0]));
+    pcs[0] = (uintptr_t)caller;
+    uint8_t count = 1;
+    int i = 0;
+    while (i < n && found[i] != caller)
+        i++;
+    for (i++; i < n && count < CT_SITE_MAX_NATIVE; i++)
+        pcs[count++] = (uintptr_t)found[i];
+    return count;
+}
+
+static void put_python_frame(struct site_buffer *b, const struct ct_py_frame *f)
+{
+    size_t file_len = f->file_len < CT_SITE_MAX_FILE ? f->file_len : CT_SITE_MAX_FILE;
+    size_t function_len =
+        f->function_len < CT_SITE_MAX_FUNCTION ? f->function_len : CT_SITE_MAX_FUNCTION;
+    struct ct_site_python entry = {(uint32_t)(f->line > 0 ? f->line : 0), (uint16_t)file_len,
+                                   (uint16_t)function_len};
+    size_t start = b->len;
+    if (put(b, &entry, sizeof entry) || put(b, f->file + (f->file_len - file_len), file_len) ||
+        put(b, f->function, function_len))
+        b->len = start;
+}
+
+static void build_site(struct site_buffer *b, const void *caller)
+{
+    uint64_t pcs[CT_SITE_MAX_NATIVE];
+    struct ct_py_frame frames[CT_SITE_MAX_PYTHON];
+    struct ct_site_header header = {CT_SITE_VERSION, native_frames(pcs, caller), 0, 0};
+    size_t python = ct_python_frames(frames, CT_SITE_MAX_PYTHON);
+    b->len = sizeof header;
+    put(b, pcs, header.native_count * sizeof pcs[0]);
+    for (size_t i = 0; i < python; i++) {
+        size_t before = b->len;
+        put_python_frame(b, &frames[i]);
+        if (b->len == before)
+            break;
+        header.python_count++;
+    }
+    memcpy(b->bytes, &header, sizeof header);
+}
+
+void ct_call_site_capture(uint64_t begin, const void *caller, int kept)
+{
+    struct ct_ring *ring = ct_ring_current();
+    if (!ring || capturing)
+        return;
+    capturing = 1;
+    struct site_buffer b;
+    build_site(&b, caller);
+    if (ct_emit_bytes(ring, CT_STR_CALL_SITE, begin, b.bytes, b.len) != 0 && kept) {
+        uint64_t chunks = (b.len + CT_STRING_CHUNK - 1) / CT_STRING_CHUNK;
+        uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+        if (ct_session_wait_for_room(ring, head + chunks - 1))
+            ct_emit_bytes(ring, CT_STR_CALL_SITE, begin, b.bytes, b.len);
+    }
+    capturing = 0;
+}
