@@ -130,7 +130,8 @@ def test_driver_too_old_and_its_healthy_twin(trace_run, program_truth, build_dir
     completed, _, _ = trace_run("api_mix", 1, env=env)
     truth = program_truth("api_mix", 1, env=env)
     report = report_of(build_dir, completed)
-    assert [f["id"] for f in report["findings"]] == expected
+    # api_mix asks for 2^62 bytes on purpose; that oom is not this test's business.
+    assert [f["id"] for f in report["findings"] if f["id"] != "oom"] == expected
     if expected:
         evidence = report["findings"][0]["evidence"]
         assert evidence["runtime_version"] == 13000 and evidence["driver_version"] == 12040

@@ -27,6 +27,12 @@ def collect(runs, folder):
     return folder
 
 
+def across(report):
+    """The findings that compare processes: each rank's own (its loop syncs every step, which
+    sync-stall names) are another test's business."""
+    return [f for f in report["findings"] if f["id"] in ("straggler", "inconsistent-libraries")]
+
+
 def ranks_with_sync(trace_run, sync_ns):
     return [trace_run("train_loop", 10, env={"CT_DOUBLE_SYNC_NS": ns}) for ns in sync_ns]
 
@@ -38,7 +44,7 @@ def test_straggler_is_named(trace_run, build_dir, tmp_path):
     assert done.returncode == 0, done.stderr
     r = json.loads(done.stdout)
     assert [p["pid"] for p in r["processes"]] == [c.pid for c, _, _ in runs]
-    (finding,) = r["findings"]
+    (finding,) = across(r)
     assert (finding["id"], finding["pid"]) == ("straggler", runs[1][0].pid)
     slow = r["processes"][1]["sync"]
     assert f"({slow['count']} calls)" in finding["message"]
@@ -48,7 +54,7 @@ def test_straggler_is_named(trace_run, build_dir, tmp_path):
 def test_healthy_twin_ranks_that_wait_alike(trace_run, build_dir, tmp_path):
     runs = ranks_with_sync(trace_run, [5000000, 5000000, 5000000])
     done = report(build_dir, collect(runs, tmp_path / "job"))
-    assert done.returncode == 0 and json.loads(done.stdout)["findings"] == []
+    assert done.returncode == 0 and across(json.loads(done.stdout)) == []
 
 
 def test_inconsistent_libraries_across_ranks(trace_run, build_dir, tmp_path):

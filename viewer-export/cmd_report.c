@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "report_output.h"
+#include "thresholds.h"
 
 static int add_file(struct ct_report *report, const char *path)
 {
@@ -64,7 +65,7 @@ static int add_path(struct ct_report *report, const char *path)
 }
 
 static const char help[] =
-    "usage: cudatrace report [--json] TRACE|DIR...\n"
+    "usage: cudatrace report [--json] [--fail-on=LEVEL] [--threshold NAME=VALUE]... TRACE|DIR...\n"
     "\n"
     "Sums up traces per process: wall time, CUDA versions, calls, errors and time\n"
     "per runtime function, launches, time in synchronisation, allocator activity,\n"
@@ -75,23 +76,66 @@ static const char help[] =
     "also ones cut short.\n"
     "\n"
     "options:\n"
-    "  --json    the report as JSON (a stable interface: docs/report-schema.md)\n"
-    "  --help    this text\n"
+    "  --json                  the report as JSON (a stable interface: docs/report-schema.md)\n"
+    "  --fail-on=LEVEL         exit with status 3 when a finding of LEVEL (error or\n"
+    "                          warning) or worse is found: a gate for CI\n"
+    "  --threshold NAME=VALUE  change a usage finding's threshold (docs/findings.md):\n"
+    "                          launch_share, launch_rate, sync_share, sync_calls,\n"
+    "                          pageable_copies, small_copy_bytes, small_copy_rate,\n"
+    "                          small_copy_count, growth_bytes, growth_share,\n"
+    "                          slow_alloc_ns, slow_alloc_factor, slow_alloc_calls\n"
+    "  --help                  this text\n"
     "\n"
     "examples:\n"
     "  cudatrace report cudatrace-1234.pftrace.zst\n"
     "  cudatrace report traces/          # every rank of a torchrun job\n"
-    "  cudatrace report --json cudatrace-*.pftrace.zst > report.json\n";
+    "  cudatrace report --json cudatrace-*.pftrace.zst > report.json\n"
+    "  cudatrace report --fail-on=warning --threshold sync_share=0.5 run.pftrace.zst\n";
+
+#define EXIT_FINDINGS 3
+
+/* --fail-on=LEVEL: the least severe finding that fails the run. */
+static int parse_fail_on(const char *level, enum ct_severity *out)
+{
+    if (strcmp(level, "error") == 0)
+        *out = CT_SEVERITY_ERROR;
+    else if (strcmp(level, "warning") == 0)
+        *out = CT_SEVERITY_WARNING;
+    else
+        return -1;
+    return 0;
+}
+
+static int fails(const struct ct_findings *findings, int fail_on, enum ct_severity level)
+{
+    for (size_t i = 0; fail_on && i < findings->count; i++)
+        if (findings->items[i].severity <= level)
+            return 1;
+    return 0;
+}
 
 int ct_cmd_report(int argc, char **argv)
 {
-    int json = 0, first = 1;
+    int json = 0, first = 1, fail_on = 0;
+    enum ct_severity fail_level = CT_SEVERITY_ERROR;
+    char error[256];
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (strcmp(argv[first], "--help") == 0)
             return fputs(help, stdout) == EOF;
         if (strcmp(argv[first], "--json") == 0)
             json = 1;
-        else if (strcmp(argv[first], "--") == 0) {
+        else if (strncmp(argv[first], "--fail-on=", 10) == 0) {
+            if (parse_fail_on(argv[first] + 10, &fail_level))
+                return ct_usage_error("report: --fail-on takes error or warning, not %s",
+                                      argv[first] + 10);
+            fail_on = 1;
+        } else if (strcmp(argv[first], "--threshold") == 0 && first + 1 < argc) {
+            if (ct_thresholds_set(argv[++first], error, sizeof error))
+                return ct_usage_error("report: %s", error);
+        } else if (strncmp(argv[first], "--threshold=", 12) == 0) {
+            if (ct_thresholds_set(argv[first] + 12, error, sizeof error))
+                return ct_usage_error("report: %s", error);
+        } else if (strcmp(argv[first], "--") == 0) {
             first++;
             break;
         } else
@@ -116,7 +160,8 @@ int ct_cmd_report(int argc, char **argv)
     } else {
         ct_report_print_text(&report, &findings);
     }
+    int status = fails(&findings, fail_on, fail_level) ? EXIT_FINDINGS : 0;
     ct_findings_free(&findings);
     ct_report_free(&report);
-    return 0;
+    return status;
 }

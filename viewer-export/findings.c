@@ -57,6 +57,12 @@ void ct_finding_add_library(struct ct_finding *f, const struct ct_library_entry 
         f->libraries[f->library_count++] = lib;
 }
 
+void ct_finding_add_number(struct ct_finding *f, const char *key, double value)
+{
+    if (f->number_count < (int)(sizeof f->numbers / sizeof f->numbers[0]))
+        f->numbers[f->number_count++] = (struct ct_finding_number){key, value};
+}
+
 static const char *version_or_unknown(const struct ct_library_entry *lib)
 {
     return *lib->version ? lib->version : "unknown version";
@@ -389,6 +395,24 @@ static void driver(const struct ct_process_report *p, struct ct_findings *out)
         ct_finding_add_library(f, libcuda);
 }
 
+static int by_severity_then_cost(const void *a, const void *b)
+{
+    const struct ct_finding *x = a, *y = b;
+    if (x->severity != y->severity)
+        return x->severity < y->severity ? -1 : 1;
+    if (x->cost_ns != y->cost_ns)
+        return x->cost_ns > y->cost_ns ? -1 : 1;
+    return x < y ? -1 : x > y; /* qsort is not stable; keep the computed order */
+}
+
+/* Errors first, then warnings, then notes; within one severity, the
+ * costliest first. */
+static void order_findings(struct ct_findings *out)
+{
+    if (out->count > 1)
+        qsort(out->items, out->count, sizeof *out->items, by_severity_then_cost);
+}
+
 void ct_findings_compute(const struct ct_report *report, struct ct_findings *out)
 {
     memset(out, 0, sizeof *out);
@@ -401,8 +425,10 @@ void ct_findings_compute(const struct ct_report *report, struct ct_findings *out
         toolkit_mismatches(&report->processes[i], out);
         missing_kernel_images(&report->processes[i], out);
         driver(&report->processes[i], out);
+        ct_findings_usage(&report->processes[i], out);
     }
     ct_findings_across(report, out);
+    order_findings(out);
 }
 
 void ct_findings_free(struct ct_findings *findings)
@@ -477,6 +503,27 @@ void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
     ct_json_end_object(j);
 }
 
+static void usage_evidence_json(struct ct_json *j, const struct ct_finding *f)
+{
+    for (int i = 0; i < f->number_count; i++)
+        ct_json_double(j, f->numbers[i].key, f->numbers[i].value);
+    if (f->where)
+        ct_json_string(j, "site", f->where);
+    if (!f->site_count)
+        return;
+    ct_json_begin_array(j, "sites");
+    for (int i = 0; i < f->site_count; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "site", f->sites[i].site);
+        ct_json_uint(j, "calls", f->sites[i].calls);
+        ct_json_uint(j, "ns", f->sites[i].ns);
+        ct_json_uint(j, "bytes", f->sites[i].bytes);
+        ct_json_double(j, "share", f->sites[i].share);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+}
+
 void ct_finding_json(struct ct_json *j, const struct ct_finding *f)
 {
     ct_json_begin_object(j, NULL);
@@ -510,6 +557,7 @@ void ct_finding_json(struct ct_json *j, const struct ct_finding *f)
         ct_json_int(j, "runtime_version", f->runtime_version);
     if (f->failed_calls && strncmp(f->id, "driver-", 7) == 0)
         ct_json_int(j, "driver_version", f->driver_version > 0 ? f->driver_version : 0);
+    usage_evidence_json(j, f);
     ct_json_end_object(j);
     ct_json_end_object(j);
 }

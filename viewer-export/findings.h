@@ -23,6 +23,22 @@ struct ct_finding {
     const char *shadowed_copy;                    /* shadowed-library: the RUNPATH copy not used */
     const struct ct_missing_image *missing_image; /* no-kernel-image */
     const char *compute_capability;
+    /* Usage findings: what the finding costs the run (it orders findings of
+     * one severity), the call site it is about, the numbers behind the
+     * message, and the sites that carry the cost with their share. */
+    uint64_t cost_ns;
+    const char *where;
+    struct ct_finding_number {
+        const char *key;
+        double value;
+    } numbers[10];
+    int number_count;
+    struct ct_finding_site {
+        const char *site;
+        uint64_t calls, ns, bytes;
+        double share;
+    } sites[3];
+    int site_count;
 };
 
 struct ct_findings {
@@ -31,6 +47,8 @@ struct ct_findings {
 };
 
 void ct_findings_compute(const struct ct_report *report, struct ct_findings *out);
+/* The findings on how a process uses CUDA (findings_usage.c). */
+void ct_findings_usage(const struct ct_process_report *p, struct ct_findings *out);
 /* The findings that compare processes (findings_across.c). */
 void ct_findings_across(const struct ct_report *report, struct ct_findings *out);
 /* Appends a finding with a formatted message; the evidence starts empty. */
@@ -39,6 +57,8 @@ struct ct_finding *ct_finding_add(struct ct_findings *out, const char *id,
     __attribute__((format(printf, 5, 6)));
 /* Adds a library to a finding's evidence (up to its capacity). */
 void ct_finding_add_library(struct ct_finding *f, const struct ct_library_entry *lib);
+/* Adds a named number to a finding's evidence (up to its capacity). */
+void ct_finding_add_number(struct ct_finding *f, const char *key, double value);
 void ct_findings_free(struct ct_findings *findings);
 const char *ct_severity_name(enum ct_severity severity);
 void ct_finding_json(struct ct_json *j, const struct ct_finding *f);

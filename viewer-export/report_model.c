@@ -173,6 +173,7 @@ static void on_slice(void *ctx, const struct ct_event *e)
     if (result > 0 && result < 1024 && !reports_others)
         p->calls_failed_with[result]++;
     tally(p, (int)(*fn - 1), 1, failed, e->end > e->ts ? e->end - e->ts : 0);
+    ct_usage_slice(&p->usage, (int)(*fn - 1), e);
 }
 
 static const char *arg_string(const struct ct_event *e, const char *name)
@@ -485,6 +486,7 @@ void ct_report_free(struct ct_report *report)
         free(report->processes[i].versions);
         free(report->processes[i].unloads);
         free(report->processes[i].missing_images);
+        ct_usage_free(&report->processes[i].usage);
     }
     free(report->processes);
     memset(report, 0, sizeof *report);

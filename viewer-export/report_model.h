@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "cudatrace/functions.h"
+#include "usage_model.h"
 
 struct ct_api_stats {
     uint64_t calls, errors, total_ns;
@@ -99,6 +100,7 @@ struct ct_process_report {
     struct ct_library_entry *unloads; /* realpath and loaded_ns (the unload's time) */
     size_t unload_count;
     uint64_t calls_failed_with[1024]; /* calls per cudaError_t below 1024 */
+    struct ct_usage usage;            /* what the usage findings read */
 };
 
 struct ct_report {

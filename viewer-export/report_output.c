@@ -4,6 +4,8 @@
  */
 #include "report_output.h"
 
+#include "human_units.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -122,39 +124,28 @@ void ct_report_json_fields(struct ct_json *j, const struct ct_report *r,
     ct_json_end_array(j);
 }
 
-/* 1234567 ns as "1.235 ms": three significant decimals in the unit that fits. */
-static const char *human_time(uint64_t ns, char *buf, size_t size)
-{
-    if (ns >= 1000000000ull)
-        snprintf(buf, size, "%.3f s", ns / 1e9);
-    else if (ns >= 1000000ull)
-        snprintf(buf, size, "%.3f ms", ns / 1e6);
-    else if (ns >= 1000ull)
-        snprintf(buf, size, "%.3f us", ns / 1e3);
-    else
-        snprintf(buf, size, "%llu ns", (unsigned long long)ns);
-    return buf;
-}
-
-static const char *human_bytes(double bytes, char *buf, size_t size)
-{
-    if (bytes >= 1 << 30)
-        snprintf(buf, size, "%.2f GiB", bytes / (1 << 30));
-    else if (bytes >= 1 << 20)
-        snprintf(buf, size, "%.2f MiB", bytes / (1 << 20));
-    else if (bytes >= 1 << 10)
-        snprintf(buf, size, "%.2f KiB", bytes / (1 << 10));
-    else
-        snprintf(buf, size, "%.0f B", bytes);
-    return buf;
-}
-
 static void print_version(const char *label, int64_t version)
 {
     if (version > 0)
         printf("%s %lld.%lld", label, (long long)version / 1000, (long long)(version % 1000) / 10);
     else
         printf("%s unknown", label);
+}
+
+/* A finding's top sites, each with its share of what the finding counts. */
+static void print_finding_sites(const struct ct_finding *f)
+{
+    char a[32], b[32];
+    for (int i = 0; i < f->site_count; i++) {
+        const struct ct_finding_site *s = &f->sites[i];
+        printf("  %-14s   at %s: %.0f%% (%llu %s", "", *s->site ? s->site : "an unknown site",
+               100 * s->share, (unsigned long long)s->calls, s->calls == 1 ? "call" : "calls");
+        if (s->ns)
+            printf(", %s", ct_human_time(s->ns, a, sizeof a));
+        if (s->bytes)
+            printf(", %s", ct_human_bytes((double)s->bytes, b, sizeof b));
+        printf(")\n");
+    }
 }
 
 static void print_text_process(const struct ct_process_report *p,
@@ -164,7 +155,7 @@ static void print_text_process(const struct ct_process_report *p,
     printf("process %d", (int)p->pid);
     for (size_t i = 0; i < p->cmdline_len; i++)
         printf(" %s", p->cmdline[i]);
-    printf("\n  wall time      %s%s\n", human_time(wall_ns(p), a, sizeof a),
+    printf("\n  wall time      %s%s\n", ct_human_time(wall_ns(p), a, sizeof a),
            p->ended ? (p->exited_normally ? "" : " (ended without exit: killed or crashed)")
                     : " (trace has no end: cut short)");
     printf("  CUDA           ");
@@ -178,15 +169,15 @@ static void print_text_process(const struct ct_process_report *p,
         if (s->calls)
             printf("  %-38s %10llu %8llu %12s %12s\n", ct_function_name(fn),
                    (unsigned long long)s->calls, (unsigned long long)s->errors,
-                   human_time(s->total_ns, a, sizeof a),
-                   human_time(s->total_ns / s->calls, b, sizeof b));
+                   ct_human_time(s->total_ns, a, sizeof a),
+                   ct_human_time(s->total_ns / s->calls, b, sizeof b));
     }
     printf("  launches       %llu\n", (unsigned long long)p->launches);
     printf("  sync           %llu calls, %s\n", (unsigned long long)p->sync_calls,
-           human_time(p->sync_ns, a, sizeof a));
+           ct_human_time(p->sync_ns, a, sizeof a));
     printf("  device memory  peak %s, final %s, %llu allocs, %llu frees, %llu failed\n",
-           human_bytes(p->peak_device_bytes, a, sizeof a),
-           human_bytes(p->final_device_bytes, b, sizeof b), (unsigned long long)p->allocs,
+           ct_human_bytes(p->peak_device_bytes, a, sizeof a),
+           ct_human_bytes(p->final_device_bytes, b, sizeof b), (unsigned long long)p->allocs,
            (unsigned long long)p->frees, (unsigned long long)p->failed_allocs);
     for (size_t i = 0; i < p->inflight_count; i++)
         printf("  in flight      thread %lld was inside %s when the process ended\n",
@@ -199,7 +190,8 @@ static void print_text_process(const struct ct_process_report *p,
                    (unsigned long long)dropped_slices(p, fn), ct_function_name(fn));
     if (p->ended)
         printf("  tracer         %llu calls recorded; collector used %s of CPU, %llu KiB peak\n",
-               (unsigned long long)p->calls_recorded, human_time(p->collector_cpu_ns, a, sizeof a),
+               (unsigned long long)p->calls_recorded,
+               ct_human_time(p->collector_cpu_ns, a, sizeof a),
                (unsigned long long)p->collector_max_rss_kb);
     for (size_t i = 0; i < p->library_count; i++) {
         const struct ct_library_entry *lib = &p->libraries[i];
@@ -216,9 +208,11 @@ static void print_text_process(const struct ct_process_report *p,
     int shown = 0;
     for (size_t i = 0; i < findings->count; i++) {
         const struct ct_finding *f = &findings->items[i];
-        if (f->pid == p->pid)
-            printf("  %-14s %s %s: %s\n", shown++ ? "" : "findings", ct_severity_name(f->severity),
-                   f->id, f->message);
+        if (f->pid != p->pid)
+            continue;
+        printf("  %-14s %s %s: %s\n", shown++ ? "" : "findings", ct_severity_name(f->severity),
+               f->id, f->message);
+        print_finding_sites(f);
     }
     if (!shown)
         printf("  findings       none\n");
@@ -234,9 +228,9 @@ static void print_process_table(const struct ct_report *r)
     for (size_t i = 0; i < r->process_count; i++) {
         const struct ct_process_report *p = &r->processes[i];
         printf("%-8d %12s %10llu %10llu %12s %12s  %s\n", (int)p->pid,
-               human_time(wall_ns(p), wall, sizeof wall), (unsigned long long)p->calls_recorded,
-               (unsigned long long)p->launches, human_time(p->sync_ns, sync, sizeof sync),
-               human_bytes(p->peak_device_bytes, peak, sizeof peak),
+               ct_human_time(wall_ns(p), wall, sizeof wall), (unsigned long long)p->calls_recorded,
+               (unsigned long long)p->launches, ct_human_time(p->sync_ns, sync, sizeof sync),
+               ct_human_bytes(p->peak_device_bytes, peak, sizeof peak),
                p->ended ? (p->exited_normally ? "normal" : "lost") : "unknown");
     }
     printf("\n");

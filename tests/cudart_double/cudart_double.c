@@ -199,13 +199,16 @@ struct CUgraphExec_st {
 static struct {
     unsigned long long call_ns;
     unsigned long long sync_ns;
+    unsigned long long launch_ns;     /* CT_DOUBLE_LAUNCH_NS: each launch spins this long */
+    unsigned long long slow_alloc_ns; /* CT_DOUBLE_SLOW_ALLOC_NS: device allocations of ... */
+    size_t slow_alloc_bytes;          /* ... CT_DOUBLE_SLOW_ALLOC_BYTES or more sleep so long */
     size_t mem_limit;
     int driver_version;
     int runtime_version;    /* CT_DOUBLE_RUNTIME_VERSION: the runtime it plays */
     int compute_capability; /* CT_DOUBLE_SM: 90 means 9.0 */
     bool no_kernel_image;   /* CT_DOUBLE_NO_KERNEL_IMAGE=1: launches fail with 209 */
     char *stats_path;
-} knobs = {0, 0, SIZE_MAX, RUNTIME_VERSION, RUNTIME_VERSION, 90, false, NULL};
+} knobs = {0, 0, 0, 0, SIZE_MAX, SIZE_MAX, RUNTIME_VERSION, RUNTIME_VERSION, 90, false, NULL};
 
 static atomic_bool knobs_loaded;
 static pthread_once_t knobs_once = PTHREAD_ONCE_INIT;
@@ -257,6 +260,12 @@ static void load_knobs(void)
         knobs.call_ns = value;
     if (parse_decimal(getenv("CT_DOUBLE_SYNC_NS"), ULLONG_MAX, &value))
         knobs.sync_ns = value;
+    if (parse_decimal(getenv("CT_DOUBLE_LAUNCH_NS"), ULLONG_MAX, &value))
+        knobs.launch_ns = value;
+    if (parse_decimal(getenv("CT_DOUBLE_SLOW_ALLOC_NS"), ULLONG_MAX, &value))
+        knobs.slow_alloc_ns = value;
+    if (parse_decimal(getenv("CT_DOUBLE_SLOW_ALLOC_BYTES"), SIZE_MAX, &value))
+        knobs.slow_alloc_bytes = (size_t)value;
     if (parse_decimal(getenv("CT_DOUBLE_MEM_LIMIT"), SIZE_MAX, &value))
         knobs.mem_limit = (size_t)value;
     if (parse_decimal(getenv("CT_DOUBLE_DRIVER_VERSION"), INT_MAX, &value))
@@ -430,6 +439,8 @@ static cudaError_t allocate(void **out, size_t size, enum mem_kind kind)
     if (size > SIZE_MAX - (DEVICE_ALIGNMENT - 1))
         return cudaErrorMemoryAllocation;
     size_t rounded = (size + DEVICE_ALIGNMENT - 1) & ~(size_t)(DEVICE_ALIGNMENT - 1);
+    if (kind == MEM_DEVICE && size >= knobs.slow_alloc_bytes)
+        sleep_for_ns(knobs.slow_alloc_ns);
 
     struct block *entry = malloc(sizeof *entry);
     if (!entry)
@@ -696,6 +707,8 @@ static cudaError_t launch(enum api_id id, const void *func, dim3 grid, dim3 bloc
     (void)stream;
     ENTER_OR_REFUSE(id);
     cudaError_t rc = check_launch(func, grid, block);
+    if (knobs.launch_ns != 0)
+        spin_for_ns(knobs.launch_ns);
     if (rc == cudaSuccess && stats_enabled())
         atomic_fetch_add_explicit(&kernel_launches, 1, memory_order_relaxed);
     return leave(id, rc);

@@ -1,0 +1,281 @@
+"""The usage findings name the cause, the cost and the line of code.
+
+Each workload of tests/programs/usage_patterns.c misuses CUDA in one known way
+(its cost set by the double's knobs) and must get exactly that finding, with
+its numbers and the file:line of the call that carries the cost; each has a
+healthy twin that must get none. The Python cases reach the runtime through
+ctypes and through a C extension that releases the GIL, under every CPython
+the machine has, so the Python call sites are real frames read without the
+GIL.
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import toolkit
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PATTERNS = os.path.join(REPO, "tests", "programs", "usage_patterns.c")
+SCRIPT = os.path.join(REPO, "tests", "python", "usage_script.py")
+EXTENSION = os.path.join(REPO, "tests", "python", "cuext.c")
+MIB = 1 << 20
+
+
+def site_line(source, tag):
+    """The line of `source` whose comment says `site: tag`."""
+    with open(source) as f:
+        found = [n for n, text in enumerate(f, 1) if re.search(rf"site: {re.escape(tag)}\b", text)]
+    assert len(found) == 1, (source, tag, found)
+    return found[0]
+
+
+def site(tag, function):
+    return f"usage_patterns.c:{site_line(PATTERNS, tag)} in {function}"
+
+
+def findings_of(build_dir, proc, *options):
+    assert proc.returncode == 0, proc.stderr
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", *options,
+                           str(proc.run_dir / "trace.pftrace.zst")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["findings"]
+
+
+def only(findings, finding_id):
+    assert [f["id"] for f in findings] == [finding_id], [f["message"] for f in findings]
+    return findings[0]
+
+
+@pytest.fixture
+def cli(build_dir):
+    """cli(*args) -> CompletedProcess (bytes) of build/cudatrace."""
+    def run(*args):
+        return subprocess.run([os.path.join(build_dir, "cudatrace"), *args], capture_output=True,
+                              timeout=60)
+    return run
+
+
+def run_patterns(trace_run, mode, n=None, **knobs):
+    args = [mode] if n is None else [mode, n]
+    proc, trace, truth = trace_run("usage_patterns", *args, env=knobs)
+    assert proc.returncode == 0, proc.stderr
+    return proc, trace, truth
+
+
+# --------------------------------------------------------------------------
+# One workload per finding, and its healthy twin
+
+
+def test_launch_overhead(trace_run, build_dir):
+    proc, _, truth = run_patterns(trace_run, "launch-bound", 20000, CT_DOUBLE_LAUNCH_NS=5000)
+    f = only(findings_of(build_dir, proc), "launch-overhead")
+    e = f["evidence"]
+    assert e["launches"] == truth["calls"]["cudaLaunchKernel"] == 20000
+    assert 5000 <= e["mean_launch_ns"] < 15000
+    assert e["share_of_wall"] > 0.5 and e["launches_per_s"] > 1000
+    # One launch in 1000 carries its site (CUDATRACE_LAUNCH_SITE_EVERY): the 1st, 1001st, ...
+    assert e["sampled_launch_sites"] == 20
+    assert [(s["site"], s["calls"], s["share"]) for s in e["sites"]] == [
+        (site("launch", "launch_once"), 20, 1.0)]
+    assert f"{e['launches']:.0f} kernel launch calls" in f["message"]
+
+
+def test_healthy_twin_few_launches_between_work(trace_run, build_dir):
+    proc, _, _ = run_patterns(trace_run, "launch-light", 50, CT_DOUBLE_LAUNCH_NS=5000)
+    assert findings_of(build_dir, proc) == []
+
+
+def test_sync_stall(trace_run, build_dir):
+    proc, _, truth = run_patterns(trace_run, "sync-storm", 20, CT_DOUBLE_SYNC_NS=1000000)
+    f = only(findings_of(build_dir, proc), "sync-stall")
+    e = f["evidence"]
+    assert e["sync_calls"] == truth["calls"]["cudaDeviceSynchronize"] == 200
+    assert e["sync_ns"] >= 200 * 1000000 and e["share_of_wall"] > 0.8
+    (top,) = e["sites"]
+    assert (top["site"], top["calls"], top["share"]) == (
+        site("sync-layer", "sync_every_layer"), 200, 1.0)
+    assert f"top: {top['site']}" in f["message"]
+
+
+def test_healthy_twin_one_sync_per_step_of_work(trace_run, build_dir):
+    proc, _, _ = run_patterns(trace_run, "sync-per-step", 10, CT_DOUBLE_SYNC_NS=200000)
+    assert findings_of(build_dir, proc) == []
+
+
+def test_pageable_memcpy(trace_run, build_dir):
+    proc, _, _ = run_patterns(trace_run, "pageable", 40)
+    f = only(findings_of(build_dir, proc), "pageable-memcpy")
+    e = f["evidence"]
+    # 40 copies in of 256 KiB and 20 out of 252 KiB through malloc'ed memory; the 80 through
+    # cudaMallocHost'ed and cudaHostRegister'ed memory do not count.
+    assert (e["copies"], e["bytes"]) == (60, 40 * (256 << 10) + 20 * ((256 << 10) - 4096))
+    assert [(s["site"], s["calls"]) for s in e["sites"]] == [
+        (site("copy-in", "copy_in"), 40), (site("copy-out", "copy_out"), 20)]
+
+
+def test_healthy_twin_pinned_copies(trace_run, build_dir):
+    proc, _, _ = run_patterns(trace_run, "pinned", 40)
+    assert findings_of(build_dir, proc) == []
+
+
+def test_small_copy_storm(trace_run, build_dir):
+    proc, _, truth = run_patterns(trace_run, "small-copies", 500)
+    f = only(findings_of(build_dir, proc), "small-copy-storm")
+    e = f["evidence"]
+    assert (e["copies"], e["bytes"]) == (500, 500 * 4) and truth["calls"]["cudaMemcpy"] == 500
+    assert e["copies_per_s"] > 100
+    assert [(s["site"], s["calls"]) for s in e["sites"]] == [(site("scalar", "read_scalar"), 500)]
+
+
+def test_healthy_twin_few_large_copies(trace_run, build_dir):
+    proc, _, _ = run_patterns(trace_run, "big-copies", 20)
+    assert findings_of(build_dir, proc) == []
+
+
+def test_memory_growth(trace_run, build_dir):
+    proc, _, truth = run_patterns(trace_run, "growth", 40)
+    f = only(findings_of(build_dir, proc), "memory-growth")
+    e = f["evidence"]
+    assert truth["final_device_bytes"] == 8 * MIB + 40 * (64 << 10)
+    # The low points start at the pool and end near pool + every leaked block.
+    assert 8 * MIB <= e["low_first_bytes"] < 8 * MIB + 10 * (64 << 10)
+    assert 8 * MIB + 30 * (64 << 10) <= e["low_last_bytes"] <= truth["final_device_bytes"]
+    (top,) = e["sites"]  # the leaked blocks made after the first period; not the pool
+    assert top["site"] == site("leak", "keep_for_later")
+    assert 30 <= top["calls"] <= 40 and top["bytes"] == top["calls"] * (64 << 10)
+
+
+def test_healthy_twin_pool_up_front_and_work_freed(trace_run, build_dir):
+    proc, _, _ = run_patterns(trace_run, "steady", 40)
+    assert findings_of(build_dir, proc) == []
+
+
+def test_oom(trace_run, build_dir):
+    proc, _, truth = run_patterns(trace_run, "oom", CT_DOUBLE_MEM_LIMIT=64 * MIB)
+    f = only(findings_of(build_dir, proc), "oom")
+    e = f["evidence"]
+    assert f["severity"] == "error"
+    assert (e["requested_bytes"], e["live_bytes"], e["peak_bytes"]) == (
+        32 * MIB, 56 * MIB, truth["peak_device_bytes"])
+    assert e["site"] == site("oom", "main")
+    block = site("block", "allocate")
+    assert [(s["site"], s["bytes"]) for s in e["sites"]] == [
+        (block, 32 * MIB), (block, 16 * MIB), (block, 8 * MIB)]
+
+
+def test_slow_alloc(trace_run, build_dir):
+    proc, _, _ = run_patterns(trace_run, "allocations", 50, CT_DOUBLE_SLOW_ALLOC_BYTES=4 * MIB,
+                              CT_DOUBLE_SLOW_ALLOC_NS=3000000)
+    f = only(findings_of(build_dir, proc), "slow-alloc")
+    e = f["evidence"]
+    assert e["slow_calls"] == 4 and e["worst_ns"] >= 3000000 and e["median_ns"] < 1000000
+    assert [(s["site"], s["calls"]) for s in e["sites"]] == [(site("big-alloc", "allocate_big"), 4)]
+
+
+def test_healthy_twin_fast_allocations(trace_run, build_dir):
+    proc, _, _ = run_patterns(trace_run, "allocations", 50)
+    assert findings_of(build_dir, proc) == []
+
+
+# --------------------------------------------------------------------------
+# Thresholds, ordering and the CI gate
+
+
+def test_thresholds_move_the_line(trace_run, build_dir):
+    proc, _, _ = run_patterns(trace_run, "sync-per-step", 10, CT_DOUBLE_SYNC_NS=200000)
+    (f,) = findings_of(build_dir, proc, "--threshold", "sync_share=0.001")
+    assert f["id"] == "sync-stall" and f["evidence"]["sync_calls"] == 10
+    assert findings_of(build_dir, proc, "--threshold=sync_calls=11",
+                       "--threshold", "sync_share=0.001") == []
+
+
+def test_fail_on_gates_by_severity(trace_run, cli):
+    proc, _, _ = run_patterns(trace_run, "sync-storm", 5, CT_DOUBLE_SYNC_NS=1000000)
+    path = str(proc.run_dir / "trace.pftrace.zst")
+    assert cli("report", "--fail-on=warning", path).returncode == 3
+    assert cli("report", "--fail-on=error", path).returncode == 0
+    oom, _, _ = run_patterns(trace_run, "oom", CT_DOUBLE_MEM_LIMIT=64 * MIB)
+    assert cli("report", "--fail-on=error", str(oom.run_dir / "trace.pftrace.zst")).returncode == 3
+    for bad in (["--fail-on=info", path], ["--threshold", "no_such=1", path],
+                ["--threshold", "sync_share=-1", path]):
+        done = cli("report", *bad)
+        assert done.returncode == 2 and len(done.stderr.decode().strip().splitlines()) == 1, bad
+
+
+def test_text_report_lists_sites_under_the_finding(trace_run, cli):
+    proc, _, _ = run_patterns(trace_run, "oom", CT_DOUBLE_MEM_LIMIT=64 * MIB)
+    text = cli("report", str(proc.run_dir / "trace.pftrace.zst")).stdout.decode()
+    block = re.escape(site("block", "allocate"))
+    assert re.search(rf"findings\s+error oom: an allocation of 32\.00 MiB failed .* at "
+                     rf"{re.escape(site('oom', 'main'))} with 56\.00 MiB live", text), text
+    assert re.search(rf"\n\s+at {block}: 57% \(1 call, 32\.00 MiB\)\n", text), text
+
+
+# --------------------------------------------------------------------------
+# Python call sites, read without the GIL
+
+INTERPRETERS = [(f"pyenv-3.{minor}", f"/root/.pyenv/versions/3.{minor}.*/bin/python3")
+                for minor in range(9, 14)]
+INTERPRETERS += [("usr-bin", "/usr/bin/python3"), ("sys-executable", sys.executable)]
+
+
+def interpreter(pattern):
+    found = sorted(glob.glob(pattern))
+    if not found:
+        pytest.skip(f"no interpreter at {pattern}")
+    return found[-1]
+
+
+def python_facts(python):
+    """(version tuple, include dir, extension suffix) of an interpreter."""
+    out = subprocess.run(
+        [python, "-c", "import sys, sysconfig; print(sys.version_info[0], sys.version_info[1], "
+         "sysconfig.get_paths()['include'], sysconfig.get_config_var('EXT_SUFFIX'))"],
+        capture_output=True, text=True, check=True, timeout=60).stdout.split()
+    return (int(out[0]), int(out[1])), out[2], out[3]
+
+
+def build_extension(python, build_dir, folder):
+    _, include, suffix = python_facts(python)
+    if not os.path.exists(os.path.join(include, "Python.h")):
+        pytest.skip(f"{python} has no Python.h in {include}")
+    folder.mkdir()
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", f"-I{include}",
+                    f"-I{toolkit.HOME}/include", EXTENSION, "-o",
+                    str(folder / f"cuext{suffix}"), f"-L{build_dir}/double", "-l:libcudart.so.13"],
+                   check=True, timeout=120)
+    return str(folder)
+
+
+@pytest.mark.parametrize("how", ["ctypes", "extension"])
+@pytest.mark.parametrize("pattern", [p for _, p in INTERPRETERS],
+                         ids=[name for name, _ in INTERPRETERS])
+def test_python_sites_name_the_script_line(trace_run, build_dir, tmp_path, pattern, how):
+    python = interpreter(pattern)
+    version, _, _ = python_facts(python)
+    args = [SCRIPT, how, 30]
+    if how == "extension":
+        args.append(build_extension(python, build_dir, tmp_path / "ext"))
+    proc, trace, truth = trace_run(python, *args, env={"CT_DOUBLE_SYNC_NS": 2000000,
+                                                       "PYTHONPATH": None})
+    assert proc.returncode == 0, proc.stderr
+    function = "Trainer.step" if version >= (3, 11) else "step"
+    where = f"{SCRIPT}:{site_line(SCRIPT, 'step')} in {function}"
+    f = only(findings_of(build_dir, proc), "sync-stall")
+    assert f["evidence"]["sync_calls"] == truth["calls"]["cudaDeviceSynchronize"] == 30
+    assert [(s["site"], s["calls"]) for s in f["evidence"]["sites"]] == [(where, 30)]
+    syncs = [s for s in trace.slices if s["name"] == "cudaDeviceSynchronize"]
+    assert len(syncs) == 30
+    for s in syncs:
+        assert s["args"]["site"] == where
+        # The whole Python stack, innermost first, then the native frames below it.
+        frames = s["args"]["stack"].splitlines()
+        assert frames[0] == where
+        assert re.fullmatch(rf"{re.escape(SCRIPT)}:\d+ in run", frames[1]), frames
+        assert re.fullmatch(rf"{re.escape(SCRIPT)}:\d+ in <module>", frames[2]), frames

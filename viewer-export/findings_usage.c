@@ -1,0 +1,329 @@
+/*
+ * The findings on how a process uses CUDA, from its usage figures
+ * (usage_model.c) and the thresholds (thresholds.c): launch-overhead (the
+ * host spends its time launching), sync-stall (it waits on the device),
+ * pageable-memcpy (async copies that block because the host memory is not
+ * pinned), small-copy-storm, memory-growth (the low points of live device
+ * memory rise through the run), oom (an allocation failed) and slow-alloc.
+ * Each names its numbers and the call sites that carry the cost. Shares are
+ * of the CUDA part of the run: from the first CUDA call to the end, so that
+ * a slow `import torch` does not dilute them. gpu-idle needs GPU
+ * timings, which hooks alone cannot give; it waits for the CUPTI work.
+ */
+#include "findings.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "human_units.h"
+#include "thresholds.h"
+
+#define PERIODS 8
+
+static uint64_t cuda_wall_ns(const struct ct_process_report *p)
+{
+    uint64_t start = p->usage.first_call_ns;
+    return start && p->end_ns > start ? p->end_ns - start : 0;
+}
+
+/* The top sites of `t` (sorted by cost) as the finding's evidence, each
+ * with its share of `total` (of time, bytes or calls, by `by`). */
+enum share_of { SHARE_OF_TIME, SHARE_OF_BYTES, SHARE_OF_CALLS };
+
+static double part(const struct ct_site_cost *c, enum share_of by)
+{
+    return by == SHARE_OF_TIME    ? (double)c->ns
+           : by == SHARE_OF_BYTES ? (double)c->bytes
+                                  : (double)c->calls;
+}
+
+static void add_sites(struct ct_finding *f, const struct ct_site_costs *t, enum share_of by)
+{
+    struct ct_site_cost *sorted = ct_site_costs_sorted(t);
+    double total = 0;
+    for (size_t i = 0; i < t->count; i++)
+        total += part(&sorted[i], by);
+    for (size_t i = 0; i < t->count && f->site_count < 3; i++) {
+        const struct ct_site_cost *c = &sorted[i];
+        f->sites[f->site_count++] = (struct ct_finding_site){c->site, c->calls, c->ns, c->bytes,
+                                                             total > 0 ? part(c, by) / total : 0};
+    }
+    free(sorted);
+}
+
+static const char *top_site(const struct ct_finding *f)
+{
+    return f->site_count ? f->sites[0].site : "no call site recorded";
+}
+
+static void launch_overhead(const struct ct_process_report *p, struct ct_findings *out)
+{
+    uint64_t launches = 0, ns = 0, wall = cuda_wall_ns(p);
+    for (int fn = 0; fn < CT_FN_COUNT; fn++) {
+        const char *name = ct_function_name(fn);
+        if (strstr(name, "Launch") && !strstr(name, "Graph")) {
+            launches += p->api[fn].calls;
+            ns += p->api[fn].total_ns;
+        }
+    }
+    if (!wall || !launches)
+        return;
+    double share = (double)ns / (double)wall, rate = (double)launches / ((double)wall / 1e9);
+    if (share < ct_thresholds.launch_share || rate < ct_thresholds.launch_rate)
+        return;
+    char a[32], b[32], c[32];
+    struct ct_finding *f = ct_finding_add(
+        out, "launch-overhead", CT_SEVERITY_WARNING, p->pid,
+        "launch-bound: %.0f%% of the run (%s of %s) is spent inside %llu kernel launch calls, "
+        "%.0f launches/s at %s each; fewer, larger kernels, a CUDA Graph or "
+        "torch.compile(mode=\"reduce-overhead\") cut this",
+        100 * share, ct_human_time(ns, a, sizeof a), ct_human_time(wall, b, sizeof b),
+        (unsigned long long)launches, rate, ct_human_time(ns / launches, c, sizeof c));
+    f->cost_ns = ns;
+    ct_finding_add_number(f, "share_of_wall", share);
+    ct_finding_add_number(f, "launches", (double)launches);
+    ct_finding_add_number(f, "launches_per_s", rate);
+    ct_finding_add_number(f, "mean_launch_ns", (double)ns / (double)launches);
+    ct_finding_add_number(f, "sampled_launch_sites", (double)p->usage.launch_sites.calls_with_site);
+    add_sites(f, &p->usage.launch_sites, SHARE_OF_CALLS);
+}
+
+static void sync_stall(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    uint64_t wall = cuda_wall_ns(p);
+    if (!wall || (double)u->sync_calls < ct_thresholds.sync_calls)
+        return;
+    double share = (double)u->sync_ns / (double)wall;
+    if (share < ct_thresholds.sync_share)
+        return;
+    struct ct_finding *f = ct_finding_add(out, "sync-stall", CT_SEVERITY_WARNING, p->pid, "%s", "");
+    add_sites(f, &p->usage.sync_sites, SHARE_OF_TIME);
+    char a[32], b[32], c[32];
+    snprintf(f->message, sizeof f->message,
+             "the host waits on the GPU %.0f%% of the run (%s of %s) in %llu synchronising calls; "
+             "top: %s (%s in %llu calls); sync less often (no .item()/.cpu() in the loop, "
+             "no per-step synchronize)",
+             100 * share, ct_human_time(u->sync_ns, a, sizeof a), ct_human_time(wall, b, sizeof b),
+             (unsigned long long)u->sync_calls, top_site(f),
+             ct_human_time(f->site_count ? f->sites[0].ns : 0, c, sizeof c),
+             (unsigned long long)(f->site_count ? f->sites[0].calls : 0));
+    f->cost_ns = u->sync_ns;
+    ct_finding_add_number(f, "share_of_wall", share);
+    ct_finding_add_number(f, "sync_calls", (double)u->sync_calls);
+    ct_finding_add_number(f, "sync_ns", (double)u->sync_ns);
+}
+
+static void pageable_memcpy(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    if (!u->pageable_copies || (double)u->pageable_copies < ct_thresholds.pageable_copies)
+        return;
+    char a[32], b[32];
+    struct ct_finding *f = ct_finding_add(
+        out, "pageable-memcpy", CT_SEVERITY_WARNING, p->pid,
+        "%llu async copies (%s) used pageable host memory, so each blocked the host (%s in all) "
+        "and none overlapped compute; pin the host buffers (cudaMallocHost, cudaHostRegister, "
+        "pin_memory=True)",
+        (unsigned long long)u->pageable_copies,
+        ct_human_bytes((double)u->pageable_bytes, a, sizeof a),
+        ct_human_time(u->pageable_ns, b, sizeof b));
+    f->cost_ns = u->pageable_ns;
+    ct_finding_add_number(f, "copies", (double)u->pageable_copies);
+    ct_finding_add_number(f, "bytes", (double)u->pageable_bytes);
+    ct_finding_add_number(f, "ns", (double)u->pageable_ns);
+    add_sites(f, &p->usage.pageable_sites, SHARE_OF_CALLS);
+}
+
+static void small_copy_storm(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    uint64_t wall = cuda_wall_ns(p);
+    if (!wall || (double)u->small_copies < ct_thresholds.small_copy_count)
+        return;
+    double rate = (double)u->small_copies / ((double)wall / 1e9);
+    if (rate < ct_thresholds.small_copy_rate)
+        return;
+    char a[32], b[32];
+    struct ct_finding *f = ct_finding_add(
+        out, "small-copy-storm", CT_SEVERITY_WARNING, p->pid,
+        "%llu host<->device copies under %s (%.0f a second, %s each on average)",
+        (unsigned long long)u->small_copies,
+        ct_human_bytes(ct_thresholds.small_copy_bytes, a, sizeof a), rate,
+        ct_human_bytes((double)u->small_copy_bytes / (double)u->small_copies, b, sizeof b));
+    add_sites(f, &p->usage.small_copy_sites, SHARE_OF_CALLS);
+    size_t len = strlen(f->message);
+    snprintf(f->message + len, sizeof f->message - len,
+             "; top: %s (%llu copies); batch them into fewer, larger copies", top_site(f),
+             (unsigned long long)(f->site_count ? f->sites[0].calls : 0));
+    for (int i = 0; i < f->site_count; i++)
+        f->cost_ns += f->sites[i].ns;
+    ct_finding_add_number(f, "copies", (double)u->small_copies);
+    ct_finding_add_number(f, "copies_per_s", rate);
+    ct_finding_add_number(f, "bytes", (double)u->small_copy_bytes);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of the span low points in period `k` of PERIODS; spans with
+ * no allocation or free hold the level carried into them. */
+static double period_level(const double *levels, int count, int k)
+{
+    int from = count * k / PERIODS, to = count * (k + 1) / PERIODS;
+    double sorted[CT_USAGE_LOW_POINTS];
+    int n = 0;
+    for (int i = from; i < to; i++)
+        sorted[n++] = levels[i];
+    qsort(sorted, (size_t)n, sizeof sorted[0], by_value);
+    return n ? sorted[n / 2] : 0;
+}
+
+static int rising_periods(const struct ct_usage *u, double *first, double *last)
+{
+    double levels[CT_USAGE_LOW_POINTS], carried = 0;
+    for (int i = 0; i < u->low_used; i++)
+        levels[i] = carried = u->low[i] >= 0 ? u->low[i] : carried;
+    if (u->low_used < PERIODS)
+        return 0;
+    int rises = 0;
+    double previous = period_level(levels, u->low_used, 0);
+    *first = previous;
+    for (int k = 1; k < PERIODS; k++) {
+        double level = period_level(levels, u->low_used, k);
+        rises += level >= previous && level > *first;
+        previous = level;
+    }
+    *last = previous;
+    return rises;
+}
+
+static void memory_growth(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    double first, last;
+    /* Rising in all but one step from period to period: a saw-tooth whose
+     * every trough is higher than the one before. */
+    if (rising_periods(u, &first, &last) < PERIODS - 2)
+        return;
+    double growth = last - first;
+    if (growth < ct_thresholds.growth_bytes ||
+        growth < ct_thresholds.growth_share * p->peak_device_bytes)
+        return;
+    uint64_t span = u->low_span_ns * (uint64_t)u->low_used * (PERIODS - 1) / PERIODS;
+    double rate = span ? growth / ((double)span / 1e9) : 0;
+    /* The blocks still live that were made after the first period: what
+     * grew, not the model and buffers made up front. */
+    uint64_t grown_after = u->low_start_ns + u->low_span_ns * (uint64_t)u->low_used / PERIODS;
+    struct ct_site_costs live = {0};
+    for (size_t i = 0; i < u->block_count; i++)
+        if (u->blocks[i].ts >= grown_after)
+            ct_site_costs_add(&live, u->blocks[i].site, 0, u->blocks[i].bytes);
+    char a[32], b[32], c[32], d[32];
+    struct ct_finding *f =
+        ct_finding_add(out, "memory-growth", CT_SEVERITY_WARNING, p->pid, "%s", "");
+    add_sites(f, &live, SHARE_OF_BYTES);
+    ct_site_costs_free(&live);
+    snprintf(f->message, sizeof f->message,
+             "live device memory keeps rising: its low points went from %s to %s (%s/s); "
+             "top allocation still live at the end: %s (%s in %llu blocks)",
+             ct_human_bytes(first, a, sizeof a), ct_human_bytes(last, b, sizeof b),
+             ct_human_bytes(rate, c, sizeof c), top_site(f),
+             ct_human_bytes(f->site_count ? (double)f->sites[0].bytes : 0, d, sizeof d),
+             (unsigned long long)(f->site_count ? f->sites[0].calls : 0));
+    ct_finding_add_number(f, "low_first_bytes", first);
+    ct_finding_add_number(f, "low_last_bytes", last);
+    ct_finding_add_number(f, "bytes_per_s", rate);
+    ct_finding_add_number(f, "peak_bytes", p->peak_device_bytes);
+}
+
+static void oom(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    if (!u->oom)
+        return;
+    char a[32], b[32], c[32];
+    struct ct_finding *f = ct_finding_add(
+        out, "oom", CT_SEVERITY_ERROR, p->pid,
+        "an allocation of %s failed (out of memory) at %s with %s live (peak %s)%s%s",
+        ct_human_bytes((double)u->oom_bytes, a, sizeof a),
+        u->oom_site ? u->oom_site : "an unknown site",
+        ct_human_bytes((double)u->oom_live, b, sizeof b),
+        ct_human_bytes(p->peak_device_bytes, c, sizeof c),
+        u->oom_largest[0].bytes ? "; largest live block from " : "",
+        u->oom_largest[0].bytes && u->oom_largest[0].site ? u->oom_largest[0].site : "");
+    f->where = u->oom_site;
+    ct_finding_add_number(f, "requested_bytes", (double)u->oom_bytes);
+    ct_finding_add_number(f, "live_bytes", (double)u->oom_live);
+    ct_finding_add_number(f, "peak_bytes", p->peak_device_bytes);
+    for (int i = 0; i < CT_USAGE_LARGEST && u->oom_largest[i].bytes; i++)
+        f->sites[f->site_count++] = (struct ct_finding_site){
+            u->oom_largest[i].site ? u->oom_largest[i].site : "", 1, 0, u->oom_largest[i].bytes,
+            u->oom_live ? (double)u->oom_largest[i].bytes / (double)u->oom_live : 0};
+}
+
+static int by_duration(const void *a, const void *b)
+{
+    const struct ct_slow_call *x = a, *y = b;
+    return (x->ns > y->ns) - (x->ns < y->ns);
+}
+
+static void slow_alloc(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    if (!u->alloc_time_count)
+        return;
+    size_t n = u->alloc_time_count;
+    struct ct_slow_call *times = malloc(n * sizeof *times);
+    if (!times)
+        abort();
+    memcpy(times, u->alloc_times, n * sizeof *times);
+    qsort(times, n, sizeof *times, by_duration);
+    uint64_t median = times[n / 2].ns, worst = times[n - 1].ns;
+    double limit = ct_thresholds.slow_alloc_factor * (double)median;
+    if (limit < ct_thresholds.slow_alloc_ns)
+        limit = ct_thresholds.slow_alloc_ns;
+    uint64_t slow = 0, slow_ns = 0;
+    struct ct_site_costs sites = {0};
+    for (size_t i = 0; i < n; i++) {
+        if ((double)times[i].ns < limit)
+            continue;
+        slow++;
+        slow_ns += times[i].ns;
+        ct_site_costs_add(&sites, times[i].site, times[i].ns, 0);
+    }
+    free(times);
+    if (!slow || (double)slow < ct_thresholds.slow_alloc_calls) {
+        ct_site_costs_free(&sites);
+        return;
+    }
+    char a[32], b[32], c[32], d[32];
+    struct ct_finding *f = ct_finding_add(
+        out, "slow-alloc", CT_SEVERITY_WARNING, p->pid,
+        "%llu allocations or frees took over %s (worst %s, %s in all; the median is %s): allocate "
+        "once and reuse (a caching allocator or a memory pool) rather than per step",
+        (unsigned long long)slow, ct_human_time((uint64_t)limit, a, sizeof a),
+        ct_human_time(worst, b, sizeof b), ct_human_time(slow_ns, c, sizeof c),
+        ct_human_time(median, d, sizeof d));
+    f->cost_ns = slow_ns;
+    ct_finding_add_number(f, "slow_calls", (double)slow);
+    ct_finding_add_number(f, "worst_ns", (double)worst);
+    ct_finding_add_number(f, "median_ns", (double)median);
+    ct_finding_add_number(f, "threshold_ns", limit);
+    add_sites(f, &sites, SHARE_OF_TIME);
+    ct_site_costs_free(&sites);
+}
+
+void ct_findings_usage(const struct ct_process_report *p, struct ct_findings *out)
+{
+    oom(p, out);
+    launch_overhead(p, out);
+    sync_stall(p, out);
+    pageable_memcpy(p, out);
+    small_copy_storm(p, out);
+    memory_growth(p, out);
+    slow_alloc(p, out);
+}

@@ -1,0 +1,15 @@
+/*
+ * Durations and sizes as people read them (human_units.c).
+ */
+#ifndef CT_HUMAN_UNITS_H
+#define CT_HUMAN_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 1234567 ns as "1.235 ms": three decimals in the unit that fits. */
+const char *ct_human_time(uint64_t ns, char *buf, size_t size);
+/* 1536 as "1.50 KiB". */
+const char *ct_human_bytes(double bytes, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * The thresholds of the usage findings, with their defaults; `cudatrace
+ * report --threshold NAME=VALUE` changes them before any trace is read
+ * (docs/findings.md says what each one means).
+ */
+#ifndef CT_THRESHOLDS_H
+#define CT_THRESHOLDS_H
+
+#include <stdint.h>
+
+struct ct_thresholds {
+    double launch_share;      /* launch-overhead: share of wall time in launch calls  */
+    double launch_rate;       /* ... and launches per second                          */
+    double sync_share;        /* sync-stall: share of wall time blocked               */
+    double sync_calls;        /* ... in at least this many calls                      */
+    double pageable_copies;   /* pageable-memcpy: at least this many async copies     */
+    double small_copy_bytes;  /* small-copy-storm: a copy smaller than this is small  */
+    double small_copy_rate;   /* ... more of them per second than this                */
+    double small_copy_count;  /* ... and at least this many                           */
+    double growth_bytes;      /* memory-growth: the low points rose by this much      */
+    double growth_share;      /* ... and by this share of the peak                    */
+    double slow_alloc_ns;     /* slow-alloc: a call at least this long                */
+    double slow_alloc_factor; /* ... and this many times the process's median         */
+    double slow_alloc_calls;  /* ... in at least this many calls                      */
+};
+
+extern struct ct_thresholds ct_thresholds;
+
+/* Sets one threshold from "name=value"; 0, or -1 (with the reason in
+ * `error`) for an unknown name or a value that is not a number >= 0. */
+int ct_thresholds_set(const char *assignment, char *error, size_t error_size);
+
+#endif

@@ -1,0 +1,304 @@
+/*
+ * Gathers the usage figures from call slices. A call blocks the host when it
+ * synchronises (device, stream, event syncs), copies synchronously, copies
+ * asynchronously from pageable memory (the runtime stages it through a
+ * pinned buffer and returns only when the host side is read or written), or
+ * frees device memory with cudaFree (which waits for the device). Pinned
+ * host memory is what cudaMallocHost, cudaHostAlloc and cudaHostRegister
+ * returned and was not yet released. Live device memory is recomputed from
+ * the allocation and free slices (which the rings never drop), so that each
+ * live block keeps its site.
+ */
+#include "usage_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "cudatrace/functions.h"
+#include "thresholds.h"
+
+#define CUDA_ERROR_MEMORY_ALLOCATION 2
+#define COPY_HOST_TO_DEVICE "HostToDevice"
+#define COPY_DEVICE_TO_HOST "DeviceToHost"
+
+static const uint8_t family_of[CT_FN_COUNT] = {
+#define FAMILY_OF(fn, family, stream) [CT_FN_##fn] = family,
+    CT_FOR_EACH_FUNCTION(FAMILY_OF)
+#undef FAMILY_OF
+};
+
+static uint64_t arg_uint(const struct ct_event *e, const char *name)
+{
+    const struct ct_annotation *a = ct_event_arg(e, name);
+    if (!a)
+        return 0;
+    return a->type == CT_VALUE_INT ? (uint64_t)a->i : a->type == CT_VALUE_UINT ? a->u : 0;
+}
+
+static const char *arg_text(const struct ct_event *e, const char *name)
+{
+    const struct ct_annotation *a = ct_event_arg(e, name);
+    return a && a->type == CT_VALUE_STRING && a->s && *a->s ? a->s : NULL;
+}
+
+void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes)
+{
+    if (!site)
+        return;
+    t->calls_with_site++;
+    uint64_t *index = ct_u64_map_find(&t->index, (uint64_t)(uintptr_t)site);
+    if (!index) {
+        t->items = ct_array_grow(t->items, t->count, sizeof *t->items);
+        t->items[t->count++].site = site;
+        ct_u64_map_put(&t->index, (uint64_t)(uintptr_t)site, t->count);
+        index = ct_u64_map_find(&t->index, (uint64_t)(uintptr_t)site);
+    }
+    struct ct_site_cost *c = &t->items[*index - 1];
+    c->calls++;
+    c->ns += ns;
+    c->bytes += bytes;
+}
+
+static int by_cost(const void *a, const void *b)
+{
+    const struct ct_site_cost *x = a, *y = b;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? 1 : -1;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return (x->calls < y->calls) - (x->calls > y->calls);
+}
+
+struct ct_site_cost *ct_site_costs_sorted(const struct ct_site_costs *t)
+{
+    struct ct_site_cost *copy = malloc((t->count + 1) * sizeof *copy);
+    if (!copy)
+        abort();
+    if (t->count) {
+        memcpy(copy, t->items, t->count * sizeof *copy);
+        qsort(copy, t->count, sizeof *copy, by_cost);
+    }
+    return copy;
+}
+
+void ct_site_costs_free(struct ct_site_costs *t)
+{
+    ct_u64_map_free(&t->index);
+    free(t->items);
+    memset(t, 0, sizeof *t);
+}
+
+/* Whether [ptr, ptr + bytes) lies in memory the runtime pinned. */
+static int is_pinned(const struct ct_usage *u, uint64_t ptr)
+{
+    for (uint32_t i = 0; i < u->pinned.capacity; i++) {
+        uint64_t start = u->pinned.keys[i];
+        if (start && start != UINT64_MAX && ptr >= start && ptr - start < u->pinned.values[i])
+            return 1;
+    }
+    return 0;
+}
+
+/* The low point of live bytes in the span `ts` falls in, merging pairs of
+ * spans when the run outgrows them. */
+static void note_live(struct ct_usage *u, uint64_t ts)
+{
+    if (!u->low_span_ns) {
+        u->low_start_ns = ts;
+        u->low_span_ns = 1000; /* 1 us to start with: short runs get spans too */
+    }
+    uint64_t slot = ts > u->low_start_ns ? (ts - u->low_start_ns) / u->low_span_ns : 0;
+    while (slot >= CT_USAGE_LOW_POINTS) {
+        for (int i = 0; i < CT_USAGE_LOW_POINTS / 2; i++) {
+            int a = 2 * i, b = 2 * i + 1;
+            double lo = a < u->low_used ? u->low[a] : -1;
+            if (b < u->low_used && u->low[b] >= 0 && (lo < 0 || u->low[b] < lo))
+                lo = u->low[b];
+            u->low[i] = lo;
+        }
+        u->low_used = (u->low_used + 1) / 2;
+        u->low_span_ns *= 2;
+        slot = (ts - u->low_start_ns) / u->low_span_ns;
+    }
+    while (u->low_used <= (int)slot)
+        u->low[u->low_used++] = -1; /* no value yet */
+    /* A span with no change holds the level carried into it. */
+    double level = (double)u->live_bytes;
+    if (u->low[slot] < 0 || level < u->low[slot])
+        u->low[slot] = level;
+}
+
+static void remember_largest(struct ct_usage *u)
+{
+    memset(u->oom_largest, 0, sizeof u->oom_largest);
+    for (size_t i = 0; i < u->block_count; i++) {
+        const struct ct_live_block *b = &u->blocks[i];
+        for (int k = 0; k < CT_USAGE_LARGEST; k++) {
+            if (b->bytes > u->oom_largest[k].bytes) {
+                memmove(&u->oom_largest[k + 1], &u->oom_largest[k],
+                        (CT_USAGE_LARGEST - 1 - k) * sizeof u->oom_largest[0]);
+                u->oom_largest[k] = *b;
+                break;
+            }
+        }
+    }
+}
+
+static void note_alloc_time(struct ct_usage *u, uint64_t ns, const char *site)
+{
+    if (u->alloc_time_count >= CT_USAGE_MAX_TIMED)
+        return;
+    u->alloc_times = ct_array_grow(u->alloc_times, u->alloc_time_count, sizeof *u->alloc_times);
+    u->alloc_times[u->alloc_time_count++] = (struct ct_slow_call){ns, site};
+}
+
+static void device_alloc(struct ct_usage *u, const struct ct_event *e, int failed, const char *site)
+{
+    uint64_t bytes = arg_uint(e, "bytes"), ptr = arg_uint(e, "ptr");
+    if (failed) {
+        if (!u->oom && arg_uint(e, "result") == CUDA_ERROR_MEMORY_ALLOCATION) {
+            u->oom = 1;
+            u->oom_bytes = bytes;
+            u->oom_ts = e->ts;
+            u->oom_live = u->live_bytes;
+            u->oom_site = site;
+            remember_largest(u);
+        }
+        return;
+    }
+    if (!ptr || ct_u64_map_find(&u->live, ptr))
+        return;
+    if (!u->first_alloc_ns)
+        u->first_alloc_ns = e->ts;
+    u->blocks = ct_array_grow(u->blocks, u->block_count, sizeof *u->blocks);
+    u->blocks[u->block_count++] = (struct ct_live_block){ptr, bytes, e->end, site};
+    ct_u64_map_put(&u->live, ptr, u->block_count);
+    u->live_bytes += bytes;
+    note_live(u, e->end);
+}
+
+static void device_free(struct ct_usage *u, const struct ct_event *e)
+{
+    uint64_t ptr = arg_uint(e, "ptr");
+    uint64_t *index = ptr ? ct_u64_map_find(&u->live, ptr) : NULL;
+    if (!index)
+        return;
+    size_t i = *index - 1, last = u->block_count - 1;
+    u->live_bytes -= u->blocks[i].bytes;
+    uint64_t gone;
+    ct_u64_map_remove(&u->live, ptr, &gone);
+    if (i != last) {
+        u->blocks[i] = u->blocks[last];
+        ct_u64_map_put(&u->live, u->blocks[i].ptr, i + 1);
+    }
+    u->block_count--;
+    note_live(u, e->end);
+}
+
+static void copy(struct ct_usage *u, int fn, const struct ct_event *e, uint64_t ns,
+                 const char *site)
+{
+    const char *kind = arg_text(e, "kind");
+    uint64_t bytes = arg_uint(e, "bytes");
+    int to_device = kind && strcmp(kind, COPY_HOST_TO_DEVICE) == 0;
+    int to_host = kind && strcmp(kind, COPY_DEVICE_TO_HOST) == 0;
+    int is_async = strstr(ct_function_name(fn), "Async") != NULL;
+    if (!to_device && !to_host) {
+        if (!is_async)
+            u->sync_calls++, u->sync_ns += ns, ct_site_costs_add(&u->sync_sites, site, ns, bytes);
+        return;
+    }
+    u->host_copies++;
+    if (bytes < ct_thresholds.small_copy_bytes) {
+        u->small_copies++;
+        u->small_copy_bytes += bytes;
+        ct_site_costs_add(&u->small_copy_sites, site, ns, bytes);
+    }
+    uint64_t host = arg_uint(e, to_device ? "src" : "ptr");
+    int pageable = is_async && !is_pinned(u, host);
+    if (pageable) {
+        u->pageable_copies++;
+        u->pageable_bytes += bytes;
+        u->pageable_ns += ns;
+        ct_site_costs_add(&u->pageable_sites, site, ns, bytes);
+    }
+    if (!is_async || pageable) {
+        u->sync_calls++;
+        u->sync_ns += ns;
+        ct_site_costs_add(&u->sync_sites, site, ns, bytes);
+    }
+}
+
+static void blocking(struct ct_usage *u, uint64_t ns, const char *site)
+{
+    u->sync_calls++;
+    u->sync_ns += ns;
+    ct_site_costs_add(&u->sync_sites, site, ns, 0);
+}
+
+static void unpin(struct ct_usage *u, const struct ct_event *e)
+{
+    uint64_t gone;
+    ct_u64_map_remove(&u->pinned, arg_uint(e, "ptr"), &gone);
+}
+
+void ct_usage_slice(struct ct_usage *u, int fn, const struct ct_event *e)
+{
+    uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
+    const char *site = arg_text(e, "site");
+    int failed = arg_uint(e, "result") != 0;
+    if (!u->first_call_ns || e->ts < u->first_call_ns)
+        u->first_call_ns = e->ts;
+    switch (family_of[fn]) {
+    case CT_FAMILY_LAUNCH:
+    case CT_FAMILY_GRAPH:
+        ct_site_costs_add(&u->launch_sites, site, ns, 0);
+        break;
+    case CT_FAMILY_SYNC_DEVICE:
+    case CT_FAMILY_SYNC_STREAM:
+    case CT_FAMILY_SYNC_EVENT:
+        blocking(u, ns, site);
+        break;
+    case CT_FAMILY_COPY:
+        copy(u, fn, e, ns, site);
+        break;
+    case CT_FAMILY_ALLOC_DEVICE:
+        device_alloc(u, e, failed, site);
+        note_alloc_time(u, ns, site);
+        break;
+    case CT_FAMILY_FREE_DEVICE:
+        if (!failed)
+            device_free(u, e);
+        note_alloc_time(u, ns, site);
+        if (fn == CT_FN_cudaFree)
+            blocking(u, ns, site);
+        break;
+    case CT_FAMILY_ALLOC_HOST:
+    case CT_FAMILY_HOST_REGISTER:
+        if (!failed && fn != CT_FN_cudaHostUnregister)
+            ct_u64_map_put(&u->pinned, arg_uint(e, "ptr"), arg_uint(e, "bytes"));
+        else if (!failed)
+            unpin(u, e);
+        break;
+    case CT_FAMILY_FREE_HOST:
+        if (!failed)
+            unpin(u, e);
+        break;
+    default:
+        break;
+    }
+}
+
+void ct_usage_free(struct ct_usage *u)
+{
+    struct ct_site_costs *tables[] = {&u->launch_sites, &u->sync_sites, &u->pageable_sites,
+                                      &u->small_copy_sites};
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+        ct_site_costs_free(tables[i]);
+    ct_u64_map_free(&u->pinned);
+    ct_u64_map_free(&u->live);
+    free(u->blocks);
+    free(u->alloc_times);
+    memset(u, 0, sizeof *u);
+}

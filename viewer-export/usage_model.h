@@ -1,0 +1,80 @@
+/*
+ * How a process used CUDA, gathered slice by slice for the usage findings
+ * (findings_usage.c): time in launches, time blocked in synchronising calls,
+ * async copies from pageable memory, small copies, the live allocations and
+ * the low points of live device bytes over time, failed and slow
+ * allocations, each with the call sites that carry the cost.
+ */
+#ifndef CT_USAGE_MODEL_H
+#define CT_USAGE_MODEL_H
+
+#include <stdint.h>
+
+#include "trace_decode.h"
+#include "u64_map.h"
+
+/* What one call site (the `site` annotation) cost in one respect. */
+struct ct_site_cost {
+    const char *site;
+    uint64_t calls, ns, bytes;
+};
+
+struct ct_site_costs {
+    struct ct_u64_map index; /* site pointer -> index + 1 */
+    struct ct_site_cost *items;
+    size_t count;
+    uint64_t calls_with_site;
+};
+
+struct ct_live_block {
+    uint64_t ptr, bytes, ts;
+    const char *site;
+};
+
+#define CT_USAGE_LOW_POINTS 256
+#define CT_USAGE_LARGEST 3
+
+struct ct_slow_call {
+    uint64_t ns;
+    const char *site;
+};
+
+struct ct_usage {
+    struct ct_site_costs launch_sites, sync_sites, pageable_sites, small_copy_sites;
+    uint64_t first_call_ns;       /* the first call's begin: where the CUDA part starts */
+    uint64_t sync_calls, sync_ns; /* every call that blocked the host */
+    uint64_t pageable_copies, pageable_bytes, pageable_ns;
+    uint64_t small_copies, small_copy_bytes, host_copies;
+    struct ct_u64_map pinned; /* start -> bytes, host memory the runtime pinned */
+    struct ct_u64_map live;   /* device pointer -> index + 1 in blocks */
+    struct ct_live_block *blocks;
+    size_t block_count;
+    uint64_t live_bytes, first_alloc_ns;
+    /* The lowest live bytes in each of CT_USAGE_LOW_POINTS equal spans of
+     * time, which widen (pairs merge) as the run goes on: bounded memory. */
+    uint64_t low_start_ns, low_span_ns;
+    double low[CT_USAGE_LOW_POINTS];
+    int low_used;
+    /* The first failed allocation. */
+    int oom;
+    uint64_t oom_bytes, oom_ts, oom_live;
+    const char *oom_site;
+    struct ct_live_block oom_largest[CT_USAGE_LARGEST];
+    /* Allocation and free durations (the first CT_USAGE_MAX_TIMED). */
+    struct ct_slow_call *alloc_times;
+    size_t alloc_time_count;
+};
+
+#define CT_USAGE_MAX_TIMED (1u << 20)
+
+/* Notes one call slice of function `fn` (enum ct_function). */
+void ct_usage_slice(struct ct_usage *u, int fn, const struct ct_event *e);
+/* Adds a call's cost to its site's entry (nothing when `site` is NULL). */
+void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes);
+/* A copy of the entries in order of cost (time, then bytes, then calls);
+ * the caller frees it. */
+struct ct_site_cost *ct_site_costs_sorted(const struct ct_site_costs *t);
+void ct_site_costs_free(struct ct_site_costs *t);
+void ct_usage_free(struct ct_usage *u);
+
+#endif
