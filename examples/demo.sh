@@ -11,6 +11,8 @@ echo "== SIMULATED: the CUDA runtime here is cudatrace's CPU double (no GPU on t
 LD_LIBRARY_PATH="$build/double" CT_DOUBLE_SYNC_NS=2000000 \
     "$build/cudatrace" run -o "$out/train_loop.pftrace.zst" -- "$build/examples/train_loop" 100
 echo
-"$build/cudatrace" report "$out/train_loop.pftrace.zst"
+# --annotate also appends the findings to the trace, on a "cudatrace findings" track.
+"$build/cudatrace" report --annotate "$out/train_loop.pftrace.zst"
 echo
-echo "trace: $out/train_loop.pftrace.zst (open it at https://ui.perfetto.dev)"
+echo "trace: $out/train_loop.pftrace.zst (open it at https://ui.perfetto.dev; the findings are"
+echo "on its \"cudatrace findings\" track)"

@@ -20,3 +20,20 @@ def test_demo_prints_report_and_leaves_valid_trace(repo_root, build_dir, tmp_pat
     assert re.search(r"^  launches\s+20100$", done.stdout, re.M)
     trace = perfetto_check.load(tmp_path / "train_loop.pftrace.zst")
     assert sum(s["name"] == "cudaLaunchKernel" for s in trace.slices) == 20100
+    # The findings name what is wrong with the loop and the lines of examples/train_loop.c.
+    source = open(os.path.join(repo_root, "examples", "train_loop.c")).read().splitlines()
+
+    def line_of(text):
+        (n,) = [n for n, line in enumerate(source, 1) if text in line]
+        return n
+
+    sync = line_of("CHECK(cudaDeviceSynchronize());")
+    kept = line_of("CHECK(cudaMalloc(&kept, KEPT_BYTES_PER_STEP));")
+    assert re.search(rf"^  findings\s+warning sync-stall: .* top: train_loop\.c:{sync} in main ",
+                     done.stdout, re.M), done.stdout
+    assert re.search(rf"warning memory-growth: .* still live at the end: train_loop\.c:{kept} in "
+                     rf"main ", done.stdout), done.stdout
+    # ... and are in the trace, for the Perfetto UI.
+    (track,) = [t for t in trace.tracks.values() if t["name"] == "cudatrace findings"]
+    marks = {i["name"] for i in trace.instants if i["track_uuid"] == track["uuid"]}
+    assert {"warning sync-stall", "warning memory-growth"} <= marks

@@ -328,9 +328,14 @@ def test_page_draws_in_chromium(trace_run, cudatrace, tmp_path):
     shown.assert_drawn()
     report = report_json(cudatrace, trace)
     assert f'<section class="process" data-pid="{report["processes"][0]["pid"]}">' in shown.dom
-    assert "None: nothing wrong was found in this process." in shown.dom
     assert "GPU kernel timings need CUPTI, which cudatrace does not record yet" in shown.dom
-    assert "Call sites (the host stack of each call) are not recorded yet." in shown.dom
+    # The loop waits on every step's sync: its findings, and the lines they name.
+    assert shown.findings() == [(f["id"], f["severity"], f["message"])
+                                for f in report["findings"]]
+    assert "sync-stall" in [f["id"] for f in report["findings"]]
+    assert [cells[:4] for _, cells in shown.rows("sites")] == [
+        [f["id"], s["site"], f"{round(100 * s['share'])}%", str(s["calls"])]
+        for f in report["findings"] for s in f["evidence"]["sites"]]
     (row,) = shown.rows("libraries")
     assert row == ("", ["cudart", report["processes"][0]["libraries"][0]["path"], "13.0",
                         "LD_LIBRARY_PATH (asked for as libcudart.so.13 by "

@@ -279,3 +279,51 @@ def test_python_sites_name_the_script_line(trace_run, build_dir, tmp_path, patte
         assert frames[0] == where
         assert re.fullmatch(rf"{re.escape(SCRIPT)}:\d+ in run", frames[1]), frames
         assert re.fullmatch(rf"{re.escape(SCRIPT)}:\d+ in <module>", frames[2]), frames
+
+
+# --------------------------------------------------------------------------
+# Findings written back into the trace, for the Perfetto UI
+
+
+@pytest.mark.parametrize("form", ["zstd", "plain", "gzip"])
+def test_annotate_appends_the_findings_once(trace_run, build_dir, cli, tmp_path, form):
+    import perfetto_check
+
+    proc, _, _ = run_patterns(trace_run, "oom", CT_DOUBLE_MEM_LIMIT=64 * MIB)
+    original = proc.run_dir / "trace.pftrace.zst"
+    path = tmp_path / f"trace.{form}"
+    if form == "zstd":
+        path.write_bytes(original.read_bytes())
+    else:
+        done = cli("export", "--format", "perfetto" if form == "plain" else "perfetto-gz",
+                   "-o", str(path), str(original))
+        assert done.returncode == 0, done.stderr
+    before = json.loads(cli("report", "--json", str(path)).stdout)
+    assert cli("report", "--annotate", str(path)).returncode == 0
+
+    trace = perfetto_check.load(path)  # still valid under Perfetto's schema and import rules
+    (track,) = [t for t in trace.tracks.values() if t["name"] == "cudatrace findings"]
+    assert track["parent_uuid"] == trace.processes[proc.pid]["uuid"]
+    marks = [i for i in trace.instants if i["track_uuid"] == track["uuid"]]
+    assert [(m["name"], m["args"]["message"]) for m in marks] == [
+        (f"{f['severity']} {f['id']}", f["message"]) for f in before["findings"]]
+    (oom,) = marks
+    assert oom["args"]["requested_bytes"] == 32 * MIB and oom["args"]["site"] == site("oom", "main")
+    # At the failed call itself.
+    (failed,) = [s for s in trace.slices if s["name"] == "cudaMalloc" and s["args"]["result"]]
+    assert oom["ts"] == failed["ts"]
+
+    # Reading it again gives the same report; a second --annotate is refused, file unchanged.
+    assert json.loads(cli("report", "--json", str(path)).stdout)["findings"] == before["findings"]
+    size = path.stat().st_size
+    again = cli("report", "--annotate", str(path))
+    assert again.returncode == 1 and b"already has its" in again.stderr
+    assert path.stat().st_size == size
+
+
+def test_annotate_takes_one_file(trace_run, cli):
+    proc, _, _ = run_patterns(trace_run, "oom", CT_DOUBLE_MEM_LIMIT=64 * MIB)
+    path = str(proc.run_dir / "trace.pftrace.zst")
+    for args in ([path, path], [str(proc.run_dir)]):
+        done = cli("report", "--annotate", *args)
+        assert done.returncode == 2 and len(done.stderr.decode().strip().splitlines()) == 1

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "findings_track.h"
 #include "report_output.h"
 #include "thresholds.h"
 
@@ -84,6 +85,8 @@ static const char help[] =
     "                          pageable_copies, small_copy_bytes, small_copy_rate,\n"
     "                          small_copy_count, growth_bytes, growth_share,\n"
     "                          slow_alloc_ns, slow_alloc_factor, slow_alloc_calls\n"
+    "  --annotate              append the findings to the trace (one file) as instants\n"
+    "                          on a \"cudatrace findings\" track, to see them in Perfetto\n"
     "  --help                  this text\n"
     "\n"
     "examples:\n"
@@ -93,6 +96,12 @@ static const char help[] =
     "  cudatrace report --fail-on=warning --threshold sync_share=0.5 run.pftrace.zst\n";
 
 #define EXIT_FINDINGS 3
+
+static int is_regular_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
 
 /* --fail-on=LEVEL: the least severe finding that fails the run. */
 static int parse_fail_on(const char *level, enum ct_severity *out)
@@ -116,7 +125,7 @@ static int fails(const struct ct_findings *findings, int fail_on, enum ct_severi
 
 int ct_cmd_report(int argc, char **argv)
 {
-    int json = 0, first = 1, fail_on = 0;
+    int json = 0, first = 1, fail_on = 0, annotate = 0;
     enum ct_severity fail_level = CT_SEVERITY_ERROR;
     char error[256];
     for (; first < argc && argv[first][0] == '-'; first++) {
@@ -124,6 +133,8 @@ int ct_cmd_report(int argc, char **argv)
             return fputs(help, stdout) == EOF;
         if (strcmp(argv[first], "--json") == 0)
             json = 1;
+        else if (strcmp(argv[first], "--annotate") == 0)
+            annotate = 1;
         else if (strncmp(argv[first], "--fail-on=", 10) == 0) {
             if (parse_fail_on(argv[first] + 10, &fail_level))
                 return ct_usage_error("report: --fail-on takes error or warning, not %s",
@@ -143,6 +154,8 @@ int ct_cmd_report(int argc, char **argv)
     }
     if (first >= argc)
         return ct_usage_error("report: no trace file given");
+    if (annotate && (argc - first != 1 || !is_regular_file(argv[first])))
+        return ct_usage_error("report: --annotate takes exactly one trace file");
     struct ct_report report = {0};
     for (int i = first; i < argc; i++) {
         if (add_path(&report, argv[i])) {
@@ -161,6 +174,10 @@ int ct_cmd_report(int argc, char **argv)
         ct_report_print_text(&report, &findings);
     }
     int status = fails(&findings, fail_on, fail_level) ? EXIT_FINDINGS : 0;
+    if (annotate && ct_findings_annotate(argv[first], &report, &findings, error, sizeof error)) {
+        fprintf(stderr, "cudatrace: %s: %s\n", argv[first], error);
+        status = 1;
+    }
     ct_findings_free(&findings);
     ct_report_free(&report);
     return status;

@@ -15,6 +15,7 @@
 
 #include "cudatrace/trace_format.h"
 #include "array.h"
+#include "findings_track.h"
 #include "strings.h"
 #include "trace_decode.h"
 #include "u64_map.h"
@@ -90,6 +91,8 @@ static void on_track(void *ctx, const struct ct_track_info *t)
             p->cmdline[i] = ct_strings_get(ct_strings_intern_cstr(t->cmdline[i]));
         p->cmdline_len = t->cmdline_len;
     }
+    if (t->name && strcmp(t->name, CT_FINDINGS_TRACK) == 0)
+        b->report->annotated = 1;
     if (t->is_counter && t->name && strcmp(t->name, DEVICE_MEMORY_TRACK) == 0)
         ct_u64_map_put(&b->device_counter, t->uuid, 1);
 }

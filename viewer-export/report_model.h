@@ -108,6 +108,7 @@ struct ct_report {
     size_t process_count;
     uint64_t packets;
     int truncated;
+    int annotated; /* the trace already has the findings track */
     uint64_t unclosed;
 };
 
