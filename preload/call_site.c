@@ -20,13 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "config.h"
 #include "cudatrace/call_site.h"
 #include "python_frames.h"
 #include "session.h"
 
-__thread int32_t ct_launch_site_countdown CT_TLS;
-uint32_t ct_launch_site_every = 1000;
+__thread uint64_t ct_launch_site_next CT_TLS;
+uint64_t ct_launch_site_ticks;
 int ct_call_sites_on = 1;
 
 /* Frames between the capture and the hook's caller: this function, the
@@ -38,14 +39,29 @@ static __thread int capturing CT_TLS;
 void ct_call_sites_configure(void)
 {
     ct_call_sites_on = !ct_config.no_call_sites;
-    ct_launch_site_every = ct_call_sites_on ? ct_config.launch_site_every : 0;
+}
+
+/* Clock ticks per microsecond: 1000 for CLOCK_BOOTTIME, else the TSC's rate
+ * measured over 200 us (sampling needs it to a few percent, no better). */
+static uint64_t ticks_per_us(void)
+{
+    if (ct_clock_kind != CT_CLOCK_TSC)
+        return 1000;
+    uint64_t t0 = ct_clock_now(), b0 = ct_clock_boottime_ns(), b1;
+    do
+        b1 = ct_clock_boottime_ns();
+    while (b1 - b0 < 200000);
+    uint64_t rate = (ct_clock_now() - t0) * 1000 / (b1 - b0);
+    return rate ? rate : 1;
 }
 
 void ct_call_sites_prepare(void)
 {
     void *frame;
-    if (ct_call_sites_on)
-        backtrace(&frame, 1);
+    if (!ct_call_sites_on)
+        return;
+    backtrace(&frame, 1);
+    ct_launch_site_ticks = (uint64_t)ct_config.launch_site_us * ticks_per_us();
 }
 
 struct site_buffer {

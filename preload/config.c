@@ -94,6 +94,6 @@ void ct_config_load(void)
     ct_config.quiet = env_flag("CUDATRACE_QUIET");
     ct_config.disabled = env_flag("CUDATRACE_DISABLE");
     ct_config.no_call_sites = !env_flag_default("CUDATRACE_CALL_SITES", 1);
-    ct_config.launch_site_every = env_uint("CUDATRACE_LAUNCH_SITE_EVERY", 1000, 0, 1u << 30);
+    ct_config.launch_site_us = env_uint("CUDATRACE_LAUNCH_SITE_US", 1000, 0, 60000000);
     ct_config.force_boottime_clock = env_clock_is_boottime();
 }

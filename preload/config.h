@@ -10,16 +10,16 @@
 #include <stdint.h>
 
 struct ct_config {
-    const char *output;         /* CUDATRACE_OUTPUT, %p becomes the pid        */
-    const char *collector;      /* CUDATRACE_COLLECTOR, the collector binary   */
-    uint32_t ring_records;      /* CUDATRACE_RING_RECORDS, per thread          */
-    uint32_t rings;             /* CUDATRACE_RINGS, threads traced at once     */
-    uint32_t exit_timeout_ms;   /* CUDATRACE_EXIT_TIMEOUT_MS                   */
-    int quiet;                  /* CUDATRACE_QUIET=1                           */
-    int disabled;               /* CUDATRACE_DISABLE=1                         */
-    int force_boottime_clock;   /* CUDATRACE_CLOCK=boottime                    */
-    int no_call_sites;          /* CUDATRACE_CALL_SITES=0                      */
-    uint32_t launch_site_every; /* CUDATRACE_LAUNCH_SITE_EVERY, 0 for none  */
+    const char *output;       /* CUDATRACE_OUTPUT, %p becomes the pid        */
+    const char *collector;    /* CUDATRACE_COLLECTOR, the collector binary   */
+    uint32_t ring_records;    /* CUDATRACE_RING_RECORDS, per thread          */
+    uint32_t rings;           /* CUDATRACE_RINGS, threads traced at once     */
+    uint32_t exit_timeout_ms; /* CUDATRACE_EXIT_TIMEOUT_MS                   */
+    int quiet;                /* CUDATRACE_QUIET=1                           */
+    int disabled;             /* CUDATRACE_DISABLE=1                         */
+    int force_boottime_clock; /* CUDATRACE_CLOCK=boottime                    */
+    int no_call_sites;        /* CUDATRACE_CALL_SITES=0                      */
+    uint32_t launch_site_us;  /* CUDATRACE_LAUNCH_SITE_US, 0 for none        */
 };
 
 extern struct ct_config ct_config;

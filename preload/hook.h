@@ -40,7 +40,7 @@
         cudaError_t result = real args;                                                            \
         uint64_t end = ct_clock_now();                                                             \
         ct_call_leave(inflight);                                                                   \
-        if (ct_call_site_due(CT_FN_##name, (int)result))                                           \
+        if (ct_call_site_due(CT_FN_##name, (int)result, begin))                                    \
             ct_call_site_capture(begin, __builtin_return_address(0),                               \
                                  ct_function_is_kept(CT_FN_##name));                               \
         ct_emit_call(CT_FN_##name, begin, end, (int32_t)result, CT_CALL_ARGS(__VA_ARGS__));        \
