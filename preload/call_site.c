@@ -78,12 +78,15 @@ static int put(struct site_buffer *b, const void *data, size_t len)
     return 0;
 }
 
-/* The hook's caller, then what the unwinder finds above it. */
-static uint8_t native_frames(uint64_t *pcs, const void *caller)
+/* The hook's caller, then (unless `caller_only`) what the unwinder finds
+ * above it. */
+static uint8_t native_frames(uint64_t *pcs, const void *caller, int caller_only)
 {
+    pcs[0] = (uintptr_t)caller;
+    if (caller_only)
+        return 1;
     void *found[CT_SITE_MAX_NATIVE + UNWIND_SLACK];
     int n = backtrace(found, (int)(sizeof found / sizeof found[0]));
-    pcs[0] = (uintptr_t)caller;
     uint8_t count = 1;
     int i = 0;
     while (i < n && found[i] != caller)
@@ -110,8 +113,11 @@ static void build_site(struct site_buffer *b, const void *caller)
 {
     uint64_t pcs[CT_SITE_MAX_NATIVE];
     struct ct_py_frame frames[CT_SITE_MAX_PYTHON];
-    struct ct_site_header header = {CT_SITE_VERSION, native_frames(pcs, caller), 0, 0};
     size_t python = ct_python_frames(frames, CT_SITE_MAX_PYTHON);
+    /* Under Python frames the native stack is the interpreter's own, which
+     * tells its author nothing and costs most of the capture: the caller
+     * (the extension or library that made the call) is kept, the rest not. */
+    struct ct_site_header header = {CT_SITE_VERSION, native_frames(pcs, caller, python > 0), 0, 0};
     b->len = sizeof header;
     put(b, pcs, header.native_count * sizeof pcs[0]);
     for (size_t i = 0; i < python; i++) {

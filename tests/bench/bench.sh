@@ -12,6 +12,9 @@
 #      /bin/true, untraced and traced, wall time per run.
 #   6. one dlopen of an already-loaded library, untraced and traced (the
 #      dlopen trampoline and the look at the link map that follows it).
+#   7. a call site's cost: cudaDeviceSynchronize called from Python through
+#      ctypes (the no-op double), untraced, traced without call sites and
+#      traced with them (Python frames plus the native stack under them).
 set -eu
 build="${1:-build}"
 calls="${BENCH_CALLS:-2000000}"
@@ -83,3 +86,21 @@ dl_plain=$("$build/bench/dlopen_loop" 100000 libm.so.6 | sed 's/.*, \([0-9.]*\) 
 dl_traced=$(env LD_PRELOAD="$build/libcudatrace.so" CUDATRACE_OUTPUT="$work/none-%p.pftrace.zst" \
     "$build/bench/dlopen_loop" 100000 libm.so.6 | sed 's/.*, \([0-9.]*\) ns per dlopen/\1/')
 echo "  dlopen of a loaded library        $dl_plain ns untraced, $dl_traced ns traced (+$(calc "$dl_traced - $dl_plain") ns)"
+sync_loop() { # env... -> ns per cudaDeviceSynchronize from a Python loop
+    env "$@" python3 -c '
+import ctypes, sys, time
+sync = ctypes.CDLL("libcudart.so.13").cudaDeviceSynchronize
+sync()
+n = int(sys.argv[1])
+start = time.perf_counter_ns()
+for _ in range(n):
+    sync()
+print("%.0f" % ((time.perf_counter_ns() - start) / n))' "${BENCH_SYNCS:-100000}"
+}
+preload="$(cd "$build" && pwd)/libcudatrace.so"
+sy_plain=$(sync_loop CUDATRACE_QUIET=1)
+sy_nosite=$(sync_loop CUDATRACE_QUIET=1 CUDATRACE_CALL_SITES=0 LD_PRELOAD="$preload" \
+    CUDATRACE_OUTPUT="$work/sync0.pftrace.zst")
+sy_site=$(sync_loop CUDATRACE_QUIET=1 LD_PRELOAD="$preload" \
+    CUDATRACE_OUTPUT="$work/sync1.pftrace.zst")
+echo "  sync from Python (ctypes)         $sy_plain ns untraced, $sy_nosite ns traced, $sy_site ns with call sites (+$((sy_site - sy_nosite)) ns per site)"
