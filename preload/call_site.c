@@ -16,6 +16,7 @@
  */
 #include "call_site.h"
 
+#include <errno.h>
 #include <execinfo.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,13 +137,17 @@ void ct_call_site_capture(uint64_t begin, const void *caller, int kept)
     if (!ring || capturing)
         return;
     capturing = 1;
+    int saved_errno = errno; /* the unwinder and the Python lookups may set it */
     struct site_buffer b;
     build_site(&b, caller);
     if (ct_emit_bytes(ring, CT_STR_CALL_SITE, begin, b.bytes, b.len) != 0 && kept) {
         uint64_t chunks = (b.len + CT_STRING_CHUNK - 1) / CT_STRING_CHUNK;
         uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
-        if (ct_session_wait_for_room(ring, head + chunks - 1))
+        /* A site longer than a whole (tiny, CUDATRACE_RING_RECORDS) ring
+         * could never fit: waiting for it would only hold the call up. */
+        if (chunks <= ct_ring_mask + 1 && ct_session_wait_for_room(ring, head + chunks - 1))
             ct_emit_bytes(ring, CT_STR_CALL_SITE, begin, b.bytes, b.len);
     }
+    errno = saved_errno;
     capturing = 0;
 }

@@ -103,6 +103,16 @@ def test_call_sites_can_be_turned_off(trace_run, build_dir):
     assert "top: no call site recorded" in f["message"] and "sites" not in f["evidence"]
 
 
+def test_capturing_a_site_leaves_errno_as_it_was(trace_run):
+    traced, trace, _ = run_patterns(trace_run, "errno")
+    plain, _, _ = trace_run("usage_patterns", "errno", preload=False)
+    assert traced.stdout == plain.stdout and plain.returncode == 0
+    assert "sync 4242\n" in plain.stdout
+    # ... and the sites were taken: every one of those calls carries one.
+    assert [s["name"] for s in trace.slices if "site" in s["args"]] == [
+        "cudaDeviceSynchronize", "cudaMalloc", "cudaFree", "cudaSetDevice"]
+
+
 def test_healthy_twin_few_launches_between_work(trace_run, build_dir):
     proc, _, _ = run_patterns(trace_run, "launch-light", 50, CT_DOUBLE_LAUNCH_NS=5000)
     assert findings_of(build_dir, proc) == []

@@ -5,9 +5,14 @@
  * cudaStreamSynchronize and 10 cudaDeviceSynchronize, back to back, in
  * `rounds` rounds (default 1; the rounds before the last free all 100
  * blocks) — the workload of the exact-under-load tests. Prints its own count
- * of each call, then the bytes it left allocated. Usage: burst_mix [rounds=1].
+ * of each call, then the bytes it left allocated. Usage: burst_mix [rounds=1]
+ * [go_file]: with a go file, one cudaDeviceSynchronize first (which starts a
+ * tracer's session), then a wait (up to 30 s) until that file exists, so a
+ * test can act on the collector before the burst.
  */
 #include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -51,9 +56,19 @@ static void one_round(int last)
     }
 }
 
+static void wait_for(const char *go_file)
+{
+    device_syncs += cudaDeviceSynchronize() == cudaSuccess;
+    const struct timespec pause = {0, 1000000};
+    for (int i = 0; i < 30000 && access(go_file, F_OK) != 0; i++)
+        nanosleep(&pause, NULL);
+}
+
 int main(int argc, char **argv)
 {
     unsigned long long rounds = arg_or(argc, argv, 1, 1);
+    if (argc > 2)
+        wait_for(argv[2]);
     for (unsigned long long r = 1; r < rounds; r++)
         one_round(0);
     one_round(1);

@@ -6,6 +6,7 @@
  * from host work, a spin on the CPU that stands for a step's real computation. Exits 1 when a
  * call fails that should not (the oom mode's last allocation must fail).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +226,25 @@ static void allocations(unsigned long long n)
         check(cudaFree(allocate_big()));
 }
 
+/* errno after calls that carry a site (a sync, an allocation, a free, a failed call), each made
+ * with errno set first: a tracer must leave it as the runtime did. */
+static void errno_after_calls(void)
+{
+    void *p = NULL;
+    errno = 4242;
+    check(cudaDeviceSynchronize());
+    printf("sync %d\n", errno);
+    errno = 4343;
+    check(cudaMalloc(&p, 4096));
+    printf("malloc %d\n", errno);
+    errno = 4444;
+    check(cudaFree(p));
+    printf("free %d\n", errno);
+    errno = 4545;
+    failures += cudaSetDevice(-1) == cudaSuccess; /* it must fail */
+    printf("failed %d\n", errno);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -249,6 +269,8 @@ int main(int argc, char **argv)
         out_of_memory();
     else if (strcmp(mode, "allocations") == 0)
         allocations(n);
+    else if (strcmp(mode, "errno") == 0)
+        errno_after_calls();
     else {
         fprintf(stderr, "usage: usage_patterns MODE [N]\n");
         return 2;
