@@ -11,6 +11,7 @@
  */
 #include "dwarf_lines.h"
 
+#include "array.h"
 #include "strings.h"
 
 #include <stdlib.h>
@@ -99,21 +100,6 @@ struct parse {
     int sequence_broken;   /* its addresses went backwards (or wrapped) */
 };
 
-/* Makes room for `needed` elements of `size` bytes, doubling. */
-static void *reserve(void *array, size_t *capacity, size_t needed, size_t size)
-{
-    if (needed <= *capacity)
-        return array;
-    size_t grown = *capacity ? *capacity : 64;
-    while (grown < needed)
-        grown *= 2;
-    array = realloc(array, grown * size);
-    if (!array)
-        abort();
-    *capacity = grown;
-    return array;
-}
-
 static int need(struct cursor *c, uint64_t n)
 {
     if (c->bad || (uint64_t)(c->end - c->at) < n) {
@@ -189,7 +175,7 @@ static const char *section_string(const uint8_t *data, size_t size, uint64_t off
 
 static void add_file(struct parse *p, const char *name, size_t len)
 {
-    p->files = reserve(p->files, &p->file_capacity, p->file_count + 1, sizeof *p->files);
+    p->files = ct_array_reserve(p->files, &p->file_capacity, p->file_count + 1, sizeof *p->files);
     p->files[p->file_count++] = (struct file_entry){name, len, 0};
 }
 
@@ -371,8 +357,8 @@ static void close_sequence(struct parse *p)
     if (p->sequence_broken || count < 2 || p->rows[begin].address == 0) {
         p->row_count = begin;
     } else {
-        p->sequences = reserve(p->sequences, &p->sequence_capacity, p->sequence_count + 1,
-                               sizeof *p->sequences);
+        p->sequences = ct_array_reserve(p->sequences, &p->sequence_capacity, p->sequence_count + 1,
+                                        sizeof *p->sequences);
         p->sequences[p->sequence_count++] = (struct sequence){
             p->rows[begin].address, p->rows[p->row_count - 1].address, begin, count};
     }
@@ -382,7 +368,7 @@ static void close_sequence(struct parse *p)
 
 static void append(struct parse *p, struct ct_line_row row)
 {
-    p->rows = reserve(p->rows, &p->row_capacity, p->row_count + 1, sizeof *p->rows);
+    p->rows = ct_array_reserve(p->rows, &p->row_capacity, p->row_count + 1, sizeof *p->rows);
     p->rows[p->row_count++] = row;
 }
 

@@ -20,6 +20,7 @@
 
 #include "dwarf_lines.h"
 #include "elf_file.h"
+#include "array.h"
 #include "strings.h"
 #include "u64_map.h"
 
@@ -86,20 +87,6 @@ static struct process *processes;
 static size_t process_count, process_capacity;
 static struct ct_u64_map process_by_pid; /* pid + 1 -> index + 1 */
 
-static void *reserve(void *array, size_t *capacity, size_t needed, size_t size)
-{
-    if (needed <= *capacity)
-        return array;
-    size_t grown = *capacity ? *capacity : 16;
-    while (grown < needed)
-        grown *= 2;
-    array = realloc(array, grown * size);
-    if (!array)
-        abort();
-    *capacity = grown;
-    return array;
-}
-
 static void *allocate(size_t size)
 {
     void *memory = malloc(size ? size : 1);
@@ -114,7 +101,7 @@ static uint32_t module_for(uint32_t path, uint64_t inode)
     for (uint32_t at = first ? (uint32_t)*first : 0; at; at = modules[at - 1].next)
         if (modules[at - 1].inode == inode)
             return at;
-    modules = reserve(modules, &module_capacity, module_count + 1, sizeof *modules);
+    modules = ct_array_reserve(modules, &module_capacity, module_count + 1, sizeof *modules);
     modules[module_count] = (struct module){.path = path, .inode = inode};
     modules[module_count].next = first ? (uint32_t)*first : 0;
     module_count++;
@@ -246,9 +233,10 @@ static void add_function(struct module *m, const Elf64_Sym *sym, const char *nam
                          size_t *names_used, size_t *names_capacity)
 {
     size_t len = strlen(name) + 1;
-    m->names = reserve(m->names, names_capacity, *names_used + len, 1);
+    m->names = ct_array_reserve(m->names, names_capacity, *names_used + len, 1);
     memcpy(m->names + *names_used, name, len);
-    m->functions = reserve(m->functions, capacity, m->function_count + 1, sizeof *m->functions);
+    m->functions =
+        ct_array_reserve(m->functions, capacity, m->function_count + 1, sizeof *m->functions);
     m->functions[m->function_count++] =
         (struct function){sym->st_value, sym->st_size, (uint32_t)*names_used, 0, symbol_rank(sym)};
     *names_used += len;
@@ -427,7 +415,7 @@ static int read_maps(struct process *p)
     char *line = NULL;
     while (getline(&line, &size, file) > 0) {
         if (parse_mapping(line, &mapping) == 0) {
-            maps = reserve(maps, &capacity, count + 1, sizeof *maps);
+            maps = ct_array_reserve(maps, &capacity, count + 1, sizeof *maps);
             maps[count++] = mapping;
         }
     }
@@ -445,7 +433,8 @@ static struct process *process_for(int32_t pid)
     uint64_t *found = ct_u64_map_find(&process_by_pid, key);
     if (found)
         return &processes[*found - 1];
-    processes = reserve(processes, &process_capacity, process_count + 1, sizeof *processes);
+    processes =
+        ct_array_reserve(processes, &process_capacity, process_count + 1, sizeof *processes);
     struct process *p = &processes[process_count++];
     *p = (struct process){.pid = pid};
     ct_u64_map_put(&process_by_pid, key, process_count);

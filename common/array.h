@@ -1,8 +1,8 @@
 /*
- * Growing an array by one element, the way the report and the decoder
- * collect what they find. Allocation failure ends the process: the command
- * has nothing useful to do without memory, and never runs inside the traced
- * program.
+ * Growing arrays: by one element, the way the report and the decoder
+ * collect what they find, or by doubling, for the collector's large tables. Allocation failure ends
+ * the process: the command has nothing useful to do without memory, and never runs inside the
+ * traced program.
  */
 #ifndef CT_ARRAY_H
 #define CT_ARRAY_H
@@ -19,6 +19,22 @@ static inline void *ct_array_grow(void *array, size_t count, size_t size)
         abort();
     memset(grown + count * size, 0, size);
     return grown;
+}
+
+/* Returns `array` with room for `needed` elements of `size` bytes, doubling
+ * its capacity (kept in *capacity) as often as that takes. */
+static inline void *ct_array_reserve(void *array, size_t *capacity, size_t needed, size_t size)
+{
+    if (needed <= *capacity)
+        return array;
+    size_t grown = *capacity ? *capacity : 16;
+    while (grown < needed)
+        grown *= 2;
+    array = realloc(array, grown * size);
+    if (!array)
+        abort();
+    *capacity = grown;
+    return array;
 }
 
 #endif

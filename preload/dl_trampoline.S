@@ -17,20 +17,17 @@
  * our hook of the same runtime function (dlsym_handle.c).
  */
 #if defined(__x86_64__)
-    .text
-    .globl dlopen
-    .type dlopen, @function
-dlopen:
-    .cfi_startproc
-    endbr64
+/* Calls `fn` with the trampoline's own arguments (rdi, rsi, rdx), keeps the
+ * first two for the function it answers, and jumps there: the caller's
+ * return address stays on top of the stack. */
+.macro jump_to_answer_of fn
     push %rdi
     .cfi_adjust_cfa_offset 8
     push %rsi
     .cfi_adjust_cfa_offset 8
     sub $8, %rsp /* the call below needs a 16-byte aligned stack */
     .cfi_adjust_cfa_offset 8
-    mov 24(%rsp), %rdx
-    call ct_loader_dlopen_request
+    call \fn
     add $8, %rsp
     .cfi_adjust_cfa_offset -8
     pop %rsi
@@ -38,6 +35,16 @@ dlopen:
     pop %rdi
     .cfi_adjust_cfa_offset -8
     jmp *%rax
+.endm
+
+    .text
+    .globl dlopen
+    .type dlopen, @function
+dlopen:
+    .cfi_startproc
+    endbr64
+    mov (%rsp), %rdx /* the caller's return address */
+    jump_to_answer_of ct_loader_dlopen_request
     .cfi_endproc
     .size dlopen, .-dlopen
 
@@ -52,20 +59,7 @@ dlsym:
     je 1f
     jmp ct_dlsym_in_handle
 1:
-    push %rdi
-    .cfi_adjust_cfa_offset 8
-    push %rsi
-    .cfi_adjust_cfa_offset 8
-    sub $8, %rsp
-    .cfi_adjust_cfa_offset 8
-    call ct_dl_real_sym_address
-    add $8, %rsp
-    .cfi_adjust_cfa_offset -8
-    pop %rsi
-    .cfi_adjust_cfa_offset -8
-    pop %rdi
-    .cfi_adjust_cfa_offset -8
-    jmp *%rax
+    jump_to_answer_of ct_dl_real_sym_address
     .cfi_endproc
     .size dlsym, .-dlsym
 #else

@@ -24,6 +24,8 @@ import time
 
 import pytest
 
+from test_report_cli import varint as uleb  # LEB128 is protobuf's varint
+
 RUNS_TIMEOUT_S = 60
 
 PROGRAM_SOURCE = r"""
@@ -386,15 +388,6 @@ def test_every_few_bytes_match_addr2line(check_program, tmp_path, variant):
 
 
 # ---- hand-made files: the encodings GCC and clang do not emit here -----------------------
-
-def uleb(value):
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
 
 def sleb(value):
     out = bytearray()

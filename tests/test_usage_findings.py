@@ -8,16 +8,15 @@ ctypes and through a C extension that releases the GIL, under every CPython
 the machine has, so the Python call sites are real frames read without the
 GIL.
 """
-import glob
 import json
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 
 import toolkit
+from test_python_frames import INTERPRETERS, interpreter
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PATTERNS = os.path.join(REPO, "tests", "programs", "usage_patterns.c")
@@ -246,18 +245,6 @@ def test_text_report_lists_sites_under_the_finding(trace_run, cli):
 
 # --------------------------------------------------------------------------
 # Python call sites, read without the GIL
-
-INTERPRETERS = [(f"pyenv-3.{minor}", f"/root/.pyenv/versions/3.{minor}.*/bin/python3")
-                for minor in range(9, 14)]
-INTERPRETERS += [("usr-bin", "/usr/bin/python3"), ("sys-executable", sys.executable)]
-
-
-def interpreter(pattern):
-    found = sorted(glob.glob(pattern))
-    if not found:
-        pytest.skip(f"no interpreter at {pattern}")
-    return found[-1]
-
 
 def python_facts(python):
     """(version tuple, include dir, extension suffix) of an interpreter."""
