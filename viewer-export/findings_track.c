@@ -72,7 +72,7 @@ static void add_track(struct packets *out, const struct ct_process_report *p)
 struct annotations {
     CtPb__DebugAnnotation items[MAX_ANNOTATIONS];
     CtPb__DebugAnnotation *list[MAX_ANNOTATIONS];
-    char site_names[3][16], site_texts[3][700];
+    char site_names[3][24], site_texts[3][700];
     size_t count;
 };
 
