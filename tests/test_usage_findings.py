@@ -129,6 +129,19 @@ def test_sync_stall(trace_run, build_dir):
     assert f"top: {top['site']}" in f["message"]
 
 
+def test_sync_stall_is_a_share_of_one_thread(trace_run, build_dir):
+    """Four threads wait on the GPU at once: 400% of the run summed, but each thread waited
+    about all of it; the finding names one thread and its own figures."""
+    proc, trace, _ = run_patterns(trace_run, "sync-threads", 4, CT_DOUBLE_SYNC_NS=1000000)
+    f = only(findings_of(build_dir, proc), "sync-stall")
+    e = f["evidence"]
+    workers = {s["tid"] for s in trace.slices if s["name"] == "cudaStreamSynchronize"}
+    assert len(workers) == 4 and proc.pid not in workers
+    assert e["tid"] in workers and e["sync_calls"] == 30
+    assert 0.3 < e["share_of_wall"] <= 1.0
+    assert f["message"].startswith(f"thread {e['tid']:.0f} waits on the GPU ")
+
+
 def test_healthy_twin_one_sync_per_step_of_work(trace_run, build_dir):
     proc, _, _ = run_patterns(trace_run, "sync-per-step", 10, CT_DOUBLE_SYNC_NS=200000)
     assert findings_of(build_dir, proc) == []

@@ -92,26 +92,33 @@ static void sync_stall(const struct ct_process_report *p, struct ct_findings *ou
 {
     const struct ct_usage *u = &p->usage;
     uint64_t wall = cuda_wall_ns(p);
-    if (!wall || (double)u->sync_calls < ct_thresholds.sync_calls)
+    const struct ct_thread_wait *t = NULL; /* the thread that waited longest */
+    for (size_t i = 0; i < u->thread_count; i++)
+        if (!t || u->threads[i].sync_ns > t->sync_ns)
+            t = &u->threads[i];
+    if (!wall || !t || (double)t->sync_calls < ct_thresholds.sync_calls)
         return;
-    double share = (double)u->sync_ns / (double)wall;
+    double share = (double)t->sync_ns / (double)wall;
     if (share < ct_thresholds.sync_share)
         return;
     struct ct_finding *f = ct_finding_add(out, "sync-stall", CT_SEVERITY_WARNING, p->pid, "%s", "");
     add_sites(f, &p->usage.sync_sites, SHARE_OF_TIME);
-    char a[32], b[32], c[32];
+    char a[32], b[32], c[32], who[48] = "the host";
+    if (u->thread_count > 1)
+        snprintf(who, sizeof who, "thread %lld", (long long)t->tid);
     snprintf(f->message, sizeof f->message,
-             "the host waits on the GPU %.0f%% of the run (%s of %s) in %llu synchronising calls; "
+             "%s waits on the GPU %.0f%% of the run (%s of %s) in %llu synchronising calls; "
              "top: %s (%s in %llu calls); sync less often (no .item()/.cpu() in the loop, "
              "no per-step synchronize)",
-             100 * share, ct_human_time(u->sync_ns, a, sizeof a), ct_human_time(wall, b, sizeof b),
-             (unsigned long long)u->sync_calls, top_site(f),
+             who, 100 * share, ct_human_time(t->sync_ns, a, sizeof a),
+             ct_human_time(wall, b, sizeof b), (unsigned long long)t->sync_calls, top_site(f),
              ct_human_time(f->site_count ? f->sites[0].ns : 0, c, sizeof c),
              (unsigned long long)(f->site_count ? f->sites[0].calls : 0));
-    f->cost_ns = u->sync_ns;
+    f->cost_ns = t->sync_ns;
     ct_finding_add_number(f, "share_of_wall", share);
-    ct_finding_add_number(f, "sync_calls", (double)u->sync_calls);
-    ct_finding_add_number(f, "sync_ns", (double)u->sync_ns);
+    ct_finding_add_number(f, "tid", (double)t->tid);
+    ct_finding_add_number(f, "sync_calls", (double)t->sync_calls);
+    ct_finding_add_number(f, "sync_ns", (double)t->sync_ns);
 }
 
 static void pageable_memcpy(const struct ct_process_report *p, struct ct_findings *out)

@@ -176,7 +176,8 @@ static void on_slice(void *ctx, const struct ct_event *e)
     if (result > 0 && result < 1024 && !reports_others)
         p->calls_failed_with[result]++;
     tally(p, (int)(*fn - 1), 1, failed, e->end > e->ts ? e->end - e->ts : 0);
-    ct_usage_slice(&p->usage, (int)(*fn - 1), e);
+    const uint64_t *tid = ct_u64_map_find(&b->thread_of, e->track);
+    ct_usage_slice(&p->usage, tid ? (int64_t)*tid : 0, (int)(*fn - 1), e);
 }
 
 static const char *arg_string(const struct ct_event *e, const char *name)

@@ -196,7 +196,26 @@ static void device_free(struct ct_usage *u, const struct ct_event *e)
     note_live(u, e->end);
 }
 
-static void copy(struct ct_usage *u, int fn, const struct ct_event *e, uint64_t ns,
+/* A call that held the host up: counted for the process and for the
+ * thread that made it (threads wait in parallel, so a share of the run is
+ * only meaningful per thread). */
+static void blocking(struct ct_usage *u, int64_t tid, uint64_t ns, const char *site, uint64_t bytes)
+{
+    u->sync_calls++;
+    u->sync_ns += ns;
+    ct_site_costs_add(&u->sync_sites, site, ns, bytes);
+    uint64_t *index = ct_u64_map_find(&u->thread_index, (uint64_t)tid + 1);
+    if (!index) {
+        u->threads = ct_array_grow(u->threads, u->thread_count, sizeof *u->threads);
+        u->threads[u->thread_count++].tid = tid;
+        ct_u64_map_put(&u->thread_index, (uint64_t)tid + 1, u->thread_count);
+        index = ct_u64_map_find(&u->thread_index, (uint64_t)tid + 1);
+    }
+    u->threads[*index - 1].sync_calls++;
+    u->threads[*index - 1].sync_ns += ns;
+}
+
+static void copy(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e, uint64_t ns,
                  const char *site)
 {
     const char *kind = arg_text(e, "kind");
@@ -206,7 +225,7 @@ static void copy(struct ct_usage *u, int fn, const struct ct_event *e, uint64_t 
     int is_async = strstr(ct_function_name(fn), "Async") != NULL;
     if (!to_device && !to_host) {
         if (!is_async)
-            u->sync_calls++, u->sync_ns += ns, ct_site_costs_add(&u->sync_sites, site, ns, bytes);
+            blocking(u, tid, ns, site, bytes);
         return;
     }
     u->host_copies++;
@@ -223,18 +242,8 @@ static void copy(struct ct_usage *u, int fn, const struct ct_event *e, uint64_t 
         u->pageable_ns += ns;
         ct_site_costs_add(&u->pageable_sites, site, ns, bytes);
     }
-    if (!is_async || pageable) {
-        u->sync_calls++;
-        u->sync_ns += ns;
-        ct_site_costs_add(&u->sync_sites, site, ns, bytes);
-    }
-}
-
-static void blocking(struct ct_usage *u, uint64_t ns, const char *site)
-{
-    u->sync_calls++;
-    u->sync_ns += ns;
-    ct_site_costs_add(&u->sync_sites, site, ns, 0);
+    if (!is_async || pageable)
+        blocking(u, tid, ns, site, bytes);
 }
 
 static void unpin(struct ct_usage *u, const struct ct_event *e)
@@ -243,7 +252,7 @@ static void unpin(struct ct_usage *u, const struct ct_event *e)
     ct_u64_map_remove(&u->pinned, arg_uint(e, "ptr"), &gone);
 }
 
-void ct_usage_slice(struct ct_usage *u, int fn, const struct ct_event *e)
+void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e)
 {
     uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
     const char *site = arg_text(e, "site");
@@ -258,10 +267,10 @@ void ct_usage_slice(struct ct_usage *u, int fn, const struct ct_event *e)
     case CT_FAMILY_SYNC_DEVICE:
     case CT_FAMILY_SYNC_STREAM:
     case CT_FAMILY_SYNC_EVENT:
-        blocking(u, ns, site);
+        blocking(u, tid, ns, site, 0);
         break;
     case CT_FAMILY_COPY:
-        copy(u, fn, e, ns, site);
+        copy(u, tid, fn, e, ns, site);
         break;
     case CT_FAMILY_ALLOC_DEVICE:
         device_alloc(u, e, failed, site);
@@ -272,7 +281,7 @@ void ct_usage_slice(struct ct_usage *u, int fn, const struct ct_event *e)
             device_free(u, e);
         note_alloc_time(u, ns, site);
         if (fn == CT_FN_cudaFree)
-            blocking(u, ns, site);
+            blocking(u, tid, ns, site, 0);
         break;
     case CT_FAMILY_ALLOC_HOST:
     case CT_FAMILY_HOST_REGISTER:
@@ -297,6 +306,8 @@ void ct_usage_free(struct ct_usage *u)
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
         ct_site_costs_free(tables[i]);
     ct_u64_map_free(&u->pinned);
+    ct_u64_map_free(&u->thread_index);
+    free(u->threads);
     ct_u64_map_free(&u->live);
     free(u->blocks);
     free(u->alloc_times);

@@ -7,6 +7,7 @@
  * call fails that should not (the oom mode's last allocation must fail).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,13 +79,33 @@ static void sync_storm(unsigned long long steps)
         }
 }
 
+static void *thirty_syncs(void *unused)
+{
+    (void)unused;
+    for (int i = 0; i < 30; i++)
+        check(cudaStreamSynchronize(NULL));
+    return NULL;
+}
+
+/* n threads that do nothing but wait on the GPU, at the same time. */
+static void sync_threads(unsigned long long n)
+{
+    pthread_t threads[16];
+    n = n > 16 ? 16 : n;
+    for (unsigned long long i = 0; i < n; i++)
+        if (pthread_create(&threads[i], NULL, thirty_syncs, NULL) != 0)
+            failures++;
+    for (unsigned long long i = 0; i < n; i++)
+        pthread_join(threads[i], NULL);
+}
+
 /* One synchronisation per step of real work. */
 static void sync_per_step(unsigned long long steps)
 {
     for (unsigned long long s = 0; s < steps; s++) {
         for (int layer = 0; layer < 10; layer++)
             launch_once();
-        host_work_ns(5000000);
+        host_work_ns(20000000);
         check(cudaDeviceSynchronize());
     }
 }
@@ -160,7 +181,7 @@ static void big_copies(unsigned long long n)
     check(cudaMalloc(&device, MIB));
     for (unsigned long long i = 0; i < n; i++) {
         check(cudaMemcpy(device, host, MIB, cudaMemcpyHostToDevice));
-        host_work_ns(2000000);
+        host_work_ns(5000000);
     }
     check(cudaFree(device));
     free(host);
@@ -255,6 +276,8 @@ int main(int argc, char **argv)
         launch_light(n);
     else if (strcmp(mode, "sync-storm") == 0)
         sync_storm(n);
+    else if (strcmp(mode, "sync-threads") == 0)
+        sync_threads(n);
     else if (strcmp(mode, "sync-per-step") == 0)
         sync_per_step(n);
     else if (strcmp(mode, "pageable") == 0 || strcmp(mode, "pinned") == 0)
