@@ -181,7 +181,7 @@ static int by_value(const void *a, const void *b)
 static double period_level(const double *levels, int count, int k)
 {
     int from = count * k / PERIODS, to = count * (k + 1) / PERIODS;
-    double sorted[CT_USAGE_LOW_POINTS];
+    double sorted[CT_TIMELINE_SPANS];
     int n = 0;
     for (int i = from; i < to; i++)
         sorted[n++] = levels[i];
@@ -191,16 +191,17 @@ static double period_level(const double *levels, int count, int k)
 
 static int rising_periods(const struct ct_usage *u, double *first, double *last)
 {
-    double levels[CT_USAGE_LOW_POINTS], carried = 0;
-    for (int i = 0; i < u->low_used; i++)
-        levels[i] = carried = u->low[i] >= 0 ? u->low[i] : carried;
-    if (u->low_used < PERIODS)
+    const struct ct_timeline *low = &u->low_points;
+    double levels[CT_TIMELINE_SPANS], carried = 0;
+    for (int i = 0; i < low->used; i++)
+        levels[i] = carried = low->value[i] >= 0 ? low->value[i] : carried;
+    if (low->used < PERIODS)
         return 0;
     int rises = 0;
-    double previous = period_level(levels, u->low_used, 0);
+    double previous = period_level(levels, low->used, 0);
     *first = previous;
     for (int k = 1; k < PERIODS; k++) {
-        double level = period_level(levels, u->low_used, k);
+        double level = period_level(levels, low->used, k);
         rises += level >= previous && level > *first;
         previous = level;
     }
@@ -220,11 +221,12 @@ static void memory_growth(const struct ct_process_report *p, struct ct_findings 
     if (growth < ct_thresholds.growth_bytes ||
         growth < ct_thresholds.growth_share * p->peak_device_bytes)
         return;
-    uint64_t span = u->low_span_ns * (uint64_t)u->low_used * (PERIODS - 1) / PERIODS;
+    const struct ct_timeline *low = &u->low_points;
+    uint64_t span = low->span_ns * (uint64_t)low->used * (PERIODS - 1) / PERIODS;
     double rate = span ? growth / ((double)span / 1e9) : 0;
     /* The blocks still live that were made after the first period: what
      * grew, not the model and buffers made up front. */
-    uint64_t grown_after = u->low_start_ns + u->low_span_ns * (uint64_t)u->low_used / PERIODS;
+    uint64_t grown_after = low->start_ns + low->span_ns * (uint64_t)low->used / PERIODS;
     struct ct_site_costs live = {0};
     for (size_t i = 0; i < u->block_count; i++)
         if (u->blocks[i].ts >= grown_after)

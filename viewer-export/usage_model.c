@@ -100,35 +100,6 @@ static int is_pinned(const struct ct_usage *u, uint64_t ptr)
     return 0;
 }
 
-/* The low point of live bytes in the span `ts` falls in, merging pairs of
- * spans when the run outgrows them. */
-static void note_live(struct ct_usage *u, uint64_t ts)
-{
-    if (!u->low_span_ns) {
-        u->low_start_ns = ts;
-        u->low_span_ns = 1000; /* 1 us to start with: short runs get spans too */
-    }
-    uint64_t slot = ts > u->low_start_ns ? (ts - u->low_start_ns) / u->low_span_ns : 0;
-    while (slot >= CT_USAGE_LOW_POINTS) {
-        for (int i = 0; i < CT_USAGE_LOW_POINTS / 2; i++) {
-            int a = 2 * i, b = 2 * i + 1;
-            double lo = a < u->low_used ? u->low[a] : -1;
-            if (b < u->low_used && u->low[b] >= 0 && (lo < 0 || u->low[b] < lo))
-                lo = u->low[b];
-            u->low[i] = lo;
-        }
-        u->low_used = (u->low_used + 1) / 2;
-        u->low_span_ns *= 2;
-        slot = (ts - u->low_start_ns) / u->low_span_ns;
-    }
-    while (u->low_used <= (int)slot)
-        u->low[u->low_used++] = -1; /* no value yet */
-    /* A span with no change holds the level carried into it. */
-    double level = (double)u->live_bytes;
-    if (u->low[slot] < 0 || level < u->low[slot])
-        u->low[slot] = level;
-}
-
 static void remember_largest(struct ct_usage *u)
 {
     memset(u->oom_largest, 0, sizeof u->oom_largest);
@@ -175,7 +146,7 @@ static void device_alloc(struct ct_usage *u, const struct ct_event *e, int faile
     u->blocks[u->block_count++] = (struct ct_live_block){ptr, bytes, e->end, site};
     ct_u64_map_put(&u->live, ptr, u->block_count);
     u->live_bytes += bytes;
-    note_live(u, e->end);
+    ct_timeline_note(&u->low_points, e->end, (double)u->live_bytes);
 }
 
 static void device_free(struct ct_usage *u, const struct ct_event *e)
@@ -193,7 +164,7 @@ static void device_free(struct ct_usage *u, const struct ct_event *e)
         ct_u64_map_put(&u->live, u->blocks[i].ptr, i + 1);
     }
     u->block_count--;
-    note_live(u, e->end);
+    ct_timeline_note(&u->low_points, e->end, (double)u->live_bytes);
 }
 
 /* A call that held the host up: counted for the process and for the

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "timeline.h"
 #include "trace_decode.h"
 #include "u64_map.h"
 
@@ -36,7 +37,6 @@ struct ct_thread_wait {
     uint64_t sync_calls, sync_ns;
 };
 
-#define CT_USAGE_LOW_POINTS 256
 #define CT_USAGE_LARGEST 3
 
 struct ct_slow_call {
@@ -58,11 +58,7 @@ struct ct_usage {
     struct ct_live_block *blocks;
     size_t block_count;
     uint64_t live_bytes, first_alloc_ns;
-    /* The lowest live bytes in each of CT_USAGE_LOW_POINTS equal spans of
-     * time, which widen (pairs merge) as the run goes on: bounded memory. */
-    uint64_t low_start_ns, low_span_ns;
-    double low[CT_USAGE_LOW_POINTS];
-    int low_used;
+    struct ct_timeline low_points; /* the lowest live bytes in each span of time */
     /* The first failed allocation. */
     int oom;
     uint64_t oom_bytes, oom_ts, oom_live;
