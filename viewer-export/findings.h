@@ -31,7 +31,7 @@ struct ct_finding {
     struct ct_finding_number {
         const char *key;
         double value;
-    } numbers[10];
+    } numbers[12];
     int number_count;
     struct ct_finding_site {
         const char *site;

@@ -7,8 +7,9 @@
  * memory rise through the run), oom (an allocation failed) and slow-alloc.
  * Each names its numbers and the call sites that carry the cost. Shares are
  * of the CUDA part of the run: from the first CUDA call to the end, so that
- * a slow `import torch` does not dilute them. gpu-idle needs GPU
- * timings, which hooks alone cannot give; it waits for the CUPTI work.
+ * a slow `import torch` does not dilute them. gpu-idle, and the kernel
+ * times launch-overhead compares with the launch cost, need GPU timings:
+ * the trace's GPU tracks (gpu_model.c), when it has them.
  */
 #include "findings.h"
 
@@ -80,6 +81,17 @@ static void launch_overhead(const struct ct_process_report *p, struct ct_finding
         100 * share, ct_human_time(ns, a, sizeof a), ct_human_time(wall, b, sizeof b),
         (unsigned long long)launches, rate, ct_human_time(ns / launches, c, sizeof c));
     f->cost_ns = ns;
+    const struct ct_gpu_work *gpu = &p->usage.gpu;
+    if (gpu->kernel_runs) {
+        /* With GPU timings: kernels that run shorter than they take to launch. */
+        uint64_t mean_kernel = gpu->kernel_ns / gpu->kernel_runs;
+        size_t len = strlen(f->message);
+        snprintf(f->message + len, sizeof f->message - len,
+                 "; the kernels run %s on average, %s their launch",
+                 ct_human_time(mean_kernel, a, sizeof a),
+                 mean_kernel < ns / launches ? "shorter than" : "longer than");
+        ct_finding_add_number(f, "mean_kernel_ns", (double)mean_kernel);
+    }
     ct_finding_add_number(f, "share_of_wall", share);
     ct_finding_add_number(f, "launches", (double)launches);
     ct_finding_add_number(f, "launches_per_s", rate);
@@ -326,6 +338,60 @@ static void slow_alloc(const struct ct_process_report *p, struct ct_findings *ou
     ct_site_costs_free(&sites);
 }
 
+/* What the host did during a GPU gap: in blocking calls, in other CUDA
+ * calls, or outside CUDA altogether (data loading, host compute, Python). */
+static void describe_gap(const struct ct_usage *u, const struct ct_gpu_gap *g, char *text,
+                         size_t size, double *outside)
+{
+    double blocked = ct_timeline_sum(&u->host_blocked, g->start, g->start + g->ns);
+    double in_cuda = ct_timeline_sum(&u->host_in_cuda, g->start, g->start + g->ns);
+    *outside = g->ns ? 1 - in_cuda / (double)g->ns : 0;
+    if (*outside < 0)
+        *outside = 0; /* threads' calls overlap */
+    char a[32], b[32];
+    snprintf(text, size, "%s at +%s, the host outside CUDA %.0f%% of it%s",
+             ct_human_time(g->ns, a, sizeof a),
+             ct_human_time(g->start - u->first_call_ns, b, sizeof b), 100 * *outside,
+             blocked > (double)g->ns / 2 ? " (waiting in synchronising calls)"
+             : *outside > 0.5            ? " (input pipeline or host compute?)"
+                                         : " (making CUDA calls)");
+}
+
+static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    uint64_t wall = cuda_wall_ns(p);
+    if (!wall || !ct_gpu_seen(&u->gpu))
+        return;
+    struct ct_gpu_summary s;
+    ct_gpu_summarise(&u->gpu, u->first_call_ns, p->end_ns, &s);
+    double idle = 1 - (double)s.busy_ns / (double)wall;
+    if (idle < ct_thresholds.gpu_idle_share)
+        return;
+    char a[32], b[32], gap[256];
+    struct ct_finding *f =
+        ct_finding_add(out, "gpu-idle", CT_SEVERITY_WARNING, p->pid,
+                       "the GPU is idle %.0f%% of the run (busy %s of %s)", 100 * idle,
+                       ct_human_time(s.busy_ns, a, sizeof a), ct_human_time(wall, b, sizeof b));
+    f->cost_ns = wall - s.busy_ns;
+    ct_finding_add_number(f, "idle_share", idle);
+    ct_finding_add_number(f, "busy_ns", (double)s.busy_ns);
+    static const char *const keys[CT_GPU_GAPS][3] = {
+        {"gap_1_ns", "gap_1_start_ns", "gap_1_host_outside_cuda"},
+        {"gap_2_ns", "gap_2_start_ns", "gap_2_host_outside_cuda"},
+        {"gap_3_ns", "gap_3_start_ns", "gap_3_host_outside_cuda"}};
+    for (int i = 0; i < CT_GPU_GAPS && s.gaps[i].ns; i++) {
+        double outside;
+        describe_gap(u, &s.gaps[i], gap, sizeof gap, &outside);
+        size_t len = strlen(f->message);
+        snprintf(f->message + len, sizeof f->message - len, "%s%s",
+                 i ? "; " : "; longest gaps: ", gap);
+        ct_finding_add_number(f, keys[i][0], (double)s.gaps[i].ns);
+        ct_finding_add_number(f, keys[i][1], (double)s.gaps[i].start);
+        ct_finding_add_number(f, keys[i][2], outside);
+    }
+}
+
 void ct_findings_usage(const struct ct_process_report *p, struct ct_findings *out)
 {
     oom(p, out);
@@ -335,4 +401,5 @@ void ct_findings_usage(const struct ct_process_report *p, struct ct_findings *ou
     small_copy_storm(p, out);
     memory_growth(p, out);
     slow_alloc(p, out);
+    gpu_idle(p, out);
 }

@@ -28,6 +28,7 @@ struct builder {
     struct ct_u64_map owner;          /* any track uuid -> index + 1 */
     struct ct_u64_map thread_of;      /* thread track uuid -> tid */
     struct ct_u64_map device_counter; /* counter track uuids of device memory */
+    struct ct_u64_map gpu_tracks;     /* track uuids of GPU work (gpu_model.h) */
     struct ct_u64_map functions;      /* string id of a function name -> fn + 1 */
     int64_t foreign_format;           /* a trace format we do not read, or 0 */
 };
@@ -91,6 +92,9 @@ static void on_track(void *ctx, const struct ct_track_info *t)
             p->cmdline[i] = ct_strings_get(ct_strings_intern_cstr(t->cmdline[i]));
         p->cmdline_len = t->cmdline_len;
     }
+    if (t->name && !t->is_counter &&
+        strncmp(t->name, CT_GPU_TRACK_PREFIX, strlen(CT_GPU_TRACK_PREFIX)) == 0)
+        ct_u64_map_put(&b->gpu_tracks, t->uuid, 1);
     if (t->name && strcmp(t->name, CT_FINDINGS_TRACK) == 0)
         b->report->annotated = 1;
     if (t->is_counter && t->name && strcmp(t->name, DEVICE_MEMORY_TRACK) == 0)
@@ -160,6 +164,10 @@ static void on_slice(void *ctx, const struct ct_event *e)
         return;
     note_time(p, e->ts);
     note_time(p, e->end);
+    if (ct_u64_map_find(&b->gpu_tracks, e->track)) {
+        ct_gpu_slice(&p->usage.gpu, e);
+        return;
+    }
     uint64_t *fn = ct_u64_map_find(&b->functions, ct_strings_intern_cstr(e->name));
     if (!fn) {
         p->unattributed_slices++;
@@ -475,6 +483,7 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
     ct_u64_map_free(&b.owner);
     ct_u64_map_free(&b.thread_of);
     ct_u64_map_free(&b.device_counter);
+    ct_u64_map_free(&b.gpu_tracks);
     ct_u64_map_free(&b.functions);
     return r;
 }

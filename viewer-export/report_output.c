@@ -30,6 +30,39 @@ static void json_version(struct ct_json *j, const char *key, int64_t version)
         ct_json_null(j, key);
 }
 
+/* The GPU's side, from the trace's GPU tracks; absent without them. */
+static int gpu_summary(const struct ct_process_report *p, struct ct_gpu_summary *s)
+{
+    if (!ct_gpu_seen(&p->usage.gpu))
+        return 0;
+    ct_gpu_summarise(&p->usage.gpu, p->usage.first_call_ns, p->end_ns, s);
+    return 1;
+}
+
+static void json_gpu(struct ct_json *j, const struct ct_process_report *p)
+{
+    struct ct_gpu_summary s;
+    if (!gpu_summary(p, &s))
+        return;
+    const struct ct_gpu_work *g = &p->usage.gpu;
+    ct_json_begin_object(j, "gpu");
+    ct_json_uint(j, "busy_ns", s.busy_ns);
+    ct_json_uint(j, "kernels", g->kernel_runs);
+    ct_json_uint(j, "kernel_ns", g->kernel_ns);
+    ct_json_uint(j, "copies", g->copies);
+    ct_json_uint(j, "memsets", g->sets);
+    ct_json_begin_array(j, "top_kernels");
+    for (int i = 0; i < CT_GPU_TOP_KERNELS && s.top[i].count; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "name", s.top[i].name);
+        ct_json_uint(j, "count", s.top[i].count);
+        ct_json_uint(j, "total_ns", s.top[i].ns);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+    ct_json_end_object(j);
+}
+
 static void json_process(struct ct_json *j, const struct ct_process_report *p)
 {
     ct_json_begin_object(j, NULL);
@@ -74,6 +107,7 @@ static void json_process(struct ct_json *j, const struct ct_process_report *p)
     ct_json_uint(j, "frees", p->frees);
     ct_json_uint(j, "failed_allocs", p->failed_allocs);
     ct_json_end_object(j);
+    json_gpu(j, p);
     ct_json_begin_array(j, "libraries");
     for (size_t i = 0; i < p->library_count; i++)
         ct_library_json(j, &p->libraries[i]);
@@ -132,6 +166,25 @@ static void print_version(const char *label, int64_t version)
         printf("%s unknown", label);
 }
 
+static void print_gpu(const struct ct_process_report *p)
+{
+    struct ct_gpu_summary s;
+    if (!gpu_summary(p, &s))
+        return;
+    char a[32];
+    uint64_t wall = p->end_ns > p->usage.first_call_ns ? p->end_ns - p->usage.first_call_ns : 0;
+    printf("  GPU            busy %s (%.0f%% of the run), %llu kernels, %llu copies, %llu memsets",
+           ct_human_time(s.busy_ns, a, sizeof a),
+           wall ? 100.0 * (double)s.busy_ns / (double)wall : 0,
+           (unsigned long long)p->usage.gpu.kernel_runs, (unsigned long long)p->usage.gpu.copies,
+           (unsigned long long)p->usage.gpu.sets);
+    for (int i = 0; i < CT_GPU_TOP_KERNELS && s.top[i].count; i++)
+        printf("%s%s %.0f%%", i ? ", " : "; top: ", s.top[i].name,
+               p->usage.gpu.kernel_ns ? 100.0 * (double)s.top[i].ns / (double)p->usage.gpu.kernel_ns
+                                      : 0);
+    printf("\n");
+}
+
 /* A finding's top sites, each with its share of what the finding counts. */
 static void print_finding_sites(const struct ct_finding *f)
 {
@@ -179,6 +232,7 @@ static void print_text_process(const struct ct_process_report *p,
            ct_human_bytes(p->peak_device_bytes, a, sizeof a),
            ct_human_bytes(p->final_device_bytes, b, sizeof b), (unsigned long long)p->allocs,
            (unsigned long long)p->frees, (unsigned long long)p->failed_allocs);
+    print_gpu(p);
     for (size_t i = 0; i < p->inflight_count; i++)
         printf("  in flight      thread %lld was inside %s when the process ended\n",
                (long long)p->inflight[i].tid, ct_function_name(p->inflight[i].fn));

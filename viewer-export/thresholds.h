@@ -22,6 +22,7 @@ struct ct_thresholds {
     double slow_alloc_ns;     /* slow-alloc: a call at least this long                */
     double slow_alloc_factor; /* ... and this many times the process's median         */
     double slow_alloc_calls;  /* ... in at least this many calls                      */
+    double gpu_idle_share;    /* gpu-idle: share of the run with no GPU work          */
 };
 
 extern struct ct_thresholds ct_thresholds;

@@ -170,8 +170,12 @@ static void device_free(struct ct_usage *u, const struct ct_event *e)
 /* A call that held the host up: counted for the process and for the
  * thread that made it (threads wait in parallel, so a share of the run is
  * only meaningful per thread). */
-static void blocking(struct ct_usage *u, int64_t tid, uint64_t ns, const char *site, uint64_t bytes)
+static void blocking(struct ct_usage *u, int64_t tid, const struct ct_event *e, const char *site,
+                     uint64_t bytes)
 {
+    uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
+    u->host_blocked.merge = CT_TIMELINE_SUM;
+    ct_timeline_add_interval(&u->host_blocked, e->ts, e->end);
     u->sync_calls++;
     u->sync_ns += ns;
     ct_site_costs_add(&u->sync_sites, site, ns, bytes);
@@ -196,7 +200,7 @@ static void copy(struct ct_usage *u, int64_t tid, int fn, const struct ct_event 
     int is_async = strstr(ct_function_name(fn), "Async") != NULL;
     if (!to_device && !to_host) {
         if (!is_async)
-            blocking(u, tid, ns, site, bytes);
+            blocking(u, tid, e, site, bytes);
         return;
     }
     u->host_copies++;
@@ -214,7 +218,7 @@ static void copy(struct ct_usage *u, int64_t tid, int fn, const struct ct_event 
         ct_site_costs_add(&u->pageable_sites, site, ns, bytes);
     }
     if (!is_async || pageable)
-        blocking(u, tid, ns, site, bytes);
+        blocking(u, tid, e, site, bytes);
 }
 
 static void unpin(struct ct_usage *u, const struct ct_event *e)
@@ -230,6 +234,8 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
     int failed = arg_uint(e, "result") != 0;
     if (!u->first_call_ns || e->ts < u->first_call_ns)
         u->first_call_ns = e->ts;
+    u->host_in_cuda.merge = CT_TIMELINE_SUM;
+    ct_timeline_add_interval(&u->host_in_cuda, e->ts, e->end);
     switch (family_of[fn]) {
     case CT_FAMILY_LAUNCH:
     case CT_FAMILY_GRAPH:
@@ -238,7 +244,7 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
     case CT_FAMILY_SYNC_DEVICE:
     case CT_FAMILY_SYNC_STREAM:
     case CT_FAMILY_SYNC_EVENT:
-        blocking(u, tid, ns, site, 0);
+        blocking(u, tid, e, site, 0);
         break;
     case CT_FAMILY_COPY:
         copy(u, tid, fn, e, ns, site);
@@ -252,7 +258,7 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
             device_free(u, e);
         note_alloc_time(u, ns, site);
         if (fn == CT_FN_cudaFree)
-            blocking(u, tid, ns, site, 0);
+            blocking(u, tid, e, site, 0);
         break;
     case CT_FAMILY_ALLOC_HOST:
     case CT_FAMILY_HOST_REGISTER:
@@ -278,6 +284,7 @@ void ct_usage_free(struct ct_usage *u)
         ct_site_costs_free(tables[i]);
     ct_u64_map_free(&u->pinned);
     ct_u64_map_free(&u->thread_index);
+    ct_gpu_free(&u->gpu);
     free(u->threads);
     ct_u64_map_free(&u->live);
     free(u->blocks);

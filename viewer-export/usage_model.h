@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "gpu_model.h"
 #include "timeline.h"
 #include "trace_decode.h"
 #include "u64_map.h"
@@ -59,6 +60,9 @@ struct ct_usage {
     size_t block_count;
     uint64_t live_bytes, first_alloc_ns;
     struct ct_timeline low_points; /* the lowest live bytes in each span of time */
+    /* Host time inside CUDA calls, and inside those that block, per span. */
+    struct ct_timeline host_in_cuda, host_blocked;
+    struct ct_gpu_work gpu; /* from the GPU tracks, when the trace has them */
     /* The first failed allocation. */
     int oom;
     uint64_t oom_bytes, oom_ts, oom_live;

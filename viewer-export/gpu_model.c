@@ -1,0 +1,156 @@
+/*
+ * GPU work from the GPU tracks. Busy time is the union of the slices' time
+ * (streams overlap; a moment with any work counts once), so the intervals
+ * are kept; when a run has more than CT_GPU_MAX_INTERVALS of them, they are
+ * merged in place (sorted, overlapping and touching ones joined), which
+ * keeps memory bounded and busy time exact; after that, intervals closer
+ * than a microsecond are joined too, which can only shorten gaps below that.
+ */
+#include "gpu_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+
+#define CT_GPU_MAX_INTERVALS (1u << 20)
+
+static const char *arg_text(const struct ct_event *e, const char *name)
+{
+    const struct ct_annotation *a = ct_event_arg(e, name);
+    return a && a->type == CT_VALUE_STRING && a->s ? a->s : "";
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const struct ct_gpu_interval *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Sorts and joins intervals that overlap or lie within `slack` ns. */
+static size_t merge(struct ct_gpu_interval *v, size_t n, uint64_t slack)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof *v, by_start);
+    size_t out = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].start <= v[out].end + slack) {
+            if (v[i].end > v[out].end)
+                v[out].end = v[i].end;
+        } else {
+            v[++out] = v[i];
+        }
+    }
+    return out + 1;
+}
+
+static void add_interval(struct ct_gpu_work *g, uint64_t start, uint64_t end)
+{
+    if (g->interval_count == CT_GPU_MAX_INTERVALS) {
+        g->interval_count = merge(g->intervals, g->interval_count, 0);
+        if (g->interval_count > CT_GPU_MAX_INTERVALS / 2)
+            g->interval_count = merge(g->intervals, g->interval_count, 1000);
+    }
+    g->intervals = ct_array_reserve(g->intervals, &g->interval_capacity, g->interval_count + 1,
+                                    sizeof *g->intervals);
+    g->intervals[g->interval_count++] = (struct ct_gpu_interval){start, end};
+}
+
+static void add_kernel(struct ct_gpu_work *g, const char *name, uint64_t ns)
+{
+    uint64_t key = (uint64_t)(uintptr_t)name;
+    uint64_t *index = ct_u64_map_find(&g->kernel_index, key);
+    if (!index) {
+        g->kernels = ct_array_grow(g->kernels, g->kernel_count, sizeof *g->kernels);
+        g->kernels[g->kernel_count++].name = name;
+        ct_u64_map_put(&g->kernel_index, key, g->kernel_count);
+        index = ct_u64_map_find(&g->kernel_index, key);
+    }
+    g->kernels[*index - 1].count++;
+    g->kernels[*index - 1].ns += ns;
+    g->kernel_runs++;
+    g->kernel_ns += ns;
+}
+
+void ct_gpu_slice(struct ct_gpu_work *g, const struct ct_event *e)
+{
+    uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
+    const char *kind = arg_text(e, "gpu_kind");
+    if (strcmp(kind, "kernel") == 0)
+        add_kernel(g, e->name, ns);
+    else if (strcmp(kind, "memcpy") == 0)
+        g->copies++;
+    else if (strcmp(kind, "memset") == 0)
+        g->sets++;
+    else
+        return;
+    add_interval(g, e->ts, e->ts + ns);
+}
+
+int ct_gpu_seen(const struct ct_gpu_work *g)
+{
+    return g->interval_count > 0;
+}
+
+static void keep_gap(struct ct_gpu_summary *s, uint64_t start, uint64_t end)
+{
+    uint64_t ns = end > start ? end - start : 0;
+    for (int k = 0; k < CT_GPU_GAPS; k++) {
+        if (ns > s->gaps[k].ns) {
+            memmove(&s->gaps[k + 1], &s->gaps[k], (CT_GPU_GAPS - 1 - k) * sizeof s->gaps[0]);
+            s->gaps[k] = (struct ct_gpu_gap){start, ns};
+            return;
+        }
+    }
+}
+
+static int by_gpu_time(const void *a, const void *b)
+{
+    const struct ct_kernel_cost *x = a, *y = b;
+    return (x->ns < y->ns) - (x->ns > y->ns);
+}
+
+static void top_kernels(const struct ct_gpu_work *g, struct ct_gpu_summary *out)
+{
+    struct ct_kernel_cost *sorted = malloc((g->kernel_count + 1) * sizeof *sorted);
+    if (!sorted)
+        abort();
+    memcpy(sorted, g->kernels, g->kernel_count * sizeof *sorted);
+    qsort(sorted, g->kernel_count, sizeof *sorted, by_gpu_time);
+    for (size_t i = 0; i < g->kernel_count && i < CT_GPU_TOP_KERNELS; i++)
+        out->top[i] = sorted[i];
+    free(sorted);
+}
+
+void ct_gpu_summarise(const struct ct_gpu_work *g, uint64_t from, uint64_t to,
+                      struct ct_gpu_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    top_kernels(g, out);
+    struct ct_gpu_interval *v = malloc((g->interval_count + 1) * sizeof *v);
+    if (!v)
+        abort();
+    memcpy(v, g->intervals, g->interval_count * sizeof *v);
+    size_t n = merge(v, g->interval_count, 0);
+    uint64_t at = from; /* the end of the work seen so far */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t start = v[i].start > from ? v[i].start : from;
+        uint64_t end = v[i].end < to ? v[i].end : to;
+        if (end <= start)
+            continue;
+        keep_gap(out, at, start);
+        out->busy_ns += end - start;
+        at = end;
+    }
+    keep_gap(out, at, to);
+    free(v);
+}
+
+void ct_gpu_free(struct ct_gpu_work *g)
+{
+    free(g->intervals);
+    free(g->kernels);
+    ct_u64_map_free(&g->kernel_index);
+    memset(g, 0, sizeof *g);
+}
