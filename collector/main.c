@@ -24,7 +24,6 @@
 #include "trace_builder.h"
 #include "trace_file.h"
 
-#define FRAME_BYTES (4u << 20) /* end a zstd frame after this much input */
 #define FRAME_INTERVAL_NS 1000000000ull
 #define LIBRARY_SCAN_NS 100000000ull /* how often /proc/PID/maps is read */
 #define IDLE_POLL_MS 1
@@ -110,9 +109,8 @@ static void run(struct ct_shm_header *shm, int lifeline_fd)
             ct_builder_scan_libraries(0);
             last_scan_ns = now;
         }
-        if (ct_trace_file_pending() >= FRAME_BYTES || now - last_frame_ns >= FRAME_INTERVAL_NS) {
+        if (now - last_frame_ns >= FRAME_INTERVAL_NS) { /* a full batch ends one sooner */
             ct_writer_flush();
-            ct_trace_file_end_frame();
             last_frame_ns = now;
         }
         if (ended)

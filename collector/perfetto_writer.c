@@ -20,8 +20,8 @@
 
 #define SEQ_CLEARED 1
 #define SEQ_NEEDS_STATE 2
-#define MAX_ARGS 12 /* annotations per event; more are dropped */
-#define BATCH_SIZE (1024 * 1024)
+#define MAX_ARGS 12           /* annotations per event; more are dropped */
+#define BATCH_SIZE (4u << 20) /* one zstd frame */
 #define MAX_PACKET (64 * 1024)
 
 static uint8_t batch[BATCH_SIZE];
@@ -65,7 +65,7 @@ static int bitset_test_and_set(struct ct_bitset *set, uint32_t id)
 
 void ct_writer_flush(void)
 {
-    ct_trace_file_append(batch, batch_used);
+    ct_trace_file_write_frame(batch, batch_used);
     batch_used = 0;
 }
 

@@ -1,8 +1,11 @@
 /*
- * Streams packets through one zstd compression context into the trace file.
- * Each flush ends a complete frame with a checksum, so a collector killed
- * mid-write leaves a file whose complete frames are all readable, and the
- * compressor's memory is bounded by its window however long the run. The
+ * Writes the trace file as a sequence of complete zstd frames, each with a
+ * checksum, so a collector killed mid-write leaves a file whose complete
+ * frames are all readable. A frame is compressed in one go from the
+ * writer's batch, which zstd reads in place (ZSTD_c_stableInBuffer): no
+ * copy into the compressor's own buffer, and its fast block compressor
+ * rather than the one streaming input needs; memory is the batch and the
+ * compressor's window, however long the run. The
  * file is created O_EXCL|O_NOFOLLOW with mode 0600: a name planted in a
  * shared directory is never followed, and an existing trace never replaced.
  */
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_stableInBuffer */
 #include <zstd.h>
 
 #include "write_all.h"
@@ -22,7 +26,6 @@
 static int fd = -1;
 static ZSTD_CCtx *cctx;
 static unsigned char out_buffer[OUT_BUFFER_SIZE];
-static size_t pending;
 static uint64_t bytes_written;
 static int write_error;
 
@@ -49,6 +52,7 @@ int ct_trace_file_open(char *path, size_t path_size)
         return ENOMEM;
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_stableInBuffer, 1);
     return create_unique(path, path_size);
 }
 
@@ -62,51 +66,31 @@ static void write_all(const unsigned char *data, size_t size)
         write_error = errno;
 }
 
-static void compress(const void *data, size_t size, ZSTD_EndDirective mode)
+void ct_trace_file_write_frame(const void *data, size_t size)
 {
+    if (fd < 0 || write_error || size == 0)
+        return;
     ZSTD_inBuffer in = {data, size, 0};
     size_t remaining;
     do {
         ZSTD_outBuffer out = {out_buffer, sizeof out_buffer, 0};
-        remaining = ZSTD_compressStream2(cctx, &out, &in, mode);
+        remaining = ZSTD_compressStream2(cctx, &out, &in, ZSTD_e_end);
         if (ZSTD_isError(remaining)) {
             write_error = EIO;
             return;
         }
         write_all(out_buffer, out.pos);
-    } while (mode == ZSTD_e_end ? remaining != 0 : in.pos < in.size);
-}
-
-void ct_trace_file_append(const void *data, size_t size)
-{
-    if (fd < 0 || write_error)
-        return;
-    compress(data, size, ZSTD_e_continue);
-    pending += size;
-}
-
-void ct_trace_file_end_frame(void)
-{
-    if (fd < 0 || write_error || pending == 0)
-        return;
-    compress(NULL, 0, ZSTD_e_end);
-    pending = 0;
+    } while (remaining != 0);
 }
 
 void ct_trace_file_close(void)
 {
     if (fd < 0)
         return;
-    ct_trace_file_end_frame();
     close(fd);
     fd = -1;
     ZSTD_freeCCtx(cctx);
     cctx = NULL;
-}
-
-size_t ct_trace_file_pending(void)
-{
-    return pending;
 }
 
 uint64_t ct_trace_file_bytes(void)

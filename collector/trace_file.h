@@ -10,13 +10,10 @@
 /* Creates the file at `path` (or path-1, path-2, ... when taken) and writes
  * the name used back into `path`. Returns 0 or an errno value. */
 int ct_trace_file_open(char *path, size_t path_size);
-/* Appends encoded packets to the current frame. */
-void ct_trace_file_append(const void *data, size_t size);
-/* Ends the current frame so everything so far is readable on disk. */
-void ct_trace_file_end_frame(void);
+/* Writes encoded packets as one complete frame, readable on disk once this
+ * returns. */
+void ct_trace_file_write_frame(const void *data, size_t size);
 void ct_trace_file_close(void);
-/* Bytes since the last ended frame, before compression. */
-size_t ct_trace_file_pending(void);
 uint64_t ct_trace_file_bytes(void);
 /* errno of the first write that failed, or 0. */
 int ct_trace_file_error(void);
