@@ -27,6 +27,10 @@ struct ct_sequence {
     int started;
     uint64_t default_track;
     struct ct_bitset event_names, annotation_names, string_values;
+    /* The body of a slice end on the default track, the same every time:
+     * half of all events, written without a cache lookup once it is known. */
+    uint8_t end_body[32];
+    uint32_t end_len;
 };
 
 enum ct_counter_unit { CT_UNIT_COUNT = 2, CT_UNIT_BYTES = 3 };
