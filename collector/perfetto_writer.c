@@ -74,19 +74,18 @@ void ct_writer_flush(void)
  * in any order, which is what lets a packed body be reused. */
 static void append_packet(int has_timestamp, uint64_t timestamp, const uint8_t *body, size_t len)
 {
-    uint8_t ts_field[11];
-    size_t ts_len = 0;
-    if (has_timestamp) {
-        ts_field[0] = 0x40; /* TracePacket.timestamp, field 8, varint */
-        ts_len = 1 + ct_put_varint(ts_field + 1, timestamp);
-    }
+    size_t ts_len = has_timestamp ? 1 + ct_varint_size(timestamp) : 0;
     if (batch_used + ts_len + len + 11 > BATCH_SIZE)
         ct_writer_flush();
-    batch[batch_used++] = 0x0A; /* Trace.packet, field 1, length-delimited */
-    batch_used += ct_put_varint(batch + batch_used, ts_len + len);
-    memcpy(batch + batch_used, ts_field, ts_len);
-    memcpy(batch + batch_used + ts_len, body, len);
-    batch_used += ts_len + len;
+    uint8_t *out = batch + batch_used;
+    *out++ = 0x0A; /* Trace.packet, field 1, length-delimited */
+    out += ct_put_varint(out, ts_len + len);
+    if (has_timestamp) {
+        *out++ = 0x40; /* TracePacket.timestamp, field 8, varint */
+        out += ct_put_varint(out, timestamp);
+    }
+    memcpy(out, body, len);
+    batch_used = (size_t)(out + len - batch);
 }
 
 /* Packs everything but the timestamp; returns the body's length, 0 if the
@@ -129,8 +128,7 @@ static void emit_packet(struct ct_sequence *seq, CtPb__TracePacket *packet, int 
 #define CACHED_BODY_MAX 160
 
 struct event_key {
-    uint32_t sequence, type, name, nargs;
-    uint64_t track;
+    uint64_t header[3]; /* as struct key_view's */
     struct ct_arg args[MAX_ARGS];
 };
 
@@ -142,39 +140,48 @@ struct cached_body {
 
 static struct cached_body *body_cache;
 
-/* Only the first key_size() bytes of a key are set and compared. */
-static size_t key_size(const struct event_key *key)
+/* An event's key: its header, then its args as they are (16-byte ct_args,
+ * two words each), found and compared where they lie, without a copy. */
+struct key_view {
+    uint64_t header[3]; /* sequence | type << 32, name | nargs << 32, track */
+    const struct ct_arg *args;
+    int nargs;
+};
+
+static struct key_view key_of(const struct ct_sequence *seq, uint64_t track, uint32_t type,
+                              uint32_t name, const struct ct_arg *args, int nargs)
 {
-    return offsetof(struct event_key, args) + key->nargs * sizeof(struct ct_arg);
+    return (struct key_view){
+        {seq->id | (uint64_t)type << 32, name | (uint64_t)nargs << 32, track}, args, nargs};
 }
 
-static void make_key(struct event_key *key, const struct ct_sequence *seq, uint64_t track,
-                     uint32_t type, uint32_t name, const struct ct_arg *args, int nargs)
+static void store_key(struct event_key *key, const struct key_view *k)
 {
-    key->sequence = seq->id;
-    key->type = type;
-    key->name = name;
-    key->nargs = (uint32_t)nargs;
-    key->track = track;
-    if (nargs > 0) /* slice ends have no args, and pass NULL */
-        memcpy(key->args, args, (size_t)nargs * sizeof *args);
+    memcpy(key->header, k->header, sizeof k->header);
+    if (k->nargs > 0) /* slice ends have no args, and pass NULL */
+        memcpy(key->args, k->args, (size_t)k->nargs * sizeof *k->args);
 }
 
-static struct cached_body *cache_slot(const struct event_key *key)
+static int same_key(const struct event_key *key, const struct key_view *k)
+{
+    return memcmp(key->header, k->header, sizeof k->header) == 0 &&
+           (k->nargs == 0 || memcmp(key->args, k->args, (size_t)k->nargs * sizeof *k->args) == 0);
+}
+
+static struct cached_body *cache_slot(const struct key_view *k)
 {
     if (!body_cache && !(body_cache = calloc(CACHE_SLOTS, sizeof *body_cache)))
         abort();
-    /* Two independent multiply chains: a key is up to 27 words, and one
-     * chain's latency was a visible share of the collector's time. */
-    uint64_t a = 14695981039346656037ull, b = 0x9E3779B97F4A7C15ull;
-    const uint64_t *words = (const uint64_t *)key;
-    size_t n = key_size(key) / 8, i = 0;
-    for (; i + 1 < n; i += 2) {
-        a = (a ^ words[i]) * 0x100000001B3ull;
-        b = (b ^ words[i + 1]) * 0xFF51AFD7ED558CCDull;
+    /* Two independent multiply chains, one per word of each pair: a key is
+     * up to 27 words, and one chain's latency was a visible share of the
+     * collector's time. */
+    uint64_t a = (14695981039346656037ull ^ k->header[0]) * 0x100000001B3ull;
+    uint64_t b = (0x9E3779B97F4A7C15ull ^ k->header[1]) * 0xFF51AFD7ED558CCDull;
+    a = (a ^ k->header[2]) * 0x100000001B3ull;
+    for (int i = 0; i < k->nargs; i++) {
+        a = (a ^ (k->args[i].name | (uint64_t)k->args[i].type << 32)) * 0x100000001B3ull;
+        b = (b ^ k->args[i].value) * 0xFF51AFD7ED558CCDull;
     }
-    if (i < n)
-        a = (a ^ words[i]) * 0x100000001B3ull;
     uint64_t h = a ^ (b >> 31) ^ b;
     return &body_cache[(h ^ (h >> 29)) & (CACHE_SLOTS - 1)];
 }
@@ -278,10 +285,9 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
 {
     if (nargs > MAX_ARGS)
         nargs = MAX_ARGS;
-    struct event_key key;
-    make_key(&key, seq, track, type, name, args, nargs);
+    struct key_view key = key_of(seq, track, type, name, args, nargs);
     struct cached_body *cached = cache_slot(&key);
-    if (cached->len && memcmp(&cached->key, &key, key_size(&key)) == 0) {
+    if (cached->len && same_key(&cached->key, &key)) {
         append_packet(1, ts, cached->body, cached->len);
         return;
     }
@@ -319,7 +325,7 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
         seq->end_len = (uint32_t)len;
     }
     if (!first && !packet.interned_data && len <= CACHED_BODY_MAX) {
-        memcpy(&cached->key, &key, key_size(&key));
+        store_key(&cached->key, &key);
         cached->len = (uint32_t)len;
         memcpy(cached->body, body, len);
     }

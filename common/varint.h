@@ -19,4 +19,15 @@ static inline size_t ct_put_varint(uint8_t *out, uint64_t v)
     return n;
 }
 
+/* The bytes ct_put_varint would write for `v`. */
+static inline size_t ct_varint_size(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
 #endif
