@@ -12,7 +12,9 @@
 #      /bin/true, untraced and traced, wall time per run.
 #   6. one dlopen of an already-loaded library, untraced and traced (the
 #      dlopen trampoline and the look at the link map that follows it).
-#   7. a call site's cost: cudaDeviceSynchronize called from Python through
+#   7. the largest burst of back-to-back launches one thread can make at
+#      default settings without a dropped record (doubling, then bisecting).
+#   8. a call site's cost: cudaDeviceSynchronize called from Python through
 #      ctypes (the no-op double), untraced, traced without call sites and
 #      traced with them (Python frames plus the native stack under them).
 set -eu
@@ -86,6 +88,22 @@ dl_plain=$("$build/bench/dlopen_loop" 100000 libm.so.6 | sed 's/.*, \([0-9.]*\) 
 dl_traced=$(env LD_PRELOAD="$build/libcudatrace.so" CUDATRACE_OUTPUT="$work/none-%p.pftrace.zst" \
     "$build/bench/dlopen_loop" 100000 libm.so.6 | sed 's/.*, \([0-9.]*\) ns per dlopen/\1/')
 echo "  dlopen of a loaded library        $dl_plain ns untraced, $dl_traced ns traced (+$(calc "$dl_traced - $dl_plain") ns)"
+dropped_in_burst() { # launches -> records dropped at default settings
+    env CUDATRACE_OUTPUT="$work/burst.pftrace.zst" LD_PRELOAD="$build/libcudatrace.so" \
+        "$build/tests/launch_loop" "$1" 2>"$work/err" > /dev/null
+    rm -f "$work/burst.pftrace.zst"
+    summary < "$work/err" | awk '{print $2}'
+}
+low=1000; high=0
+while [ "$high" -eq 0 ] && [ "$low" -lt 100000000 ]; do
+    if [ "$(dropped_in_burst $((low * 2)))" -eq 0 ]; then low=$((low * 2)); else high=$((low * 2)); fi
+done
+while [ "$high" -gt 0 ] && [ $((high - low)) -gt $((low / 50)) ]; do
+    mid=$(((low + high) / 2))
+    if [ "$(dropped_in_burst "$mid")" -eq 0 ]; then low=$mid; else high=$mid; fi
+done
+echo "  largest burst without a drop      about $low back-to-back launches at default settings"
+
 sync_loop() { # env... -> ns per cudaDeviceSynchronize from a Python loop
     env "$@" python3 -c '
 import ctypes, sys, time
