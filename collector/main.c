@@ -68,7 +68,8 @@ static struct ct_shm_header *map_shm(int fd)
     struct ct_shm_header *shm = mem;
     if (shm->magic != CT_SHM_MAGIC || shm->version != CT_RECORD_VERSION ||
         shm->ring_capacity == 0 || (shm->ring_capacity & (shm->ring_capacity - 1)) ||
-        ct_shm_size(shm->ring_count, shm->ring_capacity) > (size_t)st.st_size)
+        shm->spill_count > CT_SPILL_CHAIN ||
+        ct_shm_size(shm->ring_count, shm->ring_capacity, shm->spill_count) > (size_t)st.st_size)
         return NULL;
     return shm;
 }
@@ -111,6 +112,7 @@ static void run(struct ct_shm_header *shm, int lifeline_fd)
         }
         if (now - last_frame_ns >= FRAME_INTERVAL_NS) { /* a full batch ends one sooner */
             ct_writer_flush();
+            ct_drain_trim_spill(shm);
             last_frame_ns = now;
         }
         if (ended)

@@ -14,4 +14,8 @@ uint64_t ct_drain_rings(struct ct_shm_header *shm);
  * threads were still inside, written as slices that last until `end_ns`. */
 void ct_drain_finish(struct ct_shm_header *shm, uint64_t end_ns);
 
+/* Gives back the pages of the spill segments used since the last call that
+ * no ring holds now: a burst's memory outlasts it by one call at most. */
+void ct_drain_trim_spill(struct ct_shm_header *shm);
+
 #endif

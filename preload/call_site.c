@@ -131,6 +131,18 @@ static void build_site(struct site_buffer *b, const void *caller)
     memcpy(b->bytes, &header, sizeof header);
 }
 
+struct site_to_send {
+    struct ct_ring *ring;
+    uint64_t begin;
+    const struct site_buffer *site;
+};
+
+static int sent(void *ctx)
+{
+    const struct site_to_send *s = ctx;
+    return ct_emit_bytes(s->ring, CT_STR_CALL_SITE, s->begin, s->site->bytes, s->site->len) == 0;
+}
+
 void ct_call_site_capture(uint64_t begin, const void *caller, int kept)
 {
     struct ct_ring *ring = ct_ring_current();
@@ -140,14 +152,12 @@ void ct_call_site_capture(uint64_t begin, const void *caller, int kept)
     int saved_errno = errno; /* the unwinder and the Python lookups may set it */
     struct site_buffer b;
     build_site(&b, caller);
-    if (ct_emit_bytes(ring, CT_STR_CALL_SITE, begin, b.bytes, b.len) != 0 && kept) {
-        uint64_t chunks = (b.len + CT_STRING_CHUNK - 1) / CT_STRING_CHUNK;
-        uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
-        /* A site longer than a whole (tiny, CUDATRACE_RING_RECORDS) ring
-         * could never fit: waiting for it would only hold the call up. */
-        if (chunks <= ct_ring_mask + 1 && ct_session_wait_for_room(ring, head + chunks - 1))
-            ct_emit_bytes(ring, CT_STR_CALL_SITE, begin, b.bytes, b.len);
-    }
+    struct site_to_send s = {ring, begin, &b};
+    uint64_t chunks = (b.len + CT_STRING_CHUNK - 1) / CT_STRING_CHUNK;
+    /* A site longer than a whole (tiny, CUDATRACE_RING_RECORDS) ring may
+     * never fit: waiting for it would only hold the call up. */
+    if (!sent(&s) && kept && chunks <= ct_ring_mask + 1)
+        ct_session_wait_until(sent, &s);
     errno = saved_errno;
     capturing = 0;
 }

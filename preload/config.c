@@ -5,6 +5,8 @@
  */
 #include "config.h"
 
+#include "cudatrace/record.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,5 +97,7 @@ void ct_config_load(void)
     ct_config.disabled = env_flag("CUDATRACE_DISABLE");
     ct_config.no_call_sites = !env_flag_default("CUDATRACE_CALL_SITES", 1);
     ct_config.launch_site_us = env_uint("CUDATRACE_LAUNCH_SITE_US", 1000, 0, 60000000);
+    ct_config.spill_mb = env_uint("CUDATRACE_SPILL_MB", CT_SPILL_CHAIN, 0,
+                                  CT_SPILL_CHAIN * CT_SPILL_SEGMENT_BYTES >> 20);
     ct_config.force_boottime_clock = env_clock_is_boottime();
 }

@@ -20,6 +20,7 @@ struct ct_config {
     int force_boottime_clock; /* CUDATRACE_CLOCK=boottime                    */
     int no_call_sites;        /* CUDATRACE_CALL_SITES=0                      */
     uint32_t launch_site_us;  /* CUDATRACE_LAUNCH_SITE_US, 0 for none        */
+    uint32_t spill_mb;        /* CUDATRACE_SPILL_MB, the spill pool; 0: none */
 };
 
 extern struct ct_config ct_config;

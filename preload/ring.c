@@ -4,7 +4,10 @@
  * retires it from a pthread key destructor when it ends; the collector drains
  * a retired ring and only then frees it, so a ring is reused by a new thread
  * without ever mixing two threads' records. Threads that find no free ring
- * are counted in the header as lost rather than made to wait.
+ * are counted in the header as lost rather than made to wait. And the slow
+ * path of a full ring: spilling into the shared pool's segments (claimed
+ * with a CAS on the pool's free bits, lock-free like the rest), and the
+ * strings that are written a chunk at a time while a ring spills.
  */
 #include "ring.h"
 
@@ -89,6 +92,138 @@ void ct_ring_forget_thread(void)
     pthread_setspecific(retire_key, NULL);
 }
 
+/* The shared memory a ring lies in: rings sit at fixed strides after the
+ * header. */
+static struct ct_shm_header *shm_of(struct ct_ring *ring)
+{
+    return (struct ct_shm_header *)((char *)ring - CT_SHM_HEADER_SIZE -
+                                    (size_t)ring->index *
+                                        ct_ring_stride((uint32_t)ct_ring_mask + 1));
+}
+
+static int claim_segment(struct ct_shm_header *shm)
+{
+    for (uint32_t w = 0; w < CT_SPILL_CHAIN / 64; w++) {
+        uint64_t bits = atomic_load_explicit(&shm->spill_free[w], memory_order_relaxed);
+        while (bits) {
+            uint64_t bit = bits & -bits;
+            if (atomic_compare_exchange_weak_explicit(&shm->spill_free[w], &bits, bits & ~bit,
+                                                      memory_order_acquire, memory_order_relaxed))
+                return (int)(w * 64 + (uint32_t)__builtin_ctzll(bit));
+        }
+    }
+    return -1;
+}
+
+/* The next position of the spill chain, with a new segment when it starts
+ * one; NULL when the pool or the chain is exhausted. */
+static struct ct_record *spill_reserve(struct ct_shm_header *shm, struct ct_ring *ring,
+                                       uint64_t *ticket)
+{
+    if (!shm->spill_count)
+        return NULL;
+    uint64_t p = atomic_load_explicit(&ring->spill_head, memory_order_relaxed);
+    uint64_t ordinal = p / CT_SPILL_SEGMENT_RECORDS;
+    if (p % CT_SPILL_SEGMENT_RECORDS == 0) {
+        /* Ordinal - CT_SPILL_CHAIN shares this slot: it must be read out. */
+        uint64_t reading = atomic_load_explicit(&ring->spill_tail, memory_order_acquire) /
+                           CT_SPILL_SEGMENT_RECORDS;
+        int segment;
+        if (ordinal - reading >= CT_SPILL_CHAIN || (segment = claim_segment(shm)) < 0)
+            return NULL;
+        atomic_store_explicit(&ring->spill_segments[ordinal % CT_SPILL_CHAIN], (uint32_t)segment,
+                              memory_order_relaxed);
+    }
+    uint32_t segment =
+        atomic_load_explicit(&ring->spill_segments[ordinal % CT_SPILL_CHAIN], memory_order_relaxed);
+    *ticket = p | CT_SPILL_TICKET;
+    return ct_shm_spill_segment(shm, segment) + p % CT_SPILL_SEGMENT_RECORDS;
+}
+
+/* How often a spilling ring looks whether it can go back: reading the
+ * consumer's spill_tail on every record made the two sides fight over its
+ * cache line. */
+#define SPILL_CHECK_EVERY 1024
+
+struct ct_record *ct_ring_try_reserve(struct ct_ring *ring, uint64_t *ticket)
+{
+    uint64_t p = atomic_load_explicit(&ring->spill_head, memory_order_relaxed);
+    if (ring->spilling && p % SPILL_CHECK_EVERY) { /* inside a segment it already has */
+        uint32_t segment = atomic_load_explicit(
+            &ring->spill_segments[(p / CT_SPILL_SEGMENT_RECORDS) % CT_SPILL_CHAIN],
+            memory_order_relaxed);
+        *ticket = p | CT_SPILL_TICKET;
+        return ct_shm_spill_segment(shm_of(ring), segment) + p % CT_SPILL_SEGMENT_RECORDS;
+    }
+    uint64_t h = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    /* Back to the ring only once everything spilled has been read. */
+    if (!ring->spilling || atomic_load_explicit(&ring->spill_tail, memory_order_acquire) ==
+                               atomic_load_explicit(&ring->spill_head, memory_order_relaxed)) {
+        ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+        if (h - ring->cached_tail <= ct_ring_mask) {
+            ring->spilling = 0;
+            *ticket = h;
+            return &ring->records[h & ct_ring_mask];
+        }
+    }
+    struct ct_record *r = spill_reserve(shm_of(ring), ring, ticket);
+    if (r) {
+        ring->spilling = 1;
+        ring->cached_tail = h - ct_ring_mask - 1; /* the fast path sees a full ring */
+    }
+    return r;
+}
+
+struct retry {
+    struct ct_ring *ring;
+    uint64_t ticket;
+    struct ct_record *record;
+};
+
+static int reserved(void *ctx)
+{
+    struct retry *r = ctx;
+    r->record = ct_ring_try_reserve(r->ring, &r->ticket);
+    return r->record != NULL;
+}
+
+struct ct_record *ct_ring_reserve_slow(struct ct_ring *ring, uint64_t *ticket, int kept)
+{
+    struct retry r = {ring, 0, ct_ring_try_reserve(ring, ticket)};
+    if (r.record)
+        return r.record;
+    if (kept && ct_session_wait_until(reserved, &r)) {
+        *ticket = r.ticket;
+        return r.record;
+    }
+    ct_ring_count_drop(ring);
+    return NULL;
+}
+
+/* A string a chunk at a time, each where the ring's state sends it: while
+ * the ring spills, or when the ring has no room for the whole string. A
+ * chunk that finds no room ends it; the collector drops a partial string. */
+static int emit_chunks(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *text,
+                       size_t len, uint64_t chunks)
+{
+    for (uint64_t i = 0; i < chunks; i++) {
+        uint64_t ticket;
+        struct ct_record *r = ct_ring_try_reserve(ring, &ticket);
+        if (!r)
+            return -1;
+        size_t offset = i * CT_STRING_CHUNK;
+        size_t chunk = len - offset < CT_STRING_CHUNK ? len - offset : CT_STRING_CHUNK;
+        r->type = CT_REC_STRING;
+        r->func = kind;
+        r->result = (int32_t)chunk;
+        r->begin = key;
+        r->end = offset | (uint64_t)len << 32;
+        memcpy(r->text, text + offset, chunk);
+        ct_ring_publish(ring, ticket);
+    }
+    return 0;
+}
+
 int ct_emit_string(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *text)
 {
     return ct_emit_bytes(ring, kind, key, text, strnlen(text, CT_STRING_MAX));
@@ -101,13 +236,16 @@ int ct_emit_bytes(struct ct_ring *ring, uint16_t kind, uint64_t key, const void 
     if (!ct_ring_enter(ring))
         return -1;
     uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
-    /* All chunks or none: a string is not a call, so it is never counted as
-     * a dropped record; the caller simply sends it again later. */
-    if (head + chunks - ring->cached_tail > ct_ring_mask + 1) {
-        ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
-        if (head + chunks - ring->cached_tail > ct_ring_mask + 1) {
+    /* All chunks at once in the ring, or a chunk at a time where there is
+     * room: a string is not a call, so it is never counted as a dropped
+     * record; the caller sends it again later when it found no room. */
+    if (ring->spilling || head + chunks - ring->cached_tail > ct_ring_mask + 1) {
+        if (!ring->spilling) /* a spilling ring's cached_tail stays one ring behind */
+            ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+        if (ring->spilling || head + chunks - ring->cached_tail > ct_ring_mask + 1) {
+            int sent = emit_chunks(ring, kind, key, text, len, chunks);
             ct_ring_leave(ring);
-            return -1;
+            return sent;
         }
     }
     for (uint64_t i = 0; i < chunks; i++) {

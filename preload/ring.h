@@ -52,19 +52,24 @@ static inline void ct_ring_leave(struct ct_ring *ring)
     ring->busy = 0;
 }
 
-/* Reserves the next slot, or returns NULL (and counts a drop) when full; a
- * record that is `kept` waits for the collector instead of being dropped. */
-static inline struct ct_record *ct_ring_reserve(struct ct_ring *ring, uint64_t *head, int kept)
+/* A slot when the ring looks full (ring.c): the ring, if the consumer made
+ * room, else the spill chain; else a kept record waits for room, and any
+ * other is dropped (and counted). */
+struct ct_record *ct_ring_reserve_slow(struct ct_ring *ring, uint64_t *ticket, int kept);
+/* The same without waiting or counting: NULL when there is no room at all. */
+struct ct_record *ct_ring_try_reserve(struct ct_ring *ring, uint64_t *ticket);
+
+/* Reserves the next slot and sets *ticket for ct_ring_publish, or returns
+ * NULL (and counts a drop) when there is no room; a record that is `kept`
+ * waits for the collector instead of being dropped. While the ring spills,
+ * cached_tail is kept one ring behind, so every record takes the slow path
+ * and the fast path needs no other test. */
+static inline struct ct_record *ct_ring_reserve(struct ct_ring *ring, uint64_t *ticket, int kept)
 {
     uint64_t h = atomic_load_explicit(&ring->head, memory_order_relaxed);
-    if (__builtin_expect(h - ring->cached_tail > ct_ring_mask, 0)) {
-        ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
-        if (h - ring->cached_tail > ct_ring_mask && !(kept && ct_session_wait_for_room(ring, h))) {
-            ct_ring_count_drop(ring);
-            return NULL;
-        }
-    }
-    *head = h;
+    if (__builtin_expect(h - ring->cached_tail > ct_ring_mask, 0))
+        return ct_ring_reserve_slow(ring, ticket, kept);
+    *ticket = h;
     return &ring->records[h & ct_ring_mask];
 }
 
@@ -78,9 +83,13 @@ static inline void ct_ring_count_call(struct ct_ring *ring, uint16_t func, uint6
     s->ticks += end - begin;
 }
 
-static inline void ct_ring_publish(struct ct_ring *ring, uint64_t head)
+static inline void ct_ring_publish(struct ct_ring *ring, uint64_t ticket)
 {
-    atomic_store_explicit(&ring->head, head + 1, memory_order_release);
+    if (__builtin_expect(ticket & CT_SPILL_TICKET, 0))
+        atomic_store_explicit(&ring->spill_head, (ticket & ~CT_SPILL_TICKET) + 1,
+                              memory_order_release);
+    else
+        atomic_store_explicit(&ring->head, ticket + 1, memory_order_release);
 }
 
 /* Notes the call the thread is entering, for a process that dies inside it.

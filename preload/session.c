@@ -87,13 +87,19 @@ void ct_session_find_collector(void)
 static struct ct_shm_header *create_shm(int *fd_out)
 {
     uint32_t rings = ct_config.rings + 1; /* and the loader's */
-    size_t size = ct_shm_size(rings, ct_config.ring_records);
-    /* Growing a memfd past RLIMIT_FSIZE would raise SIGXFSZ in the program. */
+    uint32_t spill = (uint32_t)(((uint64_t)ct_config.spill_mb << 20) / CT_SPILL_SEGMENT_BYTES);
+    size_t size = ct_shm_size(rings, ct_config.ring_records, spill);
+    /* Growing a memfd past RLIMIT_FSIZE would raise SIGXFSZ in the program:
+     * without the spill pool if need be, else not at all. */
     struct rlimit limit;
     if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
         limit.rlim_cur < size) {
-        errno = EFBIG;
-        return NULL;
+        spill = 0;
+        size = ct_shm_size(rings, ct_config.ring_records, spill);
+        if (limit.rlim_cur < size) {
+            errno = EFBIG;
+            return NULL;
+        }
     }
     int fd = memfd_create("cudatrace-rings", MFD_CLOEXEC);
     if (fd < 0)
@@ -110,6 +116,7 @@ static struct ct_shm_header *create_shm(int *fd_out)
     shm->version = CT_RECORD_VERSION;
     shm->ring_count = rings;
     shm->ring_capacity = ct_config.ring_records;
+    shm->spill_count = spill;
     shm->clock = ct_clock_kind;
     shm->pid = (int32_t)getpid();
     ct_shm_init_rings(shm);
@@ -223,7 +230,7 @@ static void start_session(void)
 fail:
     /* An untraced program keeps running: leave it none of our memory. */
     if (shm)
-        munmap(shm, ct_shm_size(shm->ring_count, shm->ring_capacity));
+        munmap(shm, ct_shm_size(shm->ring_count, shm->ring_capacity, shm->spill_count));
     close_fd(&shm_fd);
     close_fd(&lifeline[0]);
     close_fd(&done[1]);
@@ -281,20 +288,19 @@ struct ct_ring *ct_session_loader_ring(void)
  * in steps of 100 us while it lives, bounded by the exit timeout so that a
  * stopped collector cannot hold the program for long. The program's errno
  * is its own. */
-int ct_session_wait_for_room(struct ct_ring *ring, uint64_t head)
+int ct_session_wait_until(int (*ready)(void *ctx), void *ctx)
 {
     struct ct_shm_header *shm = session_shm;
     uint64_t deadline = ct_clock_boottime_ns() + (uint64_t)ct_config.exit_timeout_ms * 1000000u;
     const struct timespec pause = {0, 100000};
-    int saved_errno = errno, room = 0;
-    while (!room && shm && ct_clock_boottime_ns() < deadline &&
+    int saved_errno = errno, done = 0;
+    while (!done && shm && ct_clock_boottime_ns() < deadline &&
            !(kill(shm->collector_pid, 0) != 0 && errno == ESRCH)) {
         nanosleep(&pause, NULL);
-        ring->cached_tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
-        room = head - ring->cached_tail <= ct_ring_mask;
+        done = ready(ctx);
     }
     errno = saved_errno;
-    return room;
+    return done;
 }
 
 static void print_summary(struct ct_shm_header *shm)

@@ -18,9 +18,9 @@ int ct_session_active(void);
 /* The ring library events go to (starting the session), or NULL. */
 struct ct_ring *ct_session_loader_ring(void);
 
-/* Waits until `ring` has room for a kept record at `head`; 0 when the
- * collector is gone or the wait ran past the exit timeout. */
-int ct_session_wait_for_room(struct ct_ring *ring, uint64_t head);
+/* Waits until `ready(ctx)` returns nonzero, retrying every 100 us; 0 when
+ * the collector is gone or the wait ran past the exit timeout. */
+int ct_session_wait_until(int (*ready)(void *ctx), void *ctx);
 
 /* Counts a call that found no ring (all taken, or the thread was busy
  * starting the session when a signal handler called CUDA), so recorded plus

@@ -359,7 +359,8 @@ def test_sync_time_is_the_time_waited(trace_run, cli):
 
 def test_dropped_records_show(trace_run, program_truth, cli, hooked_functions):
     launches = 100000
-    proc, trace, _ = trace_run("launch_loop", launches, env={"CUDATRACE_RING_RECORDS": 64})
+    proc, trace, _ = trace_run("launch_loop", launches,
+                               env={"CUDATRACE_RING_RECORDS": 64, "CUDATRACE_SPILL_MB": 0})
     assert proc.returncode == 0, proc.stderr
     issued = truth_counts(program_truth("launch_loop", launches), hooked_functions)
     assert issued == launches + 1  # launch_loop ends with one cudaDeviceSynchronize

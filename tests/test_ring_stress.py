@@ -19,13 +19,18 @@ import pytest
 PRODUCER = re.compile(r"ring_stress: producer (\d+) tid (\d+) published (\d+) hash (\d+)"
                       r" ring-dropped (\d+) without-ring (\d+); tid (\d+) received (\d+)"
                       r" hash (\d+) out-of-order (\d+) foreign (\d+)")
-TOTAL = re.compile(r"ring_stress: total ring-dropped (\d+) without-ring (\d+) threads (\d+)")
+TOTAL = re.compile(r"ring_stress: total ring-dropped (\d+) without-ring (\d+) threads (\d+)"
+                   r" spilled (\d+)")
 
 
-@pytest.mark.parametrize("waves,threads,records,rings", [(4, 16, 20000, 8), (3, 64, 5000, 256)])
-def test_rings_lose_nothing_uncounted(build_dir, waves, threads, records, rings):
+@pytest.mark.parametrize("waves,threads,records,rings,spill", [
+    (4, 16, 20000, 8, 0), (3, 64, 5000, 256, 0),
+    # Full rings spill into a shared pool of 3 segments, which runs out: records go to the
+    # ring, the chain, or are dropped, and arrive in order all the same.
+    (4, 16, 60000, 8, 3)])
+def test_rings_lose_nothing_uncounted(build_dir, waves, threads, records, rings, spill):
     done = subprocess.run([os.path.join(build_dir, "unit", "ring_stress"), str(waves),
-                           str(threads), str(records), str(rings)],
+                           str(threads), str(records), str(rings), str(spill)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "WARNING: ThreadSanitizer" not in done.stderr
@@ -40,7 +45,8 @@ def test_rings_lose_nothing_uncounted(build_dir, waves, threads, records, rings)
         assert ring_tid == (tid if published else 0), ident
         assert (out_of_order, foreign) == (0, 0), ident
         assert published + ring_dropped + without_ring == records, ident
-    ring_dropped, without_ring, threads_seen = map(int, TOTAL.fullmatch(last).groups())
+    ring_dropped, without_ring, threads_seen, spilled = map(int, TOTAL.fullmatch(last).groups())
+    assert (spilled > 0) == (spill > 0)
     # The rings' and the session's own counters, against the producers' sums.
     assert ring_dropped == sum(p[4] for p in producers)
     assert without_ring == sum(p[5] for p in producers)

@@ -236,7 +236,8 @@ def test_each_thread_gets_its_own_track(trace_run, program_truth, hooked_functio
 
 def test_full_ring_drops_are_counted_exactly(trace_run, program_truth, hooked_functions):
     launches = 200000
-    proc, trace, _ = trace_run("launch_loop", launches, env={"CUDATRACE_RING_RECORDS": 64})
+    proc, trace, _ = trace_run("launch_loop", launches,
+                               env={"CUDATRACE_RING_RECORDS": 64, "CUDATRACE_SPILL_MB": 0})
     assert proc.returncode == 0, proc.stderr
     issued = sum(hooked_truth(program_truth("launch_loop", launches), hooked_functions).values())
     assert issued == launches + 1  # launch_loop ends with one cudaDeviceSynchronize
@@ -258,6 +259,7 @@ def test_drops_keep_accounting_and_kernel_names(trace_run, program_truth, hooked
     # many times over, so some kernels are first launched while it is full. Whatever is lost,
     # the calls that are recorded must still add up with the drops and carry their names.
     proc, trace, _ = trace_run("train_loop", 20, env={"CUDATRACE_RING_RECORDS": 64,
+                                                      "CUDATRACE_SPILL_MB": 0,
                                                       "CT_DOUBLE_CALL_NS": 10000})
     assert proc.returncode == 0, proc.stderr
     issued = sum(hooked_truth(program_truth("train_loop", 20), hooked_functions).values())

@@ -18,7 +18,7 @@
 #include "cudatrace/functions.h"
 
 #define CT_SHM_MAGIC 0x43545243u /* "CRTC" */
-#define CT_RECORD_VERSION 3u
+#define CT_RECORD_VERSION 4u
 
 enum ct_record_type {
     CT_REC_CALL = 1,         /* one CUDA runtime call, see functions.h         */
@@ -108,6 +108,17 @@ struct ct_call_stats {
     uint64_t ticks; /* summed durations, in the record clock */
 };
 
+/* A ring that fills spills into segments of a pool shared by all rings, in
+ * the same memfd, so a burst gets more room before anything is dropped. The
+ * producer writes to the spill chain from the moment the ring is full until
+ * the consumer has read everything spilled and the ring has room again; the
+ * consumer reads the ring before the chain, so records keep their order.
+ * The pool is sparse: a segment's pages exist only while it holds records
+ * (the collector gives them back once read). */
+#define CT_SPILL_SEGMENT_RECORDS 16384u /* 1 MiB */
+#define CT_SPILL_CHAIN 128u             /* segments in the pool, and in one ring's chain */
+#define CT_SPILL_TICKET (1ull << 63)    /* a reserved slot in the chain, not the ring */
+
 /* One single-producer single-consumer ring. The producer owns the first cache
  * line, the consumer the second, so neither side's stores bounce the other's
  * line on every record. */
@@ -126,7 +137,14 @@ struct ct_ring {
     uint32_t inflight_func;            /* enum ct_function                              */
     volatile uint32_t busy;            /* a record is being written: a signal handler's
                                           call must not write into the same slot        */
+    uint32_t spilling;                 /* producer's: records go to the spill chain     */
+    _Atomic uint64_t spill_head;       /* next spill position the producer writes       */
     alignas(64) _Atomic uint64_t tail; /* next slot the consumer reads    */
+    _Atomic uint64_t spill_tail;       /* next spill position the consumer reads */
+    /* The pool segment that holds spill positions [k, k + 1) * segment size,
+     * at k % CT_SPILL_CHAIN: written by the producer before it publishes the
+     * first record there, freed by the consumer once it read the last. */
+    alignas(64) _Atomic uint32_t spill_segments[CT_SPILL_CHAIN];
     /* The producer's; the collector reads them once the thread or the
      * process has ended, and clears them before the ring is reused. */
     alignas(64) struct ct_call_stats stats[CT_FN_COUNT];
@@ -153,6 +171,8 @@ struct ct_shm_header {
     uint32_t collector_error; /* errno of the failed output, or 0 */
     _Atomic uint64_t collector_records;
     _Atomic uint64_t collector_bytes;
+    uint32_t spill_count;                             /* segments in the pool; 0: none */
+    _Atomic uint64_t spill_free[CT_SPILL_CHAIN / 64]; /* a set bit: that segment is free */
     char output_path[4096];
 };
 
@@ -163,9 +183,25 @@ static inline size_t ct_ring_stride(uint32_t capacity)
 
 #define CT_SHM_HEADER_SIZE ((sizeof(struct ct_shm_header) + 63) & ~(size_t)63)
 
-static inline size_t ct_shm_size(uint32_t ring_count, uint32_t capacity)
+#define CT_SPILL_SEGMENT_BYTES ((size_t)CT_SPILL_SEGMENT_RECORDS * sizeof(struct ct_record))
+
+/* Where the spill pool starts: after the rings, on a page boundary. */
+static inline size_t ct_shm_spill_offset(uint32_t ring_count, uint32_t capacity)
 {
-    return CT_SHM_HEADER_SIZE + (size_t)ring_count * ct_ring_stride(capacity);
+    return (CT_SHM_HEADER_SIZE + (size_t)ring_count * ct_ring_stride(capacity) + 4095) &
+           ~(size_t)4095;
+}
+
+static inline size_t ct_shm_size(uint32_t ring_count, uint32_t capacity, uint32_t spill_count)
+{
+    return ct_shm_spill_offset(ring_count, capacity) + (size_t)spill_count * CT_SPILL_SEGMENT_BYTES;
+}
+
+static inline struct ct_record *ct_shm_spill_segment(struct ct_shm_header *shm, uint32_t segment)
+{
+    return (struct ct_record *)((char *)shm +
+                                ct_shm_spill_offset(shm->ring_count, shm->ring_capacity) +
+                                (size_t)segment * CT_SPILL_SEGMENT_BYTES);
 }
 
 static inline struct ct_ring *ct_shm_ring(struct ct_shm_header *shm, uint32_t index)
@@ -183,6 +219,8 @@ static inline void ct_shm_init_rings(struct ct_shm_header *shm)
         ct_shm_ring(shm, i)->index = i;
     shm->loader_ring = 0;
     atomic_store(&ct_shm_ring(shm, 0)->state, CT_RING_ACTIVE);
+    for (uint32_t i = 0; i < shm->spill_count && i < CT_SPILL_CHAIN; i++)
+        atomic_fetch_or(&shm->spill_free[i / 64], 1ull << (i % 64));
 }
 
 /* Records lost so far: full rings plus threads that found no free ring. */

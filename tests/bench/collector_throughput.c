@@ -59,7 +59,7 @@ int main(int argc, char **argv)
     char path[4096];
     snprintf(path, sizeof path, "%s", argc > 2 ? argv[2] : "/tmp/ct-throughput.pftrace.zst");
     unlink(path);
-    size_t size = ct_shm_size(2, CAPACITY); /* the loader's ring and one thread's */
+    size_t size = ct_shm_size(2, CAPACITY, 0); /* the loader's ring and one thread's */
     struct ct_shm_header *shm = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
     if (!shm || ct_trace_file_open(path, sizeof path)) {
         fprintf(stderr, "collector_throughput: cannot set up\n");

@@ -13,8 +13,10 @@
  * ring gave, the records received, their hash, those out of order and those
  * carrying another producer's id. One line per producer and a line of totals
  * go to stdout for tests/test_ring_stress.py to check against each other.
- * Usage: ring_stress [waves=4] [threads=16] [records=20000] [rings=8] (more
- * threads than rings, so some find none and rings are reused).
+ * Usage: ring_stress [waves=4] [threads=16] [records=20000] [rings=8]
+ * [spill=0] (more threads than rings, so some find none and rings are
+ * reused; `spill` pool segments for full rings to spill into, shared by all,
+ * fewer than the threads need, so the pool runs out too).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -37,6 +39,7 @@ struct producer {
     uint64_t published, published_hash;
     uint64_t ring_dropped; /* its ring's drop counter: at the end minus at the claim */
     uint64_t without_ring;
+    uint64_t spilled; /* of those published, the ones that went to the spill chain */
 };
 
 /* What the consumer saw of one producer. Only the consumer thread writes it. */
@@ -76,9 +79,9 @@ void ct_session_count_lost(void)
 
 /* Launches are not kept records: a full ring drops them, which is what this
  * test counts, so the wait is never reached. */
-int ct_session_wait_for_room(struct ct_ring *ring, uint64_t head)
+int ct_session_wait_until(int (*ready)(void *ctx), void *ctx)
 {
-    (void)ring, (void)head;
+    (void)ready, (void)ctx;
     abort();
 }
 
@@ -130,6 +133,7 @@ static void *producer(void *arg)
     uint64_t dropped_at_claim = 0;
     for (unsigned long long i = 0; i < records_per_thread; i++) {
         uint64_t head = owned ? atomic_load_explicit(&owned->head, memory_order_relaxed) : 0;
+        uint64_t spill = owned ? atomic_load_explicit(&owned->spill_head, memory_order_relaxed) : 0;
         ct_emit_call(CT_FN_cudaLaunchKernel, i, i, 0, i, self->id, 0, 0, 0);
         struct ct_ring *ring = ct_thread_ring;
         if (!ring) {
@@ -140,8 +144,10 @@ static void *producer(void *arg)
             owned = ring;
             dropped_at_claim = atomic_load(&ring->dropped);
         }
-        if (atomic_load_explicit(&ring->head, memory_order_relaxed) != head) {
+        int spilled = atomic_load_explicit(&ring->spill_head, memory_order_relaxed) != spill;
+        if (atomic_load_explicit(&ring->head, memory_order_relaxed) != head || spilled) {
             self->published++;
+            self->spilled += spilled;
             self->published_hash = hash_next(self->published_hash, i);
         }
     }
@@ -153,8 +159,11 @@ static void *producer(void *arg)
 static void *consumer(void *arg)
 {
     (void)arg;
-    while (!atomic_load(&producers_done))
+    for (unsigned pass = 0; !atomic_load(&producers_done); pass++) {
         ct_drain_rings(shm);
+        if (pass % 64 == 0)
+            ct_drain_trim_spill(shm); /* the collector's, once a second */
+    }
     ct_drain_rings(shm); /* rings retired after the last pass */
     ct_drain_rings(shm);
     return NULL;
@@ -166,16 +175,20 @@ int main(int argc, char **argv)
     unsigned threads = argc > 2 ? (unsigned)atoi(argv[2]) : 16;
     records_per_thread = argc > 3 ? strtoull(argv[3], NULL, 10) : 20000;
     unsigned rings = argc > 4 ? (unsigned)atoi(argv[4]) : 8;
-    if (waves == 0 || threads == 0 || threads > MAX_THREADS || rings > MAX_THREADS)
+    unsigned spill = argc > 5 ? (unsigned)atoi(argv[5]) : 0;
+    if (waves == 0 || threads == 0 || threads > MAX_THREADS || rings > MAX_THREADS ||
+        spill > CT_SPILL_CHAIN)
         return 2;
     producer_count = waves * threads;
     struct producer *producers = calloc(producer_count, sizeof *producers);
     by_producer = calloc(producer_count, sizeof *by_producer);
-    shm = calloc(1, ct_shm_size(rings + 1, CAPACITY)); /* and the loader's, as a session has */
+    shm =
+        calloc(1, ct_shm_size(rings + 1, CAPACITY, spill)); /* and the loader's, as a session has */
     if (!producers || !by_producer || !shm)
         return 1;
     shm->ring_count = rings + 1;
     shm->ring_capacity = CAPACITY;
+    shm->spill_count = spill;
     ct_shm_init_rings(shm);
     ct_ring_mask = CAPACITY - 1;
 
@@ -206,9 +219,12 @@ int main(int argc, char **argv)
                (unsigned long long)seen->out_of_order, (unsigned long long)seen->foreign);
     }
     /* What the rings and the session counted, for all producers together. */
-    printf("ring_stress: total ring-dropped %llu without-ring %llu threads %llu\n",
+    uint64_t spilled = 0;
+    for (unsigned p = 0; p < producer_count; p++)
+        spilled += producers[p].spilled;
+    printf("ring_stress: total ring-dropped %llu without-ring %llu threads %llu spilled %llu\n",
            (unsigned long long)ct_shm_dropped(shm), (unsigned long long)atomic_load(&lost),
-           (unsigned long long)threads_seen);
+           (unsigned long long)threads_seen, (unsigned long long)spilled);
     free(producers);
     free(by_producer);
     free(shm);
