@@ -200,6 +200,21 @@ struct ct_record *ct_ring_reserve_slow(struct ct_ring *ring, uint64_t *ticket, i
     return NULL;
 }
 
+/* Chunk `i` of a string into `r`: its offset, and the total length, say
+ * where it goes, so a gap shows. */
+static void fill_chunk(struct ct_record *r, uint16_t kind, uint64_t key, const char *text,
+                       size_t len, uint64_t i)
+{
+    size_t offset = i * CT_STRING_CHUNK;
+    size_t chunk = len - offset < CT_STRING_CHUNK ? len - offset : CT_STRING_CHUNK;
+    r->type = CT_REC_STRING;
+    r->func = kind;
+    r->result = (int32_t)chunk;
+    r->begin = key;
+    r->end = offset | (uint64_t)len << 32;
+    memcpy(r->text, text + offset, chunk);
+}
+
 /* A string a chunk at a time, each where the ring's state sends it: while
  * the ring spills, or when the ring has no room for the whole string. A
  * chunk that finds no room ends it; the collector drops a partial string. */
@@ -211,14 +226,7 @@ static int emit_chunks(struct ct_ring *ring, uint16_t kind, uint64_t key, const 
         struct ct_record *r = ct_ring_try_reserve(ring, &ticket);
         if (!r)
             return -1;
-        size_t offset = i * CT_STRING_CHUNK;
-        size_t chunk = len - offset < CT_STRING_CHUNK ? len - offset : CT_STRING_CHUNK;
-        r->type = CT_REC_STRING;
-        r->func = kind;
-        r->result = (int32_t)chunk;
-        r->begin = key;
-        r->end = offset | (uint64_t)len << 32;
-        memcpy(r->text, text + offset, chunk);
+        fill_chunk(r, kind, key, text, len, i);
         ct_ring_publish(ring, ticket);
     }
     return 0;
@@ -248,17 +256,8 @@ int ct_emit_bytes(struct ct_ring *ring, uint16_t kind, uint64_t key, const void 
             return sent;
         }
     }
-    for (uint64_t i = 0; i < chunks; i++) {
-        size_t offset = i * CT_STRING_CHUNK;
-        size_t chunk = len - offset < CT_STRING_CHUNK ? len - offset : CT_STRING_CHUNK;
-        struct ct_record *r = &ring->records[(head + i) & ct_ring_mask];
-        r->type = CT_REC_STRING;
-        r->func = kind;
-        r->result = (int32_t)chunk;
-        r->begin = key;
-        r->end = offset | (uint64_t)len << 32;
-        memcpy(r->text, text + offset, chunk);
-    }
+    for (uint64_t i = 0; i < chunks; i++)
+        fill_chunk(&ring->records[(head + i) & ct_ring_mask], kind, key, text, len, i);
     atomic_store_explicit(&ring->head, head + chunks, memory_order_release);
     ct_ring_leave(ring);
     return 0;
