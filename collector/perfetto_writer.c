@@ -331,16 +331,26 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
     }
 }
 
+void ct_write_slice_begin(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, uint32_t name,
+                          const struct ct_arg *args, int nargs)
+{
+    write_event(seq, track, ts_ns, CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, name, args, nargs);
+}
+
+void ct_write_slice_end(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns)
+{
+    if ((track == 0 || track == seq->default_track) && seq->end_len) {
+        append_packet(1, ts_ns, seq->end_body, seq->end_len);
+        return;
+    }
+    write_event(seq, track, ts_ns, CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_END, 0, NULL, 0);
+}
+
 void ct_write_slice(struct ct_sequence *seq, uint64_t track, uint64_t begin_ns, uint64_t end_ns,
                     uint32_t name, const struct ct_arg *args, int nargs)
 {
-    write_event(seq, track, begin_ns, CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, name, args,
-                nargs);
-    if ((track == 0 || track == seq->default_track) && seq->end_len) {
-        append_packet(1, end_ns, seq->end_body, seq->end_len);
-        return;
-    }
-    write_event(seq, track, end_ns, CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_END, 0, NULL, 0);
+    ct_write_slice_begin(seq, track, begin_ns, name, args, nargs);
+    ct_write_slice_end(seq, track, end_ns);
 }
 
 void ct_write_instant(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, uint32_t name,

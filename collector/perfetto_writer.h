@@ -47,7 +47,12 @@ void ct_write_named_track(struct ct_sequence *seq, uint64_t uuid, uint64_t paren
 void ct_write_counter_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent,
                             const char *name, enum ct_counter_unit unit);
 
-/* track 0 means the sequence's default track. */
+/* track 0 means the sequence's default track. A slice whose end is known
+ * is written at once; one that is open for a while (an NVTX range) as a
+ * begin, then an end. */
+void ct_write_slice_begin(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, uint32_t name,
+                          const struct ct_arg *args, int nargs);
+void ct_write_slice_end(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns);
 void ct_write_slice(struct ct_sequence *seq, uint64_t track, uint64_t begin_ns, uint64_t end_ns,
                     uint32_t name, const struct ct_arg *args, int nargs);
 void ct_write_instant(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, uint32_t name,

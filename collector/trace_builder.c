@@ -4,7 +4,8 @@
  * become slices there (call_slices.c); the same record feeds the memory
  * counters and the launch rate when its family says so; strings, once whole,
  * go to whoever asked for them (kernel names, devices, library versions,
- * call sites, which wait for their call);
+ * call sites, which wait for their call; NVTX names, which wait for their
+ * range); NVTX ranges go to nvtx_ranges.c;
  * library events from the loader's ring go to loader_events.c.
  * Process-wide tracks and instants live in process_tracks.c and
  * library_track.c. At the end it writes the closing instant with the
@@ -24,6 +25,7 @@
 #include "library_track.h"
 #include "loader_events.h"
 #include "memory_counters.h"
+#include "nvtx_ranges.h"
 #include "process_tracks.h"
 #include "string_records.h"
 
@@ -36,6 +38,7 @@ struct thread_view {
 };
 
 static struct thread_view *threads;
+static uint32_t thread_count;
 static uint64_t calls, last_dropped;
 
 void ct_builder_start(const struct ct_shm_header *shm)
@@ -44,6 +47,8 @@ void ct_builder_start(const struct ct_shm_header *shm)
     threads = calloc(shm->ring_count, sizeof *threads);
     if (!threads)
         abort();
+    thread_count = shm->ring_count;
+    ct_nvtx_start(shm->ring_count);
     ct_string_records_start(shm->ring_count);
     ct_call_sites_start(shm->ring_count);
     ct_process_tracks_start(shm);
@@ -62,8 +67,10 @@ void ct_builder_thread(uint32_t index, int32_t tid, const char *name)
 void ct_builder_thread_end(uint32_t index)
 {
     struct thread_view *t = &threads[index];
-    if (t->live)
+    if (t->live) {
+        ct_nvtx_close(index, &t->seq, ct_clock_map_now_ns());
         ct_sequence_release(&t->seq);
+    }
     t->live = 0;
     ct_string_records_reset(index);
     ct_call_sites_reset(index);
@@ -76,6 +83,9 @@ static void string_done(uint32_t index, const struct ct_string_done *s)
     switch (s->kind) {
     case CT_STR_CALL_SITE:
         ct_call_sites_arrived(index, s->key, s->id);
+        break;
+    case CT_STR_NVTX_NAME:
+        ct_nvtx_name(index, s->key, s->id);
         break;
     case CT_STR_KERNEL_NAME:
         ct_kernel_table_name_is(s->key, s->id);
@@ -146,6 +156,10 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
     case CT_REC_LIBRARY:
         ct_loader_events_record(record);
         break;
+    case CT_REC_NVTX:
+        if (threads[index].live)
+            ct_nvtx_record(index, &threads[index].seq, record, ct_clock_map_ns(record->begin));
+        break;
     default:
         break;
     }
@@ -171,6 +185,9 @@ void ct_builder_tick(uint64_t dropped)
 
 void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
 {
+    for (uint32_t i = 0; i < thread_count; i++)
+        if (threads[i].live)
+            ct_nvtx_close(i, &threads[i].seq, end_ns);
     ct_launch_rate_finish();
     ct_library_track_finish(end_ns);
     if (dropped != last_dropped)

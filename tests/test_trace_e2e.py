@@ -402,10 +402,11 @@ def test_preload_exports_exactly_the_hooks(build_dir, hooked_functions):
     # Plus the two untraced hooks that teach kernel names: __cudaGetKernel
     # (handle -> host stub) and __cudaRegisterFunction (stub -> device name),
     # the loader view's dlopen trampoline and dlclose/dlerror wrappers, and the dlsym
-    # trampoline that answers lookups in a runtime's handle with our hooks.
+    # trampoline that answers lookups in a runtime's handle with our hooks; and NVTX's entry
+    # point for its tool.
     assert exported == collections.Counter([*hooked_functions, "__cudaGetKernel",
                                             "__cudaRegisterFunction", "dlopen", "dlclose",
-                                            "dlerror", "dlsym"])
+                                            "dlerror", "dlsym", "InitializeInjectionNvtx2"])
 
 
 # --------------------------------------------------------------------------

@@ -81,3 +81,17 @@ test-programs: $(BUILD)/tests/dlopen_threads
 $(BUILD)/tests/dlopen_threads: tests/loader/dlopen_threads.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -pthread -o $@ $< -ldl
+
+# NVTX ranges around CUDA calls: the same steps built into a program and
+# into a library the second program links.
+test-programs: $(BUILD)/tests/nvtx_steps $(BUILD)/tests/nvtx_steps_via_lib
+$(BUILD)/tests/nvtx_steps: tests/nvtx/nvtx_steps_main.c tests/nvtx/steps.c $(CT_DOUBLE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ tests/nvtx/nvtx_steps_main.c tests/nvtx/steps.c \
+		$(CT_PROGRAM_LDFLAGS) -ldl
+$(BUILD)/tests/libnvtx_steps.so: tests/nvtx/steps.c $(CT_DOUBLE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CT_PROGRAM_CFLAGS) -fPIC -shared -o $@ $< -L$(CT_DOUBLE_DIR) -l:libcudart.so.13 -ldl
+$(BUILD)/tests/nvtx_steps_via_lib: tests/nvtx/nvtx_steps_main.c $(BUILD)/tests/libnvtx_steps.so
+	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< -L$(BUILD)/tests -Wl,--no-as-needed -lnvtx_steps \
+		-Wl,--as-needed -Wl,-rpath,'$$ORIGIN' $(CT_PROGRAM_LDFLAGS)

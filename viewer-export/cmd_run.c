@@ -28,19 +28,32 @@ static int prepend_library(const char *variable, const char *library)
     return setenv(variable, value, 1);
 }
 
+/* NVTX loads the tool NVTX_INJECTION64_PATH names: the preload, unless the
+ * user chose another tool (nsys sets it too). */
+static int nvtx_tool(void)
+{
+    char path[PATH_MAX];
+    const char *chosen = getenv("NVTX_INJECTION64_PATH");
+    if (chosen && *chosen)
+        return 0;
+    return ct_companion_path("libcudatrace.so", path, sizeof path) ||
+           setenv("NVTX_INJECTION64_PATH", path, 1);
+}
+
 int ct_run_environment(void)
 {
-    /* The preload traces the calls; the audit module tells how each CUDA
-     * library was asked for and found, or why it was not. */
+    /* The preload traces the calls and the NVTX ranges; the audit module
+     * tells how each CUDA library was asked for and found, or why not. */
     return prepend_library("LD_PRELOAD", "libcudatrace.so") ||
-           prepend_library("LD_AUDIT", "libcudatrace-audit.so");
+           prepend_library("LD_AUDIT", "libcudatrace-audit.so") || nvtx_tool();
 }
 
 static const char help[] =
     "usage: cudatrace run [-o TRACE] [-q] [--ring-records N] -- PROGRAM [ARGS...]\n"
     "\n"
-    "Runs PROGRAM with the tracer (LD_PRELOAD) and the loader's audit module\n"
-    "(LD_AUDIT); every process it starts that touches CUDA writes a trace. PROGRAM\n"
+    "Runs PROGRAM with the tracer (LD_PRELOAD), the loader's audit module\n"
+    "(LD_AUDIT) and the tracer as NVTX's tool (NVTX_INJECTION64_PATH, unless set);\n"
+    "every process it starts that touches CUDA writes a trace. PROGRAM\n"
     "keeps this process's pid, signals and exit status.\n"
     "\n"
     "options:\n"

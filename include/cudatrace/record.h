@@ -25,6 +25,16 @@ enum ct_record_type {
     CT_REC_STRING = 2,       /* a chunk of a string the collector interns       */
     CT_REC_PROCESS_INFO = 3, /* arg: runtime version, driver version, devices   */
     CT_REC_LIBRARY = 4,      /* a CUDA-stack library event, on the loader ring  */
+    CT_REC_NVTX = 5,         /* an NVTX range or mark, see enum ct_nvtx_event   */
+};
+
+/* CT_REC_NVTX: func is the event, begin the clock, result the nesting depth
+ * the push or pop left (NVTX's own return value); a push or a mark is
+ * preceded by its CT_STR_NVTX_NAME, keyed by the same clock. */
+enum ct_nvtx_event {
+    CT_NVTX_PUSH = 1,
+    CT_NVTX_POP = 2,
+    CT_NVTX_MARK = 3,
 };
 
 /* CT_REC_LIBRARY: func is the event, result the dlopen mode (or -1), begin
@@ -60,6 +70,7 @@ enum ct_string_kind {
     CT_STR_LIB_ERROR = 8,     /* what dlerror() told the program                */
     CT_STR_LIB_VIA = 9,       /* a failed dependency: the name that was dlopen'ed */
     CT_STR_CALL_SITE = 10,    /* key: the call's begin clock; bytes: call_site.h */
+    CT_STR_NVTX_NAME = 11,    /* key: the CT_REC_NVTX's clock; text: its message */
 };
 
 #define CT_RECORD_ARGS 5

@@ -1,0 +1,67 @@
+"""NVTX ranges and marks show on their thread's track, around the CUDA calls
+made inside them.
+
+tests/nvtx/steps.c pushes a "step" range holding "forward" (two launches,
+nvtxRangePushA) and "backward" (one launch, nvtxRangePushEx), marks "loss"
+and synchronises, per step; it is built into a program and into a library.
+NVTX finds the tracer through NVTX_INJECTION64_PATH, which `cudatrace run`
+sets and a bare LD_PRELOAD leaves to the user.
+"""
+import os
+import subprocess
+
+import perfetto_check
+
+STEPS = 4
+
+
+def nested(trace):
+    """[(name, depth)] of the thread's slices, in order, and the marks' names."""
+    slices = sorted(trace.slices, key=lambda s: (s["ts"], -s["dur"]))
+    return [(s["name"], s["depth"]) for s in slices], [
+        i["name"] for i in trace.instants if i["args"].get("source") == "nvtx"]
+
+
+def expected_steps(steps):
+    one = [("step", 0), ("forward", 1), ("cudaLaunchKernel", 2), ("cudaLaunchKernel", 2),
+           ("backward", 1), ("cudaLaunchKernel", 2), ("cudaDeviceSynchronize", 1)]
+    return one * steps, ["loss"] * steps
+
+
+def test_ranges_nest_around_the_calls(trace_run, build_dir):
+    preload = os.path.join(build_dir, "libcudatrace.so")
+    proc, trace, _ = trace_run("nvtx_steps", STEPS, env={"NVTX_INJECTION64_PATH": preload})
+    assert proc.returncode == 0, proc.stderr
+    assert nested(trace) == expected_steps(STEPS)
+    ranges = [s for s in trace.slices if s["name"] in ("step", "forward", "backward")]
+    assert all(s["args"] == {"source": "nvtx"} for s in ranges)
+
+
+def test_run_sets_the_nvtx_tool(build_dir, tmp_path):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CUDATRACE_", "CT_DOUBLE", "NVTX_")) and k != "LD_PRELOAD"}
+    env["LD_LIBRARY_PATH"] = os.path.join(build_dir, "double")
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "-o", "t.pftrace.zst",
+                           "--", os.path.join(build_dir, "tests", "nvtx_steps_via_lib"), str(STEPS)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert nested(perfetto_check.load(tmp_path / "t.pftrace.zst")) == expected_steps(STEPS)
+
+
+def test_bare_preload_without_the_variable_records_calls_only(trace_run):
+    proc, trace, _ = trace_run("nvtx_steps", STEPS, env={"NVTX_INJECTION64_PATH": None})
+    assert proc.returncode == 0, proc.stderr
+    names, marks = nested(trace)
+    assert [n for n, _ in names] == [n for n, _ in expected_steps(STEPS)[0]
+                                     if n.startswith("cuda")]
+    assert marks == []
+
+
+def test_a_range_left_open_is_closed_at_the_end(trace_run, build_dir):
+    preload = os.path.join(build_dir, "libcudatrace.so")
+    proc, trace, _ = trace_run("nvtx_steps", 1, "open", env={"NVTX_INJECTION64_PATH": preload})
+    assert proc.returncode == 0, proc.stderr
+    # The fixture loads the trace with unclosed slices refused: it is closed, at the end.
+    (last,) = [s for s in trace.slices if s["name"] == "never closed"]
+    end = [i for i in trace.instants if i["name"] == "cudatrace.end"][0]["ts"]
+    assert last["ts"] + last["dur"] == end
