@@ -7,6 +7,7 @@ and synchronises, per step; it is built into a program and into a library.
 NVTX finds the tracer through NVTX_INJECTION64_PATH, which `cudatrace run`
 sets and a bare LD_PRELOAD leaves to the user.
 """
+import json
 import os
 import subprocess
 
@@ -35,6 +36,16 @@ def test_ranges_nest_around_the_calls(trace_run, build_dir):
     assert nested(trace) == expected_steps(STEPS)
     ranges = [s for s in trace.slices if s["name"] in ("step", "forward", "backward")]
     assert all(s["args"] == {"source": "nvtx"} for s in ranges)
+    # The report sums them up per name, by total time.
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
+                           str(proc.run_dir / "trace.pftrace.zst")],
+                          capture_output=True, text=True, timeout=60, check=True)
+    summed = json.loads(done.stdout)["processes"][0]["nvtx_ranges"]
+    truth = {name: sum(s["dur"] for s in ranges if s["name"] == name)
+             for name in ("step", "forward", "backward")}
+    assert {r["name"]: (r["count"], r["total_ns"]) for r in summed} == {
+        name: (STEPS, total) for name, total in truth.items()}
+    assert [r["name"] for r in summed][0] == "step"  # it holds the other two
 
 
 def test_run_sets_the_nvtx_tool(build_dir, tmp_path):

@@ -61,7 +61,7 @@ static const char help[] =
     "                        default cudatrace-%p.pftrace.zst)\n"
     "  -q, --quiet           no summary line on stderr at exit (CUDATRACE_QUIET=1)\n"
     "  --ring-records N      records per thread ring (CUDATRACE_RING_RECORDS;\n"
-    "                        default 16384)\n"
+    "                        default 32768)\n"
     "  --help                this text\n"
     "\n"
     "examples:\n"

@@ -170,7 +170,8 @@ static void on_slice(void *ctx, const struct ct_event *e)
     }
     uint64_t *fn = ct_u64_map_find(&b->functions, ct_strings_intern_cstr(e->name));
     if (!fn) {
-        p->unattributed_slices++;
+        if (!ct_usage_nvtx_slice(&p->usage, e))
+            p->unattributed_slices++;
         return;
     }
     if (ct_event_arg(e, "in_flight")) {

@@ -7,6 +7,7 @@
 #include "human_units.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Calls of `fn` whose slices the rings dropped (the totals counted them). */
@@ -63,6 +64,42 @@ static void json_gpu(struct ct_json *j, const struct ct_process_report *p)
     ct_json_end_object(j);
 }
 
+#define TOP_NVTX_RANGES 10
+
+/* The NVTX ranges by total time; absent when the trace has none. */
+static void json_nvtx(struct ct_json *j, const struct ct_process_report *p)
+{
+    const struct ct_site_costs *t = &p->usage.nvtx_ranges;
+    if (!t->count)
+        return;
+    struct ct_site_cost *sorted = ct_site_costs_sorted(t);
+    ct_json_begin_array(j, "nvtx_ranges");
+    for (size_t i = 0; i < t->count && i < TOP_NVTX_RANGES; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "name", sorted[i].site);
+        ct_json_uint(j, "count", sorted[i].calls);
+        ct_json_uint(j, "total_ns", sorted[i].ns);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+    free(sorted);
+}
+
+static void print_nvtx(const struct ct_process_report *p)
+{
+    const struct ct_site_costs *t = &p->usage.nvtx_ranges;
+    if (!t->count)
+        return;
+    struct ct_site_cost *sorted = ct_site_costs_sorted(t);
+    char a[32];
+    printf("  NVTX ranges   ");
+    for (size_t i = 0; i < t->count && i < TOP_NVTX_RANGES; i++)
+        printf("%s %s %llu x, %s", i ? ";" : "", sorted[i].site,
+               (unsigned long long)sorted[i].calls, ct_human_time(sorted[i].ns, a, sizeof a));
+    printf("\n");
+    free(sorted);
+}
+
 static void json_process(struct ct_json *j, const struct ct_process_report *p)
 {
     ct_json_begin_object(j, NULL);
@@ -108,6 +145,7 @@ static void json_process(struct ct_json *j, const struct ct_process_report *p)
     ct_json_uint(j, "failed_allocs", p->failed_allocs);
     ct_json_end_object(j);
     json_gpu(j, p);
+    json_nvtx(j, p);
     ct_json_begin_array(j, "libraries");
     for (size_t i = 0; i < p->library_count; i++)
         ct_library_json(j, &p->libraries[i]);
@@ -233,6 +271,7 @@ static void print_text_process(const struct ct_process_report *p,
            ct_human_bytes(p->final_device_bytes, b, sizeof b), (unsigned long long)p->allocs,
            (unsigned long long)p->frees, (unsigned long long)p->failed_allocs);
     print_gpu(p);
+    print_nvtx(p);
     for (size_t i = 0; i < p->inflight_count; i++)
         printf("  in flight      thread %lld was inside %s when the process ended\n",
                (long long)p->inflight[i].tid, ct_function_name(p->inflight[i].fn));

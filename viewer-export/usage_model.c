@@ -276,10 +276,19 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
     }
 }
 
+int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e)
+{
+    const char *source = arg_text(e, "source");
+    if (!source || strcmp(source, "nvtx") != 0)
+        return 0;
+    ct_site_costs_add(&u->nvtx_ranges, e->name, e->end > e->ts ? e->end - e->ts : 0, 0);
+    return 1;
+}
+
 void ct_usage_free(struct ct_usage *u)
 {
     struct ct_site_costs *tables[] = {&u->launch_sites, &u->sync_sites, &u->pageable_sites,
-                                      &u->small_copy_sites};
+                                      &u->small_copy_sites, &u->nvtx_ranges};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
         ct_site_costs_free(tables[i]);
     ct_u64_map_free(&u->pinned);

@@ -47,10 +47,11 @@ struct ct_slow_call {
 
 struct ct_usage {
     struct ct_site_costs launch_sites, sync_sites, pageable_sites, small_copy_sites;
-    uint64_t first_call_ns;         /* the first call's begin: where the CUDA part starts */
-    uint64_t sync_calls, sync_ns;   /* every call that blocked the host */
-    struct ct_u64_map thread_index; /* tid + 1 -> index + 1 in threads */
-    struct ct_thread_wait *threads; /* the same, per thread */
+    struct ct_site_costs nvtx_ranges; /* by range name: how often, how long in all */
+    uint64_t first_call_ns;           /* the first call's begin: where the CUDA part starts */
+    uint64_t sync_calls, sync_ns;     /* every call that blocked the host */
+    struct ct_u64_map thread_index;   /* tid + 1 -> index + 1 in threads */
+    struct ct_thread_wait *threads;   /* the same, per thread */
     size_t thread_count;
     uint64_t pageable_copies, pageable_bytes, pageable_ns;
     uint64_t small_copies, small_copy_bytes, host_copies;
@@ -78,6 +79,9 @@ struct ct_usage {
 /* Notes one call slice of function `fn` (enum ct_function) made by thread
  * `tid` (0 when unknown). */
 void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e);
+/* Notes a slice that is an NVTX range (its `source` is "nvtx"); 0 when it is
+ * not one. */
+int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e);
 /* Adds a call's cost to its site's entry (nothing when `site` is NULL). */
 void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes);
 /* A copy of the entries in order of cost (time, then bytes, then calls);
