@@ -456,12 +456,6 @@ static const struct mapping *find_mapping(const struct process *p, uint64_t pc)
     return low < p->map_count && p->maps[low].start <= pc ? &p->maps[low] : NULL;
 }
 
-int ct_symbolize_read_maps(int32_t pid)
-{
-    struct process *p = process_for(pid);
-    return p->gone ? -1 : read_maps(p);
-}
-
 int ct_symbolize(int32_t pid, uint64_t pc, struct ct_symbol *out)
 {
     *out = (struct ct_symbol){0};

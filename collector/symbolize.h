@@ -32,14 +32,9 @@ struct ct_symbol {
  * common/strings.h: ct_strings_intern / ct_strings_get). */
 int ct_symbolize(int32_t pid, uint64_t pc, struct ct_symbol *out);
 
-/* Reads /proc/PID/maps now (ct_symbolize reads it on first use and again
- * when a pc falls outside every known executable mapping): worth calling
- * after a library load, or while a process that may exit soon still runs.
- * 0, or -1 when the maps cannot be read (what was cached stays). */
-int ct_symbolize_read_maps(int32_t pid);
-
 /* Resolves `address`, an address in the ELF address space of the file at
- * `path` (as ct_symbol.module_offset), without a process. Returns 0 when the
+ * `path` (as ct_symbol.module_offset), without a process: what the unit
+ * checker feeds damaged and hand-made files through. Returns 0 when the
  * file exists (module is then `path`), else -1. */
 int ct_symbolize_file(const char *path, uint64_t address, struct ct_symbol *out);
 
