@@ -144,8 +144,10 @@ static inline void ct_emit_call(uint16_t func, uint64_t begin, uint64_t end, int
     ct_ring_leave(ring);
 }
 
-/* Publishes a whole string (in chunks) or nothing; returns 0 or -1 when the
- * ring has no room for all of it. */
+/* Publishes a string in chunks: all at once when the ring has room for
+ * them, else a chunk at a time into the ring or the spill chain, which can
+ * stop part way (the collector drops a string with a gap). 0, or -1 when
+ * not all of it went. */
 int ct_emit_string(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *text);
 /* The same for `len` bytes of any content (len <= CT_STRING_MAX). */
 int ct_emit_bytes(struct ct_ring *ring, uint16_t kind, uint64_t key, const void *data, size_t len);
