@@ -15,12 +15,6 @@
 
 #define CT_GPU_MAX_INTERVALS (1u << 20)
 
-static const char *arg_text(const struct ct_event *e, const char *name)
-{
-    const struct ct_annotation *a = ct_event_arg(e, name);
-    return a && a->type == CT_VALUE_STRING && a->s ? a->s : "";
-}
-
 static int by_start(const void *a, const void *b)
 {
     const struct ct_gpu_interval *x = a, *y = b;
@@ -76,7 +70,7 @@ static void add_kernel(struct ct_gpu_work *g, const char *name, uint64_t ns)
 void ct_gpu_slice(struct ct_gpu_work *g, const struct ct_event *e)
 {
     uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
-    const char *kind = arg_text(e, "gpu_kind");
+    const char *kind = ct_event_text(e, "gpu_kind");
     if (strcmp(kind, "kernel") == 0)
         add_kernel(g, e->name, ns);
     else if (strcmp(kind, "memcpy") == 0)

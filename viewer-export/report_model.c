@@ -101,14 +101,6 @@ static void on_track(void *ctx, const struct ct_track_info *t)
         ct_u64_map_put(&b->device_counter, t->uuid, 1);
 }
 
-static int64_t arg_int(const struct ct_event *e, const char *name, int64_t fallback)
-{
-    const struct ct_annotation *a = ct_event_arg(e, name);
-    if (!a)
-        return fallback;
-    return a->type == CT_VALUE_INT ? a->i : (int64_t)a->u;
-}
-
 static void note_time(struct ct_process_report *p, uint64_t ts)
 {
     if (!p->first_ns || ts < p->first_ns)
@@ -178,7 +170,7 @@ static void on_slice(void *ctx, const struct ct_event *e)
         add_inflight(b, p, (int)(*fn - 1), e);
         return;
     }
-    int64_t result = arg_int(e, "result", 0);
+    int64_t result = ct_event_int(e, "result", 0);
     int failed = result != 0;
     /* The error queries return an error that some other call left. */
     int reports_others = *fn - 1 == CT_FN_cudaGetLastError || *fn - 1 == CT_FN_cudaPeekAtLastError;
@@ -189,24 +181,18 @@ static void on_slice(void *ctx, const struct ct_event *e)
     ct_usage_slice(&p->usage, tid ? (int64_t)*tid : 0, (int)(*fn - 1), e);
 }
 
-static const char *arg_string(const struct ct_event *e, const char *name)
-{
-    const struct ct_annotation *a = ct_event_arg(e, name);
-    return a && a->type == CT_VALUE_STRING && a->s ? a->s : "";
-}
-
 /* A thread's totals for one function, written when it ended: exact however
  * many of its slices the rings dropped. */
 static void add_totals(struct builder *b, struct ct_process_report *p, const struct ct_event *e)
 {
     uint64_t *fn =
-        ct_u64_map_find(&b->functions, ct_strings_intern_cstr(arg_string(e, "function")));
+        ct_u64_map_find(&b->functions, ct_strings_intern_cstr(ct_event_text(e, "function")));
     if (!fn)
         return;
     struct ct_api_stats *t = &p->totals[*fn - 1];
-    t->calls += (uint64_t)arg_int(e, "calls", 0);
-    t->errors += (uint64_t)arg_int(e, "errors", 0);
-    t->total_ns += (uint64_t)arg_int(e, "total_ns", 0);
+    t->calls += (uint64_t)ct_event_int(e, "calls", 0);
+    t->errors += (uint64_t)ct_event_int(e, "errors", 0);
+    t->total_ns += (uint64_t)ct_event_int(e, "total_ns", 0);
     p->has_totals = 1;
 }
 
@@ -235,21 +221,21 @@ static void add_library(struct ct_process_report *p, const struct ct_event *e)
 {
     p->libraries = ct_array_grow(p->libraries, p->library_count, sizeof *p->libraries);
     p->libraries[p->library_count++] =
-        (struct ct_library_entry){.path = arg_string(e, "path"),
-                                  .realpath = arg_string(e, "realpath"),
-                                  .family = arg_string(e, "family"),
-                                  .soname = arg_string(e, "soname"),
-                                  .version = arg_string(e, "version"),
-                                  .build_id = arg_string(e, "build_id"),
-                                  .size = (uint64_t)arg_int(e, "size", 0),
-                                  .built_for_cuda = arg_int(e, "built_for_cuda", 0)};
+        (struct ct_library_entry){.path = ct_event_text(e, "path"),
+                                  .realpath = ct_event_text(e, "realpath"),
+                                  .family = ct_event_text(e, "family"),
+                                  .soname = ct_event_text(e, "soname"),
+                                  .version = ct_event_text(e, "version"),
+                                  .build_id = ct_event_text(e, "build_id"),
+                                  .size = (uint64_t)ct_event_int(e, "size", 0),
+                                  .built_for_cuda = ct_event_int(e, "built_for_cuda", 0)};
 }
 
 /* Traces from before the preload had a loader view carry no "seen_by":
  * their accounts were all the audit module's. */
 static const char *seen_by(const struct ct_event *e)
 {
-    const char *who = arg_string(e, "seen_by");
+    const char *who = ct_event_text(e, "seen_by");
     return *who ? who : "audit";
 }
 
@@ -259,16 +245,16 @@ static void add_load(struct ct_process_report *p, const struct ct_event *e)
 {
     p->loads = ct_array_grow(p->loads, p->load_count, sizeof *p->loads);
     p->loads[p->load_count++] =
-        (struct ct_library_entry){.path = arg_string(e, "path"),
-                                  .realpath = arg_string(e, "realpath"),
-                                  .requested_as = arg_string(e, "requested_as"),
-                                  .requested_by = arg_string(e, "requested_by"),
-                                  .found_via = arg_string(e, "found_via"),
-                                  .runpath_copy = arg_string(e, "runpath_copy"),
-                                  .expected_dirs = arg_string(e, "expected_dirs"),
-                                  .expected_version = arg_string(e, "expected_version"),
-                                  .expected_package = arg_string(e, "expected_package"),
-                                  .expected_by = arg_string(e, "expected_by"),
+        (struct ct_library_entry){.path = ct_event_text(e, "path"),
+                                  .realpath = ct_event_text(e, "realpath"),
+                                  .requested_as = ct_event_text(e, "requested_as"),
+                                  .requested_by = ct_event_text(e, "requested_by"),
+                                  .found_via = ct_event_text(e, "found_via"),
+                                  .runpath_copy = ct_event_text(e, "runpath_copy"),
+                                  .expected_dirs = ct_event_text(e, "expected_dirs"),
+                                  .expected_version = ct_event_text(e, "expected_version"),
+                                  .expected_package = ct_event_text(e, "expected_package"),
+                                  .expected_by = ct_event_text(e, "expected_by"),
                                   .seen_by = seen_by(e),
                                   .loaded_ns = e->ts};
 }
@@ -277,7 +263,7 @@ static void add_unload(struct ct_process_report *p, const struct ct_event *e)
 {
     p->unloads = ct_array_grow(p->unloads, p->unload_count, sizeof *p->unloads);
     p->unloads[p->unload_count++] =
-        (struct ct_library_entry){.realpath = arg_string(e, "realpath"), .loaded_ns = e->ts};
+        (struct ct_library_entry){.realpath = ct_event_text(e, "realpath"), .loaded_ns = e->ts};
 }
 
 /* A library's own version as its API reports it: the runtime's 12040 is
@@ -366,12 +352,12 @@ static int same_failure(const struct ct_failed_load *a, const struct ct_failed_l
 /* A load retried in a loop fails the same way each time: one entry, counted. */
 static void add_failed_load(struct ct_process_report *p, const struct ct_event *e)
 {
-    struct ct_failed_load load = {arg_string(e, "requested_as"),
-                                  arg_string(e, "requested_by"),
-                                  arg_string(e, "searched"),
-                                  arg_string(e, "error"),
+    struct ct_failed_load load = {ct_event_text(e, "requested_as"),
+                                  ct_event_text(e, "requested_by"),
+                                  ct_event_text(e, "searched"),
+                                  ct_event_text(e, "error"),
                                   seen_by(e),
-                                  (uint64_t)arg_int(e, "attempts", 1)};
+                                  (uint64_t)ct_event_int(e, "attempts", 1)};
     for (size_t i = 0; i < p->failed_load_count; i++)
         if (same_failure(&p->failed_loads[i], &load)) {
             p->failed_loads[i].attempts += load.attempts;
@@ -388,35 +374,35 @@ static void on_instant(void *ctx, const struct ct_event *e)
     if (!p)
         return;
     if (strcmp(e->name, CT_TRACE_FORMAT_EVENT) == 0) {
-        int64_t format = arg_int(e, "format", 0);
+        int64_t format = ct_event_int(e, "format", 0);
         if (format != CT_TRACE_FORMAT)
             b->foreign_format = format ? format : -1;
-        p->clock = arg_string(e, "clock");
+        p->clock = ct_event_text(e, "clock");
     } else if (strcmp(e->name, "cuda.versions") == 0) {
-        p->runtime_version = arg_int(e, "runtime_version", -1);
-        p->driver_version = arg_int(e, "driver_version", -1);
-        p->device_count = arg_int(e, "device_count", -1);
+        p->runtime_version = ct_event_int(e, "runtime_version", -1);
+        p->driver_version = ct_event_int(e, "driver_version", -1);
+        p->device_count = ct_event_int(e, "device_count", -1);
     } else if (strcmp(e->name, "cuda.device") == 0) {
-        const char *name = arg_string(e, "name");
+        const char *name = ct_event_text(e, "name");
         if (*name && p->device_names < 16) {
-            p->device_capability[p->device_names] = arg_string(e, "compute_capability");
+            p->device_capability[p->device_names] = ct_event_text(e, "compute_capability");
             p->devices[p->device_names++] = name;
         }
     } else if (strcmp(e->name, "cuda.no_kernel_image") == 0) {
         p->missing_images =
             ct_array_grow(p->missing_images, p->missing_image_count, sizeof *p->missing_images);
         p->missing_images[p->missing_image_count++] = (struct ct_missing_image){
-            arg_string(e, "kernel"), arg_string(e, "library"), arg_string(e, "archs")};
+            ct_event_text(e, "kernel"), ct_event_text(e, "library"), ct_event_text(e, "archs")};
     } else if (strcmp(e->name, "cuda.library") == 0) {
         add_library(p, e);
     } else if (strcmp(e->name, "cuda.toolkit") == 0) {
-        p->toolkit_root = arg_string(e, "root");
-        p->toolkit_version = arg_string(e, "version");
+        p->toolkit_root = ct_event_text(e, "root");
+        p->toolkit_version = ct_event_text(e, "version");
     } else if (strcmp(e->name, "cuda.library.version") == 0) {
         p->versions = ct_array_grow(p->versions, p->version_count, sizeof *p->versions);
         p->versions[p->version_count++] =
-            (struct ct_library_entry){.realpath = arg_string(e, "realpath"),
-                                      .api_version = (uint64_t)arg_int(e, "api_version", 0)};
+            (struct ct_library_entry){.realpath = ct_event_text(e, "realpath"),
+                                      .api_version = (uint64_t)ct_event_int(e, "api_version", 0)};
     } else if (strcmp(e->name, "cuda.library.load") == 0) {
         add_load(p, e);
     } else if (strcmp(e->name, "cuda.library.failed") == 0) {
@@ -426,12 +412,12 @@ static void on_instant(void *ctx, const struct ct_event *e)
     } else if (strcmp(e->name, "cudatrace.calls") == 0) {
         add_totals(b, p, e);
     } else if (strcmp(e->name, "cudatrace.end") == 0) {
-        p->dropped = (uint64_t)arg_int(e, "dropped", 0);
-        p->calls_recorded = (uint64_t)arg_int(e, "calls", 0);
-        p->collector_cpu_ns = (uint64_t)arg_int(e, "collector_cpu_ns", 0);
-        p->collector_max_rss_kb = (uint64_t)arg_int(e, "collector_max_rss_kb", 0);
-        p->start_ns = (uint64_t)arg_int(e, "process_start_ns", 0);
-        p->exited_normally = strcmp(arg_string(e, "exit"), "normal") == 0;
+        p->dropped = (uint64_t)ct_event_int(e, "dropped", 0);
+        p->calls_recorded = (uint64_t)ct_event_int(e, "calls", 0);
+        p->collector_cpu_ns = (uint64_t)ct_event_int(e, "collector_cpu_ns", 0);
+        p->collector_max_rss_kb = (uint64_t)ct_event_int(e, "collector_max_rss_kb", 0);
+        p->start_ns = (uint64_t)ct_event_int(e, "process_start_ns", 0);
+        p->exited_normally = strcmp(ct_event_text(e, "exit"), "normal") == 0;
         p->end_ns = e->ts;
         p->ended = 1;
     } else {

@@ -276,3 +276,17 @@ const struct ct_annotation *ct_event_arg(const struct ct_event *event, const cha
             return &event->args[i];
     return NULL;
 }
+
+int64_t ct_event_int(const struct ct_event *event, const char *name, int64_t fallback)
+{
+    const struct ct_annotation *a = ct_event_arg(event, name);
+    if (!a)
+        return fallback;
+    return a->type == CT_VALUE_INT ? a->i : (int64_t)a->u;
+}
+
+const char *ct_event_text(const struct ct_event *event, const char *name)
+{
+    const struct ct_annotation *a = ct_event_arg(event, name);
+    return a && a->type == CT_VALUE_STRING && a->s ? a->s : "";
+}

@@ -65,5 +65,10 @@ int ct_trace_decode(const char *path, const struct ct_trace_visitor *visitor,
 
 /* The annotation called `name`, or NULL. */
 const struct ct_annotation *ct_event_arg(const struct ct_event *event, const char *name);
+/* Its integer (an unsigned one or a pointer as is), or `fallback` when the
+ * event has no such annotation. */
+int64_t ct_event_int(const struct ct_event *event, const char *name, int64_t fallback);
+/* Its string, or "" when it has none or another type. */
+const char *ct_event_text(const struct ct_event *event, const char *name);
 
 #endif

@@ -30,16 +30,7 @@ static const uint8_t family_of[CT_FN_COUNT] = {
 
 static uint64_t arg_uint(const struct ct_event *e, const char *name)
 {
-    const struct ct_annotation *a = ct_event_arg(e, name);
-    if (!a)
-        return 0;
-    return a->type == CT_VALUE_INT ? (uint64_t)a->i : a->type == CT_VALUE_UINT ? a->u : 0;
-}
-
-static const char *arg_text(const struct ct_event *e, const char *name)
-{
-    const struct ct_annotation *a = ct_event_arg(e, name);
-    return a && a->type == CT_VALUE_STRING && a->s && *a->s ? a->s : NULL;
+    return (uint64_t)ct_event_int(e, name, 0);
 }
 
 void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes)
@@ -193,10 +184,10 @@ static void blocking(struct ct_usage *u, int64_t tid, const struct ct_event *e, 
 static void copy(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e, uint64_t ns,
                  const char *site)
 {
-    const char *kind = arg_text(e, "kind");
+    const char *kind = ct_event_text(e, "kind");
     uint64_t bytes = arg_uint(e, "bytes");
-    int to_device = kind && strcmp(kind, COPY_HOST_TO_DEVICE) == 0;
-    int to_host = kind && strcmp(kind, COPY_DEVICE_TO_HOST) == 0;
+    int to_device = strcmp(kind, COPY_HOST_TO_DEVICE) == 0;
+    int to_host = strcmp(kind, COPY_DEVICE_TO_HOST) == 0;
     int is_async = strstr(ct_function_name(fn), "Async") != NULL;
     if (!to_device && !to_host) {
         if (!is_async)
@@ -230,7 +221,9 @@ static void unpin(struct ct_usage *u, const struct ct_event *e)
 void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e)
 {
     uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
-    const char *site = arg_text(e, "site");
+    const char *site = ct_event_text(e, "site");
+    if (!*site)
+        site = NULL; /* a call without one */
     int failed = arg_uint(e, "result") != 0;
     if (!u->first_call_ns || e->ts < u->first_call_ns)
         u->first_call_ns = e->ts;
@@ -278,8 +271,7 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
 
 int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e)
 {
-    const char *source = arg_text(e, "source");
-    if (!source || strcmp(source, "nvtx") != 0)
+    if (strcmp(ct_event_text(e, "source"), "nvtx") != 0)
         return 0;
     ct_site_costs_add(&u->nvtx_ranges, e->name, e->end > e->ts ? e->end - e->ts : 0, 0);
     return 1;
