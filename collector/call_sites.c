@@ -15,6 +15,7 @@
 
 #include "array.h"
 #include "cudatrace/call_site.h"
+#include "library_family.h"
 #include "process_tracks.h"
 #include "strings.h"
 #include "symbolize.h"
@@ -62,16 +63,18 @@ static int python_library_file(const char *file)
            strstr(file, "/lib/python3");
 }
 
-/* The tracer, the CUDA stack, the frameworks over it and the C runtime:
- * frames there are never the line the user wrote. */
+/* The CUDA stack (library_family.c knows its files), the tracer, the
+ * frameworks over it and the C runtime: frames there are never the line
+ * the user wrote. */
 static int library_module(const char *module)
 {
     static const char *const prefixes[] = {
-        "libcudatrace", "libcudart", "libcuda.",  "libcublas",   "libcudnn",
-        "libnccl",      "libcufft",  "libcurand", "libcusparse", "libcusolver",
-        "libnvrtc",     "libtorch",  "libc10",    "libpython",   "libc.so",
-        "ld-linux",     "libstdc++", "libgcc_s",  "libffi",      "_ctypes",
+        "libcudatrace", "libtorch",  "libc10",   "libpython", "libc.so",
+        "ld-linux",     "libstdc++", "libgcc_s", "libffi",    "_ctypes",
     };
+    char family[64];
+    if (ct_library_family(module, family, sizeof family))
+        return 1;
     const char *name = base_name(module);
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
