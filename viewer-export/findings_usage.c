@@ -21,33 +21,18 @@
 
 #define PERIODS 8
 
-static uint64_t cuda_wall_ns(const struct ct_process_report *p)
+/* The top sites of `t` as the finding's evidence: costliest first in the
+ * measure the finding counts (`by`), each with its share of the total. */
+static void add_sites(struct ct_finding *f, const struct ct_site_costs *t, enum ct_site_measure by)
 {
-    uint64_t start = p->usage.first_call_ns;
-    return start && p->end_ns > start ? p->end_ns - start : 0;
-}
-
-/* The top sites of `t` (sorted by cost) as the finding's evidence, each
- * with its share of `total` (of time, bytes or calls, by `by`). */
-enum share_of { SHARE_OF_TIME, SHARE_OF_BYTES, SHARE_OF_CALLS };
-
-static double part(const struct ct_site_cost *c, enum share_of by)
-{
-    return by == SHARE_OF_TIME    ? (double)c->ns
-           : by == SHARE_OF_BYTES ? (double)c->bytes
-                                  : (double)c->calls;
-}
-
-static void add_sites(struct ct_finding *f, const struct ct_site_costs *t, enum share_of by)
-{
-    struct ct_site_cost *sorted = ct_site_costs_sorted(t);
+    struct ct_site_cost *sorted = ct_site_costs_sorted(t, by);
     double total = 0;
     for (size_t i = 0; i < t->count; i++)
-        total += part(&sorted[i], by);
+        total += ct_site_cost_of(&sorted[i], by);
     for (size_t i = 0; i < t->count && f->site_count < 3; i++) {
         const struct ct_site_cost *c = &sorted[i];
-        f->sites[f->site_count++] = (struct ct_finding_site){c->site, c->calls, c->ns, c->bytes,
-                                                             total > 0 ? part(c, by) / total : 0};
+        f->sites[f->site_count++] = (struct ct_finding_site){
+            c->site, c->calls, c->ns, c->bytes, total > 0 ? ct_site_cost_of(c, by) / total : 0};
     }
     free(sorted);
 }
@@ -59,7 +44,7 @@ static const char *top_site(const struct ct_finding *f)
 
 static void launch_overhead(const struct ct_process_report *p, struct ct_findings *out)
 {
-    uint64_t launches = 0, ns = 0, wall = cuda_wall_ns(p);
+    uint64_t launches = 0, ns = 0, wall = ct_cuda_part_ns(p);
     for (int fn = 0; fn < CT_FN_COUNT; fn++) {
         const char *name = ct_function_name(fn);
         if (strstr(name, "Launch") && !strstr(name, "Graph")) {
@@ -97,13 +82,13 @@ static void launch_overhead(const struct ct_process_report *p, struct ct_finding
     ct_finding_add_number(f, "launches_per_s", rate);
     ct_finding_add_number(f, "mean_launch_ns", (double)ns / (double)launches);
     ct_finding_add_number(f, "sampled_launch_sites", (double)p->usage.launch_sites.calls_with_site);
-    add_sites(f, &p->usage.launch_sites, SHARE_OF_CALLS);
+    add_sites(f, &p->usage.launch_sites, CT_SITE_BY_CALLS);
 }
 
 static void sync_stall(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_usage *u = &p->usage;
-    uint64_t wall = cuda_wall_ns(p);
+    uint64_t wall = ct_cuda_part_ns(p);
     const struct ct_thread_wait *t = NULL; /* the thread that waited longest */
     for (size_t i = 0; i < u->thread_count; i++)
         if (!t || u->threads[i].sync_ns > t->sync_ns)
@@ -114,7 +99,7 @@ static void sync_stall(const struct ct_process_report *p, struct ct_findings *ou
     if (share < ct_thresholds.sync_share)
         return;
     struct ct_finding *f = ct_finding_add(out, "sync-stall", CT_SEVERITY_WARNING, p->pid, "%s", "");
-    add_sites(f, &p->usage.sync_sites, SHARE_OF_TIME);
+    add_sites(f, &p->usage.sync_sites, CT_SITE_BY_TIME);
     char a[32], b[32], c[32], who[48] = "the host";
     if (u->thread_count > 1)
         snprintf(who, sizeof who, "thread %lld", (long long)t->tid);
@@ -151,13 +136,13 @@ static void pageable_memcpy(const struct ct_process_report *p, struct ct_finding
     ct_finding_add_number(f, "copies", (double)u->pageable_copies);
     ct_finding_add_number(f, "bytes", (double)u->pageable_bytes);
     ct_finding_add_number(f, "ns", (double)u->pageable_ns);
-    add_sites(f, &p->usage.pageable_sites, SHARE_OF_CALLS);
+    add_sites(f, &p->usage.pageable_sites, CT_SITE_BY_CALLS);
 }
 
 static void small_copy_storm(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_usage *u = &p->usage;
-    uint64_t wall = cuda_wall_ns(p);
+    uint64_t wall = ct_cuda_part_ns(p);
     if (!wall || (double)u->small_copies < ct_thresholds.small_copy_count)
         return;
     double rate = (double)u->small_copies / ((double)wall / 1e9);
@@ -170,7 +155,7 @@ static void small_copy_storm(const struct ct_process_report *p, struct ct_findin
         (unsigned long long)u->small_copies,
         ct_human_bytes(ct_thresholds.small_copy_bytes, a, sizeof a), rate,
         ct_human_bytes((double)u->small_copy_bytes / (double)u->small_copies, b, sizeof b));
-    add_sites(f, &p->usage.small_copy_sites, SHARE_OF_CALLS);
+    add_sites(f, &p->usage.small_copy_sites, CT_SITE_BY_CALLS);
     size_t len = strlen(f->message);
     snprintf(f->message + len, sizeof f->message - len,
              "; top: %s (%llu copies); batch them into fewer, larger copies", top_site(f),
@@ -246,7 +231,7 @@ static void memory_growth(const struct ct_process_report *p, struct ct_findings 
     char a[32], b[32], c[32], d[32];
     struct ct_finding *f =
         ct_finding_add(out, "memory-growth", CT_SEVERITY_WARNING, p->pid, "%s", "");
-    add_sites(f, &live, SHARE_OF_BYTES);
+    add_sites(f, &live, CT_SITE_BY_BYTES);
     ct_site_costs_free(&live);
     snprintf(f->message, sizeof f->message,
              "live device memory keeps rising: its low points went from %s to %s (%s/s); "
@@ -334,7 +319,7 @@ static void slow_alloc(const struct ct_process_report *p, struct ct_findings *ou
     ct_finding_add_number(f, "worst_ns", (double)worst);
     ct_finding_add_number(f, "median_ns", (double)median);
     ct_finding_add_number(f, "threshold_ns", limit);
-    add_sites(f, &sites, SHARE_OF_TIME);
+    add_sites(f, &sites, CT_SITE_BY_TIME);
     ct_site_costs_free(&sites);
 }
 
@@ -360,11 +345,10 @@ static void describe_gap(const struct ct_usage *u, const struct ct_gpu_gap *g, c
 static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_usage *u = &p->usage;
-    uint64_t wall = cuda_wall_ns(p);
-    if (!wall || !ct_gpu_seen(&u->gpu))
-        return;
+    uint64_t wall = ct_cuda_part_ns(p);
     struct ct_gpu_summary s;
-    ct_gpu_summarise(&u->gpu, u->first_call_ns, p->end_ns, &s);
+    if (!wall || !ct_process_gpu_summary(p, &s))
+        return;
     double idle = 1 - (double)s.busy_ns / (double)wall;
     if (idle < ct_thresholds.gpu_idle_share)
         return;

@@ -475,6 +475,20 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
     return r;
 }
 
+uint64_t ct_cuda_part_ns(const struct ct_process_report *p)
+{
+    uint64_t start = p->usage.first_call_ns;
+    return start && p->end_ns > start ? p->end_ns - start : 0;
+}
+
+int ct_process_gpu_summary(const struct ct_process_report *p, struct ct_gpu_summary *out)
+{
+    if (!ct_gpu_seen(&p->usage.gpu))
+        return 0;
+    ct_gpu_summarise(&p->usage.gpu, p->usage.first_call_ns, p->end_ns, out);
+    return 1;
+}
+
 void ct_report_free(struct ct_report *report)
 {
     for (size_t i = 0; i < report->process_count; i++) {

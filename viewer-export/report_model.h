@@ -114,6 +114,13 @@ struct ct_report {
 
 /* Adds the processes of one trace file; -1 with a reason on bad input. */
 int ct_report_add_trace(struct ct_report *report, const char *path, char *error, size_t error_size);
+/* The CUDA part of a process's run, from its first CUDA call to its end
+ * (what the usage findings take shares of, so that a slow `import torch`
+ * does not dilute them); 0 when it made no call. */
+uint64_t ct_cuda_part_ns(const struct ct_process_report *p);
+/* The GPU's side over that part, from the trace's GPU tracks: 0 when it has
+ * none. */
+int ct_process_gpu_summary(const struct ct_process_report *p, struct ct_gpu_summary *out);
 void ct_report_free(struct ct_report *report);
 
 #endif

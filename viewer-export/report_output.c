@@ -31,19 +31,10 @@ static void json_version(struct ct_json *j, const char *key, int64_t version)
         ct_json_null(j, key);
 }
 
-/* The GPU's side, from the trace's GPU tracks; absent without them. */
-static int gpu_summary(const struct ct_process_report *p, struct ct_gpu_summary *s)
-{
-    if (!ct_gpu_seen(&p->usage.gpu))
-        return 0;
-    ct_gpu_summarise(&p->usage.gpu, p->usage.first_call_ns, p->end_ns, s);
-    return 1;
-}
-
 static void json_gpu(struct ct_json *j, const struct ct_process_report *p)
 {
     struct ct_gpu_summary s;
-    if (!gpu_summary(p, &s))
+    if (!ct_process_gpu_summary(p, &s))
         return;
     const struct ct_gpu_work *g = &p->usage.gpu;
     ct_json_begin_object(j, "gpu");
@@ -72,7 +63,7 @@ static void json_nvtx(struct ct_json *j, const struct ct_process_report *p)
     const struct ct_site_costs *t = &p->usage.nvtx_ranges;
     if (!t->count)
         return;
-    struct ct_site_cost *sorted = ct_site_costs_sorted(t);
+    struct ct_site_cost *sorted = ct_site_costs_sorted(t, CT_SITE_BY_TIME);
     ct_json_begin_array(j, "nvtx_ranges");
     for (size_t i = 0; i < t->count && i < TOP_NVTX_RANGES; i++) {
         ct_json_begin_object(j, NULL);
@@ -90,7 +81,7 @@ static void print_nvtx(const struct ct_process_report *p)
     const struct ct_site_costs *t = &p->usage.nvtx_ranges;
     if (!t->count)
         return;
-    struct ct_site_cost *sorted = ct_site_costs_sorted(t);
+    struct ct_site_cost *sorted = ct_site_costs_sorted(t, CT_SITE_BY_TIME);
     char a[32];
     printf("  NVTX ranges   ");
     for (size_t i = 0; i < t->count && i < TOP_NVTX_RANGES; i++)
@@ -207,10 +198,10 @@ static void print_version(const char *label, int64_t version)
 static void print_gpu(const struct ct_process_report *p)
 {
     struct ct_gpu_summary s;
-    if (!gpu_summary(p, &s))
+    if (!ct_process_gpu_summary(p, &s))
         return;
     char a[32];
-    uint64_t wall = p->end_ns > p->usage.first_call_ns ? p->end_ns - p->usage.first_call_ns : 0;
+    uint64_t wall = ct_cuda_part_ns(p);
     printf("  GPU            busy %s (%.0f%% of the run), %llu kernels, %llu copies, %llu memsets",
            ct_human_time(s.busy_ns, a, sizeof a),
            wall ? 100.0 * (double)s.busy_ns / (double)wall : 0,

@@ -51,9 +51,20 @@ void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, u
     c->bytes += bytes;
 }
 
-static int by_cost(const void *a, const void *b)
+double ct_site_cost_of(const struct ct_site_cost *c, enum ct_site_measure by)
+{
+    return by == CT_SITE_BY_TIME    ? (double)c->ns
+           : by == CT_SITE_BY_BYTES ? (double)c->bytes
+                                    : (double)c->calls;
+}
+
+static int by_cost(const void *a, const void *b, void *measure)
 {
     const struct ct_site_cost *x = a, *y = b;
+    double cx = ct_site_cost_of(x, *(const enum ct_site_measure *)measure);
+    double cy = ct_site_cost_of(y, *(const enum ct_site_measure *)measure);
+    if (cx != cy)
+        return cx < cy ? 1 : -1;
     if (x->ns != y->ns)
         return x->ns < y->ns ? 1 : -1;
     if (x->bytes != y->bytes)
@@ -61,14 +72,14 @@ static int by_cost(const void *a, const void *b)
     return (x->calls < y->calls) - (x->calls > y->calls);
 }
 
-struct ct_site_cost *ct_site_costs_sorted(const struct ct_site_costs *t)
+struct ct_site_cost *ct_site_costs_sorted(const struct ct_site_costs *t, enum ct_site_measure by)
 {
     struct ct_site_cost *copy = malloc((t->count + 1) * sizeof *copy);
     if (!copy)
         abort();
     if (t->count) {
         memcpy(copy, t->items, t->count * sizeof *copy);
-        qsort(copy, t->count, sizeof *copy, by_cost);
+        qsort_r(copy, t->count, sizeof *copy, by_cost, &by);
     }
     return copy;
 }

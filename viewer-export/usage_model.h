@@ -84,9 +84,13 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
 int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e);
 /* Adds a call's cost to its site's entry (nothing when `site` is NULL). */
 void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes);
-/* A copy of the entries in order of cost (time, then bytes, then calls);
- * the caller frees it. */
-struct ct_site_cost *ct_site_costs_sorted(const struct ct_site_costs *t);
+/* What a site's cost is measured in. */
+enum ct_site_measure { CT_SITE_BY_TIME, CT_SITE_BY_BYTES, CT_SITE_BY_CALLS };
+
+double ct_site_cost_of(const struct ct_site_cost *c, enum ct_site_measure by);
+/* A copy of the entries, costliest first by `by` (ties by time, bytes,
+ * calls); the caller frees it. */
+struct ct_site_cost *ct_site_costs_sorted(const struct ct_site_costs *t, enum ct_site_measure by);
 void ct_site_costs_free(struct ct_site_costs *t);
 void ct_usage_free(struct ct_usage *u);
 
