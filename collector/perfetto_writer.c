@@ -78,8 +78,7 @@ static void append_packet(int has_timestamp, uint64_t timestamp, const uint8_t *
     if (batch_used + ts_len + len + 11 > BATCH_SIZE)
         ct_writer_flush();
     uint8_t *out = batch + batch_used;
-    *out++ = 0x0A; /* Trace.packet, field 1, length-delimited */
-    out += ct_put_varint(out, ts_len + len);
+    out += ct_put_packet_header(out, ts_len + len);
     if (has_timestamp) {
         *out++ = 0x40; /* TracePacket.timestamp, field 8, varint */
         out += ct_put_varint(out, timestamp);

@@ -103,8 +103,8 @@ static long long copy_packets(const char *path, int out, unsigned long long *pac
     size_t size;
     long long kept = 0;
     while (ct_trace_input_next(in, &packet, &size, error, sizeof error) > 0) {
-        uint8_t header[11] = {0x0A}; /* Trace.packet, then the length */
-        size_t n = 1 + ct_put_varint(header + 1, size);
+        uint8_t header[11];
+        size_t n = ct_put_packet_header(header, size);
         if (ct_write_all(out, header, n) != n || ct_write_all(out, packet, size) != size) {
             kept = -1;
             break;

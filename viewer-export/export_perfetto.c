@@ -18,8 +18,8 @@
 /* Writes Trace.packet's tag and length, then the packet; 0 or -1. */
 static int write_packet(struct ct_export_output *out, const uint8_t *packet, size_t size)
 {
-    uint8_t header[11] = {0x0A}; /* field 1, length-delimited */
-    size_t n = 1 + ct_put_varint(header + 1, size);
+    uint8_t header[11];
+    size_t n = ct_put_packet_header(header, size);
     if (ct_export_output_write(out, header, n))
         return -1;
     return ct_export_output_write(out, packet, size);

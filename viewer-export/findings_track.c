@@ -44,8 +44,7 @@ static void add_packet(struct packets *out, const CtPb__TracePacket *p)
         if (!out->bytes)
             abort();
     }
-    out->bytes[out->len++] = 0x0a; /* field 1, length-delimited */
-    out->len += ct_put_varint(out->bytes + out->len, size);
+    out->len += ct_put_packet_header(out->bytes + out->len, size);
     out->len += ct_pb__trace_packet__pack(p, out->bytes + out->len);
 }
 
