@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "init.h"
 #include "cudatrace/call_site.h"
 #include "python_frames.h"
 #include "session.h"
@@ -43,16 +44,18 @@ void ct_call_sites_configure(void)
 }
 
 /* Clock ticks per microsecond: 1000 for CLOCK_BOOTTIME, else the TSC's rate
- * measured over 200 us (sampling needs it to a few percent, no better). */
+ * since the reading of both clocks taken at start-up (sampling needs it to a
+ * few percent, no better). Only a session that starts within 200 us of the
+ * process waits out the rest of that span. */
 static uint64_t ticks_per_us(void)
 {
     if (ct_clock_kind != CT_CLOCK_TSC)
         return 1000;
-    uint64_t t0 = ct_clock_now(), b0 = ct_clock_boottime_ns(), b1;
+    uint64_t now_ns;
     do
-        b1 = ct_clock_boottime_ns();
-    while (b1 - b0 < 200000);
-    uint64_t rate = (ct_clock_now() - t0) * 1000 / (b1 - b0);
+        now_ns = ct_clock_boottime_ns();
+    while (now_ns - ct_start_boot_ns < 200000);
+    uint64_t rate = (ct_clock_now() - ct_start_ticks) * 1000 / (now_ns - ct_start_boot_ns);
     return rate ? rate : 1;
 }
 
