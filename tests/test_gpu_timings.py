@@ -8,7 +8,6 @@ official schema and appended as one more zstd frame, as another writer of the
 same trace would. The truth (busy time, gaps, kernel counts) is computed from
 the slices the test placed.
 """
-import json
 import os
 import subprocess
 
@@ -16,6 +15,7 @@ import perfetto_check
 import zstandard
 from perfetto_check import pb
 
+from test_reliability import report as report_of
 from test_usage_findings import run_patterns
 
 SEQUENCE = 0x7FFFFFF1
@@ -55,13 +55,6 @@ def append_gpu_work(path, trace, pid, work):
     with open(path, "ab") as f:
         f.write(zstandard.ZstdCompressor().compress(pb.Trace(packet=packets).SerializeToString()))
     perfetto_check.load(path)  # still a valid trace
-
-
-def report_of(build_dir, path):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", str(path)],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 def union(intervals, start, end):

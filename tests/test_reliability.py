@@ -36,8 +36,9 @@ def run(build_dir, argv, cwd, preload=True, timeout=60, **extra):
                           timeout=timeout)
 
 
-def report(build_dir, path):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", str(path)],
+def report(build_dir, path, *options):
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", *options,
+                           str(path)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)

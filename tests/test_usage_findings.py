@@ -17,6 +17,8 @@ import pytest
 
 import toolkit
 from test_python_frames import INTERPRETERS, interpreter
+from test_reliability import report
+from test_report_cli import cli  # noqa: F401 (a fixture)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PATTERNS = os.path.join(REPO, "tests", "programs", "usage_patterns.c")
@@ -39,25 +41,12 @@ def site(tag, function):
 
 def findings_of(build_dir, proc, *options):
     assert proc.returncode == 0, proc.stderr
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", *options,
-                           str(proc.run_dir / "trace.pftrace.zst")],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)["findings"]
+    return report(build_dir, proc.run_dir / "trace.pftrace.zst", *options)["findings"]
 
 
 def only(findings, finding_id):
     assert [f["id"] for f in findings] == [finding_id], [f["message"] for f in findings]
     return findings[0]
-
-
-@pytest.fixture
-def cli(build_dir):
-    """cli(*args) -> CompletedProcess (bytes) of build/cudatrace."""
-    def run(*args):
-        return subprocess.run([os.path.join(build_dir, "cudatrace"), *args], capture_output=True,
-                              timeout=60)
-    return run
 
 
 def run_patterns(trace_run, mode, n=None, **knobs):
