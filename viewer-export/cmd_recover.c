@@ -145,9 +145,9 @@ int ct_cmd_recover(int argc, char **argv)
     unsigned char magic[4] = {0};
     size_t got = fread(magic, 1, sizeof magic, in);
     rewind(in);
-    int zstd =
-        got == 4 && magic[0] == 0x28 && magic[1] == 0xB5 && magic[2] == 0x2F && magic[3] == 0xFD;
-    if (!zstd && (got == 0 || magic[0] != 0x0A)) {
+    enum ct_trace_format format = ct_trace_format_of(magic, got);
+    int zstd = format == CT_TRACE_ZSTD;
+    if (!zstd && format != CT_TRACE_PLAIN) {
         fprintf(stderr, "cudatrace: %s: recover reads zstd or plain Perfetto traces\n", argv[1]);
         fclose(in);
         return 1;

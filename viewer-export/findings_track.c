@@ -22,6 +22,7 @@
 #include <zstd.h>
 
 #include "perfetto_trace.pb-c.h"
+#include "trace_input.h"
 #include "varint.h"
 #include "write_all.h"
 
@@ -160,41 +161,29 @@ static void build(struct packets *out, const struct ct_report *r, const struct c
     }
 }
 
-enum format { FORMAT_PLAIN, FORMAT_GZIP, FORMAT_ZSTD };
-
-static int format_of(const char *path, enum format *format)
+static enum ct_trace_format format_of(const char *path)
 {
-    uint8_t magic[4] = {0};
+    unsigned char head[4] = {0};
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t got = fd < 0 ? -1 : pread(fd, magic, sizeof magic, 0);
+    ssize_t got = fd < 0 ? -1 : pread(fd, head, sizeof head, 0);
     if (fd >= 0)
         close(fd);
-    if (got < 1)
-        return -1;
-    if (magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f && magic[3] == 0xfd)
-        *format = FORMAT_ZSTD;
-    else if (magic[0] == 0x1f && magic[1] == 0x8b)
-        *format = FORMAT_GZIP;
-    else if (magic[0] == 0x0a)
-        *format = FORMAT_PLAIN;
-    else
-        return -1;
-    return 0;
+    return ct_trace_format_of(head, got > 0 ? (size_t)got : 0);
 }
 
 /* The packets as one gzip member, or one zstd frame, or as they are. */
-static int encode(enum format format, const struct packets *in, uint8_t **out, size_t *len)
+static int encode(enum ct_trace_format format, const struct packets *in, uint8_t **out, size_t *len)
 {
-    if (format == FORMAT_PLAIN) {
+    if (format == CT_TRACE_PLAIN) {
         *out = NULL;
         *len = in->len;
         return 0;
     }
-    size_t capacity = format == FORMAT_ZSTD ? ZSTD_compressBound(in->len) : in->len + 1024;
+    size_t capacity = format == CT_TRACE_ZSTD ? ZSTD_compressBound(in->len) : in->len + 1024;
     *out = malloc(capacity);
     if (!*out)
         abort();
-    if (format == FORMAT_ZSTD) {
+    if (format == CT_TRACE_ZSTD) {
         *len = ZSTD_compress(*out, capacity, in->bytes, in->len, 3);
         return ZSTD_isError(*len) ? -1 : 0;
     }
@@ -220,8 +209,8 @@ int ct_findings_annotate(const char *path, const struct ct_report *report,
         return -1;
     }
     int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-    enum format format;
-    if (fd < 0 || format_of(path, &format)) {
+    enum ct_trace_format format = fd < 0 ? CT_TRACE_UNKNOWN : format_of(path);
+    if (fd < 0 || format == CT_TRACE_UNKNOWN) {
         snprintf(error, error_size, "cannot append to it: %s",
                  fd < 0 ? strerror(errno) : "not a plain, gzip or zstd trace");
         if (fd >= 0)

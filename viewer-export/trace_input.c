@@ -17,11 +17,9 @@
 #define READ_CHUNK (1 << 16)
 #define MAX_PACKET (64u << 20)
 
-enum format { FORMAT_PLAIN, FORMAT_GZIP, FORMAT_ZSTD };
-
 struct ct_trace_input {
     FILE *file;
-    enum format format;
+    enum ct_trace_format format;
     ZSTD_DStream *zstd;
     z_stream gzip;
     int gzip_open;
@@ -80,12 +78,12 @@ static int decompress_more(struct ct_trace_input *in, char *error, size_t error_
             return -1;
         }
         size_t before = in->buf_len;
-        if (in->format == FORMAT_PLAIN) {
+        if (in->format == CT_TRACE_PLAIN) {
             size_t n = in->raw_len - in->raw_pos;
             memcpy(in->buf + in->buf_len, in->raw + in->raw_pos, n);
             in->buf_len += n;
             in->raw_pos += n;
-        } else if (in->format == FORMAT_ZSTD) {
+        } else if (in->format == CT_TRACE_ZSTD) {
             ZSTD_inBuffer src = {in->raw, in->raw_len, in->raw_pos};
             ZSTD_outBuffer dst = {in->buf + in->buf_len, in->buf_cap - in->buf_len, 0};
             size_t r = ZSTD_decompressStream(in->zstd, &dst, &src);
@@ -118,13 +116,13 @@ static int decompress_more(struct ct_trace_input *in, char *error, size_t error_
     }
 }
 
-static enum format sniff(const unsigned char *head, size_t n)
+enum ct_trace_format ct_trace_format_of(const unsigned char *head, size_t n)
 {
     if (n >= 4 && head[0] == 0x28 && head[1] == 0xB5 && head[2] == 0x2F && head[3] == 0xFD)
-        return FORMAT_ZSTD;
+        return CT_TRACE_ZSTD;
     if (n >= 2 && head[0] == 0x1F && head[1] == 0x8B)
-        return FORMAT_GZIP;
-    return FORMAT_PLAIN;
+        return CT_TRACE_GZIP;
+    return n >= 1 && head[0] == 0x0A ? CT_TRACE_PLAIN : CT_TRACE_UNKNOWN;
 }
 
 struct ct_trace_input *ct_trace_input_open(const char *path, char *error, size_t error_size)
@@ -149,17 +147,18 @@ struct ct_trace_input *ct_trace_input_open(const char *path, char *error, size_t
         ct_trace_input_close(in);
         return NULL;
     }
-    in->format = sniff(in->raw, in->raw_len);
-    if (in->format == FORMAT_PLAIN && in->raw[0] != 0x0A) {
+    in->format = ct_trace_format_of(in->raw, in->raw_len);
+    if (in->format == CT_TRACE_UNKNOWN) {
         snprintf(error, error_size, "not a Perfetto trace (plain, gzip or zstd)");
         ct_trace_input_close(in);
         return NULL;
     }
-    if (in->format == FORMAT_ZSTD)
+    if (in->format == CT_TRACE_ZSTD)
         in->zstd = ZSTD_createDStream();
-    if (in->format == FORMAT_GZIP)
+    if (in->format == CT_TRACE_GZIP)
         in->gzip_open = inflateInit2(&in->gzip, 16 + MAX_WBITS) == Z_OK;
-    if ((in->format == FORMAT_ZSTD && !in->zstd) || (in->format == FORMAT_GZIP && !in->gzip_open)) {
+    if ((in->format == CT_TRACE_ZSTD && !in->zstd) ||
+        (in->format == CT_TRACE_GZIP && !in->gzip_open)) {
         snprintf(error, error_size, "cannot set up decompression");
         ct_trace_input_close(in);
         return NULL;

@@ -10,6 +10,12 @@
 
 struct ct_trace_input;
 
+enum ct_trace_format { CT_TRACE_UNKNOWN, CT_TRACE_PLAIN, CT_TRACE_GZIP, CT_TRACE_ZSTD };
+
+/* What a file's first `n` bytes say it is: a zstd frame, a gzip member,
+ * plain packets (a Trace.packet tag), or none of those. */
+enum ct_trace_format ct_trace_format_of(const unsigned char *head, size_t n);
+
 /* Opens `path`; on failure returns NULL with a one-line reason in `error`. */
 struct ct_trace_input *ct_trace_input_open(const char *path, char *error, size_t error_size);
 /* The next TracePacket's bytes: 1 on success, 0 at the end, -1 on a
