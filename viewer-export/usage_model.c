@@ -142,8 +142,6 @@ static void device_alloc(struct ct_usage *u, const struct ct_event *e, int faile
     }
     if (!ptr || ct_u64_map_find(&u->live, ptr))
         return;
-    if (!u->first_alloc_ns)
-        u->first_alloc_ns = e->ts;
     u->blocks = ct_array_grow(u->blocks, u->block_count, sizeof *u->blocks);
     u->blocks[u->block_count++] = (struct ct_live_block){ptr, bytes, e->end, site};
     ct_u64_map_put(&u->live, ptr, u->block_count);
@@ -205,7 +203,6 @@ static void copy(struct ct_usage *u, int64_t tid, int fn, const struct ct_event 
             blocking(u, tid, e, site, bytes);
         return;
     }
-    u->host_copies++;
     if (bytes < ct_thresholds.small_copy_bytes) {
         u->small_copies++;
         u->small_copy_bytes += bytes;

@@ -54,12 +54,12 @@ struct ct_usage {
     struct ct_thread_wait *threads;   /* the same, per thread */
     size_t thread_count;
     uint64_t pageable_copies, pageable_bytes, pageable_ns;
-    uint64_t small_copies, small_copy_bytes, host_copies;
+    uint64_t small_copies, small_copy_bytes;
     struct ct_u64_map pinned; /* start -> bytes, host memory the runtime pinned */
     struct ct_u64_map live;   /* device pointer -> index + 1 in blocks */
     struct ct_live_block *blocks;
     size_t block_count;
-    uint64_t live_bytes, first_alloc_ns;
+    uint64_t live_bytes;
     struct ct_timeline low_points; /* the lowest live bytes in each span of time */
     /* Host time inside CUDA calls, and inside those that block, per span. */
     struct ct_timeline host_in_cuda, host_blocked;
