@@ -82,6 +82,30 @@ static int library_module(const char *module)
     return 0;
 }
 
+/* nvcc programs call cudaMalloc<T> and the like, C++ templates of the
+ * toolkit's headers over the runtime's functions: a frame in one of those
+ * (a C++ function called cuda...) is the toolkit's, not the user's. */
+static int toolkit_wrapper(const char *function)
+{
+    if (!function || strncmp(function, "_Z", 2) != 0)
+        return 0;
+    const char *name = function + 2 + strspn(function + 2, "0123456789");
+    return name > function + 2 && strncmp(name, "cuda", 4) == 0;
+}
+
+/* Inlined into the caller, such a template leaves the caller's frame with a
+ * header's line: the function is right, the line is not the user's. */
+static int toolkit_header(const char *file)
+{
+    static const char *const headers[] = {"cuda_runtime.h", "cuda_runtime_api.h",
+                                          "cuda_device_runtime_api.h", "driver_functions.h"};
+    const char *name = base_name(file);
+    for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++)
+        if (strcmp(name, headers[i]) == 0)
+            return 1;
+    return strstr(file, "crt/") != NULL;
+}
+
 struct frame_text {
     char text[640];       /* for the stack: with the module      */
     char short_text[512]; /* for the site: file:line in function */
@@ -116,7 +140,7 @@ static void native_frame(uint64_t pc, struct frame_text *out)
     char function[256] = "?";
     if (sym.function)
         source_name(sym.function, function, sizeof function);
-    if (sym.file && sym.line)
+    if (sym.file && sym.line && !toolkit_header(sym.file))
         snprintf(out->short_text, sizeof out->short_text, "%s:%u in %s", sym.file, sym.line,
                  function);
     else if (sym.function)
@@ -128,7 +152,7 @@ static void native_frame(uint64_t pc, struct frame_text *out)
         snprintf(out->text, sizeof out->text, "%s (%s)", out->short_text, module);
     else
         snprintf(out->text, sizeof out->text, "%s", out->short_text);
-    out->user = !library_module(sym.module);
+    out->user = !library_module(sym.module) && !toolkit_wrapper(sym.function);
 }
 
 /* Reads one Python frame at *at; 0, or -1 when the bytes run out. */

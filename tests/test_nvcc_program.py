@@ -20,15 +20,21 @@ KERNELS = {"_Z12scale_kernelPffi": STEPS * LAUNCHES // 2,
            "_Z10add_kernelPfPKfi": STEPS * LAUNCHES // 2}
 
 
-@pytest.fixture(scope="module")
-def vector_loop(tmp_path_factory):
+SOURCE = os.path.join(os.path.dirname(__file__), "gpu", "vector_loop.cu")
+
+
+def build_vector_loop(folder, *flags):
     nvcc = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")
     assert os.path.exists(nvcc) or shutil.which("nvcc"), "nvcc from the CUDA toolkit is needed"
-    out = tmp_path_factory.mktemp("nvcc") / "vector_loop"
-    source = os.path.join(os.path.dirname(__file__), "gpu", "vector_loop.cu")
-    subprocess.run([nvcc if os.path.exists(nvcc) else "nvcc", "-O2", "-cudart", "shared",
-                    "-o", str(out), source], check=True, capture_output=True, timeout=300)
+    out = folder / "vector_loop"
+    subprocess.run([nvcc if os.path.exists(nvcc) else "nvcc", *(flags or ["-O2"]), "-cudart", "shared",
+                    "-o", str(out), SOURCE], check=True, capture_output=True, timeout=300)
     return str(out)
+
+
+@pytest.fixture(scope="module")
+def vector_loop(tmp_path_factory):
+    return build_vector_loop(tmp_path_factory.mktemp("nvcc"))
 
 
 def expected_calls(pinned):
@@ -73,3 +79,22 @@ def test_nvcc_program_on_the_double_named_through_its_handles(trace_run, vector_
     # One handle per launch site, asked for untraced; every launch really made.
     assert {name: n for name, n in truth["calls"].items() if n} == {**calls, "__cudaGetKernel": 2}
     assert truth["launches"] == STEPS * LAUNCHES
+
+
+@pytest.mark.parametrize("flags", [["-O0", "-g"], ["-O2", "-g"], ["-O2"]],
+                         ids=["lines", "lines-inlined", "symbols-only"])
+def test_failing_calls_name_the_program_line(trace_run, tmp_path, flags):
+    """cudaMalloc in a .cu file is cuda_runtime.h's template over the runtime's: the site is
+    the program's own call, never the template. Its line where the line table has it; where
+    -O2 inlined the template, the table gives the header's line, so only the function."""
+    program = build_vector_loop(tmp_path, *flags)
+    _, trace, _ = trace_run(program, STEPS, LAUNCHES, 1, double=False)
+    with open(SOURCE) as f:
+        lines = [n for n, text in enumerate(f, 1) if "check(cudaMalloc(&" in text]
+    sites = [s["args"]["site"] for s in trace.slices if s["name"] == "cudaMalloc"]
+    if flags == ["-O0", "-g"]:
+        # Both calls sit in one `if` condition, to which nvcc's front end gives the if's line
+        # (objdump -dl says the same of both call instructions).
+        assert sites == [f"vector_loop.cu:{lines[0]} in main"] * 2
+    else:
+        assert sites == ["main", "main"]
