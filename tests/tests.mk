@@ -9,9 +9,13 @@ CT_DOUBLE_LIB := $(CT_DOUBLE_DIR)/libcudart.so.13
 CT_DOUBLE_SRC := tests/cudart_double/cudart_double.c
 CT_DOUBLE_MAP := tests/cudart_double/libcudart.map
 CT_DOUBLE_HDR := tests/cudart_double/cudart_extra.h
+# What the runtime, driver and CUPTI doubles share: their private driver interface and helpers,
+# and the runtime's API list (CUPTI names its callbacks from it).
+CT_GPU_HDRS := tests/cuda_double/double_gpu.h tests/cuda_double/double_util.h \
+	tests/cudart_double/cudart_apis.h
 
 CT_DOUBLE_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Werror -pthread \
-	-I$(CUDA_HOME)/include
+	-I$(CUDA_HOME)/include -Itests/cuda_double -Itests/cudart_double
 CT_DOUBLE_LDFLAGS := -Wl,--version-script=$(CT_DOUBLE_MAP) -Wl,-soname,libcudart.so.13 -ldl
 
 CT_PROGRAM_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -pthread -I$(CUDA_HOME)/include
@@ -23,7 +27,7 @@ CT_EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*
 .PHONY: test-programs
 test-programs: $(CT_DOUBLE_LIB) $(CT_DOUBLE_DIR)/libcudart.so $(CT_TEST_PROGRAMS) $(CT_EXAMPLES)
 
-$(CT_DOUBLE_LIB): $(CT_DOUBLE_SRC) $(CT_DOUBLE_HDR) $(CT_DOUBLE_MAP)
+$(CT_DOUBLE_LIB): $(CT_DOUBLE_SRC) $(CT_DOUBLE_HDR) $(CT_DOUBLE_MAP) $(CT_GPU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CT_DOUBLE_CFLAGS) -o $@ $(CT_DOUBLE_SRC) $(CT_DOUBLE_LDFLAGS)
 
@@ -95,3 +99,46 @@ $(BUILD)/tests/libnvtx_steps.so: tests/nvtx/steps.c $(CT_DOUBLE_LIB)
 $(BUILD)/tests/nvtx_steps_via_lib: tests/nvtx/nvtx_steps_main.c $(BUILD)/tests/libnvtx_steps.so
 	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< -L$(BUILD)/tests -Wl,--no-as-needed -lnvtx_steps \
 		-Wl,--as-needed -Wl,-rpath,'$$ORIGIN' $(CT_PROGRAM_LDFLAGS)
+
+# The CPU doubles of the driver and of CUPTI (tests/test_cupti_double.py). The driver sits in a
+# folder of its own, so only the tests that want a driver put it on the library path; CUPTI sits
+# beside the runtime double, where the tracer looks for it.
+CT_DRIVER_LIB := $(BUILD)/driver/libcuda.so.1
+CT_CUPTI_LIB := $(CT_DOUBLE_DIR)/libcupti.so.13
+test-programs: $(CT_DRIVER_LIB) $(CT_CUPTI_LIB)
+$(CT_DRIVER_LIB): tests/cuda_double/cuda_double.c tests/cuda_double/libcuda.map $(CT_GPU_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CT_DOUBLE_CFLAGS) -o $@ $< -Wl,--version-script=tests/cuda_double/libcuda.map \
+		-Wl,-soname,libcuda.so.1 -ldl
+$(CT_CUPTI_LIB): tests/cupti_double/cupti_double.c tests/cupti_double/libcupti.map $(CT_GPU_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CT_DOUBLE_CFLAGS) -o $@ $< -Wl,--version-script=tests/cupti_double/libcupti.map \
+		-Wl,-soname,libcupti.so.13 -ldl
+
+# A client of the CUPTI double that checks the three doubles together, and a CUDA injection
+# library for the driver's CUDA_INJECTION64_PATH.
+test-programs: $(BUILD)/tests/cupti_harness $(BUILD)/tests/libct_injection.so
+$(BUILD)/tests/cupti_harness: tests/cupti_double/harness.c tests/programs/program_args.h \
+		$(CT_DOUBLE_LIB) $(CT_CUPTI_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< $(CT_PROGRAM_LDFLAGS) -l:libcupti.so.13 -ldl
+$(BUILD)/tests/libct_injection.so: tests/cupti_double/injection.c $(CT_CUPTI_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CT_PROGRAM_CFLAGS) -fPIC -shared -o $@ $< -L$(CT_DOUBLE_DIR) -l:libcupti.so.13
+
+# A library standing for cuBLAS with a statically linked runtime: its own copy of the runtime
+# double (with its own statistics variable), bound inside it by -Bsymbolic and hidden by its
+# version script, so an LD_PRELOAD cannot see its calls; and a program using it and the shared
+# runtime both.
+CT_STATIC_USER := $(BUILD)/tests/libstatic_cudart_user.so
+test-programs: $(CT_STATIC_USER) $(BUILD)/tests/static_runtime
+$(CT_STATIC_USER): tests/cupti_double/static_cudart_user.c tests/cupti_double/static_cudart_user.h \
+		tests/cupti_double/static_cudart_user.map $(CT_DOUBLE_SRC) $(CT_DOUBLE_HDR) $(CT_GPU_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CT_DOUBLE_CFLAGS) -DCT_DOUBLE_STATS_ENV='"CT_DOUBLE_STATIC_STATS"' -o $@ \
+		tests/cupti_double/static_cudart_user.c $(CT_DOUBLE_SRC) \
+		-Wl,--version-script=tests/cupti_double/static_cudart_user.map -Wl,-Bsymbolic -ldl
+$(BUILD)/tests/static_runtime: tests/cupti_double/static_runtime.c tests/cupti_double/static_cudart_user.h \
+		tests/programs/program_args.h $(CT_STATIC_USER) $(CT_DOUBLE_LIB)
+	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< -L$(BUILD)/tests -l:libstatic_cudart_user.so \
+		-Wl,-rpath,'$$ORIGIN' $(CT_PROGRAM_LDFLAGS)

@@ -7,7 +7,9 @@
  * run) and the ground-truth statistics written at exit. Behaviour is tuned by CT_DOUBLE_*
  * environment variables read once (CT_DOUBLE_DRIVER_VERSION below 13000 plays a driver too old
  * for this runtime); with none set, an API call costs no syscall, lock or atomic, so benchmarks
- * see the tracer's cost rather than the double's.
+ * see the tracer's cost rather than the double's. CT_DOUBLE_DRIVER=1 makes it load the driver
+ * double (libcuda.so.1) at its first call, as the real runtime does, and report every call and
+ * the work it submits there (double_gpu.h), which turns them into CUPTI callbacks and activity.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -23,107 +25,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "cudart_apis.h"
 #include "cudart_extra.h"
-
-/* Every exported entry point, in the order the statistics file lists them. */
-#define CT_DOUBLE_APIS(X)                                                                          \
-    X(cudaMalloc)                                                                                  \
-    X(cudaFree)                                                                                    \
-    X(cudaMallocHost)                                                                              \
-    X(cudaHostAlloc)                                                                               \
-    X(cudaFreeHost)                                                                                \
-    X(cudaMallocManaged)                                                                           \
-    X(cudaMallocPitch)                                                                             \
-    X(cudaMallocAsync)                                                                             \
-    X(cudaMallocAsync_ptsz)                                                                        \
-    X(cudaFreeAsync)                                                                               \
-    X(cudaFreeAsync_ptsz)                                                                          \
-    X(cudaMemcpy)                                                                                  \
-    X(cudaMemcpy_ptds)                                                                             \
-    X(cudaMemcpyAsync)                                                                             \
-    X(cudaMemcpyAsync_ptsz)                                                                        \
-    X(cudaMemcpy2D)                                                                                \
-    X(cudaMemcpy2D_ptds)                                                                           \
-    X(cudaMemcpy2DAsync)                                                                           \
-    X(cudaMemcpy2DAsync_ptsz)                                                                      \
-    X(cudaMemcpyPeer)                                                                              \
-    X(cudaMemcpyPeerAsync)                                                                         \
-    X(cudaMemset)                                                                                  \
-    X(cudaMemset_ptds)                                                                             \
-    X(cudaMemsetAsync)                                                                             \
-    X(cudaMemsetAsync_ptsz)                                                                        \
-    X(cudaLaunchKernel)                                                                            \
-    X(cudaLaunchKernel_ptsz)                                                                       \
-    X(cudaLaunchKernelExC)                                                                         \
-    X(cudaLaunchKernelExC_ptsz)                                                                    \
-    X(cudaLaunchCooperativeKernel)                                                                 \
-    X(cudaLaunchCooperativeKernel_ptsz)                                                            \
-    X(__cudaGetKernel)                                                                             \
-    X(__cudaLaunchKernel)                                                                          \
-    X(__cudaLaunchKernel_ptsz)                                                                     \
-    X(cudaGraphCreate)                                                                             \
-    X(cudaGraphInstantiate)                                                                        \
-    X(cudaGraphLaunch)                                                                             \
-    X(cudaGraphLaunch_ptsz)                                                                        \
-    X(cudaGraphExecDestroy)                                                                        \
-    X(cudaGraphDestroy)                                                                            \
-    X(cudaDeviceSynchronize)                                                                       \
-    X(cudaStreamSynchronize)                                                                       \
-    X(cudaStreamSynchronize_ptsz)                                                                  \
-    X(cudaEventSynchronize)                                                                        \
-    X(cudaStreamWaitEvent)                                                                         \
-    X(cudaStreamWaitEvent_ptsz)                                                                    \
-    X(cudaStreamQuery)                                                                             \
-    X(cudaStreamQuery_ptsz)                                                                        \
-    X(cudaEventQuery)                                                                              \
-    X(cudaRuntimeGetVersion)                                                                       \
-    X(cudaDriverGetVersion)                                                                        \
-    X(cudaGetDeviceCount)                                                                          \
-    X(cudaGetDeviceProperties)                                                                     \
-    X(cudaFuncGetName)                                                                             \
-    X(cudaGetLastError)                                                                            \
-    X(cudaPeekAtLastError)                                                                         \
-    X(cudaGetErrorName)                                                                            \
-    X(cudaGetErrorString)                                                                          \
-    X(cudaSetDevice)                                                                               \
-    X(cudaGetDevice)                                                                               \
-    X(cudaStreamCreate)                                                                            \
-    X(cudaStreamDestroy)                                                                           \
-    X(cudaEventCreate)                                                                             \
-    X(cudaEventRecord)                                                                             \
-    X(cudaEventRecord_ptsz)                                                                        \
-    X(cudaEventDestroy)                                                                            \
-    X(cudaDeviceGetAttribute)                                                                      \
-    X(cudaSetDeviceFlags)                                                                          \
-    X(cudaGetDeviceFlags)                                                                          \
-    X(cudaDeviceReset)                                                                             \
-    X(cudaInitDevice)                                                                              \
-    X(cudaMemGetInfo)                                                                              \
-    X(cudaStreamCreateWithFlags)                                                                   \
-    X(cudaStreamCreateWithPriority)                                                                \
-    X(cudaEventCreateWithFlags)                                                                    \
-    X(cudaEventRecordWithFlags)                                                                    \
-    X(cudaEventRecordWithFlags_ptsz)                                                               \
-    X(cudaEventElapsedTime)                                                                        \
-    X(cudaHostRegister)                                                                            \
-    X(cudaHostUnregister)                                                                          \
-    X(cudaDeviceGetDefaultMemPool)                                                                 \
-    X(cudaDeviceGetMemPool)                                                                        \
-    X(cudaDeviceSetMemPool)                                                                        \
-    X(cudaMemPoolCreate)                                                                           \
-    X(cudaMemPoolDestroy)                                                                          \
-    X(cudaMemPoolTrimTo)                                                                           \
-    X(cudaMemPoolSetAttribute)                                                                     \
-    X(cudaMemPoolGetAttribute)                                                                     \
-    X(cudaMallocFromPoolAsync)                                                                     \
-    X(cudaMallocFromPoolAsync_ptsz)                                                                \
-    X(cudaGraphInstantiateWithFlags)                                                               \
-    X(cudaGraphInstantiateWithParams)                                                              \
-    X(cudaGraphInstantiateWithParams_ptsz)
+#include "double_gpu.h"
+#include "double_util.h"
 
 // clang-format off
 enum api_id {
-#define AS_ENUM(name) API_##name,
+#define AS_ENUM(name, cbid) API_##name,
     CT_DOUBLE_APIS(AS_ENUM)
 #undef AS_ENUM
     API_COUNT
@@ -131,9 +40,15 @@ enum api_id {
 // clang-format on
 
 static const char *const api_names[API_COUNT] = {
-#define AS_NAME(name) #name,
+#define AS_NAME(name, cbid) #name,
     CT_DOUBLE_APIS(AS_NAME)
 #undef AS_NAME
+};
+
+static const CUpti_CallbackId api_cbids[API_COUNT] = {
+#define AS_CBID(name, cbid) CUPTI_RUNTIME_TRACE_CBID_##cbid,
+    CT_DOUBLE_APIS(AS_CBID)
+#undef AS_CBID
 };
 
 /* The error codes the double returns, and those the real runtime gives where the GPU or its
@@ -176,10 +91,11 @@ static const dim3 max_grid = {2147483647u, 65535u, 65535u};
 static const dim3 max_block = {1024u, 1024u, 64u};
 #define MAX_THREADS_PER_BLOCK 1024u
 
-/* Most handles carry nothing: the runtime only reads their address. An event keeps what
- * cudaEventElapsedTime needs, a pool what cudaMemPoolSetAttribute set. */
+/* Most handles carry nothing: the runtime only reads their address. A stream keeps the driver's
+ * id for it (0 without a driver), an event what cudaEventElapsedTime needs, a pool what
+ * cudaMemPoolSetAttribute set. */
 struct CUstream_st {
-    char unused;
+    struct ct_gpu_stream gpu;
 };
 struct CUevent_st {
     unsigned int flags;
@@ -208,7 +124,20 @@ static struct {
     int compute_capability; /* CT_DOUBLE_SM: 90 means 9.0 */
     bool no_kernel_image;   /* CT_DOUBLE_NO_KERNEL_IMAGE=1: launches fail with 209 */
     char *stats_path;
-} knobs = {0, 0, 0, 0, SIZE_MAX, SIZE_MAX, RUNTIME_VERSION, RUNTIME_VERSION, 90, false, NULL};
+    bool driver; /* CT_DOUBLE_DRIVER=1: load the driver double and report to it */
+} knobs = {0,  0,     0,    0,    SIZE_MAX, SIZE_MAX, RUNTIME_VERSION, RUNTIME_VERSION,
+           90, false, NULL, false};
+
+/* The variable naming the statistics file. A copy of the double linked into a library (the
+ * static-runtime test) is built to read another, so that two copies never write one file. */
+#ifndef CT_DOUBLE_STATS_ENV
+#define CT_DOUBLE_STATS_ENV "CT_DOUBLE_STATS"
+#endif
+
+/* A kernel whose host function has no exported name still needs one on the timeline. */
+#define UNNAMED_KERNEL "ct_double_unnamed_kernel"
+/* How deep a thread's runtime calls are traced: a tool's callback may call the runtime. */
+#define TRACED_DEPTH 4
 
 static atomic_bool knobs_loaded;
 static pthread_once_t knobs_once = PTHREAD_ONCE_INIT;
@@ -239,20 +168,6 @@ static struct {
     unsigned long long device_bytes_allocated;
 } blocks = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Digits only: a sign, blank or suffix means the user meant something we would misread. */
-static bool parse_decimal(const char *text, unsigned long long max, unsigned long long *out)
-{
-    if (!text || !isdigit((unsigned char)text[0]))
-        return false;
-    errno = 0;
-    char *end;
-    unsigned long long value = strtoull(text, &end, 10);
-    if (errno != 0 || *end != '\0' || value > max)
-        return false;
-    *out = value;
-    return true;
-}
-
 static void load_knobs(void)
 {
     unsigned long long value;
@@ -276,7 +191,9 @@ static void load_knobs(void)
         knobs.compute_capability = (int)value;
     if (parse_decimal(getenv("CT_DOUBLE_NO_KERNEL_IMAGE"), 1, &value))
         knobs.no_kernel_image = value == 1;
-    const char *stats_path = getenv("CT_DOUBLE_STATS");
+    if (parse_decimal(getenv("CT_DOUBLE_DRIVER"), 1, &value))
+        knobs.driver = value == 1;
+    const char *stats_path = getenv(CT_DOUBLE_STATS_ENV);
     if (stats_path && stats_path[0] != '\0')
         knobs.stats_path = strdup(stats_path);
     atomic_store_explicit(&knobs_loaded, true, memory_order_release);
@@ -310,6 +227,116 @@ static void sleep_for_ns(unsigned long long ns)
         ;
 }
 
+/* ---- the driver and its tool (CT_DOUBLE_DRIVER=1) -------------------------------------- */
+
+/* The driver double's table once loaded; NULL while the runtime stands alone. */
+static _Atomic(const struct ct_gpu_table *) gpu;
+
+enum driver_state { DRIVER_UNTRIED, DRIVER_LOADING, DRIVER_SETTLED };
+static atomic_int driver_state;
+
+/* Per thread: the runtime calls in flight, each with whether the driver saw it enter, and what
+ * the export about to enter offers the driver (its params struct; a launch's host function). */
+static _Thread_local struct {
+    struct {
+        struct ct_gpu_call call;
+        bool entered;
+    } calls[TRACED_DEPTH];
+    int depth;
+    const void *params;
+    const void *host_function;
+} tracing;
+
+static cudaError_t function_name(const char **name, const void *func);
+
+/* What the real runtime does at its first call: load the driver and initialise it. */
+static void load_driver(void)
+{
+    void *libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    CUresult (*init)(unsigned int) = NULL;
+    if (libcuda)
+        *(void **)&init = dlsym(libcuda, "cuInit");
+    if (init && init(0) == CUDA_SUCCESS)
+        atomic_store(&gpu, ct_gpu_table_of(libcuda));
+}
+
+/* The version and error queries never start the driver, as in the real runtime. Other threads
+ * carry on standalone while one loads it, and so does a call the loading itself makes. */
+static void start_driver(enum api_id id)
+{
+    if (id == API_cudaRuntimeGetVersion || id == API_cudaDriverGetVersion ||
+        id == API_cudaGetLastError || id == API_cudaPeekAtLastError || id == API_cudaGetErrorName ||
+        id == API_cudaGetErrorString)
+        return;
+    int untried = DRIVER_UNTRIED;
+    if (!atomic_compare_exchange_strong(&driver_state, &untried, DRIVER_LOADING))
+        return;
+    load_driver();
+    atomic_store(&driver_state, DRIVER_SETTLED);
+}
+
+static const char *kernel_name(const void *func)
+{
+    const char *name;
+    return function_name(&name, func) == cudaSuccess ? name : UNNAMED_KERNEL;
+}
+
+static void begin_call(enum api_id id)
+{
+    if (atomic_load_explicit(&driver_state, memory_order_acquire) != DRIVER_SETTLED)
+        start_driver(id);
+    const struct ct_gpu_table *table = atomic_load_explicit(&gpu, memory_order_acquire);
+    const void *params = tracing.params, *func = tracing.host_function;
+    tracing.params = tracing.host_function = NULL;
+    int depth = tracing.depth++;
+    if (depth >= TRACED_DEPTH)
+        return;
+    tracing.calls[depth].entered = table != NULL;
+    if (table)
+        table->enter(&tracing.calls[depth].call, CUPTI_CB_DOMAIN_RUNTIME_API, api_cbids[id],
+                     api_names[id], params, func ? kernel_name(func) : NULL);
+}
+
+static void end_call(void *return_value)
+{
+    int depth = --tracing.depth;
+    if (depth < TRACED_DEPTH && tracing.calls[depth].entered)
+        atomic_load_explicit(&gpu, memory_order_acquire)
+            ->exit(&tracing.calls[depth].call, return_value);
+}
+
+/* The driver, when it saw the call in flight enter; NULL otherwise and always without the knob,
+ * so reporting work costs the standalone double one predictable branch. */
+static inline const struct ct_gpu_table *tracing_driver(void)
+{
+    int depth = tracing.depth - 1;
+    if (__builtin_expect(!knobs.driver, 1) || depth < 0 || depth >= TRACED_DEPTH ||
+        !tracing.calls[depth].entered)
+        return NULL;
+    return atomic_load_explicit(&gpu, memory_order_acquire);
+}
+
+/* Offers the export's CUPTI params struct to the call it is about to enter. */
+static inline void offer_params(const void *params)
+{
+    if (__builtin_expect(knobs.driver, 0))
+        tracing.params = params;
+}
+
+static inline void offer_kernel(const void *host_function)
+{
+    if (__builtin_expect(knobs.driver, 0))
+        tracing.host_function = host_function;
+}
+
+/* NULL and the legacy and per-thread handles all run on the legacy stream here. */
+static uint32_t stream_id_of(cudaStream_t stream)
+{
+    if (!stream || stream == cudaStreamLegacy || stream == cudaStreamPerThread || !stream->gpu.id)
+        return CT_GPU_LEGACY_STREAM_ID;
+    return stream->gpu.id;
+}
+
 static inline bool stats_enabled(void)
 {
     return knobs.stats_path != NULL;
@@ -324,6 +351,8 @@ static inline void enter(enum api_id id)
         atomic_fetch_add_explicit(&call_counts[id], 1, memory_order_relaxed);
     if (knobs.call_ns != 0)
         spin_for_ns(knobs.call_ns);
+    if (__builtin_expect(knobs.driver, 0))
+        begin_call(id);
 }
 
 static inline void count_error(enum api_id id)
@@ -349,6 +378,8 @@ static inline cudaError_t leave(enum api_id id, cudaError_t rc)
             last_error = rc;
         count_error(id);
     }
+    if (__builtin_expect(knobs.driver, 0))
+        end_call(&rc);
     return rc;
 }
 
@@ -373,6 +404,24 @@ static inline cudaError_t leave(enum api_id id, cudaError_t rc)
 #define DEFINE_EXPORT_PAIR(name, twin, params, impl, ...)                                          \
     DEFINE_EXPORT(name, params, impl, __VA_ARGS__)                                                 \
     DEFINE_EXPORT(twin, params, impl, __VA_ARGS__)
+
+/* Exports whose callbacks carry the real CUPTI params struct `type`, filled with `fields` (the
+ * export's arguments, parenthesised, in the struct's order). A per-thread twin's struct is laid
+ * out like its legacy one's, so a pair shares the legacy type. */
+#define BRACED(...)                                                                                \
+    {                                                                                              \
+        __VA_ARGS__                                                                                \
+    }
+#define DEFINE_TRACED(name, params, type, fields, impl, ...)                                       \
+    cudaError_t CUDARTAPI name params                                                              \
+    {                                                                                              \
+        offer_params(&(type)BRACED fields);                                                        \
+        return impl(API_##name, __VA_ARGS__);                                                      \
+    }
+
+#define DEFINE_TRACED_PAIR(name, twin, params, type, fields, impl, ...)                            \
+    DEFINE_TRACED(name, params, type, fields, impl, __VA_ARGS__)                                   \
+    DEFINE_TRACED(twin, params, type, fields, impl, __VA_ARGS__)
 
 /* Exports whose whole implementation is `call`, an expression that computes the result. */
 #define DEFINE_GUARDED(name, params, call)                                                         \
@@ -429,6 +478,17 @@ static struct block *unlink_block(const void *ptr, enum mem_kind kind)
     return found;
 }
 
+/* Device and pinned allocations become MEMORY2 records, and tell the driver which host memory
+ * is pinned. */
+static void report_allocation(const void *ptr, size_t size, enum mem_kind kind)
+{
+    const struct ct_gpu_table *driver = tracing_driver();
+    if (driver)
+        driver->allocated(kind == MEM_PINNED ? CUPTI_ACTIVITY_MEMORY_KIND_PINNED
+                                             : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                          ptr, size, CT_GPU_LEGACY_STREAM_ID);
+}
+
 static cudaError_t allocate(void **out, size_t size, enum mem_kind kind)
 {
     if (!out)
@@ -458,6 +518,8 @@ static cudaError_t allocate(void **out, size_t size, enum mem_kind kind)
     pthread_mutex_unlock(&blocks.lock);
     if (rc != cudaSuccess)
         free(entry);
+    else
+        report_allocation(ptr, size, kind);
     *out = ptr;
     return rc;
 }
@@ -470,6 +532,9 @@ static cudaError_t release(void *ptr, enum mem_kind kind)
     struct block *found = unlink_block(ptr, kind);
     if (!found)
         return cudaErrorInvalidValue;
+    const struct ct_gpu_table *driver = tracing_driver();
+    if (driver)
+        driver->released(ptr, CT_GPU_LEGACY_STREAM_ID);
     free(found->ptr);
     free(found);
     return cudaSuccess;
@@ -499,30 +564,37 @@ static cudaError_t release_on_stream(enum api_id id, void *ptr, cudaStream_t str
     return release_as(id, ptr, MEM_DEVICE);
 }
 
-DEFINE_EXPORT(cudaMalloc, (void **devPtr, size_t size), allocate_as, devPtr, size, MEM_DEVICE)
-DEFINE_EXPORT(cudaMallocHost, (void **ptr, size_t size), allocate_as, ptr, size, MEM_PINNED)
-DEFINE_EXPORT(cudaFree, (void *devPtr), release_as, devPtr, MEM_DEVICE)
-DEFINE_EXPORT(cudaFreeHost, (void *ptr), release_as, ptr, MEM_PINNED)
-DEFINE_EXPORT_PAIR(cudaMallocAsync, cudaMallocAsync_ptsz,
-                   (void **devPtr, size_t size, cudaStream_t hStream), allocate_on_stream, devPtr,
-                   size, hStream)
-DEFINE_EXPORT_PAIR(cudaFreeAsync, cudaFreeAsync_ptsz, (void *devPtr, cudaStream_t hStream),
-                   release_on_stream, devPtr, hStream)
+DEFINE_TRACED(cudaMalloc, (void **devPtr, size_t size), cudaMalloc_v3020_params, (devPtr, size),
+              allocate_as, devPtr, size, MEM_DEVICE)
+DEFINE_TRACED(cudaMallocHost, (void **ptr, size_t size), cudaMallocHost_v3020_params, (ptr, size),
+              allocate_as, ptr, size, MEM_PINNED)
+DEFINE_TRACED(cudaFree, (void *devPtr), cudaFree_v3020_params, (devPtr), release_as, devPtr,
+              MEM_DEVICE)
+DEFINE_TRACED(cudaFreeHost, (void *ptr), cudaFreeHost_v3020_params, (ptr), release_as, ptr,
+              MEM_PINNED)
+DEFINE_TRACED_PAIR(cudaMallocAsync, cudaMallocAsync_ptsz,
+                   (void **devPtr, size_t size, cudaStream_t hStream),
+                   cudaMallocAsync_v11020_params, (devPtr, size, hStream), allocate_on_stream,
+                   devPtr, size, hStream)
+DEFINE_TRACED_PAIR(cudaFreeAsync, cudaFreeAsync_ptsz, (void *devPtr, cudaStream_t hStream),
+                   cudaFreeAsync_v11020_params, (devPtr, hStream), release_on_stream, devPtr,
+                   hStream)
 
 cudaError_t CUDARTAPI cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
-    (void)flags;
+    offer_params(&(cudaHostAlloc_v3020_params){pHost, size, flags});
     return allocate_as(API_cudaHostAlloc, pHost, size, MEM_PINNED);
 }
 
 cudaError_t CUDARTAPI cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 {
-    (void)flags;
+    offer_params(&(cudaMallocManaged_v6000_params){devPtr, size, flags});
     return allocate_as(API_cudaMallocManaged, devPtr, size, MEM_DEVICE);
 }
 
 cudaError_t CUDARTAPI cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
+    offer_params(&(cudaMallocPitch_v3020_params){devPtr, pitch, width, height});
     ENTER_OR_REFUSE(API_cudaMallocPitch);
     if (!pitch)
         return leave(API_cudaMallocPitch, cudaErrorInvalidValue);
@@ -537,16 +609,18 @@ cudaError_t CUDARTAPI cudaMallocPitch(void **devPtr, size_t *pitch, size_t width
 }
 
 /* Pools hand out ordinary device memory, freed by cudaFreeAsync like any other. */
-static cudaError_t allocate_from_pool(void **out, size_t size, cudaMemPool_t pool,
+static cudaError_t allocate_from_pool(enum api_id id, void **out, size_t size, cudaMemPool_t pool,
                                       cudaStream_t stream)
 {
     (void)stream;
-    return pool ? allocate(out, size, MEM_DEVICE) : cudaErrorInvalidValue;
+    ENTER_OR_REFUSE(id);
+    return leave(id, pool ? allocate(out, size, MEM_DEVICE) : cudaErrorInvalidValue);
 }
 
-DEFINE_GUARDED_PAIR(cudaMallocFromPoolAsync, cudaMallocFromPoolAsync_ptsz,
-                    (void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream),
-                    allocate_from_pool(ptr, size, memPool, stream))
+DEFINE_TRACED_PAIR(cudaMallocFromPoolAsync, cudaMallocFromPoolAsync_ptsz,
+                   (void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream),
+                   cudaMallocFromPoolAsync_v11020_params, (ptr, size, memPool, stream),
+                   allocate_from_pool, ptr, size, memPool, stream)
 
 /* Only the start of a range is checked: registering it twice, or unregistering an address that
  * was never registered, fails as on a GPU; overlapping ranges are not looked for. */
@@ -620,62 +694,101 @@ static cudaError_t copy_rows(void *dst, size_t dpitch, const void *src, size_t s
     return cudaSuccess;
 }
 
+/* The copies and sets a runtime issues through the driver's synchronous calls; the others go
+ * through its Async ones. */
+static bool waits_for_device(enum api_id id)
+{
+    return id == API_cudaMemcpy || id == API_cudaMemcpy_ptds || id == API_cudaMemcpy2D ||
+           id == API_cudaMemcpy2D_ptds || id == API_cudaMemcpyPeer || id == API_cudaMemset ||
+           id == API_cudaMemset_ptds;
+}
+
+static const CUpti_ActivityMemcpyKind copy_kinds[] = {
+    [cudaMemcpyHostToHost] = CUPTI_ACTIVITY_MEMCPY_KIND_HTOH,
+    [cudaMemcpyHostToDevice] = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
+    [cudaMemcpyDeviceToHost] = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH,
+    [cudaMemcpyDeviceToDevice] = CUPTI_ACTIVITY_MEMCPY_KIND_DTOD,
+    [cudaMemcpyDefault] = CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN,
+};
+
+/* A done copy (src set) or set becomes the driver call a runtime nests and a device record. */
+static void report_transfer(enum api_id id, void *dst, const void *src, size_t bytes, int value,
+                            enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    const struct ct_gpu_table *driver = tracing_driver();
+    if (driver)
+        driver->transfer(&(struct ct_gpu_transfer){dst, src, bytes, (uint8_t)value,
+                                                   copy_kinds[kind], stream_id_of(stream), stream,
+                                                   !waits_for_device(id)});
+}
+
 static cudaError_t copy_2d(enum api_id id, void *dst, size_t dpitch, const void *src, size_t spitch,
                            size_t width, size_t height, enum cudaMemcpyKind kind,
                            cudaStream_t stream)
 {
-    (void)stream;
     ENTER_OR_REFUSE(id);
-    return leave(id, copy_rows(dst, dpitch, src, spitch, width, height, kind));
+    cudaError_t rc = copy_rows(dst, dpitch, src, spitch, width, height, kind);
+    if (rc == cudaSuccess)
+        report_transfer(id, dst, src, width * height, 0, kind, stream);
+    return leave(id, rc);
 }
 
 static cudaError_t copy_peer(enum api_id id, void *dst, int dst_device, const void *src,
                              int src_device, size_t count, cudaStream_t stream)
 {
-    (void)stream;
-    ENTER_OR_REFUSE(id);
-    if (dst_device != 0 || src_device != 0)
+    if (dst_device != 0 || src_device != 0) {
+        ENTER_OR_REFUSE(id);
         return leave(id, cudaErrorInvalidDevice);
-    return leave(id, copy_rows(dst, count, src, count, count, 1, cudaMemcpyDeviceToDevice));
+    }
+    return copy_2d(id, dst, count, src, count, count, 1, cudaMemcpyDeviceToDevice, stream);
 }
 
 static cudaError_t fill(enum api_id id, void *ptr, int value, size_t count, cudaStream_t stream)
 {
-    (void)stream;
     ENTER_OR_REFUSE(id);
     if (count != 0 && !ptr)
         return leave(id, cudaErrorInvalidValue);
     if (count != 0)
         memset(ptr, value, count);
+    report_transfer(id, ptr, NULL, count, value, cudaMemcpyDefault, stream);
     return leave(id, cudaSuccess);
 }
 
-DEFINE_EXPORT_PAIR(cudaMemcpy, cudaMemcpy_ptds,
-                   (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind), copy_2d,
-                   dst, count, src, count, count, 1, kind, NULL)
-DEFINE_EXPORT_PAIR(cudaMemcpyAsync, cudaMemcpyAsync_ptsz,
+DEFINE_TRACED_PAIR(cudaMemcpy, cudaMemcpy_ptds,
+                   (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind),
+                   cudaMemcpy_v3020_params, (dst, src, count, kind), copy_2d, dst, count, src,
+                   count, count, 1, kind, NULL)
+DEFINE_TRACED_PAIR(cudaMemcpyAsync, cudaMemcpyAsync_ptsz,
                    (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                     cudaStream_t stream),
-                   copy_2d, dst, count, src, count, count, 1, kind, stream)
-DEFINE_EXPORT_PAIR(cudaMemcpy2D, cudaMemcpy2D_ptds,
+                   cudaMemcpyAsync_v3020_params, (dst, src, count, kind, stream), copy_2d, dst,
+                   count, src, count, count, 1, kind, stream)
+DEFINE_TRACED_PAIR(cudaMemcpy2D, cudaMemcpy2D_ptds,
                    (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                     size_t height, enum cudaMemcpyKind kind),
+                   cudaMemcpy2D_v3020_params, (dst, dpitch, src, spitch, width, height, kind),
                    copy_2d, dst, dpitch, src, spitch, width, height, kind, NULL)
-DEFINE_EXPORT_PAIR(cudaMemcpy2DAsync, cudaMemcpy2DAsync_ptsz,
+DEFINE_TRACED_PAIR(cudaMemcpy2DAsync, cudaMemcpy2DAsync_ptsz,
                    (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                     size_t height, enum cudaMemcpyKind kind, cudaStream_t stream),
-                   copy_2d, dst, dpitch, src, spitch, width, height, kind, stream)
-DEFINE_EXPORT(cudaMemcpyPeer,
-              (void *dst, int dstDevice, const void *src, int srcDevice, size_t count), copy_peer,
-              dst, dstDevice, src, srcDevice, count, NULL)
-DEFINE_EXPORT(cudaMemcpyPeerAsync,
+                   cudaMemcpy2DAsync_v3020_params,
+                   (dst, dpitch, src, spitch, width, height, kind, stream), copy_2d, dst, dpitch,
+                   src, spitch, width, height, kind, stream)
+DEFINE_TRACED(cudaMemcpyPeer,
+              (void *dst, int dstDevice, const void *src, int srcDevice, size_t count),
+              cudaMemcpyPeer_v4000_params, (dst, dstDevice, src, srcDevice, count), copy_peer, dst,
+              dstDevice, src, srcDevice, count, NULL)
+DEFINE_TRACED(cudaMemcpyPeerAsync,
               (void *dst, int dstDevice, const void *src, int srcDevice, size_t count,
                cudaStream_t stream),
+              cudaMemcpyPeerAsync_v4000_params, (dst, dstDevice, src, srcDevice, count, stream),
               copy_peer, dst, dstDevice, src, srcDevice, count, stream)
-DEFINE_EXPORT_PAIR(cudaMemset, cudaMemset_ptds, (void *devPtr, int value, size_t count), fill,
-                   devPtr, value, count, NULL)
-DEFINE_EXPORT_PAIR(cudaMemsetAsync, cudaMemsetAsync_ptsz,
-                   (void *devPtr, int value, size_t count, cudaStream_t stream), fill, devPtr,
+DEFINE_TRACED_PAIR(cudaMemset, cudaMemset_ptds, (void *devPtr, int value, size_t count),
+                   cudaMemset_v3020_params, (devPtr, value, count), fill, devPtr, value, count,
+                   NULL)
+DEFINE_TRACED_PAIR(cudaMemsetAsync, cudaMemsetAsync_ptsz,
+                   (void *devPtr, int value, size_t count, cudaStream_t stream),
+                   cudaMemsetAsync_v3020_params, (devPtr, value, count, stream), fill, devPtr,
                    value, count, stream)
 
 /* ---- launches -------------------------------------------------------------------------- */
@@ -698,19 +811,39 @@ static cudaError_t check_launch(const void *func, dim3 grid, dim3 block)
     return cudaSuccess;
 }
 
+/* A launch the driver saw enter becomes a nested cuLaunchKernel (cuLaunchKernelEx for the Ex
+ * entry points) and a kernel on the device timeline, named as the callbacks named it. */
+static void report_launch(enum api_id id, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                          cudaStream_t stream)
+{
+    const struct ct_gpu_table *driver = tracing_driver();
+    if (!driver)
+        return;
+    const char *name = tracing.calls[tracing.depth - 1].call.data.symbolName;
+    driver->launch(&(struct ct_gpu_launch){name ? name : UNNAMED_KERNEL,
+                                           {grid.x, grid.y, grid.z},
+                                           {block.x, block.y, block.z},
+                                           (uint32_t)shared_mem,
+                                           stream_id_of(stream),
+                                           stream,
+                                           args,
+                                           id == API_cudaLaunchKernelExC ||
+                                               id == API_cudaLaunchKernelExC_ptsz});
+}
+
 /* The kernel is never run: a launch is exactly as cheap as validating it. */
 static cudaError_t launch(enum api_id id, const void *func, dim3 grid, dim3 block, void **args,
                           size_t shared_mem, cudaStream_t stream)
 {
-    (void)args;
-    (void)shared_mem;
-    (void)stream;
+    offer_kernel(func);
     ENTER_OR_REFUSE(id);
     cudaError_t rc = check_launch(func, grid, block);
     if (knobs.launch_ns != 0)
         spin_for_ns(knobs.launch_ns);
     if (rc == cudaSuccess && stats_enabled())
         atomic_fetch_add_explicit(&kernel_launches, 1, memory_order_relaxed);
+    if (rc == cudaSuccess)
+        report_launch(id, grid, block, args, shared_mem, stream);
     return leave(id, rc);
 }
 
@@ -769,21 +902,30 @@ static cudaError_t launch_by_handle(enum api_id id, cudaKernel_t kernel, dim3 gr
     return launch(id, host_function_of(kernel), grid, block, args, shared_mem, stream);
 }
 
-DEFINE_EXPORT_PAIR(cudaLaunchKernel, cudaLaunchKernel_ptsz,
+DEFINE_TRACED_PAIR(cudaLaunchKernel, cudaLaunchKernel_ptsz,
                    (const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                     cudaStream_t stream),
-                   launch, func, gridDim, blockDim, args, sharedMem, stream)
-DEFINE_EXPORT_PAIR(cudaLaunchCooperativeKernel, cudaLaunchCooperativeKernel_ptsz,
+                   cudaLaunchKernel_v7000_params,
+                   (func, gridDim, blockDim, args, sharedMem, stream), launch, func, gridDim,
+                   blockDim, args, sharedMem, stream)
+DEFINE_TRACED_PAIR(cudaLaunchCooperativeKernel, cudaLaunchCooperativeKernel_ptsz,
                    (const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                     cudaStream_t stream),
-                   launch, func, gridDim, blockDim, args, sharedMem, stream)
-DEFINE_EXPORT_PAIR(__cudaLaunchKernel, __cudaLaunchKernel_ptsz,
+                   cudaLaunchCooperativeKernel_v9000_params,
+                   (func, gridDim, blockDim, args, sharedMem, stream), launch, func, gridDim,
+                   blockDim, args, sharedMem, stream)
+/* The toolkit has no params struct for __cudaLaunchKernel: its callbacks carry one laid out like
+ * cudaLaunchKernel's, with the cudaKernel_t handle in `func`. */
+DEFINE_TRACED_PAIR(__cudaLaunchKernel, __cudaLaunchKernel_ptsz,
                    (cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                     cudaStream_t stream),
-                   launch_by_handle, kernel, gridDim, blockDim, args, sharedMem, stream)
-DEFINE_EXPORT_PAIR(cudaLaunchKernelExC, cudaLaunchKernelExC_ptsz,
+                   cudaLaunchKernel_v7000_params,
+                   (kernel, gridDim, blockDim, args, sharedMem, stream), launch_by_handle, kernel,
+                   gridDim, blockDim, args, sharedMem, stream)
+DEFINE_TRACED_PAIR(cudaLaunchKernelExC, cudaLaunchKernelExC_ptsz,
                    (const cudaLaunchConfig_t *config, const void *func, void **args),
-                   launch_with_config, config, func, args)
+                   cudaLaunchKernelExC_v11060_params, (config, func, args), launch_with_config,
+                   config, func, args)
 
 /* The one call a driver too old does not leave untouched: the real runtime then still hands
  * back the host function as the handle (seen with the CUDA 13.0 runtime and no driver), which
@@ -889,7 +1031,11 @@ static cudaError_t create_stream(cudaStream_t *out, unsigned int flags, int prio
     (void)priority;
     if (!out || (flags & ~(unsigned int)cudaStreamNonBlocking))
         return cudaErrorInvalidValue;
-    return NEW_HANDLE(out);
+    cudaError_t rc = NEW_HANDLE(out);
+    const struct ct_gpu_table *driver = tracing_driver();
+    if (rc == cudaSuccess && driver)
+        (*out)->gpu.id = driver->create_stream();
+    return rc;
 }
 
 DEFINE_GUARDED(cudaStreamCreate, (cudaStream_t * pStream),
@@ -1031,36 +1177,48 @@ DEFINE_EXPORT(cudaEventQuery, (cudaEvent_t event), require_handle, event,
 
 /* ---- synchronisation ------------------------------------------------------------------- */
 
-/* The simulated wait is what makes synchronising calls visible on a trace's timeline. */
-static cudaError_t synchronize(enum api_id id, bool handle_valid)
+/* The simulated wait is what makes synchronising calls visible on a trace's timeline; with the
+ * driver, the call also waits for the device to reach the end of the work it waits for (an event
+ * waits for the whole device) and leaves a SYNCHRONIZATION record. */
+static cudaError_t synchronize(enum api_id id, bool handle_valid,
+                               CUpti_ActivitySynchronizationType type, uint32_t stream_id)
 {
     ENTER_OR_REFUSE(id);
     if (!handle_valid)
         return leave(id, cudaErrorInvalidResourceHandle);
     if (knobs.sync_ns != 0)
         sleep_for_ns(knobs.sync_ns);
+    const struct ct_gpu_table *driver = tracing_driver();
+    if (driver)
+        driver->synchronize(type, stream_id);
     return leave(id, cudaSuccess);
 }
 
 /* Any stream value is acceptable: NULL, legacy and per-thread streams are all valid handles. */
 static cudaError_t synchronize_stream(enum api_id id, cudaStream_t stream)
 {
-    (void)stream;
-    return synchronize(id, true);
+    return synchronize(id, true, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
+                       stream_id_of(stream));
 }
 
+/* cudaDeviceSynchronize takes no arguments, so it has no params struct. */
 cudaError_t CUDARTAPI cudaDeviceSynchronize(void)
 {
-    return synchronize(API_cudaDeviceSynchronize, true);
+    return synchronize(API_cudaDeviceSynchronize, true,
+                       CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
+                       CUPTI_SYNCHRONIZATION_INVALID_VALUE);
 }
 
 cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t event)
 {
-    return synchronize(API_cudaEventSynchronize, event != NULL);
+    offer_params(&(cudaEventSynchronize_v3020_params){event});
+    return synchronize(API_cudaEventSynchronize, event != NULL,
+                       CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE,
+                       CUPTI_SYNCHRONIZATION_INVALID_VALUE);
 }
 
-DEFINE_EXPORT_PAIR(cudaStreamSynchronize, cudaStreamSynchronize_ptsz, (cudaStream_t stream),
-                   synchronize_stream, stream)
+DEFINE_TRACED_PAIR(cudaStreamSynchronize, cudaStreamSynchronize_ptsz, (cudaStream_t stream),
+                   cudaStreamSynchronize_v3020_params, (stream), synchronize_stream, stream)
 
 /* ---- versions, devices, errors --------------------------------------------------------- */
 
@@ -1356,6 +1514,8 @@ static cudaError_t report_last_error(enum api_id id, bool reset)
         last_error = cudaSuccess;
     if (rc != cudaSuccess)
         count_error(id);
+    if (__builtin_expect(knobs.driver, 0))
+        end_call(&rc);
     return rc;
 }
 
@@ -1369,9 +1529,8 @@ cudaError_t CUDARTAPI cudaPeekAtLastError(void)
     return report_last_error(API_cudaPeekAtLastError, false);
 }
 
-const char *CUDARTAPI cudaGetErrorName(cudaError_t error)
+static const char *error_name(cudaError_t error)
 {
-    enter(API_cudaGetErrorName);
     switch (error) {
 #define AS_NAME_CASE(code, text)                                                                   \
     case code:                                                                                     \
@@ -1383,9 +1542,8 @@ const char *CUDARTAPI cudaGetErrorName(cudaError_t error)
     }
 }
 
-const char *CUDARTAPI cudaGetErrorString(cudaError_t error)
+static const char *error_text(cudaError_t error)
 {
-    enter(API_cudaGetErrorString);
     switch (error) {
 #define AS_TEXT_CASE(code, text)                                                                   \
     case code:                                                                                     \
@@ -1395,6 +1553,26 @@ const char *CUDARTAPI cudaGetErrorString(cudaError_t error)
     default:
         return UNRECOGNIZED_ERROR;
     }
+}
+
+/* These return text rather than an error, so their exit callback's return value is the text. */
+static const char *report_text(const char *text)
+{
+    if (__builtin_expect(knobs.driver, 0))
+        end_call(&text);
+    return text;
+}
+
+const char *CUDARTAPI cudaGetErrorName(cudaError_t error)
+{
+    enter(API_cudaGetErrorName);
+    return report_text(error_name(error));
+}
+
+const char *CUDARTAPI cudaGetErrorString(cudaError_t error)
+{
+    enter(API_cudaGetErrorString);
+    return report_text(error_text(error));
 }
 
 /* ---- ground truth ---------------------------------------------------------------------- */

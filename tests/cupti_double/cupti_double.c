@@ -1,0 +1,902 @@
+/*
+ * A CPU stand-in for libcupti.so.13, for testing the tracer's CUPTI support without a GPU. It
+ * owns the subscriber slot (CT_DOUBLE_CUPTI_TAKEN=1 plays another profiler holding it), which
+ * callbacks and activity kinds are enabled, the activity buffers the client hands it (records
+ * laid out with the toolkit's current structures, full buffers delivered from its own worker
+ * thread, flushes on demand and every cuptiActivityFlushPeriod), record dropping
+ * (CT_DOUBLE_CUPTI_DROP_EVERY=N drops every Nth GPU record) and the ground truth written to
+ * CT_DOUBLE_CUPTI_STATS. The calls and the work come from the driver double, which it attaches to
+ * through cuGetExportTable (double_gpu.h) as the real CUPTI reaches its driver. No lock is held
+ * while the client's callbacks run, so they may call back into CUPTI.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cupti.h>
+
+#include "cudart_apis.h"
+#include "double_gpu.h"
+#include "double_util.h"
+
+#define CUPTI_VERSION 130001
+#define RECORD_ALIGNMENT 8
+#define MAX_KERNEL_NAMES 256
+
+/* The results the double returns, named as the real cuptiGetResultString names them. */
+#define RESULTS(X)                                                                                 \
+    X(CUPTI_SUCCESS)                                                                               \
+    X(CUPTI_ERROR_INVALID_PARAMETER)                                                               \
+    X(CUPTI_ERROR_MAX_LIMIT_REACHED)                                                               \
+    X(CUPTI_ERROR_NOT_INITIALIZED)                                                                 \
+    X(CUPTI_ERROR_INVALID_KIND)                                                                    \
+    X(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)                                              \
+    X(CUPTI_ERROR_UNKNOWN)
+
+/* The statistics file's record counters, in its order. */
+#define STAT_KINDS(X)                                                                              \
+    X(kernel)                                                                                      \
+    X(memcpy)                                                                                      \
+    X(memset)                                                                                      \
+    X(memory)                                                                                      \
+    X(synchronization)                                                                             \
+    X(overhead)
+
+// clang-format off
+enum stat_kind {
+#define AS_ENUM(name) STAT_##name,
+    STAT_KINDS(AS_ENUM)
+#undef AS_ENUM
+    STAT_COUNT
+};
+// clang-format on
+
+static const char *const stat_names[STAT_COUNT] = {
+#define AS_NAME(name) #name,
+    STAT_KINDS(AS_NAME)
+#undef AS_NAME
+};
+
+static struct {
+    bool taken;
+    uint64_t drop_every;
+    char *stats_path;
+} knobs;
+
+__attribute__((constructor)) static void load_knobs(void)
+{
+    knobs.taken = knob_or("CT_DOUBLE_CUPTI_TAKEN", 0, 0) == 1;
+    knobs.drop_every = knob_or("CT_DOUBLE_CUPTI_DROP_EVERY", 0, 0);
+    const char *path = getenv("CT_DOUBLE_CUPTI_STATS");
+    if (path && path[0])
+        knobs.stats_path = strdup(path);
+}
+
+static _Thread_local CUptiResult last_error = CUPTI_SUCCESS;
+
+/* Every export returns through this, as the real CUPTI remembers its last failure. */
+static CUptiResult result(CUptiResult rc)
+{
+    if (rc != CUPTI_SUCCESS)
+        last_error = rc;
+    return rc;
+}
+
+/* ---- ground truth ---------------------------------------------------------------------- */
+
+static struct {
+    atomic_ullong written[STAT_COUNT];
+    atomic_ullong dropped_total;
+    atomic_ullong dropped_since; /* since the last cuptiActivityGetNumDroppedRecords */
+    atomic_ullong callbacks[2];  /* runtime, driver */
+    pthread_mutex_t names_lock;
+    struct {
+        const char *name; /* the driver's interned string, so pointers compare */
+        unsigned long long count;
+    } names[MAX_KERNEL_NAMES];
+    int name_count;
+} stats = {.names_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void count_kernel_name(const char *name)
+{
+    pthread_mutex_lock(&stats.names_lock);
+    int i = 0;
+    while (i < stats.name_count && stats.names[i].name != name)
+        i++;
+    if (i == stats.name_count && i < MAX_KERNEL_NAMES)
+        stats.names[stats.name_count++].name = name;
+    if (i < MAX_KERNEL_NAMES)
+        stats.names[i].count++;
+    pthread_mutex_unlock(&stats.names_lock);
+}
+
+static void count_drop(void)
+{
+    atomic_fetch_add(&stats.dropped_total, 1);
+    atomic_fetch_add(&stats.dropped_since, 1);
+}
+
+static void write_stats(void)
+{
+    FILE *out = knobs.stats_path ? fopen(knobs.stats_path, "w") : NULL;
+    if (!out) {
+        if (knobs.stats_path)
+            fprintf(stderr, "cupti double: cannot write %s: %s\n", knobs.stats_path,
+                    strerror(errno));
+        return;
+    }
+    for (int k = 0; k < STAT_COUNT; k++)
+        fprintf(out, "%s %llu\n", stat_names[k], atomic_load(&stats.written[k]));
+    fprintf(out, "dropped %llu\n", atomic_load(&stats.dropped_total));
+    fprintf(out, "callbacks_runtime %llu\n", atomic_load(&stats.callbacks[0]));
+    fprintf(out, "callbacks_driver %llu\n", atomic_load(&stats.callbacks[1]));
+    pthread_mutex_lock(&stats.names_lock);
+    for (int i = 0; i < stats.name_count; i++)
+        fprintf(out, "kernel_name %s %llu\n", stats.names[i].name, stats.names[i].count);
+    pthread_mutex_unlock(&stats.names_lock);
+    if (fclose(out) != 0)
+        fprintf(stderr, "cupti double: cannot write %s: %s\n", knobs.stats_path, strerror(errno));
+}
+
+/* ---- activity buffers ------------------------------------------------------------------ */
+
+/* A buffer the client lent: filling (current) or full and waiting to go back (ready). */
+struct buffer {
+    uint8_t *data;
+    size_t size, used;
+    size_t records, max_records; /* max_records 0: as many as fit */
+    struct buffer *next;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;    /* the worker: a buffer is ready, the period changed, or stop */
+    pthread_cond_t settled; /* a buffer request or a worker delivery finished */
+    CUpti_BuffersCallbackRequestFunc request;
+    CUpti_BuffersCallbackCompleteFunc complete;
+    struct buffer *current;
+    bool requesting;
+    struct buffer *ready, **ready_tail;
+    uint32_t period_ms;
+    bool worker_running, worker_stop, worker_delivering;
+    pthread_t worker;
+} activity = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
+    .settled = PTHREAD_COND_INITIALIZER,
+    .ready_tail = &activity.ready,
+};
+
+static atomic_bool kind_on[CUPTI_ACTIVITY_KIND_COUNT];
+static _Thread_local bool on_worker;
+
+static size_t align_up(size_t n)
+{
+    return (n + RECORD_ALIGNMENT - 1) & ~(size_t)(RECORD_ALIGNMENT - 1);
+}
+
+/* Where the next record starts: records sit on 8-byte boundaries of the address space, as
+ * cuptiActivityGetNextRecord expects whatever the buffer's own alignment. */
+static size_t next_offset(const uint8_t *data, size_t used)
+{
+    uintptr_t at = (uintptr_t)data + used;
+    return used + (align_up(at) - at);
+}
+
+/* Whether a record of `size` bytes fits, leaving room for the flush's overhead record. */
+static bool fits(const struct buffer *b, size_t size)
+{
+    bool overhead = atomic_load(&kind_on[CUPTI_ACTIVITY_KIND_OVERHEAD]);
+    size_t need = size + (overhead ? align_up(sizeof(CUpti_ActivityOverhead3)) : 0);
+    size_t count = 1 + (overhead ? 1 : 0);
+    return next_offset(b->data, b->used) + need <= b->size &&
+           (b->max_records == 0 || b->records + count <= b->max_records);
+}
+
+static void place(struct buffer *b, const void *record, size_t size)
+{
+    size_t at = next_offset(b->data, b->used);
+    memcpy(b->data + at, record, size);
+    b->used = at + size;
+    b->records++;
+}
+
+/* The overhead of flushing a buffer, recorded at its end (space was kept for it). */
+static void place_overhead(struct buffer *b)
+{
+    if (!atomic_load(&kind_on[CUPTI_ACTIVITY_KIND_OVERHEAD]) ||
+        next_offset(b->data, b->used) + sizeof(CUpti_ActivityOverhead3) > b->size)
+        return;
+    CUpti_ActivityOverhead3 r = {.kind = CUPTI_ACTIVITY_KIND_OVERHEAD,
+                                 .overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH,
+                                 .objectKind = CUPTI_ACTIVITY_OBJECT_PROCESS};
+    r.objectId.pt.processId = (uint32_t)getpid();
+    r.start = realtime_ns();
+    r.end = realtime_ns();
+    place(b, &r, sizeof r);
+    atomic_fetch_add(&stats.written[STAT_overhead], 1);
+}
+
+/* Moves the current buffer to the ready queue; the lock is held. */
+static void complete_current(void)
+{
+    struct buffer *b = activity.current;
+    place_overhead(b);
+    activity.current = NULL;
+    b->next = NULL;
+    *activity.ready_tail = b;
+    activity.ready_tail = &b->next;
+    pthread_cond_signal(&activity.wake);
+}
+
+/* Asks the client for a buffer, with the lock released around its callback; false when it
+ * gave none (the record in hand is then dropped). The lock is held on entry and exit. */
+static bool request_buffer(void)
+{
+    CUpti_BuffersCallbackRequestFunc request = activity.request;
+    struct buffer *b = request ? calloc(1, sizeof *b) : NULL;
+    if (!b)
+        return false;
+    activity.requesting = true;
+    pthread_mutex_unlock(&activity.lock);
+    request(&b->data, &b->size, &b->max_records);
+    pthread_mutex_lock(&activity.lock);
+    activity.requesting = false;
+    pthread_cond_broadcast(&activity.settled);
+    if (!b->data || b->size == 0) {
+        free(b);
+        return false;
+    }
+    activity.current = b;
+    return true;
+}
+
+/* Writes a record into the current buffer, completing it and requesting another as needed. */
+static bool write_record(const void *record, size_t size)
+{
+    pthread_mutex_lock(&activity.lock);
+    bool written = false, dropped = false;
+    while (!written && !dropped) {
+        struct buffer *b = activity.current;
+        if (b && fits(b, size)) {
+            place(b, record, size);
+            written = true;
+        } else if (b) {
+            dropped = b->records == 0; /* too big for a whole buffer */
+            if (!dropped)
+                complete_current();
+        } else if (activity.requesting) {
+            pthread_cond_wait(&activity.settled, &activity.lock);
+        } else {
+            dropped = !request_buffer();
+        }
+    }
+    pthread_mutex_unlock(&activity.lock);
+    if (dropped)
+        count_drop();
+    return written;
+}
+
+/* Takes the ready queue (with the partly filled buffer when `all`); the lock is held. */
+static struct buffer *take_ready(bool all)
+{
+    if (all && activity.current && activity.current->records > 0)
+        complete_current();
+    struct buffer *list = activity.ready;
+    activity.ready = NULL;
+    activity.ready_tail = &activity.ready;
+    return list;
+}
+
+/* Hands buffers back to the client, in order, with no lock held. */
+static void deliver(struct buffer *list, CUpti_BuffersCallbackCompleteFunc complete)
+{
+    while (list) {
+        struct buffer *next = list->next;
+        complete(NULL, 0, list->data, list->size, list->used);
+        free(list);
+        list = next;
+    }
+}
+
+static bool period_due(uint64_t *deadline)
+{
+    uint64_t now = realtime_ns();
+    if (activity.period_ms == 0 || now < *deadline)
+        return false;
+    *deadline = now + (uint64_t)activity.period_ms * 1000000ULL;
+    return true;
+}
+
+/* Sleeps until a buffer is ready, the period's deadline passes or the worker must stop. */
+static void worker_wait(uint64_t deadline)
+{
+    if (activity.ready || activity.worker_stop)
+        return;
+    if (activity.period_ms == 0) {
+        pthread_cond_wait(&activity.wake, &activity.lock);
+        return;
+    }
+    struct timespec at = {(time_t)(deadline / 1000000000ULL), (long)(deadline % 1000000000ULL)};
+    pthread_cond_timedwait(&activity.wake, &activity.lock, &at);
+}
+
+/* CUPTI hands full buffers back from a thread of its own, and so does the double. */
+static void *worker_main(void *unused)
+{
+    (void)unused;
+    on_worker = true;
+    uint64_t deadline = 0;
+    pthread_mutex_lock(&activity.lock);
+    while (!activity.worker_stop) {
+        worker_wait(deadline);
+        struct buffer *list = take_ready(period_due(&deadline));
+        CUpti_BuffersCallbackCompleteFunc complete = activity.complete;
+        activity.worker_delivering = true;
+        pthread_mutex_unlock(&activity.lock);
+        deliver(list, complete);
+        pthread_mutex_lock(&activity.lock);
+        activity.worker_delivering = false;
+        pthread_cond_broadcast(&activity.settled);
+    }
+    pthread_mutex_unlock(&activity.lock);
+    return NULL;
+}
+
+/* Delivers everything written so far, partly filled buffer included, before returning. */
+static void flush_all(void)
+{
+    pthread_mutex_lock(&activity.lock);
+    struct buffer *list = take_ready(true);
+    CUpti_BuffersCallbackCompleteFunc complete = activity.complete;
+    /* What the worker is handing back was written earlier and must arrive first. */
+    while (activity.worker_delivering && !on_worker)
+        pthread_cond_wait(&activity.settled, &activity.lock);
+    pthread_mutex_unlock(&activity.lock);
+    if (complete)
+        deliver(list, complete);
+}
+
+static void stop_worker(void)
+{
+    pthread_mutex_lock(&activity.lock);
+    bool running = activity.worker_running;
+    activity.worker_stop = true;
+    pthread_cond_signal(&activity.wake);
+    pthread_mutex_unlock(&activity.lock);
+    /* From the worker itself (a callback calling cuptiFinalize) it is left to end by itself. */
+    if (!running || on_worker)
+        return;
+    pthread_join(activity.worker, NULL);
+    activity.worker_running = activity.worker_stop = false;
+}
+
+/* ---- records from the driver's work ---------------------------------------------------- */
+
+union record {
+    CUpti_Activity any;
+    CUpti_ActivityKernel10 kernel;
+    CUpti_ActivityMemcpy6 memcpy;
+    CUpti_ActivityMemset4 memset;
+    CUpti_ActivityMemory4 memory;
+    CUpti_ActivitySynchronization2 sync;
+};
+
+static size_t lay_kernel(const struct ct_gpu_work *w, CUpti_ActivityKernel10 *r)
+{
+    static atomic_llong next_grid_id = 1;
+    *r = (CUpti_ActivityKernel10){
+        .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+        .registersPerThread = 32,
+        .start = w->start,
+        .end = w->end,
+        .completed = w->end,
+        .deviceId = CT_GPU_DEVICE_ID,
+        .contextId = CT_GPU_CONTEXT_ID,
+        .streamId = w->stream_id,
+        .gridX = (int32_t)w->kernel.grid[0],
+        .gridY = (int32_t)w->kernel.grid[1],
+        .gridZ = (int32_t)w->kernel.grid[2],
+        .blockX = (int32_t)w->kernel.block[0],
+        .blockY = (int32_t)w->kernel.block[1],
+        .blockZ = (int32_t)w->kernel.block[2],
+        .dynamicSharedMemory = (int32_t)w->kernel.dynamic_shared,
+        .correlationId = w->correlation_id,
+        .gridId = atomic_fetch_add(&next_grid_id, 1),
+        .name = w->kernel.name,
+    };
+    return sizeof *r;
+}
+
+static size_t lay_memcpy(const struct ct_gpu_work *w, CUpti_ActivityMemcpy6 *r)
+{
+    *r = (CUpti_ActivityMemcpy6){
+        .kind = CUPTI_ACTIVITY_KIND_MEMCPY,
+        .copyKind = (uint8_t)w->memcpy.kind,
+        .srcKind = (uint8_t)w->memcpy.src,
+        .dstKind = (uint8_t)w->memcpy.dst,
+        .flags = w->memcpy.async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0,
+        .bytes = w->bytes,
+        .start = w->start,
+        .end = w->end,
+        .deviceId = CT_GPU_DEVICE_ID,
+        .contextId = CT_GPU_CONTEXT_ID,
+        .streamId = w->stream_id,
+        .correlationId = w->correlation_id,
+        .copyCount = 1,
+    };
+    return sizeof *r;
+}
+
+static size_t lay_memset(const struct ct_gpu_work *w, CUpti_ActivityMemset4 *r)
+{
+    *r = (CUpti_ActivityMemset4){
+        .kind = CUPTI_ACTIVITY_KIND_MEMSET,
+        .value = w->memset.value,
+        .bytes = w->bytes,
+        .start = w->start,
+        .end = w->end,
+        .deviceId = CT_GPU_DEVICE_ID,
+        .contextId = CT_GPU_CONTEXT_ID,
+        .streamId = w->stream_id,
+        .correlationId = w->correlation_id,
+        .flags = w->memset.async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0,
+        .memoryKind = (uint16_t)w->memset.memory,
+    };
+    return sizeof *r;
+}
+
+static size_t lay_memory(const struct ct_gpu_work *w, CUpti_ActivityMemory4 *r)
+{
+    *r = (CUpti_ActivityMemory4){
+        .kind = CUPTI_ACTIVITY_KIND_MEMORY2,
+        .memoryOperationType = w->memory.operation,
+        .memoryKind = w->memory.memory,
+        .correlationId = w->correlation_id,
+        .address = w->memory.address,
+        .bytes = w->bytes,
+        .timestamp = w->start,
+        .processId = (uint32_t)getpid(),
+        .deviceId = CT_GPU_DEVICE_ID,
+        .contextId = CT_GPU_CONTEXT_ID,
+        .streamId = w->stream_id,
+    };
+    return sizeof *r;
+}
+
+static size_t lay_sync(const struct ct_gpu_work *w, CUpti_ActivitySynchronization2 *r)
+{
+    *r = (CUpti_ActivitySynchronization2){
+        .kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+        .type = w->sync.type,
+        .start = w->start,
+        .end = w->end,
+        .correlationId = w->correlation_id,
+        .contextId = CT_GPU_CONTEXT_ID,
+        .streamId = w->stream_id,
+        .cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE,
+    };
+    return sizeof *r;
+}
+
+static const CUpti_ActivityKind kind_of_work[] = {
+    [CT_WORK_KERNEL] = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    [CT_WORK_MEMCPY] = CUPTI_ACTIVITY_KIND_MEMCPY,
+    [CT_WORK_MEMSET] = CUPTI_ACTIVITY_KIND_MEMSET,
+    [CT_WORK_MEMORY] = CUPTI_ACTIVITY_KIND_MEMORY2,
+    [CT_WORK_SYNC] = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+};
+
+static const enum stat_kind stat_of_work[] = {
+    [CT_WORK_KERNEL] = STAT_kernel,        [CT_WORK_MEMCPY] = STAT_memcpy,
+    [CT_WORK_MEMSET] = STAT_memset,        [CT_WORK_MEMORY] = STAT_memory,
+    [CT_WORK_SYNC] = STAT_synchronization,
+};
+
+static size_t lay_record(const struct ct_gpu_work *w, union record *r)
+{
+    switch (w->kind) {
+    case CT_WORK_KERNEL:
+        return lay_kernel(w, &r->kernel);
+    case CT_WORK_MEMCPY:
+        return lay_memcpy(w, &r->memcpy);
+    case CT_WORK_MEMSET:
+        return lay_memset(w, &r->memset);
+    case CT_WORK_MEMORY:
+        return lay_memory(w, &r->memory);
+    default:
+        return lay_sync(w, &r->sync);
+    }
+}
+
+/* CT_DOUBLE_CUPTI_DROP_EVERY thins device work only (kernels, copies, sets), as a device-side
+ * buffer overflowing would. */
+static bool drop_this(const struct ct_gpu_work *w)
+{
+    static atomic_ullong gpu_records;
+    if (knobs.drop_every == 0 || w->kind > CT_WORK_MEMSET)
+        return false;
+    return (atomic_fetch_add(&gpu_records, 1) + 1) % knobs.drop_every == 0;
+}
+
+static void on_work(const struct ct_gpu_work *w)
+{
+    if (!atomic_load(&kind_on[kind_of_work[w->kind]]))
+        return;
+    if (drop_this(w)) {
+        count_drop();
+        return;
+    }
+    union record r;
+    size_t size = lay_record(w, &r);
+    if (!write_record(&r, size))
+        return;
+    atomic_fetch_add(&stats.written[stat_of_work[w->kind]], 1);
+    if (w->kind == CT_WORK_KERNEL)
+        count_kernel_name(w->kernel.name);
+}
+
+/* ---- callbacks from the driver's API calls --------------------------------------------- */
+
+static struct CUpti_Subscriber_st {
+    char unused;
+} the_subscriber;
+
+static struct {
+    pthread_mutex_t lock;
+    _Atomic(CUpti_CallbackFunc) callback; /* NULL: no subscriber */
+    void *userdata;                       /* written before callback is published */
+} subscription = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static atomic_bool runtime_on[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static atomic_bool driver_on[CUPTI_DRIVER_TRACE_CBID_SIZE];
+
+/* The enable switch of (domain, cbid); NULL for a domain or id the double does not trace. */
+static atomic_bool *switch_for(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
+        return &runtime_on[cbid];
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE)
+        return &driver_on[cbid];
+    return NULL;
+}
+
+static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                   const CUpti_CallbackData *data)
+{
+    atomic_bool *on = switch_for(domain, cbid);
+    CUpti_CallbackFunc callback = atomic_load(&subscription.callback);
+    if (!on || !atomic_load(on) || !callback)
+        return;
+    atomic_fetch_add(&stats.callbacks[domain == CUPTI_CB_DOMAIN_DRIVER_API], 1);
+    callback(subscription.userdata, domain, cbid, data);
+}
+
+/* ---- the driver ------------------------------------------------------------------------ */
+
+static const struct ct_gpu_tool tool = {.callback = on_api, .record = on_work};
+
+static struct {
+    pthread_mutex_t lock;
+    const struct ct_gpu_table *table; /* NULL until attached */
+} driver = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Attaches to the driver once; false when there is no driver (or another tool holds it), which
+ * the real CUPTI reports as CUPTI_ERROR_UNKNOWN. */
+static bool connect_driver(void)
+{
+    pthread_mutex_lock(&driver.lock);
+    if (!driver.table) {
+        const struct ct_gpu_table *table =
+            ct_gpu_table_of(dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL));
+        if (table && table->attach(&tool))
+            driver.table = table;
+    }
+    bool connected = driver.table != NULL;
+    pthread_mutex_unlock(&driver.lock);
+    return connected;
+}
+
+static void disconnect_driver(void)
+{
+    pthread_mutex_lock(&driver.lock);
+    if (driver.table)
+        driver.table->detach();
+    driver.table = NULL;
+    pthread_mutex_unlock(&driver.lock);
+}
+
+/* ---- exports: versions, errors, names, time -------------------------------------------- */
+
+CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *version)
+{
+    if (!version)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    *version = CUPTI_VERSION;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult r, const char **str)
+{
+    if (!str)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    switch (r) {
+#define AS_CASE(code)                                                                              \
+    case code:                                                                                     \
+        *str = #code;                                                                              \
+        return CUPTI_SUCCESS;
+        RESULTS(AS_CASE)
+#undef AS_CASE
+    default:
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    }
+}
+
+CUptiResult CUPTIAPI cuptiGetLastError(void)
+{
+    CUptiResult rc = last_error;
+    last_error = CUPTI_SUCCESS;
+    return rc;
+}
+
+static const char *runtime_callback_name(CUpti_CallbackId cbid)
+{
+    switch (cbid) {
+#define AS_CASE(name, cb)                                                                          \
+    case CUPTI_RUNTIME_TRACE_CBID_##cb:                                                            \
+        return #cb;
+        CT_DOUBLE_APIS(AS_CASE)
+#undef AS_CASE
+    default:
+        return NULL;
+    }
+}
+
+static const char *driver_callback_name(CUpti_CallbackId cbid)
+{
+    switch (cbid) {
+#define AS_CASE(name)                                                                              \
+    case CUPTI_DRIVER_TRACE_CBID_##name:                                                           \
+        return #name;
+        CT_DRIVER_CALLBACKS(AS_CASE)
+#undef AS_CASE
+    default:
+        return NULL;
+    }
+}
+
+/* Names for the callbacks the doubles can emit; other ids are refused. */
+CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
+                                          const char **name)
+{
+    const char *found = NULL;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        found = runtime_callback_name(cbid);
+    else if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+        found = driver_callback_name(cbid);
+    if (!name || !found)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    *name = found;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp)
+{
+    if (!timestamp)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    *timestamp = realtime_ns();
+    return CUPTI_SUCCESS;
+}
+
+/* ---- exports: subscription and callbacks ----------------------------------------------- */
+
+static CUptiResult subscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+                             void *userdata)
+{
+    if (!subscriber)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (knobs.taken || atomic_load(&subscription.callback))
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    if (!callback)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (!connect_driver())
+        return CUPTI_ERROR_UNKNOWN;
+    subscription.userdata = userdata;
+    atomic_store(&subscription.callback, callback);
+    *subscriber = &the_subscriber;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+                                    void *userdata)
+{
+    pthread_mutex_lock(&subscription.lock);
+    CUptiResult rc = subscribe(subscriber, callback, userdata);
+    pthread_mutex_unlock(&subscription.lock);
+    return result(rc);
+}
+
+static void enable_all(atomic_bool *switches, size_t count, bool on)
+{
+    for (size_t i = 0; i < count; i++)
+        atomic_store(&switches[i], on);
+}
+
+static void disable_callbacks(void)
+{
+    enable_all(runtime_on, CUPTI_RUNTIME_TRACE_CBID_SIZE, false);
+    enable_all(driver_on, CUPTI_DRIVER_TRACE_CBID_SIZE, false);
+}
+
+CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
+{
+    if (subscriber != &the_subscriber || !atomic_load(&subscription.callback))
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    atomic_store(&subscription.callback, NULL);
+    disable_callbacks();
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                         CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    atomic_bool *on = switch_for(domain, cbid);
+    if (subscriber != &the_subscriber || !on)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    atomic_store(on, enable != 0);
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                       CUpti_CallbackDomain domain)
+{
+    if (subscriber != &the_subscriber)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        enable_all(runtime_on, CUPTI_RUNTIME_TRACE_CBID_SIZE, enable != 0);
+    else if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+        enable_all(driver_on, CUPTI_DRIVER_TRACE_CBID_SIZE, enable != 0);
+    else
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    return CUPTI_SUCCESS;
+}
+
+/* ---- exports: activity ----------------------------------------------------------------- */
+
+/* Kinds other than the double's records are accepted and simply never produced. */
+static CUptiResult switch_kind(CUpti_ActivityKind kind, bool on)
+{
+    if (kind <= CUPTI_ACTIVITY_KIND_INVALID || kind >= CUPTI_ACTIVITY_KIND_COUNT)
+        return result(CUPTI_ERROR_INVALID_KIND);
+    if (on && !connect_driver())
+        return result(CUPTI_ERROR_UNKNOWN);
+    atomic_store(&kind_on[kind], on);
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+    return switch_kind(kind, true);
+}
+
+CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+    return switch_kind(kind, false);
+}
+
+CUptiResult CUPTIAPI
+cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
+                               CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
+{
+    if (!funcBufferRequested || !funcBufferCompleted)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    pthread_mutex_lock(&activity.lock);
+    activity.request = funcBufferRequested;
+    activity.complete = funcBufferCompleted;
+    bool start = !activity.worker_running;
+    activity.worker_running = true;
+    pthread_mutex_unlock(&activity.lock);
+    if (start && pthread_create(&activity.worker, NULL, worker_main, NULL) != 0) {
+        activity.worker_running = false;
+        return result(CUPTI_ERROR_UNKNOWN);
+    }
+    return CUPTI_SUCCESS;
+}
+
+/* Every flag flushes everything, partly filled buffers included. */
+CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
+{
+    (void)flag;
+    flush_all();
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiActivityFlushPeriod(uint32_t time)
+{
+    pthread_mutex_lock(&activity.lock);
+    activity.period_ms = time;
+    pthread_cond_signal(&activity.wake);
+    pthread_mutex_unlock(&activity.lock);
+    return CUPTI_SUCCESS;
+}
+
+/* The size of a record the double writes, by its kind; 0 for any other kind. */
+static size_t record_size(const CUpti_Activity *record)
+{
+    switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+        return sizeof(CUpti_ActivityMemory4);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_OVERHEAD:
+        return sizeof(CUpti_ActivityOverhead3);
+    default:
+        return 0;
+    }
+}
+
+CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t validBufferSizeBytes,
+                                                CUpti_Activity **record)
+{
+    if (!buffer || !record)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    size_t used = 0;
+    if (*record) {
+        size_t size = record_size(*record);
+        if (size == 0)
+            return result(CUPTI_ERROR_INVALID_KIND);
+        used = (size_t)((uint8_t *)*record - buffer) + size;
+    }
+    size_t at = next_offset(buffer, used);
+    if (at + sizeof(CUpti_Activity) > validBufferSizeBytes)
+        return result(CUPTI_ERROR_MAX_LIMIT_REACHED);
+    *record = (CUpti_Activity *)(buffer + at);
+    return CUPTI_SUCCESS;
+}
+
+/* One count for all contexts and streams: what was dropped since the previous call. */
+CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t streamId,
+                                                       size_t *dropped)
+{
+    (void)context;
+    (void)streamId;
+    if (!dropped)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    *dropped = (size_t)atomic_exchange(&stats.dropped_since, 0);
+    return CUPTI_SUCCESS;
+}
+
+/* Hands back what is pending, lets go of the driver and forgets the client, as a process that
+ * detaches its profiler would see; the statistics are written now as well as at exit. */
+CUptiResult CUPTIAPI cuptiFinalize(void)
+{
+    flush_all();
+    stop_worker();
+    disconnect_driver();
+    atomic_store(&subscription.callback, NULL);
+    disable_callbacks();
+    enable_all(kind_on, CUPTI_ACTIVITY_KIND_COUNT, false);
+    pthread_mutex_lock(&activity.lock);
+    activity.request = NULL;
+    activity.complete = NULL;
+    pthread_mutex_unlock(&activity.lock);
+    write_stats();
+    return CUPTI_SUCCESS;
+}
+
+__attribute__((destructor)) static void write_stats_at_exit(void)
+{
+    write_stats();
+}
