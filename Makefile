@@ -36,9 +36,10 @@ COMMON_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard common/*.c)) $(BUILD)/o
 COLLECTOR_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard collector/*.c)) $(COMMON_OBJ)
 CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out viewer-export/doctor_probe.c,$(wildcard viewer-export/*.c))) $(COMMON_OBJ)
 
-# python3-venv for the test venv, procps (pgrep) and binutils (nm, readelf) for the tests.
+# python3-venv for the test venv, procps (pgrep) and binutils (nm, readelf) for the tests; g++
+# for libstdc++, whose demangler the collector uses for kernel names.
 DEBIAN_PACKAGES := libzstd-dev libprotobuf-c-dev protobuf-c-compiler libunwind-dev zlib1g-dev zstd \
-	strace python3-venv procps binutils
+	strace python3-venv procps binutils g++
 # For the tests only (`make demo` does without): chromium loads the html export's page.
 TEST_DEBIAN_PACKAGES := chromium
 
@@ -112,7 +113,7 @@ $(BUILD)/cudatrace-probe: viewer-export/doctor_probe.c | $(BUILD)/.deps
 	$(CC) $(BASE_CFLAGS) -o $@ $< -ldl
 
 $(BUILD)/cudatrace-collector: $(COLLECTOR_OBJ)
-	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a
+	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lstdc++
 
 $(BUILD)/cudatrace: $(CLI_OBJ)
 	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lz
@@ -129,10 +130,12 @@ $(VENV)/.ok: tests/requirements.txt
 	touch $@
 
 # Real CUDA runtimes of other versions, from NVIDIA's wheels, for the library
-# tests (two runtimes in one process, two minors of one major). Downloaded and
-# unpacked once into WHEEL_CACHE, which every build folder links to.
+# tests (two runtimes in one process, two minors of one major), and CUDA 13's
+# runtime and CUPTI wheels (nvidia/cu13/lib) for the search for libcupti beside
+# the runtime. Downloaded and unpacked once into WHEEL_CACHE, which every build
+# folder links to.
 CT_RUNTIME_WHEELS := nvidia-cuda-runtime-cu12==12.4.127 nvidia-cuda-runtime-cu12==12.9.79 \
-	nvidia-cuda-runtime-cu11==11.8.89
+	nvidia-cuda-runtime-cu11==11.8.89 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cupti==13.0.85
 WHEEL_CACHE ?= .cache/wheels
 $(WHEEL_CACHE)/.ok: | $(VENV)/.ok
 	rm -rf $(WHEEL_CACHE) && mkdir -p $(WHEEL_CACHE)/download

@@ -1,6 +1,7 @@
 /*
  * The annotations of a call slice, by the layout its family gives the
- * record's arguments (include/cudatrace/functions.h). Values that repeat
+ * record's arguments (include/cudatrace/functions.h), `seen_by: cupti` on
+ * a call only CUPTI saw, and the flow to the GPU work it caused. Values that repeat
  * (copy kinds, grid and block shapes, error names) are formatted once and
  * kept by value, which keeps a launch loop cheap to encode.
  */
@@ -27,8 +28,9 @@ static uint32_t in_flight_name;
 static struct {
     uint32_t ptr, bytes, stream, kind, src, value, kernel, grid, block, shared_mem, graph, event,
         flags, result, error, pool, device, count, version, attribute, free, total, handle,
-        end_event, elapsed_ns, site, stack;
+        end_event, elapsed_ns, site, stack, seen_by;
 } arg_names;
+static uint32_t cupti_name;
 
 #define FUNCTION_INFO(fn, fam, stream)                                                             \
     functions[CT_FN_##fn] =                                                                        \
@@ -65,8 +67,10 @@ void ct_call_slices_start(void)
     ARG_NAME(handle);
     ARG_NAME(end_event);
     ARG_NAME(elapsed_ns);
+    ARG_NAME(seen_by);
 #undef ARG_NAME
     in_flight_name = ct_strings_intern_cstr("in_flight");
+    cupti_name = ct_strings_intern_cstr("cupti");
 }
 
 int ct_call_family(const struct ct_record *r)
@@ -303,16 +307,19 @@ static int call_args(const struct function_info *f, const struct ct_record *r, s
 }
 
 void ct_call_slice(struct ct_sequence *seq, const struct ct_record *r, uint64_t begin, uint64_t end,
-                   struct ct_call_site site)
+                   struct ct_call_site site, uint64_t flow)
 {
     const struct function_info *f = &functions[r->func];
-    struct ct_arg args[12];
+    struct ct_arg args[13];
     int nargs = call_args(f, r, args);
     if (site.site) {
         args[nargs++] = (struct ct_arg){arg_names.site, CT_ARG_STRING, site.site};
         args[nargs++] = (struct ct_arg){arg_names.stack, CT_ARG_STRING, site.stack};
     }
-    ct_write_slice(seq, 0, begin, end, f->name, args, nargs);
+    if (r->type == CT_REC_CUPTI_CALL)
+        args[nargs++] = (struct ct_arg){arg_names.seen_by, CT_ARG_STRING, cupti_name};
+    struct ct_flow out = {flow, 0};
+    ct_write_flow_slice(seq, 0, begin, end, f->name, args, nargs, flow ? &out : NULL);
 }
 
 void ct_call_totals(struct ct_sequence *seq, const struct ct_call_stats *stats, uint64_t ts)

@@ -278,15 +278,16 @@ static void fill_annotations(struct ct_sequence *seq, struct interning *in,
     }
 }
 
+/* An event with a flow is never the same twice, so it skips the cache. */
 static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
                         CtPb__TrackEvent__Type type, uint32_t name, const struct ct_arg *args,
-                        int nargs)
+                        int nargs, const struct ct_flow *flow)
 {
     if (nargs > MAX_ARGS)
         nargs = MAX_ARGS;
     struct key_view key = key_of(seq, track, type, name, args, nargs);
     struct cached_body *cached = cache_slot(&key);
-    if (cached->len && same_key(&cached->key, &key)) {
+    if (!flow && cached->len && same_key(&cached->key, &key)) {
         append_packet(1, ts, cached->body, cached->len);
         return;
     }
@@ -310,6 +311,17 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
     fill_annotations(seq, &in, annotations, annotation_ptrs, args, nargs);
     event.debug_annotations = annotation_ptrs;
     event.n_debug_annotations = (size_t)nargs;
+    uint64_t flow_out, flow_in;
+    if (flow && flow->out) {
+        flow_out = flow->out;
+        event.flow_ids = &flow_out;
+        event.n_flow_ids = 1;
+    }
+    if (flow && flow->in) {
+        flow_in = flow->in;
+        event.terminating_flow_ids = &flow_in;
+        event.n_terminating_flow_ids = 1;
+    }
     packet.track_event = &event;
     if (interning_used(&in))
         packet.interned_data = &in.data;
@@ -323,7 +335,7 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
         memcpy(seq->end_body, body, len);
         seq->end_len = (uint32_t)len;
     }
-    if (!first && !packet.interned_data && len <= CACHED_BODY_MAX) {
+    if (!first && !flow && !packet.interned_data && len <= CACHED_BODY_MAX) {
         store_key(&cached->key, &key);
         cached->len = (uint32_t)len;
         memcpy(cached->body, body, len);
@@ -333,7 +345,8 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
 void ct_write_slice_begin(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, uint32_t name,
                           const struct ct_arg *args, int nargs)
 {
-    write_event(seq, track, ts_ns, CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, name, args, nargs);
+    write_event(seq, track, ts_ns, CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, name, args, nargs,
+                NULL);
 }
 
 void ct_write_slice_end(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns)
@@ -342,20 +355,28 @@ void ct_write_slice_end(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns)
         append_packet(1, ts_ns, seq->end_body, seq->end_len);
         return;
     }
-    write_event(seq, track, ts_ns, CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_END, 0, NULL, 0);
+    write_event(seq, track, ts_ns, CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_END, 0, NULL, 0, NULL);
 }
 
 void ct_write_slice(struct ct_sequence *seq, uint64_t track, uint64_t begin_ns, uint64_t end_ns,
                     uint32_t name, const struct ct_arg *args, int nargs)
 {
-    ct_write_slice_begin(seq, track, begin_ns, name, args, nargs);
+    ct_write_flow_slice(seq, track, begin_ns, end_ns, name, args, nargs, NULL);
+}
+
+void ct_write_flow_slice(struct ct_sequence *seq, uint64_t track, uint64_t begin_ns,
+                         uint64_t end_ns, uint32_t name, const struct ct_arg *args, int nargs,
+                         const struct ct_flow *flow)
+{
+    write_event(seq, track, begin_ns, CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, name, args, nargs,
+                flow);
     ct_write_slice_end(seq, track, end_ns);
 }
 
 void ct_write_instant(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, uint32_t name,
                       const struct ct_arg *args, int nargs)
 {
-    write_event(seq, track, ts_ns, CT_PB__TRACK_EVENT__TYPE__TYPE_INSTANT, name, args, nargs);
+    write_event(seq, track, ts_ns, CT_PB__TRACK_EVENT__TYPE__TYPE_INSTANT, name, args, nargs, NULL);
 }
 
 void ct_write_counter(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, int64_t value)

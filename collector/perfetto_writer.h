@@ -55,6 +55,15 @@ void ct_write_slice_begin(struct ct_sequence *seq, uint64_t track, uint64_t ts_n
 void ct_write_slice_end(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns);
 void ct_write_slice(struct ct_sequence *seq, uint64_t track, uint64_t begin_ns, uint64_t end_ns,
                     uint32_t name, const struct ct_arg *args, int nargs);
+/* Flow ids a slice starts (out) or ends (in); 0 for none. */
+struct ct_flow {
+    uint64_t out, in;
+};
+/* A slice with a flow: Perfetto draws an arrow between the slices that
+ * carry the same id. */
+void ct_write_flow_slice(struct ct_sequence *seq, uint64_t track, uint64_t begin_ns,
+                         uint64_t end_ns, uint32_t name, const struct ct_arg *args, int nargs,
+                         const struct ct_flow *flow);
 void ct_write_instant(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, uint32_t name,
                       const struct ct_arg *args, int nargs);
 void ct_write_counter(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, int64_t value);

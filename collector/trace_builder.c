@@ -6,7 +6,10 @@
  * go to whoever asked for them (kernel names, devices, library versions,
  * call sites, which wait for their call; NVTX names, which wait for their
  * range); NVTX ranges go to nvtx_ranges.c;
- * library events from the loader's ring go to loader_events.c.
+ * library events from the loader's ring go to loader_events.c; CUPTI's
+ * records of the GPU's work, its clock readings and its state go to
+ * gpu_tracks.c and gpu_clock.c, and a call CUPTI correlated carries the
+ * flow to that work.
  * Process-wide tracks and instants live in process_tracks.c and
  * library_track.c. At the end it writes the closing instant with the
  * session's totals.
@@ -20,6 +23,8 @@
 #include "call_slices.h"
 #include "clock_map.h"
 #include "cudatrace/functions.h"
+#include "gpu_clock.h"
+#include "gpu_tracks.h"
 #include "kernel_table.h"
 #include "launch_rate.h"
 #include "library_track.h"
@@ -35,6 +40,9 @@ struct thread_view {
     struct ct_sequence seq;
     int32_t tid;
     int live;
+    /* CUPTI's correlation id for the call that begins at correlated_begin. */
+    uint64_t correlated_begin;
+    uint32_t correlation;
 };
 
 static struct thread_view *threads;
@@ -53,6 +61,7 @@ void ct_builder_start(const struct ct_shm_header *shm)
     ct_call_sites_start(shm->ring_count);
     ct_process_tracks_start(shm);
     ct_library_track_start();
+    ct_gpu_tracks_start(shm->ring_count);
 }
 
 void ct_builder_thread(uint32_t index, int32_t tid, const char *name)
@@ -99,6 +108,12 @@ static void string_done(uint32_t index, const struct ct_string_done *s)
     case CT_STR_KERNEL_LIBRARY:
         ct_kernel_table_library_is(s->key, s->id);
         break;
+    case CT_STR_GPU_KERNEL_NAME:
+        ct_gpu_kernel_name(s->key, s->id);
+        break;
+    case CT_STR_CUPTI_TEXT:
+        ct_gpu_cupti_text(index, s->key, s->id);
+        break;
     default:
         break;
     }
@@ -113,7 +128,9 @@ static void call(uint32_t index, const struct ct_record *r)
     uint64_t begin = ct_clock_map_ns(r->begin), end = ct_clock_map_ns(r->end);
     if (end < begin)
         end = begin;
-    ct_call_slice(&t->seq, r, begin, end, ct_call_sites_take(index, r->begin));
+    uint32_t correlation = t->correlated_begin == r->begin ? t->correlation : 0;
+    ct_call_slice(&t->seq, r, begin, end, ct_call_sites_take(index, r->begin),
+                  ct_gpu_flow_id(correlation));
     ct_memory_counters_note((uint8_t)family, r, end);
     if (family == CT_FAMILY_LAUNCH) {
         ct_launch_rate_count(begin);
@@ -144,7 +161,21 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
     struct ct_string_done done;
     switch (record->type) {
     case CT_REC_CALL:
+    case CT_REC_CUPTI_CALL:
         call(index, record);
+        break;
+    case CT_REC_CORRELATION:
+        threads[index].correlated_begin = record->begin;
+        threads[index].correlation = (uint32_t)record->arg[0];
+        break;
+    case CT_REC_GPU:
+        ct_gpu_record(record);
+        break;
+    case CT_REC_GPU_CLOCK:
+        ct_gpu_clock_sample(record);
+        break;
+    case CT_REC_CUPTI_STATE:
+        ct_gpu_cupti_state(index, record, ct_clock_map_ns(record->begin));
         break;
     case CT_REC_STRING:
         if (ct_string_records_add(index, record, &done))
@@ -190,6 +221,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
             ct_nvtx_close(i, &threads[i].seq, end_ns);
     ct_launch_rate_finish();
     ct_library_track_finish(end_ns);
+    ct_gpu_tracks_finish(end_ns);
     if (dropped != last_dropped)
         ct_process_counter(CT_TRACK_DROPPED, end_ns, (int64_t)dropped);
     struct rusage usage;

@@ -16,12 +16,15 @@
  */
 #include "call_site.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <execinfo.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
+#include "library_family.h"
 #include "config.h"
 #include "init.h"
 #include "cudatrace/call_site.h"
@@ -82,17 +85,40 @@ static int put(struct site_buffer *b, const void *data, size_t len)
     return 0;
 }
 
-/* The hook's caller, then (unless `caller_only`) what the unwinder finds
- * above it. */
+/* Whether `pc` is in neither this library nor a CUDA-stack one (CUPTI,
+ * the driver, a runtime): where a call CUPTI reported came from. */
+static int outside_cuda(void *pc)
+{
+    struct dl_find_object found, own;
+    char family[32];
+    if (_dl_find_object(pc, &found) != 0 || !found.dlfo_link_map)
+        return 0;
+    if (_dl_find_object((void *)outside_cuda, &own) == 0 &&
+        own.dlfo_map_start == found.dlfo_map_start)
+        return 0;
+    return !ct_library_family(found.dlfo_link_map->l_name, family, sizeof family);
+}
+
+/* The hook's caller (NULL: the first frame outside CUDA), then (unless
+ * `caller_only`) what the unwinder finds above it. */
 static uint8_t native_frames(uint64_t *pcs, const void *caller, int caller_only)
 {
+    void *found[CT_SITE_MAX_NATIVE + UNWIND_SLACK + 16];
+    int n = 0, i = 0;
+    if (!caller) {
+        n = backtrace(found, (int)(sizeof found / sizeof found[0]));
+        while (i < n && !outside_cuda(found[i]))
+            i++;
+        if (i == n)
+            return 0;
+        caller = found[i];
+    }
     pcs[0] = (uintptr_t)caller;
     if (caller_only)
         return 1;
-    void *found[CT_SITE_MAX_NATIVE + UNWIND_SLACK];
-    int n = backtrace(found, (int)(sizeof found / sizeof found[0]));
+    if (!n)
+        n = backtrace(found, (int)(sizeof found / sizeof found[0]));
     uint8_t count = 1;
-    int i = 0;
     while (i < n && found[i] != caller)
         i++;
     for (i++; i < n && count < CT_SITE_MAX_NATIVE; i++)

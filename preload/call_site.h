@@ -33,10 +33,7 @@ void ct_call_sites_prepare(void);
 
 static inline enum ct_site_rule ct_site_rule_of(enum ct_function fn)
 {
-#define CT_SITE_FAMILY(name, family, takes_stream) [CT_FN_##name] = family,
-    static const unsigned char families[CT_FN_COUNT] = {CT_FOR_EACH_FUNCTION(CT_SITE_FAMILY)};
-#undef CT_SITE_FAMILY
-    switch ((unsigned)fn < CT_FN_COUNT ? families[fn] : CT_FAMILY_COUNT) {
+    switch (ct_function_family(fn)) {
     case CT_FAMILY_ALLOC_DEVICE:
     case CT_FAMILY_ALLOC_HOST:
     case CT_FAMILY_FREE_DEVICE:
@@ -76,7 +73,9 @@ static inline int ct_call_site_due(enum ct_function fn, int result, uint64_t beg
 
 /* Captures the calling thread's site and sends it ahead of the call's
  * record, keyed by the call's begin clock. `caller` is the hook's return
- * address. A `kept` call's site waits for room like the call's record. */
+ * address, or NULL from a CUPTI callback: the site then starts at the first
+ * frame outside the CUDA stack and this library. A `kept` call's site waits
+ * for room like the call's record. */
 void ct_call_site_capture(uint64_t begin, const void *caller, int kept);
 
 #endif

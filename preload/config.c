@@ -78,6 +78,17 @@ static int env_clock_is_boottime(void)
     return 0;
 }
 
+static int env_cupti_mode(void)
+{
+    const char *text = getenv("CUDATRACE_CUPTI");
+    if (!text || !*text || strcmp(text, "auto") == 0)
+        return CT_CUPTI_AUTO;
+    if (strcmp(text, "0") == 0 || strcmp(text, "1") == 0)
+        return text[0] == '1' ? CT_CUPTI_ON : CT_CUPTI_OFF;
+    ct_warn("ignoring CUDATRACE_CUPTI=%s: expected auto, 0 or 1", text);
+    return CT_CUPTI_AUTO;
+}
+
 static uint32_t round_up_pow2(uint32_t v)
 {
     uint32_t p = 1;
@@ -100,4 +111,6 @@ void ct_config_load(void)
     ct_config.spill_mb = env_uint("CUDATRACE_SPILL_MB", CT_SPILL_CHAIN, 0,
                                   CT_SPILL_CHAIN * CT_SPILL_SEGMENT_BYTES >> 20);
     ct_config.force_boottime_clock = env_clock_is_boottime();
+    ct_config.cupti = env_cupti_mode();
+    ct_config.cupti_path = getenv("CUDATRACE_CUPTI_PATH");
 }

@@ -21,6 +21,14 @@ struct ct_config {
     int no_call_sites;        /* CUDATRACE_CALL_SITES=0                      */
     uint32_t launch_site_us;  /* CUDATRACE_LAUNCH_SITE_US, 0 for none        */
     uint32_t spill_mb;        /* CUDATRACE_SPILL_MB, the spill pool; 0: none */
+    int cupti;                /* CUDATRACE_CUPTI: enum ct_cupti_mode         */
+    const char *cupti_path;   /* CUDATRACE_CUPTI_PATH, a file or a folder    */
+};
+
+enum ct_cupti_mode {
+    CT_CUPTI_AUTO, /* when a driver is in the process (the default) */
+    CT_CUPTI_OFF,  /* 0: never load CUPTI                            */
+    CT_CUPTI_ON,   /* 1: try even when no driver is loaded           */
 };
 
 extern struct ct_config ct_config;

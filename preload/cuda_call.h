@@ -9,12 +9,21 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cupti.h"
 #include "resolve.h"
 
 /* Declares `fn`, the real `name` with prototype `params`, or NULL. */
 #define CT_REAL(fn, name, params)                                                                  \
     static _Atomic(void *) fn##_slot;                                                              \
     cudaError_t(*fn) params = (cudaError_t(*) params)ct_real_function(&fn##_slot, #name)
+
+/* Runs `statement` as a call of our own, which CUPTI's callbacks skip. */
+#define CT_OWN_CALL(statement)                                                                     \
+    do {                                                                                           \
+        ct_cupti_own_calls++;                                                                      \
+        statement;                                                                                 \
+        ct_cupti_own_calls--;                                                                      \
+    } while (0)
 
 /* Whether an error is pending on this thread (without clearing it). */
 int ct_cuda_error_pending(void);

@@ -125,7 +125,7 @@ static int record_library_version(struct dl_phdr_info *info, size_t size, void *
     return 0;
 }
 
-void ct_cuda_info_record(struct ct_ring *ring)
+static int record_info(struct ct_ring *ring)
 {
     struct version_scan scan = {ring};
     dl_iterate_phdr(record_library_version, &scan);
@@ -144,17 +144,16 @@ void ct_cuda_info_record(struct ct_ring *ring)
     }
     if (devices > 0)
         emit_device_names(ring, devices);
-    uint64_t head;
-    struct ct_record *rec;
-    if (!ct_ring_enter(ring))
-        return;
-    if ((rec = ct_ring_reserve(ring, &head, 1)) != NULL) {
-        memset(rec, 0, sizeof *rec);
-        rec->type = CT_REC_PROCESS_INFO;
-        rec->arg[0] = (uint64_t)(int64_t)runtime;
-        rec->arg[1] = (uint64_t)(int64_t)driver;
-        rec->arg[2] = (uint64_t)(int64_t)devices;
-        ct_ring_publish(ring, head);
-    }
-    ct_ring_leave(ring);
+    struct ct_record rec = {
+        .type = CT_REC_PROCESS_INFO,
+        .arg = {(uint64_t)(int64_t)runtime, (uint64_t)(int64_t)driver, (uint64_t)(int64_t)devices}};
+    ct_emit_record(ring, &rec, 1);
+    return devices;
+}
+
+int ct_cuda_info_record(struct ct_ring *ring)
+{
+    int devices;
+    CT_OWN_CALL(devices = record_info(ring));
+    return devices;
 }

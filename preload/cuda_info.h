@@ -7,7 +7,8 @@
 struct ct_ring;
 
 /* Records the versions and devices into `ring`; called once, by the thread
- * whose call started the session. */
-void ct_cuda_info_record(struct ct_ring *ring);
+ * whose call started the session. Returns the device count the runtime
+ * reported, or -1 when it reported none (no usable driver). */
+int ct_cuda_info_record(struct ct_ring *ring);
 
 #endif

@@ -3,11 +3,13 @@
  * version and device queries wait for a call that initialises CUDA: after a
  * cudaRuntimeGetVersion, cudaDriverGetVersion or error query alone, our own
  * cudaGetDeviceCount would load and start the driver where the program had
- * not (and fix the visible devices before the program chose them).
+ * not (and fix the visible devices before the program chose them). CUPTI
+ * starts at the same moment, for the same reason.
  */
 #include "deferred.h"
 
 #include "cuda_info.h"
+#include "cupti.h"
 #include "cudatrace/functions.h"
 #include "loader_view.h"
 #include "ring.h"
@@ -26,8 +28,7 @@ void ct_deferred_run(unsigned func)
     if ((due & CT_DEFER_CUDA_INFO) && initialises_cuda(func) &&
         (atomic_fetch_and(&ct_deferred, ~(unsigned)CT_DEFER_CUDA_INFO) & CT_DEFER_CUDA_INFO)) {
         struct ct_ring *ring = ct_ring_current();
-        if (ring)
-            ct_cuda_info_record(ring);
+        ct_cupti_start(ring ? ct_cuda_info_record(ring) : -1);
     }
     if (due & CT_DEFER_LOOK)
         ct_loader_observe();

@@ -1,6 +1,7 @@
 /*
  * The shape every interposed CUDA runtime function shares: find the real
- * function, read the clock, call it, read the clock, emit one record. Each
+ * function, read the clock, call it, read the clock, emit one record (after
+ * CUPTI's correlation id for it, when CUPTI runs: cupti.h). Each
  * hook file states only what differs: the prototype and which arguments go
  * into the record (layouts per family in include/cudatrace/functions.h).
  * The definitions are unversioned on purpose: an unversioned definition in a
@@ -15,6 +16,7 @@
 
 #include "call_site.h"
 #include "clock.h"
+#include "cupti.h"
 #include "deferred.h"
 #include "cudatrace/functions.h"
 #include "export.h"
@@ -37,12 +39,15 @@
             return cudaErrorSharedObjectSymbolNotFound;                                            \
         uint64_t begin = ct_clock_now();                                                           \
         struct ct_ring *inflight = ct_call_enter(CT_FN_##name, begin);                             \
+        ct_cupti_in_hook++;                                                                        \
         cudaError_t result = real args;                                                            \
+        ct_cupti_in_hook--;                                                                        \
         uint64_t end = ct_clock_now();                                                             \
         ct_call_leave(inflight);                                                                   \
         if (ct_call_site_due(CT_FN_##name, (int)result, begin))                                    \
             ct_call_site_capture(begin, __builtin_return_address(0),                               \
                                  ct_function_is_kept(CT_FN_##name));                               \
+        ct_cupti_correlate(begin, CT_FN_##name);                                                   \
         ct_emit_call(CT_FN_##name, begin, end, (int32_t)result, CT_CALL_ARGS(__VA_ARGS__));        \
         ct_deferred_check(CT_FN_##name);                                                           \
         return result;                                                                             \

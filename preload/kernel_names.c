@@ -7,7 +7,9 @@
  * the stub (__cudaRegisterFunction), which needs no exported symbol and no
  * successful launch. nvcc's <<<>>> launches through a cudaKernel_t handle, so
  * the handle-to-function mapping is learnt from __cudaGetKernel, and a handle
- * it did not map is taken for the host function. Both tables are
+ * it did not map is taken for the host function. Names CUPTI gives (for
+ * launches only it saw, and for the kernels the GPU ran) are sent once per
+ * ring the same way. Both tables are
  * fixed-size open-addressing sets: lookups take no lock, and a full table
  * only means a name is sent again.
  */
@@ -121,7 +123,8 @@ static const char *runtime_name(const void *func)
     if (!func_get_name || ct_cuda_error_pending())
         return NULL;
     const char *name = NULL;
-    cudaError_t r = func_get_name(&name, func);
+    cudaError_t r;
+    CT_OWN_CALL(r = func_get_name(&name, func));
     ct_cuda_forget_own_error(0, r);
     return r == cudaSuccess ? name : NULL;
 }
@@ -158,6 +161,15 @@ static __attribute__((noinline)) void send_name(struct ct_ring *ring, uint64_t *
         ct_emit_string(ring, CT_STR_KERNEL_LIBRARY, key, info.dli_fname) != 0)
         return;
     if (ct_emit_string(ring, CT_STR_KERNEL_NAME, key, name) == 0 && sent)
+        *sent = key;
+}
+
+void ct_kernel_name_once(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *name)
+{
+    if (!key || ring->index >= sent_set_count)
+        return;
+    uint64_t *sent = sent_slot(&sent_sets[ring->index], key);
+    if ((!sent || *sent != key) && ct_emit_string(ring, kind, key, name) == 0 && sent)
         *sent = key;
 }
 

@@ -22,6 +22,9 @@ static inline uint64_t ct_kernel_key(const void *func, int by_handle, int launch
     return ct_kernel_key_slow(ring, func, by_handle, launch_ok);
 }
 
+/* Sends `name` as the string of `kind` for `key`, unless this ring did. */
+void ct_kernel_name_once(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *name);
+
 /* Remembers which host function a cudaKernel_t handle stands for. */
 void ct_kernel_handle_note(const void *handle, const void *host_func);
 /* Remembers the device function name nvcc registered for a host stub (the

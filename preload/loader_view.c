@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cupti_api.h"
 #include "deferred.h"
 #include "dl_real.h"
 #include "export.h"
@@ -199,11 +200,12 @@ static void find_own_range(void)
     own_end = search.end;
 }
 
-/* Our own calls (the preload's version getters) are not the program's. */
+/* Our own calls (the preload's version getters, CUPTI's dlopen of the
+ * driver) are not the program's. */
 static int is_own_address(uintptr_t address)
 {
     pthread_once(&own_range_once, find_own_range);
-    return address >= own_begin && address < own_end;
+    return (address >= own_begin && address < own_end) || ct_cupti_made_call((void *)address);
 }
 
 /* The string table and dynamic section of a loaded object. ld.so has
@@ -391,22 +393,13 @@ static int emit(enum ct_library_event event, int how, uint32_t attempts, uint64_
         if (strings[i].text && *strings[i].text &&
             ct_emit_string(ring, strings[i].kind, key, strings[i].text))
             return -1;
-    uint64_t head;
-    if (!ct_ring_enter(ring))
-        return -1;
-    struct ct_record *r = ct_ring_reserve(ring, &head, 1);
-    if (r) {
-        *r = (struct ct_record){
-            .type = CT_REC_LIBRARY,
-            .func = (uint16_t)event,
-            .result = mode,
-            .begin = ticks,
-            .end = ct_clock_now(),
-            .arg = {key, (uint64_t)(uint32_t)tid, (uint64_t)how, base, attempts}};
-        ct_ring_publish(ring, head);
-    }
-    ct_ring_leave(ring);
-    return r ? 0 : -1;
+    struct ct_record r = {.type = CT_REC_LIBRARY,
+                          .func = (uint16_t)event,
+                          .result = mode,
+                          .begin = ticks,
+                          .end = ct_clock_now(),
+                          .arg = {key, (uint64_t)(uint32_t)tid, (uint64_t)how, base, attempts}};
+    return ct_emit_record(ring, &r, 1) ? 0 : -1;
 }
 
 static void emit_loads(void)
@@ -583,6 +576,12 @@ static void *no_dlopen(const char *file, int mode)
     return NULL;
 }
 
+void ct_loader_note_own_dlopen(const char *file, int mode)
+{
+    pthread_once(&own_range_once, find_own_range);
+    note_request(file, mode, own_begin);
+}
+
 /* Called by the dlopen trampoline; returns where it jumps. */
 void *ct_loader_dlopen_request(const char *file, int mode, uintptr_t caller)
 {
@@ -724,7 +723,7 @@ static void note_error(const char *text)
 CT_EXPORT char *dlerror(void)
 {
     char *text = ct_dl_real_error();
-    if (text && ct_tracing_allowed) {
+    if (text && ct_tracing_allowed && !is_own_address((uintptr_t)__builtin_return_address(0))) {
         int saved_errno = errno;
         note_error(text);
         errno = saved_errno;

@@ -11,6 +11,10 @@
  * when another thread is looking. */
 void ct_loader_observe(void);
 
+/* A dlopen of our own (CUPTI's library), noted as the program's are, so
+ * that its load says who asked for it. */
+void ct_loader_note_own_dlopen(const char *file, int mode);
+
 /* The libraries mapped at start-up; from our constructor. */
 void ct_loader_view_start(void);
 /* At exit: every request not yet seen loaded has failed. */

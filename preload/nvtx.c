@@ -70,22 +70,12 @@ static int record(enum ct_nvtx_event event, const char *name, int level)
     struct ct_ring *ring = ct_ring_current();
     if (!ring)
         return 0;
-    uint64_t now = ct_clock_now(), ticket;
+    uint64_t now = ct_clock_now();
     if (name && ct_emit_string(ring, CT_STR_NVTX_NAME, now, name) != 0)
         return 0;
-    if (!ct_ring_enter(ring))
-        return 0;
-    struct ct_record *r = ct_ring_reserve(ring, &ticket, event != CT_NVTX_MARK);
-    if (r) {
-        memset(r, 0, sizeof *r);
-        r->type = CT_REC_NVTX;
-        r->func = (uint16_t)event;
-        r->result = level;
-        r->begin = r->end = now;
-        ct_ring_publish(ring, ticket);
-    }
-    ct_ring_leave(ring);
-    return r != NULL;
+    struct ct_record r = {
+        .type = CT_REC_NVTX, .func = (uint16_t)event, .result = level, .begin = now, .end = now};
+    return ct_emit_record(ring, &r, event != CT_NVTX_MARK);
 }
 
 static const char *message_of(const struct nvtx_event_attributes *attributes)

@@ -232,6 +232,20 @@ static int emit_chunks(struct ct_ring *ring, uint16_t kind, uint64_t key, const 
     return 0;
 }
 
+int ct_emit_record(struct ct_ring *ring, const struct ct_record *record, int kept)
+{
+    uint64_t head;
+    if (!ct_ring_enter(ring))
+        return 0;
+    struct ct_record *r = ct_ring_reserve(ring, &head, kept);
+    if (r) {
+        *r = *record;
+        ct_ring_publish(ring, head);
+    }
+    ct_ring_leave(ring);
+    return r != NULL;
+}
+
 int ct_emit_string(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *text)
 {
     return ct_emit_bytes(ring, kind, key, text, strnlen(text, CT_STRING_MAX));

@@ -111,8 +111,11 @@ static inline void ct_call_leave(struct ct_ring *ring)
         ring->inflight_begin = 0;
 }
 
-static inline void ct_emit_call(uint16_t func, uint64_t begin, uint64_t end, int32_t result,
-                                uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
+/* A call's record of `type`: CT_REC_CALL from a hook, CT_REC_CUPTI_CALL
+ * from a CUPTI callback. */
+static inline void ct_emit_typed_call(uint16_t type, uint16_t func, uint64_t begin, uint64_t end,
+                                      int32_t result, uint64_t a0, uint64_t a1, uint64_t a2,
+                                      uint64_t a3, uint64_t a4)
 {
     struct ct_ring *ring = ct_ring_current();
     uint64_t head;
@@ -130,7 +133,7 @@ static inline void ct_emit_call(uint16_t func, uint64_t begin, uint64_t end, int
         ct_ring_leave(ring);
         return;
     }
-    r->type = CT_REC_CALL;
+    r->type = type;
     r->func = func;
     r->result = result;
     r->begin = begin;
@@ -143,6 +146,15 @@ static inline void ct_emit_call(uint16_t func, uint64_t begin, uint64_t end, int
     ct_ring_publish(ring, head);
     ct_ring_leave(ring);
 }
+
+static inline void ct_emit_call(uint16_t func, uint64_t begin, uint64_t end, int32_t result,
+                                uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
+{
+    ct_emit_typed_call(CT_REC_CALL, func, begin, end, result, a0, a1, a2, a3, a4);
+}
+
+/* Publishes a whole record; whether it went (a `kept` one waits for room). */
+int ct_emit_record(struct ct_ring *ring, const struct ct_record *record, int kept);
 
 /* Publishes a string in chunks: all at once when the ring has room for
  * them, else a chunk at a time into the ring or the spill chain, which can

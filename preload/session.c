@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cupti.h"
 #include "call_site.h"
 #include "config.h"
 #include "init.h"
@@ -353,6 +354,7 @@ void ct_session_forget_in_child(void)
 {
     ct_ring_forget_thread();
     ct_loader_view_forget_in_child();
+    ct_cupti_forget_in_child();
     ct_init_mark_start();
     atomic_fetch_and(&ct_deferred, ~(unsigned)CT_DEFER_CUDA_INFO);
     atomic_store(&lost_before_session, 0);

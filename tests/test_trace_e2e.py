@@ -406,7 +406,8 @@ def test_preload_exports_exactly_the_hooks(build_dir, hooked_functions):
     # point for its tool.
     assert exported == collections.Counter([*hooked_functions, "__cudaGetKernel",
                                             "__cudaRegisterFunction", "dlopen", "dlclose",
-                                            "dlerror", "dlsym", "InitializeInjectionNvtx2"])
+                                            "dlerror", "dlsym", "InitializeInjectionNvtx2",
+                                            "InitializeInjection"])
 
 
 # --------------------------------------------------------------------------

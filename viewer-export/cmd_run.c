@@ -28,31 +28,34 @@ static int prepend_library(const char *variable, const char *library)
     return setenv(variable, value, 1);
 }
 
-/* NVTX loads the tool NVTX_INJECTION64_PATH names: the preload, unless the
- * user chose another tool (nsys sets it too). */
-static int nvtx_tool(void)
+/* Makes the preload the tool `variable` names (NVTX's, or the driver's
+ * injection library), unless the user chose another (nsys sets both). */
+static int tool(const char *variable)
 {
     char path[PATH_MAX];
-    const char *chosen = getenv("NVTX_INJECTION64_PATH");
+    const char *chosen = getenv(variable);
     if (chosen && *chosen)
         return 0;
-    return ct_companion_path("libcudatrace.so", path, sizeof path) ||
-           setenv("NVTX_INJECTION64_PATH", path, 1);
+    return ct_companion_path("libcudatrace.so", path, sizeof path) || setenv(variable, path, 1);
 }
 
 int ct_run_environment(void)
 {
     /* The preload traces the calls and the NVTX ranges; the audit module
-     * tells how each CUDA library was asked for and found, or why not. */
+     * tells how each CUDA library was asked for and found, or why not; as
+     * the driver's injection library the preload starts CUPTI at cuInit,
+     * which covers programs that only use the driver API. */
     return prepend_library("LD_PRELOAD", "libcudatrace.so") ||
-           prepend_library("LD_AUDIT", "libcudatrace-audit.so") || nvtx_tool();
+           prepend_library("LD_AUDIT", "libcudatrace-audit.so") || tool("NVTX_INJECTION64_PATH") ||
+           tool("CUDA_INJECTION64_PATH");
 }
 
 static const char help[] =
     "usage: cudatrace run [-o TRACE] [-q] [--ring-records N] -- PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM with the tracer (LD_PRELOAD), the loader's audit module\n"
-    "(LD_AUDIT) and the tracer as NVTX's tool (NVTX_INJECTION64_PATH, unless set);\n"
+    "(LD_AUDIT) and the tracer as NVTX's tool and the driver's injection library\n"
+    "(NVTX_INJECTION64_PATH, CUDA_INJECTION64_PATH, each unless set);\n"
     "every process it starts that touches CUDA writes a trace. PROGRAM\n"
     "keeps this process's pid, signals and exit status.\n"
     "\n"

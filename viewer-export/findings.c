@@ -426,6 +426,7 @@ void ct_findings_compute(const struct ct_report *report, struct ct_findings *out
         missing_kernel_images(&report->processes[i], out);
         driver(&report->processes[i], out);
         ct_findings_usage(&report->processes[i], out);
+        ct_findings_cupti(&report->processes[i], out);
     }
     ct_findings_across(report, out);
     order_findings(out);

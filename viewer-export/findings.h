@@ -49,6 +49,8 @@ struct ct_findings {
 void ct_findings_compute(const struct ct_report *report, struct ct_findings *out);
 /* The findings on how a process uses CUDA (findings_usage.c). */
 void ct_findings_usage(const struct ct_process_report *p, struct ct_findings *out);
+/* cupti-unavailable and cupti-dropped (findings_cupti.c). */
+void ct_findings_cupti(const struct ct_process_report *p, struct ct_findings *out);
 /* The findings that compare processes (findings_across.c). */
 void ct_findings_across(const struct ct_report *report, struct ct_findings *out);
 /* Appends a finding with a formatted message; the evidence starts empty. */

@@ -96,7 +96,12 @@ static void sync_stall(const struct ct_process_report *p, struct ct_findings *ou
     if (!wall || !t || (double)t->sync_calls < ct_thresholds.sync_calls)
         return;
     double share = (double)t->sync_ns / (double)wall;
-    if (share < ct_thresholds.sync_share)
+    /* A GPU busy nearly all the run is what the host waits for: that is a
+     * GPU-bound loop, and syncing less would not make it faster. */
+    struct ct_gpu_summary gpu;
+    if (share < ct_thresholds.sync_share ||
+        (ct_process_gpu_summary(p, &gpu) &&
+         (double)gpu.busy_ns >= ct_thresholds.gpu_bound_share * (double)wall))
         return;
     struct ct_finding *f = ct_finding_add(out, "sync-stall", CT_SEVERITY_WARNING, p->pid, "%s", "");
     add_sites(f, &p->usage.sync_sites, CT_SITE_BY_TIME);

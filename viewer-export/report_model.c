@@ -367,6 +367,27 @@ static void add_failed_load(struct ct_process_report *p, const struct ct_event *
     p->failed_loads[p->failed_load_count++] = load;
 }
 
+static void read_cupti_state(struct ct_cupti_report *c, const struct ct_event *e)
+{
+    c->state = ct_event_text(e, "state");
+    c->detail = ct_event_text(e, strcmp(c->state, "active") == 0 ? "library" : "reason");
+    c->version = ct_event_int(e, "cupti_version", 0);
+    c->result = ct_event_int(e, "cupti_result", 0);
+}
+
+static void read_cupti_totals(struct ct_cupti_report *c, const struct ct_event *e)
+{
+    c->finished = 1;
+    c->kernels = (uint64_t)ct_event_int(e, "kernels", 0);
+    c->memcpys = (uint64_t)ct_event_int(e, "memcpys", 0);
+    c->memsets = (uint64_t)ct_event_int(e, "memsets", 0);
+    c->dropped = (uint64_t)ct_event_int(e, "cupti_dropped", 0);
+    c->unmapped = (uint64_t)ct_event_int(e, "unmapped", 0);
+    c->clock_samples = (uint64_t)ct_event_int(e, "clock_samples", 0);
+    c->clock_reading_error_ns = (uint64_t)ct_event_int(e, "clock_reading_error_ns", 0);
+    c->clock_drift_ns = (uint64_t)ct_event_int(e, "clock_drift_ns", 0);
+}
+
 static void on_instant(void *ctx, const struct ct_event *e)
 {
     struct builder *b = ctx;
@@ -409,6 +430,10 @@ static void on_instant(void *ctx, const struct ct_event *e)
         add_failed_load(p, e);
     } else if (strcmp(e->name, "cuda.library.unload") == 0) {
         add_unload(p, e);
+    } else if (strcmp(e->name, "cudatrace.cupti") == 0) {
+        read_cupti_state(&p->cupti, e);
+    } else if (strcmp(e->name, "cudatrace.gpu") == 0) {
+        read_cupti_totals(&p->cupti, e);
     } else if (strcmp(e->name, "cudatrace.calls") == 0) {
         add_totals(b, p, e);
     } else if (strcmp(e->name, "cudatrace.end") == 0) {

@@ -54,6 +54,17 @@ struct ct_inflight_call {
     uint64_t since_ns;
 };
 
+/* What became of CUPTI in a process (the "cudatrace.cupti" and
+ * "cudatrace.gpu" instants); state is NULL when the trace does not say. */
+struct ct_cupti_report {
+    const char *state;  /* "active" or "unavailable" */
+    const char *detail; /* the library used, or why not */
+    int64_t version, result;
+    int finished; /* the totals were written */
+    uint64_t kernels, memcpys, memsets, dropped, unmapped;
+    uint64_t clock_samples, clock_reading_error_ns, clock_drift_ns;
+};
+
 struct ct_process_report {
     int32_t pid;
     uint64_t uuid;
@@ -101,6 +112,7 @@ struct ct_process_report {
     size_t unload_count;
     uint64_t calls_failed_with[1024]; /* calls per cudaError_t below 1024 */
     struct ct_usage usage;            /* what the usage findings read */
+    struct ct_cupti_report cupti;
 };
 
 struct ct_report {

@@ -55,6 +55,29 @@ static void json_gpu(struct ct_json *j, const struct ct_process_report *p)
     ct_json_end_object(j);
 }
 
+/* What became of CUPTI; absent when the trace does not say. */
+static void json_cupti(struct ct_json *j, const struct ct_process_report *p)
+{
+    const struct ct_cupti_report *c = &p->cupti;
+    if (!c->state)
+        return;
+    int active = strcmp(c->state, "active") == 0;
+    ct_json_begin_object(j, "cupti");
+    ct_json_string(j, "state", c->state);
+    ct_json_string(j, active ? "library" : "reason", c->detail);
+    ct_json_int(j, "version", c->version);
+    if (c->finished) {
+        ct_json_uint(j, "kernels", c->kernels);
+        ct_json_uint(j, "memcpys", c->memcpys);
+        ct_json_uint(j, "memsets", c->memsets);
+        ct_json_uint(j, "dropped", c->dropped);
+        ct_json_uint(j, "clock_samples", c->clock_samples);
+        ct_json_uint(j, "clock_reading_error_ns", c->clock_reading_error_ns);
+        ct_json_uint(j, "clock_drift_ns", c->clock_drift_ns);
+    }
+    ct_json_end_object(j);
+}
+
 #define TOP_NVTX_RANGES 10
 
 /* The NVTX ranges by total time; absent when the trace has none. */
@@ -136,6 +159,7 @@ static void json_process(struct ct_json *j, const struct ct_process_report *p)
     ct_json_uint(j, "failed_allocs", p->failed_allocs);
     ct_json_end_object(j);
     json_gpu(j, p);
+    json_cupti(j, p);
     json_nvtx(j, p);
     ct_json_begin_array(j, "libraries");
     for (size_t i = 0; i < p->library_count; i++)
@@ -214,6 +238,26 @@ static void print_gpu(const struct ct_process_report *p)
     printf("\n");
 }
 
+static void print_cupti(const struct ct_process_report *p)
+{
+    const struct ct_cupti_report *c = &p->cupti;
+    char a[32], b[32];
+    if (!c->state)
+        return;
+    if (strcmp(c->state, "active") != 0) {
+        printf("  CUPTI          %s: %s\n",
+               strcmp(c->state, "no_gpu") == 0 ? "not used" : "unavailable", c->detail);
+        return;
+    }
+    printf("  CUPTI          %s", c->detail);
+    if (c->finished)
+        printf("; %llu records dropped; GPU clock mapped within %s (reading) + %s (drift)",
+               (unsigned long long)c->dropped,
+               ct_human_time(c->clock_reading_error_ns, a, sizeof a),
+               ct_human_time(c->clock_drift_ns, b, sizeof b));
+    printf("\n");
+}
+
 /* A finding's top sites, each with its share of what the finding counts. */
 static void print_finding_sites(const struct ct_finding *f)
 {
@@ -262,6 +306,7 @@ static void print_text_process(const struct ct_process_report *p,
            ct_human_bytes(p->final_device_bytes, b, sizeof b), (unsigned long long)p->allocs,
            (unsigned long long)p->frees, (unsigned long long)p->failed_allocs);
     print_gpu(p);
+    print_cupti(p);
     print_nvtx(p);
     for (size_t i = 0; i < p->inflight_count; i++)
         printf("  in flight      thread %lld was inside %s when the process ended\n",
@@ -280,9 +325,11 @@ static void print_text_process(const struct ct_process_report *p,
     for (size_t i = 0; i < p->library_count; i++) {
         const struct ct_library_entry *lib = &p->libraries[i];
         printf("  library        %-12s %s", lib->family, lib->realpath);
-        if (lib->found_via)
+        if (lib->found_via && *lib->requested_as)
             printf(" (%s, asked for as %s by %s)", lib->found_via, lib->requested_as,
                    lib->requested_by);
+        else if (lib->found_via)
+            printf(" (%s)", lib->found_via);
         printf("\n");
     }
     for (size_t i = 0; i < p->failed_load_count; i++)

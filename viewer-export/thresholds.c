@@ -26,6 +26,7 @@ struct ct_thresholds ct_thresholds = {
     .slow_alloc_factor = 10,
     .slow_alloc_calls = 3,
     .gpu_idle_share = 0.5,
+    .gpu_bound_share = 0.8,
 };
 
 static const struct {
@@ -40,7 +41,7 @@ static const struct {
     THRESHOLD(sync_calls),       THRESHOLD(pageable_copies),  THRESHOLD(small_copy_bytes),
     THRESHOLD(small_copy_rate),  THRESHOLD(small_copy_count), THRESHOLD(growth_bytes),
     THRESHOLD(growth_share),     THRESHOLD(slow_alloc_ns),    THRESHOLD(slow_alloc_factor),
-    THRESHOLD(slow_alloc_calls), THRESHOLD(gpu_idle_share),
+    THRESHOLD(slow_alloc_calls), THRESHOLD(gpu_idle_share),   THRESHOLD(gpu_bound_share),
 #undef THRESHOLD
 };
 

@@ -23,6 +23,7 @@ struct ct_thresholds {
     double slow_alloc_factor; /* ... and this many times the process's median         */
     double slow_alloc_calls;  /* ... in at least this many calls                      */
     double gpu_idle_share;    /* gpu-idle: share of the run with no GPU work          */
+    double gpu_bound_share;   /* sync-stall: none when the GPU was busy this share    */
 };
 
 extern struct ct_thresholds ct_thresholds;

@@ -6,7 +6,9 @@
  * learns of it. The third column says whether the function takes a stream
  * (whose handle is then worth showing even when it is 0, the legacy default
  * stream). Ids are positions in this list, so the list only grows at the
- * end within one CT_RECORD_VERSION.
+ * end within one CT_RECORD_VERSION. The driver functions at the end are
+ * not hooked: CUPTI's callbacks record them (preload/cupti_callbacks.c),
+ * with the arguments laid out as their runtime twins'.
  */
 #ifndef CUDATRACE_FUNCTIONS_H
 #define CUDATRACE_FUNCTIONS_H
@@ -134,21 +136,58 @@ enum ct_wrote { CT_WROTE_COUNT, CT_WROTE_DEVICE, CT_WROTE_VERSION, CT_WROTE_FLAG
     X(cudaGraphInstantiateWithParams, CT_FAMILY_HANDLE, 0)                                         \
     X(cudaGraphInstantiateWithParams_ptsz, CT_FAMILY_HANDLE, 0)                                    \
     X(cudaGetLastError, CT_FAMILY_PLAIN, 0)                                                        \
-    X(cudaPeekAtLastError, CT_FAMILY_PLAIN, 0)
+    X(cudaPeekAtLastError, CT_FAMILY_PLAIN, 0)                                                     \
+    X(cuLaunchKernel, CT_FAMILY_LAUNCH, 1)                                                         \
+    X(cuLaunchKernelEx, CT_FAMILY_LAUNCH, 1)                                                       \
+    X(cuLaunchCooperativeKernel, CT_FAMILY_LAUNCH, 1)                                              \
+    X(cuGraphLaunch, CT_FAMILY_GRAPH, 1)                                                           \
+    X(cuMemAlloc_v2, CT_FAMILY_ALLOC_DEVICE, 0)                                                    \
+    X(cuMemAllocAsync, CT_FAMILY_ALLOC_DEVICE, 1)                                                  \
+    X(cuMemAllocManaged, CT_FAMILY_ALLOC_DEVICE, 0)                                                \
+    X(cuMemAllocPitch_v2, CT_FAMILY_ALLOC_DEVICE, 0)                                               \
+    X(cuMemFree_v2, CT_FAMILY_FREE_DEVICE, 0)                                                      \
+    X(cuMemFreeAsync, CT_FAMILY_FREE_DEVICE, 1)                                                    \
+    X(cuMemAllocHost_v2, CT_FAMILY_ALLOC_HOST, 0)                                                  \
+    X(cuMemHostAlloc, CT_FAMILY_ALLOC_HOST, 0)                                                     \
+    X(cuMemFreeHost, CT_FAMILY_FREE_HOST, 0)                                                       \
+    X(cuMemcpy, CT_FAMILY_COPY, 0)                                                                 \
+    X(cuMemcpyAsync, CT_FAMILY_COPY, 1)                                                            \
+    X(cuMemcpyHtoD_v2, CT_FAMILY_COPY, 0)                                                          \
+    X(cuMemcpyDtoH_v2, CT_FAMILY_COPY, 0)                                                          \
+    X(cuMemcpyDtoD_v2, CT_FAMILY_COPY, 0)                                                          \
+    X(cuMemcpyHtoDAsync_v2, CT_FAMILY_COPY, 1)                                                     \
+    X(cuMemcpyDtoHAsync_v2, CT_FAMILY_COPY, 1)                                                     \
+    X(cuMemcpyDtoDAsync_v2, CT_FAMILY_COPY, 1)                                                     \
+    X(cuMemsetD8_v2, CT_FAMILY_SET, 0)                                                             \
+    X(cuMemsetD32_v2, CT_FAMILY_SET, 0)                                                            \
+    X(cuMemsetD8Async, CT_FAMILY_SET, 1)                                                           \
+    X(cuMemsetD32Async, CT_FAMILY_SET, 1)                                                          \
+    X(cuCtxSynchronize, CT_FAMILY_SYNC_DEVICE, 0)                                                  \
+    X(cuStreamSynchronize, CT_FAMILY_SYNC_STREAM, 1)                                               \
+    X(cuEventSynchronize, CT_FAMILY_SYNC_EVENT, 0)
 
 #define CT_FUNCTION_ENUM(name, family, takes_stream) CT_FN_##name,
 enum ct_function { CT_FOR_EACH_FUNCTION(CT_FUNCTION_ENUM) CT_FN_COUNT };
 #undef CT_FUNCTION_ENUM
+
+/* The first driver function: the ones before it are hooked. */
+#define CT_FN_FIRST_DRIVER CT_FN_cuLaunchKernel
+
+/* The family of `fn`, CT_FAMILY_COUNT for none. Constant for a constant `fn`. */
+static inline enum ct_family ct_function_family(unsigned fn)
+{
+#define CT_FUNCTION_FAMILY(name, family, takes_stream) [CT_FN_##name] = family,
+    static const unsigned char families[CT_FN_COUNT] = {CT_FOR_EACH_FUNCTION(CT_FUNCTION_FAMILY)};
+#undef CT_FUNCTION_FAMILY
+    return fn < CT_FN_COUNT ? (enum ct_family)families[fn] : CT_FAMILY_COUNT;
+}
 
 /* Whether a call's record is never dropped: allocations, frees and
  * synchronisations, which the allocator view and the time in sync stand on
  * and which cost microseconds anyway. Constant for a constant `fn`. */
 static inline int ct_function_is_kept(enum ct_function fn)
 {
-#define CT_FUNCTION_FAMILY(name, family, takes_stream) [CT_FN_##name] = family,
-    static const unsigned char families[CT_FN_COUNT] = {CT_FOR_EACH_FUNCTION(CT_FUNCTION_FAMILY)};
-#undef CT_FUNCTION_FAMILY
-    unsigned family = (unsigned)fn < CT_FN_COUNT ? families[fn] : CT_FAMILY_COUNT;
+    enum ct_family family = ct_function_family(fn);
     return family <= CT_FAMILY_FREE_HOST ||
            (family >= CT_FAMILY_SYNC_DEVICE && family <= CT_FAMILY_SYNC_EVENT);
 }

@@ -18,7 +18,7 @@
 #include "cudatrace/functions.h"
 
 #define CT_SHM_MAGIC 0x43545243u /* "CRTC" */
-#define CT_RECORD_VERSION 4u
+#define CT_RECORD_VERSION 5u
 
 enum ct_record_type {
     CT_REC_CALL = 1,         /* one CUDA runtime call, see functions.h         */
@@ -26,6 +26,50 @@ enum ct_record_type {
     CT_REC_PROCESS_INFO = 3, /* arg: runtime version, driver version, devices   */
     CT_REC_LIBRARY = 4,      /* a CUDA-stack library event, on the loader ring  */
     CT_REC_NVTX = 5,         /* an NVTX range or mark, see enum ct_nvtx_event   */
+    CT_REC_CUPTI_CALL = 6,   /* a call only CUPTI saw, laid out as CT_REC_CALL  */
+    CT_REC_CORRELATION = 7,  /* CUPTI's id for the next call record, see below  */
+    CT_REC_GPU = 8,          /* GPU work as the GPU ran it, see enum ct_gpu_kind */
+    CT_REC_GPU_CLOCK = 9,    /* CUPTI's clock read between two of ours          */
+    CT_REC_CUPTI_STATE = 10, /* what became of CUPTI, see enum ct_cupti_state   */
+};
+
+/* CT_REC_CORRELATION: begin is the begin clock of the call record that
+ * follows it on the same ring, arg[0] CUPTI's correlation id for that call,
+ * which the GPU work it caused carries too. */
+
+/* CT_REC_GPU: func is the kind, result the device, begin and end CUPTI's
+ * timestamps (mapped through the CT_REC_GPU_CLOCK readings), arg[0] the
+ * correlation id | the CUPTI stream id << 32, and then per kind:
+ *   KERNEL: arg[1] the name's key (a CT_STR_GPU_KERNEL_NAME), arg[2] grid
+ *           and arg[3] block (CT_PACK_DIM3), arg[4] registers per thread |
+ *           static shared memory << 16 | dynamic shared memory << 40;
+ *   MEMCPY: arg[1] bytes, arg[2] CUPTI's copy kind | source memory kind << 8
+ *           | destination memory kind << 16;
+ *   MEMSET: arg[1] bytes, arg[2] the value;
+ *   SYNC:   arg[2] CUPTI's synchronization type;
+ *   MEMORY: arg[1] bytes, arg[2] 1 for an allocation, 2 for a release,
+ *           arg[3] the address (begin == end: the moment it happened);
+ *   OVERHEAD: arg[2] CUPTI's overhead kind. */
+enum ct_gpu_kind {
+    CT_GPU_KERNEL = 1,
+    CT_GPU_MEMCPY = 2,
+    CT_GPU_MEMSET = 3,
+    CT_GPU_SYNC = 4,
+    CT_GPU_MEMORY = 5,
+    CT_GPU_OVERHEAD = 6,
+};
+
+/* CT_REC_GPU_CLOCK: begin and end our clock around arg[0], CUPTI's. */
+
+/* CT_REC_CUPTI_STATE: func the state, result CUPTI's result code (0 when
+ * not CUPTI's answer), arg[0] CUPTI's version, arg[1] activity records
+ * CUPTI dropped so far; a CT_STR_CUPTI_TEXT keyed by the record's begin
+ * comes first: the library's path when active, else why not. */
+enum ct_cupti_state {
+    CT_CUPTI_ACTIVE = 1,      /* subscribed, GPU activity recorded          */
+    CT_CUPTI_UNAVAILABLE = 2, /* not used: the text says why                */
+    CT_CUPTI_DROPPED = 3,     /* arg[1]: CUPTI's dropped count went up to it */
+    CT_CUPTI_NO_GPU = 4,      /* not tried: no driver or no device to trace  */
 };
 
 /* CT_REC_NVTX: func is the event, begin the clock, result the nesting depth
@@ -64,13 +108,15 @@ enum ct_string_kind {
     CT_STR_LIBRARY_VERSION = 3, /* key: version its own API reports; text: path  */
     CT_STR_KERNEL_LIBRARY = 4,  /* key: as CT_STR_KERNEL_NAME; text: the file   */
     /* key: a CT_REC_LIBRARY event's key */
-    CT_STR_LIB_NAME = 5,      /* the name asked for                             */
-    CT_STR_LIB_REQUESTER = 6, /* the object that asked (dlopen caller, DT_NEEDED) */
-    CT_STR_LIB_PATH = 7,      /* the file mapped                                */
-    CT_STR_LIB_ERROR = 8,     /* what dlerror() told the program                */
-    CT_STR_LIB_VIA = 9,       /* a failed dependency: the name that was dlopen'ed */
-    CT_STR_CALL_SITE = 10,    /* key: the call's begin clock; bytes: call_site.h */
-    CT_STR_NVTX_NAME = 11,    /* key: the CT_REC_NVTX's clock; text: its message */
+    CT_STR_LIB_NAME = 5,         /* the name asked for                             */
+    CT_STR_LIB_REQUESTER = 6,    /* the object that asked (dlopen caller, DT_NEEDED) */
+    CT_STR_LIB_PATH = 7,         /* the file mapped                                */
+    CT_STR_LIB_ERROR = 8,        /* what dlerror() told the program                */
+    CT_STR_LIB_VIA = 9,          /* a failed dependency: the name that was dlopen'ed */
+    CT_STR_CALL_SITE = 10,       /* key: the call's begin clock; bytes: call_site.h */
+    CT_STR_NVTX_NAME = 11,       /* key: the CT_REC_NVTX's clock; text: its message */
+    CT_STR_GPU_KERNEL_NAME = 12, /* key: as CT_REC_GPU's; text: the kernel's name  */
+    CT_STR_CUPTI_TEXT = 13,      /* key: a CT_REC_CUPTI_STATE's begin              */
 };
 
 #define CT_RECORD_ARGS 5

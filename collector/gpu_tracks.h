@@ -1,0 +1,24 @@
+/*
+ * The GPU's work on GPU tracks, and what became of CUPTI (gpu_tracks.c).
+ */
+#ifndef CT_COLLECTOR_GPU_TRACKS_H
+#define CT_COLLECTOR_GPU_TRACKS_H
+
+#include <stdint.h>
+
+#include "cudatrace/record.h"
+
+void ct_gpu_tracks_start(uint32_t rings);
+/* The flow id a host call with CUPTI's `correlation` id starts; 0 for none. */
+uint64_t ct_gpu_flow_id(uint32_t correlation);
+/* A CT_STR_GPU_KERNEL_NAME arrived. */
+void ct_gpu_kernel_name(uint64_t key, uint32_t name);
+/* A CT_REC_GPU record. */
+void ct_gpu_record(const struct ct_record *r);
+/* A CT_STR_CUPTI_TEXT of ring `index`, then the CT_REC_CUPTI_STATE it goes with. */
+void ct_gpu_cupti_text(uint32_t index, uint64_t key, uint32_t id);
+void ct_gpu_cupti_state(uint32_t index, const struct ct_record *r, uint64_t ts);
+/* The totals and the clock mapping's error, when CUPTI ran. */
+void ct_gpu_tracks_finish(uint64_t end_ns);
+
+#endif

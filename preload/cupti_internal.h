@@ -1,0 +1,32 @@
+/*
+ * What the cupti_*.c files share among themselves and no other file needs.
+ */
+#ifndef CT_PRELOAD_CUPTI_INTERNAL_H
+#define CT_PRELOAD_CUPTI_INTERNAL_H
+
+#include <cupti.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudatrace/record.h"
+
+/* cupti_session.c */
+int ct_cupti_running(void);
+/* One CT_REC_CUPTI_STATE, after its text when it has one. */
+void ct_cupti_note_state(enum ct_cupti_state state, int result, uint64_t dropped, const char *text);
+
+/* cupti_callbacks.c */
+void CUPTIAPI ct_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                const void *data);
+/* Enables the callbacks of every runtime and driver function cudatrace names. */
+void ct_cupti_callbacks_enable(CUpti_SubscriberHandle subscriber);
+
+/* cupti_activity.c */
+/* Registers the buffer callbacks and enables the activity kinds: 0, or -1
+ * with the reason in `why`. */
+int ct_cupti_activity_enable(char *why, size_t why_size);
+/* Records a reading of CUPTI's clock between two of ours. */
+void ct_cupti_clock_sample(void);
+void ct_cupti_activity_forget_in_child(void);
+
+#endif

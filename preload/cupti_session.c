@@ -1,0 +1,158 @@
+/*
+ * Starts CUPTI once per process and says what became of it. The start waits
+ * for the program's own first call that initialises CUDA (deferred.c), or
+ * for the driver's InitializeInjection, so CUPTI never initialises a driver
+ * the program had not, and a process without one is not made to load
+ * CUPTI for nothing: by default CUPTI is tried only when libcuda is mapped
+ * and the runtime counted a device (CUDATRACE_CUPTI=1 tries anyway; 0 never,
+ * and says nothing). The outcome is one CT_REC_CUPTI_STATE, with the library
+ * used or the reason: NO_GPU when there was nothing to trace (the findings
+ * about the driver say why), UNAVAILABLE when there was and CUPTI could not
+ * be had (none found, the one subscriber slot taken by another profiler, an
+ * error). Tracing goes on through the hooks either way. The activity still buffered is handed
+ * over from an atexit handler, registered once CUPTI is running: it runs
+ * before the libraries' destructors, CUDA's and CUPTI's among them.
+ */
+#include "cupti.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "config.h"
+#include "cupti_api.h"
+#include "cupti_internal.h"
+
+enum start_state { NOT_STARTED, STARTING, RUNNING, NOT_RUNNING };
+
+static _Atomic int start_state;
+static CUpti_SubscriberHandle subscriber;
+static uint32_t cupti_version;
+
+void ct_cupti_note_state(enum ct_cupti_state state, int result, uint64_t dropped, const char *text)
+{
+    struct ct_ring *ring = ct_ring_current();
+    if (!ring)
+        return;
+    uint64_t now = ct_clock_now();
+    if (text && ct_emit_string(ring, CT_STR_CUPTI_TEXT, now, text) != 0)
+        return;
+    struct ct_record r = {.type = CT_REC_CUPTI_STATE,
+                          .func = (uint16_t)state,
+                          .result = result,
+                          .begin = now,
+                          .end = now,
+                          .arg = {cupti_version, dropped}};
+    ct_emit_record(ring, &r, 1);
+}
+
+static void not_running(enum ct_cupti_state state, int result, const char *why)
+{
+    ct_cupti_note_state(state, result, 0, why);
+    atomic_store(&start_state, NOT_RUNNING);
+}
+
+static void unavailable(int result, const char *why)
+{
+    not_running(CT_CUPTI_UNAVAILABLE, result, why);
+}
+
+static void subscribe_failed(CUptiResult r)
+{
+    char why[512];
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+        snprintf(why, sizeof why,
+                 "cuptiSubscribe: %s: another profiler (Nsight Systems, Nsight Compute, "
+                 "torch.profiler/Kineto) holds CUPTI's one subscriber slot",
+                 ct_cupti_result_name(r));
+    else
+        snprintf(why, sizeof why, "cuptiSubscribe: %s%s", ct_cupti_result_name(r),
+                 ct_cupti_driver_loaded() ? "" : " (no CUDA driver is loaded)");
+    unavailable((int)r, why);
+}
+
+static void at_exit(void)
+{
+    ct_cupti_flush();
+}
+
+/* Why there is no GPU to trace, or NULL. */
+static const char *no_gpu(int devices)
+{
+    if (!ct_cupti_driver_loaded())
+        return "no CUDA driver (libcuda.so.1) is loaded in this process";
+    if (devices == -1)
+        return "the CUDA runtime found no usable driver or device";
+    if (devices == 0)
+        return "the CUDA runtime found no device";
+    return NULL;
+}
+
+static void start(int devices)
+{
+    const char *nothing = ct_config.cupti == CT_CUPTI_AUTO ? no_gpu(devices) : NULL;
+    if (nothing) {
+        not_running(CT_CUPTI_NO_GPU, 0, nothing);
+        return;
+    }
+    char path[4096], why[4200];
+    if (ct_cupti_library_load(path, sizeof path, why, sizeof why) != 0) {
+        unavailable(0, why);
+        return;
+    }
+    ct_cupti.get_version(&cupti_version);
+    CUptiResult r = ct_cupti.subscribe(&subscriber, ct_cupti_callback, NULL);
+    if (r != CUPTI_SUCCESS) {
+        subscribe_failed(r);
+        return;
+    }
+    ct_cupti_callbacks_enable(subscriber);
+    ct_cupti_clock_sample();
+    if (ct_cupti_activity_enable(why, sizeof why) != 0) {
+        ct_cupti.unsubscribe(subscriber);
+        unavailable(0, why);
+        return;
+    }
+    atomic_store(&start_state, RUNNING);
+    atexit(at_exit);
+    ct_cupti_note_state(CT_CUPTI_ACTIVE, 0, 0, path);
+}
+
+void ct_cupti_start(int devices)
+{
+    int expected = NOT_STARTED;
+    if (ct_config.cupti == CT_CUPTI_OFF ||
+        !atomic_compare_exchange_strong(&start_state, &expected, STARTING))
+        return;
+    int saved_errno = errno;
+    start(devices);
+    errno = saved_errno;
+}
+
+int ct_cupti_running(void)
+{
+    return atomic_load_explicit(&start_state, memory_order_acquire) == RUNNING;
+}
+
+void ct_cupti_flush(void)
+{
+    if (!ct_cupti_running())
+        return;
+    int saved_errno = errno;
+    ct_cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    ct_cupti_clock_sample();
+    errno = saved_errno;
+}
+
+void ct_cupti_forget_in_child(void)
+{
+    /* The parent's subscription and buffers came along but CUPTI's threads
+     * did not: a child of a process with CUPTI running leaves it alone (its
+     * CUDA is unusable anyway), any other may start its own. */
+    int was = atomic_load(&start_state);
+    ct_cupti_activity_forget_in_child();
+    atomic_store(&start_state, was == RUNNING ? NOT_RUNNING : NOT_STARTED);
+}

@@ -1,0 +1,377 @@
+"""The GPU's side of the trace through CUPTI (issue 9), on the CPU doubles of the runtime, the
+driver and CUPTI (tests/cudart_double, tests/cuda_double, tests/cupti_double), and on the real
+toolkit's libcupti and NVIDIA's CUDA 13 wheel, which load but cannot work without a driver.
+
+With the driver double on the library path and CT_DOUBLE_DRIVER=1 the runtime double loads it
+as the real runtime loads libcuda, and every simulated launch, copy and memset then produces
+CUPTI's callbacks and an activity record laid out with the toolkit's structures. The CUPTI
+double's own statistics (CT_DOUBLE_CUPTI_STATS) are the ground truth for what CUPTI handed over.
+
+Checked here: GPU slices with their names, streams, durations and a flow from their host call;
+no call recorded twice; launches made through the driver API only (as Triton does) and those of
+a library with its own static runtime (as cuBLAS has) are recorded; CUPTI's dropped records are
+reported; and the no-GPU, no-CUPTI, real-libcupti-without-driver and slot-taken cases degrade
+as documented, the program's output unchanged. Fixtures (trace_run, program_calls, build_dir)
+are in conftest.py; the toolkit is tests/toolkit.py's.
+"""
+
+import collections
+import glob
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import perfetto_check
+import toolkit
+
+KERNEL_NS = 10000  # the driver double's CT_DOUBLE_KERNEL_NS default
+STEPS = 10  # train_loop steps: 201 launches, 2 copies each, one memset
+
+
+def with_gpu(build_dir, tmp_path, **extra):
+    """The environment that gives a traced program the driver double, and CUPTI's truth."""
+    env = {"LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver", "CT_DOUBLE_DRIVER": "1",
+           "CT_DOUBLE_CUPTI_STATS": str(tmp_path / "cupti-truth.txt")}
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def cupti_truth(tmp_path):
+    """The CUPTI double's statistics: {key: count}, and {kernel name: count}."""
+    counts, kernels = {}, collections.Counter()
+    with open(tmp_path / "cupti-truth.txt") as f:
+        for line in f:
+            words = line.split()
+            if words[0] == "kernel_name":
+                kernels[words[1]] = int(words[2])
+            else:
+                counts[words[0]] = int(words[1])
+    return counts, kernels
+
+
+def report_json(build_dir, trace_path):
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
+                           str(trace_path)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def report_text(build_dir, trace_path):
+    return subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(trace_path)],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def trace_file(completed):
+    return completed.run_dir / "trace.pftrace.zst"
+
+
+def track_name(trace, s):
+    return trace.tracks.get(s["track_uuid"], {}).get("name") or ""
+
+
+def gpu_slices(trace, kind):
+    return [s for s in trace.slices
+            if track_name(trace, s).startswith("GPU ") and s["args"].get("gpu_kind") == kind]
+
+
+def host_slices(trace, name=None):
+    return [s for s in trace.slices if s["tid"] is not None and (name is None or s["name"] == name)]
+
+
+def findings_with(report, finding_id):
+    return [f for f in report["findings"] if f["id"] == finding_id]
+
+
+# --------------------------------------------------------------------------
+# 1. GPU work on GPU tracks, each with the flow from its host call
+
+
+def test_every_launch_copy_and_memset_runs_on_a_gpu_track(trace_run, build_dir, tmp_path):
+    completed, trace, truth = trace_run("train_loop", STEPS, env=with_gpu(build_dir, tmp_path))
+    assert completed.returncode == 0, completed.stderr
+    counts, kernels = cupti_truth(tmp_path)
+    launches = truth["calls"]["cudaLaunchKernel"]
+    assert launches == 201 * STEPS and counts["kernel"] == launches
+    gpu_kernels = gpu_slices(trace, "kernel")
+    assert collections.Counter(s["name"] for s in gpu_kernels) == kernels
+    assert {s["dur"] for s in gpu_kernels} == {KERNEL_NS}
+    assert {track_name(trace, s) for s in gpu_kernels} == {"GPU 0 stream 7"}
+    k = gpu_kernels[0]["args"]
+    assert (k["grid"], k["block"], k["registers"], k["static_smem"]) == (
+        "(128, 1, 1)", "(256, 1, 1)", 32, 0)
+    copies = gpu_slices(trace, "memcpy")
+    assert len(copies) == counts["memcpy"] == truth["calls"]["cudaMemcpy"] == 2 * STEPS
+    assert collections.Counter(s["name"] for s in copies) == {"memcpy HtoD": STEPS,
+                                                              "memcpy DtoH": STEPS}
+    for c in copies:
+        assert c["args"]["bandwidth_mb_per_s"] == c["args"]["bytes"] * 1000 // c["dur"]
+        assert c["args"]["src_kind"] == ("pageable" if c["name"] == "memcpy HtoD" else "device")
+    assert len(gpu_slices(trace, "memset")) == counts["memset"] == 1
+
+
+def test_each_gpu_slice_ends_the_flow_its_host_call_began(trace_run, build_dir, tmp_path):
+    _, trace, _ = trace_run("train_loop", STEPS, env=with_gpu(build_dir, tmp_path))
+    work = [s for kind in ("kernel", "memcpy", "memset") for s in gpu_slices(trace, kind)]
+    starts = {}
+    for s in host_slices(trace):
+        for flow in s["flow_ids"]:
+            assert flow not in starts, "two host calls began one flow"
+            starts[flow] = s
+    assert len(starts) == len(work)
+    for g in work:
+        (flow,) = g["terminating_flow_ids"]
+        host = starts[flow]
+        assert host["name"] == {"kernel": "cudaLaunchKernel", "memcpy": "cudaMemcpy",
+                                "memset": "cudaMemset"}[g["args"]["gpu_kind"]]
+        if g["args"]["gpu_kind"] == "kernel":
+            assert host["args"]["kernel"] == g["name"]
+        # On one clock: the work starts after the call began (the double's latency is 2 us),
+        # and well within the run.
+        assert host["ts"] <= g["ts"] < host["ts"] + 1_000_000_000
+
+
+def test_no_call_is_recorded_twice(trace_run, program_calls, build_dir, tmp_path):
+    env = with_gpu(build_dir, tmp_path)
+    expected = program_calls("train_loop", STEPS, env=env)
+    _, trace, _ = trace_run("train_loop", STEPS, env=env)
+    recorded = collections.Counter(s["name"] for s in host_slices(trace))
+    assert {name: recorded[name] for name in expected} == expected
+    assert not [s for s in host_slices(trace) if s["args"].get("seen_by") == "cupti"]
+    assert not [name for name in recorded if name.startswith("cu") and name[2].isupper()]
+
+
+def test_report_gives_gpu_busy_time_kernels_and_cupti(trace_run, build_dir, tmp_path):
+    completed, trace, _ = trace_run("train_loop", STEPS, env=with_gpu(build_dir, tmp_path))
+    counts, kernels = cupti_truth(tmp_path)
+    (process,) = report_json(build_dir, trace_file(completed))["processes"]
+    gpu, cupti = process["gpu"], process["cupti"]
+    assert gpu["kernels"] == counts["kernel"] and gpu["kernel_ns"] == KERNEL_NS * counts["kernel"]
+    assert (gpu["copies"], gpu["memsets"]) == (counts["memcpy"], counts["memset"])
+    assert {k["name"]: k["count"] for k in gpu["top_kernels"]} == dict(kernels.most_common(5))
+    assert cupti["state"] == "active"
+    assert cupti["library"] == os.path.join(build_dir, "double", "libcupti.so.13")
+    assert (cupti["kernels"], cupti["memcpys"], cupti["dropped"]) == (
+        counts["kernel"], counts["memcpy"], 0)
+    assert cupti["clock_samples"] >= 2 and cupti["clock_reading_error_ns"] < 1_000_000
+    text = report_text(build_dir, trace_file(completed))
+    assert "GPU clock mapped within" in text and f"{counts['kernel']} kernels" in text
+
+
+# --------------------------------------------------------------------------
+# 2. What the hooks cannot see
+
+
+def test_driver_api_launches_are_recorded(trace_run, build_dir, tmp_path):
+    per_kernel = 50
+    completed, trace, _ = trace_run("driver_launch", per_kernel, env=with_gpu(build_dir, tmp_path))
+    assert completed.returncode == 0, completed.stderr
+    launches = host_slices(trace, "cuLaunchKernel")
+    assert len(launches) == 2 * per_kernel
+    assert {s["args"]["seen_by"] for s in launches} == {"cupti"}
+    names = {"triton_poi_fused_add_0": per_kernel, "triton_red_fused_sum_1": per_kernel}
+    assert collections.Counter(s["args"]["kernel"] for s in launches) == names
+    assert collections.Counter(s["name"] for s in gpu_slices(trace, "kernel")) == names
+    assert all(s["flow_ids"] for s in launches)
+    (process,) = report_json(build_dir, trace_file(completed))["processes"]
+    api = process["api"]
+    assert api["cuLaunchKernel"]["calls"] == 2 * per_kernel
+    assert (api["cuMemAlloc_v2"]["calls"], api["cuMemFree_v2"]["calls"]) == (1, 1)
+    assert api["cuCtxSynchronize"]["calls"] == 1
+    assert process["memory"]["peak_bytes"] == 4096
+    assert process["launches"]["count"] == 2 * per_kernel
+
+
+def test_a_static_runtime_is_seen_through_cupti(trace_run, build_dir, tmp_path):
+    app, library = 3, 5
+    completed, trace, _ = trace_run("static_runtime", app, library,
+                                    env=with_gpu(build_dir, tmp_path))
+    assert completed.returncode == 0, completed.stderr
+    by_origin = collections.Counter((s["name"], s["args"].get("seen_by", "hook"))
+                                    for s in host_slices(trace))
+    assert by_origin[("cudaLaunchKernel", "hook")] == app
+    assert by_origin[("cudaLaunchKernel", "cupti")] == library
+    assert by_origin[("cudaMalloc", "cupti")] == 1 and by_origin[("cudaFree", "cupti")] == 1
+    assert by_origin[("cudaDeviceSynchronize", "hook")] == 1
+    assert by_origin[("cudaDeviceSynchronize", "cupti")] == 1
+    # CUPTI starts once the program's first CUDA call has returned (it must not start a driver
+    # the program had not): that first call, a launch here, is traced but its GPU work is not.
+    kernels = collections.Counter(s["name"] for s in gpu_slices(trace, "kernel"))
+    assert kernels == {"app_kernel": app - 1, "cublas_gemm_kernel": library}
+    library_launches = [s for s in host_slices(trace, "cudaLaunchKernel")
+                        if s["args"].get("seen_by") == "cupti"]
+    assert {s["args"]["kernel"] for s in library_launches} == {"cublas_gemm_kernel"}
+
+
+# --------------------------------------------------------------------------
+# 3. Degrading: dropped records, no GPU, no CUPTI, the slot taken
+
+
+def test_records_cupti_drops_are_reported(trace_run, build_dir, tmp_path):
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_CUPTI_DROP_EVERY=7)
+    completed, trace, _ = trace_run("train_loop", STEPS, env=env)
+    counts, _ = cupti_truth(tmp_path)
+    assert counts["dropped"] > 0
+    assert len(gpu_slices(trace, "kernel")) == counts["kernel"]
+    report = report_json(build_dir, trace_file(completed))
+    assert report["processes"][0]["cupti"]["dropped"] == counts["dropped"]
+    (finding,) = findings_with(report, "cupti-dropped")
+    assert finding["severity"] == "warning"
+    assert f"dropped {counts['dropped']} GPU activity records" in finding["message"]
+
+
+def untraced_output(build_dir, program, *args, env):
+    full = {k: v for k, v in os.environ.items()
+            if not k.startswith(("CUDATRACE_", "CT_DOUBLE_")) and k != "LD_PRELOAD"}
+    full.update(env)
+    return subprocess.run([os.path.join(build_dir, "examples", program), *map(str, args)],
+                          env=full, capture_output=True, text=True, timeout=60)
+
+
+def test_slot_taken_by_another_profiler(trace_run, build_dir, tmp_path):
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_CUPTI_TAKEN=1)
+    completed, trace, truth = trace_run("train_loop", STEPS, env=env)
+    plain = untraced_output(build_dir, "train_loop", STEPS, env=env)
+    assert (completed.returncode, completed.stdout) == (plain.returncode, plain.stdout)
+    assert len(host_slices(trace, "cudaLaunchKernel")) == truth["calls"]["cudaLaunchKernel"]
+    assert not gpu_slices(trace, "kernel")
+    report = report_json(build_dir, trace_file(completed))
+    (finding,) = findings_with(report, "cupti-unavailable")
+    assert "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED" in finding["message"]
+    assert "another profiler" in finding["message"] and finding["severity"] == "info"
+    assert "gpu" not in report["processes"][0]
+
+
+def test_no_libcupti_found(trace_run, build_dir, tmp_path):
+    empty = tmp_path / "no-cupti"
+    empty.mkdir()
+    env = with_gpu(build_dir, tmp_path, CUDATRACE_CUPTI_PATH=empty)
+    completed, trace, _ = trace_run("train_loop", STEPS, env=env)
+    plain = untraced_output(build_dir, "train_loop", STEPS, env=env)
+    assert completed.stdout == plain.stdout and completed.returncode == 0
+    report = report_json(build_dir, trace_file(completed))
+    (finding,) = findings_with(report, "cupti-unavailable")
+    assert f"CUDATRACE_CUPTI_PATH={empty} holds no libcupti.so" in finding["message"]
+    assert not gpu_slices(trace, "kernel")
+
+
+def test_without_a_driver_cupti_is_not_loaded(trace_run, build_dir):
+    completed, trace, _ = trace_run("train_loop", STEPS)  # the runtime double alone
+    report = report_json(build_dir, trace_file(completed))
+    cupti = report["processes"][0]["cupti"]
+    assert (cupti["state"], cupti["reason"]) == (
+        "no_gpu", "no CUDA driver (libcuda.so.1) is loaded in this process")
+    assert not findings_with(report, "cupti-unavailable")
+    assert "cupti" not in [lib["family"] for lib in report["processes"][0]["libraries"]]
+    off, _, _ = trace_run("train_loop", STEPS, env={"CUDATRACE_CUPTI": "0"})
+    assert "cupti" not in report_json(build_dir, trace_file(off))["processes"][0]
+
+
+def real_cupti_without_driver(trace_run, build_dir, library_path, cupti_path):
+    env = {"CUDATRACE_CUPTI": "1", "CUDATRACE_CUPTI_PATH": cupti_path,
+           "LD_LIBRARY_PATH": library_path}
+    completed, trace, _ = trace_run("driverless", env=env, double=False)
+    plain = subprocess.run([os.path.join(build_dir, "tests", "driverless")],
+                           env={**os.environ, "LD_LIBRARY_PATH": library_path},
+                           capture_output=True, text=True, timeout=60)
+    assert (completed.returncode, completed.stdout) == (plain.returncode, plain.stdout)
+    report = report_json(build_dir, trace_file(completed))
+    process = report["processes"][0]
+    assert process["cupti"]["state"] == "unavailable"
+    assert "cuptiSubscribe: CUPTI_ERROR_UNKNOWN (no CUDA driver is loaded)" == (
+        process["cupti"]["reason"])
+    # CUPTI's own search for a driver is not the program's: it adds no failed load.
+    assert [f["requested_as"] for f in process["failed_loads"]] == ["libcuda.so.1"]
+    assert [f["requested_by"] for f in process["failed_loads"]] != [cupti_path]
+    (cupti_lib,) = [lib for lib in process["libraries"] if lib["family"] == "cupti"]
+    assert cupti_lib["realpath"] == os.path.realpath(cupti_path)
+    return report
+
+
+def test_the_toolkit_libcupti_without_a_driver(trace_run, build_dir):
+    toolkit.no_driver()
+    cupti = os.path.join(toolkit.LIB, "libcupti.so.13")
+    if not os.path.exists(cupti):
+        pytest.skip(f"the toolkit has no {cupti}")
+    report = real_cupti_without_driver(trace_run, build_dir, toolkit.LIB, cupti)
+    # The driver's absence is the finding; CUPTI's is explained by it.
+    assert [f["id"] for f in report["findings"]] == ["driver-missing"]
+
+
+def test_the_cu13_wheel_libcupti_found_beside_its_runtime(trace_run, build_dir, tmp_path):
+    toolkit.no_driver()
+    found = {name: glob.glob(os.path.join(build_dir, "wheels", "nvidia_cuda_*", "nvidia", "cu13",
+                                          "lib", name)) for name in ("libcudart.so.13",
+                                                                     "libcupti.so.13")}
+    assert all(found.values()), f"make test unpacks the CUDA 13 wheels: {found}"
+    lib = tmp_path / "site-packages" / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True)
+    for paths in found.values():
+        shutil.copy(paths[0], lib)
+    # No CUDATRACE_CUPTI_PATH: the libcupti beside the loaded libcudart is the one taken.
+    env = {"CUDATRACE_CUPTI": "1", "LD_LIBRARY_PATH": str(lib)}
+    completed, _, _ = trace_run("driverless", env=env, double=False)
+    process = report_json(build_dir, trace_file(completed))["processes"][0]
+    assert process["cupti"]["state"] == "unavailable"
+    (cupti_lib,) = [x for x in process["libraries"] if x["family"] == "cupti"]
+    assert cupti_lib["realpath"] == str(lib / "libcupti.so.13")
+    assert "CUPTI_ERROR_UNKNOWN" in process["cupti"]["reason"]
+
+
+# --------------------------------------------------------------------------
+# 4. As the driver's injection library, without LD_PRELOAD
+
+
+def test_injection_library_without_preload(trace_run, build_dir, tmp_path):
+    per_kernel = 20
+    trace_path = tmp_path / "injected.pftrace.zst"
+    env = with_gpu(build_dir, tmp_path, CUDATRACE_OUTPUT=trace_path,
+                   CUDA_INJECTION64_PATH=os.path.join(build_dir, "libcudatrace.so"))
+    completed, _, _ = trace_run("driver_launch", per_kernel, env=env, preload=False)
+    assert completed.returncode == 0, completed.stderr
+    trace = perfetto_check.load(trace_path)
+    by_name = collections.Counter(s["name"] for s in host_slices(trace))
+    assert by_name["cuLaunchKernel"] == 2 * per_kernel
+    assert by_name["cudaGetDeviceCount"] == 1  # the runtime call, seen by CUPTI alone
+    assert {s["args"]["seen_by"] for s in host_slices(trace)} == {"cupti"}
+    assert len(gpu_slices(trace, "kernel")) == 2 * per_kernel
+
+
+def test_cudatrace_run_makes_the_tracer_the_injection_library(build_dir, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDA_INJECTION", "NVTX_"))}
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "--", "sh", "-c",
+                           "echo $CUDA_INJECTION64_PATH"], env=env, capture_output=True,
+                          text=True, cwd=tmp_path, timeout=60)
+    assert done.stdout.strip() == os.path.join(os.path.realpath(build_dir), "libcudatrace.so")
+    env["CUDA_INJECTION64_PATH"] = "/opt/nsys/libToolsInjection64.so"
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "--", "sh", "-c",
+                           "echo $CUDA_INJECTION64_PATH"], env=env, capture_output=True,
+                          text=True, cwd=tmp_path, timeout=60)
+    assert done.stdout.strip() == "/opt/nsys/libToolsInjection64.so"
+
+
+# --------------------------------------------------------------------------
+# 5. What GPU timings change in the findings
+
+
+def test_a_gpu_bound_loop_is_no_sync_stall_and_its_twin_is(trace_run, build_dir, tmp_path):
+    """The same loop: kernels that keep the GPU busy while the host waits (GPU-bound, healthy),
+    and kernels that take no time while every sync still blocks for 2 ms (a real stall)."""
+    steps = 50
+    busy, _, _ = trace_run("train_loop", steps, env=with_gpu(build_dir, tmp_path))
+    report = report_json(build_dir, trace_file(busy))
+    gpu = report["processes"][0]["gpu"]
+    assert gpu["busy_ns"] >= 0.6 * report["processes"][0]["wall_ns"]
+    assert not findings_with(report, "sync-stall")
+    # The same run read as if the GPU had to be busier still to count as GPU-bound.
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", "--threshold",
+                           "gpu_bound_share=1", str(trace_file(busy))],
+                          capture_output=True, text=True, check=True)
+    assert findings_with(json.loads(done.stdout), "sync-stall")
+    stalled, _, _ = trace_run("train_loop", steps, env=with_gpu(
+        build_dir, tmp_path, CT_DOUBLE_KERNEL_NS=100, CT_DOUBLE_SYNC_NS=2_000_000))
+    report = report_json(build_dir, trace_file(stalled))
+    (finding,) = findings_with(report, "sync-stall")
+    assert report["processes"][0]["gpu"]["busy_ns"] < 0.8 * report["processes"][0]["wall_ns"]
+    assert "train_loop.c" in finding["message"]
