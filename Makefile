@@ -171,7 +171,7 @@ clean:
 
 $(BUILD)/bench/collector_throughput: tests/bench/collector_throughput.c $(filter-out %/main.o,$(COLLECTOR_OBJ))
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Icollector -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Icollector -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lstdc++
 
 $(BUILD)/bench/dlopen_loop: tests/bench/dlopen_loop.c
 	@mkdir -p $(dir $@)
