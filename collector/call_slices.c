@@ -112,7 +112,7 @@ static uint32_t format_dim3(uint64_t packed)
     return ct_strings_intern_cstr(text);
 }
 
-static uint32_t dim3_string(uint64_t packed)
+uint32_t ct_dim3_string(uint64_t packed)
 {
     static struct ct_u64_map cache;
     return cached_format(&cache, packed, format_dim3);
@@ -267,8 +267,8 @@ static int call_args(const struct function_info *f, const struct ct_record *r, s
         break;
     case CT_FAMILY_LAUNCH:
         ARG(kernel, CT_ARG_STRING, ct_kernel_table_name(a[0]));
-        ARG(grid, CT_ARG_STRING, dim3_string(a[2]));
-        ARG(block, CT_ARG_STRING, dim3_string(a[3]));
+        ARG(grid, CT_ARG_STRING, ct_dim3_string(a[2]));
+        ARG(block, CT_ARG_STRING, ct_dim3_string(a[3]));
         if (a[4])
             ARG(shared_mem, CT_ARG_UINT, a[4]);
         break;

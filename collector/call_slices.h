@@ -12,6 +12,8 @@
 #include "perfetto_writer.h"
 
 void ct_call_slices_start(void);
+/* "XxYxZ" for a CT_PACK_DIM3 value, as a string id (GPU slices use it too). */
+uint32_t ct_dim3_string(uint64_t packed);
 /* The family (enum ct_family) of a valid call record, or -1. */
 int ct_call_family(const struct ct_record *r);
 /* Writes a call's slice on `seq`'s default track, with its site's

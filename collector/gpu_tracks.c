@@ -16,7 +16,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "call_slices.h"
 #include "gpu_clock.h"
 #include "process_tracks.h"
 #include "strings.h"
@@ -44,7 +46,7 @@ static struct {
 static struct {
     uint32_t gpu_kind, kernel, memcpy, memset, sync, grid, block, registers, static_smem,
         dynamic_smem, correlation, bytes, bandwidth, copy_kind, src_kind, dst_kind, value, type,
-        address, mangled;
+        address, mangled, device, stream;
 } an;
 
 void ct_gpu_tracks_start(uint32_t rings)
@@ -57,7 +59,7 @@ void ct_gpu_tracks_start(uint32_t rings)
     NAME(gpu_kind), NAME(kernel), NAME(memcpy), NAME(memset), NAME(sync), NAME(grid), NAME(block);
     NAME(registers), NAME(static_smem), NAME(dynamic_smem), NAME(correlation), NAME(bytes);
     NAME(copy_kind), NAME(src_kind), NAME(dst_kind), NAME(value), NAME(type), NAME(address);
-    NAME(mangled);
+    NAME(mangled), NAME(device), NAME(stream);
 #undef NAME
     an.bandwidth = ct_strings_intern_cstr("bandwidth_mb_per_s");
     gpu.unnamed = ct_strings_intern_cstr("(unnamed kernel)");
@@ -123,19 +125,18 @@ static uint32_t correlation_of(const struct ct_record *r)
     return (uint32_t)r->arg[0];
 }
 
+/* A piece of work on its device and stream's track, with those two as
+ * annotations too (what Kineto-style readers look for). */
 static void write_work(const struct ct_record *r, uint64_t begin, uint64_t end, uint32_t name,
                        const struct ct_arg *args, int nargs)
 {
     uint64_t t = track(WORK, (uint32_t)r->result, stream_of(r), "GPU %u stream %u");
     struct ct_flow flow = {0, ct_gpu_flow_id(correlation_of(r))};
-    ct_write_flow_slice(&gpu.seq, t, begin, end, name, args, nargs, &flow);
-}
-
-static uint32_t dims(uint64_t packed)
-{
-    char s[48];
-    snprintf(s, sizeof s, "(%u, %u, %u)", CT_DIM3_X(packed), CT_DIM3_Y(packed), CT_DIM3_Z(packed));
-    return text(s);
+    struct ct_arg all[10];
+    memcpy(all, args, (size_t)nargs * sizeof *args);
+    all[nargs++] = (struct ct_arg){an.device, CT_ARG_UINT, (uint32_t)r->result};
+    all[nargs++] = (struct ct_arg){an.stream, CT_ARG_UINT, stream_of(r)};
+    ct_write_flow_slice(&gpu.seq, t, begin, end, name, all, nargs, &flow);
 }
 
 static void kernel(const struct ct_record *r, uint64_t begin, uint64_t end)
@@ -144,8 +145,8 @@ static void kernel(const struct ct_record *r, uint64_t begin, uint64_t end)
     uint64_t *mangled = ct_u64_map_find(&gpu.mangled, r->arg[1]);
     struct ct_arg args[] = {
         {an.gpu_kind, CT_ARG_STRING, an.kernel},
-        {an.grid, CT_ARG_STRING, dims(r->arg[2])},
-        {an.block, CT_ARG_STRING, dims(r->arg[3])},
+        {an.grid, CT_ARG_STRING, ct_dim3_string(r->arg[2])},
+        {an.block, CT_ARG_STRING, ct_dim3_string(r->arg[3])},
         {an.registers, CT_ARG_UINT, r->arg[4] & 0xffff},
         {an.static_smem, CT_ARG_UINT, (r->arg[4] >> 16) & 0xffffff},
         {an.dynamic_smem, CT_ARG_UINT, (r->arg[4] >> 40) & 0xffffff},
@@ -265,7 +266,8 @@ void ct_gpu_cupti_state(uint32_t index, const struct ct_record *r, uint64_t ts)
     }
     static const char *const states[] = {[CT_CUPTI_ACTIVE] = "active",
                                          [CT_CUPTI_UNAVAILABLE] = "unavailable",
-                                         [CT_CUPTI_NO_GPU] = "no_gpu"};
+                                         [CT_CUPTI_NO_GPU] = "no_gpu",
+                                         [CT_CUPTI_YIELDED] = "yielded"};
     if (r->func >= sizeof states / sizeof states[0] || !states[r->func])
         return;
     const struct ring_text *t = &gpu.texts[index];

@@ -191,26 +191,37 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
         give_back(buffer);
 }
 
+/* Kernels first: they are required, the others are left out where an
+ * older CUPTI lacks them. */
+static const CUpti_ActivityKind kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_MEMORY2,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_OVERHEAD,
+};
+
 int ct_cupti_activity_enable(char *why, size_t why_size)
 {
     CUptiResult r = ct_cupti.activity_register_callbacks(buffer_requested, buffer_completed);
     if (r == CUPTI_SUCCESS)
-        r = ct_cupti.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        r = ct_cupti.activity_enable(kinds[0]);
     if (r != CUPTI_SUCCESS) {
         snprintf(why, why_size, "CUPTI's activity API: %s", ct_cupti_result_name(r));
         return -1;
     }
-    /* Kinds an older CUPTI lacks are left out; kernels are what matter. */
-    static const CUpti_ActivityKind others[] = {
-        CUPTI_ACTIVITY_KIND_MEMCPY,   CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_MEMORY2,  CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-        CUPTI_ACTIVITY_KIND_OVERHEAD,
-    };
-    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
-        ct_cupti.activity_enable(others[i]);
+    for (size_t i = 1; i < sizeof kinds / sizeof kinds[0]; i++)
+        ct_cupti.activity_enable(kinds[i]);
     if (ct_cupti.activity_flush_period)
         ct_cupti.activity_flush_period(FLUSH_PERIOD_MS);
     return 0;
+}
+
+void ct_cupti_activity_disable(void)
+{
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        ct_cupti.activity_disable(kinds[i]);
 }
 
 void ct_cupti_clock_sample(void)

@@ -19,6 +19,7 @@ struct ct_cupti_api {
     CUptiResult (*get_callback_name)(CUpti_CallbackDomain, uint32_t, const char **);
     CUptiResult (*get_timestamp)(uint64_t *);
     CUptiResult (*activity_enable)(CUpti_ActivityKind);
+    CUptiResult (*activity_disable)(CUpti_ActivityKind);
     CUptiResult (*activity_register_callbacks)(CUpti_BuffersCallbackRequestFunc,
                                                CUpti_BuffersCallbackCompleteFunc);
     CUptiResult (*activity_flush_all)(uint32_t);

@@ -25,6 +25,8 @@ void ct_cupti_callbacks_enable(CUpti_SubscriberHandle subscriber);
 /* Registers the buffer callbacks and enables the activity kinds: 0, or -1
  * with the reason in `why`. */
 int ct_cupti_activity_enable(char *why, size_t why_size);
+/* Disables the kinds ct_cupti_activity_enable enabled. */
+void ct_cupti_activity_disable(void);
 /* Records a reading of CUPTI's clock between two of ours. */
 void ct_cupti_clock_sample(void);
 void ct_cupti_activity_forget_in_child(void);

@@ -102,6 +102,7 @@ static int resolve_all(void *lib)
              RESOLVE(get_callback_name, "cuptiGetCallbackName") &&
              RESOLVE(get_timestamp, "cuptiGetTimestamp") &&
              RESOLVE(activity_enable, "cuptiActivityEnable") &&
+             RESOLVE(activity_disable, "cuptiActivityDisable") &&
              RESOLVE(activity_register_callbacks, "cuptiActivityRegisterCallbacks") &&
              RESOLVE(activity_flush_all, "cuptiActivityFlushAll") &&
              RESOLVE(activity_get_next_record, "cuptiActivityGetNextRecord") &&

@@ -9,9 +9,13 @@
  * used or the reason: NO_GPU when there was nothing to trace (the findings
  * about the driver say why), UNAVAILABLE when there was and CUPTI could not
  * be had (none found, the one subscriber slot taken by another profiler, an
- * error). Tracing goes on through the hooks either way. The activity still buffered is handed
- * over from an atexit handler, registered once CUPTI is running: it runs
- * before the libraries' destructors, CUDA's and CUPTI's among them.
+ * error). Tracing goes on through the hooks either way. CUPTI has one
+ * subscriber and one set of activity callbacks per process, so when the
+ * program itself subscribes or registers them (torch.profiler starting),
+ * cudatrace hands CUPTI over first (YIELDED): the program's profiler works
+ * as it would untraced, and the GPU timings stop there. The activity still
+ * buffered is handed over from an atexit handler, registered once CUPTI is
+ * running: it runs before the libraries' destructors, CUDA's and CUPTI's.
  */
 #include "cupti.h"
 
@@ -25,6 +29,8 @@
 #include "config.h"
 #include "cupti_api.h"
 #include "cupti_internal.h"
+#include "export.h"
+#include "resolve.h"
 
 enum start_state { NOT_STARTED, STARTING, RUNNING, NOT_RUNNING };
 
@@ -72,6 +78,16 @@ static void subscribe_failed(CUptiResult r)
         snprintf(why, sizeof why, "cuptiSubscribe: %s%s", ct_cupti_result_name(r),
                  ct_cupti_driver_loaded() ? "" : " (no CUDA driver is loaded)");
     unavailable((int)r, why);
+}
+
+/* `name` in the libcupti the program calls: found as the hooks find the
+ * runtime (resolve.c), cached in `slot`. */
+static void *program_cupti(_Atomic(void *) *slot, const char *name)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    if (!fn && (fn = ct_resolve_in("cupti", name)) != NULL)
+        atomic_store_explicit(slot, fn, memory_order_release);
+    return fn;
 }
 
 static void at_exit(void)
@@ -145,6 +161,54 @@ void ct_cupti_flush(void)
     ct_cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     ct_cupti_clock_sample();
     errno = saved_errno;
+}
+
+/* Flushes what CUPTI holds, then gives up the activity API and the
+ * subscription, once. */
+static void yield(void)
+{
+    int expected = RUNNING;
+    if (!atomic_compare_exchange_strong(&start_state, &expected, NOT_RUNNING))
+        return;
+    int saved_errno = errno;
+    ct_cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    ct_cupti_activity_disable();
+    ct_cupti.unsubscribe(subscriber);
+    ct_cupti_note_state(CT_CUPTI_YIELDED, 0, 0,
+                        "the program took CUPTI itself (torch.profiler, Kineto or another tool "
+                        "in the process): cudatrace handed it over, so GPU timings stop here");
+    errno = saved_errno;
+}
+
+/* The program's own calls of the two entry points that take CUPTI over,
+ * forwarded to its libcupti once ours is out of the way (a call from
+ * inside the libcupti we use is CUPTI's own, and only forwarded). */
+CT_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber_out,
+                                     CUpti_CallbackFunc callback, void *userdata)
+{
+    static _Atomic(void *) real_slot;
+    CUptiResult (*real)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *) =
+        (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *))program_cupti(
+            &real_slot, "cuptiSubscribe");
+    if (!real)
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    if (!ct_cupti_made_call(__builtin_return_address(0)))
+        yield();
+    return real(subscriber_out, callback, userdata);
+}
+
+CT_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+                                                     CUpti_BuffersCallbackCompleteFunc completed)
+{
+    static _Atomic(void *) real_slot;
+    CUptiResult (*real)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) =
+        (CUptiResult(*)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc))
+            program_cupti(&real_slot, "cuptiActivityRegisterCallbacks");
+    if (!real)
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    if (!ct_cupti_made_call(__builtin_return_address(0)))
+        yield();
+    return real(requested, completed);
 }
 
 void ct_cupti_forget_in_child(void)

@@ -5,7 +5,8 @@
  * was dlopen'ed RTLD_LOCAL is invisible to it, so we then look for a loaded
  * libcudart (including hash-renamed copies such as libcudart-d0da41ae.so.11.0)
  * and ask it directly; the dlopen with RTLD_NOLOAD only takes a reference to
- * an object that is already there and never loads anything.
+ * an object that is already there and never loads anything. The program's
+ * own libcupti is found the same way.
  */
 #include "resolve.h"
 
@@ -14,24 +15,20 @@
 #include <string.h>
 
 #include "dl_real.h"
+#include "library_family.h"
 
-struct runtime_search {
-    const char *name;
+struct library_search {
+    const char *family, *name;
     void *found;
 };
 
-static int is_cudart_path(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    return strncmp(base, "libcudart", 9) == 0 && strstr(base, ".so") != NULL;
-}
-
-static int search_loaded_runtime(struct dl_phdr_info *info, size_t size, void *data)
+static int search_loaded(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    struct runtime_search *search = data;
-    if (!info->dlpi_name || !is_cudart_path(info->dlpi_name))
+    struct library_search *search = data;
+    char family[32];
+    if (!info->dlpi_name || !ct_library_family(info->dlpi_name, family, sizeof family) ||
+        strcmp(family, search->family) != 0)
         return 0;
     void *handle = ct_dl_real_open(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
     if (!handle)
@@ -41,17 +38,22 @@ static int search_loaded_runtime(struct dl_phdr_info *info, size_t size, void *d
     return search->found != NULL;
 }
 
-void *ct_resolve_lookup(const char *name)
+void *ct_resolve_in(const char *family, const char *name)
 {
     void *fn = dlsym(RTLD_NEXT, name);
     if (!fn) {
-        struct runtime_search search = {name, NULL};
-        dl_iterate_phdr(search_loaded_runtime, &search);
+        struct library_search search = {family, name, NULL};
+        dl_iterate_phdr(search_loaded, &search);
         fn = search.found;
     }
     if (!fn)
         ct_dl_real_error(); /* our failed lookup must not become the program's dlerror() */
     return fn;
+}
+
+void *ct_resolve_lookup(const char *name)
+{
+    return ct_resolve_in("cudart", name);
 }
 
 void *ct_resolve_slow(_Atomic(void *) *slot, const char *name)

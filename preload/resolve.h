@@ -8,6 +8,9 @@
 #include <stddef.h>
 
 void *ct_resolve_slow(_Atomic(void *) *slot, const char *name);
+/* `name` in the global scope after us, else in a loaded library of `family`
+ * (library_family.h), or NULL. */
+void *ct_resolve_in(const char *family, const char *name);
 /* The real function `name` our hook of that name calls, or NULL. */
 void *ct_resolve_lookup(const char *name);
 

@@ -100,7 +100,7 @@ def test_every_launch_copy_and_memset_runs_on_a_gpu_track(trace_run, build_dir, 
     assert {track_name(trace, s) for s in gpu_kernels} == {"GPU 0 stream 7"}
     k = gpu_kernels[0]["args"]
     assert (k["grid"], k["block"], k["registers"], k["static_smem"]) == (
-        "(128, 1, 1)", "(256, 1, 1)", 32, 0)
+        "128x1x1", "256x1x1", 32, 0)
     copies = gpu_slices(trace, "memcpy")
     assert len(copies) == counts["memcpy"] == truth["calls"]["cudaMemcpy"] == 2 * STEPS
     assert collections.Counter(s["name"] for s in copies) == {"memcpy HtoD": STEPS,
@@ -149,6 +149,8 @@ def test_report_gives_gpu_busy_time_kernels_and_cupti(trace_run, build_dir, tmp_
     gpu, cupti = process["gpu"], process["cupti"]
     assert gpu["kernels"] == counts["kernel"] and gpu["kernel_ns"] == KERNEL_NS * counts["kernel"]
     assert (gpu["copies"], gpu["memsets"]) == (counts["memcpy"], counts["memset"])
+    work = counts["kernel"] + counts["memcpy"] + counts["memset"]
+    assert gpu["flows"] == {"gpu_work": work, "from_host_call": work}
     assert {k["name"]: k["count"] for k in gpu["top_kernels"]} == dict(kernels.most_common(5))
     assert cupti["state"] == "active"
     assert cupti["library"] == os.path.join(build_dir, "double", "libcupti.so.13")
@@ -179,6 +181,8 @@ def test_driver_api_launches_are_recorded(trace_run, build_dir, tmp_path):
     assert api["cuLaunchKernel"]["calls"] == 2 * per_kernel
     assert (api["cuMemAlloc_v2"]["calls"], api["cuMemFree_v2"]["calls"]) == (1, 1)
     assert api["cuCtxSynchronize"]["calls"] == 1
+    assert process["gpu"]["flows"] == {"gpu_work": 2 * per_kernel + 2,
+                                       "from_host_call": 2 * per_kernel + 2}
     assert process["memory"]["peak_bytes"] == 4096
     assert process["launches"]["count"] == 2 * per_kernel
 
@@ -319,6 +323,31 @@ def test_the_cu13_wheel_libcupti_found_beside_its_runtime(trace_run, build_dir, 
     assert "CUPTI_ERROR_UNKNOWN" in process["cupti"]["reason"]
 
 
+def test_the_programs_own_profiler_gets_cupti(trace_run, build_dir, tmp_path):
+    """torch.profiler subscribes to CUPTI when it starts: cudatrace hands CUPTI over, so the
+    program's profiler sees every kernel it would see untraced."""
+    before, profiled = 20, 30
+    env = with_gpu(build_dir, tmp_path)
+    plain = subprocess.run([os.path.join(build_dir, "tests", "own_profiler"), str(before),
+                            str(profiled)], env={**os.environ, **env}, capture_output=True,
+                           text=True, timeout=60)
+    assert plain.stdout == "own_profiler: subscribe CUPTI_SUCCESS, 30 kernel records\n"
+    completed, trace, _ = trace_run("own_profiler", before, profiled, env=env)
+    assert (completed.returncode, completed.stdout) == (0, plain.stdout)
+    launches = host_slices(trace, "cudaLaunchKernel")
+    assert collections.Counter(s["args"]["kernel"] for s in launches) == {
+        "kernel_before": before, "kernel_profiled": profiled}
+    assert collections.Counter(s["name"] for s in gpu_slices(trace, "kernel")) == {
+        "kernel_before": before}
+    report = report_json(build_dir, trace_file(completed))
+    cupti = report["processes"][0]["cupti"]
+    assert (cupti["state"], cupti["library"]) == (
+        "yielded", os.path.join(build_dir, "double", "libcupti.so.13"))
+    assert "handed it over" in cupti["reason"]
+    (finding,) = findings_with(report, "cupti-yielded")
+    assert finding["severity"] == "info"
+
+
 # --------------------------------------------------------------------------
 # 4. As the driver's injection library, without LD_PRELOAD
 
@@ -356,10 +385,12 @@ def test_cudatrace_run_makes_the_tracer_the_injection_library(build_dir, tmp_pat
 
 
 def test_a_gpu_bound_loop_is_no_sync_stall_and_its_twin_is(trace_run, build_dir, tmp_path):
-    """The same loop: kernels that keep the GPU busy while the host waits (GPU-bound, healthy),
-    and kernels that take no time while every sync still blocks for 2 ms (a real stall)."""
-    steps = 50
-    busy, _, _ = trace_run("train_loop", steps, env=with_gpu(build_dir, tmp_path))
+    """The same loop: kernels that keep the GPU busy while the host waits (GPU-bound, healthy:
+    100 us kernels against launches of a few us, so however loaded the machine), and kernels
+    that take no time while every sync still blocks for 2 ms (a real stall)."""
+    steps = 10
+    busy, _, _ = trace_run("train_loop", steps,
+                           env=with_gpu(build_dir, tmp_path, CT_DOUBLE_KERNEL_NS=100_000))
     report = report_json(build_dir, trace_file(busy))
     gpu = report["processes"][0]["gpu"]
     assert gpu["busy_ns"] >= 0.6 * report["processes"][0]["wall_ns"]
@@ -375,3 +406,26 @@ def test_a_gpu_bound_loop_is_no_sync_stall_and_its_twin_is(trace_run, build_dir,
     (finding,) = findings_with(report, "sync-stall")
     assert report["processes"][0]["gpu"]["busy_ns"] < 0.8 * report["processes"][0]["wall_ns"]
     assert "train_loop.c" in finding["message"]
+
+
+def test_chrome_json_has_gpu_rows_and_kineto_flows(trace_run, build_dir, tmp_path):
+    completed, trace, _ = trace_run("train_loop", STEPS, env=with_gpu(build_dir, tmp_path))
+    counts, _ = cupti_truth(tmp_path)
+    out = tmp_path / "export.json"
+    subprocess.run([os.path.join(build_dir, "cudatrace"), "export", str(trace_file(completed)),
+                    "--format", "chrome-json", "-o", str(out)], check=True, capture_output=True)
+    events = json.load(open(out))["traceEvents"]
+    by_cat = collections.Counter(e.get("cat") for e in events if e["ph"] == "X")
+    assert by_cat["kernel"] == counts["kernel"] and by_cat["gpu_memcpy"] == counts["memcpy"]
+    kernel = next(e for e in events if e.get("cat") == "kernel")
+    assert (kernel["args"]["stream"], kernel["args"]["grid"]) == (7, [128, 1, 1])
+    rows = {e["tid"]: e["args"]["name"] for e in events
+            if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert rows[kernel["tid"]] == "GPU 0 stream 7"
+    launch = next(e for e in events if e["ph"] == "X" and e["name"] == "cudaLaunchKernel")
+    assert launch["cat"] == "cuda_runtime" and "stream_handle" in launch["args"]
+    starts = {e["id"]: e for e in events if e["ph"] == "s"}
+    ends = [e for e in events if e["ph"] == "f"]
+    work = counts["kernel"] + counts["memcpy"] + counts["memset"]
+    assert len(starts) == len(ends) == work
+    assert all(e["id"] in starts and e["bp"] == "e" and e["cat"] == "ac2g" for e in ends)

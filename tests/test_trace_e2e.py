@@ -407,7 +407,8 @@ def test_preload_exports_exactly_the_hooks(build_dir, hooked_functions):
     assert exported == collections.Counter([*hooked_functions, "__cudaGetKernel",
                                             "__cudaRegisterFunction", "dlopen", "dlclose",
                                             "dlerror", "dlsym", "InitializeInjectionNvtx2",
-                                            "InitializeInjection"])
+                                            "InitializeInjection", "cuptiSubscribe",
+                                            "cuptiActivityRegisterCallbacks"])
 
 
 # --------------------------------------------------------------------------

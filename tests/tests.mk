@@ -126,6 +126,13 @@ $(BUILD)/tests/libct_injection.so: tests/cupti_double/injection.c $(CT_CUPTI_LIB
 	@mkdir -p $(@D)
 	$(CC) $(CT_PROGRAM_CFLAGS) -fPIC -shared -o $@ $< -L$(CT_DOUBLE_DIR) -l:libcupti.so.13
 
+# A program that subscribes to CUPTI itself, as torch.profiler does.
+test-programs: $(BUILD)/tests/own_profiler
+$(BUILD)/tests/own_profiler: tests/cupti_double/own_profiler.c tests/programs/program_args.h \
+		$(CT_DOUBLE_LIB) $(CT_CUPTI_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< $(CT_PROGRAM_LDFLAGS) -l:libcupti.so.13
+
 # A library standing for cuBLAS with a statically linked runtime: its own copy of the runtime
 # double (with its own statistics variable), bound inside it by -Bsymbolic and hidden by its
 # version script, so an LD_PRELOAD cannot see its calls; and a program using it and the shared

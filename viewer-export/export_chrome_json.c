@@ -6,7 +6,12 @@
  * "M" events; each call slice one "X" event (ts and dur in microseconds, ns
  * as the fraction) in Kineto's "cuda_runtime" category, its annotations in
  * "args" under their own names but for grid and block, which Kineto writes
- * as [x, y, z], and stream (see arg_name); instants "i" events,
+ * as [x, y, z], and stream (see arg_name). GPU work (a slice with a
+ * gpu_kind) is in Kineto's "kernel", "gpu_memcpy" or "gpu_memset" category,
+ * on a row of its own: a slice on a track that is no thread's gets a made-up
+ * tid and a thread_name, the track's. A flow becomes Kineto's "ac2g" pair,
+ * "s" at the host call and "f" at the GPU work, keyed by CUPTI's
+ * correlation id. Instants are "i" events,
  * thread-scoped on a thread's track and process-scoped ("s": "p")
  * elsewhere, in the category of the track they are on; counter values "C"
  * events named after their track, {"value": v}. A slice that never ended
@@ -29,8 +34,12 @@ struct track {
     const char *name;
 };
 
+/* Rows for slices on tracks that are no thread's start here. */
+#define FIRST_MADE_UP_TID 1000000000
+
 struct chrome {
     struct ct_json json;
+    int64_t made_up_tids;
     struct ct_progress *progress;
     struct ct_u64_map index; /* track uuid -> position in tracks + 1 */
     struct track *tracks;
@@ -129,14 +138,14 @@ static int is_dim3(const char *name)
 /* Kineto's "stream" is the GPU stream a kernel ran on, and Holistic Trace
  * Analysis takes any event that has one for a GPU kernel; a runtime call's
  * is the cudaStream_t it was given. */
-static const char *arg_name(const char *name)
+static const char *arg_name(const char *name, int gpu)
 {
-    return strcmp(name, "stream") == 0 ? "stream_handle" : name;
+    return !gpu && strcmp(name, "stream") == 0 ? "stream_handle" : name;
 }
 
-static void write_arg(struct ct_json *j, const struct ct_annotation *a)
+static void write_arg(struct ct_json *j, const struct ct_annotation *a, int gpu)
 {
-    const char *name = arg_name(a->name);
+    const char *name = arg_name(a->name, gpu);
     switch (a->type) {
     case CT_VALUE_INT:
         ct_json_int(j, name, a->i);
@@ -155,24 +164,64 @@ static void write_arg(struct ct_json *j, const struct ct_annotation *a)
 }
 
 /* Writes "args" and closes the event. */
-static void end_event(struct ct_json *j, const struct ct_event *e, int unclosed)
+static void end_event(struct ct_json *j, const struct ct_event *e, int unclosed, int gpu)
 {
     ct_json_begin_object(j, "args");
     for (int i = 0; i < e->nargs; i++)
-        write_arg(j, &e->args[i]);
+        write_arg(j, &e->args[i], gpu);
     if (unclosed)
         ct_json_uint(j, "unclosed", 1);
     ct_json_end_object(j);
     ct_json_end_object(j);
 }
 
+/* Kineto's category for a slice: GPU work by its kind, else a runtime call. */
+static const char *slice_category(const struct ct_event *e)
+{
+    static const char *const kinds[][2] = {
+        {"kernel", "kernel"}, {"memcpy", "gpu_memcpy"}, {"memset", "gpu_memset"}};
+    const struct ct_annotation *kind = ct_event_arg(e, "gpu_kind");
+    for (size_t i = 0; kind && kind->type == CT_VALUE_STRING && i < 3; i++)
+        if (strcmp(kind->s, kinds[i][0]) == 0)
+            return kinds[i][1];
+    return kind ? "gpu_other" : "cuda_runtime";
+}
+
+/* The row of a slice on a track that is no thread's: made up once, named. */
+static void give_row(struct chrome *c, uint64_t uuid)
+{
+    struct track *t = find_track(c, uuid);
+    if (!t || t->tid)
+        return;
+    t->tid = FIRST_MADE_UP_TID + c->made_up_tids++;
+    if (t->name)
+        write_name_event(&c->json, "thread_name", t);
+}
+
+static void write_flow(struct chrome *c, const char *ph, uint64_t id, const struct ct_event *e)
+{
+    struct ct_event flow = *e;
+    flow.name = "ac2g";
+    begin_event(c, ph, &flow, 1);
+    ct_json_string(&c->json, "cat", "ac2g");
+    ct_json_uint(&c->json, "id", (uint32_t)id);
+    if (*ph == 'f')
+        ct_json_string(&c->json, "bp", "e");
+    ct_json_end_object(&c->json);
+}
+
 static void write_slice(struct chrome *c, const struct ct_event *e, uint64_t end, int unclosed)
 {
+    give_row(c, e->track);
+    const char *category = slice_category(e);
     begin_event(c, "X", e, 1);
     write_time(&c->json, "dur", end - e->ts);
-    /* Every slice cudatrace writes is a CUDA runtime call. */
-    ct_json_string(&c->json, "cat", "cuda_runtime");
-    end_event(&c->json, e, unclosed);
+    ct_json_string(&c->json, "cat", category);
+    end_event(&c->json, e, unclosed, strcmp(category, "cuda_runtime") != 0);
+    if (e->flow_out)
+        write_flow(c, "s", e->flow_out, e);
+    if (e->flow_in)
+        write_flow(c, "f", e->flow_in, e);
 }
 
 static void on_slice(void *ctx, const struct ct_event *e)
@@ -198,7 +247,7 @@ static void on_instant(void *ctx, const struct ct_event *e)
     ct_json_string(&c->json, "s", thread ? "t" : "p");
     /* Named tracks below a process (the CUDA libraries) are categories. */
     ct_json_string(&c->json, "cat", t && t->parent && t->name ? t->name : "cudatrace");
-    end_event(&c->json, e, 0);
+    end_event(&c->json, e, 0, 0);
 }
 
 static void on_counter(void *ctx, const struct ct_event *e)

@@ -4,7 +4,8 @@
  * hooked calls but no GPU timings, and says why; a process with no driver
  * or device gets no finding, since there was nothing to time and the
  * driver's findings name the problem, nor does one whose driver findings
- * already explain it), and that CUPTI dropped activity
+ * already explain it); that the program took CUPTI over part way (info:
+ * cudatrace gave it up so that the program's own profiler works); and that CUPTI dropped activity
  * records (a warning: the GPU timings, and every figure drawn from them,
  * undercount).
  */
@@ -30,13 +31,16 @@ void ct_findings_cupti(const struct ct_process_report *p, struct ct_findings *ou
     const struct ct_cupti_report *c = &p->cupti;
     if (!c->state || strcmp(c->state, "no_gpu") == 0 || driver_problem(out, p->pid))
         return; /* nothing to time, and the driver's findings say why */
-    if (strcmp(c->state, "active") != 0) {
+    if (strcmp(c->state, "unavailable") == 0) {
         ct_finding_add(out, "cupti-unavailable", CT_SEVERITY_INFO, p->pid,
                        "no GPU timings: CUPTI was not used (%s); calls were traced through the "
                        "runtime's exported functions only",
-                       c->detail);
+                       c->reason);
         return;
     }
+    if (strcmp(c->state, "yielded") == 0)
+        ct_finding_add(out, "cupti-yielded", CT_SEVERITY_INFO, p->pid,
+                       "GPU timings cover only the start of the run: %s", c->reason);
     if (c->dropped) {
         struct ct_finding *f = ct_finding_add(
             out, "cupti-dropped", CT_SEVERITY_WARNING, p->pid,

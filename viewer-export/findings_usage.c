@@ -101,7 +101,7 @@ static void sync_stall(const struct ct_process_report *p, struct ct_findings *ou
     struct ct_gpu_summary gpu;
     if (share < ct_thresholds.sync_share ||
         (ct_process_gpu_summary(p, &gpu) &&
-         (double)gpu.busy_ns >= ct_thresholds.gpu_bound_share * (double)wall))
+         (double)gpu.busy_ns >= ct_thresholds.gpu_bound_share * (double)gpu.span_ns))
         return;
     struct ct_finding *f = ct_finding_add(out, "sync-stall", CT_SEVERITY_WARNING, p->pid, "%s", "");
     add_sites(f, &p->usage.sync_sites, CT_SITE_BY_TIME);
@@ -350,10 +350,10 @@ static void describe_gap(const struct ct_usage *u, const struct ct_gpu_gap *g, c
 static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_usage *u = &p->usage;
-    uint64_t wall = ct_cuda_part_ns(p);
     struct ct_gpu_summary s;
-    if (!wall || !ct_process_gpu_summary(p, &s))
+    if (!ct_process_gpu_summary(p, &s) || !s.span_ns)
         return;
+    uint64_t wall = s.span_ns;
     double idle = 1 - (double)s.busy_ns / (double)wall;
     if (idle < ct_thresholds.gpu_idle_share)
         return;

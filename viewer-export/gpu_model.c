@@ -5,6 +5,9 @@
  * merged in place (sorted, overlapping and touching ones joined), which
  * keeps memory bounded and busy time exact; after that, intervals closer
  * than a microsecond are joined too, which can only shorten gaps below that.
+ * Flows tie GPU work to the host call that caused it; the flow ids are
+ * CUPTI's correlation ids, dense from 1, so two bitsets tell how much GPU
+ * work has its host call, whatever order the slices come in.
  */
 #include "gpu_model.h"
 
@@ -67,6 +70,42 @@ static void add_kernel(struct ct_gpu_work *g, const char *name, uint64_t ns)
     g->kernel_ns += ns;
 }
 
+static void set_flow_bit(struct ct_gpu_flow_bits *b, uint64_t id)
+{
+    uint32_t bit = (uint32_t)id;
+    if (!bit)
+        return;
+    size_t word = bit / 64;
+    if (word >= b->count) {
+        size_t count = b->count ? b->count : 64;
+        while (count <= word)
+            count *= 2;
+        b->words = realloc(b->words, count * sizeof *b->words);
+        if (!b->words)
+            abort();
+        memset(b->words + b->count, 0, (count - b->count) * sizeof *b->words);
+        b->count = count;
+    }
+    b->words[word] |= 1ull << (bit % 64);
+}
+
+void ct_gpu_host_flow(struct ct_gpu_work *g, uint64_t id)
+{
+    set_flow_bit(&g->host_flows, id);
+}
+
+struct ct_gpu_flows ct_gpu_flows(const struct ct_gpu_work *g)
+{
+    struct ct_gpu_flows f = {0, 0};
+    for (size_t i = 0; i < g->gpu_flows.count; i++) {
+        uint64_t gpu = g->gpu_flows.words[i];
+        uint64_t host = i < g->host_flows.count ? g->host_flows.words[i] : 0;
+        f.gpu_work += (uint64_t)__builtin_popcountll(gpu);
+        f.from_host_call += (uint64_t)__builtin_popcountll(gpu & host);
+    }
+    return f;
+}
+
 void ct_gpu_slice(struct ct_gpu_work *g, const struct ct_event *e)
 {
     uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
@@ -79,6 +118,7 @@ void ct_gpu_slice(struct ct_gpu_work *g, const struct ct_event *e)
         g->sets++;
     else
         return;
+    set_flow_bit(&g->gpu_flows, e->flow_in);
     add_interval(g, e->ts, e->ts + ns);
 }
 
@@ -121,6 +161,7 @@ void ct_gpu_summarise(const struct ct_gpu_work *g, uint64_t from, uint64_t to,
                       struct ct_gpu_summary *out)
 {
     memset(out, 0, sizeof *out);
+    out->span_ns = to > from ? to - from : 0;
     top_kernels(g, out);
     struct ct_gpu_interval *v = malloc((g->interval_count + 1) * sizeof *v);
     if (!v)
@@ -145,6 +186,8 @@ void ct_gpu_free(struct ct_gpu_work *g)
 {
     free(g->intervals);
     free(g->kernels);
+    free(g->host_flows.words);
+    free(g->gpu_flows.words);
     ct_u64_map_free(&g->kernel_index);
     memset(g, 0, sizeof *g);
 }

@@ -34,10 +34,22 @@ struct ct_gpu_work {
     struct ct_kernel_cost *kernels;
     size_t kernel_count;
     uint64_t kernel_runs, kernel_ns, copies, sets;
+    /* Flow ids (their low 32 bits: CUPTI's correlation ids, dense from 1)
+     * that host calls began, and that GPU work ended: one bit each. */
+    struct ct_gpu_flow_bits {
+        uint64_t *words;
+        size_t count;
+    } host_flows, gpu_flows;
+};
+
+/* GPU work that ended a flow, and how much of it a host call began. */
+struct ct_gpu_flows {
+    uint64_t gpu_work, from_host_call;
 };
 
 /* Busy time and the longest idle gaps over [from, to). */
 struct ct_gpu_summary {
+    uint64_t span_ns; /* the time summarised: `to` - `from` */
     uint64_t busy_ns;
     struct ct_gpu_gap {
         uint64_t start, ns;
@@ -52,5 +64,8 @@ int ct_gpu_seen(const struct ct_gpu_work *g);
 void ct_gpu_summarise(const struct ct_gpu_work *g, uint64_t from, uint64_t to,
                       struct ct_gpu_summary *out);
 void ct_gpu_free(struct ct_gpu_work *g);
+/* A host call's slice that began flow `id` (0: none). */
+void ct_gpu_host_flow(struct ct_gpu_work *g, uint64_t id);
+struct ct_gpu_flows ct_gpu_flows(const struct ct_gpu_work *g);
 
 #endif

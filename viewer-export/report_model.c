@@ -160,6 +160,7 @@ static void on_slice(void *ctx, const struct ct_event *e)
         ct_gpu_slice(&p->usage.gpu, e);
         return;
     }
+    ct_gpu_host_flow(&p->usage.gpu, e->flow_out);
     uint64_t *fn = ct_u64_map_find(&b->functions, ct_strings_intern_cstr(e->name));
     if (!fn) {
         if (!ct_usage_nvtx_slice(&p->usage, e))
@@ -370,7 +371,12 @@ static void add_failed_load(struct ct_process_report *p, const struct ct_event *
 static void read_cupti_state(struct ct_cupti_report *c, const struct ct_event *e)
 {
     c->state = ct_event_text(e, "state");
-    c->detail = ct_event_text(e, strcmp(c->state, "active") == 0 ? "library" : "reason");
+    if (strcmp(c->state, "active") == 0) {
+        c->library = ct_event_text(e, "library");
+    } else {
+        c->reason = ct_event_text(e, "reason");
+        c->reason_ns = e->ts;
+    }
     c->version = ct_event_int(e, "cupti_version", 0);
     c->result = ct_event_int(e, "cupti_result", 0);
 }
@@ -510,7 +516,11 @@ int ct_process_gpu_summary(const struct ct_process_report *p, struct ct_gpu_summ
 {
     if (!ct_gpu_seen(&p->usage.gpu))
         return 0;
-    ct_gpu_summarise(&p->usage.gpu, p->usage.first_call_ns, p->end_ns, out);
+    /* GPU timings end where the program took CUPTI over, if it did. */
+    uint64_t end = p->cupti.state && strcmp(p->cupti.state, "yielded") == 0 && p->cupti.reason_ns
+                       ? p->cupti.reason_ns
+                       : p->end_ns;
+    ct_gpu_summarise(&p->usage.gpu, p->usage.first_call_ns, end, out);
     return 1;
 }
 

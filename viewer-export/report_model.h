@@ -57,8 +57,10 @@ struct ct_inflight_call {
 /* What became of CUPTI in a process (the "cudatrace.cupti" and
  * "cudatrace.gpu" instants); state is NULL when the trace does not say. */
 struct ct_cupti_report {
-    const char *state;  /* "active" or "unavailable" */
-    const char *detail; /* the library used, or why not */
+    const char *state;   /* "active", "unavailable", "no_gpu" or "yielded" */
+    const char *library; /* the libcupti used, or NULL */
+    const char *reason;  /* why not, or why no longer; NULL while active */
+    uint64_t reason_ns;  /* when it said so */
     int64_t version, result;
     int finished; /* the totals were written */
     uint64_t kernels, memcpys, memsets, dropped, unmapped;

@@ -43,6 +43,11 @@ static void json_gpu(struct ct_json *j, const struct ct_process_report *p)
     ct_json_uint(j, "kernel_ns", g->kernel_ns);
     ct_json_uint(j, "copies", g->copies);
     ct_json_uint(j, "memsets", g->sets);
+    struct ct_gpu_flows flows = ct_gpu_flows(g);
+    ct_json_begin_object(j, "flows");
+    ct_json_uint(j, "gpu_work", flows.gpu_work);
+    ct_json_uint(j, "from_host_call", flows.from_host_call);
+    ct_json_end_object(j);
     ct_json_begin_array(j, "top_kernels");
     for (int i = 0; i < CT_GPU_TOP_KERNELS && s.top[i].count; i++) {
         ct_json_begin_object(j, NULL);
@@ -61,10 +66,12 @@ static void json_cupti(struct ct_json *j, const struct ct_process_report *p)
     const struct ct_cupti_report *c = &p->cupti;
     if (!c->state)
         return;
-    int active = strcmp(c->state, "active") == 0;
     ct_json_begin_object(j, "cupti");
     ct_json_string(j, "state", c->state);
-    ct_json_string(j, active ? "library" : "reason", c->detail);
+    if (c->library)
+        ct_json_string(j, "library", c->library);
+    if (c->reason)
+        ct_json_string(j, "reason", c->reason);
     ct_json_int(j, "version", c->version);
     if (c->finished) {
         ct_json_uint(j, "kernels", c->kernels);
@@ -225,10 +232,9 @@ static void print_gpu(const struct ct_process_report *p)
     if (!ct_process_gpu_summary(p, &s))
         return;
     char a[32];
-    uint64_t wall = ct_cuda_part_ns(p);
     printf("  GPU            busy %s (%.0f%% of the run), %llu kernels, %llu copies, %llu memsets",
            ct_human_time(s.busy_ns, a, sizeof a),
-           wall ? 100.0 * (double)s.busy_ns / (double)wall : 0,
+           s.span_ns ? 100.0 * (double)s.busy_ns / (double)s.span_ns : 0,
            (unsigned long long)p->usage.gpu.kernel_runs, (unsigned long long)p->usage.gpu.copies,
            (unsigned long long)p->usage.gpu.sets);
     for (int i = 0; i < CT_GPU_TOP_KERNELS && s.top[i].count; i++)
@@ -244,12 +250,17 @@ static void print_cupti(const struct ct_process_report *p)
     char a[32], b[32];
     if (!c->state)
         return;
-    if (strcmp(c->state, "active") != 0) {
+    if (!c->library) {
         printf("  CUPTI          %s: %s\n",
-               strcmp(c->state, "no_gpu") == 0 ? "not used" : "unavailable", c->detail);
+               strcmp(c->state, "no_gpu") == 0 ? "not used" : "unavailable", c->reason);
         return;
     }
-    printf("  CUPTI          %s", c->detail);
+    printf("  CUPTI          %s", c->library);
+    uint64_t start = p->start_ns ? p->start_ns : p->first_ns;
+    if (c->reason)
+        printf(" until %s into the run (%s)",
+               ct_human_time(c->reason_ns > start ? c->reason_ns - start : 0, a, sizeof a),
+               c->reason);
     if (c->finished)
         printf("; %llu records dropped; GPU clock mapped within %s (reading) + %s (drift)",
                (unsigned long long)c->dropped,

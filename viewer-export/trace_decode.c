@@ -181,6 +181,8 @@ static void handle_event(struct decoder *d, struct sequence *s, const CtPb__Trac
     for (size_t i = 0; i < te->n_debug_annotations && e.nargs < CT_MAX_EVENT_ARGS; i++)
         resolve_annotation(s, te->debug_annotations[i], &e.args[e.nargs++]);
     e.counter = te->has_double_counter_value ? te->double_counter_value : (double)te->counter_value;
+    e.flow_out = te->n_flow_ids ? te->flow_ids[0] : 0;
+    e.flow_in = te->n_terminating_flow_ids ? te->terminating_flow_ids[0] : 0;
     switch (te->type) {
     case CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN:
         begin_slice(d, &e);

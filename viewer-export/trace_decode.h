@@ -29,6 +29,8 @@ struct ct_event {
     struct ct_annotation args[CT_MAX_EVENT_ARGS];
     int nargs;
     double counter; /* counters only */
+    /* The first flow id the event begins, and the first it ends; 0: none. */
+    uint64_t flow_out, flow_in;
 };
 
 struct ct_track_info {

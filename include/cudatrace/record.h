@@ -70,6 +70,7 @@ enum ct_cupti_state {
     CT_CUPTI_UNAVAILABLE = 2, /* not used: the text says why                */
     CT_CUPTI_DROPPED = 3,     /* arg[1]: CUPTI's dropped count went up to it */
     CT_CUPTI_NO_GPU = 4,      /* not tried: no driver or no device to trace  */
+    CT_CUPTI_YIELDED = 5,     /* handed over to the program's own CUPTI use  */
 };
 
 /* CT_REC_NVTX: func is the event, begin the clock, result the nesting depth
