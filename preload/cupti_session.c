@@ -80,16 +80,6 @@ static void subscribe_failed(CUptiResult r)
     unavailable((int)r, why);
 }
 
-/* `name` in the libcupti the program calls: found as the hooks find the
- * runtime (resolve.c), cached in `slot`. */
-static void *program_cupti(_Atomic(void *) *slot, const char *name)
-{
-    void *fn = atomic_load_explicit(slot, memory_order_acquire);
-    if (!fn && (fn = ct_resolve_in("cupti", name)) != NULL)
-        atomic_store_explicit(slot, fn, memory_order_release);
-    return fn;
-}
-
 static void at_exit(void)
 {
     ct_cupti_flush();
@@ -188,8 +178,8 @@ CT_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber_out,
 {
     static _Atomic(void *) real_slot;
     CUptiResult (*real)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *) =
-        (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *))program_cupti(
-            &real_slot, "cuptiSubscribe");
+        (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *))ct_real_function_in(
+            &real_slot, "cupti", "cuptiSubscribe");
     if (!real)
         return CUPTI_ERROR_NOT_INITIALIZED;
     if (!ct_cupti_made_call(__builtin_return_address(0)))
@@ -203,7 +193,7 @@ CT_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReques
     static _Atomic(void *) real_slot;
     CUptiResult (*real)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) =
         (CUptiResult(*)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc))
-            program_cupti(&real_slot, "cuptiActivityRegisterCallbacks");
+            ct_real_function_in(&real_slot, "cupti", "cuptiActivityRegisterCallbacks");
     if (!real)
         return CUPTI_ERROR_NOT_INITIALIZED;
     if (!ct_cupti_made_call(__builtin_return_address(0)))

@@ -4,10 +4,12 @@
  * the runtime through dlsym(handle, name), which binds past our hooks. When
  * the name is one we hook and glibc's answer is the very function our hook
  * calls, the lookup gets our hook instead, so those calls are traced like
- * any other. Any other answer (another runtime than the one our hooks
- * forward to, a name we do not hook) is passed on untouched: a program must
- * never reach different code than it asked for. Lookups from inside the
- * preload use ct_dl_real_sym and never come here.
+ * any other. The driver's cuInit is one too (hook_driver.c): frameworks
+ * with their own static runtime (XLA) find it this way. Any other answer
+ * (another runtime than the one our hooks forward to, a name we do not
+ * hook) is passed on untouched: a program must never reach different code
+ * than it asked for. Lookups from inside the preload use ct_dl_real_sym and
+ * never come here.
  */
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -41,13 +43,22 @@ static void *own_handle(void)
     return h;
 }
 
+/* The library family whose function our hook of `name` calls, or NULL. */
+static const char *hooked_family(const char *name)
+{
+    if (strcmp(name, "cuInit") == 0)
+        return "cuda";
+    return strncmp(name, "cuda", 4) == 0 && is_hooked(name) ? "cudart" : NULL;
+}
+
 void *ct_dlsym_in_handle(void *handle, const char *name)
 {
     void *found = ct_dl_real_sym(handle, name);
-    if (!found || !name || strncmp(name, "cuda", 4) != 0 || !is_hooked(name))
+    const char *family = found && name ? hooked_family(name) : NULL;
+    if (!family)
         return found;
     void *self = own_handle();
-    if (!self || ct_resolve_lookup(name) != found)
+    if (!self || ct_resolve_in(family, name) != found)
         return found;
     void *hook = ct_dl_real_sym(self, name);
     return hook ? hook : found;

@@ -51,14 +51,9 @@ void *ct_resolve_in(const char *family, const char *name)
     return fn;
 }
 
-void *ct_resolve_lookup(const char *name)
+void *ct_resolve_slow(_Atomic(void *) *slot, const char *family, const char *name)
 {
-    return ct_resolve_in("cudart", name);
-}
-
-void *ct_resolve_slow(_Atomic(void *) *slot, const char *name)
-{
-    void *fn = ct_resolve_lookup(name);
+    void *fn = ct_resolve_in(family, name);
     if (fn)
         atomic_store_explicit(slot, fn, memory_order_relaxed);
     return fn;

@@ -199,10 +199,10 @@ def test_a_static_runtime_is_seen_through_cupti(trace_run, build_dir, tmp_path):
     assert by_origin[("cudaMalloc", "cupti")] == 1 and by_origin[("cudaFree", "cupti")] == 1
     assert by_origin[("cudaDeviceSynchronize", "hook")] == 1
     assert by_origin[("cudaDeviceSynchronize", "cupti")] == 1
-    # CUPTI starts once the program's first CUDA call has returned (it must not start a driver
-    # the program had not): that first call, a launch here, is traced but its GPU work is not.
+    # The runtime double finds the driver's cuInit with dlsym, as a runtime may: CUPTI starts
+    # there, inside the first call, so even that first launch's GPU work is recorded.
     kernels = collections.Counter(s["name"] for s in gpu_slices(trace, "kernel"))
-    assert kernels == {"app_kernel": app - 1, "cublas_gemm_kernel": library}
+    assert kernels == {"app_kernel": app, "cublas_gemm_kernel": library}
     library_launches = [s for s in host_slices(trace, "cudaLaunchKernel")
                         if s["args"].get("seen_by") == "cupti"]
     assert {s["args"]["kernel"] for s in library_launches} == {"cublas_gemm_kernel"}
@@ -429,3 +429,17 @@ def test_chrome_json_has_gpu_rows_and_kineto_flows(trace_run, build_dir, tmp_pat
     work = counts["kernel"] + counts["memcpy"] + counts["memset"]
     assert len(starts) == len(ends) == work
     assert all(e["id"] in starts and e["bp"] == "e" and e["cat"] == "ac2g" for e in ends)
+
+
+def test_a_driver_only_program_under_a_bare_preload(trace_run, build_dir, tmp_path):
+    """No runtime call at all (XLA's runtime is its own, static): the preload's cuInit, which
+    the program finds with dlsym, starts CUPTI, and every driver call is recorded."""
+    per_kernel = 30
+    completed, trace, _ = trace_run("driver_launch", per_kernel, 1,
+                                    env=with_gpu(build_dir, tmp_path))
+    assert completed.returncode == 0, completed.stderr
+    names = collections.Counter(s["name"] for s in host_slices(trace))
+    assert names["cuLaunchKernel"] == 2 * per_kernel and names["cudaGetDeviceCount"] == 0
+    assert len(gpu_slices(trace, "kernel")) == 2 * per_kernel
+    assert report_json(build_dir, trace_file(completed))["processes"][0]["cupti"]["state"] == (
+        "active")

@@ -402,13 +402,14 @@ def test_preload_exports_exactly_the_hooks(build_dir, hooked_functions):
     # Plus the two untraced hooks that teach kernel names: __cudaGetKernel
     # (handle -> host stub) and __cudaRegisterFunction (stub -> device name),
     # the loader view's dlopen trampoline and dlclose/dlerror wrappers, and the dlsym
-    # trampoline that answers lookups in a runtime's handle with our hooks; and NVTX's entry
-    # point for its tool.
+    # trampoline that answers lookups in a runtime's handle with our hooks; NVTX's entry
+    # point for its tool; and CUPTI's: the driver's injection entry point, its cuInit (where
+    # CUPTI starts), and the two CUPTI calls by which a program's own profiler takes CUPTI over.
     assert exported == collections.Counter([*hooked_functions, "__cudaGetKernel",
                                             "__cudaRegisterFunction", "dlopen", "dlclose",
                                             "dlerror", "dlsym", "InitializeInjectionNvtx2",
                                             "InitializeInjection", "cuptiSubscribe",
-                                            "cuptiActivityRegisterCallbacks"])
+                                            "cuptiActivityRegisterCallbacks", "cuInit"])
 
 
 # --------------------------------------------------------------------------

@@ -3,7 +3,9 @@
  * call first (as the framework around it would make), then libcuda.so.1 opened with dlopen and
  * cuModuleLoadData, cuModuleGetFunction, cuMemAlloc, cuMemcpyHtoD, N cuLaunchKernel of each of
  * two kernels, cuCtxSynchronize, cuMemcpyDtoH and cuMemFree through dlsym. Usage:
- * driver_launch [launches per kernel=100]. A tracer that hooks only the runtime sees none of the
+ * driver_launch [launches per kernel=100] [driver only=0]; with driver only = 1 there is no
+ * runtime call at all: the driver is started with its own cuInit, found with dlsym (as XLA,
+ * with its static runtime, does). A tracer that hooks only the runtime sees none of the
  * launches; CUPTI sees them all. Prints one summary line; exits 1 if any call failed.
  */
 #include <dlfcn.h>
@@ -71,8 +73,8 @@ static unsigned long long run(unsigned long long launches, unsigned char *host)
 int main(int argc, char **argv)
 {
     unsigned long long launches = arg_or(argc, argv, 1, 100);
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
+    int driver_only = arg_or(argc, argv, 2, 0) == 1, devices = 0;
+    if (!driver_only && (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1)) {
         fprintf(stderr, "driver_launch: no CUDA device\n");
         return 1;
     }
@@ -80,6 +82,11 @@ int main(int argc, char **argv)
     if (!lib || !resolve(lib)) {
         fprintf(stderr, "driver_launch: cannot load the driver: %s\n",
                 lib ? "missing symbol" : dlerror());
+        return 1;
+    }
+    CUresult (*init)(unsigned int) = (CUresult(*)(unsigned int))dlsym(lib, "cuInit");
+    if (driver_only && (!init || init(0) != CUDA_SUCCESS)) {
+        fprintf(stderr, "driver_launch: cuInit failed\n");
         return 1;
     }
     unsigned char host[BYTES];
