@@ -201,11 +201,14 @@ def test_a_static_runtime_is_seen_through_cupti(trace_run, build_dir, tmp_path):
     assert by_origin[("cudaDeviceSynchronize", "cupti")] == 1
     # The runtime double finds the driver's cuInit with dlsym, as a runtime may: CUPTI starts
     # there, inside the first call, so even that first launch's GPU work is recorded.
+    # The library's kernel is a C++ template, demangled on the GPU track.
+    gemm, mangled = "void gemm_tile<128>(float const*, float*, int)", "_Z9gemm_tileILi128EEvPKfPfi"
     kernels = collections.Counter(s["name"] for s in gpu_slices(trace, "kernel"))
-    assert kernels == {"app_kernel": app, "cublas_gemm_kernel": library}
+    assert kernels == {"app_kernel": app, gemm: library}
+    assert {s["args"].get("mangled") for s in gpu_slices(trace, "kernel")} == {None, mangled}
     library_launches = [s for s in host_slices(trace, "cudaLaunchKernel")
                         if s["args"].get("seen_by") == "cupti"]
-    assert {s["args"]["kernel"] for s in library_launches} == {"cublas_gemm_kernel"}
+    assert {s["args"]["kernel"] for s in library_launches} == {mangled}
 
 
 # --------------------------------------------------------------------------

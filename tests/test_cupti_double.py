@@ -279,7 +279,7 @@ def test_only_cupti_sees_a_statically_linked_runtime(run_doubles, build_dir):
     assert proc.stdout == "static_runtime: 3 app launches, 5 library launches\n"
     assert proc.stderr.count("subscribe CUPTI_SUCCESS") == 1
     assert stats["kernel_name app_kernel"] == 3
-    assert stats["kernel_name cublas_gemm_kernel"] == 5
+    assert stats["kernel_name _Z9gemm_tileILi128EEvPKfPfi"] == 5
     # app: 3 launches and a sync; library: malloc, 5 launches, sync, free.
     assert stats["callbacks_runtime"] == 2 * (4 + 8)
     # The library's runtime functions are neither exported nor interposable.
@@ -287,7 +287,7 @@ def test_only_cupti_sees_a_statically_linked_runtime(run_doubles, build_dir):
                               os.path.join(build_dir, "tests", "libstatic_cudart_user.so")],
                              capture_output=True, text=True, check=True).stdout
     assert sorted(line.split()[-1] for line in dynsyms.splitlines()) == [
-        "cublas_gemm_kernel", "run_library_kernels"]
+        "_Z9gemm_tileILi128EEvPKfPfi", "run_library_kernels"]
 
 
 def test_driver_launch_program(run_doubles, build_dir):
