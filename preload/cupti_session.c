@@ -32,7 +32,8 @@
 #include "export.h"
 #include "resolve.h"
 
-enum start_state { NOT_STARTED, STARTING, RUNNING, NOT_RUNNING };
+/* INHERITED: a fork child of a process with CUPTI running. */
+enum start_state { NOT_STARTED, STARTING, RUNNING, NOT_RUNNING, INHERITED };
 
 static _Atomic int start_state;
 static CUpti_SubscriberHandle subscriber;
@@ -129,9 +130,17 @@ static void start(int devices)
 
 void ct_cupti_start(int devices)
 {
-    int expected = NOT_STARTED;
-    if (ct_config.cupti == CT_CUPTI_OFF ||
-        !atomic_compare_exchange_strong(&start_state, &expected, STARTING))
+    int expected = INHERITED;
+    if (ct_config.cupti == CT_CUPTI_OFF)
+        return;
+    if (atomic_compare_exchange_strong(&start_state, &expected, NOT_RUNNING)) {
+        ct_cupti_note_state(CT_CUPTI_UNAVAILABLE, 0, 0,
+                            "this process was forked from one with CUPTI running, and neither "
+                            "CUPTI nor CUDA survives fork");
+        return;
+    }
+    expected = NOT_STARTED;
+    if (!atomic_compare_exchange_strong(&start_state, &expected, STARTING))
         return;
     int saved_errno = errno;
     start(devices);
@@ -205,8 +214,9 @@ void ct_cupti_forget_in_child(void)
 {
     /* The parent's subscription and buffers came along but CUPTI's threads
      * did not: a child of a process with CUPTI running leaves it alone (its
-     * CUDA is unusable anyway), any other may start its own. */
+     * CUDA is unusable anyway) and says so if it calls CUDA; any other may
+     * start its own. */
     int was = atomic_load(&start_state);
     ct_cupti_activity_forget_in_child();
-    atomic_store(&start_state, was == RUNNING ? NOT_RUNNING : NOT_STARTED);
+    atomic_store(&start_state, was == RUNNING ? INHERITED : NOT_STARTED);
 }

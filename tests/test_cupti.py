@@ -19,6 +19,7 @@ import collections
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -446,3 +447,32 @@ def test_a_driver_only_program_under_a_bare_preload(trace_run, build_dir, tmp_pa
     assert len(gpu_slices(trace, "kernel")) == 2 * per_kernel
     assert report_json(build_dir, trace_file(completed))["processes"][0]["cupti"]["state"] == (
         "active")
+
+
+def test_a_fork_child_of_a_process_with_cupti_says_why_it_has_none(trace_run, build_dir,
+                                                                    tmp_path):
+    env = with_gpu(build_dir, tmp_path, CUDATRACE_OUTPUT=tmp_path / "fork-%p.pftrace.zst")
+    completed, _, _ = trace_run("forker", "fork", 50, 30, env=env)
+    assert completed.returncode == 0, completed.stderr
+    pids = dict(re.findall(r"forker: (\w+) pid=(\d+)", completed.stdout))
+    parent = report_json(build_dir, tmp_path / f"fork-{pids['parent']}.pftrace.zst")
+    child = report_json(build_dir, tmp_path / f"fork-{pids['child']}.pftrace.zst")
+    assert parent["processes"][0]["cupti"]["state"] == "active"
+    assert parent["processes"][0]["gpu"]["kernels"] == 100
+    cupti = child["processes"][0]["cupti"]
+    assert cupti["state"] == "unavailable" and "forked from one with CUPTI" in cupti["reason"]
+    assert child["processes"][0]["api"]["cudaLaunchKernel"]["calls"] == 30
+    assert [f["id"] for f in child["findings"]] == ["cupti-unavailable"]
+
+
+def test_threads_launching_at_once(trace_run, build_dir, tmp_path):
+    threads, launches = 4, 5000
+    completed, trace, truth = trace_run("threads", threads, launches,
+                                        env=with_gpu(build_dir, tmp_path))
+    assert completed.returncode == 0, completed.stderr
+    counts, _ = cupti_truth(tmp_path)
+    assert counts["kernel"] == threads * launches == truth["calls"]["cudaLaunchKernel"]
+    assert len(host_slices(trace, "cudaLaunchKernel")) == threads * launches
+    assert len(gpu_slices(trace, "kernel")) == threads * launches
+    flows = report_json(build_dir, trace_file(completed))["processes"][0]["gpu"]["flows"]
+    assert flows == {"gpu_work": threads * launches, "from_host_call": threads * launches}

@@ -328,7 +328,8 @@ def test_page_draws_in_chromium(trace_run, cudatrace, tmp_path):
     shown.assert_drawn()
     report = report_json(cudatrace, trace)
     assert f'<section class="process" data-pid="{report["processes"][0]["pid"]}">' in shown.dom
-    assert "GPU kernel timings need CUPTI, which cudatrace does not record yet" in shown.dom
+    assert ("No GPU timings: CUPTI recorded no GPU work (no CUDA driver (libcuda.so.1) is "
+            "loaded in this process), so no kernel table.") in shown.dom
     # The loop waits on every step's sync: its findings, and the lines they name.
     assert shown.findings() == [(f["id"], f["severity"], f["message"])
                                 for f in report["findings"]]

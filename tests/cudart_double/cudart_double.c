@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -261,7 +262,10 @@ static void load_driver(void)
 }
 
 /* The version and error queries never start the driver, as in the real runtime. Other threads
- * carry on standalone while one loads it, and so does a call the loading itself makes. */
+ * wait while one loads it, as they wait for the real runtime's initialisation (going on alone,
+ * their work would bypass the driver and its tool); a call the loading itself makes goes on. */
+static _Thread_local bool loading_here;
+
 static void start_driver(enum api_id id)
 {
     if (id == API_cudaRuntimeGetVersion || id == API_cudaDriverGetVersion ||
@@ -269,10 +273,15 @@ static void start_driver(enum api_id id)
         id == API_cudaGetErrorString)
         return;
     int untried = DRIVER_UNTRIED;
-    if (!atomic_compare_exchange_strong(&driver_state, &untried, DRIVER_LOADING))
+    if (atomic_compare_exchange_strong(&driver_state, &untried, DRIVER_LOADING)) {
+        loading_here = true;
+        load_driver();
+        loading_here = false;
+        atomic_store(&driver_state, DRIVER_SETTLED);
         return;
-    load_driver();
-    atomic_store(&driver_state, DRIVER_SETTLED);
+    }
+    while (!loading_here && atomic_load(&driver_state) != DRIVER_SETTLED)
+        sched_yield();
 }
 
 static const char *kernel_name(const void *func)

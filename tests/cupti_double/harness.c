@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -232,6 +233,21 @@ static int driver_workload(void)
     return failures;
 }
 
+/* With buffers too small for the workload, some filled: gives CUPTI's own thread up to 2 s to
+ * hand them back before the driver workload's flushes take whatever is left on this thread,
+ * so that a test can count on both ways of delivery however the threads are scheduled. */
+static void wait_for_worker(void)
+{
+    for (int waited_ms = 0; buffer_bytes && buffer_bytes < 1024 && waited_ms < 2000; waited_ms++) {
+        pthread_mutex_lock(&received.lock);
+        unsigned on_worker = received.on_other_threads;
+        pthread_mutex_unlock(&received.lock);
+        if (on_worker)
+            return;
+        usleep(1000);
+    }
+}
+
 int main(int argc, char **argv)
 {
     buffer_bytes = arg_or(argc, argv, 1, 65536);
@@ -246,6 +262,7 @@ int main(int argc, char **argv)
         return 0;
     int failures = enable_everything(subscriber);
     failures += runtime_workload();
+    wait_for_worker();
     failures += driver_workload();
     failures += cuptiActivityFlushAll(0) != CUPTI_SUCCESS;
     size_t dropped = 0;
