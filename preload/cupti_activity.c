@@ -84,13 +84,17 @@ static void kernel(struct ct_ring *ring, const CUpti_ActivityKernel10 *k, struct
                 (uint64_t)((uint32_t)k->dynamicSharedMemory & 0xffffff) << 40;
 }
 
+/* A copy's record carries the driver call's id and, when a runtime call
+ * made it, that call's too: the one a hooked call noted (cupti_callbacks.c
+ * keeps the outermost). */
 static void memcpy_record(const CUpti_ActivityMemcpy6 *m, struct ct_record *r)
 {
+    uint32_t correlation = m->runtimeCorrelationId ? m->runtimeCorrelationId : m->correlationId;
     r->func = CT_GPU_MEMCPY;
     r->result = (int32_t)m->deviceId;
     r->begin = m->start;
     r->end = m->end;
-    r->arg[0] = correlation_and_stream(m->correlationId, m->streamId);
+    r->arg[0] = correlation_and_stream(correlation, m->streamId);
     r->arg[1] = m->bytes;
     r->arg[2] = (uint64_t)m->copyKind | (uint64_t)m->srcKind << 8 | (uint64_t)m->dstKind << 16;
 }

@@ -11,10 +11,11 @@
 #  3. the same loop through torch.compile: Triton's driver-API launches are
 #     recorded (cuLaunchKernel, seen by CUPTI) and its kernels are on the GPU
 #     tracks.
-# Prints the figures; exits non-zero if a check fails.
+# Prints the figures; exits non-zero if a check fails. BUILD names the build
+# folder (default build); OUT where the traces go (default /tmp).
 set -u
 cd "$(dirname "$0")/../.."
-build=build
+build="${BUILD:-build}"
 out="${OUT:-/tmp}/cudatrace-gpu"
 mkdir -p "$out"
 fail=0
@@ -22,7 +23,7 @@ say() { printf '%s\n' "$*"; }
 check() { if [ "$2" = "$3" ]; then say "ok    $1: $2"; else say "FAIL  $1: got $2, expected $3"; fail=1; fi; }
 # value REPORT.json EXPR: EXPR evaluated on the first process `p` of a report.
 value() { python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['processes'][0]; print($2)" "$1"; }
-traced() { trace="$1"; shift; CUDATRACE_OUTPUT="$out/$trace.pftrace.zst" LD_PRELOAD="$PWD/$build/libcudatrace.so" "$@"; }
+traced() { trace="$1"; shift; CUDATRACE_OUTPUT="$out/$trace.pftrace.zst" LD_PRELOAD="$preload" "$@"; }
 report() { "$build/cudatrace" report --json "$out/$1.pftrace.zst" > "$out/$1.json" || fail=1; "$build/cudatrace" report "$out/$1.pftrace.zst"; }
 flows() {
     check "$1: GPU work that ends a flow from its host call" \
@@ -33,7 +34,8 @@ flows() {
 }
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | sed 's/^/gpu   /'
-[ -f "$build/libcudatrace.so" ] || make all >/dev/null || exit 1
+[ -f "$build/libcudatrace.so" ] || make all BUILD="$build" >/dev/null || exit 1
+preload="$(cd "$build" && pwd)/libcudatrace.so"
 nvcc="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
 steps=50 launches=200
 if [ -x "$nvcc" ]; then
