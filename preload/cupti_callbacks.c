@@ -1,9 +1,10 @@
 /*
  * CUPTI's callbacks on the runtime and driver domains: the calls the hooks
  * cannot see, and the correlation ids of those they can. Callbacks are
- * enabled only for the functions cudatrace names (functions.h), found by
- * CUPTI's own names for its callback ids, so a program's thousands of
- * cuCtxGetCurrent calls cost nothing. The preload's own queries are not
+ * enabled only for the functions cudatrace names (functions.h) that make,
+ * wait for or hold GPU work and memory, found by CUPTI's own names for its
+ * callback ids, so a program's thousands of cuCtxGetCurrent or
+ * cudaGetLastError calls cost nothing. The preload's own queries are not
  * the program's and are skipped. A call is recorded once: inside a
  * hooked call (ct_cupti_in_hook) a callback only notes CUPTI's correlation
  * id for the hook to send; outside, the outermost call is recorded (a
@@ -58,6 +59,16 @@ static int function_named(const char *name, size_t length, int driver)
     return -1;
 }
 
+/* Whether calls of `fn` are worth a callback: what makes or waits for GPU
+ * work, or holds memory. The queries (cudaGetDevice, cudaGetLastError,
+ * cudaStreamQuery, ...) are a framework's most frequent calls; the hooks
+ * record them, and a static runtime's would tell nothing. */
+static int worth_a_callback(int fn)
+{
+    enum ct_family family = ct_function_family((unsigned)fn);
+    return family <= CT_FAMILY_SYNC_EVENT;
+}
+
 static void enable_domain(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
                           uint16_t *functions)
 {
@@ -67,7 +78,8 @@ static void enable_domain(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomai
         if (ct_cupti.get_callback_name(domain, cbid, &name) != CUPTI_SUCCESS || !name)
             continue;
         int fn = function_named(name, driver ? strlen(name) : runtime_name_length(name), driver);
-        if (fn >= 0 && ct_cupti.enable_callback(1, subscriber, domain, cbid) == CUPTI_SUCCESS)
+        if (fn >= 0 && worth_a_callback(fn) &&
+            ct_cupti.enable_callback(1, subscriber, domain, cbid) == CUPTI_SUCCESS)
             functions[cbid] = (uint16_t)(fn + 1);
     }
 }
