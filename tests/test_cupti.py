@@ -478,3 +478,22 @@ def test_threads_launching_at_once(trace_run, build_dir, tmp_path):
     assert len(gpu_slices(trace, "kernel")) == threads * launches
     flows = report_json(build_dir, trace_file(completed))["processes"][0]["gpu"]["flows"]
     assert flows == {"gpu_work": threads * launches, "from_host_call": threads * launches}
+
+
+def test_nvtx_steps_get_their_gpu_busy_time(trace_run, build_dir, tmp_path):
+    """Each "step" range holds 3 launches and the sync that waits for them, so the GPU's busy
+    time within the steps is all their kernels'; the report gives it per range name."""
+    steps = 20
+    env = with_gpu(build_dir, tmp_path,
+                   NVTX_INJECTION64_PATH=os.path.join(build_dir, "libcudatrace.so"))
+    completed, trace, _ = trace_run("nvtx_steps", steps, env=env)
+    assert completed.returncode == 0, completed.stderr
+    assert len(gpu_slices(trace, "kernel")) == 3 * steps
+    ranges = {r["name"]: r for r in
+              report_json(build_dir, trace_file(completed))["processes"][0]["nvtx_ranges"]}
+    step = ranges["step"]
+    assert step["count"] == steps
+    # Every kernel ran inside its step; the clock mapping may shave a few ns off the last.
+    assert 3 * steps * KERNEL_NS - steps * 1000 <= step["gpu_busy_ns"] <= 3 * steps * KERNEL_NS
+    assert step["gpu_busy_ns"] <= step["total_ns"]
+    assert "(GPU busy" in report_text(build_dir, trace_file(completed))

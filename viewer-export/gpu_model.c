@@ -157,17 +157,61 @@ static void top_kernels(const struct ct_gpu_work *g, struct ct_gpu_summary *out)
     free(sorted);
 }
 
+/* The intervals, sorted and merged, in a copy the caller frees; *n of them. */
+static struct ct_gpu_interval *merged(const struct ct_gpu_work *g, size_t *n)
+{
+    struct ct_gpu_interval *v = malloc((g->interval_count + 1) * sizeof *v);
+    if (!v)
+        abort();
+    memcpy(v, g->intervals, g->interval_count * sizeof *v);
+    *n = merge(v, g->interval_count, 0);
+    return v;
+}
+
+/* Busy time before `t`: `before[i]` is the busy time of v[0..i). */
+static uint64_t busy_before(const struct ct_gpu_interval *v, const uint64_t *before, size_t n,
+                            uint64_t t)
+{
+    size_t lo = 0, hi = n; /* the intervals that start before t: v[0..lo) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].start < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t busy = before[lo];
+    if (lo && v[lo - 1].end > t)
+        busy -= v[lo - 1].end - t;
+    return busy;
+}
+
+void ct_gpu_busy_within(const struct ct_gpu_work *g, const struct ct_gpu_interval *spans,
+                        size_t count, uint64_t *busy)
+{
+    size_t n;
+    struct ct_gpu_interval *v = merged(g, &n);
+    uint64_t *before = malloc((n + 1) * sizeof *before);
+    if (!before)
+        abort();
+    before[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        before[i + 1] = before[i] + (v[i].end - v[i].start);
+    for (size_t k = 0; k < count; k++)
+        busy[k] =
+            busy_before(v, before, n, spans[k].end) - busy_before(v, before, n, spans[k].start);
+    free(before);
+    free(v);
+}
+
 void ct_gpu_summarise(const struct ct_gpu_work *g, uint64_t from, uint64_t to,
                       struct ct_gpu_summary *out)
 {
     memset(out, 0, sizeof *out);
     out->span_ns = to > from ? to - from : 0;
     top_kernels(g, out);
-    struct ct_gpu_interval *v = malloc((g->interval_count + 1) * sizeof *v);
-    if (!v)
-        abort();
-    memcpy(v, g->intervals, g->interval_count * sizeof *v);
-    size_t n = merge(v, g->interval_count, 0);
+    size_t n;
+    struct ct_gpu_interval *v = merged(g, &n);
     uint64_t at = from; /* the end of the work seen so far */
     for (size_t i = 0; i < n; i++) {
         uint64_t start = v[i].start > from ? v[i].start : from;

@@ -64,6 +64,9 @@ int ct_gpu_seen(const struct ct_gpu_work *g);
 void ct_gpu_summarise(const struct ct_gpu_work *g, uint64_t from, uint64_t to,
                       struct ct_gpu_summary *out);
 void ct_gpu_free(struct ct_gpu_work *g);
+/* The GPU's busy time within each of `count` spans (NVTX ranges). */
+void ct_gpu_busy_within(const struct ct_gpu_work *g, const struct ct_gpu_interval *spans,
+                        size_t count, uint64_t *busy);
 /* A host call's slice that began flow `id` (0: none). */
 void ct_gpu_host_flow(struct ct_gpu_work *g, uint64_t id);
 struct ct_gpu_flows ct_gpu_flows(const struct ct_gpu_work *g);

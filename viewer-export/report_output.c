@@ -94,15 +94,20 @@ static void json_nvtx(struct ct_json *j, const struct ct_process_report *p)
     if (!t->count)
         return;
     struct ct_site_cost *sorted = ct_site_costs_sorted(t, CT_SITE_BY_TIME);
+    uint64_t *busy = ct_usage_nvtx_gpu_busy(&p->usage);
     ct_json_begin_array(j, "nvtx_ranges");
     for (size_t i = 0; i < t->count && i < TOP_NVTX_RANGES; i++) {
         ct_json_begin_object(j, NULL);
         ct_json_string(j, "name", sorted[i].site);
         ct_json_uint(j, "count", sorted[i].calls);
         ct_json_uint(j, "total_ns", sorted[i].ns);
+        if (busy)
+            ct_json_uint(j, "gpu_busy_ns",
+                         ct_usage_nvtx_gpu_busy_of(&p->usage, busy, sorted[i].site));
         ct_json_end_object(j);
     }
     ct_json_end_array(j);
+    free(busy);
     free(sorted);
 }
 
@@ -112,12 +117,19 @@ static void print_nvtx(const struct ct_process_report *p)
     if (!t->count)
         return;
     struct ct_site_cost *sorted = ct_site_costs_sorted(t, CT_SITE_BY_TIME);
+    uint64_t *busy = ct_usage_nvtx_gpu_busy(&p->usage);
     char a[32];
     printf("  NVTX ranges   ");
-    for (size_t i = 0; i < t->count && i < TOP_NVTX_RANGES; i++)
+    for (size_t i = 0; i < t->count && i < TOP_NVTX_RANGES; i++) {
         printf("%s %s %llu x, %s", i ? ";" : "", sorted[i].site,
                (unsigned long long)sorted[i].calls, ct_human_time(sorted[i].ns, a, sizeof a));
+        if (busy && sorted[i].ns)
+            printf(" (GPU busy %.0f%%)",
+                   100.0 * (double)ct_usage_nvtx_gpu_busy_of(&p->usage, busy, sorted[i].site) /
+                       (double)sorted[i].ns);
+    }
     printf("\n");
+    free(busy);
     free(sorted);
 }
 

@@ -282,7 +282,37 @@ int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e)
     if (strcmp(ct_event_text(e, "source"), "nvtx") != 0)
         return 0;
     ct_site_costs_add(&u->nvtx_ranges, e->name, e->end > e->ts ? e->end - e->ts : 0, 0);
+    if (u->nvtx_span_count < CT_NVTX_SPANS) {
+        u->nvtx_spans = ct_array_reserve(u->nvtx_spans, &u->nvtx_span_capacity,
+                                         u->nvtx_span_count + 1, sizeof *u->nvtx_spans);
+        u->nvtx_spans[u->nvtx_span_count++] =
+            (struct ct_nvtx_span){{e->ts, e->end > e->ts ? e->end : e->ts}, e->name};
+    }
     return 1;
+}
+
+uint64_t *ct_usage_nvtx_gpu_busy(const struct ct_usage *u)
+{
+    if (!ct_gpu_seen(&u->gpu) || !u->nvtx_span_count)
+        return NULL;
+    struct ct_gpu_interval *spans = malloc(u->nvtx_span_count * sizeof *spans);
+    uint64_t *busy = malloc(u->nvtx_span_count * sizeof *busy);
+    if (!spans || !busy)
+        abort();
+    for (size_t i = 0; i < u->nvtx_span_count; i++)
+        spans[i] = u->nvtx_spans[i].span;
+    ct_gpu_busy_within(&u->gpu, spans, u->nvtx_span_count, busy);
+    free(spans);
+    return busy;
+}
+
+uint64_t ct_usage_nvtx_gpu_busy_of(const struct ct_usage *u, const uint64_t *busy, const char *name)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < u->nvtx_span_count; i++)
+        if (u->nvtx_spans[i].name == name)
+            total += busy[i];
+    return total;
 }
 
 void ct_usage_free(struct ct_usage *u)
@@ -294,6 +324,7 @@ void ct_usage_free(struct ct_usage *u)
     ct_u64_map_free(&u->pinned);
     ct_u64_map_free(&u->thread_index);
     ct_gpu_free(&u->gpu);
+    free(u->nvtx_spans);
     free(u->threads);
     ct_u64_map_free(&u->live);
     free(u->blocks);

@@ -45,13 +45,24 @@ struct ct_slow_call {
     const char *site;
 };
 
+/* One NVTX range as it ran, for the GPU's busy time within it. */
+struct ct_nvtx_span {
+    struct ct_gpu_interval span;
+    const char *name;
+};
+
+/* NVTX ranges kept with their span, first ones first. */
+#define CT_NVTX_SPANS (1u << 20)
+
 struct ct_usage {
     struct ct_site_costs launch_sites, sync_sites, pageable_sites, small_copy_sites;
     struct ct_site_costs nvtx_ranges; /* by range name: how often, how long in all */
-    uint64_t first_call_ns;           /* the first call's begin: where the CUDA part starts */
-    uint64_t sync_calls, sync_ns;     /* every call that blocked the host */
-    struct ct_u64_map thread_index;   /* tid + 1 -> index + 1 in threads */
-    struct ct_thread_wait *threads;   /* the same, per thread */
+    struct ct_nvtx_span *nvtx_spans;  /* each range (up to CT_NVTX_SPANS) */
+    size_t nvtx_span_count, nvtx_span_capacity;
+    uint64_t first_call_ns;         /* the first call's begin: where the CUDA part starts */
+    uint64_t sync_calls, sync_ns;   /* every call that blocked the host */
+    struct ct_u64_map thread_index; /* tid + 1 -> index + 1 in threads */
+    struct ct_thread_wait *threads; /* the same, per thread */
     size_t thread_count;
     uint64_t pageable_copies, pageable_bytes, pageable_ns;
     uint64_t small_copies, small_copy_bytes;
@@ -92,6 +103,11 @@ double ct_site_cost_of(const struct ct_site_cost *c, enum ct_site_measure by);
  * calls); the caller frees it. */
 struct ct_site_cost *ct_site_costs_sorted(const struct ct_site_costs *t, enum ct_site_measure by);
 void ct_site_costs_free(struct ct_site_costs *t);
+/* The GPU's busy time within each NVTX span (a copy the caller frees), or
+ * NULL without GPU timings; and the sum of it over the spans of `name`. */
+uint64_t *ct_usage_nvtx_gpu_busy(const struct ct_usage *u);
+uint64_t ct_usage_nvtx_gpu_busy_of(const struct ct_usage *u, const uint64_t *busy,
+                                   const char *name);
 void ct_usage_free(struct ct_usage *u);
 
 #endif
