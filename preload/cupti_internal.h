@@ -11,7 +11,6 @@
 #include "cudatrace/record.h"
 
 /* cupti_session.c */
-int ct_cupti_running(void);
 /* One CT_REC_CUPTI_STATE, after its text when it has one. */
 void ct_cupti_note_state(enum ct_cupti_state state, int result, uint64_t dropped, const char *text);
 

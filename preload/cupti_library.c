@@ -27,6 +27,7 @@
 #include "config.h"
 #include "dl_real.h"
 #include "loader_view.h"
+#include "resolve.h"
 
 struct ct_cupti_api ct_cupti;
 
@@ -37,36 +38,9 @@ static _Atomic int opening;
 
 #define PATH_LEN 4096
 
-struct loaded_family {
-    const char *family;
-    char path[PATH_LEN];
-};
-
-static int find_family(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct loaded_family *f = data;
-    char family[32];
-    if (!info->dlpi_name || !*info->dlpi_name ||
-        !ct_library_family(info->dlpi_name, family, sizeof family) || strcmp(family, f->family))
-        return 0;
-    snprintf(f->path, sizeof f->path, "%s", info->dlpi_name);
-    return 1;
-}
-
-static int loaded(const char *family, char *path, size_t size)
-{
-    struct loaded_family f = {family, ""};
-    if (!dl_iterate_phdr(find_family, &f))
-        return 0;
-    if (path)
-        snprintf(path, size, "%s", f.path);
-    return 1;
-}
-
 int ct_cupti_driver_loaded(void)
 {
-    return loaded("cuda", NULL, 0);
+    return ct_loaded_library("cuda", NULL, 0);
 }
 
 /* "13" from .../libcudart.so.13 or libcudart-d0da41ae.so.13.0; "" if none. */
@@ -180,7 +154,7 @@ static void *open_found(const char *runtime, const char *major, char *path, size
     char folder[PATH_LEN];
     /* One the program loaded itself (torch.profiler's): a second copy would
      * be a duplicate library, and only one can subscribe anyway. */
-    if (loaded("cupti", path, size))
+    if (ct_loaded_library("cupti", path, size))
         return ct_dl_real_open(path, RTLD_NOW | RTLD_NOLOAD);
     const char *slash = strrchr(runtime, '/');
     const char *home = getenv("CUDA_HOME");
@@ -207,7 +181,7 @@ static void *open_found(const char *runtime, const char *major, char *path, size
 int ct_cupti_library_load(char *path, size_t path_size, char *why, size_t why_size)
 {
     char runtime[PATH_LEN] = "", major[16];
-    loaded("cudart", runtime, sizeof runtime);
+    ct_loaded_library("cudart", runtime, sizeof runtime);
     runtime_major(runtime, major, sizeof major);
     why[0] = '\0';
     const char *setting = ct_config.cupti_path;

@@ -147,14 +147,14 @@ void ct_cupti_start(int devices)
     errno = saved_errno;
 }
 
-int ct_cupti_running(void)
+static int running(void)
 {
     return atomic_load_explicit(&start_state, memory_order_acquire) == RUNNING;
 }
 
 void ct_cupti_flush(void)
 {
-    if (!ct_cupti_running())
+    if (!running())
         return;
     int saved_errno = errno;
     ct_cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

@@ -164,22 +164,28 @@ static __attribute__((noinline)) void send_name(struct ct_ring *ring, uint64_t *
         *sent = key;
 }
 
+/* Whether `key`'s name has still to be sent on `ring`; *slot is where to
+ * mark it sent once it is (NULL: the set has no room, so every time). */
+static int must_send(struct ct_ring *ring, uint64_t key, uint64_t **slot)
+{
+    *slot = NULL;
+    if (!ring || !key || ring->index >= sent_set_count)
+        return 0;
+    *slot = sent_slot(&sent_sets[ring->index], key);
+    return !*slot || **slot != key;
+}
+
 void ct_kernel_name_once(struct ct_ring *ring, uint16_t kind, uint64_t key, const char *name)
 {
-    if (!key || ring->index >= sent_set_count)
-        return;
-    uint64_t *sent = sent_slot(&sent_sets[ring->index], key);
-    if ((!sent || *sent != key) && ct_emit_string(ring, kind, key, name) == 0 && sent)
-        *sent = key;
+    uint64_t *slot;
+    if (must_send(ring, key, &slot) && ct_emit_string(ring, kind, key, name) == 0 && slot)
+        *slot = key;
 }
 
 uint64_t ct_kernel_key_slow(struct ct_ring *ring, const void *func, int by_handle, int launch_ok)
 {
-    uint64_t key = (uint64_t)(uintptr_t)func;
-    if (!ring || !key || ring->index >= sent_set_count)
-        return key;
-    uint64_t *sent = sent_slot(&sent_sets[ring->index], key);
-    if (!sent || *sent != key)
+    uint64_t key = (uint64_t)(uintptr_t)func, *sent;
+    if (must_send(ring, key, &sent))
         send_name(ring, sent, func, by_handle, launch_ok);
     if (sent && *sent == key)
         ring->last_kernel = key;

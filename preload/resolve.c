@@ -12,14 +12,19 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dl_real.h"
 #include "library_family.h"
 
+/* A function `name` in a loaded library of `family`, or (name NULL) the
+ * first such library's path. */
 struct library_search {
     const char *family, *name;
     void *found;
+    char *path;
+    size_t path_size;
 };
 
 static int search_loaded(struct dl_phdr_info *info, size_t size, void *data)
@@ -30,6 +35,10 @@ static int search_loaded(struct dl_phdr_info *info, size_t size, void *data)
     if (!info->dlpi_name || !ct_library_family(info->dlpi_name, family, sizeof family) ||
         strcmp(family, search->family) != 0)
         return 0;
+    if (!search->name) {
+        snprintf(search->path, search->path_size, "%s", info->dlpi_name);
+        return 1;
+    }
     void *handle = ct_dl_real_open(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
     if (!handle)
         return 0;
@@ -42,13 +51,21 @@ void *ct_resolve_in(const char *family, const char *name)
 {
     void *fn = dlsym(RTLD_NEXT, name);
     if (!fn) {
-        struct library_search search = {family, name, NULL};
+        struct library_search search = {family, name, NULL, NULL, 0};
         dl_iterate_phdr(search_loaded, &search);
         fn = search.found;
     }
     if (!fn)
         ct_dl_real_error(); /* our failed lookup must not become the program's dlerror() */
     return fn;
+}
+
+int ct_loaded_library(const char *family, char *path, size_t size)
+{
+    char none[1];
+    struct library_search search = {family, NULL, NULL, path ? path : none,
+                                    path ? size : sizeof none};
+    return dl_iterate_phdr(search_loaded, &search);
 }
 
 void *ct_resolve_slow(_Atomic(void *) *slot, const char *family, const char *name)

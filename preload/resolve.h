@@ -11,6 +11,8 @@ void *ct_resolve_slow(_Atomic(void *) *slot, const char *family, const char *nam
 /* `name` in the global scope after us, else in a loaded library of `family`
  * (library_family.h), or NULL. */
 void *ct_resolve_in(const char *family, const char *name);
+/* Whether a library of `family` is loaded; its path in `path` (may be NULL). */
+int ct_loaded_library(const char *family, char *path, size_t size);
 
 /* The real function `name` of a library of `family` (ct_resolve_in),
  * cached in `slot` after the first lookup that found it. */
