@@ -149,3 +149,17 @@ $(BUILD)/tests/static_runtime: tests/cupti_double/static_runtime.c tests/cupti_d
 		tests/programs/program_args.h $(CT_STATIC_USER) $(CT_DOUBLE_LIB)
 	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< -L$(BUILD)/tests -l:libstatic_cudart_user.so \
 		-Wl,-rpath,'$$ORIGIN' $(CT_PROGRAM_LDFLAGS)
+
+# Capture and replay (tests/replay/): the collector's drain loop with a builder that records
+# what it is given, and this build's builder driven from such a record, for comparing what
+# two builds write of one run (tools/compare_builds.sh).
+CT_REPLAY_CFLAGS := $(BASE_CFLAGS) $(SAN_CFLAGS) -Icollector -Itests/replay
+test-programs: $(BUILD)/tests/replay_capture $(BUILD)/tests/replay
+$(BUILD)/tests/replay_capture: tests/replay/capture_builder.c tests/replay/capture_format.h \
+		$(BUILD)/obj/collector/main.o $(BUILD)/obj/collector/ring_drain.o $(BUILD)/obj/collector/clock_map.o
+	@mkdir -p $(@D)
+	$(CC) $(CT_REPLAY_CFLAGS) -o $@ tests/replay/capture_builder.c $(filter %.o,$^)
+$(BUILD)/tests/replay: tests/replay/replay.c tests/replay/capture_format.h $(filter-out %/main.o,$(COLLECTOR_OBJ))
+	@mkdir -p $(@D)
+	$(CC) $(CT_REPLAY_CFLAGS) -o $@ tests/replay/replay.c $(filter %.o,$^) \
+		-l:libzstd.a -l:libprotobuf-c.a -lstdc++
