@@ -10,7 +10,11 @@ VENV ?= .venv
 SANITIZE ?=
 
 WARNINGS := -Wall -Wextra -Werror
-BASE_CFLAGS := -std=c11 -O2 -g $(WARNINGS) -D_GNU_SOURCE -Iinclude -Icommon -I$(BUILD)/gen
+# Includes are qualified by folder ("collector/perfetto/writer.h", "cudatrace/record.h"), so
+# no project header can stand in for a system one. -MMD -MP: each object's header dependencies
+# in a .d file beside it.
+BASE_CFLAGS := -std=c11 -O2 -g $(WARNINGS) -D_GNU_SOURCE -I. -Iinclude -I$(BUILD)/gen
+DEPFLAGS := -MMD -MP
 # Sanitizers instrument the collector and the command; never the preload (see below).
 ifneq ($(SANITIZE),)
 SAN_CFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
@@ -20,9 +24,9 @@ endif
 # The preload lives in other people's processes: hidden by default (only the
 # hooks are exported), PIC, and linked against nothing beyond glibc.
 PRELOAD_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -I$(CUDA_HOME)/include
-PRELOAD_SRC := $(filter-out preload/audit.c,$(wildcard preload/*.c))
+PRELOAD_SRC := $(filter-out preload/audit/%,$(wildcard preload/*/*.c))
 # The one piece of common/ the preload needs, compiled with the preload's flags.
-PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/preload/dl_trampoline.o \
+PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/preload/loader/dl_trampoline.o \
 	$(BUILD)/obj/preload/common/library_family.o
 
 PROTO := include/cudatrace/perfetto_trace.proto
@@ -30,11 +34,13 @@ PROTO_C := $(BUILD)/gen/perfetto_trace.pb-c.c
 PROTO_H := $(BUILD)/gen/perfetto_trace.pb-c.h
 ERROR_NAMES := $(BUILD)/gen/cuda_error_names.h
 
-# common/: what the collector (writing) and the cudatrace command (reading)
-# both need: the string table and the u64 map.
+# common/: what more than one of the four programs needs. The collector and the command
+# share the string table and the u64 map; the preload and the audit module the library
+# families (compiled again with their own flags, above and below).
 COMMON_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard common/*.c)) $(BUILD)/obj/gen/perfetto_trace.pb-c.o
-COLLECTOR_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard collector/*.c)) $(COMMON_OBJ)
-CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out viewer-export/doctor_probe.c,$(wildcard viewer-export/*.c))) $(COMMON_OBJ)
+COLLECTOR_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard collector/*.c collector/*/*.c)) $(COMMON_OBJ)
+CLI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out viewer-export/cmd/doctor_probe.c,\
+	$(wildcard viewer-export/*.c viewer-export/*/*.c))) $(COMMON_OBJ)
 
 # python3-venv for the test venv, procps (pgrep) and binutils (nm, readelf) for the tests; g++
 # for libstdc++, whose demangler the collector uses for kernel names.
@@ -75,25 +81,29 @@ $(ERROR_NAMES): tools/gen_error_names.sh | $(BUILD)/.deps
 	@mkdir -p $(BUILD)/gen
 	sh tools/gen_error_names.sh $(CUDA_HOME)/include/driver_types.h > $@
 
-$(BUILD)/obj/preload/%.o: preload/%.c $(wildcard preload/*.h include/cudatrace/*.h common/*.h) | $(BUILD)/.deps
+$(BUILD)/obj/preload/%.o: preload/%.c | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
-	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+	$(CC) $(PRELOAD_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/obj/preload/%.o: preload/%.S | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) -fPIC -c $< -o $@
 
-$(BUILD)/obj/preload/common/%.o: common/%.c common/%.h | $(BUILD)/.deps
+$(BUILD)/obj/preload/common/%.o: common/%.c | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
-	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+	$(CC) $(PRELOAD_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c $(wildcard collector/*.h viewer-export/*.h common/*.h include/cudatrace/*.h) $(PROTO_H) $(ERROR_NAMES)
+# Every object of the collector and the command waits for the generated headers, which
+# any of them may include.
+$(BUILD)/obj/%.o: %.c | $(PROTO_H) $(ERROR_NAMES)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -Werror,$(BASE_CFLAGS)) $(SAN_CFLAGS) -c $< -o $@
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # The preload carries no sanitizer: it must stay dependency-free in the
 # processes it is preloaded into (the sanitizer runtime would have to be
@@ -103,13 +113,13 @@ $(BUILD)/libcudatrace.so: $(PRELOAD_OBJ)
 
 # The rtld-audit module (LD_AUDIT, set by `cudatrace run`): like the preload,
 # glibc only, and it exports nothing but the la_* entry points.
-$(BUILD)/libcudatrace-audit.so: preload/audit.c preload/export.h preload/main_program.h \
-		common/library_family.c common/library_family.h | $(BUILD)/.deps
-	$(CC) $(PRELOAD_CFLAGS) -shared -o $@ preload/audit.c common/library_family.c
+$(BUILD)/libcudatrace-audit.so: preload/audit/audit.c preload/core/export.h \
+		preload/loader/main_program.h common/library_family.c common/library_family.h | $(BUILD)/.deps
+	$(CC) $(PRELOAD_CFLAGS) -shared -o $@ preload/audit/audit.c common/library_family.c
 
 # The child `cudatrace doctor` runs under the tracer: built like the preload,
 # never with sanitizers, since it runs under LD_PRELOAD and LD_AUDIT.
-$(BUILD)/cudatrace-probe: viewer-export/doctor_probe.c | $(BUILD)/.deps
+$(BUILD)/cudatrace-probe: viewer-export/cmd/doctor_probe.c | $(BUILD)/.deps
 	$(CC) $(BASE_CFLAGS) -o $@ $< -ldl
 
 $(BUILD)/cudatrace-collector: $(COLLECTOR_OBJ)
@@ -164,14 +174,14 @@ bench: deps all test-programs $(BUILD)/bench/collector_throughput $(BUILD)/bench
 	@sh tests/bench/bench.sh $(BUILD)
 
 format:
-	clang-format -i preload/*.[ch] collector/*.[ch] viewer-export/*.[ch] include/cudatrace/*.h
+	clang-format -i $(shell find preload collector viewer-export common include -name '*.[ch]')
 
 clean:
 	rm -rf $(BUILD)
 
 $(BUILD)/bench/collector_throughput: tests/bench/collector_throughput.c $(filter-out %/main.o,$(COLLECTOR_OBJ))
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Icollector -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lstdc++
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lstdc++
 
 $(BUILD)/bench/dlopen_loop: tests/bench/dlopen_loop.c
 	@mkdir -p $(dir $@)
@@ -179,8 +189,8 @@ $(BUILD)/bench/dlopen_loop: tests/bench/dlopen_loop.c
 
 # The rings' producer (preload/ring.c) and consumer (collector/ring_drain.c)
 # in one process, for the thread sanitizer: `make test SANITIZE=thread`.
-$(BUILD)/unit/ring_stress: tests/unit/ring_stress.c preload/ring.c collector/ring_drain.c \
-		$(wildcard preload/*.h collector/*.h include/cudatrace/*.h)
+$(BUILD)/unit/ring_stress: tests/unit/ring_stress.c preload/core/ring.c collector/ring_drain.c \
+		$(wildcard preload/*/*.h collector/*.h include/cudatrace/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Ipreload -Icollector -I$(CUDA_HOME)/include -o $@ \
-		tests/unit/ring_stress.c preload/ring.c collector/ring_drain.c -pthread
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -I$(CUDA_HOME)/include -o $@ \
+		tests/unit/ring_stress.c preload/core/ring.c collector/ring_drain.c -pthread

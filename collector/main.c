@@ -17,12 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock_map.h"
+#include "collector/perfetto/clock_map.h"
 #include "cudatrace/record.h"
-#include "perfetto_writer.h"
-#include "ring_drain.h"
-#include "trace_builder.h"
-#include "trace_file.h"
+#include "collector/perfetto/writer.h"
+#include "collector/ring_drain.h"
+#include "collector/trace_builder.h"
+#include "collector/perfetto/trace_file.h"
 
 #define FRAME_INTERVAL_NS 1000000000ull
 #define LIBRARY_SCAN_NS 100000000ull /* how often /proc/PID/maps is read */

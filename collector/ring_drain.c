@@ -11,12 +11,12 @@
  * them without faulting; ct_drain_trim_spill gives back, once a second, the
  * pages of the segments used since its last pass that are free by now.
  */
-#include "ring_drain.h"
+#include "collector/ring_drain.h"
 
 #include <string.h>
 #include <sys/mman.h>
 
-#include "trace_builder.h"
+#include "collector/trace_builder.h"
 
 static uint8_t *ring_seen; /* rings whose current thread has its track */
 static uint32_t ring_seen_count;

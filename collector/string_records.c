@@ -4,12 +4,12 @@
  * sends all or none, but a ring can be reset under it) shows as a gap and
  * the string is dropped rather than misassembled.
  */
-#include "string_records.h"
+#include "collector/string_records.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "strings.h"
+#include "common/string_table.h"
 
 struct pending_string {
     uint64_t key;

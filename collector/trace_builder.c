@@ -14,25 +14,25 @@
  * library_track.c. At the end it writes the closing instant with the
  * session's totals.
  */
-#include "trace_builder.h"
+#include "collector/trace_builder.h"
 
 #include <stdlib.h>
 #include <sys/resource.h>
 
-#include "call_sites.h"
-#include "call_slices.h"
-#include "clock_map.h"
+#include "collector/tracks/call_sites.h"
+#include "collector/tracks/call_slices.h"
+#include "collector/perfetto/clock_map.h"
 #include "cudatrace/functions.h"
-#include "gpu_clock.h"
-#include "gpu_tracks.h"
-#include "kernel_table.h"
-#include "launch_rate.h"
-#include "library_track.h"
-#include "loader_events.h"
-#include "memory_counters.h"
-#include "nvtx_ranges.h"
-#include "process_tracks.h"
-#include "string_records.h"
+#include "collector/tracks/gpu_clock.h"
+#include "collector/tracks/gpu_tracks.h"
+#include "collector/tracks/kernel_table.h"
+#include "collector/tracks/launch_rate.h"
+#include "collector/tracks/library_track.h"
+#include "collector/libraries/loader_events.h"
+#include "collector/tracks/memory_counters.h"
+#include "collector/tracks/nvtx_ranges.h"
+#include "collector/perfetto/process_tracks.h"
+#include "collector/string_records.h"
 
 #define CUDA_ERROR_NO_KERNEL_IMAGE 209 /* cudaErrorNoKernelImageForDevice */
 

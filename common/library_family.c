@@ -3,7 +3,7 @@
  * inventory and the rtld-audit module, which runs inside the loader and so
  * uses nothing but string functions.
  */
-#include "library_family.h"
+#include "common/library_family.h"
 
 #include <string.h>
 

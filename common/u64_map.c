@@ -4,7 +4,7 @@
  * so its size follows what is live (allocations, kernels), never how long
  * the run has been.
  */
-#include "u64_map.h"
+#include "common/u64_map.h"
 
 #include <stdlib.h>
 

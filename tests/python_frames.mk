@@ -1,10 +1,10 @@
 # Build rules for the Python-frames probe (tests/test_python_frames.py).
-# preload/python_frames.c is compiled in with the preload's own flags, so the
+# preload/sites/python_frames.c is compiled in with the preload's own flags, so the
 # probe runs exactly what the preload runs; the embedding program exports its
 # probe (-rdynamic) for the Python it loads to find through ctypes.
 
-CT_PYFRAMES_SRC := tests/probe/python_frames_probe.c preload/python_frames.c preload/dl_real.c
-CT_PYFRAMES_DEPS := $(CT_PYFRAMES_SRC) preload/python_frames.h preload/dl_real.h
+CT_PYFRAMES_SRC := tests/probe/python_frames_probe.c preload/sites/python_frames.c preload/loader/dl_real.c
+CT_PYFRAMES_DEPS := $(CT_PYFRAMES_SRC) preload/sites/python_frames.h preload/loader/dl_real.h
 
 test-programs: $(BUILD)/tests/libpython_frames_probe.so $(BUILD)/tests/python_frames_embed
 

@@ -73,14 +73,13 @@ $(BUILD)/tests/dlopen_only: tests/loader/dlopen_only.c tests/programs/mapped_lib
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $< -ldl
 
-# The library-search reconstruction (collector/ld_search.c) behind a command line, which
-# tests/test_ld_search.py compares with glibc's own LD_DEBUG=libs.
+# The library-search reconstruction (collector/libraries/ld_search.c) behind a command line,
+# which tests/test_ld_search.py compares with glibc's own LD_DEBUG=libs.
+CT_LD_SEARCH_SRC := tests/unit/ld_search_check.c collector/libraries/ld_search.c collector/elf/elf_file.c
 test-programs: $(BUILD)/unit/ld_search_check
-$(BUILD)/unit/ld_search_check: tests/unit/ld_search_check.c collector/ld_search.c \
-		collector/elf_file.c collector/ld_search.h collector/elf_file.h
+$(BUILD)/unit/ld_search_check: $(CT_LD_SEARCH_SRC) $(wildcard collector/libraries/*.h collector/elf/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -Icollector -o $@ tests/unit/ld_search_check.c \
-		collector/ld_search.c collector/elf_file.c
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $(CT_LD_SEARCH_SRC)
 test-programs: $(BUILD)/tests/dlopen_threads
 $(BUILD)/tests/dlopen_threads: tests/loader/dlopen_threads.c
 	@mkdir -p $(@D)
@@ -153,10 +152,11 @@ $(BUILD)/tests/static_runtime: tests/cupti_double/static_runtime.c tests/cupti_d
 # Capture and replay (tests/replay/): the collector's drain loop with a builder that records
 # what it is given, and this build's builder driven from such a record, for comparing what
 # two builds write of one run (tools/compare_builds.sh).
-CT_REPLAY_CFLAGS := $(BASE_CFLAGS) $(SAN_CFLAGS) -Icollector -Itests/replay
+CT_REPLAY_CFLAGS := $(BASE_CFLAGS) $(SAN_CFLAGS)
 test-programs: $(BUILD)/tests/replay_capture $(BUILD)/tests/replay
 $(BUILD)/tests/replay_capture: tests/replay/capture_builder.c tests/replay/capture_format.h \
-		$(BUILD)/obj/collector/main.o $(BUILD)/obj/collector/ring_drain.o $(BUILD)/obj/collector/clock_map.o
+		$(BUILD)/obj/collector/main.o $(BUILD)/obj/collector/ring_drain.o \
+		$(BUILD)/obj/collector/perfetto/clock_map.o
 	@mkdir -p $(@D)
 	$(CC) $(CT_REPLAY_CFLAGS) -o $@ tests/replay/capture_builder.c $(filter %.o,$^)
 $(BUILD)/tests/replay: tests/replay/replay.c tests/replay/capture_format.h $(filter-out %/main.o,$(COLLECTOR_OBJ))

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "viewer-export/commands.h"
 
 static const char help[] =
     "usage: cudatrace COMMAND [OPTIONS] [ARGS...]\n"

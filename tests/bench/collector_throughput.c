@@ -12,12 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock_map.h"
+#include "collector/perfetto/clock_map.h"
 #include "cudatrace/functions.h"
-#include "perfetto_writer.h"
-#include "ring_drain.h"
-#include "trace_builder.h"
-#include "trace_file.h"
+#include "collector/perfetto/writer.h"
+#include "collector/ring_drain.h"
+#include "collector/trace_builder.h"
+#include "collector/perfetto/trace_file.h"
 
 #define CAPACITY (1u << 16)
 

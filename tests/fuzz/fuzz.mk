@@ -1,7 +1,7 @@
 # Build and run rules for the trace-reader fuzzer, included by the top-level Makefile (which
 # defines BUILD and BASE_CFLAGS and knows how to generate $(BUILD)/gen/perfetto_trace.pb-c.[ch]).
-# It owns everything under $(BUILD)/fuzz: the reader's sources (viewer-export without main.c,
-# the cmd_*.c front ends and the export_*.c writers, common/, the generated protobuf-c code) compiled again with clang and
+# It owns everything under $(BUILD)/fuzz: the reader's sources (viewer-export's read/, model/,
+# findings/ and output/ but the text and JSON report, common/, the generated protobuf-c code) compiled again with clang and
 # libFuzzer's coverage plus ASan and UBSan, kept apart from the gcc objects in $(BUILD)/obj so
 # neither build ever picks up the other's; the harness binary; and the working corpus. The seeds
 # in tests/fuzz/corpus are only ever copied from, never written to, so a run cannot dirty the
@@ -18,12 +18,12 @@ CT_FUZZ_SEEDS := $(wildcard tests/fuzz/corpus/*)
 
 # UBSan must not recover: a report that lets the run go on is a finding libFuzzer never sees.
 CT_FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-CT_FUZZ_CFLAGS := $(BASE_CFLAGS) -Iviewer-export $(CT_FUZZ_SAN) -fsanitize=fuzzer-no-link
+CT_FUZZ_CFLAGS := $(BASE_CFLAGS) $(CT_FUZZ_SAN) -fsanitize=fuzzer-no-link
 
-CT_FUZZ_SRC := $(filter-out viewer-export/main.c viewer-export/cmd_%.c viewer-export/export_%.c viewer-export/doctor_probe.c viewer-export/companion.c viewer-export/report_output.c,$(wildcard viewer-export/*.c)) \
-	$(wildcard common/*.c)
+CT_FUZZ_SRC := $(filter-out viewer-export/output/report_output.c,$(wildcard viewer-export/read/*.c \
+	viewer-export/model/*.c viewer-export/findings/*.c viewer-export/output/*.c)) $(wildcard common/*.c)
 CT_FUZZ_OBJ := $(CT_FUZZ_SRC:%.c=$(CT_FUZZ_DIR)/obj/%.o) $(CT_FUZZ_DIR)/obj/gen/perfetto_trace.pb-c.o
-CT_FUZZ_HDR := $(wildcard viewer-export/*.h common/*.h include/cudatrace/*.h) \
+CT_FUZZ_HDR := $(wildcard viewer-export/*/*.h common/*.h include/cudatrace/*.h) \
 	$(BUILD)/gen/perfetto_trace.pb-c.h
 
 # Recursive (=) so fuzz-long's FUZZ_SECONDS applies.
@@ -84,7 +84,7 @@ fuzz-short: $(CT_FUZZ_BIN) $(CT_FUZZ_SEEDS)
 
 # The documented long run: an hour (FUZZ_SECONDS=... on the command line still wins). One
 # fuzzing process grows by tens of bytes per input (most likely the string table in
-# common/strings.c, which keeps every distinct string for the life of the process, as suits a
+# common/string_table.c, which keeps every distinct string for the life of the process, as suits a
 # one-shot `cudatrace report`) and would come near the RSS limit within the hour. -fork=1 runs
 # the inputs in a child restarted every few minutes instead; fork mode ignores OOMs and timeouts
 # by default, so they are turned back on.

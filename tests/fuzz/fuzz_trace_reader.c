@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report_model.h"
+#include "viewer-export/model/report.h"
 
 /* The reader only takes a path. The file is unlinked as soon as it is
  * created and reopened through /proc/self/fd, so a crash or a killed run

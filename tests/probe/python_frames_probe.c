@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../preload/python_frames.h"
+#include "preload/sites/python_frames.h"
 
 #define MAX_FRAMES 64
 

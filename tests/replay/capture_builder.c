@@ -10,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture_format.h"
-#include "clock_map.h"
+#include "tests/replay/capture_format.h"
+#include "collector/perfetto/clock_map.h"
 #include "cudatrace/record.h"
-#include "perfetto_writer.h"
-#include "trace_builder.h"
-#include "trace_file.h"
+#include "collector/perfetto/writer.h"
+#include "collector/trace_builder.h"
+#include "collector/perfetto/trace_file.h"
 
 static FILE *out;
 static int write_error;

@@ -15,12 +15,12 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "capture_format.h"
-#include "clock_map.h"
+#include "tests/replay/capture_format.h"
+#include "collector/perfetto/clock_map.h"
 #include "cudatrace/record.h"
-#include "perfetto_writer.h"
-#include "trace_builder.h"
-#include "trace_file.h"
+#include "collector/perfetto/writer.h"
+#include "collector/trace_builder.h"
+#include "collector/perfetto/trace_file.h"
 
 #define NO_SUCH_PID 4194305 /* above the kernel's largest pid_max */
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ld_search.h"
+#include "collector/libraries/ld_search.h"
 
 int main(int argc, char **argv)
 {

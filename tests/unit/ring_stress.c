@@ -24,9 +24,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ring.h"
-#include "ring_drain.h"
-#include "trace_builder.h"
+#include "preload/core/ring.h"
+#include "collector/ring_drain.h"
+#include "collector/trace_builder.h"
 
 #define CAPACITY 1024u
 #define MAX_THREADS 4096

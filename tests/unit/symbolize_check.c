@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolize.h"
+#include "collector/elf/symbolize.h"
 
 static const char *known(const char *text)
 {

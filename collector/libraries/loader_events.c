@@ -1,0 +1,216 @@
+/*
+ * The preload's account of CUDA-stack library loads under a bare
+ * LD_PRELOAD (preload/loader_view.c): CT_REC_LIBRARY records on the loader
+ * ring, each preceded by its strings. The preload knows what was asked for,
+ * by whom, what got mapped and what dlerror() said; how the loader found
+ * each file and where a failed one was looked for are worked out here from
+ * the files, as ld.so searches (ld_search.c), so that the traced process
+ * pays nothing for it. The results are the same loader events the audit
+ * module's log gives, marked as the preload's.
+ */
+#include "collector/libraries/loader_events.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/perfetto/clock_map.h"
+#include "collector/elf/elf_file.h"
+#include "collector/libraries/ld_search.h"
+#include "collector/libraries/inventory.h"
+#include "collector/tracks/library_track.h"
+#include "collector/perfetto/process_tracks.h"
+#include "common/string_table.h"
+
+/* The strings of the event being received (the ring is written in order,
+ * so one event's strings and record are never interleaved with another's). */
+struct event_strings {
+    uint64_t key;
+    uint32_t text[CT_STR_LIB_VIA - CT_STR_LIB_NAME + 1];
+};
+
+static struct event_strings current;
+
+static const char *text_of(enum ct_string_kind kind)
+{
+    uint32_t id = current.text[kind - CT_STR_LIB_NAME];
+    return id ? ct_strings_get(id) : "";
+}
+
+int ct_loader_events_string(uint16_t kind, uint64_t key, uint32_t id)
+{
+    if (kind < CT_STR_LIB_NAME || kind > CT_STR_LIB_VIA)
+        return 0;
+    if (key != current.key)
+        current = (struct event_strings){.key = key};
+    current.text[kind - CT_STR_LIB_NAME] = id;
+    return 1;
+}
+
+static const char *how_name(uint64_t how)
+{
+    static const char *const names[] = {
+        [CT_LIB_BY_DLOPEN] = "dlopen",    [CT_LIB_BY_NEEDED] = "needed",
+        [CT_LIB_AT_START] = "start",      [CT_LIB_ALREADY] = "already loaded",
+        [CT_LIB_INHERITED] = "inherited",
+    };
+    return how < sizeof names / sizeof names[0] && names[how] ? names[how] : "unknown";
+}
+
+static void loaded(const struct ct_record *r, uint64_t requested_ns, uint64_t seen_ns)
+{
+    const char *name = text_of(CT_STR_LIB_NAME), *requester = text_of(CT_STR_LIB_REQUESTER);
+    const char *path = text_of(CT_STR_LIB_PATH);
+    struct ct_ld_process p = ct_process_loader_view();
+    const char *via = r->arg[2] == CT_LIB_ALREADY ? "already loaded"
+                      : *name && *requester
+                          ? ct_ld_list_name(ct_ld_found_via(&p, name, requester, path))
+                          : "unknown"; /* LD_PRELOAD'ed, or inherited */
+    struct ct_loader_event e = {.requested_as = name,
+                                .requested_by = requester,
+                                .found_via = via,
+                                .path = path,
+                                .loaded_ns = requested_ns,
+                                .seen_by = "preload",
+                                .how = how_name(r->arg[2]),
+                                .requested_ns = requested_ns};
+    ct_library_track_note_file(path, requested_ns);
+    ct_library_track_loader(&e, seen_ns);
+}
+
+#define MAX_WALKED 64
+
+/* The objects a dlopen would load, breadth first as ld.so maps them. */
+struct dependency_walk {
+    struct ct_ld_process process;
+    const char *wanted;
+    char objects[MAX_WALKED][PATH_MAX];
+    int count, current, found;
+    struct ct_ld_result result;
+};
+
+static int walked(const struct dependency_walk *w, const char *path)
+{
+    for (int i = 0; i < w->count; i++)
+        if (strcmp(w->objects[i], path) == 0)
+            return 1;
+    return 0;
+}
+
+static int visit_needed(const char *needed, void *ctx)
+{
+    struct dependency_walk *w = ctx;
+    if (strcmp(needed, w->wanted) == 0) {
+        w->found = 1;
+        return 1;
+    }
+    if (w->count == MAX_WALKED)
+        return 0;
+    ct_ld_search(&w->process, needed, w->objects[w->current], &w->result);
+    if (w->result.found_in != CT_LD_NOT_FOUND && !walked(w, w->result.path))
+        snprintf(w->objects[w->count++], PATH_MAX, "%s", w->result.path);
+    return 0;
+}
+
+/* A dependency that could not be opened while `via` was being dlopen'ed by
+ * `caller`: the object that named it was unmapped again with the failed
+ * dlopen, so it is found from the files, the way ld.so went: `via` as the
+ * caller's search finds it, then DT_NEEDED entries breadth first. */
+static void needing_object(const char *name, const char *via, const char *caller, char *out,
+                           size_t size)
+{
+    static struct dependency_walk w;
+    w = (struct dependency_walk){.process = ct_process_loader_view(), .wanted = name};
+    ct_ld_search(&w.process, via, caller, &w.result);
+    snprintf(out, size, "%s", w.result.found_in != CT_LD_NOT_FOUND ? w.result.path : via);
+    if (w.result.found_in == CT_LD_NOT_FOUND)
+        return;
+    snprintf(w.objects[w.count++], PATH_MAX, "%s", w.result.path);
+    for (w.current = 0; w.current < w.count && !w.found; w.current++) {
+        struct ct_elf elf;
+        if (ct_elf_open(w.objects[w.current], &elf, NULL))
+            continue;
+        ct_elf_each_dynamic_string(&elf, DT_NEEDED, visit_needed, &w);
+        ct_elf_close(&elf);
+        if (w.found)
+            snprintf(out, size, "%s", w.objects[w.current]);
+    }
+}
+
+static void failed(const struct ct_record *r, uint64_t requested_ns, uint64_t seen_ns)
+{
+    const char *name = text_of(CT_STR_LIB_NAME), *requester = text_of(CT_STR_LIB_REQUESTER);
+    const char *via = text_of(CT_STR_LIB_VIA), *error = text_of(CT_STR_LIB_ERROR);
+    static char needing[PATH_MAX];
+    if (*via) {
+        needing_object(name, via, requester, needing, sizeof needing);
+        requester = needing;
+    }
+    struct ct_ld_process p = ct_process_loader_view();
+    struct ct_ld_result *search = malloc(sizeof *search);
+    if (!search)
+        abort();
+    ct_ld_search(&p, name, requester, search);
+    if (!*error && search->found_in != CT_LD_NOT_FOUND && ct_library_described(search->path)) {
+        /* No error reached the program, and the file the loader would find
+         * is one the process has mapped under another name: glibc matches
+         * by file identity too, so this dlopen got that object. */
+        struct ct_loader_event e = {.requested_as = name,
+                                    .requested_by = requester,
+                                    .found_via = "already loaded",
+                                    .path = search->path,
+                                    .loaded_ns = requested_ns,
+                                    .seen_by = "preload",
+                                    .how = how_name(CT_LIB_ALREADY),
+                                    .requested_ns = requested_ns};
+        ct_library_track_loader(&e, seen_ns);
+        free(search);
+        return;
+    }
+    char reason[4200];
+    if (!*error) {
+        if (*search->unloadable)
+            snprintf(reason, sizeof reason,
+                     "%s exists but could not be loaded (another architecture, or one of its "
+                     "own dependencies is missing)",
+                     search->unloadable);
+        else
+            snprintf(reason, sizeof reason, "not found in the directories searched");
+        error = reason;
+    }
+    struct ct_loader_event e = {.failed = 1,
+                                .requested_as = name,
+                                .requested_by = requester,
+                                .error = error,
+                                .searched = search->searched,
+                                .seen_by = "preload",
+                                .how = how_name(r->arg[2]),
+                                .requested_ns = requested_ns,
+                                .attempts = r->arg[4]};
+    ct_library_track_loader(&e, seen_ns);
+    free(search);
+}
+
+void ct_loader_events_record(const struct ct_record *r)
+{
+    if (r->arg[0] != current.key)
+        current = (struct event_strings){.key = r->arg[0]}; /* its strings were lost */
+    uint64_t seen_ns = ct_clock_map_ns(r->end);
+    uint64_t requested_ns = r->begin ? ct_clock_map_ns(r->begin) : seen_ns;
+    if (requested_ns > seen_ns)
+        requested_ns = seen_ns;
+    switch (r->func) {
+    case CT_LIB_LOADED:
+        loaded(r, requested_ns, seen_ns);
+        break;
+    case CT_LIB_FAILED:
+        failed(r, requested_ns, seen_ns);
+        break;
+    case CT_LIB_UNLOADED:
+        ct_library_track_unload(text_of(CT_STR_LIB_PATH), seen_ns);
+        break;
+    default:
+        break;
+    }
+}

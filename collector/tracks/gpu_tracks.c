@@ -1,0 +1,304 @@
+/*
+ * The GPU's side of the trace, from CUPTI's activity records: one track per
+ * device and stream ("GPU 0 stream 7") with a slice per kernel, copy and
+ * memset as the GPU ran it, annotated with what the report and a reader
+ * need (gpu_kind, grid and block, registers, shared memory, bytes and
+ * achieved bandwidth), and ending the flow its host call began (the flow id
+ * is CUPTI's correlation id under the process id). CUPTI's synchronisation
+ * records go on a track per context and stream, its memory operations on a
+ * track per device, its own overhead on one track, none of which the
+ * report counts as GPU work. Kernel names are demangled. What became of
+ * CUPTI (active, or why not, and the records it dropped) is an instant on
+ * the process track, and the end instant gives the totals and the clock
+ * mapping's measured error.
+ */
+#include "collector/tracks/gpu_tracks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/tracks/call_slices.h"
+#include "collector/tracks/gpu_clock.h"
+#include "collector/perfetto/process_tracks.h"
+#include "common/string_table.h"
+#include "common/u64_map.h"
+
+/* libstdc++'s demangler, the one a C++ toolchain's own tools use. */
+char *__cxa_demangle(const char *mangled, char *buffer, size_t *length, int *status);
+
+enum track_class { WORK = 1, SYNCS = 2, MEMORY = 3, OVERHEAD = 4 };
+
+struct ring_text {
+    uint64_t key;
+    uint32_t text;
+};
+
+static struct {
+    struct ct_sequence seq;
+    struct ct_u64_map tracks, names, mangled;
+    struct ring_text *texts;
+    uint32_t track_count;
+    uint64_t records[CT_GPU_OVERHEAD + 1], unmapped, cupti_dropped;
+    uint32_t unnamed;
+} gpu;
+
+static struct {
+    uint32_t gpu_kind, kernel, memcpy, memset, sync, grid, block, registers, static_smem,
+        dynamic_smem, correlation, bytes, bandwidth, copy_kind, src_kind, dst_kind, value, type,
+        address, mangled, device, stream;
+} an;
+
+void ct_gpu_tracks_start(uint32_t rings)
+{
+    ct_sequence_init(&gpu.seq, 0);
+    gpu.texts = calloc(rings, sizeof *gpu.texts);
+    if (!gpu.texts)
+        abort();
+#define NAME(field) an.field = ct_strings_intern_cstr(#field)
+    NAME(gpu_kind), NAME(kernel), NAME(memcpy), NAME(memset), NAME(sync), NAME(grid), NAME(block);
+    NAME(registers), NAME(static_smem), NAME(dynamic_smem), NAME(correlation), NAME(bytes);
+    NAME(copy_kind), NAME(src_kind), NAME(dst_kind), NAME(value), NAME(type), NAME(address);
+    NAME(mangled), NAME(device), NAME(stream);
+#undef NAME
+    an.bandwidth = ct_strings_intern_cstr("bandwidth_mb_per_s");
+    gpu.unnamed = ct_strings_intern_cstr("(unnamed kernel)");
+}
+
+uint64_t ct_gpu_flow_id(uint32_t correlation)
+{
+    return correlation ? (uint64_t)(uint32_t)ct_process.pid << 32 | correlation : 0;
+}
+
+void ct_gpu_kernel_name(uint64_t key, uint32_t name)
+{
+    int status = -1;
+    char *plain = __cxa_demangle(ct_strings_get(name), NULL, NULL, &status);
+    ct_u64_map_put(&gpu.names, key, status == 0 && plain ? ct_strings_intern_cstr(plain) : name);
+    if (status == 0 && plain)
+        ct_u64_map_put(&gpu.mangled, key, name);
+    free(plain);
+}
+
+/* The track of `cls` for (a, b), made on first use and named by `format`
+ * (which may leave a and b out). */
+static uint64_t track(enum track_class cls, uint32_t a, uint32_t b, const char *format)
+{
+    uint64_t key = (uint64_t)cls << 60 | (uint64_t)(a & 0xfffffff) << 32 | b;
+    uint64_t *uuid = ct_u64_map_find(&gpu.tracks, key);
+    if (uuid)
+        return *uuid;
+    uint64_t made = ct_process.uuid | 0x40000000ull | ++gpu.track_count;
+    char name[96];
+    snprintf(name, sizeof name, format, a, b);
+    ct_write_named_track(&gpu.seq, made, ct_process.uuid, name);
+    ct_u64_map_put(&gpu.tracks, key, made);
+    return made;
+}
+
+static uint32_t text(const char *s)
+{
+    return ct_strings_intern_cstr(s);
+}
+
+static const char *copy_kind_name(unsigned kind)
+{
+    static const char *const names[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                        "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+}
+
+static const char *memory_kind_name(unsigned kind)
+{
+    static const char *const names[] = {"unknown", "pageable", "pinned",        "device",
+                                        "array",   "managed",  "device_static", "managed_static"};
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+}
+
+static uint32_t stream_of(const struct ct_record *r)
+{
+    return (uint32_t)(r->arg[0] >> 32);
+}
+
+static uint32_t correlation_of(const struct ct_record *r)
+{
+    return (uint32_t)r->arg[0];
+}
+
+/* A piece of work on its device and stream's track, with those two as
+ * annotations too (what Kineto-style readers look for). */
+static void write_work(const struct ct_record *r, uint64_t begin, uint64_t end, uint32_t name,
+                       const struct ct_arg *args, int nargs)
+{
+    uint64_t t = track(WORK, (uint32_t)r->result, stream_of(r), "GPU %u stream %u");
+    struct ct_flow flow = {0, ct_gpu_flow_id(correlation_of(r))};
+    struct ct_arg all[10];
+    memcpy(all, args, (size_t)nargs * sizeof *args);
+    all[nargs++] = (struct ct_arg){an.device, CT_ARG_UINT, (uint32_t)r->result};
+    all[nargs++] = (struct ct_arg){an.stream, CT_ARG_UINT, stream_of(r)};
+    ct_write_flow_slice(&gpu.seq, t, begin, end, name, all, nargs, &flow);
+}
+
+static void kernel(const struct ct_record *r, uint64_t begin, uint64_t end)
+{
+    uint64_t *name = ct_u64_map_find(&gpu.names, r->arg[1]);
+    uint64_t *mangled = ct_u64_map_find(&gpu.mangled, r->arg[1]);
+    struct ct_arg args[] = {
+        {an.gpu_kind, CT_ARG_STRING, an.kernel},
+        {an.grid, CT_ARG_STRING, ct_dim3_string(r->arg[2])},
+        {an.block, CT_ARG_STRING, ct_dim3_string(r->arg[3])},
+        {an.registers, CT_ARG_UINT, r->arg[4] & 0xffff},
+        {an.static_smem, CT_ARG_UINT, (r->arg[4] >> 16) & 0xffffff},
+        {an.dynamic_smem, CT_ARG_UINT, (r->arg[4] >> 40) & 0xffffff},
+        {an.correlation, CT_ARG_UINT, correlation_of(r)},
+        {an.mangled, CT_ARG_STRING, mangled ? *mangled : 0},
+    };
+    write_work(r, begin, end, name ? (uint32_t)*name : gpu.unnamed, args, mangled ? 8 : 7);
+}
+
+static uint64_t mb_per_s(uint64_t bytes, uint64_t begin, uint64_t end)
+{
+    return end > begin ? bytes * 1000 / (end - begin) : 0;
+}
+
+static void copy(const struct ct_record *r, uint64_t begin, uint64_t end)
+{
+    unsigned kind = r->arg[2] & 0xff;
+    char name[32];
+    snprintf(name, sizeof name, "memcpy %s", copy_kind_name(kind));
+    struct ct_arg args[] = {
+        {an.gpu_kind, CT_ARG_STRING, an.memcpy},
+        {an.copy_kind, CT_ARG_STRING, text(copy_kind_name(kind))},
+        {an.bytes, CT_ARG_UINT, r->arg[1]},
+        {an.bandwidth, CT_ARG_UINT, mb_per_s(r->arg[1], begin, end)},
+        {an.src_kind, CT_ARG_STRING, text(memory_kind_name((r->arg[2] >> 8) & 0xff))},
+        {an.dst_kind, CT_ARG_STRING, text(memory_kind_name((r->arg[2] >> 16) & 0xff))},
+        {an.correlation, CT_ARG_UINT, correlation_of(r)},
+    };
+    write_work(r, begin, end, text(name), args, 7);
+}
+
+static void set(const struct ct_record *r, uint64_t begin, uint64_t end)
+{
+    struct ct_arg args[] = {
+        {an.gpu_kind, CT_ARG_STRING, an.memset},
+        {an.bytes, CT_ARG_UINT, r->arg[1]},
+        {an.bandwidth, CT_ARG_UINT, mb_per_s(r->arg[1], begin, end)},
+        {an.value, CT_ARG_UINT, r->arg[2]},
+        {an.correlation, CT_ARG_UINT, correlation_of(r)},
+    };
+    write_work(r, begin, end, an.memset, args, 5);
+}
+
+static void sync(const struct ct_record *r, uint64_t begin, uint64_t end)
+{
+    static const char *const types[] = {"unknown synchronization", "event synchronize",
+                                        "stream wait event", "stream synchronize",
+                                        "context synchronize"};
+    const char *type = r->arg[2] < 5 ? types[r->arg[2]] : types[0];
+    /* A context-wide synchronisation has no stream: CUPTI says UINT32_MAX. */
+    uint64_t t = track(SYNCS, (uint32_t)r->result, stream_of(r),
+                       stream_of(r) == UINT32_MAX ? "GPU context %u syncs"
+                                                  : "GPU context %u stream %u syncs");
+    struct ct_arg args[] = {{an.gpu_kind, CT_ARG_STRING, an.sync},
+                            {an.correlation, CT_ARG_UINT, correlation_of(r)}};
+    ct_write_slice(&gpu.seq, t, begin, end, text(type), args, 2);
+}
+
+static void memory(const struct ct_record *r, uint64_t at)
+{
+    uint64_t t = track(MEMORY, (uint32_t)r->result, 0, "GPU %u memory operations");
+    struct ct_arg args[] = {{an.bytes, CT_ARG_UINT, r->arg[1]},
+                            {an.address, CT_ARG_POINTER, r->arg[3]},
+                            {an.correlation, CT_ARG_UINT, correlation_of(r)}};
+    ct_write_instant(&gpu.seq, t, at, text(r->arg[2] == 2 ? "release" : "allocation"), args, 3);
+}
+
+static void overhead(const struct ct_record *r, uint64_t begin, uint64_t end)
+{
+    uint64_t t = track(OVERHEAD, 0, 0, "CUPTI overhead");
+    struct ct_arg args[] = {{an.type, CT_ARG_UINT, r->arg[2]}};
+    ct_write_slice(&gpu.seq, t, begin, end, text("CUPTI overhead"), args, 1);
+}
+
+void ct_gpu_record(const struct ct_record *r)
+{
+    if (!ct_gpu_clock_known() || r->func > CT_GPU_OVERHEAD) {
+        gpu.unmapped++;
+        return;
+    }
+    uint64_t begin = ct_gpu_clock_ns(r->begin), end = ct_gpu_clock_ns(r->end);
+    if (end < begin)
+        end = begin;
+    gpu.records[r->func]++;
+    switch (r->func) {
+    case CT_GPU_KERNEL:
+        kernel(r, begin, end);
+        break;
+    case CT_GPU_MEMCPY:
+        copy(r, begin, end);
+        break;
+    case CT_GPU_MEMSET:
+        set(r, begin, end);
+        break;
+    case CT_GPU_SYNC:
+        sync(r, begin, end);
+        break;
+    case CT_GPU_MEMORY:
+        memory(r, begin);
+        break;
+    default:
+        overhead(r, begin, end);
+        break;
+    }
+}
+
+void ct_gpu_cupti_text(uint32_t index, uint64_t key, uint32_t id)
+{
+    gpu.texts[index] = (struct ring_text){key, id};
+}
+
+void ct_gpu_cupti_state(uint32_t index, const struct ct_record *r, uint64_t ts)
+{
+    if (r->func == CT_CUPTI_DROPPED) {
+        gpu.cupti_dropped = r->arg[1];
+        return;
+    }
+    static const char *const states[] = {[CT_CUPTI_ACTIVE] = "active",
+                                         [CT_CUPTI_UNAVAILABLE] = "unavailable",
+                                         [CT_CUPTI_NO_GPU] = "no_gpu",
+                                         [CT_CUPTI_YIELDED] = "yielded"};
+    if (r->func >= sizeof states / sizeof states[0] || !states[r->func])
+        return;
+    const struct ring_text *t = &gpu.texts[index];
+    uint32_t why = t->key == r->begin ? t->text : text("");
+    struct ct_arg args[] = {
+        CT_TEXT_ARG("state", states[r->func]),
+        {ct_strings_intern_cstr(r->func == CT_CUPTI_ACTIVE ? "library" : "reason"), CT_ARG_STRING,
+         why},
+        CT_UINT_ARG("cupti_version", r->arg[0]),
+        CT_INT_ARG("cupti_result", r->result),
+    };
+    ct_process_instant(CT_TRACK_PROCESS, ts, "cudatrace.cupti", args, 4);
+}
+
+void ct_gpu_tracks_finish(uint64_t end_ns)
+{
+    if (!ct_gpu_clock_known() && !gpu.unmapped)
+        return;
+    struct ct_gpu_clock_quality q = ct_gpu_clock_quality();
+    struct ct_arg args[] = {
+        CT_UINT_ARG("kernels", gpu.records[CT_GPU_KERNEL]),
+        CT_UINT_ARG("memcpys", gpu.records[CT_GPU_MEMCPY]),
+        CT_UINT_ARG("memsets", gpu.records[CT_GPU_MEMSET]),
+        CT_UINT_ARG("syncs", gpu.records[CT_GPU_SYNC]),
+        CT_UINT_ARG("memory_operations", gpu.records[CT_GPU_MEMORY]),
+        CT_UINT_ARG("cupti_dropped", gpu.cupti_dropped),
+        CT_UINT_ARG("unmapped", gpu.unmapped),
+        CT_UINT_ARG("clock_samples", q.samples),
+        CT_UINT_ARG("clock_reading_error_ns", q.widest_half_bracket_ns),
+        CT_UINT_ARG("clock_drift_ns", q.largest_step_ns),
+    };
+    ct_process_instant(CT_TRACK_PROCESS, end_ns, "cudatrace.gpu", args,
+                       sizeof args / sizeof args[0]);
+}

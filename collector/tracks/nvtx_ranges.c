@@ -1,0 +1,68 @@
+/*
+ * An NVTX push begins a slice on the thread's track and its pop ends it;
+ * CUDA calls made in between nest inside, since a thread's records arrive
+ * in the order it made them. A mark is an instant. Each ring remembers the
+ * name sent for its latest push or mark and how deep its ranges are open,
+ * so that a thread or process ending inside a range still leaves every
+ * slice closed.
+ */
+#include "collector/tracks/nvtx_ranges.h"
+
+#include <stdlib.h>
+
+#include "common/string_table.h"
+
+struct ring_nvtx {
+    uint64_t name_key;
+    uint32_t name;
+    uint32_t open;
+};
+
+static struct ring_nvtx *rings;
+static uint32_t nvtx_category;
+
+void ct_nvtx_start(uint32_t count)
+{
+    rings = calloc(count, sizeof *rings);
+    if (!rings)
+        abort();
+    nvtx_category = ct_strings_intern_cstr("nvtx");
+}
+
+void ct_nvtx_name(uint32_t index, uint64_t key, uint32_t name)
+{
+    rings[index].name_key = key;
+    rings[index].name = name;
+}
+
+void ct_nvtx_record(uint32_t index, struct ct_sequence *seq, const struct ct_record *r,
+                    uint64_t ts_ns)
+{
+    struct ring_nvtx *n = &rings[index];
+    uint32_t name = n->name_key == r->begin ? n->name : ct_strings_intern_cstr("(nvtx)");
+    struct ct_arg source = {ct_strings_intern_cstr("source"), CT_ARG_STRING, nvtx_category};
+    switch (r->func) {
+    case CT_NVTX_PUSH:
+        ct_write_slice_begin(seq, 0, ts_ns, name, &source, 1);
+        n->open++;
+        break;
+    case CT_NVTX_POP:
+        if (n->open) {
+            ct_write_slice_end(seq, 0, ts_ns);
+            n->open--;
+        }
+        break;
+    case CT_NVTX_MARK:
+        ct_write_instant(seq, 0, ts_ns, name, &source, 1);
+        break;
+    default:
+        break;
+    }
+}
+
+void ct_nvtx_close(uint32_t index, struct ct_sequence *seq, uint64_t end_ns)
+{
+    for (; rings[index].open; rings[index].open--)
+        ct_write_slice_end(seq, 0, end_ns);
+    rings[index].name_key = 0;
+}

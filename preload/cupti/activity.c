@@ -1,0 +1,253 @@
+/*
+ * CUPTI's activity records, the GPU's work as it ran: kernels, copies,
+ * memsets, memory operations, synchronisations and CUPTI's own overhead.
+ * CUPTI fills buffers from a bounded pool (16 of 4 MiB, made as needed);
+ * with none free it drops records and counts them, and that count is read
+ * after every buffer and sent on. A completed buffer (every 100 ms, when
+ * full, and at exit) becomes CT_REC_GPU records on the ring of the thread
+ * CUPTI hands it to, after a reading of CUPTI's clock against ours, which
+ * is how the collector puts GPU times on the trace's clock.
+ * Records are read only up to the fields every CUPTI since CUDA 12 lays out
+ * at the same offsets (the toolkit's newest structures name them).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/mman.h>
+
+#include "preload/core/clock.h"
+#include "preload/cupti/api.h"
+#include "preload/cupti/internal.h"
+#include "preload/hooks/kernel_names.h"
+#include "preload/core/ring.h"
+
+#define BUFFER_BYTES (4u << 20)
+#define BUFFERS 16
+#define FLUSH_PERIOD_MS 100
+
+static struct {
+    pthread_mutex_t lock;
+    uint8_t *free[BUFFERS];
+    int free_count, made;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static _Atomic uint64_t dropped_total;
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    uint8_t *b = NULL;
+    pthread_mutex_lock(&pool.lock);
+    if (pool.free_count)
+        b = pool.free[--pool.free_count];
+    else if (pool.made < BUFFERS) {
+        void *mem =
+            mmap(NULL, BUFFER_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (mem != MAP_FAILED) {
+            b = mem;
+            pool.made++;
+        }
+    }
+    pthread_mutex_unlock(&pool.lock);
+    *buffer = b;
+    *size = b ? BUFFER_BYTES : 0;
+    *max_records = 0;
+}
+
+static void give_back(uint8_t *buffer)
+{
+    pthread_mutex_lock(&pool.lock);
+    if (pool.free_count < BUFFERS)
+        pool.free[pool.free_count++] = buffer;
+    pthread_mutex_unlock(&pool.lock);
+}
+
+static uint64_t correlation_and_stream(uint32_t correlation, uint32_t stream)
+{
+    return (uint64_t)correlation | (uint64_t)stream << 32;
+}
+
+static void kernel(struct ct_ring *ring, const CUpti_ActivityKernel10 *k, struct ct_record *r)
+{
+    uint64_t name = (uintptr_t)k->name;
+    if (k->name)
+        ct_kernel_name_once(ring, CT_STR_GPU_KERNEL_NAME, name, k->name);
+    r->func = CT_GPU_KERNEL;
+    r->result = (int32_t)k->deviceId;
+    r->begin = k->start;
+    r->end = k->end;
+    r->arg[0] = correlation_and_stream(k->correlationId, k->streamId);
+    r->arg[1] = name;
+    r->arg[2] = CT_PACK_DIM3(k->gridX, k->gridY, k->gridZ);
+    r->arg[3] = CT_PACK_DIM3(k->blockX, k->blockY, k->blockZ);
+    r->arg[4] = (uint64_t)k->registersPerThread |
+                (uint64_t)((uint32_t)k->staticSharedMemory & 0xffffff) << 16 |
+                (uint64_t)((uint32_t)k->dynamicSharedMemory & 0xffffff) << 40;
+}
+
+/* A copy's record carries the driver call's id and, when a runtime call
+ * made it, that call's too: the one a hooked call noted (cupti_callbacks.c
+ * keeps the outermost). */
+static void memcpy_record(const CUpti_ActivityMemcpy6 *m, struct ct_record *r)
+{
+    uint32_t correlation = m->runtimeCorrelationId ? m->runtimeCorrelationId : m->correlationId;
+    r->func = CT_GPU_MEMCPY;
+    r->result = (int32_t)m->deviceId;
+    r->begin = m->start;
+    r->end = m->end;
+    r->arg[0] = correlation_and_stream(correlation, m->streamId);
+    r->arg[1] = m->bytes;
+    r->arg[2] = (uint64_t)m->copyKind | (uint64_t)m->srcKind << 8 | (uint64_t)m->dstKind << 16;
+}
+
+static void memset_record(const CUpti_ActivityMemset4 *m, struct ct_record *r)
+{
+    r->func = CT_GPU_MEMSET;
+    r->result = (int32_t)m->deviceId;
+    r->begin = m->start;
+    r->end = m->end;
+    r->arg[0] = correlation_and_stream(m->correlationId, m->streamId);
+    r->arg[1] = m->bytes;
+    r->arg[2] = m->value;
+}
+
+/* No device in CUPTI's record: the context stands in for it. */
+static void sync_record(const CUpti_ActivitySynchronization2 *s, struct ct_record *r)
+{
+    r->func = CT_GPU_SYNC;
+    r->result = (int32_t)s->contextId;
+    r->begin = s->start;
+    r->end = s->end;
+    r->arg[0] = correlation_and_stream(s->correlationId, s->streamId);
+    r->arg[2] = (uint64_t)s->type;
+}
+
+static void memory_record(const CUpti_ActivityMemory4 *m, struct ct_record *r)
+{
+    r->func = CT_GPU_MEMORY;
+    r->result = (int32_t)m->deviceId;
+    r->begin = r->end = m->timestamp;
+    r->arg[0] = correlation_and_stream(m->correlationId, m->streamId);
+    r->arg[1] = m->bytes;
+    r->arg[2] = (uint64_t)m->memoryOperationType;
+    r->arg[3] = m->address;
+}
+
+static void overhead_record(const CUpti_ActivityOverhead3 *o, struct ct_record *r)
+{
+    r->func = CT_GPU_OVERHEAD;
+    r->begin = o->start;
+    r->end = o->end;
+    r->arg[2] = (uint64_t)o->overheadKind;
+}
+
+static void convert(struct ct_ring *ring, const CUpti_Activity *a)
+{
+    struct ct_record r = {.type = CT_REC_GPU};
+    switch (a->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        kernel(ring, (const CUpti_ActivityKernel10 *)a, &r);
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        memcpy_record((const CUpti_ActivityMemcpy6 *)a, &r);
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        memset_record((const CUpti_ActivityMemset4 *)a, &r);
+        break;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        sync_record((const CUpti_ActivitySynchronization2 *)a, &r);
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+        memory_record((const CUpti_ActivityMemory4 *)a, &r);
+        break;
+    case CUPTI_ACTIVITY_KIND_OVERHEAD:
+        overhead_record((const CUpti_ActivityOverhead3 *)a, &r);
+        break;
+    default:
+        return;
+    }
+    ct_emit_record(ring, &r, 1);
+}
+
+static void note_dropped(CUcontext context, uint32_t stream)
+{
+    size_t dropped = 0;
+    if (ct_cupti.activity_get_num_dropped_records(context, stream, &dropped) != CUPTI_SUCCESS ||
+        !dropped)
+        return;
+    uint64_t total = atomic_fetch_add(&dropped_total, dropped) + dropped;
+    ct_cupti_note_state(CT_CUPTI_DROPPED, 0, total, NULL);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buffer,
+                                      size_t size, size_t valid)
+{
+    (void)size;
+    struct ct_ring *ring = ct_ring_current();
+    CUpti_Activity *record = NULL;
+    /* The reading goes first: on this ring, the collector then always has
+     * one before the records it maps. */
+    ct_cupti_clock_sample();
+    while (ring && ct_cupti.activity_get_next_record(buffer, valid, &record) == CUPTI_SUCCESS)
+        convert(ring, record);
+    note_dropped(context, stream);
+    if (buffer)
+        give_back(buffer);
+}
+
+/* Kernels first: they are required, the others are left out where an
+ * older CUPTI lacks them. */
+static const CUpti_ActivityKind kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_MEMORY2,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_OVERHEAD,
+};
+
+int ct_cupti_activity_enable(char *why, size_t why_size)
+{
+    CUptiResult r = ct_cupti.activity_register_callbacks(buffer_requested, buffer_completed);
+    if (r == CUPTI_SUCCESS)
+        r = ct_cupti.activity_enable(kinds[0]);
+    if (r != CUPTI_SUCCESS) {
+        snprintf(why, why_size, "CUPTI's activity API: %s", ct_cupti_result_name(r));
+        return -1;
+    }
+    for (size_t i = 1; i < sizeof kinds / sizeof kinds[0]; i++)
+        ct_cupti.activity_enable(kinds[i]);
+    if (ct_cupti.activity_flush_period)
+        ct_cupti.activity_flush_period(FLUSH_PERIOD_MS);
+    return 0;
+}
+
+void ct_cupti_activity_disable(void)
+{
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        ct_cupti.activity_disable(kinds[i]);
+}
+
+void ct_cupti_clock_sample(void)
+{
+    struct ct_ring *ring = ct_ring_current();
+    if (!ring)
+        return;
+    /* The tightest of three brackets bounds the reading's error best. */
+    struct ct_record best = {.type = CT_REC_GPU_CLOCK, .end = UINT64_MAX};
+    for (int i = 0; i < 3; i++) {
+        uint64_t cupti = 0, before = ct_clock_now();
+        CUptiResult r = ct_cupti.get_timestamp(&cupti);
+        uint64_t after = ct_clock_now();
+        if (r == CUPTI_SUCCESS && after - before < best.end - best.begin)
+            best.begin = before, best.end = after, best.arg[0] = cupti;
+    }
+    if (best.arg[0])
+        ct_emit_record(ring, &best, 1);
+}
+
+void ct_cupti_activity_forget_in_child(void)
+{
+    pthread_mutex_init(&pool.lock, NULL);
+    atomic_store(&dropped_total, 0);
+}

@@ -1,0 +1,159 @@
+/*
+ * Records the runtime and driver versions, the device count and the device
+ * names, once, right after the program's first CUDA call that initialises
+ * CUDA returned (deferred.c: not a version or error query). By then
+ * the program itself has initialised CUDA, so these queries never do it for
+ * it; if that first call left an error pending (no driver, say) the device
+ * queries are skipped, as they would only fail and disturb the error state.
+ */
+#include "preload/hooks/cuda_info.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "preload/hooks/cuda_call.h"
+#include "preload/loader/dl_real.h"
+#include "common/library_family.h"
+#include "preload/core/ring.h"
+
+/* cudaDeviceProp has grown with every release; the name stays first, and a
+ * generous buffer keeps a newer runtime from writing past our copy. That is
+ * also why the plain cudaGetDeviceProperties serves every runtime: the only
+ * name libcudart 11 and 13 export, and in 12 (beside _v2) the entry for the
+ * CUDA 11 layout, whose name is first too. */
+union device_properties {
+    char name[256];
+    unsigned char bytes[16384];
+};
+
+static int query_version(cudaError_t (*get)(int *), int pending)
+{
+    int version = 0;
+    if (get)
+        ct_cuda_forget_own_error(pending, get(&version));
+    return version;
+}
+
+static void emit_device_names(struct ct_ring *ring, int count)
+{
+    CT_REAL(get_props, cudaGetDeviceProperties, (union device_properties *, int));
+    if (!get_props)
+        return;
+    CT_REAL(get_attribute, cudaDeviceGetAttribute, (int *, enum cudaDeviceAttr, int));
+    static union device_properties props;
+    for (int i = 0; i < count && i < 64; i++) {
+        memset(props.name, 0, sizeof props.name);
+        cudaError_t r = get_props(&props, i);
+        ct_cuda_forget_own_error(0, r);
+        int major = 0, minor = 0;
+        if (get_attribute) {
+            ct_cuda_forget_own_error(0,
+                                     get_attribute(&major, cudaDevAttrComputeCapabilityMajor, i));
+            ct_cuda_forget_own_error(0,
+                                     get_attribute(&minor, cudaDevAttrComputeCapabilityMinor, i));
+        }
+        if (r == cudaSuccess) {
+            props.name[sizeof props.name - 1] = '\0';
+            uint64_t capability = (uint64_t)(major * 10 + minor);
+            ct_emit_string(ring, CT_STR_DEVICE_NAME, (uint64_t)i | capability << 32, props.name);
+        }
+    }
+}
+
+/* The version each loaded runtime, cuBLAS and NCCL reports through its own
+ * API: getters that return constants and load nothing (checked: the same
+ * files stay mapped). Two runtimes of one major (12.4 and 12.9 wheels)
+ * differ only here, not in their file names. cudnnGetVersion is not called:
+ * it makes cuDNN load its sub-libraries, which would change what the program
+ * loads. cuBLAS and NCCL report major * 10000 + minor * 100 + patch. */
+struct version_scan {
+    struct ct_ring *ring;
+};
+
+static uint64_t runtime_version_of(void *lib)
+{
+    /* Before CUDA 12 this fails without a driver and latches the error in
+     * that runtime copy; clear it again unless one was pending already. */
+    cudaError_t (*get)(int *) = (cudaError_t(*)(int *))ct_dl_real_sym(lib, "cudaRuntimeGetVersion");
+    cudaError_t (*peek)(void) = (cudaError_t(*)(void))ct_dl_real_sym(lib, "cudaPeekAtLastError");
+    cudaError_t (*take)(void) = (cudaError_t(*)(void))ct_dl_real_sym(lib, "cudaGetLastError");
+    int v = 0, pending = !peek || peek() != cudaSuccess;
+    cudaError_t r = get ? get(&v) : cudaErrorUnknown;
+    if (r != cudaSuccess && !pending && take)
+        take();
+    return r == cudaSuccess ? (uint64_t)v : 0;
+}
+
+static uint64_t cublas_version_of(void *lib)
+{
+    int (*get)(int, int *) = (int (*)(int, int *))ct_dl_real_sym(lib, "cublasGetProperty");
+    int part[3] = {0, 0, 0}; /* MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL */
+    for (int i = 0; get && i < 3; i++)
+        if (get(i, &part[i]) != 0)
+            return 0;
+    return get ? (uint64_t)(part[0] * 10000 + part[1] * 100 + part[2]) : 0;
+}
+
+static uint64_t nccl_version_of(void *lib)
+{
+    int (*get)(int *) = (int (*)(int *))ct_dl_real_sym(lib, "ncclGetVersion");
+    int v = 0;
+    return get && get(&v) == 0 ? (uint64_t)v : 0;
+}
+
+static int record_library_version(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct version_scan *scan = data;
+    char family[64];
+    if (!info->dlpi_name || !*info->dlpi_name ||
+        !ct_library_family(info->dlpi_name, family, sizeof family))
+        return 0;
+    uint64_t (*version_of)(void *) = strcmp(family, "cudart") == 0   ? runtime_version_of
+                                     : strcmp(family, "cublas") == 0 ? cublas_version_of
+                                     : strcmp(family, "nccl") == 0   ? nccl_version_of
+                                                                     : NULL;
+    void *lib = version_of ? ct_dl_real_open(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+    if (!lib)
+        return 0;
+    uint64_t version = version_of(lib);
+    ct_dl_real_close(lib);
+    if (version)
+        ct_emit_string(scan->ring, CT_STR_LIBRARY_VERSION, version, info->dlpi_name);
+    return 0;
+}
+
+static int record_info(struct ct_ring *ring)
+{
+    struct version_scan scan = {ring};
+    dl_iterate_phdr(record_library_version, &scan);
+    int pending = ct_cuda_error_pending();
+    CT_REAL(runtime_version, cudaRuntimeGetVersion, (int *));
+    CT_REAL(driver_version, cudaDriverGetVersion, (int *));
+    CT_REAL(device_count, cudaGetDeviceCount, (int *));
+    int runtime = query_version(runtime_version, pending);
+    int driver = query_version(driver_version, pending);
+    int devices = -1;
+    if (!pending && device_count) {
+        cudaError_t r = device_count(&devices);
+        ct_cuda_forget_own_error(0, r);
+        if (r != cudaSuccess)
+            devices = -1;
+    }
+    if (devices > 0)
+        emit_device_names(ring, devices);
+    struct ct_record rec = {
+        .type = CT_REC_PROCESS_INFO,
+        .arg = {(uint64_t)(int64_t)runtime, (uint64_t)(int64_t)driver, (uint64_t)(int64_t)devices}};
+    ct_emit_record(ring, &rec, 1);
+    return devices;
+}
+
+int ct_cuda_info_record(struct ct_ring *ring)
+{
+    int devices;
+    CT_OWN_CALL(devices = record_info(ring));
+    return devices;
+}

@@ -1,0 +1,52 @@
+/*
+ * Memory pool and graph instantiation hooks: which pool each device uses,
+ * pools' lifetimes and settings, and the executable graphs that
+ * cudaGraphLaunch later names. Allocations from a pool are in hook_memory.c,
+ * with the other allocations.
+ */
+#include "preload/hooks/hook.h"
+
+#define HOOK_DEVICE_POOL(name)                                                                     \
+    CT_HOOK(name, (cudaMemPool_t * pool, int device), (pool, device), device, 0, 0, 0, CT_OUT(pool))
+HOOK_DEVICE_POOL(cudaDeviceGetDefaultMemPool)
+HOOK_DEVICE_POOL(cudaDeviceGetMemPool)
+CT_HOOK(cudaDeviceSetMemPool, (int device, cudaMemPool_t pool), (device, pool), device, 0, 0, 0,
+        CT_PTR(pool))
+
+CT_HOOK(cudaMemPoolCreate, (cudaMemPool_t * pool, const struct cudaMemPoolProps *props),
+        (pool, props), CT_OUT(pool), 0, 0, 0, 0)
+CT_HOOK(cudaMemPoolDestroy, (cudaMemPool_t pool), (pool), CT_PTR(pool), 0, 0, 0, 0)
+CT_HOOK(cudaMemPoolTrimTo, (cudaMemPool_t pool, size_t keep), (pool, keep), CT_PTR(pool), 0, 0, 0,
+        keep)
+
+/* The reuse switches (attributes 1 to 3) are ints; the thresholds and usage
+ * figures after them are cuuint64_t. */
+static uint64_t pool_attribute_value(cudaError_t result, enum cudaMemPoolAttr attr,
+                                     const void *value)
+{
+    if (result != cudaSuccess || !value)
+        return 0;
+    if (attr <= cudaMemPoolReuseAllowInternalDependencies)
+        return (uint64_t) * (const int *)value;
+    return *(const uint64_t *)value;
+}
+
+#define HOOK_POOL_ATTRIBUTE(name)                                                                  \
+    CT_HOOK(name, (cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value),                    \
+            (pool, attr, value), CT_PTR(pool), 0, attr, pool_attribute_value(result, attr, value), \
+            0)
+HOOK_POOL_ATTRIBUTE(cudaMemPoolSetAttribute)
+HOOK_POOL_ATTRIBUTE(cudaMemPoolGetAttribute)
+
+#define HOOK_INSTANTIATE(name)                                                                     \
+    CT_HOOK(name, (cudaGraphExec_t * exec, cudaGraph_t graph, unsigned long long flags),           \
+            (exec, graph, flags), CT_OUT(exec), flags, 0, 0, 0)
+HOOK_INSTANTIATE(cudaGraphInstantiate)
+HOOK_INSTANTIATE(cudaGraphInstantiateWithFlags)
+
+#define HOOK_INSTANTIATE_WITH_PARAMS(name)                                                         \
+    CT_HOOK(name,                                                                                  \
+            (cudaGraphExec_t * exec, cudaGraph_t graph, cudaGraphInstantiateParams * params),      \
+            (exec, graph, params), CT_OUT(exec), params ? params->flags : 0, 0, 0, 0)
+HOOK_INSTANTIATE_WITH_PARAMS(cudaGraphInstantiateWithParams)
+HOOK_INSTANTIATE_WITH_PARAMS(cudaGraphInstantiateWithParams_ptsz)

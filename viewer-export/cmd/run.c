@@ -1,0 +1,113 @@
+/*
+ * `cudatrace run [options] -- PROGRAM [ARGS...]`: runs PROGRAM with the
+ * preload and the rtld-audit module that sit beside this binary (LD_PRELOAD,
+ * LD_AUDIT), its options mapped onto the
+ * CUDATRACE_* variables the preload reads. It execs rather than waits, so
+ * PROGRAM keeps this process's pid, signals and exit status exactly.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "viewer-export/commands.h"
+
+/* Puts our companion `library` first in the ':'-separated list `variable`. */
+static int prepend_library(const char *variable, const char *library)
+{
+    char path[PATH_MAX], value[3 * PATH_MAX];
+    if (ct_companion_path(library, path, sizeof path))
+        return -1;
+    const char *existing = getenv(variable);
+    if (existing && *existing)
+        snprintf(value, sizeof value, "%s:%s", path, existing);
+    else
+        snprintf(value, sizeof value, "%s", path);
+    return setenv(variable, value, 1);
+}
+
+/* Makes the preload the tool `variable` names (NVTX's, or the driver's
+ * injection library), unless the user chose another (nsys sets both). */
+static int tool(const char *variable)
+{
+    char path[PATH_MAX];
+    const char *chosen = getenv(variable);
+    if (chosen && *chosen)
+        return 0;
+    return ct_companion_path("libcudatrace.so", path, sizeof path) || setenv(variable, path, 1);
+}
+
+int ct_run_environment(void)
+{
+    /* The preload traces the calls and the NVTX ranges; the audit module
+     * tells how each CUDA library was asked for and found, or why not; as
+     * the driver's injection library the preload starts CUPTI at cuInit,
+     * which covers programs that only use the driver API. */
+    return prepend_library("LD_PRELOAD", "libcudatrace.so") ||
+           prepend_library("LD_AUDIT", "libcudatrace-audit.so") || tool("NVTX_INJECTION64_PATH") ||
+           tool("CUDA_INJECTION64_PATH");
+}
+
+static const char help[] =
+    "usage: cudatrace run [-o TRACE] [-q] [--ring-records N] -- PROGRAM [ARGS...]\n"
+    "\n"
+    "Runs PROGRAM with the tracer (LD_PRELOAD), the loader's audit module\n"
+    "(LD_AUDIT) and the tracer as NVTX's tool and the driver's injection library\n"
+    "(NVTX_INJECTION64_PATH, CUDA_INJECTION64_PATH, each unless set);\n"
+    "every process it starts that touches CUDA writes a trace. PROGRAM\n"
+    "keeps this process's pid, signals and exit status.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output TRACE    trace path (CUDATRACE_OUTPUT; %p becomes the pid;\n"
+    "                        default cudatrace-%p.pftrace.zst)\n"
+    "  -q, --quiet           no summary line on stderr at exit (CUDATRACE_QUIET=1)\n"
+    "  --ring-records N      records per thread ring (CUDATRACE_RING_RECORDS;\n"
+    "                        default 32768)\n"
+    "  --help                this text\n"
+    "\n"
+    "examples:\n"
+    "  cudatrace run -- python train.py --epochs 1\n"
+    "  cudatrace run -o run-%p.pftrace.zst -q -- torchrun --nproc-per-node 2 train.py\n";
+
+/* Options that take a value, and the variable each sets. */
+static const struct {
+    const char *flag, *variable;
+} value_options[] = {
+    {"-o", "CUDATRACE_OUTPUT"},
+    {"--output", "CUDATRACE_OUTPUT"},
+    {"--ring-records", "CUDATRACE_RING_RECORDS"},
+};
+
+int ct_cmd_run(int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(argv[i], "--help") == 0)
+            return fputs(help, stdout) == EOF;
+        if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
+            setenv("CUDATRACE_QUIET", "1", 1);
+            continue;
+        }
+        size_t k = 0, n = sizeof value_options / sizeof value_options[0];
+        while (k < n && strcmp(argv[i], value_options[k].flag) != 0)
+            k++;
+        if (k == n)
+            return ct_usage_error("run: unknown option %s", argv[i]);
+        if (i + 1 >= argc)
+            return ct_usage_error("run: %s needs a value", argv[i]);
+        setenv(value_options[k].variable, argv[++i], 1);
+    }
+    if (i >= argc)
+        return ct_usage_error("run: no program given (cudatrace run -- PROGRAM ARGS...)");
+    if (ct_run_environment())
+        return 1;
+    execvp(argv[i], &argv[i]);
+    fprintf(stderr, "cudatrace: run: %s: %s\n", argv[i], strerror(errno));
+    return 127;
+}

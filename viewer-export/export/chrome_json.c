@@ -1,0 +1,306 @@
+/*
+ * `--format chrome-json`: the trace in Chrome's Trace Event Format (a JSON
+ * object with "traceEvents"), which chrome://tracing, Perfetto and Holistic
+ * Trace Analysis read. Each event is written as the decoder yields it, so
+ * memory holds the tracks, not the events. Process and thread names become
+ * "M" events; each call slice one "X" event (ts and dur in microseconds, ns
+ * as the fraction) in Kineto's "cuda_runtime" category, its annotations in
+ * "args" under their own names but for grid and block, which Kineto writes
+ * as [x, y, z], and stream (see arg_name). GPU work (a slice with a
+ * gpu_kind) is in Kineto's "kernel", "gpu_memcpy" or "gpu_memset" category,
+ * on a row of its own: a slice on a track that is no thread's gets a made-up
+ * tid and a thread_name, the track's. A flow becomes Kineto's "ac2g" pair,
+ * "s" at the host call and "f" at the GPU work, keyed by CUPTI's
+ * correlation id. Instants are "i" events,
+ * thread-scoped on a thread's track and process-scoped ("s": "p")
+ * elsewhere, in the category of the track they are on; counter values "C"
+ * events named after their track, {"value": v}. A slice that never ended
+ * (the writer died mid-call) runs to the latest time in the trace with
+ * args.unclosed = 1, since an "X" event needs a duration and readers differ
+ * on a "B" without an "E". "otherData" says how the trace ended.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/array.h"
+#include "viewer-export/export/formats.h"
+#include "viewer-export/output/json_writer.h"
+#include "common/u64_map.h"
+
+struct track {
+    uint64_t parent;
+    int32_t pid; /* its own, or its parent's for tracks below a process */
+    int64_t tid; /* thread tracks only, else 0 */
+    const char *name;
+};
+
+/* Rows for slices on tracks that are no thread's start here. */
+#define FIRST_MADE_UP_TID 1000000000
+
+struct chrome {
+    struct ct_json json;
+    int64_t made_up_tids;
+    struct ct_progress *progress;
+    struct ct_u64_map index; /* track uuid -> position in tracks + 1 */
+    struct track *tracks;
+    size_t count;
+    uint64_t last_ts; /* the latest time seen, where slices left open end */
+};
+
+static struct track *find_track(const struct chrome *c, uint64_t uuid)
+{
+    const uint64_t *at = ct_u64_map_find(&c->index, uuid);
+    return at ? &c->tracks[*at - 1] : NULL;
+}
+
+static struct track *add_track(struct chrome *c, uint64_t uuid)
+{
+    c->tracks = ct_array_grow(c->tracks, c->count++, sizeof *c->tracks);
+    ct_u64_map_put(&c->index, uuid, c->count);
+    return &c->tracks[c->count - 1];
+}
+
+static void write_name_event(struct ct_json *j, const char *what, const struct track *t)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_string(j, "ph", "M");
+    ct_json_string(j, "name", what);
+    ct_json_int(j, "pid", t->pid);
+    ct_json_int(j, "tid", t->tid);
+    ct_json_begin_object(j, "args");
+    ct_json_string(j, "name", t->name);
+    ct_json_end_object(j);
+    ct_json_end_object(j);
+}
+
+static void on_track(void *ctx, const struct ct_track_info *info)
+{
+    struct chrome *c = ctx;
+    struct track *t = find_track(c, info->uuid);
+    int renamed = !t || (info->name && (!t->name || strcmp(t->name, info->name) != 0));
+    if (!t)
+        t = add_track(c, info->uuid);
+    const struct track *parent = find_track(c, info->parent);
+    *t = (struct track){
+        .parent = info->parent, .pid = info->pid, .tid = info->tid, .name = info->name};
+    if (!info->pid && parent)
+        t->pid = parent->pid; /* a counter or other track of a process */
+    if (renamed && info->name && (info->is_process || info->tid))
+        write_name_event(&c->json, info->is_process ? "process_name" : "thread_name", t);
+}
+
+static void note_time(struct chrome *c, uint64_t ts)
+{
+    if (ts > c->last_ts)
+        c->last_ts = ts;
+}
+
+/* Trace Event Format times are microseconds; the fraction keeps the ns. */
+static void write_time(struct ct_json *j, const char *key, uint64_t ns)
+{
+    ct_json_double(j, key, (double)ns / 1e3);
+}
+
+/* The event's type, name, owner and time: what every event has. */
+static void begin_event(struct chrome *c, const char *ph, const struct ct_event *e, int thread)
+{
+    static const struct track unknown;
+    const struct track *t = find_track(c, e->track);
+    t = t ? t : &unknown;
+    ct_json_begin_object(&c->json, NULL);
+    ct_json_string(&c->json, "ph", ph);
+    ct_json_string(&c->json, "name", e->name);
+    ct_json_int(&c->json, "pid", t->pid);
+    if (thread)
+        ct_json_int(&c->json, "tid", t->tid);
+    write_time(&c->json, "ts", e->ts);
+}
+
+/* Kineto writes grid and block as [x, y, z]; the trace has "XxYxZ". */
+static int write_dim3(struct ct_json *j, const struct ct_annotation *a)
+{
+    unsigned dim[3];
+    int end = -1;
+    if (sscanf(a->s, "%ux%ux%u%n", &dim[0], &dim[1], &dim[2], &end) != 3 || a->s[end] != '\0')
+        return 0;
+    ct_json_begin_array(j, a->name);
+    for (int i = 0; i < 3; i++)
+        ct_json_uint(j, NULL, dim[i]);
+    ct_json_end_array(j);
+    return 1;
+}
+
+static int is_dim3(const char *name)
+{
+    return strcmp(name, "grid") == 0 || strcmp(name, "block") == 0;
+}
+
+/* Kineto's "stream" is the GPU stream a kernel ran on, and Holistic Trace
+ * Analysis takes any event that has one for a GPU kernel; a runtime call's
+ * is the cudaStream_t it was given. */
+static const char *arg_name(const char *name, int gpu)
+{
+    return !gpu && strcmp(name, "stream") == 0 ? "stream_handle" : name;
+}
+
+static void write_arg(struct ct_json *j, const struct ct_annotation *a, int gpu)
+{
+    const char *name = arg_name(a->name, gpu);
+    switch (a->type) {
+    case CT_VALUE_INT:
+        ct_json_int(j, name, a->i);
+        break;
+    case CT_VALUE_DOUBLE:
+        ct_json_double(j, name, a->d);
+        break;
+    case CT_VALUE_STRING:
+        if (!is_dim3(name) || !write_dim3(j, a))
+            ct_json_string(j, name, a->s);
+        break;
+    default: /* unsigned, pointers, and booleans as 0 or 1 */
+        ct_json_uint(j, name, a->u);
+        break;
+    }
+}
+
+/* Writes "args" and closes the event. */
+static void end_event(struct ct_json *j, const struct ct_event *e, int unclosed, int gpu)
+{
+    ct_json_begin_object(j, "args");
+    for (int i = 0; i < e->nargs; i++)
+        write_arg(j, &e->args[i], gpu);
+    if (unclosed)
+        ct_json_uint(j, "unclosed", 1);
+    ct_json_end_object(j);
+    ct_json_end_object(j);
+}
+
+/* Kineto's category for a slice: GPU work by its kind, else a runtime call. */
+static const char *slice_category(const struct ct_event *e)
+{
+    static const char *const kinds[][2] = {
+        {"kernel", "kernel"}, {"memcpy", "gpu_memcpy"}, {"memset", "gpu_memset"}};
+    const struct ct_annotation *kind = ct_event_arg(e, "gpu_kind");
+    for (size_t i = 0; kind && kind->type == CT_VALUE_STRING && i < 3; i++)
+        if (strcmp(kind->s, kinds[i][0]) == 0)
+            return kinds[i][1];
+    return kind ? "gpu_other" : "cuda_runtime";
+}
+
+/* The row of a slice on a track that is no thread's: made up once, named. */
+static void give_row(struct chrome *c, uint64_t uuid)
+{
+    struct track *t = find_track(c, uuid);
+    if (!t || t->tid)
+        return;
+    t->tid = FIRST_MADE_UP_TID + c->made_up_tids++;
+    if (t->name)
+        write_name_event(&c->json, "thread_name", t);
+}
+
+static void write_flow(struct chrome *c, const char *ph, uint64_t id, const struct ct_event *e)
+{
+    struct ct_event flow = *e;
+    flow.name = "ac2g";
+    begin_event(c, ph, &flow, 1);
+    ct_json_string(&c->json, "cat", "ac2g");
+    ct_json_uint(&c->json, "id", (uint32_t)id);
+    if (*ph == 'f')
+        ct_json_string(&c->json, "bp", "e");
+    ct_json_end_object(&c->json);
+}
+
+static void write_slice(struct chrome *c, const struct ct_event *e, uint64_t end, int unclosed)
+{
+    give_row(c, e->track);
+    const char *category = slice_category(e);
+    begin_event(c, "X", e, 1);
+    write_time(&c->json, "dur", end - e->ts);
+    ct_json_string(&c->json, "cat", category);
+    end_event(&c->json, e, unclosed, strcmp(category, "cuda_runtime") != 0);
+    if (e->flow_out)
+        write_flow(c, "s", e->flow_out, e);
+    if (e->flow_in)
+        write_flow(c, "f", e->flow_in, e);
+}
+
+static void on_slice(void *ctx, const struct ct_event *e)
+{
+    struct chrome *c = ctx;
+    note_time(c, e->end);
+    write_slice(c, e, e->end, 0);
+}
+
+static void on_unclosed(void *ctx, const struct ct_event *e)
+{
+    struct chrome *c = ctx;
+    write_slice(c, e, c->last_ts > e->ts ? c->last_ts : e->ts, 1);
+}
+
+static void on_instant(void *ctx, const struct ct_event *e)
+{
+    struct chrome *c = ctx;
+    note_time(c, e->ts);
+    const struct track *t = find_track(c, e->track);
+    int thread = t && t->tid;
+    begin_event(c, "i", e, thread);
+    ct_json_string(&c->json, "s", thread ? "t" : "p");
+    /* Named tracks below a process (the CUDA libraries) are categories. */
+    ct_json_string(&c->json, "cat", t && t->parent && t->name ? t->name : "cudatrace");
+    end_event(&c->json, e, 0, 0);
+}
+
+static void on_counter(void *ctx, const struct ct_event *e)
+{
+    struct chrome *c = ctx;
+    note_time(c, e->ts);
+    const struct track *t = find_track(c, e->track);
+    struct ct_event named = *e;
+    named.name = t && t->name ? t->name : "counter";
+    begin_event(c, "C", &named, 0);
+    ct_json_begin_object(&c->json, "args");
+    ct_json_double(&c->json, "value", e->counter);
+    ct_json_end_object(&c->json);
+    ct_json_end_object(&c->json);
+}
+
+static void on_progress(void *ctx, uint64_t bytes_read)
+{
+    struct chrome *c = ctx;
+    ct_progress_update(c->progress, bytes_read);
+}
+
+static void write_trailer(struct ct_json *j, const struct ct_decode_result *r)
+{
+    ct_json_end_array(j);
+    ct_json_begin_object(j, "otherData");
+    ct_json_string(j, "exporter", "cudatrace");
+    ct_json_uint(j, "packets", r->packets);
+    ct_json_string(j, "tail", r->truncated ? "cut" : "complete");
+    ct_json_uint(j, "unclosed_slices", r->unclosed);
+    ct_json_end_object(j);
+    ct_json_end_object(j);
+}
+
+int ct_export_chrome_json(struct ct_export_job *job)
+{
+    struct chrome c = {.json = {.out = ct_export_output_stream(job->out)},
+                       .progress = &job->progress};
+    ct_json_begin_object(&c.json, NULL);
+    ct_json_uint(&c.json, "schemaVersion", 1);
+    ct_json_string(&c.json, "displayTimeUnit", "ms");
+    ct_json_begin_array(&c.json, "traceEvents");
+    struct ct_trace_visitor visitor = {.ctx = &c,
+                                       .track = on_track,
+                                       .slice = on_slice,
+                                       .instant = on_instant,
+                                       .counter = on_counter,
+                                       .unclosed = on_unclosed,
+                                       .progress = on_progress};
+    int r = ct_trace_decode(job->trace, &visitor, &job->result, job->error, sizeof job->error);
+    if (r == 0)
+        write_trailer(&c.json, &job->result);
+    ct_u64_map_free(&c.index);
+    free(c.tracks);
+    return r;
+}

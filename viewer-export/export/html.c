@@ -1,0 +1,362 @@
+/*
+ * `--format html`: one self-contained page per trace (export_html_page.c
+ * draws it) showing each traced process as `cudatrace report` knows it, and
+ * three plots over its time. The report part is the report JSON itself
+ * (ct_report_json_fields), embedded in the page, so the page and `report
+ * --json` never disagree. The plots' series are gathered while the trace
+ * streams through the decoder, each in at most SERIES_BUCKETS buckets whose
+ * width doubles (neighbours merged) whenever the process outlasts them, so
+ * memory stays the same whatever the trace's length: live device bytes and
+ * launches per second keep the min, max and latest of the counters' samples
+ * per bucket; time in the synchronising calls is summed per bucket (100 ms to
+ * begin with), a call that spans buckets split across them, so the buckets
+ * add up to the report's sync total. Times count from a process's first
+ * event in the file; a slice that began before it (the decoder hands over
+ * slices at their end) lands in the first bucket. The trace is read twice,
+ * for the report (report_model.c reads a file whole) and for the series,
+ * which shows progress. Embedded JSON has every '<' written as \u003c,
+ * which JSON allows inside strings, the only place it can be: no path or
+ * command line can close its <script> element.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/array.h"
+#include "viewer-export/export/formats.h"
+#include "viewer-export/export/html_page.h"
+#include "viewer-export/output/report_output.h"
+#include "common/string_table.h"
+#include "common/u64_map.h"
+
+#define SERIES_BUCKETS 2048
+#define COUNTER_WIDTH_NS 1000000ull /* 1 ms: finer than the samples of a short run */
+#define SYNC_WIDTH_NS 100000000ull  /* 100 ms */
+
+enum { MEMORY, LAUNCH_RATE, SYNC, SERIES_COUNT };
+
+static const char *const counter_tracks[] = {
+    [MEMORY] = "CUDA device memory (live bytes)",
+    [LAUNCH_RATE] = "CUDA kernel launches per second",
+};
+
+struct bucket {
+    double min, max, last; /* the counters' samples; last: the latest, held after */
+    uint64_t last_ts;
+    uint64_t sync_ns; /* the sync series' time */
+    uint64_t values;  /* what was added; 0: empty */
+};
+
+/* Buckets [0, used) of `width` ns each, from the process's first event. */
+struct series {
+    uint64_t width;
+    size_t used;
+    struct bucket *buckets; /* SERIES_BUCKETS of them, from the first value */
+};
+
+struct process {
+    int32_t pid;
+    int seen;             /* an event has set origin */
+    uint64_t origin, end; /* the first and last event's time */
+    struct series series[SERIES_COUNT];
+};
+
+struct plots {
+    struct ct_progress *progress;
+    struct ct_u64_map by_pid;     /* pid + 1 -> index + 1 */
+    struct ct_u64_map owner;      /* track uuid -> index + 1 */
+    struct ct_u64_map counter_of; /* counter track uuid -> series + 1 */
+    struct ct_u64_map sync_names; /* string id of a sync function's name -> 1 */
+    struct process *processes;
+    size_t count;
+};
+
+static void combine(struct bucket *into, const struct bucket *from)
+{
+    if (!from->values)
+        return;
+    if (!into->values || from->min < into->min)
+        into->min = from->min;
+    if (!into->values || from->max > into->max)
+        into->max = from->max;
+    if (!into->values || from->last_ts >= into->last_ts) {
+        into->last = from->last;
+        into->last_ts = from->last_ts;
+    }
+    into->sync_ns += from->sync_ns;
+    into->values += from->values;
+}
+
+/* Halves the buckets in use: each pair becomes one, twice as wide. */
+static void merge_pairs(struct series *s)
+{
+    for (size_t i = 0; 2 * i < s->used; i++) {
+        struct bucket merged = s->buckets[2 * i];
+        if (2 * i + 1 < s->used)
+            combine(&merged, &s->buckets[2 * i + 1]);
+        s->buckets[i] = merged;
+    }
+    size_t halved = (s->used + 1) / 2;
+    memset(s->buckets + halved, 0, (s->used - halved) * sizeof *s->buckets);
+    s->used = halved;
+    s->width *= 2;
+}
+
+/* The bucket that holds `ts`, widening them until it fits. */
+static size_t slot(struct series *s, uint64_t origin, uint64_t ts)
+{
+    if (!s->buckets && !(s->buckets = calloc(SERIES_BUCKETS, sizeof *s->buckets)))
+        abort(); /* as ct_array_grow: nothing to do without memory */
+    uint64_t offset = ts > origin ? ts - origin : 0;
+    while (offset / s->width >= SERIES_BUCKETS)
+        merge_pairs(s);
+    size_t i = (size_t)(offset / s->width);
+    if (i >= s->used)
+        s->used = i + 1;
+    return i;
+}
+
+static void add_sample(struct series *s, uint64_t origin, uint64_t ts, double value)
+{
+    struct bucket one = {.min = value, .max = value, .last = value, .last_ts = ts, .values = 1};
+    size_t i = slot(s, origin, ts); /* before s->buckets is read: it allocates them */
+    combine(&s->buckets[i], &one);
+}
+
+/* Adds the time from `from` to `to` to the buckets it overlaps. */
+static void add_span(struct series *s, uint64_t origin, uint64_t from, uint64_t to)
+{
+    slot(s, origin, to); /* first, so that the widths below are final */
+    for (size_t i = slot(s, origin, from); from < to; i++) {
+        uint64_t bucket_end = origin + (i + 1) * s->width;
+        uint64_t stop = to < bucket_end ? to : bucket_end;
+        struct bucket part = {.sync_ns = stop - from, .values = 1};
+        combine(&s->buckets[i], &part);
+        from = stop;
+    }
+}
+
+static int is_sync_family(enum ct_family family)
+{
+    return family == CT_FAMILY_SYNC_DEVICE || family == CT_FAMILY_SYNC_STREAM ||
+           family == CT_FAMILY_SYNC_EVENT;
+}
+
+static void index_sync_functions(struct plots *pl)
+{
+#define SYNC_NAME(fn, family, stream)                                                              \
+    if (is_sync_family(family))                                                                    \
+        ct_u64_map_put(&pl->sync_names, ct_strings_intern_cstr(#fn), 1);
+    CT_FOR_EACH_FUNCTION(SYNC_NAME)
+#undef SYNC_NAME
+}
+
+/* The process's index + 1, adding it when new. */
+static size_t process_index(struct plots *pl, int32_t pid)
+{
+    uint64_t key = (uint64_t)(uint32_t)pid + 1;
+    const uint64_t *index = ct_u64_map_find(&pl->by_pid, key);
+    if (index)
+        return *index;
+    pl->processes = ct_array_grow(pl->processes, pl->count, sizeof *pl->processes);
+    struct process *p = &pl->processes[pl->count++];
+    p->pid = pid;
+    p->series[MEMORY].width = p->series[LAUNCH_RATE].width = COUNTER_WIDTH_NS;
+    p->series[SYNC].width = SYNC_WIDTH_NS;
+    ct_u64_map_put(&pl->by_pid, key, pl->count);
+    return pl->count;
+}
+
+static void on_track(void *ctx, const struct ct_track_info *t)
+{
+    struct plots *pl = ctx;
+    const uint64_t *parent = ct_u64_map_find(&pl->owner, t->parent);
+    size_t index = t->is_process || t->tid ? process_index(pl, t->pid) : parent ? *parent : 0;
+    if (!index)
+        return;
+    ct_u64_map_put(&pl->owner, t->uuid, index);
+    if (!t->is_counter || !t->name)
+        return;
+    for (size_t s = 0; s < sizeof counter_tracks / sizeof *counter_tracks; s++)
+        if (strcmp(t->name, counter_tracks[s]) == 0)
+            ct_u64_map_put(&pl->counter_of, t->uuid, s + 1);
+}
+
+/* The process that owns `track`, its time span stretched to `ts`. */
+static struct process *owner_at(struct plots *pl, uint64_t track, uint64_t ts)
+{
+    const uint64_t *index = ct_u64_map_find(&pl->owner, track);
+    if (!index)
+        return NULL;
+    struct process *p = &pl->processes[*index - 1];
+    if (!p->seen)
+        p->origin = p->end = ts;
+    p->seen = 1;
+    if (ts > p->end)
+        p->end = ts;
+    return p;
+}
+
+static void on_slice(void *ctx, const struct ct_event *e)
+{
+    struct plots *pl = ctx;
+    struct process *p = owner_at(pl, e->track, e->ts);
+    if (!p)
+        return;
+    owner_at(pl, e->track, e->end);
+    /* As in the report: a call cut short by the process's end never returned. */
+    if (ct_u64_map_find(&pl->sync_names, ct_strings_intern_cstr(e->name)) &&
+        !ct_event_arg(e, "in_flight"))
+        add_span(&p->series[SYNC], p->origin, e->ts, e->end);
+}
+
+static void on_instant(void *ctx, const struct ct_event *e)
+{
+    owner_at(ctx, e->track, e->ts);
+}
+
+static void on_counter(void *ctx, const struct ct_event *e)
+{
+    struct plots *pl = ctx;
+    struct process *p = owner_at(pl, e->track, e->ts);
+    const uint64_t *series = ct_u64_map_find(&pl->counter_of, e->track);
+    if (p && series)
+        add_sample(&p->series[*series - 1], p->origin, e->ts, e->counter);
+}
+
+static void on_progress(void *ctx, uint64_t bytes_read)
+{
+    struct plots *pl = ctx;
+    ct_progress_update(pl->progress, bytes_read);
+}
+
+/* {"width_ns", "points": [[t, min, max, last] or, for sync, [t, ns], ...]}, t from the
+ * origin. */
+static void json_series(struct ct_json *j, const char *key, const struct series *s, int sync)
+{
+    ct_json_begin_object(j, key);
+    ct_json_uint(j, "width_ns", s->width);
+    ct_json_begin_array(j, "points");
+    for (size_t i = 0; i < s->used; i++) {
+        const struct bucket *b = &s->buckets[i];
+        if (!b->values)
+            continue;
+        ct_json_begin_array(j, NULL);
+        ct_json_uint(j, NULL, i * s->width);
+        if (sync) {
+            ct_json_uint(j, NULL, b->sync_ns);
+        } else {
+            ct_json_double(j, NULL, b->min);
+            ct_json_double(j, NULL, b->max);
+            ct_json_double(j, NULL, b->last);
+        }
+        ct_json_end_array(j);
+    }
+    ct_json_end_array(j);
+    ct_json_end_object(j);
+}
+
+static void json_plots(struct ct_json *j, const struct plots *pl, const char *trace)
+{
+    ct_json_string(j, "file", trace);
+    ct_json_begin_array(j, "processes");
+    for (size_t i = 0; i < pl->count; i++) {
+        const struct process *p = &pl->processes[i];
+        ct_json_begin_object(j, NULL);
+        ct_json_int(j, "pid", p->pid);
+        ct_json_uint(j, "span_ns", p->end - p->origin);
+        json_series(j, "memory", &p->series[MEMORY], 0);
+        json_series(j, "launch_rate", &p->series[LAUNCH_RATE], 0);
+        json_series(j, "sync", &p->series[SYNC], 1);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+}
+
+static void write_text(struct ct_export_output *out, const char *text)
+{
+    ct_export_output_write(out, text, strlen(text));
+}
+
+/* JSON gathered in memory, to be escaped on its way into the page. */
+struct json_block {
+    char *text;
+    size_t size;
+    struct ct_json json;
+};
+
+static struct ct_json *json_block_open(struct json_block *b)
+{
+    b->json = (struct ct_json){.out = open_memstream(&b->text, &b->size)};
+    if (!b->json.out)
+        abort();
+    ct_json_begin_object(&b->json, NULL);
+    return &b->json;
+}
+
+/* Writes the block as <script type="application/json" id=ID>, '<' escaped. */
+static void json_block_embed(struct json_block *b, struct ct_export_output *out, const char *id)
+{
+    ct_json_end_object(&b->json);
+    if (fclose(b->json.out))
+        abort();
+    write_text(out, "<script type=\"application/json\" id=\"");
+    write_text(out, id);
+    write_text(out, "\">\n");
+    const char *from = b->text, *end = b->text + b->size;
+    for (const char *lt; (lt = memchr(from, '<', (size_t)(end - from))); from = lt + 1) {
+        ct_export_output_write(out, from, (size_t)(lt - from));
+        write_text(out, "\\u003c");
+    }
+    ct_export_output_write(out, from, (size_t)(end - from));
+    write_text(out, "</script>\n");
+    free(b->text);
+}
+
+static void write_page(struct ct_export_job *job, const struct ct_report *report,
+                       const struct plots *pl)
+{
+    struct ct_findings findings;
+    ct_findings_compute(report, &findings);
+    struct json_block report_json, plot_json;
+    ct_report_json_fields(json_block_open(&report_json), report, &findings);
+    json_plots(json_block_open(&plot_json), pl, job->trace);
+    write_text(job->out, ct_html_page_head);
+    json_block_embed(&report_json, job->out, "report-data");
+    json_block_embed(&plot_json, job->out, "plot-data");
+    write_text(job->out, ct_html_page_script);
+    ct_findings_free(&findings);
+}
+
+static void free_plots(struct plots *pl)
+{
+    for (size_t i = 0; i < pl->count; i++)
+        for (int s = 0; s < SERIES_COUNT; s++)
+            free(pl->processes[i].series[s].buckets);
+    free(pl->processes);
+    ct_u64_map_free(&pl->by_pid);
+    ct_u64_map_free(&pl->owner);
+    ct_u64_map_free(&pl->counter_of);
+    ct_u64_map_free(&pl->sync_names);
+}
+
+int ct_export_html(struct ct_export_job *job)
+{
+    struct ct_report report = {0};
+    struct plots pl = {.progress = &job->progress};
+    index_sync_functions(&pl);
+    struct ct_trace_visitor visitor = {.ctx = &pl,
+                                       .track = on_track,
+                                       .slice = on_slice,
+                                       .instant = on_instant,
+                                       .counter = on_counter,
+                                       .progress = on_progress};
+    int r = ct_report_add_trace(&report, job->trace, job->error, sizeof job->error);
+    if (r == 0)
+        r = ct_trace_decode(job->trace, &visitor, &job->result, job->error, sizeof job->error);
+    if (r == 0)
+        write_page(job, &report, &pl);
+    free_plots(&pl);
+    ct_report_free(&report);
+    return r;
+}

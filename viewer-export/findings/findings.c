@@ -1,0 +1,564 @@
+/*
+ * Derives findings from a report. Each has a stable id, a severity and a
+ * message that names the files, the versions and the fix, with the evidence
+ * alongside in JSON. The CUDA library and driver findings so far:
+ * duplicate-library (two files of one library family mapped at once),
+ * library-load-failed (the loader looked for a CUDA library and found none),
+ * shadowed-library (LD_LIBRARY_PATH or ld.so.conf beat the asking library's
+ * own RUNPATH copy), version-mismatch (libraries of one stack from different
+ * releases), toolkit-mismatch (a runtime or cuDNN found in another toolkit
+ * than the one CUDA_HOME names), no-kernel-image (a launch found no code for
+ * this GPU in its library's fat binary),
+ * fallback-resolution (a library its requester's own RPATH/RUNPATH meant to
+ * provide was found somewhere else, as when a pip wheel is missing),
+ * stub-driver (the toolkit's link-time libcuda, or calls failing with
+ * cudaErrorStubLibrary), driver-missing (calls fail with
+ * cudaErrorInsufficientDriver and there is no driver) and driver-too-old
+ * (they fail so with a driver older than the runtime). A healthy process gets
+ * none.
+ */
+#include "viewer-export/findings/findings.h"
+
+#include "common/array.h"
+#include "common/library_family.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CUDA_ERROR_STUB_LIBRARY 34
+#define CUDA_ERROR_INSUFFICIENT_DRIVER 35
+
+const char *ct_severity_name(enum ct_severity severity)
+{
+    static const char *const names[] = {"error", "warning", "info"};
+    return names[severity];
+}
+
+struct ct_finding *ct_finding_add(struct ct_findings *out, const char *id,
+                                  enum ct_severity severity, int32_t pid, const char *fmt, ...)
+{
+    out->items = ct_array_grow(out->items, out->count, sizeof *out->items);
+    struct ct_finding *f = &out->items[out->count++];
+    f->id = id;
+    f->severity = severity;
+    f->pid = pid;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    va_end(ap);
+    return f;
+}
+
+void ct_finding_add_library(struct ct_finding *f, const struct ct_library_entry *lib)
+{
+    if (f->library_count < (int)(sizeof f->libraries / sizeof f->libraries[0]))
+        f->libraries[f->library_count++] = lib;
+}
+
+void ct_finding_add_number(struct ct_finding *f, const char *key, double value)
+{
+    if (f->number_count < (int)(sizeof f->numbers / sizeof f->numbers[0]))
+        f->numbers[f->number_count++] = (struct ct_finding_number){key, value};
+}
+
+static const char *version_or_unknown(const struct ct_library_entry *lib)
+{
+    return *lib->version ? lib->version : "unknown version";
+}
+
+static void duplicates(const struct ct_process_report *p, struct ct_findings *out)
+{
+    for (size_t i = 0; i < p->library_count; i++) {
+        const struct ct_library_entry *a = &p->libraries[i];
+        int first_of_family = 1, copies = 1;
+        for (size_t k = 0; k < i; k++)
+            first_of_family &= strcmp(p->libraries[k].family, a->family) != 0;
+        for (size_t k = i + 1; k < p->library_count; k++)
+            copies += strcmp(p->libraries[k].family, a->family) == 0 &&
+                      strcmp(p->libraries[k].realpath, a->realpath) != 0;
+        if (!first_of_family || copies < 2)
+            continue;
+        struct ct_finding *f =
+            ct_finding_add(out, "duplicate-library", CT_SEVERITY_ERROR, p->pid,
+                           "%d copies of lib%s are loaded in one process: %s (%s)", copies,
+                           a->family, a->realpath, version_or_unknown(a));
+        ct_finding_add_library(f, a);
+        for (size_t k = i + 1; k < p->library_count; k++) {
+            const struct ct_library_entry *b = &p->libraries[k];
+            if (strcmp(b->family, a->family) != 0 || strcmp(b->realpath, a->realpath) == 0)
+                continue;
+            size_t n = strlen(f->message);
+            snprintf(f->message + n, sizeof f->message - n, " and %s (%s)", b->realpath,
+                     version_or_unknown(b));
+            ct_finding_add_library(f, b);
+        }
+        size_t n = strlen(f->message);
+        snprintf(f->message + n, sizeof f->message - n,
+                 "; calls may reach either copy (invalid handles, crashes). Keep the one the "
+                 "framework was built for: remove the other from LD_LIBRARY_PATH, the "
+                 "environment or the install.");
+    }
+}
+
+static int is_driver_name(const char *name)
+{
+    const char *base = strrchr(name, '/');
+    return strncmp(base ? base + 1 : name, "libcuda.so", 10) == 0;
+}
+
+/* The failed load of the driver library, if there was one. */
+static const struct ct_failed_load *driver_load_failure(const struct ct_process_report *p)
+{
+    for (size_t i = 0; i < p->failed_load_count; i++)
+        if (is_driver_name(p->failed_loads[i].requested_as))
+            return &p->failed_loads[i];
+    return NULL;
+}
+
+/* Whether a library of `name`'s family was loaded after all: libraries probe
+ * for several names (cuDNN tries libcudnn_graph.so.9.19.0, then .9.19, then
+ * .9), and only a family that never loaded is a failure. */
+static int family_loaded(const struct ct_process_report *p, const char *name)
+{
+    char family[64];
+    if (!ct_library_family(name, family, sizeof family))
+        return 0;
+    for (size_t i = 0; i < p->library_count; i++)
+        if (strcmp(p->libraries[i].family, family) == 0)
+            return 1;
+    return 0;
+}
+
+static void failed_loads(const struct ct_process_report *p, struct ct_findings *out)
+{
+    for (size_t i = 0; i < p->failed_load_count; i++) {
+        const struct ct_failed_load *load = &p->failed_loads[i];
+        if (is_driver_name(load->requested_as) || family_loaded(p, load->requested_as))
+            continue; /* the driver is driver-missing's; a probe that found another name */
+        struct ct_finding *f = ct_finding_add(
+            out, "library-load-failed", CT_SEVERITY_ERROR, p->pid,
+            "%s could not be loaded (asked for by %s): %s; searched %s. Install it, or put "
+            "its directory on the asking library's RUNPATH or on LD_LIBRARY_PATH.",
+            load->requested_as, load->requested_by, load->error,
+            *load->searched ? load->searched : "no directory");
+        f->failed_load = load;
+    }
+}
+
+/* The loader took another copy than the one on the asking library's RUNPATH,
+ * because LD_LIBRARY_PATH or the system configuration came first. */
+static void shadowed(const struct ct_process_report *p, struct ct_findings *out)
+{
+    for (size_t i = 0; i < p->library_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries[i];
+        if (!lib->runpath_copy || !*lib->runpath_copy)
+            continue;
+        const char *so = strstr(lib->runpath_copy, ".so.");
+        struct ct_finding *f = ct_finding_add(
+            out, "shadowed-library", CT_SEVERITY_WARNING, p->pid,
+            "%s was found through %s as %s (%s), although %s ships its own copy on its RUNPATH, "
+            "%s (%s), which was not used. Remove the directory from LD_LIBRARY_PATH (or the "
+            "ld.so.conf entry) so each library gets the copy it was built with.",
+            lib->requested_as, lib->found_via, lib->realpath, version_or_unknown(lib),
+            lib->requested_by, lib->runpath_copy, so ? so + 4 : "unknown version");
+        ct_finding_add_library(f, lib);
+        f->shadowed_copy = lib->runpath_copy;
+    }
+}
+
+/* Whether two dotted versions differ in the parts both give ("9.26.0.51"
+ * and "9.26.0" agree; "9.19.0" and "9.26.0.51" do not). */
+static int versions_differ(const char *a, const char *b)
+{
+    while (*a && *b) {
+        char *end_a, *end_b;
+        long x = strtol(a, &end_a, 10), y = strtol(b, &end_b, 10);
+        if (end_a == a || end_b == b)
+            return 0;
+        if (x != y)
+            return 1;
+        a = *end_a == '.' ? end_a + 1 : end_a + strlen(end_a);
+        b = *end_b == '.' ? end_b + 1 : end_b + strlen(end_b);
+    }
+    return 0;
+}
+
+/* The loader found a library outside the directories its requester's own
+ * RPATH/RUNPATH meant for it, none of which held it (a pip wheel removed or
+ * never installed, an emptied $ORIGIN directory): the requester now runs
+ * with whatever the system had, of whatever version. */
+static void fallbacks(const struct ct_process_report *p, struct ct_findings *out)
+{
+    for (size_t i = 0; i < p->library_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries[i];
+        if (!lib->expected_dirs || !*lib->expected_dirs)
+            continue;
+        int pinned = *lib->expected_version != '\0';
+        int wrong_version = pinned && versions_differ(lib->expected_version, lib->version);
+        char pin[512] = "", fix[512];
+        if (pinned) {
+            snprintf(pin, sizeof pin, ", where %s was built against %s==%s", lib->expected_by,
+                     lib->expected_package, lib->expected_version);
+            snprintf(fix, sizeof fix,
+                     "reinstall the wheel that ships it (pip install --force-reinstall %s==%s)",
+                     lib->expected_package, lib->expected_version);
+        } else {
+            snprintf(fix, sizeof fix, "reinstall the package that ships it into %s",
+                     lib->expected_dirs);
+        }
+        struct ct_finding *f = ct_finding_add(
+            out, "fallback-resolution", wrong_version ? CT_SEVERITY_ERROR : CT_SEVERITY_WARNING,
+            p->pid,
+            "%s was asked for by %s, whose own search path expects it in %s, but none of those "
+            "held it: the loader fell back to %s and took %s (version %s)%s. Fix: %s, or remove "
+            "the stale copy it fell back to.",
+            lib->requested_as, lib->requested_by, lib->expected_dirs, lib->found_via, lib->realpath,
+            version_or_unknown(lib), pin, fix);
+        ct_finding_add_library(f, lib);
+    }
+}
+
+/* The leading number of a version string ("12" of "12.4.1"), or -1. */
+static long major_of(const char *version)
+{
+    char *end;
+    long major = strtol(version, &end, 10);
+    return end == version ? -1 : major;
+}
+
+/* Libraries of one stack that disagree: cuDNN sub-libraries of another major
+ * than libcudnn; the libraries that follow the CUDA major (cuBLAS, cuBLASLt,
+ * NVRTC, nvJitLink, CUPTI) against the runtime's; cuDNN built for another
+ * CUDA major than the runtime in use. */
+static void version_mismatches(const struct ct_process_report *p, struct ct_findings *out)
+{
+    static const char *const follow_cuda[] = {"cublas", "cublasLt", "nvrtc", "nvJitLink", "cupti"};
+    const struct ct_library_entry *cudart = NULL, *cudnn = NULL;
+    for (size_t i = 0; i < p->library_count; i++) {
+        if (strcmp(p->libraries[i].family, "cudart") == 0 && !cudart)
+            cudart = &p->libraries[i];
+        if (strcmp(p->libraries[i].family, "cudnn") == 0 && !cudnn)
+            cudnn = &p->libraries[i];
+    }
+    for (size_t i = 0; i < p->library_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries[i], *against = NULL;
+        if (cudnn && strncmp(lib->family, "cudnn_", 6) == 0)
+            against = cudnn;
+        for (size_t k = 0; cudart && k < sizeof follow_cuda / sizeof *follow_cuda; k++)
+            if (strcmp(lib->family, follow_cuda[k]) == 0)
+                against = cudart;
+        long mine = major_of(lib->version), theirs = against ? major_of(against->version) : -1;
+        if (!against || mine < 0 || theirs < 0 || mine == theirs)
+            continue;
+        struct ct_finding *f = ct_finding_add(
+            out, "version-mismatch", CT_SEVERITY_ERROR, p->pid,
+            "lib%s %s (major %ld) is loaded with lib%s %s (major %ld): libraries of one stack "
+            "must come from the same release. Install matching versions.",
+            lib->family, lib->realpath, mine, against->family, against->realpath, theirs);
+        ct_finding_add_library(f, lib);
+        ct_finding_add_library(f, against);
+    }
+    /* cuDNN built for another CUDA major than the runtime the program uses. */
+    long runtime_major = p->runtime_version > 0 ? (long)(p->runtime_version / 1000) : -1;
+    for (size_t i = 0; runtime_major > 0 && i < p->library_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries[i];
+        if (lib->built_for_cuda <= 0 || lib->built_for_cuda == runtime_major)
+            continue;
+        struct ct_finding *f = ct_finding_add(
+            out, "version-mismatch", CT_SEVERITY_ERROR, p->pid,
+            "lib%s %s was built for CUDA %lld (its RUNPATH names cu%lld) but the runtime in use "
+            "is CUDA %lld.%lld: install the cuDNN build for CUDA %ld.",
+            lib->family, lib->realpath, (long long)lib->built_for_cuda,
+            (long long)lib->built_for_cuda, (long long)p->runtime_version / 1000,
+            (long long)(p->runtime_version % 1000) / 10, runtime_major);
+        ct_finding_add_library(f, lib);
+        f->runtime_version = p->runtime_version;
+    }
+}
+
+/* A runtime or cuDNN that the search path or the system configuration found
+ * in another toolkit than the one CUDA_HOME (or /usr/local/cuda) names: the
+ * stale ld.so.conf entry, which gives no error, only wrong behaviour. */
+static void toolkit_mismatches(const struct ct_process_report *p, struct ct_findings *out)
+{
+    if (!p->toolkit_version || !*p->toolkit_version)
+        return;
+    for (size_t i = 0; i < p->library_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries[i];
+        const char *toolkit = strstr(lib->realpath, "/cuda-");
+        if (!lib->found_via || !toolkit ||
+            (strcmp(lib->family, "cudart") != 0 && strncmp(lib->family, "cudnn", 5) != 0) ||
+            (strcmp(lib->found_via, "ld.so.cache") != 0 &&
+             strcmp(lib->found_via, "LD_LIBRARY_PATH") != 0))
+            continue;
+        size_t len = strcspn(toolkit + 6, "/");
+        if (len == strlen(p->toolkit_version) && strncmp(toolkit + 6, p->toolkit_version, len) == 0)
+            continue;
+        struct ct_finding *f = ct_finding_add(
+            out, "toolkit-mismatch", CT_SEVERITY_WARNING, p->pid,
+            "%s was found through %s in CUDA %.*s (%s), but the toolkit in use is CUDA %s "
+            "(%s). Remove the stale entry (an /etc/ld.so.conf.d file or LD_LIBRARY_PATH "
+            "directory) for the other toolkit, then run ldconfig.",
+            lib->requested_as, lib->found_via, (int)len, toolkit + 6, lib->realpath,
+            p->toolkit_version, p->toolkit_root);
+        ct_finding_add_library(f, lib);
+    }
+}
+
+/* Launches that failed with cudaErrorNoKernelImageForDevice: the library was
+ * built without code this GPU can run. */
+static void missing_kernel_images(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const char *gpu = p->device_names ? p->devices[0] : "this GPU";
+    const char *capability = p->device_names ? p->device_capability[0] : "";
+    for (size_t i = 0; i < p->missing_image_count; i++) {
+        const struct ct_missing_image *m = &p->missing_images[i];
+        struct ct_finding *f = ct_finding_add(
+            out, "no-kernel-image", CT_SEVERITY_ERROR, p->pid,
+            "kernel %s (in %s) has no code for %s%s%s%s: the library carries %s. Rebuild it "
+            "with code for this GPU (-gencode arch=compute_XY,code=sm_XY, or PTX to be "
+            "compiled at load time), or install a build made for it.",
+            m->kernel, *m->library ? m->library : "an unknown file", gpu,
+            *capability ? " (compute capability " : "", capability, *capability ? ")" : "",
+            *m->archs ? m->archs : "no GPU code at all");
+        f->missing_image = m;
+        f->compute_capability = capability;
+    }
+}
+
+static const struct ct_library_entry *driver_library(const struct ct_process_report *p)
+{
+    for (size_t i = 0; i < p->library_count; i++)
+        if (strcmp(p->libraries[i].family, "cuda") == 0)
+            return &p->libraries[i];
+    return NULL;
+}
+
+static void driver(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_library_entry *libcuda = driver_library(p);
+    uint64_t stub_failures = p->calls_failed_with[CUDA_ERROR_STUB_LIBRARY];
+    uint64_t driver_failures = p->calls_failed_with[CUDA_ERROR_INSUFFICIENT_DRIVER];
+    if ((libcuda && strstr(libcuda->realpath, "/stubs/")) || stub_failures) {
+        struct ct_finding *f = ct_finding_add(
+            out, "stub-driver", CT_SEVERITY_ERROR, p->pid,
+            "the CUDA driver library loaded is the toolkit's link-time stub%s%s, whose every "
+            "call fails with cudaErrorStubLibrary (%llu so far). Remove the stubs directory "
+            "from LD_LIBRARY_PATH (and any libcuda.so.1 link to it) so the real driver loads.",
+            libcuda ? " " : "", libcuda ? libcuda->realpath : "",
+            (unsigned long long)stub_failures);
+        f->failed_calls = stub_failures;
+        if (libcuda)
+            ct_finding_add_library(f, libcuda);
+        return;
+    }
+    const struct ct_failed_load *driver_failed = libcuda ? NULL : driver_load_failure(p);
+    int too_old =
+        driver_failures && p->driver_version > 0 && p->driver_version < p->runtime_version;
+    /* A failed load of libcuda alone is no finding when the runtime still
+     * reports a driver (a library probing for it, say). */
+    int missing = (driver_failures || driver_failed) && p->driver_version <= 0;
+    if (!too_old && !missing)
+        return;
+    struct ct_finding *f;
+    if (too_old) {
+        f = ct_finding_add(
+            out, "driver-too-old", CT_SEVERITY_ERROR, p->pid,
+            "the driver supports CUDA %lld.%lld but the runtime needs %lld.%lld: %llu calls "
+            "failed with cudaErrorInsufficientDriver. Update the NVIDIA driver, or use a "
+            "runtime (framework build) for CUDA %lld.%lld.",
+            (long long)p->driver_version / 1000, (long long)(p->driver_version % 1000) / 10,
+            (long long)p->runtime_version / 1000, (long long)(p->runtime_version % 1000) / 10,
+            (unsigned long long)driver_failures, (long long)p->driver_version / 1000,
+            (long long)(p->driver_version % 1000) / 10);
+    } else {
+        char where[8192] = "";
+        if (driver_failed)
+            snprintf(where, sizeof where, " (looked for by %s in %s)", driver_failed->requested_by,
+                     driver_failed->searched);
+        f = ct_finding_add(
+            out, "driver-missing", CT_SEVERITY_ERROR, p->pid,
+            "no CUDA driver: %s%s; %llu calls failed with cudaErrorInsufficientDriver. "
+            "Install the NVIDIA driver, or in a container mount its libraries "
+            "(libcuda.so.1) and devices.",
+            libcuda ? "the driver library loaded but reports no driver"
+                    : "libcuda.so.1 was never loaded",
+            where, (unsigned long long)driver_failures);
+        f->failed_load = driver_failed;
+    }
+    f->failed_calls = driver_failures;
+    f->runtime_version = p->runtime_version;
+    f->driver_version = p->driver_version;
+    if (libcuda)
+        ct_finding_add_library(f, libcuda);
+}
+
+static int by_severity_then_cost(const void *a, const void *b)
+{
+    const struct ct_finding *x = a, *y = b;
+    if (x->severity != y->severity)
+        return x->severity < y->severity ? -1 : 1;
+    if (x->cost_ns != y->cost_ns)
+        return x->cost_ns > y->cost_ns ? -1 : 1;
+    return x < y ? -1 : x > y; /* qsort is not stable; keep the computed order */
+}
+
+/* Errors first, then warnings, then notes; within one severity, the
+ * costliest first. */
+static void order_findings(struct ct_findings *out)
+{
+    if (out->count > 1)
+        qsort(out->items, out->count, sizeof *out->items, by_severity_then_cost);
+}
+
+void ct_findings_compute(const struct ct_report *report, struct ct_findings *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < report->process_count; i++) {
+        duplicates(&report->processes[i], out);
+        failed_loads(&report->processes[i], out);
+        shadowed(&report->processes[i], out);
+        fallbacks(&report->processes[i], out);
+        version_mismatches(&report->processes[i], out);
+        toolkit_mismatches(&report->processes[i], out);
+        missing_kernel_images(&report->processes[i], out);
+        driver(&report->processes[i], out);
+        ct_findings_usage(&report->processes[i], out);
+        ct_findings_cupti(&report->processes[i], out);
+    }
+    ct_findings_across(report, out);
+    order_findings(out);
+}
+
+void ct_findings_free(struct ct_findings *findings)
+{
+    free(findings->items);
+    memset(findings, 0, sizeof *findings);
+}
+
+void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_string(j, "path", lib->path);
+    ct_json_string(j, "realpath", lib->realpath);
+    ct_json_string(j, "family", lib->family);
+    ct_json_string(j, "soname", lib->soname);
+    ct_json_string(j, "version", lib->version);
+    /* How it was asked for and found, and by whom it was seen. */
+    const char *const loader[][2] = {{"requested_as", lib->requested_as},
+                                     {"requested_by", lib->requested_by},
+                                     {"found_via", lib->found_via},
+                                     {"seen_by", lib->seen_by}};
+    if (lib->expected_dirs && *lib->expected_dirs) {
+        ct_json_string(j, "expected_dirs", lib->expected_dirs);
+        ct_json_string(j, "expected_version", lib->expected_version);
+        ct_json_string(j, "expected_by", lib->expected_by);
+    }
+    for (size_t i = 0; i < sizeof loader / sizeof loader[0]; i++) {
+        if (loader[i][1])
+            ct_json_string(j, loader[i][0], loader[i][1]);
+        else
+            ct_json_null(j, loader[i][0]);
+    }
+    const struct {
+        const char *key;
+        uint64_t ns;
+    } times[] = {{"loaded_ns", lib->loaded_ns}, {"unloaded_ns", lib->unloaded_ns}};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+        if (times[i].ns)
+            ct_json_uint(j, times[i].key, times[i].ns);
+        else
+            ct_json_null(j, times[i].key);
+    }
+    ct_json_string(j, "build_id", lib->build_id);
+    ct_json_uint(j, "size", lib->size);
+    ct_json_end_object(j);
+}
+
+/* A `separator`-separated list in the trace as a JSON array of strings. */
+static void json_list(struct ct_json *j, const char *key, const char *list, char separator)
+{
+    const char separators[2] = {separator, '\0'};
+    ct_json_begin_array(j, key);
+    for (const char *item = list; *item;) {
+        size_t len = strcspn(item, separators);
+        char one[4096];
+        snprintf(one, sizeof one, "%.*s", (int)len, item);
+        ct_json_string(j, NULL, one);
+        item += len + (item[len] == separator);
+    }
+    ct_json_end_array(j);
+}
+
+void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_string(j, "requested_as", load->requested_as);
+    ct_json_string(j, "requested_by", load->requested_by);
+    ct_json_string(j, "error", load->error);
+    json_list(j, "searched", load->searched, ':');
+    ct_json_string(j, "seen_by", load->seen_by);
+    ct_json_uint(j, "attempts", load->attempts);
+    ct_json_end_object(j);
+}
+
+static void usage_evidence_json(struct ct_json *j, const struct ct_finding *f)
+{
+    for (int i = 0; i < f->number_count; i++)
+        ct_json_double(j, f->numbers[i].key, f->numbers[i].value);
+    if (f->where)
+        ct_json_string(j, "site", f->where);
+    if (!f->site_count)
+        return;
+    ct_json_begin_array(j, "sites");
+    for (int i = 0; i < f->site_count; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "site", f->sites[i].site);
+        ct_json_uint(j, "calls", f->sites[i].calls);
+        ct_json_uint(j, "ns", f->sites[i].ns);
+        ct_json_uint(j, "bytes", f->sites[i].bytes);
+        ct_json_double(j, "share", f->sites[i].share);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+}
+
+void ct_finding_json(struct ct_json *j, const struct ct_finding *f)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_string(j, "id", f->id);
+    ct_json_string(j, "severity", ct_severity_name(f->severity));
+    ct_json_int(j, "pid", f->pid);
+    ct_json_string(j, "message", f->message);
+    ct_json_begin_object(j, "evidence");
+    if (f->library_count) {
+        ct_json_begin_array(j, "libraries");
+        for (int i = 0; i < f->library_count; i++)
+            ct_library_json(j, f->libraries[i]);
+        ct_json_end_array(j);
+    }
+    if (f->failed_load) {
+        ct_json_begin_array(j, "failed_loads");
+        ct_failed_load_json(j, f->failed_load);
+        ct_json_end_array(j);
+    }
+    if (f->shadowed_copy)
+        ct_json_string(j, "runpath_copy", f->shadowed_copy);
+    if (f->missing_image) {
+        ct_json_string(j, "kernel", f->missing_image->kernel);
+        ct_json_string(j, "library", f->missing_image->library);
+        json_list(j, "library_archs", f->missing_image->archs, ',');
+        ct_json_string(j, "compute_capability", f->compute_capability);
+    }
+    if (f->failed_calls)
+        ct_json_uint(j, "failed_calls", f->failed_calls);
+    if (f->runtime_version > 0)
+        ct_json_int(j, "runtime_version", f->runtime_version);
+    if (f->failed_calls && strncmp(f->id, "driver-", 7) == 0)
+        ct_json_int(j, "driver_version", f->driver_version > 0 ? f->driver_version : 0);
+    usage_evidence_json(j, f);
+    ct_json_end_object(j);
+    ct_json_end_object(j);
+}

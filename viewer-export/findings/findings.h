@@ -1,0 +1,71 @@
+/*
+ * Findings: what is wrong in a traced process, named by a stable id.
+ */
+#ifndef CT_FINDINGS_H
+#define CT_FINDINGS_H
+
+#include "viewer-export/output/json_writer.h"
+#include "viewer-export/model/report.h"
+
+enum ct_severity { CT_SEVERITY_ERROR, CT_SEVERITY_WARNING, CT_SEVERITY_INFO };
+
+struct ct_finding {
+    const char *id;
+    enum ct_severity severity;
+    int32_t pid;
+    char message[1024];
+    /* Evidence: the libraries involved (for library findings) and numbers. */
+    const struct ct_library_entry *libraries[8];
+    int library_count;
+    int64_t runtime_version, driver_version;
+    uint64_t failed_calls;
+    const struct ct_failed_load *failed_load;
+    const char *shadowed_copy;                    /* shadowed-library: the RUNPATH copy not used */
+    const struct ct_missing_image *missing_image; /* no-kernel-image */
+    const char *compute_capability;
+    /* Usage findings: what the finding costs the run (it orders findings of
+     * one severity), the call site it is about, the numbers behind the
+     * message, and the sites that carry the cost with their share. */
+    uint64_t cost_ns;
+    const char *where;
+    struct ct_finding_number {
+        const char *key;
+        double value;
+    } numbers[12];
+    int number_count;
+    struct ct_finding_site {
+        const char *site;
+        uint64_t calls, ns, bytes;
+        double share;
+    } sites[3];
+    int site_count;
+};
+
+struct ct_findings {
+    struct ct_finding *items;
+    size_t count;
+};
+
+void ct_findings_compute(const struct ct_report *report, struct ct_findings *out);
+/* The findings on how a process uses CUDA (findings_usage.c). */
+void ct_findings_usage(const struct ct_process_report *p, struct ct_findings *out);
+/* cupti-unavailable and cupti-dropped (findings_cupti.c). */
+void ct_findings_cupti(const struct ct_process_report *p, struct ct_findings *out);
+/* The findings that compare processes (findings_across.c). */
+void ct_findings_across(const struct ct_report *report, struct ct_findings *out);
+/* Appends a finding with a formatted message; the evidence starts empty. */
+struct ct_finding *ct_finding_add(struct ct_findings *out, const char *id,
+                                  enum ct_severity severity, int32_t pid, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Adds a library to a finding's evidence (up to its capacity). */
+void ct_finding_add_library(struct ct_finding *f, const struct ct_library_entry *lib);
+/* Adds a named number to a finding's evidence (up to its capacity). */
+void ct_finding_add_number(struct ct_finding *f, const char *key, double value);
+void ct_findings_free(struct ct_findings *findings);
+const char *ct_severity_name(enum ct_severity severity);
+void ct_finding_json(struct ct_json *j, const struct ct_finding *f);
+void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load);
+/* One entry of the report's `libraries` array. */
+void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib);
+
+#endif

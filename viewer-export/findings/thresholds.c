@@ -1,0 +1,67 @@
+/*
+ * The usage findings' thresholds: defaults drawn from what the field reports
+ * as trouble (../shared/SCENARIOS.md: over ~15% of host time in launches,
+ * over ~100 small copies a second, milliseconds for a cudaMalloc that should
+ * take ~100 us), settable by name.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "viewer-export/findings/thresholds.h"
+
+struct ct_thresholds ct_thresholds = {
+    .launch_share = 0.15,
+    .launch_rate = 1000,
+    .sync_share = 0.20,
+    .sync_calls = 10,
+    .pageable_copies = 10,
+    .small_copy_bytes = 65536,
+    .small_copy_rate = 100,
+    .small_copy_count = 100,
+    .growth_bytes = 1 << 20,
+    .growth_share = 0.05,
+    .slow_alloc_ns = 1e6,
+    .slow_alloc_factor = 10,
+    .slow_alloc_calls = 3,
+    .gpu_idle_share = 0.5,
+    .gpu_bound_share = 0.8,
+};
+
+static const struct {
+    const char *name;
+    size_t offset;
+} names[] = {
+#define THRESHOLD(field)                                                                           \
+    {                                                                                              \
+#field, offsetof(struct ct_thresholds, field)                                              \
+    }
+    THRESHOLD(launch_share),     THRESHOLD(launch_rate),      THRESHOLD(sync_share),
+    THRESHOLD(sync_calls),       THRESHOLD(pageable_copies),  THRESHOLD(small_copy_bytes),
+    THRESHOLD(small_copy_rate),  THRESHOLD(small_copy_count), THRESHOLD(growth_bytes),
+    THRESHOLD(growth_share),     THRESHOLD(slow_alloc_ns),    THRESHOLD(slow_alloc_factor),
+    THRESHOLD(slow_alloc_calls), THRESHOLD(gpu_idle_share),   THRESHOLD(gpu_bound_share),
+#undef THRESHOLD
+};
+
+int ct_thresholds_set(const char *assignment, char *error, size_t error_size)
+{
+    const char *equals = strchr(assignment, '=');
+    size_t len = equals ? (size_t)(equals - assignment) : strlen(assignment);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strlen(names[i].name) != len || strncmp(names[i].name, assignment, len) != 0)
+            continue;
+        char *end;
+        double value = equals ? strtod(equals + 1, &end) : -1;
+        if (!equals || end == equals + 1 || *end || !(value >= 0)) {
+            snprintf(error, error_size, "threshold %s needs a number >= 0, as in %s=0.5",
+                     names[i].name, names[i].name);
+            return -1;
+        }
+        *(double *)((char *)&ct_thresholds + names[i].offset) = value;
+        return 0;
+    }
+    snprintf(error, error_size, "no threshold named %.*s", (int)len, assignment);
+    return -1;
+}

@@ -1,0 +1,394 @@
+/*
+ * The findings on how a process uses CUDA, from its usage figures
+ * (usage_model.c) and the thresholds (thresholds.c): launch-overhead (the
+ * host spends its time launching), sync-stall (it waits on the device),
+ * pageable-memcpy (async copies that block because the host memory is not
+ * pinned), small-copy-storm, memory-growth (the low points of live device
+ * memory rise through the run), oom (an allocation failed) and slow-alloc.
+ * Each names its numbers and the call sites that carry the cost. Shares are
+ * of the CUDA part of the run: from the first CUDA call to the end, so that
+ * a slow `import torch` does not dilute them. gpu-idle, and the kernel
+ * times launch-overhead compares with the launch cost, need GPU timings:
+ * the trace's GPU tracks (gpu_model.c), when it has them.
+ */
+#include "viewer-export/findings/findings.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "viewer-export/output/human_units.h"
+#include "viewer-export/findings/thresholds.h"
+
+#define PERIODS 8
+
+/* The top sites of `t` as the finding's evidence: costliest first in the
+ * measure the finding counts (`by`), each with its share of the total. */
+static void add_sites(struct ct_finding *f, const struct ct_site_costs *t, enum ct_site_measure by)
+{
+    struct ct_site_cost *sorted = ct_site_costs_sorted(t, by);
+    double total = 0;
+    for (size_t i = 0; i < t->count; i++)
+        total += ct_site_cost_of(&sorted[i], by);
+    for (size_t i = 0; i < t->count && f->site_count < 3; i++) {
+        const struct ct_site_cost *c = &sorted[i];
+        f->sites[f->site_count++] = (struct ct_finding_site){
+            c->site, c->calls, c->ns, c->bytes, total > 0 ? ct_site_cost_of(c, by) / total : 0};
+    }
+    free(sorted);
+}
+
+static const char *top_site(const struct ct_finding *f)
+{
+    return f->site_count ? f->sites[0].site : "no call site recorded";
+}
+
+static void launch_overhead(const struct ct_process_report *p, struct ct_findings *out)
+{
+    uint64_t launches = 0, ns = 0, wall = ct_cuda_part_ns(p);
+    for (int fn = 0; fn < CT_FN_COUNT; fn++) {
+        const char *name = ct_function_name(fn);
+        if (strstr(name, "Launch") && !strstr(name, "Graph")) {
+            launches += p->api[fn].calls;
+            ns += p->api[fn].total_ns;
+        }
+    }
+    if (!wall || !launches)
+        return;
+    double share = (double)ns / (double)wall, rate = (double)launches / ((double)wall / 1e9);
+    if (share < ct_thresholds.launch_share || rate < ct_thresholds.launch_rate)
+        return;
+    char a[32], b[32], c[32];
+    struct ct_finding *f = ct_finding_add(
+        out, "launch-overhead", CT_SEVERITY_WARNING, p->pid,
+        "launch-bound: %.0f%% of the run (%s of %s) is spent inside %llu kernel launch calls, "
+        "%.0f launches/s at %s each; fewer, larger kernels, a CUDA Graph or "
+        "torch.compile(mode=\"reduce-overhead\") cut this",
+        100 * share, ct_human_time(ns, a, sizeof a), ct_human_time(wall, b, sizeof b),
+        (unsigned long long)launches, rate, ct_human_time(ns / launches, c, sizeof c));
+    f->cost_ns = ns;
+    const struct ct_gpu_work *gpu = &p->usage.gpu;
+    if (gpu->kernel_runs) {
+        /* With GPU timings: kernels that run shorter than they take to launch. */
+        uint64_t mean_kernel = gpu->kernel_ns / gpu->kernel_runs;
+        size_t len = strlen(f->message);
+        snprintf(f->message + len, sizeof f->message - len,
+                 "; the kernels run %s on average, %s their launch",
+                 ct_human_time(mean_kernel, a, sizeof a),
+                 mean_kernel < ns / launches ? "shorter than" : "longer than");
+        ct_finding_add_number(f, "mean_kernel_ns", (double)mean_kernel);
+    }
+    ct_finding_add_number(f, "share_of_wall", share);
+    ct_finding_add_number(f, "launches", (double)launches);
+    ct_finding_add_number(f, "launches_per_s", rate);
+    ct_finding_add_number(f, "mean_launch_ns", (double)ns / (double)launches);
+    ct_finding_add_number(f, "sampled_launch_sites", (double)p->usage.launch_sites.calls_with_site);
+    add_sites(f, &p->usage.launch_sites, CT_SITE_BY_CALLS);
+}
+
+static void sync_stall(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    uint64_t wall = ct_cuda_part_ns(p);
+    const struct ct_thread_wait *t = NULL; /* the thread that waited longest */
+    for (size_t i = 0; i < u->thread_count; i++)
+        if (!t || u->threads[i].sync_ns > t->sync_ns)
+            t = &u->threads[i];
+    if (!wall || !t || (double)t->sync_calls < ct_thresholds.sync_calls)
+        return;
+    double share = (double)t->sync_ns / (double)wall;
+    /* A GPU busy nearly all the run is what the host waits for: that is a
+     * GPU-bound loop, and syncing less would not make it faster. */
+    struct ct_gpu_summary gpu;
+    if (share < ct_thresholds.sync_share ||
+        (ct_process_gpu_summary(p, &gpu) &&
+         (double)gpu.busy_ns >= ct_thresholds.gpu_bound_share * (double)gpu.span_ns))
+        return;
+    struct ct_finding *f = ct_finding_add(out, "sync-stall", CT_SEVERITY_WARNING, p->pid, "%s", "");
+    add_sites(f, &p->usage.sync_sites, CT_SITE_BY_TIME);
+    char a[32], b[32], c[32], who[48] = "the host";
+    if (u->thread_count > 1)
+        snprintf(who, sizeof who, "thread %lld", (long long)t->tid);
+    snprintf(f->message, sizeof f->message,
+             "%s waits on the GPU %.0f%% of the run (%s of %s) in %llu synchronising calls; "
+             "top: %s (%s in %llu calls); sync less often (no .item()/.cpu() in the loop, "
+             "no per-step synchronize)",
+             who, 100 * share, ct_human_time(t->sync_ns, a, sizeof a),
+             ct_human_time(wall, b, sizeof b), (unsigned long long)t->sync_calls, top_site(f),
+             ct_human_time(f->site_count ? f->sites[0].ns : 0, c, sizeof c),
+             (unsigned long long)(f->site_count ? f->sites[0].calls : 0));
+    f->cost_ns = t->sync_ns;
+    ct_finding_add_number(f, "share_of_wall", share);
+    ct_finding_add_number(f, "tid", (double)t->tid);
+    ct_finding_add_number(f, "sync_calls", (double)t->sync_calls);
+    ct_finding_add_number(f, "sync_ns", (double)t->sync_ns);
+}
+
+static void pageable_memcpy(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    if (!u->pageable_copies || (double)u->pageable_copies < ct_thresholds.pageable_copies)
+        return;
+    char a[32], b[32];
+    struct ct_finding *f = ct_finding_add(
+        out, "pageable-memcpy", CT_SEVERITY_WARNING, p->pid,
+        "%llu async copies (%s) used pageable host memory, so each blocked the host (%s in all) "
+        "and none overlapped compute; pin the host buffers (cudaMallocHost, cudaHostRegister, "
+        "pin_memory=True)",
+        (unsigned long long)u->pageable_copies,
+        ct_human_bytes((double)u->pageable_bytes, a, sizeof a),
+        ct_human_time(u->pageable_ns, b, sizeof b));
+    f->cost_ns = u->pageable_ns;
+    ct_finding_add_number(f, "copies", (double)u->pageable_copies);
+    ct_finding_add_number(f, "bytes", (double)u->pageable_bytes);
+    ct_finding_add_number(f, "ns", (double)u->pageable_ns);
+    add_sites(f, &p->usage.pageable_sites, CT_SITE_BY_CALLS);
+}
+
+static void small_copy_storm(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    uint64_t wall = ct_cuda_part_ns(p);
+    if (!wall || (double)u->small_copies < ct_thresholds.small_copy_count)
+        return;
+    double rate = (double)u->small_copies / ((double)wall / 1e9);
+    if (rate < ct_thresholds.small_copy_rate)
+        return;
+    char a[32], b[32];
+    struct ct_finding *f = ct_finding_add(
+        out, "small-copy-storm", CT_SEVERITY_WARNING, p->pid,
+        "%llu host<->device copies under %s (%.0f a second, %s each on average)",
+        (unsigned long long)u->small_copies,
+        ct_human_bytes(ct_thresholds.small_copy_bytes, a, sizeof a), rate,
+        ct_human_bytes((double)u->small_copy_bytes / (double)u->small_copies, b, sizeof b));
+    add_sites(f, &p->usage.small_copy_sites, CT_SITE_BY_CALLS);
+    size_t len = strlen(f->message);
+    snprintf(f->message + len, sizeof f->message - len,
+             "; top: %s (%llu copies); batch them into fewer, larger copies", top_site(f),
+             (unsigned long long)(f->site_count ? f->sites[0].calls : 0));
+    for (int i = 0; i < f->site_count; i++)
+        f->cost_ns += f->sites[i].ns;
+    ct_finding_add_number(f, "copies", (double)u->small_copies);
+    ct_finding_add_number(f, "copies_per_s", rate);
+    ct_finding_add_number(f, "bytes", (double)u->small_copy_bytes);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of the span low points in period `k` of PERIODS; spans with
+ * no allocation or free hold the level carried into them. */
+static double period_level(const double *levels, int count, int k)
+{
+    int from = count * k / PERIODS, to = count * (k + 1) / PERIODS;
+    double sorted[CT_TIMELINE_SPANS];
+    int n = 0;
+    for (int i = from; i < to; i++)
+        sorted[n++] = levels[i];
+    qsort(sorted, (size_t)n, sizeof sorted[0], by_value);
+    return n ? sorted[n / 2] : 0;
+}
+
+static int rising_periods(const struct ct_usage *u, double *first, double *last)
+{
+    const struct ct_timeline *low = &u->low_points;
+    double levels[CT_TIMELINE_SPANS], carried = 0;
+    for (int i = 0; i < low->used; i++)
+        levels[i] = carried = low->value[i] >= 0 ? low->value[i] : carried;
+    if (low->used < PERIODS)
+        return 0;
+    int rises = 0;
+    double previous = period_level(levels, low->used, 0);
+    *first = previous;
+    for (int k = 1; k < PERIODS; k++) {
+        double level = period_level(levels, low->used, k);
+        rises += level >= previous && level > *first;
+        previous = level;
+    }
+    *last = previous;
+    return rises;
+}
+
+static void memory_growth(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    double first, last;
+    /* Rising in all but one step from period to period: a saw-tooth whose
+     * every trough is higher than the one before. */
+    if (rising_periods(u, &first, &last) < PERIODS - 2)
+        return;
+    double growth = last - first;
+    if (growth < ct_thresholds.growth_bytes ||
+        growth < ct_thresholds.growth_share * p->peak_device_bytes)
+        return;
+    const struct ct_timeline *low = &u->low_points;
+    uint64_t span = low->span_ns * (uint64_t)low->used * (PERIODS - 1) / PERIODS;
+    double rate = span ? growth / ((double)span / 1e9) : 0;
+    /* The blocks still live that were made after the first period: what
+     * grew, not the model and buffers made up front. */
+    uint64_t grown_after = low->start_ns + low->span_ns * (uint64_t)low->used / PERIODS;
+    struct ct_site_costs live = {0};
+    for (size_t i = 0; i < u->block_count; i++)
+        if (u->blocks[i].ts >= grown_after)
+            ct_site_costs_add(&live, u->blocks[i].site, 0, u->blocks[i].bytes);
+    char a[32], b[32], c[32], d[32];
+    struct ct_finding *f =
+        ct_finding_add(out, "memory-growth", CT_SEVERITY_WARNING, p->pid, "%s", "");
+    add_sites(f, &live, CT_SITE_BY_BYTES);
+    ct_site_costs_free(&live);
+    snprintf(f->message, sizeof f->message,
+             "live device memory keeps rising: its low points went from %s to %s (%s/s); "
+             "top allocation still live at the end: %s (%s in %llu blocks)",
+             ct_human_bytes(first, a, sizeof a), ct_human_bytes(last, b, sizeof b),
+             ct_human_bytes(rate, c, sizeof c), top_site(f),
+             ct_human_bytes(f->site_count ? (double)f->sites[0].bytes : 0, d, sizeof d),
+             (unsigned long long)(f->site_count ? f->sites[0].calls : 0));
+    ct_finding_add_number(f, "low_first_bytes", first);
+    ct_finding_add_number(f, "low_last_bytes", last);
+    ct_finding_add_number(f, "bytes_per_s", rate);
+    ct_finding_add_number(f, "peak_bytes", p->peak_device_bytes);
+}
+
+static void oom(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    if (!u->oom)
+        return;
+    char a[32], b[32], c[32];
+    struct ct_finding *f = ct_finding_add(
+        out, "oom", CT_SEVERITY_ERROR, p->pid,
+        "an allocation of %s failed (out of memory) at %s with %s live (peak %s)%s%s",
+        ct_human_bytes((double)u->oom_bytes, a, sizeof a),
+        u->oom_site ? u->oom_site : "an unknown site",
+        ct_human_bytes((double)u->oom_live, b, sizeof b),
+        ct_human_bytes(p->peak_device_bytes, c, sizeof c),
+        u->oom_largest[0].bytes ? "; largest live block from " : "",
+        u->oom_largest[0].bytes && u->oom_largest[0].site ? u->oom_largest[0].site : "");
+    f->where = u->oom_site;
+    ct_finding_add_number(f, "requested_bytes", (double)u->oom_bytes);
+    ct_finding_add_number(f, "live_bytes", (double)u->oom_live);
+    ct_finding_add_number(f, "peak_bytes", p->peak_device_bytes);
+    for (int i = 0; i < CT_USAGE_LARGEST && u->oom_largest[i].bytes; i++)
+        f->sites[f->site_count++] = (struct ct_finding_site){
+            u->oom_largest[i].site ? u->oom_largest[i].site : "", 1, 0, u->oom_largest[i].bytes,
+            u->oom_live ? (double)u->oom_largest[i].bytes / (double)u->oom_live : 0};
+}
+
+static int by_duration(const void *a, const void *b)
+{
+    const struct ct_slow_call *x = a, *y = b;
+    return (x->ns > y->ns) - (x->ns < y->ns);
+}
+
+static void slow_alloc(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    if (!u->alloc_time_count)
+        return;
+    size_t n = u->alloc_time_count;
+    struct ct_slow_call *times = malloc(n * sizeof *times);
+    if (!times)
+        abort();
+    memcpy(times, u->alloc_times, n * sizeof *times);
+    qsort(times, n, sizeof *times, by_duration);
+    uint64_t median = times[n / 2].ns, worst = times[n - 1].ns;
+    double limit = ct_thresholds.slow_alloc_factor * (double)median;
+    if (limit < ct_thresholds.slow_alloc_ns)
+        limit = ct_thresholds.slow_alloc_ns;
+    uint64_t slow = 0, slow_ns = 0;
+    struct ct_site_costs sites = {0};
+    for (size_t i = 0; i < n; i++) {
+        if ((double)times[i].ns < limit)
+            continue;
+        slow++;
+        slow_ns += times[i].ns;
+        ct_site_costs_add(&sites, times[i].site, times[i].ns, 0);
+    }
+    free(times);
+    if (!slow || (double)slow < ct_thresholds.slow_alloc_calls) {
+        ct_site_costs_free(&sites);
+        return;
+    }
+    char a[32], b[32], c[32], d[32];
+    struct ct_finding *f = ct_finding_add(
+        out, "slow-alloc", CT_SEVERITY_WARNING, p->pid,
+        "%llu allocations or frees took over %s (worst %s, %s in all; the median is %s): allocate "
+        "once and reuse (a caching allocator or a memory pool) rather than per step",
+        (unsigned long long)slow, ct_human_time((uint64_t)limit, a, sizeof a),
+        ct_human_time(worst, b, sizeof b), ct_human_time(slow_ns, c, sizeof c),
+        ct_human_time(median, d, sizeof d));
+    f->cost_ns = slow_ns;
+    ct_finding_add_number(f, "slow_calls", (double)slow);
+    ct_finding_add_number(f, "worst_ns", (double)worst);
+    ct_finding_add_number(f, "median_ns", (double)median);
+    ct_finding_add_number(f, "threshold_ns", limit);
+    add_sites(f, &sites, CT_SITE_BY_TIME);
+    ct_site_costs_free(&sites);
+}
+
+/* What the host did during a GPU gap: in blocking calls, in other CUDA
+ * calls, or outside CUDA altogether (data loading, host compute, Python). */
+static void describe_gap(const struct ct_usage *u, const struct ct_gpu_gap *g, char *text,
+                         size_t size, double *outside)
+{
+    double blocked = ct_timeline_sum(&u->host_blocked, g->start, g->start + g->ns);
+    double in_cuda = ct_timeline_sum(&u->host_in_cuda, g->start, g->start + g->ns);
+    *outside = g->ns ? 1 - in_cuda / (double)g->ns : 0;
+    if (*outside < 0)
+        *outside = 0; /* threads' calls overlap */
+    char a[32], b[32];
+    snprintf(text, size, "%s at +%s, the host outside CUDA %.0f%% of it%s",
+             ct_human_time(g->ns, a, sizeof a),
+             ct_human_time(g->start - u->first_call_ns, b, sizeof b), 100 * *outside,
+             blocked > (double)g->ns / 2 ? " (waiting in synchronising calls)"
+             : *outside > 0.5            ? " (input pipeline or host compute?)"
+                                         : " (making CUDA calls)");
+}
+
+static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_usage *u = &p->usage;
+    struct ct_gpu_summary s;
+    if (!ct_process_gpu_summary(p, &s) || !s.span_ns)
+        return;
+    uint64_t wall = s.span_ns;
+    double idle = 1 - (double)s.busy_ns / (double)wall;
+    if (idle < ct_thresholds.gpu_idle_share)
+        return;
+    char a[32], b[32], gap[256];
+    struct ct_finding *f =
+        ct_finding_add(out, "gpu-idle", CT_SEVERITY_WARNING, p->pid,
+                       "the GPU is idle %.0f%% of the run (busy %s of %s)", 100 * idle,
+                       ct_human_time(s.busy_ns, a, sizeof a), ct_human_time(wall, b, sizeof b));
+    f->cost_ns = wall - s.busy_ns;
+    ct_finding_add_number(f, "idle_share", idle);
+    ct_finding_add_number(f, "busy_ns", (double)s.busy_ns);
+    static const char *const keys[CT_GPU_GAPS][3] = {
+        {"gap_1_ns", "gap_1_start_ns", "gap_1_host_outside_cuda"},
+        {"gap_2_ns", "gap_2_start_ns", "gap_2_host_outside_cuda"},
+        {"gap_3_ns", "gap_3_start_ns", "gap_3_host_outside_cuda"}};
+    for (int i = 0; i < CT_GPU_GAPS && s.gaps[i].ns; i++) {
+        double outside;
+        describe_gap(u, &s.gaps[i], gap, sizeof gap, &outside);
+        size_t len = strlen(f->message);
+        snprintf(f->message + len, sizeof f->message - len, "%s%s",
+                 i ? "; " : "; longest gaps: ", gap);
+        ct_finding_add_number(f, keys[i][0], (double)s.gaps[i].ns);
+        ct_finding_add_number(f, keys[i][1], (double)s.gaps[i].start);
+        ct_finding_add_number(f, keys[i][2], outside);
+    }
+}
+
+void ct_findings_usage(const struct ct_process_report *p, struct ct_findings *out)
+{
+    oom(p, out);
+    launch_overhead(p, out);
+    sync_stall(p, out);
+    pageable_memcpy(p, out);
+    small_copy_storm(p, out);
+    memory_growth(p, out);
+    slow_alloc(p, out);
+    gpu_idle(p, out);
+}

@@ -1,0 +1,333 @@
+/*
+ * Gathers the usage figures from call slices. A call blocks the host when it
+ * synchronises (device, stream, event syncs), copies synchronously, copies
+ * asynchronously from pageable memory (the runtime stages it through a
+ * pinned buffer and returns only when the host side is read or written), or
+ * frees device memory with cudaFree (which waits for the device). Pinned
+ * host memory is what cudaMallocHost, cudaHostAlloc and cudaHostRegister
+ * returned and was not yet released. Live device memory is recomputed from
+ * the allocation and free slices (which the rings never drop), so that each
+ * live block keeps its site.
+ */
+#include "viewer-export/model/usage.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/array.h"
+#include "cudatrace/functions.h"
+#include "viewer-export/findings/thresholds.h"
+
+#define CUDA_ERROR_MEMORY_ALLOCATION 2
+#define COPY_HOST_TO_DEVICE "HostToDevice"
+#define COPY_DEVICE_TO_HOST "DeviceToHost"
+
+static const uint8_t family_of[CT_FN_COUNT] = {
+#define FAMILY_OF(fn, family, stream) [CT_FN_##fn] = family,
+    CT_FOR_EACH_FUNCTION(FAMILY_OF)
+#undef FAMILY_OF
+};
+
+static uint64_t arg_uint(const struct ct_event *e, const char *name)
+{
+    return (uint64_t)ct_event_int(e, name, 0);
+}
+
+void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes)
+{
+    if (!site)
+        return;
+    t->calls_with_site++;
+    uint64_t *index = ct_u64_map_find(&t->index, (uint64_t)(uintptr_t)site);
+    if (!index) {
+        t->items = ct_array_grow(t->items, t->count, sizeof *t->items);
+        t->items[t->count++].site = site;
+        ct_u64_map_put(&t->index, (uint64_t)(uintptr_t)site, t->count);
+        index = ct_u64_map_find(&t->index, (uint64_t)(uintptr_t)site);
+    }
+    struct ct_site_cost *c = &t->items[*index - 1];
+    c->calls++;
+    c->ns += ns;
+    c->bytes += bytes;
+}
+
+double ct_site_cost_of(const struct ct_site_cost *c, enum ct_site_measure by)
+{
+    return by == CT_SITE_BY_TIME    ? (double)c->ns
+           : by == CT_SITE_BY_BYTES ? (double)c->bytes
+                                    : (double)c->calls;
+}
+
+static int by_cost(const void *a, const void *b, void *measure)
+{
+    const struct ct_site_cost *x = a, *y = b;
+    double cx = ct_site_cost_of(x, *(const enum ct_site_measure *)measure);
+    double cy = ct_site_cost_of(y, *(const enum ct_site_measure *)measure);
+    if (cx != cy)
+        return cx < cy ? 1 : -1;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? 1 : -1;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return (x->calls < y->calls) - (x->calls > y->calls);
+}
+
+struct ct_site_cost *ct_site_costs_sorted(const struct ct_site_costs *t, enum ct_site_measure by)
+{
+    struct ct_site_cost *copy = malloc((t->count + 1) * sizeof *copy);
+    if (!copy)
+        abort();
+    if (t->count) {
+        memcpy(copy, t->items, t->count * sizeof *copy);
+        qsort_r(copy, t->count, sizeof *copy, by_cost, &by);
+    }
+    return copy;
+}
+
+void ct_site_costs_free(struct ct_site_costs *t)
+{
+    ct_u64_map_free(&t->index);
+    free(t->items);
+    memset(t, 0, sizeof *t);
+}
+
+/* Whether [ptr, ptr + bytes) lies in memory the runtime pinned. */
+static int is_pinned(const struct ct_usage *u, uint64_t ptr)
+{
+    for (uint32_t i = 0; i < u->pinned.capacity; i++) {
+        uint64_t start = u->pinned.keys[i];
+        if (start && start != UINT64_MAX && ptr >= start && ptr - start < u->pinned.values[i])
+            return 1;
+    }
+    return 0;
+}
+
+static void remember_largest(struct ct_usage *u)
+{
+    memset(u->oom_largest, 0, sizeof u->oom_largest);
+    for (size_t i = 0; i < u->block_count; i++) {
+        const struct ct_live_block *b = &u->blocks[i];
+        for (int k = 0; k < CT_USAGE_LARGEST; k++) {
+            if (b->bytes > u->oom_largest[k].bytes) {
+                memmove(&u->oom_largest[k + 1], &u->oom_largest[k],
+                        (CT_USAGE_LARGEST - 1 - k) * sizeof u->oom_largest[0]);
+                u->oom_largest[k] = *b;
+                break;
+            }
+        }
+    }
+}
+
+static void note_alloc_time(struct ct_usage *u, uint64_t ns, const char *site)
+{
+    if (u->alloc_time_count >= CT_USAGE_MAX_TIMED)
+        return;
+    u->alloc_times = ct_array_grow(u->alloc_times, u->alloc_time_count, sizeof *u->alloc_times);
+    u->alloc_times[u->alloc_time_count++] = (struct ct_slow_call){ns, site};
+}
+
+static void device_alloc(struct ct_usage *u, const struct ct_event *e, int failed, const char *site)
+{
+    uint64_t bytes = arg_uint(e, "bytes"), ptr = arg_uint(e, "ptr");
+    if (failed) {
+        if (!u->oom && arg_uint(e, "result") == CUDA_ERROR_MEMORY_ALLOCATION) {
+            u->oom = 1;
+            u->oom_bytes = bytes;
+            u->oom_ts = e->ts;
+            u->oom_live = u->live_bytes;
+            u->oom_site = site;
+            remember_largest(u);
+        }
+        return;
+    }
+    if (!ptr || ct_u64_map_find(&u->live, ptr))
+        return;
+    u->blocks = ct_array_grow(u->blocks, u->block_count, sizeof *u->blocks);
+    u->blocks[u->block_count++] = (struct ct_live_block){ptr, bytes, e->end, site};
+    ct_u64_map_put(&u->live, ptr, u->block_count);
+    u->live_bytes += bytes;
+    ct_timeline_note(&u->low_points, e->end, (double)u->live_bytes);
+}
+
+static void device_free(struct ct_usage *u, const struct ct_event *e)
+{
+    uint64_t ptr = arg_uint(e, "ptr");
+    uint64_t *index = ptr ? ct_u64_map_find(&u->live, ptr) : NULL;
+    if (!index)
+        return;
+    size_t i = *index - 1, last = u->block_count - 1;
+    u->live_bytes -= u->blocks[i].bytes;
+    uint64_t gone;
+    ct_u64_map_remove(&u->live, ptr, &gone);
+    if (i != last) {
+        u->blocks[i] = u->blocks[last];
+        ct_u64_map_put(&u->live, u->blocks[i].ptr, i + 1);
+    }
+    u->block_count--;
+    ct_timeline_note(&u->low_points, e->end, (double)u->live_bytes);
+}
+
+/* A call that held the host up: counted for the process and for the
+ * thread that made it (threads wait in parallel, so a share of the run is
+ * only meaningful per thread). */
+static void blocking(struct ct_usage *u, int64_t tid, const struct ct_event *e, const char *site,
+                     uint64_t bytes)
+{
+    uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
+    u->host_blocked.merge = CT_TIMELINE_SUM;
+    ct_timeline_add_interval(&u->host_blocked, e->ts, e->end);
+    u->sync_calls++;
+    u->sync_ns += ns;
+    ct_site_costs_add(&u->sync_sites, site, ns, bytes);
+    uint64_t *index = ct_u64_map_find(&u->thread_index, (uint64_t)tid + 1);
+    if (!index) {
+        u->threads = ct_array_grow(u->threads, u->thread_count, sizeof *u->threads);
+        u->threads[u->thread_count++].tid = tid;
+        ct_u64_map_put(&u->thread_index, (uint64_t)tid + 1, u->thread_count);
+        index = ct_u64_map_find(&u->thread_index, (uint64_t)tid + 1);
+    }
+    u->threads[*index - 1].sync_calls++;
+    u->threads[*index - 1].sync_ns += ns;
+}
+
+static void copy(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e, uint64_t ns,
+                 const char *site)
+{
+    const char *kind = ct_event_text(e, "kind");
+    uint64_t bytes = arg_uint(e, "bytes");
+    int to_device = strcmp(kind, COPY_HOST_TO_DEVICE) == 0;
+    int to_host = strcmp(kind, COPY_DEVICE_TO_HOST) == 0;
+    int is_async = strstr(ct_function_name(fn), "Async") != NULL;
+    if (!to_device && !to_host) {
+        if (!is_async)
+            blocking(u, tid, e, site, bytes);
+        return;
+    }
+    if (bytes < ct_thresholds.small_copy_bytes) {
+        u->small_copies++;
+        u->small_copy_bytes += bytes;
+        ct_site_costs_add(&u->small_copy_sites, site, ns, bytes);
+    }
+    uint64_t host = arg_uint(e, to_device ? "src" : "ptr");
+    int pageable = is_async && !is_pinned(u, host);
+    if (pageable) {
+        u->pageable_copies++;
+        u->pageable_bytes += bytes;
+        u->pageable_ns += ns;
+        ct_site_costs_add(&u->pageable_sites, site, ns, bytes);
+    }
+    if (!is_async || pageable)
+        blocking(u, tid, e, site, bytes);
+}
+
+static void unpin(struct ct_usage *u, const struct ct_event *e)
+{
+    uint64_t gone;
+    ct_u64_map_remove(&u->pinned, arg_uint(e, "ptr"), &gone);
+}
+
+void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e)
+{
+    uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
+    const char *site = ct_event_text(e, "site");
+    if (!*site)
+        site = NULL; /* a call without one */
+    int failed = arg_uint(e, "result") != 0;
+    if (!u->first_call_ns || e->ts < u->first_call_ns)
+        u->first_call_ns = e->ts;
+    u->host_in_cuda.merge = CT_TIMELINE_SUM;
+    ct_timeline_add_interval(&u->host_in_cuda, e->ts, e->end);
+    switch (family_of[fn]) {
+    case CT_FAMILY_LAUNCH:
+    case CT_FAMILY_GRAPH:
+        ct_site_costs_add(&u->launch_sites, site, ns, 0);
+        break;
+    case CT_FAMILY_SYNC_DEVICE:
+    case CT_FAMILY_SYNC_STREAM:
+    case CT_FAMILY_SYNC_EVENT:
+        blocking(u, tid, e, site, 0);
+        break;
+    case CT_FAMILY_COPY:
+        copy(u, tid, fn, e, ns, site);
+        break;
+    case CT_FAMILY_ALLOC_DEVICE:
+        device_alloc(u, e, failed, site);
+        note_alloc_time(u, ns, site);
+        break;
+    case CT_FAMILY_FREE_DEVICE:
+        if (!failed)
+            device_free(u, e);
+        note_alloc_time(u, ns, site);
+        if (fn == CT_FN_cudaFree)
+            blocking(u, tid, e, site, 0);
+        break;
+    case CT_FAMILY_ALLOC_HOST:
+    case CT_FAMILY_HOST_REGISTER:
+        if (!failed && fn != CT_FN_cudaHostUnregister)
+            ct_u64_map_put(&u->pinned, arg_uint(e, "ptr"), arg_uint(e, "bytes"));
+        else if (!failed)
+            unpin(u, e);
+        break;
+    case CT_FAMILY_FREE_HOST:
+        if (!failed)
+            unpin(u, e);
+        break;
+    default:
+        break;
+    }
+}
+
+int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e)
+{
+    if (strcmp(ct_event_text(e, "source"), "nvtx") != 0)
+        return 0;
+    ct_site_costs_add(&u->nvtx_ranges, e->name, e->end > e->ts ? e->end - e->ts : 0, 0);
+    if (u->nvtx_span_count < CT_NVTX_SPANS) {
+        u->nvtx_spans = ct_array_reserve(u->nvtx_spans, &u->nvtx_span_capacity,
+                                         u->nvtx_span_count + 1, sizeof *u->nvtx_spans);
+        u->nvtx_spans[u->nvtx_span_count++] =
+            (struct ct_nvtx_span){{e->ts, e->end > e->ts ? e->end : e->ts}, e->name};
+    }
+    return 1;
+}
+
+uint64_t *ct_usage_nvtx_gpu_busy(const struct ct_usage *u)
+{
+    if (!ct_gpu_seen(&u->gpu) || !u->nvtx_span_count)
+        return NULL;
+    struct ct_gpu_interval *spans = malloc(u->nvtx_span_count * sizeof *spans);
+    uint64_t *busy = malloc(u->nvtx_span_count * sizeof *busy);
+    if (!spans || !busy)
+        abort();
+    for (size_t i = 0; i < u->nvtx_span_count; i++)
+        spans[i] = u->nvtx_spans[i].span;
+    ct_gpu_busy_within(&u->gpu, spans, u->nvtx_span_count, busy);
+    free(spans);
+    return busy;
+}
+
+uint64_t ct_usage_nvtx_gpu_busy_of(const struct ct_usage *u, const uint64_t *busy, const char *name)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < u->nvtx_span_count; i++)
+        if (u->nvtx_spans[i].name == name)
+            total += busy[i];
+    return total;
+}
+
+void ct_usage_free(struct ct_usage *u)
+{
+    struct ct_site_costs *tables[] = {&u->launch_sites, &u->sync_sites, &u->pageable_sites,
+                                      &u->small_copy_sites, &u->nvtx_ranges};
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+        ct_site_costs_free(tables[i]);
+    ct_u64_map_free(&u->pinned);
+    ct_u64_map_free(&u->thread_index);
+    ct_gpu_free(&u->gpu);
+    free(u->nvtx_spans);
+    free(u->threads);
+    ct_u64_map_free(&u->live);
+    free(u->blocks);
+    free(u->alloc_times);
+    memset(u, 0, sizeof *u);
+}

@@ -1,0 +1,113 @@
+/*
+ * How a process used CUDA, gathered slice by slice for the usage findings
+ * (findings_usage.c): time in launches, time blocked in synchronising calls,
+ * async copies from pageable memory, small copies, the live allocations and
+ * the low points of live device bytes over time, failed and slow
+ * allocations, each with the call sites that carry the cost.
+ */
+#ifndef CT_USAGE_MODEL_H
+#define CT_USAGE_MODEL_H
+
+#include <stdint.h>
+
+#include "viewer-export/model/gpu.h"
+#include "viewer-export/model/timeline.h"
+#include "viewer-export/read/trace_decode.h"
+#include "common/u64_map.h"
+
+/* What one call site (the `site` annotation) cost in one respect. */
+struct ct_site_cost {
+    const char *site;
+    uint64_t calls, ns, bytes;
+};
+
+struct ct_site_costs {
+    struct ct_u64_map index; /* site pointer -> index + 1 */
+    struct ct_site_cost *items;
+    size_t count;
+    uint64_t calls_with_site;
+};
+
+struct ct_live_block {
+    uint64_t ptr, bytes, ts;
+    const char *site;
+};
+
+struct ct_thread_wait {
+    int64_t tid;
+    uint64_t sync_calls, sync_ns;
+};
+
+#define CT_USAGE_LARGEST 3
+
+struct ct_slow_call {
+    uint64_t ns;
+    const char *site;
+};
+
+/* One NVTX range as it ran, for the GPU's busy time within it. */
+struct ct_nvtx_span {
+    struct ct_gpu_interval span;
+    const char *name;
+};
+
+/* NVTX ranges kept with their span, first ones first. */
+#define CT_NVTX_SPANS (1u << 20)
+
+struct ct_usage {
+    struct ct_site_costs launch_sites, sync_sites, pageable_sites, small_copy_sites;
+    struct ct_site_costs nvtx_ranges; /* by range name: how often, how long in all */
+    struct ct_nvtx_span *nvtx_spans;  /* each range (up to CT_NVTX_SPANS) */
+    size_t nvtx_span_count, nvtx_span_capacity;
+    uint64_t first_call_ns;         /* the first call's begin: where the CUDA part starts */
+    uint64_t sync_calls, sync_ns;   /* every call that blocked the host */
+    struct ct_u64_map thread_index; /* tid + 1 -> index + 1 in threads */
+    struct ct_thread_wait *threads; /* the same, per thread */
+    size_t thread_count;
+    uint64_t pageable_copies, pageable_bytes, pageable_ns;
+    uint64_t small_copies, small_copy_bytes;
+    struct ct_u64_map pinned; /* start -> bytes, host memory the runtime pinned */
+    struct ct_u64_map live;   /* device pointer -> index + 1 in blocks */
+    struct ct_live_block *blocks;
+    size_t block_count;
+    uint64_t live_bytes;
+    struct ct_timeline low_points; /* the lowest live bytes in each span of time */
+    /* Host time inside CUDA calls, and inside those that block, per span. */
+    struct ct_timeline host_in_cuda, host_blocked;
+    struct ct_gpu_work gpu; /* from the GPU tracks, when the trace has them */
+    /* The first failed allocation. */
+    int oom;
+    uint64_t oom_bytes, oom_ts, oom_live;
+    const char *oom_site;
+    struct ct_live_block oom_largest[CT_USAGE_LARGEST];
+    /* Allocation and free durations (the first CT_USAGE_MAX_TIMED). */
+    struct ct_slow_call *alloc_times;
+    size_t alloc_time_count;
+};
+
+#define CT_USAGE_MAX_TIMED (1u << 20)
+
+/* Notes one call slice of function `fn` (enum ct_function) made by thread
+ * `tid` (0 when unknown). */
+void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e);
+/* Notes a slice that is an NVTX range (its `source` is "nvtx"); 0 when it is
+ * not one. */
+int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e);
+/* Adds a call's cost to its site's entry (nothing when `site` is NULL). */
+void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes);
+/* What a site's cost is measured in. */
+enum ct_site_measure { CT_SITE_BY_TIME, CT_SITE_BY_BYTES, CT_SITE_BY_CALLS };
+
+double ct_site_cost_of(const struct ct_site_cost *c, enum ct_site_measure by);
+/* A copy of the entries, costliest first by `by` (ties by time, bytes,
+ * calls); the caller frees it. */
+struct ct_site_cost *ct_site_costs_sorted(const struct ct_site_costs *t, enum ct_site_measure by);
+void ct_site_costs_free(struct ct_site_costs *t);
+/* The GPU's busy time within each NVTX span (a copy the caller frees), or
+ * NULL without GPU timings; and the sum of it over the spans of `name`. */
+uint64_t *ct_usage_nvtx_gpu_busy(const struct ct_usage *u);
+uint64_t ct_usage_nvtx_gpu_busy_of(const struct ct_usage *u, const uint64_t *busy,
+                                   const char *name);
+void ct_usage_free(struct ct_usage *u);
+
+#endif

@@ -1,0 +1,294 @@
+/*
+ * Decodes packets with protobuf-c against our schema subset and keeps the
+ * per-sequence state Perfetto's importer keeps: the interning tables
+ * (cleared when a packet says so) and the default track. Slice begins wait
+ * on a per-track stack until their end arrives, so the visitor sees whole
+ * slices; every string it sees is interned and outlives the decode.
+ */
+#include "viewer-export/read/trace_decode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/array.h"
+#include "common/string_table.h"
+#include "common/u64_map.h"
+#include "perfetto_trace.pb-c.h"
+#include "viewer-export/read/trace_input.h"
+
+#define SEQ_CLEARED 1
+
+struct sequence {
+    struct ct_u64_map event_names, annotation_names, string_values; /* iid -> string id */
+    uint64_t default_track;
+};
+
+struct slice_stack {
+    struct ct_event *events;
+    size_t depth, capacity;
+};
+
+struct decoder {
+    const struct ct_trace_visitor *visitor;
+    struct ct_u64_map sequences; /* sequence id -> index + 1 */
+    struct sequence *seqs;
+    size_t seq_count;
+    struct ct_u64_map stacks; /* track uuid -> index + 1 */
+    struct slice_stack *stack_list;
+    size_t stack_count;
+};
+
+static struct sequence *sequence_of(struct decoder *d, uint32_t id)
+{
+    uint64_t *index = ct_u64_map_find(&d->sequences, (uint64_t)id + 1);
+    if (index)
+        return &d->seqs[*index - 1];
+    d->seqs = ct_array_grow(d->seqs, d->seq_count++, sizeof *d->seqs);
+    ct_u64_map_put(&d->sequences, (uint64_t)id + 1, d->seq_count);
+    return &d->seqs[d->seq_count - 1];
+}
+
+static void clear_sequence(struct sequence *s)
+{
+    ct_u64_map_free(&s->event_names);
+    ct_u64_map_free(&s->annotation_names);
+    ct_u64_map_free(&s->string_values);
+    s->default_track = 0;
+}
+
+static uint32_t intern_bytes(const void *data, size_t len)
+{
+    return ct_strings_intern(data ? data : "", data ? len : 0);
+}
+
+static uint32_t intern_cstr(const char *text)
+{
+    return intern_bytes(text, text ? strlen(text) : 0);
+}
+
+static void learn_interned(struct sequence *s, const CtPb__InternedData *data)
+{
+    for (size_t i = 0; i < data->n_event_names; i++)
+        ct_u64_map_put(&s->event_names, data->event_names[i]->iid,
+                       intern_cstr(data->event_names[i]->name));
+    for (size_t i = 0; i < data->n_debug_annotation_names; i++)
+        ct_u64_map_put(&s->annotation_names, data->debug_annotation_names[i]->iid,
+                       intern_cstr(data->debug_annotation_names[i]->name));
+    for (size_t i = 0; i < data->n_debug_annotation_string_values; i++) {
+        const CtPb__InternedString *v = data->debug_annotation_string_values[i];
+        ct_u64_map_put(&s->string_values, v->iid, intern_bytes(v->str.data, v->str.len));
+    }
+}
+
+static const char *lookup(const struct ct_u64_map *table, uint64_t iid)
+{
+    const uint64_t *id = ct_u64_map_find(table, iid);
+    return id ? ct_strings_get((uint32_t)*id) : "";
+}
+
+static void resolve_annotation(const struct sequence *s, const CtPb__DebugAnnotation *a,
+                               struct ct_annotation *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name =
+        a->name ? ct_strings_get(intern_cstr(a->name)) : lookup(&s->annotation_names, a->name_iid);
+    if (a->has_uint_value || a->has_pointer_value) {
+        out->type = CT_VALUE_UINT;
+        out->u = a->has_uint_value ? a->uint_value : a->pointer_value;
+    } else if (a->has_int_value) {
+        out->type = CT_VALUE_INT;
+        out->i = a->int_value;
+    } else if (a->has_double_value) {
+        out->type = CT_VALUE_DOUBLE;
+        out->d = a->double_value;
+    } else if (a->has_bool_value) {
+        out->type = CT_VALUE_BOOL;
+        out->u = a->bool_value;
+    } else {
+        out->type = CT_VALUE_STRING;
+        out->s = a->string_value ? ct_strings_get(intern_cstr(a->string_value))
+                                 : lookup(&s->string_values, a->string_value_iid);
+    }
+}
+
+static void report_track(struct decoder *d, const CtPb__TrackDescriptor *t)
+{
+    struct ct_track_info info = {.uuid = t->uuid, .parent = t->parent_uuid};
+    info.name = t->name ? ct_strings_get(intern_cstr(t->name)) : NULL;
+    info.is_counter = t->counter != NULL;
+    if (t->process) {
+        info.is_process = 1;
+        info.pid = t->process->pid;
+        if (t->process->process_name)
+            info.name = ct_strings_get(intern_cstr(t->process->process_name));
+        info.cmdline = (const char *const *)t->process->cmdline;
+        info.cmdline_len = t->process->n_cmdline;
+    }
+    if (t->thread) {
+        info.pid = t->thread->pid;
+        info.tid = t->thread->tid;
+        if (t->thread->thread_name)
+            info.name = ct_strings_get(intern_cstr(t->thread->thread_name));
+    }
+    if (d->visitor->track)
+        d->visitor->track(d->visitor->ctx, &info);
+}
+
+static struct slice_stack *stack_of(struct decoder *d, uint64_t track)
+{
+    uint64_t *index = ct_u64_map_find(&d->stacks, track);
+    if (index)
+        return &d->stack_list[*index - 1];
+    d->stack_list = ct_array_grow(d->stack_list, d->stack_count++, sizeof *d->stack_list);
+    ct_u64_map_put(&d->stacks, track, d->stack_count);
+    return &d->stack_list[d->stack_count - 1];
+}
+
+static void begin_slice(struct decoder *d, const struct ct_event *e)
+{
+    struct slice_stack *st = stack_of(d, e->track);
+    if (st->depth == st->capacity) {
+        st->capacity = st->capacity ? st->capacity * 2 : 4;
+        st->events = realloc(st->events, st->capacity * sizeof *st->events);
+        if (!st->events)
+            abort();
+    }
+    st->events[st->depth++] = *e;
+}
+
+static void end_slice(struct decoder *d, const struct ct_event *e)
+{
+    struct slice_stack *st = stack_of(d, e->track);
+    if (st->depth == 0)
+        return; /* an end without a begin: Perfetto ignores it too */
+    struct ct_event *slice = &st->events[--st->depth];
+    slice->end = e->ts;
+    for (int i = 0; i < e->nargs && slice->nargs < CT_MAX_EVENT_ARGS; i++)
+        slice->args[slice->nargs++] = e->args[i];
+    if (d->visitor->slice)
+        d->visitor->slice(d->visitor->ctx, slice);
+}
+
+static void handle_event(struct decoder *d, struct sequence *s, const CtPb__TracePacket *p)
+{
+    const CtPb__TrackEvent *te = p->track_event;
+    struct ct_event e = {0};
+    e.track = te->has_track_uuid ? te->track_uuid : s->default_track;
+    e.ts = p->timestamp;
+    e.name = te->name           ? ct_strings_get(intern_cstr(te->name))
+             : te->has_name_iid ? lookup(&s->event_names, te->name_iid)
+                                : "";
+    for (size_t i = 0; i < te->n_debug_annotations && e.nargs < CT_MAX_EVENT_ARGS; i++)
+        resolve_annotation(s, te->debug_annotations[i], &e.args[e.nargs++]);
+    e.counter = te->has_double_counter_value ? te->double_counter_value : (double)te->counter_value;
+    e.flow_out = te->n_flow_ids ? te->flow_ids[0] : 0;
+    e.flow_in = te->n_terminating_flow_ids ? te->terminating_flow_ids[0] : 0;
+    switch (te->type) {
+    case CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN:
+        begin_slice(d, &e);
+        break;
+    case CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_END:
+        end_slice(d, &e);
+        break;
+    case CT_PB__TRACK_EVENT__TYPE__TYPE_INSTANT:
+        if (d->visitor->instant)
+            d->visitor->instant(d->visitor->ctx, &e);
+        break;
+    case CT_PB__TRACK_EVENT__TYPE__TYPE_COUNTER:
+        if (d->visitor->counter)
+            d->visitor->counter(d->visitor->ctx, &e);
+        break;
+    default:
+        break;
+    }
+}
+
+static void handle_packet(struct decoder *d, const CtPb__TracePacket *p)
+{
+    struct sequence *s = sequence_of(d, p->trusted_packet_sequence_id);
+    if (p->has_sequence_flags && (p->sequence_flags & SEQ_CLEARED))
+        clear_sequence(s);
+    if (p->trace_packet_defaults && p->trace_packet_defaults->track_event_defaults &&
+        p->trace_packet_defaults->track_event_defaults->has_track_uuid)
+        s->default_track = p->trace_packet_defaults->track_event_defaults->track_uuid;
+    if (p->interned_data)
+        learn_interned(s, p->interned_data);
+    if (p->track_descriptor)
+        report_track(d, p->track_descriptor);
+    if (p->track_event)
+        handle_event(d, s, p);
+}
+
+static void free_decoder(struct decoder *d, struct ct_decode_result *result)
+{
+    for (size_t i = 0; i < d->seq_count; i++)
+        clear_sequence(&d->seqs[i]);
+    for (size_t i = 0; i < d->stack_count; i++) {
+        const struct slice_stack *st = &d->stack_list[i];
+        for (size_t k = 0; k < st->depth && d->visitor->unclosed; k++)
+            d->visitor->unclosed(d->visitor->ctx, &st->events[k]);
+        result->unclosed += st->depth;
+        free(st->events);
+    }
+    free(d->seqs);
+    free(d->stack_list);
+    ct_u64_map_free(&d->sequences);
+    ct_u64_map_free(&d->stacks);
+}
+
+int ct_trace_decode(const char *path, const struct ct_trace_visitor *visitor,
+                    struct ct_decode_result *result, char *error, size_t error_size)
+{
+    memset(result, 0, sizeof *result);
+    struct ct_trace_input *in = ct_trace_input_open(path, error, error_size);
+    if (!in)
+        return -1;
+    struct decoder d = {.visitor = visitor};
+    const uint8_t *bytes;
+    size_t size;
+    int r;
+    while ((r = ct_trace_input_next(in, &bytes, &size, error, error_size)) > 0) {
+        CtPb__TracePacket *p = ct_pb__trace_packet__unpack(NULL, size, bytes);
+        if (!p) {
+            snprintf(error, error_size, "packet %llu is not a valid TracePacket",
+                     (unsigned long long)result->packets);
+            r = -1;
+            break;
+        }
+        handle_packet(&d, p);
+        ct_pb__trace_packet__free_unpacked(p, NULL);
+        result->packets++;
+        if (visitor->progress)
+            visitor->progress(visitor->ctx, ct_trace_input_bytes_read(in));
+    }
+    result->truncated = ct_trace_input_truncated(in);
+    ct_trace_input_close(in);
+    free_decoder(&d, result);
+    if (r == 0 && result->packets == 0) {
+        snprintf(error, error_size, "holds no complete trace packet");
+        return -1;
+    }
+    return r < 0 ? -1 : 0;
+}
+
+const struct ct_annotation *ct_event_arg(const struct ct_event *event, const char *name)
+{
+    for (int i = 0; i < event->nargs; i++)
+        if (strcmp(event->args[i].name, name) == 0)
+            return &event->args[i];
+    return NULL;
+}
+
+int64_t ct_event_int(const struct ct_event *event, const char *name, int64_t fallback)
+{
+    const struct ct_annotation *a = ct_event_arg(event, name);
+    if (!a)
+        return fallback;
+    return a->type == CT_VALUE_INT ? a->i : (int64_t)a->u;
+}
+
+const char *ct_event_text(const struct ct_event *event, const char *name)
+{
+    const struct ct_annotation *a = ct_event_arg(event, name);
+    return a && a->type == CT_VALUE_STRING && a->s ? a->s : "";
+}
