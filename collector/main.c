@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "collector/perfetto/clock_map.h"
-#include "cudatrace/record.h"
+#include "cudatrace/shm_layout.h"
 #include "collector/perfetto/writer.h"
 #include "collector/ring_drain.h"
 #include "collector/trace_builder.h"

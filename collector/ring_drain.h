@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "cudatrace/record.h"
+#include "cudatrace/shm_layout.h"
 
 /* Hands every published record to the trace builder; returns how many. */
 uint64_t ct_drain_rings(struct ct_shm_header *shm);

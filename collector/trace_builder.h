@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "cudatrace/record.h"
+#include "cudatrace/shm_layout.h"
 
 void ct_builder_start(const struct ct_shm_header *shm);
 /* A new thread's records begin on ring `index`. */

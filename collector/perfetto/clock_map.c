@@ -15,7 +15,7 @@
 #include <time.h>
 #include <x86intrin.h>
 
-#include "cudatrace/record.h"
+#include "cudatrace/shm_layout.h"
 
 #define SEGMENTS 256 /* at one per interval: the last 25 s keep their own segment */
 #define INTERVAL_NS 100000000ull

@@ -137,14 +137,13 @@ void ct_process_versions(const struct ct_record *r)
 
 void ct_process_device(uint64_t key, uint32_t name)
 {
+    uint32_t cc = ct_device_capability(key);
     char capability[16];
-    snprintf(capability, sizeof capability, "%llu.%llu", (unsigned long long)(key >> 32) / 10,
-             (unsigned long long)(key >> 32) % 10);
+    snprintf(capability, sizeof capability, "%u.%u", cc / 10, cc % 10);
     struct ct_arg args[] = {
-        CT_UINT_ARG("device", key & 0xffffffffu),
+        CT_UINT_ARG("device", ct_device_ordinal(key)),
         {ct_strings_intern_cstr("name"), CT_ARG_STRING, name},
         CT_TEXT_ARG("compute_capability", capability),
     };
-    ct_process_instant(CT_TRACK_PROCESS, ct_process.start_ns, "cuda.device", args,
-                       key >> 32 ? 3 : 2);
+    ct_process_instant(CT_TRACK_PROCESS, ct_process.start_ns, "cuda.device", args, cc ? 3 : 2);
 }

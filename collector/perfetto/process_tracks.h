@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "cudatrace/record.h"
+#include "cudatrace/shm_layout.h"
 #include "collector/libraries/ld_search.h"
 #include "collector/perfetto/writer.h"
 #include "common/string_table.h"

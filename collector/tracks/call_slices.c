@@ -107,8 +107,8 @@ static uint32_t copy_kind_name(uint64_t kind)
 static uint32_t format_dim3(uint64_t packed)
 {
     char text[48];
-    snprintf(text, sizeof text, "%ux%ux%u", CT_DIM3_X(packed), CT_DIM3_Y(packed),
-             CT_DIM3_Z(packed));
+    struct ct_dim3 d = ct_unpack_dim3(packed);
+    snprintf(text, sizeof text, "%ux%ux%u", d.x, d.y, d.z);
     return ct_strings_intern_cstr(text);
 }
 

@@ -8,11 +8,11 @@
 #include <stdint.h>
 
 #include "collector/tracks/call_sites.h"
-#include "cudatrace/record.h"
+#include "cudatrace/shm_layout.h"
 #include "collector/perfetto/writer.h"
 
 void ct_call_slices_start(void);
-/* "XxYxZ" for a CT_PACK_DIM3 value, as a string id (GPU slices use it too). */
+/* "XxYxZ" for a packed dim3 (ct_pack_dim3), as a string id (GPU slices use it too). */
 uint32_t ct_dim3_string(uint64_t packed);
 /* The family (enum ct_family) of a valid call record, or -1. */
 int ct_call_family(const struct ct_record *r);

@@ -117,12 +117,12 @@ static const char *memory_kind_name(unsigned kind)
 
 static uint32_t stream_of(const struct ct_record *r)
 {
-    return (uint32_t)(r->arg[0] >> 32);
+    return ct_gpu_stream(r->arg[0]);
 }
 
 static uint32_t correlation_of(const struct ct_record *r)
 {
-    return (uint32_t)r->arg[0];
+    return ct_gpu_correlation(r->arg[0]);
 }
 
 /* A piece of work on its device and stream's track, with those two as
@@ -143,13 +143,14 @@ static void kernel(const struct ct_record *r, uint64_t begin, uint64_t end)
 {
     uint64_t *name = ct_u64_map_find(&gpu.names, r->arg[1]);
     uint64_t *mangled = ct_u64_map_find(&gpu.mangled, r->arg[1]);
+    struct ct_kernel_resources res = ct_unpack_kernel_resources(r->arg[4]);
     struct ct_arg args[] = {
         {an.gpu_kind, CT_ARG_STRING, an.kernel},
         {an.grid, CT_ARG_STRING, ct_dim3_string(r->arg[2])},
         {an.block, CT_ARG_STRING, ct_dim3_string(r->arg[3])},
-        {an.registers, CT_ARG_UINT, r->arg[4] & 0xffff},
-        {an.static_smem, CT_ARG_UINT, (r->arg[4] >> 16) & 0xffffff},
-        {an.dynamic_smem, CT_ARG_UINT, (r->arg[4] >> 40) & 0xffffff},
+        {an.registers, CT_ARG_UINT, res.registers},
+        {an.static_smem, CT_ARG_UINT, res.static_smem},
+        {an.dynamic_smem, CT_ARG_UINT, res.dynamic_smem},
         {an.correlation, CT_ARG_UINT, correlation_of(r)},
         {an.mangled, CT_ARG_STRING, mangled ? *mangled : 0},
     };
@@ -163,7 +164,8 @@ static uint64_t mb_per_s(uint64_t bytes, uint64_t begin, uint64_t end)
 
 static void copy(const struct ct_record *r, uint64_t begin, uint64_t end)
 {
-    unsigned kind = r->arg[2] & 0xff;
+    struct ct_copy_kinds kinds = ct_unpack_copy_kinds(r->arg[2]);
+    unsigned kind = kinds.copy;
     char name[32];
     snprintf(name, sizeof name, "memcpy %s", copy_kind_name(kind));
     struct ct_arg args[] = {
@@ -171,8 +173,8 @@ static void copy(const struct ct_record *r, uint64_t begin, uint64_t end)
         {an.copy_kind, CT_ARG_STRING, text(copy_kind_name(kind))},
         {an.bytes, CT_ARG_UINT, r->arg[1]},
         {an.bandwidth, CT_ARG_UINT, mb_per_s(r->arg[1], begin, end)},
-        {an.src_kind, CT_ARG_STRING, text(memory_kind_name((r->arg[2] >> 8) & 0xff))},
-        {an.dst_kind, CT_ARG_STRING, text(memory_kind_name((r->arg[2] >> 16) & 0xff))},
+        {an.src_kind, CT_ARG_STRING, text(memory_kind_name(kinds.src))},
+        {an.dst_kind, CT_ARG_STRING, text(memory_kind_name(kinds.dst))},
         {an.correlation, CT_ARG_UINT, correlation_of(r)},
     };
     write_work(r, begin, end, text(name), args, 7);

@@ -1,11 +1,12 @@
 /*
- * The record format and shared-memory ring layout: the one interface between
- * libcudatrace.so (producer, inside the traced process) and the collector
- * (consumer, a separate process). Both sides map the same memfd and check
- * CT_SHM_MAGIC and CT_RECORD_VERSION before touching anything else, so a
- * preload and a collector from different builds refuse each other instead of
- * misreading records. Every record has one fixed size so the producer's hot
- * path is a bounds check, a 64-byte store and a release of the head index.
+ * The records the preload (producer, inside the traced process) writes and
+ * the collector (consumer, a separate process) reads: their kinds, what each
+ * field holds per kind, and how arguments that share a field are packed,
+ * as inline functions both sides call, so a layout is written down once.
+ * Every record has one fixed size so the producer's hot path is a bounds
+ * check, a 64-byte store and a release of the head index. Where records
+ * live (the rings in shared memory) is shm_layout.h; CT_RECORD_VERSION
+ * covers both, and both sides check it before reading anything.
  */
 #ifndef CUDATRACE_RECORD_H
 #define CUDATRACE_RECORD_H
@@ -17,7 +18,6 @@
 
 #include "cudatrace/functions.h"
 
-#define CT_SHM_MAGIC 0x43545243u /* "CRTC" */
 #define CT_RECORD_VERSION 5u
 
 enum ct_record_type {
@@ -39,12 +39,12 @@ enum ct_record_type {
 
 /* CT_REC_GPU: func is the kind, result the device, begin and end CUPTI's
  * timestamps (mapped through the CT_REC_GPU_CLOCK readings), arg[0] the
- * correlation id | the CUPTI stream id << 32, and then per kind:
+ * correlation and stream ids (ct_pack_gpu_ids), and then per kind:
  *   KERNEL: arg[1] the name's key (a CT_STR_GPU_KERNEL_NAME), arg[2] grid
- *           and arg[3] block (CT_PACK_DIM3), arg[4] registers per thread |
- *           static shared memory << 16 | dynamic shared memory << 40;
- *   MEMCPY: arg[1] bytes, arg[2] CUPTI's copy kind | source memory kind << 8
- *           | destination memory kind << 16;
+ *           and arg[3] block (ct_pack_dim3), arg[4] registers and shared
+ *           memory (ct_pack_kernel_resources);
+ *   MEMCPY: arg[1] bytes, arg[2] CUPTI's copy kind and the memory kinds of
+ *           source and destination (ct_pack_copy_kinds);
  *   MEMSET: arg[1] bytes, arg[2] the value;
  *   SYNC:   arg[2] CUPTI's synchronization type;
  *   MEMORY: arg[1] bytes, arg[2] 1 for an allocation, 2 for a release,
@@ -105,7 +105,7 @@ enum ct_library_request {
 /* What a CT_REC_STRING names; `key` says which one of that kind. */
 enum ct_string_kind {
     CT_STR_KERNEL_NAME = 1,     /* key: the host function pointer that was launched */
-    CT_STR_DEVICE_NAME = 2,     /* key: device ordinal | compute capability << 32 (90) */
+    CT_STR_DEVICE_NAME = 2,     /* key: ct_pack_device_key                        */
     CT_STR_LIBRARY_VERSION = 3, /* key: version its own API reports; text: path  */
     CT_STR_KERNEL_LIBRARY = 4,  /* key: as CT_STR_KERNEL_NAME; text: the file   */
     /* key: a CT_REC_LIBRARY event's key */
@@ -124,14 +124,6 @@ enum ct_string_kind {
 #define CT_STRING_CHUNK (CT_RECORD_ARGS * 8)
 #define CT_STRING_MAX 4096
 
-/* Grid and block dimensions packed into one argument each: x keeps 32 bits,
- * y and z 16 bits (CUDA's own limits for grids; blocks are smaller still). */
-#define CT_PACK_DIM3(x, y, z)                                                                      \
-    ((uint64_t)(uint32_t)(x) | ((uint64_t)(uint16_t)(y) << 32) | ((uint64_t)(uint16_t)(z) << 48))
-#define CT_DIM3_X(v) ((uint32_t)(v))
-#define CT_DIM3_Y(v) ((uint32_t)(((v) >> 32) & 0xffff))
-#define CT_DIM3_Z(v) ((uint32_t)((v) >> 48))
-
 /* Copy kind for cudaMemcpyPeer*: not a cudaMemcpyKind, so it cannot collide. */
 #define CT_COPY_KIND_PEER 100
 
@@ -140,7 +132,7 @@ struct ct_record {
     uint16_t func;  /* CALL: enum ct_function; STRING: enum ct_string_kind */
     int32_t result; /* CALL: cudaError_t; STRING: bytes in this chunk      */
     uint64_t begin; /* CALL: clock at entry; STRING: key                   */
-    uint64_t end;   /* CALL: clock at return; STRING: offset, total << 32  */
+    uint64_t end;   /* CALL: clock at return; STRING: ct_pack_string_span  */
     union {
         uint64_t arg[CT_RECORD_ARGS];
         char text[CT_STRING_CHUNK];
@@ -148,146 +140,109 @@ struct ct_record {
 };
 _Static_assert(sizeof(struct ct_record) == 64, "records are one cache line");
 
-enum ct_clock_kind {
-    CT_CLOCK_TSC = 1,      /* raw rdtsc ticks, mapped to BOOTTIME by the collector */
-    CT_CLOCK_BOOTTIME = 2, /* CLOCK_BOOTTIME nanoseconds                           */
+/* Arguments that share one field, packed by the preload and unpacked by the
+ * collector through these and nothing else. */
+
+/* Grid and block dimensions (launches, GPU kernels): x keeps 32 bits, y and
+ * z 16 bits (CUDA's own limits for grids; blocks are smaller still). */
+struct ct_dim3 {
+    uint32_t x, y, z;
 };
 
-enum ct_ring_state {
-    CT_RING_FREE = 0,    /* claimable by a thread                               */
-    CT_RING_ACTIVE = 1,  /* owned by a live thread                              */
-    CT_RING_RETIRED = 2, /* its thread ended; the collector drains, then frees  */
+static inline uint64_t ct_pack_dim3(uint32_t x, uint32_t y, uint32_t z)
+{
+    return (uint64_t)x | (uint64_t)(uint16_t)y << 32 | (uint64_t)(uint16_t)z << 48;
+}
+
+static inline struct ct_dim3 ct_unpack_dim3(uint64_t v)
+{
+    return (struct ct_dim3){(uint32_t)v, (uint32_t)(v >> 32) & 0xffff, (uint32_t)(v >> 48)};
+}
+
+/* CT_REC_GPU arg[0]: CUPTI's correlation id and stream id. */
+static inline uint64_t ct_pack_gpu_ids(uint32_t correlation, uint32_t stream)
+{
+    return (uint64_t)correlation | (uint64_t)stream << 32;
+}
+
+static inline uint32_t ct_gpu_correlation(uint64_t ids)
+{
+    return (uint32_t)ids;
+}
+
+static inline uint32_t ct_gpu_stream(uint64_t ids)
+{
+    return (uint32_t)(ids >> 32);
+}
+
+/* CT_GPU_KERNEL arg[4]: registers per thread (16 bits), static and dynamic
+ * shared memory (24 bits each). */
+struct ct_kernel_resources {
+    uint32_t registers, static_smem, dynamic_smem;
 };
 
-/* A thread's calls of one function, counted whatever became of their
- * records: the report's counts stand on these, the records give detail. */
-struct ct_call_stats {
-    uint64_t calls, errors;
-    uint64_t ticks; /* summed durations, in the record clock */
+static inline uint64_t ct_pack_kernel_resources(uint32_t registers, uint32_t static_smem,
+                                                uint32_t dynamic_smem)
+{
+    return (uint64_t)(registers & 0xffff) | (uint64_t)(static_smem & 0xffffff) << 16 |
+           (uint64_t)(dynamic_smem & 0xffffff) << 40;
+}
+
+static inline struct ct_kernel_resources ct_unpack_kernel_resources(uint64_t v)
+{
+    return (struct ct_kernel_resources){(uint32_t)v & 0xffff, (uint32_t)(v >> 16) & 0xffffff,
+                                        (uint32_t)(v >> 40) & 0xffffff};
+}
+
+/* CT_GPU_MEMCPY arg[2]: CUPTI's copy kind and the source's and the
+ * destination's memory kinds, a byte each. */
+struct ct_copy_kinds {
+    uint32_t copy, src, dst;
 };
 
-/* A ring that fills spills into segments of a pool shared by all rings, in
- * the same memfd, so a burst gets more room before anything is dropped. The
- * producer writes to the spill chain from the moment the ring is full until
- * the consumer has read everything spilled and the ring has room again; the
- * consumer reads the ring before the chain, so records keep their order.
- * The pool is sparse: a segment's pages exist only while it holds records
- * (the collector gives them back once read). */
-#define CT_SPILL_SEGMENT_RECORDS 16384u /* 1 MiB */
-#define CT_SPILL_CHAIN 128u             /* segments in the pool, and in one ring's chain */
-#define CT_SPILL_TICKET (1ull << 63)    /* a reserved slot in the chain, not the ring */
-
-/* One single-producer single-consumer ring. The producer owns the first cache
- * line, the consumer the second, so neither side's stores bounce the other's
- * line on every record. */
-struct ct_ring {
-    _Atomic uint32_t state;
-    uint32_t index; /* position in the ring array, fixed at creation */
-    int32_t tid;
-    char thread_name[16];
-    _Atomic uint64_t head;    /* next slot the producer writes                */
-    uint64_t cached_tail;     /* producer's last view of tail                 */
-    uint64_t last_kernel;     /* producer's: the kernel key last named here   */
-    _Atomic uint64_t dropped; /* records lost because the ring was full       */
-    /* The call the thread is inside, for a process that dies mid-call: read by
-     * the collector only once the process has ended. */
-    uint64_t inflight_begin;           /* clock at the call's entry, 0 when none        */
-    uint32_t inflight_func;            /* enum ct_function                              */
-    volatile uint32_t busy;            /* a record is being written: a signal handler's
-                                          call must not write into the same slot        */
-    uint32_t spilling;                 /* producer's: records go to the spill chain     */
-    _Atomic uint64_t spill_head;       /* next spill position the producer writes       */
-    alignas(64) _Atomic uint64_t tail; /* next slot the consumer reads    */
-    _Atomic uint64_t spill_tail;       /* next spill position the consumer reads */
-    /* The pool segment that holds spill positions [k, k + 1) * segment size,
-     * at k % CT_SPILL_CHAIN: written by the producer before it publishes the
-     * first record there, freed by the consumer once it read the last. */
-    alignas(64) _Atomic uint32_t spill_segments[CT_SPILL_CHAIN];
-    /* The producer's; the collector reads them once the thread or the
-     * process has ended, and clears them before the ring is reused. */
-    alignas(64) struct ct_call_stats stats[CT_FN_COUNT];
-    alignas(64) struct ct_record records[];
-};
-
-struct ct_shm_header {
-    uint32_t magic;
-    uint32_t version;
-    uint32_t ring_count;
-    uint32_t ring_capacity; /* records per ring, a power of two */
-    uint32_t clock;         /* enum ct_clock_kind               */
-    int32_t pid;
-    uint32_t loader_ring;  /* the ring of library events, written under a lock */
-    int32_t collector_pid; /* written by the collector as it starts */
-    /* One reading of both clocks at process start: the collector's anchor for
-     * mapping ticks to nanoseconds, and the process start time in the trace. */
-    uint64_t start_ticks;
-    uint64_t start_boot_ns;
-    _Atomic uint64_t exit_ticks;      /* 0 until the process exits normally   */
-    _Atomic uint64_t dropped_no_ring; /* records of threads that found no ring */
-    /* Written by the collector as it finishes, read by the preload's summary. */
-    _Atomic uint32_t collector_done;
-    uint32_t collector_error; /* errno of the failed output, or 0 */
-    _Atomic uint64_t collector_records;
-    _Atomic uint64_t collector_bytes;
-    uint32_t spill_count;                             /* segments in the pool; 0: none */
-    _Atomic uint64_t spill_free[CT_SPILL_CHAIN / 64]; /* a set bit: that segment is free */
-    char output_path[4096];
-};
-
-static inline size_t ct_ring_stride(uint32_t capacity)
+static inline uint64_t ct_pack_copy_kinds(uint32_t copy, uint32_t src, uint32_t dst)
 {
-    return sizeof(struct ct_ring) + (size_t)capacity * sizeof(struct ct_record);
+    return (uint64_t)(copy & 0xff) | (uint64_t)(src & 0xff) << 8 | (uint64_t)(dst & 0xff) << 16;
 }
 
-#define CT_SHM_HEADER_SIZE ((sizeof(struct ct_shm_header) + 63) & ~(size_t)63)
-
-#define CT_SPILL_SEGMENT_BYTES ((size_t)CT_SPILL_SEGMENT_RECORDS * sizeof(struct ct_record))
-
-/* Where the spill pool starts: after the rings, on a page boundary. */
-static inline size_t ct_shm_spill_offset(uint32_t ring_count, uint32_t capacity)
+static inline struct ct_copy_kinds ct_unpack_copy_kinds(uint64_t v)
 {
-    return (CT_SHM_HEADER_SIZE + (size_t)ring_count * ct_ring_stride(capacity) + 4095) &
-           ~(size_t)4095;
+    return (struct ct_copy_kinds){(uint32_t)v & 0xff, (uint32_t)(v >> 8) & 0xff,
+                                  (uint32_t)(v >> 16) & 0xff};
 }
 
-static inline size_t ct_shm_size(uint32_t ring_count, uint32_t capacity, uint32_t spill_count)
+/* CT_REC_STRING end: where this chunk starts in the string, and the
+ * string's whole length. */
+static inline uint64_t ct_pack_string_span(uint32_t offset, uint32_t total)
 {
-    return ct_shm_spill_offset(ring_count, capacity) + (size_t)spill_count * CT_SPILL_SEGMENT_BYTES;
+    return (uint64_t)offset | (uint64_t)total << 32;
 }
 
-static inline struct ct_record *ct_shm_spill_segment(struct ct_shm_header *shm, uint32_t segment)
+static inline uint32_t ct_string_offset(uint64_t span)
 {
-    return (struct ct_record *)((char *)shm +
-                                ct_shm_spill_offset(shm->ring_count, shm->ring_capacity) +
-                                (size_t)segment * CT_SPILL_SEGMENT_BYTES);
+    return (uint32_t)span;
 }
 
-static inline struct ct_ring *ct_shm_ring(struct ct_shm_header *shm, uint32_t index)
+static inline uint32_t ct_string_total(uint64_t span)
 {
-    return (struct ct_ring *)((char *)shm + CT_SHM_HEADER_SIZE +
-                              (size_t)index * ct_ring_stride(shm->ring_capacity));
+    return (uint32_t)(span >> 32);
 }
 
-/* Numbers the rings and reserves ring 0 for library events: it belongs to
- * no thread, is written by whichever thread looks at the link map (one at a
- * time), and stays active for the whole session, so no thread claims it. */
-static inline void ct_shm_init_rings(struct ct_shm_header *shm)
+/* CT_STR_DEVICE_NAME key: the device ordinal and its compute capability as
+ * major * 10 + minor (90 for 9.0; 0 when unknown). */
+static inline uint64_t ct_pack_device_key(uint32_t ordinal, uint32_t capability)
 {
-    for (uint32_t i = 0; i < shm->ring_count; i++)
-        ct_shm_ring(shm, i)->index = i;
-    shm->loader_ring = 0;
-    atomic_store(&ct_shm_ring(shm, 0)->state, CT_RING_ACTIVE);
-    for (uint32_t i = 0; i < shm->spill_count && i < CT_SPILL_CHAIN; i++)
-        atomic_fetch_or(&shm->spill_free[i / 64], 1ull << (i % 64));
+    return (uint64_t)ordinal | (uint64_t)capability << 32;
 }
 
-/* Records lost so far: full rings plus threads that found no free ring. */
-static inline uint64_t ct_shm_dropped(struct ct_shm_header *shm)
+static inline uint32_t ct_device_ordinal(uint64_t key)
 {
-    uint64_t dropped = atomic_load(&shm->dropped_no_ring);
-    for (uint32_t i = 0; i < shm->ring_count; i++)
-        dropped += atomic_load(&ct_shm_ring(shm, i)->dropped);
-    return dropped;
+    return (uint32_t)key;
+}
+
+static inline uint32_t ct_device_capability(uint64_t key)
+{
+    return (uint32_t)(key >> 32);
 }
 
 #endif

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <x86intrin.h>
 
-#include "cudatrace/record.h"
+#include "cudatrace/shm_layout.h"
 
 extern uint32_t ct_clock_kind; /* 0 until the preload is initialised */
 

@@ -5,7 +5,7 @@
  */
 #include "preload/core/config.h"
 
-#include "cudatrace/record.h"
+#include "cudatrace/shm_layout.h"
 
 #include <errno.h>
 #include <stdarg.h>

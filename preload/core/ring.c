@@ -211,7 +211,7 @@ static void fill_chunk(struct ct_record *r, uint16_t kind, uint64_t key, const c
     r->func = kind;
     r->result = (int32_t)chunk;
     r->begin = key;
-    r->end = offset | (uint64_t)len << 32;
+    r->end = ct_pack_string_span((uint32_t)offset, (uint32_t)len);
     memcpy(r->text, text + offset, chunk);
 }
 

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "cudatrace/record.h"
+#include "cudatrace/shm_layout.h"
 #include "preload/core/session.h"
 
 #define CT_TLS __attribute__((tls_model("initial-exec")))

@@ -8,7 +8,7 @@
 #ifndef CT_PRELOAD_SESSION_H
 #define CT_PRELOAD_SESSION_H
 
-#include "cudatrace/record.h"
+#include "cudatrace/shm_layout.h"
 
 /* The session's shared memory, starting the session on first use; NULL when
  * tracing is off, failed to start or has ended. */

@@ -61,11 +61,6 @@ static void give_back(uint8_t *buffer)
     pthread_mutex_unlock(&pool.lock);
 }
 
-static uint64_t correlation_and_stream(uint32_t correlation, uint32_t stream)
-{
-    return (uint64_t)correlation | (uint64_t)stream << 32;
-}
-
 static void kernel(struct ct_ring *ring, const CUpti_ActivityKernel10 *k, struct ct_record *r)
 {
     uint64_t name = (uintptr_t)k->name;
@@ -75,13 +70,12 @@ static void kernel(struct ct_ring *ring, const CUpti_ActivityKernel10 *k, struct
     r->result = (int32_t)k->deviceId;
     r->begin = k->start;
     r->end = k->end;
-    r->arg[0] = correlation_and_stream(k->correlationId, k->streamId);
+    r->arg[0] = ct_pack_gpu_ids(k->correlationId, k->streamId);
     r->arg[1] = name;
-    r->arg[2] = CT_PACK_DIM3(k->gridX, k->gridY, k->gridZ);
-    r->arg[3] = CT_PACK_DIM3(k->blockX, k->blockY, k->blockZ);
-    r->arg[4] = (uint64_t)k->registersPerThread |
-                (uint64_t)((uint32_t)k->staticSharedMemory & 0xffffff) << 16 |
-                (uint64_t)((uint32_t)k->dynamicSharedMemory & 0xffffff) << 40;
+    r->arg[2] = ct_pack_dim3((uint32_t)k->gridX, (uint32_t)k->gridY, (uint32_t)k->gridZ);
+    r->arg[3] = ct_pack_dim3((uint32_t)k->blockX, (uint32_t)k->blockY, (uint32_t)k->blockZ);
+    r->arg[4] = ct_pack_kernel_resources(k->registersPerThread, (uint32_t)k->staticSharedMemory,
+                                         (uint32_t)k->dynamicSharedMemory);
 }
 
 /* A copy's record carries the driver call's id and, when a runtime call
@@ -94,9 +88,9 @@ static void memcpy_record(const CUpti_ActivityMemcpy6 *m, struct ct_record *r)
     r->result = (int32_t)m->deviceId;
     r->begin = m->start;
     r->end = m->end;
-    r->arg[0] = correlation_and_stream(correlation, m->streamId);
+    r->arg[0] = ct_pack_gpu_ids(correlation, m->streamId);
     r->arg[1] = m->bytes;
-    r->arg[2] = (uint64_t)m->copyKind | (uint64_t)m->srcKind << 8 | (uint64_t)m->dstKind << 16;
+    r->arg[2] = ct_pack_copy_kinds(m->copyKind, m->srcKind, m->dstKind);
 }
 
 static void memset_record(const CUpti_ActivityMemset4 *m, struct ct_record *r)
@@ -105,7 +99,7 @@ static void memset_record(const CUpti_ActivityMemset4 *m, struct ct_record *r)
     r->result = (int32_t)m->deviceId;
     r->begin = m->start;
     r->end = m->end;
-    r->arg[0] = correlation_and_stream(m->correlationId, m->streamId);
+    r->arg[0] = ct_pack_gpu_ids(m->correlationId, m->streamId);
     r->arg[1] = m->bytes;
     r->arg[2] = m->value;
 }
@@ -117,7 +111,7 @@ static void sync_record(const CUpti_ActivitySynchronization2 *s, struct ct_recor
     r->result = (int32_t)s->contextId;
     r->begin = s->start;
     r->end = s->end;
-    r->arg[0] = correlation_and_stream(s->correlationId, s->streamId);
+    r->arg[0] = ct_pack_gpu_ids(s->correlationId, s->streamId);
     r->arg[2] = (uint64_t)s->type;
 }
 
@@ -126,7 +120,7 @@ static void memory_record(const CUpti_ActivityMemory4 *m, struct ct_record *r)
     r->func = CT_GPU_MEMORY;
     r->result = (int32_t)m->deviceId;
     r->begin = r->end = m->timestamp;
-    r->arg[0] = correlation_and_stream(m->correlationId, m->streamId);
+    r->arg[0] = ct_pack_gpu_ids(m->correlationId, m->streamId);
     r->arg[1] = m->bytes;
     r->arg[2] = (uint64_t)m->memoryOperationType;
     r->arg[3] = m->address;

@@ -134,8 +134,8 @@ static void runtime_args(CUpti_CallbackId cbid, const CUpti_CallbackData *data, 
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000: {
         PARAMS(cudaLaunchKernel_v7000_params);
         a[0] = (uintptr_t)p->func, a[1] = (uintptr_t)p->stream;
-        a[2] = CT_PACK_DIM3(p->gridDim.x, p->gridDim.y, p->gridDim.z);
-        a[3] = CT_PACK_DIM3(p->blockDim.x, p->blockDim.y, p->blockDim.z), a[4] = p->sharedMem;
+        a[2] = ct_pack_dim3(p->gridDim.x, p->gridDim.y, p->gridDim.z);
+        a[3] = ct_pack_dim3(p->blockDim.x, p->blockDim.y, p->blockDim.z), a[4] = p->sharedMem;
         break;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020: {
@@ -180,8 +180,8 @@ static void launch_args(CUfunction f, const unsigned *grid, const unsigned *bloc
                         CUstream stream, uint64_t *a)
 {
     a[0] = (uintptr_t)f, a[1] = (uintptr_t)stream;
-    a[2] = CT_PACK_DIM3(grid[0], grid[1], grid[2]);
-    a[3] = CT_PACK_DIM3(block[0], block[1], block[2]), a[4] = smem;
+    a[2] = ct_pack_dim3(grid[0], grid[1], grid[2]);
+    a[3] = ct_pack_dim3(block[0], block[1], block[2]), a[4] = smem;
 }
 
 static void copy_args(uint64_t dst, uint64_t src, size_t bytes, CUstream stream, int kind,

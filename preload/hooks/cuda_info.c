@@ -56,8 +56,9 @@ static void emit_device_names(struct ct_ring *ring, int count)
         }
         if (r == cudaSuccess) {
             props.name[sizeof props.name - 1] = '\0';
-            uint64_t capability = (uint64_t)(major * 10 + minor);
-            ct_emit_string(ring, CT_STR_DEVICE_NAME, (uint64_t)i | capability << 32, props.name);
+            ct_emit_string(ring, CT_STR_DEVICE_NAME,
+                           ct_pack_device_key((uint32_t)i, (uint32_t)(major * 10 + minor)),
+                           props.name);
         }
     }
 }

@@ -9,7 +9,7 @@
 
 #define LAUNCH_ARGS(func, by_handle, grid, block, smem, stream)                                    \
     ct_kernel_key((func), (by_handle), result == cudaSuccess), CT_PTR(stream),                     \
-        CT_PACK_DIM3((grid).x, (grid).y, (grid).z), CT_PACK_DIM3((block).x, (block).y, (block).z), \
+        ct_pack_dim3((grid).x, (grid).y, (grid).z), ct_pack_dim3((block).x, (block).y, (block).z), \
         (smem)
 
 #define HOOK_LAUNCH(name, func_type, by_handle)                                                    \

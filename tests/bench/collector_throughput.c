@@ -46,8 +46,8 @@ static void fill(struct ct_ring *ring, uint64_t first, uint64_t count, uint64_t 
         } else {
             r->func = CT_FN_cudaLaunchKernel;
             r->arg[0] = 0x400000 + (i % 4) * 64;
-            r->arg[2] = CT_PACK_DIM3(256, 1, 1);
-            r->arg[3] = CT_PACK_DIM3(128, 1, 1);
+            r->arg[2] = ct_pack_dim3(256, 1, 1);
+            r->arg[3] = ct_pack_dim3(128, 1, 1);
         }
     }
     atomic_store(&ring->head, head);

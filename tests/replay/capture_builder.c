@@ -12,7 +12,7 @@
 
 #include "tests/replay/capture_format.h"
 #include "collector/perfetto/clock_map.h"
-#include "cudatrace/record.h"
+#include "cudatrace/shm_layout.h"
 #include "collector/perfetto/writer.h"
 #include "collector/trace_builder.h"
 #include "collector/perfetto/trace_file.h"

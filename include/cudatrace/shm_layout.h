@@ -1,0 +1,164 @@
+/*
+ * The shared-memory layout both sides map: a header, one single-producer
+ * single-consumer ring of records (record.h) per traced thread, and the pool
+ * full rings spill into, all in one memfd. Both sides check CT_SHM_MAGIC and
+ * CT_RECORD_VERSION before touching anything else, so a preload and a
+ * collector from different builds refuse each other instead of misreading
+ * records.
+ */
+#ifndef CUDATRACE_SHM_LAYOUT_H
+#define CUDATRACE_SHM_LAYOUT_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudatrace/functions.h"
+#include "cudatrace/record.h"
+
+#define CT_SHM_MAGIC 0x43545243u /* "CRTC" */
+
+enum ct_clock_kind {
+    CT_CLOCK_TSC = 1,      /* raw rdtsc ticks, mapped to BOOTTIME by the collector */
+    CT_CLOCK_BOOTTIME = 2, /* CLOCK_BOOTTIME nanoseconds                           */
+};
+
+enum ct_ring_state {
+    CT_RING_FREE = 0,    /* claimable by a thread                               */
+    CT_RING_ACTIVE = 1,  /* owned by a live thread                              */
+    CT_RING_RETIRED = 2, /* its thread ended; the collector drains, then frees  */
+};
+
+/* A thread's calls of one function, counted whatever became of their
+ * records: the report's counts stand on these, the records give detail. */
+struct ct_call_stats {
+    uint64_t calls, errors;
+    uint64_t ticks; /* summed durations, in the record clock */
+};
+
+/* A ring that fills spills into segments of a pool shared by all rings, in
+ * the same memfd, so a burst gets more room before anything is dropped. The
+ * producer writes to the spill chain from the moment the ring is full until
+ * the consumer has read everything spilled and the ring has room again; the
+ * consumer reads the ring before the chain, so records keep their order.
+ * The pool is sparse: a segment's pages exist only while it holds records
+ * (the collector gives them back once read). */
+#define CT_SPILL_SEGMENT_RECORDS 16384u /* 1 MiB */
+#define CT_SPILL_CHAIN 128u             /* segments in the pool, and in one ring's chain */
+#define CT_SPILL_TICKET (1ull << 63)    /* a reserved slot in the chain, not the ring */
+
+/* One single-producer single-consumer ring. The producer owns the first cache
+ * line, the consumer the second, so neither side's stores bounce the other's
+ * line on every record. */
+struct ct_ring {
+    _Atomic uint32_t state;
+    uint32_t index; /* position in the ring array, fixed at creation */
+    int32_t tid;
+    char thread_name[16];
+    _Atomic uint64_t head;    /* next slot the producer writes                */
+    uint64_t cached_tail;     /* producer's last view of tail                 */
+    uint64_t last_kernel;     /* producer's: the kernel key last named here   */
+    _Atomic uint64_t dropped; /* records lost because the ring was full       */
+    /* The call the thread is inside, for a process that dies mid-call: read by
+     * the collector only once the process has ended. */
+    uint64_t inflight_begin;           /* clock at the call's entry, 0 when none        */
+    uint32_t inflight_func;            /* enum ct_function                              */
+    volatile uint32_t busy;            /* a record is being written: a signal handler's
+                                          call must not write into the same slot        */
+    uint32_t spilling;                 /* producer's: records go to the spill chain     */
+    _Atomic uint64_t spill_head;       /* next spill position the producer writes       */
+    alignas(64) _Atomic uint64_t tail; /* next slot the consumer reads    */
+    _Atomic uint64_t spill_tail;       /* next spill position the consumer reads */
+    /* The pool segment that holds spill positions [k, k + 1) * segment size,
+     * at k % CT_SPILL_CHAIN: written by the producer before it publishes the
+     * first record there, freed by the consumer once it read the last. */
+    alignas(64) _Atomic uint32_t spill_segments[CT_SPILL_CHAIN];
+    /* The producer's; the collector reads them once the thread or the
+     * process has ended, and clears them before the ring is reused. */
+    alignas(64) struct ct_call_stats stats[CT_FN_COUNT];
+    alignas(64) struct ct_record records[];
+};
+
+struct ct_shm_header {
+    uint32_t magic;
+    uint32_t version;
+    uint32_t ring_count;
+    uint32_t ring_capacity; /* records per ring, a power of two */
+    uint32_t clock;         /* enum ct_clock_kind               */
+    int32_t pid;
+    uint32_t loader_ring;  /* the ring of library events, written under a lock */
+    int32_t collector_pid; /* written by the collector as it starts */
+    /* One reading of both clocks at process start: the collector's anchor for
+     * mapping ticks to nanoseconds, and the process start time in the trace. */
+    uint64_t start_ticks;
+    uint64_t start_boot_ns;
+    _Atomic uint64_t exit_ticks;      /* 0 until the process exits normally   */
+    _Atomic uint64_t dropped_no_ring; /* records of threads that found no ring */
+    /* Written by the collector as it finishes, read by the preload's summary. */
+    _Atomic uint32_t collector_done;
+    uint32_t collector_error; /* errno of the failed output, or 0 */
+    _Atomic uint64_t collector_records;
+    _Atomic uint64_t collector_bytes;
+    uint32_t spill_count;                             /* segments in the pool; 0: none */
+    _Atomic uint64_t spill_free[CT_SPILL_CHAIN / 64]; /* a set bit: that segment is free */
+    char output_path[4096];
+};
+
+static inline size_t ct_ring_stride(uint32_t capacity)
+{
+    return sizeof(struct ct_ring) + (size_t)capacity * sizeof(struct ct_record);
+}
+
+#define CT_SHM_HEADER_SIZE ((sizeof(struct ct_shm_header) + 63) & ~(size_t)63)
+
+#define CT_SPILL_SEGMENT_BYTES ((size_t)CT_SPILL_SEGMENT_RECORDS * sizeof(struct ct_record))
+
+/* Where the spill pool starts: after the rings, on a page boundary. */
+static inline size_t ct_shm_spill_offset(uint32_t ring_count, uint32_t capacity)
+{
+    return (CT_SHM_HEADER_SIZE + (size_t)ring_count * ct_ring_stride(capacity) + 4095) &
+           ~(size_t)4095;
+}
+
+static inline size_t ct_shm_size(uint32_t ring_count, uint32_t capacity, uint32_t spill_count)
+{
+    return ct_shm_spill_offset(ring_count, capacity) + (size_t)spill_count * CT_SPILL_SEGMENT_BYTES;
+}
+
+static inline struct ct_record *ct_shm_spill_segment(struct ct_shm_header *shm, uint32_t segment)
+{
+    return (struct ct_record *)((char *)shm +
+                                ct_shm_spill_offset(shm->ring_count, shm->ring_capacity) +
+                                (size_t)segment * CT_SPILL_SEGMENT_BYTES);
+}
+
+static inline struct ct_ring *ct_shm_ring(struct ct_shm_header *shm, uint32_t index)
+{
+    return (struct ct_ring *)((char *)shm + CT_SHM_HEADER_SIZE +
+                              (size_t)index * ct_ring_stride(shm->ring_capacity));
+}
+
+/* Numbers the rings and reserves ring 0 for library events: it belongs to
+ * no thread, is written by whichever thread looks at the link map (one at a
+ * time), and stays active for the whole session, so no thread claims it. */
+static inline void ct_shm_init_rings(struct ct_shm_header *shm)
+{
+    for (uint32_t i = 0; i < shm->ring_count; i++)
+        ct_shm_ring(shm, i)->index = i;
+    shm->loader_ring = 0;
+    atomic_store(&ct_shm_ring(shm, 0)->state, CT_RING_ACTIVE);
+    for (uint32_t i = 0; i < shm->spill_count && i < CT_SPILL_CHAIN; i++)
+        atomic_fetch_or(&shm->spill_free[i / 64], 1ull << (i % 64));
+}
+
+/* Records lost so far: full rings plus threads that found no free ring. */
+static inline uint64_t ct_shm_dropped(struct ct_shm_header *shm)
+{
+    uint64_t dropped = atomic_load(&shm->dropped_no_ring);
+    for (uint32_t i = 0; i < shm->ring_count; i++)
+        dropped += atomic_load(&ct_shm_ring(shm, i)->dropped);
+    return dropped;
+}
+
+#endif
