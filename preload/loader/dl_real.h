@@ -1,7 +1,7 @@
 /*
  * The real dlopen, dlclose, dlerror and dlsym, for the preload's own use. The
  * preload exports its own definitions of these names (dl_trampoline.S,
- * loader_view.c), and a call from inside the preload to the plain name
+ * dl_entry.c), and a call from inside the preload to the plain name
  * would reach those and be taken for the program's.
  */
 #ifndef CT_PRELOAD_DL_REAL_H
