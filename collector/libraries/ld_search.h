@@ -9,6 +9,7 @@
 #define CT_COLLECTOR_LD_SEARCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The search lists, in the order ld.so consults them. */
 enum ct_ld_list {
@@ -58,15 +59,30 @@ void ct_ld_search(const struct ct_ld_process *process, const char *name, const c
 enum ct_ld_list ct_ld_found_via(const struct ct_ld_process *process, const char *name,
                                 const char *requester, const char *loaded);
 
-/* The directories `requester`'s own DT_RUNPATH (else DT_RPATH) names,
- * expanded and normalised, ':'-separated; with `meant_only`, only those that
- * look meant for the libraries it needs: written relative to $ORIGIN, or
- * inside a pip nvidia/ or a conda tree. */
-void ct_ld_own_dirs(const struct ct_ld_process *process, const char *requester, int meant_only,
-                    char *out, size_t size);
-
 /* "absolute path", "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache",
  * "default directories", "unknown". */
 const char *ct_ld_list_name(enum ct_ld_list list);
+
+/* The search paths one object brings to a search. */
+struct ct_ld_object {
+    char rpath[4096]; /* "" when it has a DT_RUNPATH: ld.so ignores DT_RPATH then */
+    char runpath[4096];
+    int has_runpath;
+    uint64_t flags_1;
+    char origin[4096]; /* what $ORIGIN stands for; "" when unknown */
+};
+
+/* Reads the object at `path` (NULL: none) as the process's loader would. */
+void ct_ld_read_object(const struct ct_ld_process *process, const char *path,
+                       struct ct_ld_object *o);
+/* The directory a search-path entry names, as an absolute path without a
+ * trailing '/': ld.so takes an empty entry for the working directory and
+ * drops one that expands to nothing. -1 when it is dropped, or relative
+ * with no working directory known. */
+int ct_ld_entry_dir(const struct ct_ld_process *process, const char *entry, const char *origin,
+                    char *dir, size_t size);
+/* Adds `dir` to the ':'-separated `list` unless it is there (or would not
+ * fit whole). */
+void ct_ld_add_distinct(char *list, size_t size, const char *dir);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/libraries/own_dirs.h"
 #include "collector/perfetto/clock_map.h"
 #include "common/library_family.h"
 #include "collector/libraries/inventory.h"
