@@ -32,7 +32,6 @@
 #define MAX_LINE_SECTION ((uint64_t)64 << 20)
 #define MAX_STRING_SECTION ((uint64_t)64 << 20)
 #define MAX_SYMBOL_TABLE ((uint64_t)256 << 20)
-#define MAX_SECTION_NAMES ((uint64_t)1 << 20)
 /* How far back a lookup walks for a sized symbol that encloses the address
  * when the nearest one below it does not (nested or overlapping symbols). */
 #define ENCLOSING_SEARCH 16
@@ -71,15 +70,6 @@ struct process {
     size_t map_count;
 };
 
-/* A file's section headers and section names. */
-struct sections {
-    Elf64_Shdr *headers;
-    size_t count;
-    char *names;
-    size_t names_size;
-    uint64_t file_size;
-};
-
 static struct module *modules;
 static size_t module_count, module_capacity;
 static struct ct_u64_map module_by_path; /* path id -> index + 1 of the first */
@@ -107,83 +97,6 @@ static uint32_t module_for(uint32_t path, uint64_t inode)
     module_count++;
     ct_u64_map_put(&module_by_path, path, module_count);
     return (uint32_t)module_count;
-}
-
-/* ---- reading sections ---- */
-
-/* A section's contents (plus a NUL, so string tables end), or NULL when it
- * has none in the file, is compressed, or is over `limit`. */
-static uint8_t *read_section(int fd, const struct sections *s, const Elf64_Shdr *h, uint64_t limit)
-{
-    if (h->sh_type == SHT_NOBITS || (h->sh_flags & SHF_COMPRESSED) || h->sh_size > limit ||
-        h->sh_offset > s->file_size || h->sh_size > s->file_size - h->sh_offset)
-        return NULL;
-    uint8_t *data = allocate(h->sh_size + 1);
-    if (ct_elf_read_at(fd, data, h->sh_size, h->sh_offset)) {
-        free(data);
-        return NULL;
-    }
-    data[h->sh_size] = 0;
-    return data;
-}
-
-/* The section count and name-table index, which a file with too many
- * sections keeps in section 0 instead of the ELF header. */
-static int section_counts(int fd, const Elf64_Ehdr *eh, uint64_t *count, uint32_t *names)
-{
-    *count = eh->e_shnum;
-    *names = eh->e_shstrndx;
-    if (*count != 0 && *names != SHN_XINDEX)
-        return 0;
-    Elf64_Shdr first;
-    if (ct_elf_read_at(fd, &first, sizeof first, eh->e_shoff))
-        return -1;
-    if (*count == 0)
-        *count = first.sh_size;
-    if (*names == SHN_XINDEX)
-        *names = first.sh_link;
-    return 0;
-}
-
-static int read_sections(int fd, uint64_t file_size, struct sections *s)
-{
-    Elf64_Ehdr eh;
-    uint64_t count;
-    uint32_t names;
-    *s = (struct sections){.file_size = file_size};
-    if (ct_elf_read_at(fd, &eh, sizeof eh, 0) || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-        eh.e_shoff == 0 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
-        section_counts(fd, &eh, &count, &names) || count == 0 ||
-        count > file_size / sizeof(Elf64_Shdr) ||
-        eh.e_shoff > file_size - count * sizeof(Elf64_Shdr))
-        return -1;
-    s->headers = allocate(count * sizeof(Elf64_Shdr));
-    s->count = count;
-    if (ct_elf_read_at(fd, s->headers, count * sizeof(Elf64_Shdr), eh.e_shoff)) {
-        free(s->headers);
-        return -1;
-    }
-    if (names < count &&
-        (s->names = (char *)read_section(fd, s, &s->headers[names], MAX_SECTION_NAMES)) != NULL)
-        s->names_size = s->headers[names].sh_size;
-    return 0;
-}
-
-static const Elf64_Shdr *section_named(const struct sections *s, const char *name)
-{
-    for (size_t i = 0; s->names && i < s->count; i++)
-        if (s->headers[i].sh_name < s->names_size &&
-            strcmp(s->names + s->headers[i].sh_name, name) == 0)
-            return &s->headers[i];
-    return NULL;
-}
-
-static const Elf64_Shdr *section_typed(const struct sections *s, uint32_t type)
-{
-    for (size_t i = 0; i < s->count; i++)
-        if (s->headers[i].sh_type == type)
-            return &s->headers[i];
-    return NULL;
 }
 
 /* ---- functions ---- */
@@ -245,16 +158,16 @@ static void add_function(struct module *m, const Elf64_Sym *sym, const char *nam
 /* Collects the function symbols of one symbol table; -1 when it cannot be
  * read or has none. Only function names are copied, so the (often much
  * larger) string table is not kept. */
-static int read_functions(struct module *m, int fd, const struct sections *s,
-                          const Elf64_Shdr *table)
+static int read_functions(struct module *m, const struct ct_elf *elf,
+                          const struct ct_elf_sections *s, const Elf64_Shdr *table)
 {
     if (!table || table->sh_entsize != sizeof(Elf64_Sym) || table->sh_link >= s->count)
         return -1;
     const Elf64_Shdr *strings = &s->headers[table->sh_link];
     if (table->sh_size > MAX_SYMBOL_TABLE || strings->sh_size > MAX_SYMBOL_TABLE - table->sh_size)
         return -1;
-    Elf64_Sym *symbols = (Elf64_Sym *)read_section(fd, s, table, MAX_SYMBOL_TABLE);
-    char *names = (char *)read_section(fd, s, strings, MAX_SYMBOL_TABLE);
+    Elf64_Sym *symbols = (Elf64_Sym *)ct_elf_read_section(elf, table, MAX_SYMBOL_TABLE);
+    char *names = (char *)ct_elf_read_section(elf, strings, MAX_SYMBOL_TABLE);
     size_t capacity = 0, names_used = 0, names_capacity = 0;
     for (size_t i = 0; symbols && names && i < table->sh_size / sizeof *symbols; i++)
         if (is_function(&symbols[i], strings->sh_size))
@@ -286,17 +199,18 @@ static struct function *find_function(struct module *m, uint64_t address)
 
 /* ---- line table ---- */
 
-static void read_lines(struct module *m, int fd, const struct sections *s)
+static void read_lines(struct module *m, const struct ct_elf *elf, const struct ct_elf_sections *s)
 {
-    const Elf64_Shdr *line = section_named(s, ".debug_line");
-    const Elf64_Shdr *line_str = section_named(s, ".debug_line_str");
-    const Elf64_Shdr *str = section_named(s, ".debug_str");
+    const Elf64_Shdr *line = ct_elf_section_named(s, ".debug_line");
+    const Elf64_Shdr *line_str = ct_elf_section_named(s, ".debug_line_str");
+    const Elf64_Shdr *str = ct_elf_section_named(s, ".debug_str");
     struct ct_dwarf_sections dwarf = {0};
-    uint8_t *line_data = line ? read_section(fd, s, line, MAX_LINE_SECTION) : NULL;
+    uint8_t *line_data = line ? ct_elf_read_section(elf, line, MAX_LINE_SECTION) : NULL;
     if (!line_data)
         return;
-    uint8_t *line_str_data = line_str ? read_section(fd, s, line_str, MAX_STRING_SECTION) : NULL;
-    uint8_t *str_data = str ? read_section(fd, s, str, MAX_STRING_SECTION) : NULL;
+    uint8_t *line_str_data =
+        line_str ? ct_elf_read_section(elf, line_str, MAX_STRING_SECTION) : NULL;
+    uint8_t *str_data = str ? ct_elf_read_section(elf, str, MAX_STRING_SECTION) : NULL;
     dwarf.line = line_data;
     dwarf.line_size = line->sh_size;
     dwarf.line_str = line_str_data;
@@ -311,16 +225,15 @@ static void read_lines(struct module *m, int fd, const struct sections *s)
 
 /* ---- modules ---- */
 
-static void read_tables(struct module *m, const struct ct_elf *elf, uint64_t file_size)
+static void read_tables(struct module *m, const struct ct_elf *elf)
 {
-    struct sections s;
-    if (read_sections(elf->fd, file_size, &s))
+    struct ct_elf_sections s;
+    if (ct_elf_read_sections(elf, &s))
         return;
-    if (read_functions(m, elf->fd, &s, section_typed(&s, SHT_SYMTAB)))
-        read_functions(m, elf->fd, &s, section_typed(&s, SHT_DYNSYM));
-    read_lines(m, elf->fd, &s);
-    free(s.headers);
-    free(s.names);
+    if (read_functions(m, elf, &s, ct_elf_section_typed(&s, SHT_SYMTAB)))
+        read_functions(m, elf, &s, ct_elf_section_typed(&s, SHT_DYNSYM));
+    read_lines(m, elf, &s);
+    ct_elf_free_sections(&s);
 }
 
 static struct module *loaded_module(uint32_t index)
@@ -330,14 +243,13 @@ static struct module *loaded_module(uint32_t index)
         return m;
     m->loaded = 1;
     struct ct_elf elf;
-    uint64_t file_size = 0;
-    if (ct_elf_open(ct_strings_get(m->path), &elf, &file_size))
+    if (ct_elf_open(ct_strings_get(m->path), &elf))
         return m;
     m->loads = allocate((size_t)elf.count * sizeof *m->loads);
     for (int i = 0; i < elf.count; i++)
         if (elf.ph[i].p_type == PT_LOAD)
             m->loads[m->load_count++] = elf.ph[i];
-    read_tables(m, &elf, file_size);
+    read_tables(m, &elf);
     ct_elf_close(&elf);
     return m;
 }

@@ -22,10 +22,6 @@ struct ct_library {
 /* Reads SONAME and build-id from the ELF file at `path` (best effort). */
 void ct_library_describe(struct ct_library *lib);
 
-/* The GPU code a library carries, from its .nv_fatbin section: a
- * ','-separated list such as "sm_80,sm_90,compute_90" ("" when none). */
-void ct_library_fatbin_archs(const char *path, char *out, size_t size);
-
 /* Calls `found` with the description of the CUDA-stack library at `path`
  * unless one of that real path was described before. */
 void ct_library_describe_new(const char *path,

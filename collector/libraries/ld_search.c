@@ -291,7 +291,7 @@ static void read_object(const char *path, const char *cwd, int is_main, struct c
     o->has_runpath = 0;
     o->flags_1 = 0;
     object_origin(path, cwd, is_main, o->origin, sizeof o->origin);
-    if (!path || ct_elf_open(path, &elf, NULL))
+    if (!path || ct_elf_open(path, &elf))
         return;
     o->has_runpath = ct_elf_dynamic_value(&elf, DT_RUNPATH, &ignored) == 0;
     if (o->has_runpath)

@@ -129,7 +129,7 @@ static void needing_object(const char *name, const char *via, const char *caller
     snprintf(w.objects[w.count++], PATH_MAX, "%s", w.result.path);
     for (w.current = 0; w.current < w.count && !w.found; w.current++) {
         struct ct_elf elf;
-        if (ct_elf_open(w.objects[w.current], &elf, NULL))
+        if (ct_elf_open(w.objects[w.current], &elf))
             continue;
         ct_elf_each_dynamic_string(&elf, DT_NEEDED, visit_needed, &w);
         ct_elf_close(&elf);

@@ -45,7 +45,7 @@ static const char *run_or_rpath(void)
     struct ct_elf elf;
     char runpath[16];
     runpath[0] = '\0';
-    if (ct_elf_open(search.requester, &elf, NULL) == 0) {
+    if (ct_elf_open(search.requester, &elf) == 0) {
         ct_elf_dynamic_string(&elf, DT_RUNPATH, runpath, sizeof runpath);
         ct_elf_close(&elf);
     }

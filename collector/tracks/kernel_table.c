@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "collector/libraries/inventory.h"
+#include "collector/elf/fatbin.h"
 #include "collector/perfetto/process_tracks.h"
 #include "common/u64_map.h"
 
@@ -47,7 +47,7 @@ void ct_kernel_table_no_image(uint64_t key, uint64_t ts)
     const uint64_t *library = ct_u64_map_find(&libraries, key);
     char archs[1024] = "";
     if (library)
-        ct_library_fatbin_archs(ct_strings_get((uint32_t)*library), archs, sizeof archs);
+        ct_elf_fatbin_archs(ct_strings_get((uint32_t)*library), archs, sizeof archs);
     struct ct_arg args[] = {
         {ct_strings_intern_cstr("kernel"), CT_ARG_STRING, ct_kernel_table_name(key)},
         {ct_strings_intern_cstr("library"), CT_ARG_STRING,
