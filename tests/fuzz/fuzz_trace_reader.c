@@ -87,8 +87,8 @@ static size_t touch_report(const struct ct_report *report)
         sum += touch(p->name);
         for (size_t j = 0; j < p->cmdline_len; j++)
             sum += touch(p->cmdline[j]);
-        for (int j = 0; j < p->device_names; j++)
-            sum += touch(p->devices[j]);
+        for (int j = 0; j < p->cuda.device_names; j++)
+            sum += touch(p->cuda.devices[j]);
     }
     return sum;
 }

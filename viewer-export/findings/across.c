@@ -20,9 +20,9 @@
 static const struct ct_library_entry *library_of(const struct ct_process_report *p,
                                                  const char *family)
 {
-    for (size_t i = 0; i < p->library_count; i++)
-        if (strcmp(p->libraries[i].family, family) == 0)
-            return &p->libraries[i];
+    for (size_t i = 0; i < p->libraries.mapped_count; i++)
+        if (strcmp(p->libraries.mapped[i].family, family) == 0)
+            return &p->libraries.mapped[i];
     return NULL;
 }
 
@@ -73,12 +73,12 @@ static void compare_family(const struct ct_report *report, const char *family,
 
 static int family_seen_before(const struct ct_report *report, size_t process, size_t library)
 {
-    const char *family = report->processes[process].libraries[library].family;
+    const char *family = report->processes[process].libraries.mapped[library].family;
     for (size_t i = 0; i <= process; i++) {
         const struct ct_process_report *p = &report->processes[i];
-        size_t end = i == process ? library : p->library_count;
+        size_t end = i == process ? library : p->libraries.mapped_count;
         for (size_t k = 0; k < end; k++)
-            if (strcmp(p->libraries[k].family, family) == 0)
+            if (strcmp(p->libraries.mapped[k].family, family) == 0)
                 return 1;
     }
     return 0;
@@ -87,9 +87,9 @@ static int family_seen_before(const struct ct_report *report, size_t process, si
 static void inconsistent_libraries(const struct ct_report *report, struct ct_findings *out)
 {
     for (size_t i = 0; i < report->process_count; i++)
-        for (size_t k = 0; k < report->processes[i].library_count; k++)
+        for (size_t k = 0; k < report->processes[i].libraries.mapped_count; k++)
             if (!family_seen_before(report, i, k))
-                compare_family(report, report->processes[i].libraries[k].family, out);
+                compare_family(report, report->processes[i].libraries.mapped[k].family, out);
 }
 
 static int by_value(const void *a, const void *b)
@@ -106,8 +106,8 @@ static uint64_t median_wait_of_others(const struct ct_report *report, size_t ski
     if (!waits)
         abort();
     for (size_t i = 0; i < report->process_count; i++)
-        if (i != skip && report->processes[i].sync_calls)
-            waits[n++] = report->processes[i].sync_ns;
+        if (i != skip && report->processes[i].calls.sync_calls)
+            waits[n++] = report->processes[i].calls.sync_ns;
     qsort(waits, n, sizeof *waits, by_value);
     uint64_t median = n % 2 ? waits[n / 2] : (waits[n / 2 - 1] + waits[n / 2]) / 2;
     free(waits);
@@ -118,24 +118,24 @@ static void straggler(const struct ct_report *report, struct ct_findings *out)
 {
     size_t syncing = 0, longest = 0;
     for (size_t i = 0; i < report->process_count; i++) {
-        syncing += report->processes[i].sync_calls != 0;
-        if (report->processes[i].sync_ns > report->processes[longest].sync_ns)
+        syncing += report->processes[i].calls.sync_calls != 0;
+        if (report->processes[i].calls.sync_ns > report->processes[longest].calls.sync_ns)
             longest = i;
     }
     if (syncing < 3) /* with two, either could be the odd one out */
         return;
     const struct ct_process_report *p = &report->processes[longest];
     uint64_t others = median_wait_of_others(report, longest);
-    if (p->sync_ns < STRAGGLER_MIN_EXTRA_NS + others ||
-        (double)p->sync_ns < STRAGGLER_RATIO * (double)others)
+    if (p->calls.sync_ns < STRAGGLER_MIN_EXTRA_NS + others ||
+        (double)p->calls.sync_ns < STRAGGLER_RATIO * (double)others)
         return;
     ct_finding_add(out, "straggler", CT_SEVERITY_WARNING, p->pid,
                    "pid %d waited %.1f ms in synchronising calls (%llu calls), %.1fx the other "
                    "processes' median of %.1f ms: it stalls on work the others do not (its own "
                    "GPU is slower or busier, or its input arrives late); look at what it waits "
                    "for in its trace",
-                   (int)p->pid, p->sync_ns / 1e6, (unsigned long long)p->sync_calls,
-                   others ? (double)p->sync_ns / (double)others : 0.0, others / 1e6);
+                   (int)p->pid, p->calls.sync_ns / 1e6, (unsigned long long)p->calls.sync_calls,
+                   others ? (double)p->calls.sync_ns / (double)others : 0.0, others / 1e6);
 }
 
 void ct_findings_across(const struct ct_report *report, struct ct_findings *out)

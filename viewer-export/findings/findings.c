@@ -70,14 +70,14 @@ static const char *version_or_unknown(const struct ct_library_entry *lib)
 
 static void duplicates(const struct ct_process_report *p, struct ct_findings *out)
 {
-    for (size_t i = 0; i < p->library_count; i++) {
-        const struct ct_library_entry *a = &p->libraries[i];
+    for (size_t i = 0; i < p->libraries.mapped_count; i++) {
+        const struct ct_library_entry *a = &p->libraries.mapped[i];
         int first_of_family = 1, copies = 1;
         for (size_t k = 0; k < i; k++)
-            first_of_family &= strcmp(p->libraries[k].family, a->family) != 0;
-        for (size_t k = i + 1; k < p->library_count; k++)
-            copies += strcmp(p->libraries[k].family, a->family) == 0 &&
-                      strcmp(p->libraries[k].realpath, a->realpath) != 0;
+            first_of_family &= strcmp(p->libraries.mapped[k].family, a->family) != 0;
+        for (size_t k = i + 1; k < p->libraries.mapped_count; k++)
+            copies += strcmp(p->libraries.mapped[k].family, a->family) == 0 &&
+                      strcmp(p->libraries.mapped[k].realpath, a->realpath) != 0;
         if (!first_of_family || copies < 2)
             continue;
         struct ct_finding *f =
@@ -85,8 +85,8 @@ static void duplicates(const struct ct_process_report *p, struct ct_findings *ou
                            "%d copies of lib%s are loaded in one process: %s (%s)", copies,
                            a->family, a->realpath, version_or_unknown(a));
         ct_finding_add_library(f, a);
-        for (size_t k = i + 1; k < p->library_count; k++) {
-            const struct ct_library_entry *b = &p->libraries[k];
+        for (size_t k = i + 1; k < p->libraries.mapped_count; k++) {
+            const struct ct_library_entry *b = &p->libraries.mapped[k];
             if (strcmp(b->family, a->family) != 0 || strcmp(b->realpath, a->realpath) == 0)
                 continue;
             size_t n = strlen(f->message);
@@ -111,9 +111,9 @@ static int is_driver_name(const char *name)
 /* The failed load of the driver library, if there was one. */
 static const struct ct_failed_load *driver_load_failure(const struct ct_process_report *p)
 {
-    for (size_t i = 0; i < p->failed_load_count; i++)
-        if (is_driver_name(p->failed_loads[i].requested_as))
-            return &p->failed_loads[i];
+    for (size_t i = 0; i < p->libraries.failed_count; i++)
+        if (is_driver_name(p->libraries.failed[i].requested_as))
+            return &p->libraries.failed[i];
     return NULL;
 }
 
@@ -125,16 +125,16 @@ static int family_loaded(const struct ct_process_report *p, const char *name)
     char family[64];
     if (!ct_library_family(name, family, sizeof family))
         return 0;
-    for (size_t i = 0; i < p->library_count; i++)
-        if (strcmp(p->libraries[i].family, family) == 0)
+    for (size_t i = 0; i < p->libraries.mapped_count; i++)
+        if (strcmp(p->libraries.mapped[i].family, family) == 0)
             return 1;
     return 0;
 }
 
 static void failed_loads(const struct ct_process_report *p, struct ct_findings *out)
 {
-    for (size_t i = 0; i < p->failed_load_count; i++) {
-        const struct ct_failed_load *load = &p->failed_loads[i];
+    for (size_t i = 0; i < p->libraries.failed_count; i++) {
+        const struct ct_failed_load *load = &p->libraries.failed[i];
         if (is_driver_name(load->requested_as) || family_loaded(p, load->requested_as))
             continue; /* the driver is driver-missing's; a probe that found another name */
         struct ct_finding *f = ct_finding_add(
@@ -151,8 +151,8 @@ static void failed_loads(const struct ct_process_report *p, struct ct_findings *
  * because LD_LIBRARY_PATH or the system configuration came first. */
 static void shadowed(const struct ct_process_report *p, struct ct_findings *out)
 {
-    for (size_t i = 0; i < p->library_count; i++) {
-        const struct ct_library_entry *lib = &p->libraries[i];
+    for (size_t i = 0; i < p->libraries.mapped_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries.mapped[i];
         if (!lib->runpath_copy || !*lib->runpath_copy)
             continue;
         const char *so = strstr(lib->runpath_copy, ".so.");
@@ -191,8 +191,8 @@ static int versions_differ(const char *a, const char *b)
  * with whatever the system had, of whatever version. */
 static void fallbacks(const struct ct_process_report *p, struct ct_findings *out)
 {
-    for (size_t i = 0; i < p->library_count; i++) {
-        const struct ct_library_entry *lib = &p->libraries[i];
+    for (size_t i = 0; i < p->libraries.mapped_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries.mapped[i];
         if (!lib->expected_dirs || !*lib->expected_dirs)
             continue;
         int pinned = *lib->expected_version != '\0';
@@ -236,14 +236,14 @@ static void version_mismatches(const struct ct_process_report *p, struct ct_find
 {
     static const char *const follow_cuda[] = {"cublas", "cublasLt", "nvrtc", "nvJitLink", "cupti"};
     const struct ct_library_entry *cudart = NULL, *cudnn = NULL;
-    for (size_t i = 0; i < p->library_count; i++) {
-        if (strcmp(p->libraries[i].family, "cudart") == 0 && !cudart)
-            cudart = &p->libraries[i];
-        if (strcmp(p->libraries[i].family, "cudnn") == 0 && !cudnn)
-            cudnn = &p->libraries[i];
+    for (size_t i = 0; i < p->libraries.mapped_count; i++) {
+        if (strcmp(p->libraries.mapped[i].family, "cudart") == 0 && !cudart)
+            cudart = &p->libraries.mapped[i];
+        if (strcmp(p->libraries.mapped[i].family, "cudnn") == 0 && !cudnn)
+            cudnn = &p->libraries.mapped[i];
     }
-    for (size_t i = 0; i < p->library_count; i++) {
-        const struct ct_library_entry *lib = &p->libraries[i], *against = NULL;
+    for (size_t i = 0; i < p->libraries.mapped_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries.mapped[i], *against = NULL;
         if (cudnn && strncmp(lib->family, "cudnn_", 6) == 0)
             against = cudnn;
         for (size_t k = 0; cudart && k < sizeof follow_cuda / sizeof *follow_cuda; k++)
@@ -261,9 +261,9 @@ static void version_mismatches(const struct ct_process_report *p, struct ct_find
         ct_finding_add_library(f, against);
     }
     /* cuDNN built for another CUDA major than the runtime the program uses. */
-    long runtime_major = p->runtime_version > 0 ? (long)(p->runtime_version / 1000) : -1;
-    for (size_t i = 0; runtime_major > 0 && i < p->library_count; i++) {
-        const struct ct_library_entry *lib = &p->libraries[i];
+    long runtime_major = p->cuda.runtime_version > 0 ? (long)(p->cuda.runtime_version / 1000) : -1;
+    for (size_t i = 0; runtime_major > 0 && i < p->libraries.mapped_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries.mapped[i];
         if (lib->built_for_cuda <= 0 || lib->built_for_cuda == runtime_major)
             continue;
         struct ct_finding *f = ct_finding_add(
@@ -271,10 +271,10 @@ static void version_mismatches(const struct ct_process_report *p, struct ct_find
             "lib%s %s was built for CUDA %lld (its RUNPATH names cu%lld) but the runtime in use "
             "is CUDA %lld.%lld: install the cuDNN build for CUDA %ld.",
             lib->family, lib->realpath, (long long)lib->built_for_cuda,
-            (long long)lib->built_for_cuda, (long long)p->runtime_version / 1000,
-            (long long)(p->runtime_version % 1000) / 10, runtime_major);
+            (long long)lib->built_for_cuda, (long long)p->cuda.runtime_version / 1000,
+            (long long)(p->cuda.runtime_version % 1000) / 10, runtime_major);
         ct_finding_add_library(f, lib);
-        f->runtime_version = p->runtime_version;
+        f->runtime_version = p->cuda.runtime_version;
     }
 }
 
@@ -283,10 +283,10 @@ static void version_mismatches(const struct ct_process_report *p, struct ct_find
  * stale ld.so.conf entry, which gives no error, only wrong behaviour. */
 static void toolkit_mismatches(const struct ct_process_report *p, struct ct_findings *out)
 {
-    if (!p->toolkit_version || !*p->toolkit_version)
+    if (!p->libraries.toolkit_version || !*p->libraries.toolkit_version)
         return;
-    for (size_t i = 0; i < p->library_count; i++) {
-        const struct ct_library_entry *lib = &p->libraries[i];
+    for (size_t i = 0; i < p->libraries.mapped_count; i++) {
+        const struct ct_library_entry *lib = &p->libraries.mapped[i];
         const char *toolkit = strstr(lib->realpath, "/cuda-");
         if (!lib->found_via || !toolkit ||
             (strcmp(lib->family, "cudart") != 0 && strncmp(lib->family, "cudnn", 5) != 0) ||
@@ -294,7 +294,8 @@ static void toolkit_mismatches(const struct ct_process_report *p, struct ct_find
              strcmp(lib->found_via, "LD_LIBRARY_PATH") != 0))
             continue;
         size_t len = strcspn(toolkit + 6, "/");
-        if (len == strlen(p->toolkit_version) && strncmp(toolkit + 6, p->toolkit_version, len) == 0)
+        if (len == strlen(p->libraries.toolkit_version) &&
+            strncmp(toolkit + 6, p->libraries.toolkit_version, len) == 0)
             continue;
         struct ct_finding *f = ct_finding_add(
             out, "toolkit-mismatch", CT_SEVERITY_WARNING, p->pid,
@@ -302,7 +303,7 @@ static void toolkit_mismatches(const struct ct_process_report *p, struct ct_find
             "(%s). Remove the stale entry (an /etc/ld.so.conf.d file or LD_LIBRARY_PATH "
             "directory) for the other toolkit, then run ldconfig.",
             lib->requested_as, lib->found_via, (int)len, toolkit + 6, lib->realpath,
-            p->toolkit_version, p->toolkit_root);
+            p->libraries.toolkit_version, p->libraries.toolkit_root);
         ct_finding_add_library(f, lib);
     }
 }
@@ -311,10 +312,10 @@ static void toolkit_mismatches(const struct ct_process_report *p, struct ct_find
  * built without code this GPU can run. */
 static void missing_kernel_images(const struct ct_process_report *p, struct ct_findings *out)
 {
-    const char *gpu = p->device_names ? p->devices[0] : "this GPU";
-    const char *capability = p->device_names ? p->device_capability[0] : "";
-    for (size_t i = 0; i < p->missing_image_count; i++) {
-        const struct ct_missing_image *m = &p->missing_images[i];
+    const char *gpu = p->cuda.device_names ? p->cuda.devices[0] : "this GPU";
+    const char *capability = p->cuda.device_names ? p->cuda.device_capability[0] : "";
+    for (size_t i = 0; i < p->libraries.missing_image_count; i++) {
+        const struct ct_missing_image *m = &p->libraries.missing_images[i];
         struct ct_finding *f = ct_finding_add(
             out, "no-kernel-image", CT_SEVERITY_ERROR, p->pid,
             "kernel %s (in %s) has no code for %s%s%s%s: the library carries %s. Rebuild it "
@@ -330,17 +331,17 @@ static void missing_kernel_images(const struct ct_process_report *p, struct ct_f
 
 static const struct ct_library_entry *driver_library(const struct ct_process_report *p)
 {
-    for (size_t i = 0; i < p->library_count; i++)
-        if (strcmp(p->libraries[i].family, "cuda") == 0)
-            return &p->libraries[i];
+    for (size_t i = 0; i < p->libraries.mapped_count; i++)
+        if (strcmp(p->libraries.mapped[i].family, "cuda") == 0)
+            return &p->libraries.mapped[i];
     return NULL;
 }
 
 static void driver(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_library_entry *libcuda = driver_library(p);
-    uint64_t stub_failures = p->calls_failed_with[CUDA_ERROR_STUB_LIBRARY];
-    uint64_t driver_failures = p->calls_failed_with[CUDA_ERROR_INSUFFICIENT_DRIVER];
+    uint64_t stub_failures = p->calls.calls_failed_with[CUDA_ERROR_STUB_LIBRARY];
+    uint64_t driver_failures = p->calls.calls_failed_with[CUDA_ERROR_INSUFFICIENT_DRIVER];
     if ((libcuda && strstr(libcuda->realpath, "/stubs/")) || stub_failures) {
         struct ct_finding *f = ct_finding_add(
             out, "stub-driver", CT_SEVERITY_ERROR, p->pid,
@@ -355,11 +356,11 @@ static void driver(const struct ct_process_report *p, struct ct_findings *out)
         return;
     }
     const struct ct_failed_load *driver_failed = libcuda ? NULL : driver_load_failure(p);
-    int too_old =
-        driver_failures && p->driver_version > 0 && p->driver_version < p->runtime_version;
+    int too_old = driver_failures && p->cuda.driver_version > 0 &&
+                  p->cuda.driver_version < p->cuda.runtime_version;
     /* A failed load of libcuda alone is no finding when the runtime still
      * reports a driver (a library probing for it, say). */
-    int missing = (driver_failures || driver_failed) && p->driver_version <= 0;
+    int missing = (driver_failures || driver_failed) && p->cuda.driver_version <= 0;
     if (!too_old && !missing)
         return;
     struct ct_finding *f;
@@ -369,10 +370,12 @@ static void driver(const struct ct_process_report *p, struct ct_findings *out)
             "the driver supports CUDA %lld.%lld but the runtime needs %lld.%lld: %llu calls "
             "failed with cudaErrorInsufficientDriver. Update the NVIDIA driver, or use a "
             "runtime (framework build) for CUDA %lld.%lld.",
-            (long long)p->driver_version / 1000, (long long)(p->driver_version % 1000) / 10,
-            (long long)p->runtime_version / 1000, (long long)(p->runtime_version % 1000) / 10,
-            (unsigned long long)driver_failures, (long long)p->driver_version / 1000,
-            (long long)(p->driver_version % 1000) / 10);
+            (long long)p->cuda.driver_version / 1000,
+            (long long)(p->cuda.driver_version % 1000) / 10,
+            (long long)p->cuda.runtime_version / 1000,
+            (long long)(p->cuda.runtime_version % 1000) / 10, (unsigned long long)driver_failures,
+            (long long)p->cuda.driver_version / 1000,
+            (long long)(p->cuda.driver_version % 1000) / 10);
     } else {
         char where[8192] = "";
         if (driver_failed)
@@ -389,8 +392,8 @@ static void driver(const struct ct_process_report *p, struct ct_findings *out)
         f->failed_load = driver_failed;
     }
     f->failed_calls = driver_failures;
-    f->runtime_version = p->runtime_version;
-    f->driver_version = p->driver_version;
+    f->runtime_version = p->cuda.runtime_version;
+    f->driver_version = p->cuda.driver_version;
     if (libcuda)
         ct_finding_add_library(f, libcuda);
 }
@@ -436,129 +439,4 @@ void ct_findings_free(struct ct_findings *findings)
 {
     free(findings->items);
     memset(findings, 0, sizeof *findings);
-}
-
-void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
-{
-    ct_json_begin_object(j, NULL);
-    ct_json_string(j, "path", lib->path);
-    ct_json_string(j, "realpath", lib->realpath);
-    ct_json_string(j, "family", lib->family);
-    ct_json_string(j, "soname", lib->soname);
-    ct_json_string(j, "version", lib->version);
-    /* How it was asked for and found, and by whom it was seen. */
-    const char *const loader[][2] = {{"requested_as", lib->requested_as},
-                                     {"requested_by", lib->requested_by},
-                                     {"found_via", lib->found_via},
-                                     {"seen_by", lib->seen_by}};
-    if (lib->expected_dirs && *lib->expected_dirs) {
-        ct_json_string(j, "expected_dirs", lib->expected_dirs);
-        ct_json_string(j, "expected_version", lib->expected_version);
-        ct_json_string(j, "expected_by", lib->expected_by);
-    }
-    for (size_t i = 0; i < sizeof loader / sizeof loader[0]; i++) {
-        if (loader[i][1])
-            ct_json_string(j, loader[i][0], loader[i][1]);
-        else
-            ct_json_null(j, loader[i][0]);
-    }
-    const struct {
-        const char *key;
-        uint64_t ns;
-    } times[] = {{"loaded_ns", lib->loaded_ns}, {"unloaded_ns", lib->unloaded_ns}};
-    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
-        if (times[i].ns)
-            ct_json_uint(j, times[i].key, times[i].ns);
-        else
-            ct_json_null(j, times[i].key);
-    }
-    ct_json_string(j, "build_id", lib->build_id);
-    ct_json_uint(j, "size", lib->size);
-    ct_json_end_object(j);
-}
-
-/* A `separator`-separated list in the trace as a JSON array of strings. */
-static void json_list(struct ct_json *j, const char *key, const char *list, char separator)
-{
-    const char separators[2] = {separator, '\0'};
-    ct_json_begin_array(j, key);
-    for (const char *item = list; *item;) {
-        size_t len = strcspn(item, separators);
-        char one[4096];
-        snprintf(one, sizeof one, "%.*s", (int)len, item);
-        ct_json_string(j, NULL, one);
-        item += len + (item[len] == separator);
-    }
-    ct_json_end_array(j);
-}
-
-void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
-{
-    ct_json_begin_object(j, NULL);
-    ct_json_string(j, "requested_as", load->requested_as);
-    ct_json_string(j, "requested_by", load->requested_by);
-    ct_json_string(j, "error", load->error);
-    json_list(j, "searched", load->searched, ':');
-    ct_json_string(j, "seen_by", load->seen_by);
-    ct_json_uint(j, "attempts", load->attempts);
-    ct_json_end_object(j);
-}
-
-static void usage_evidence_json(struct ct_json *j, const struct ct_finding *f)
-{
-    for (int i = 0; i < f->number_count; i++)
-        ct_json_double(j, f->numbers[i].key, f->numbers[i].value);
-    if (f->where)
-        ct_json_string(j, "site", f->where);
-    if (!f->site_count)
-        return;
-    ct_json_begin_array(j, "sites");
-    for (int i = 0; i < f->site_count; i++) {
-        ct_json_begin_object(j, NULL);
-        ct_json_string(j, "site", f->sites[i].site);
-        ct_json_uint(j, "calls", f->sites[i].calls);
-        ct_json_uint(j, "ns", f->sites[i].ns);
-        ct_json_uint(j, "bytes", f->sites[i].bytes);
-        ct_json_double(j, "share", f->sites[i].share);
-        ct_json_end_object(j);
-    }
-    ct_json_end_array(j);
-}
-
-void ct_finding_json(struct ct_json *j, const struct ct_finding *f)
-{
-    ct_json_begin_object(j, NULL);
-    ct_json_string(j, "id", f->id);
-    ct_json_string(j, "severity", ct_severity_name(f->severity));
-    ct_json_int(j, "pid", f->pid);
-    ct_json_string(j, "message", f->message);
-    ct_json_begin_object(j, "evidence");
-    if (f->library_count) {
-        ct_json_begin_array(j, "libraries");
-        for (int i = 0; i < f->library_count; i++)
-            ct_library_json(j, f->libraries[i]);
-        ct_json_end_array(j);
-    }
-    if (f->failed_load) {
-        ct_json_begin_array(j, "failed_loads");
-        ct_failed_load_json(j, f->failed_load);
-        ct_json_end_array(j);
-    }
-    if (f->shadowed_copy)
-        ct_json_string(j, "runpath_copy", f->shadowed_copy);
-    if (f->missing_image) {
-        ct_json_string(j, "kernel", f->missing_image->kernel);
-        ct_json_string(j, "library", f->missing_image->library);
-        json_list(j, "library_archs", f->missing_image->archs, ',');
-        ct_json_string(j, "compute_capability", f->compute_capability);
-    }
-    if (f->failed_calls)
-        ct_json_uint(j, "failed_calls", f->failed_calls);
-    if (f->runtime_version > 0)
-        ct_json_int(j, "runtime_version", f->runtime_version);
-    if (f->failed_calls && strncmp(f->id, "driver-", 7) == 0)
-        ct_json_int(j, "driver_version", f->driver_version > 0 ? f->driver_version : 0);
-    usage_evidence_json(j, f);
-    ct_json_end_object(j);
-    ct_json_end_object(j);
 }

@@ -4,7 +4,6 @@
 #ifndef CT_FINDINGS_H
 #define CT_FINDINGS_H
 
-#include "viewer-export/output/json_writer.h"
 #include "viewer-export/model/report.h"
 
 enum ct_severity { CT_SEVERITY_ERROR, CT_SEVERITY_WARNING, CT_SEVERITY_INFO };
@@ -63,9 +62,5 @@ void ct_finding_add_library(struct ct_finding *f, const struct ct_library_entry 
 void ct_finding_add_number(struct ct_finding *f, const char *key, double value);
 void ct_findings_free(struct ct_findings *findings);
 const char *ct_severity_name(enum ct_severity severity);
-void ct_finding_json(struct ct_json *j, const struct ct_finding *f);
-void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load);
-/* One entry of the report's `libraries` array. */
-void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib);
 
 #endif

@@ -13,6 +13,7 @@
  */
 #include "viewer-export/findings/findings.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,8 +49,8 @@ static void launch_overhead(const struct ct_process_report *p, struct ct_finding
     for (int fn = 0; fn < CT_FN_COUNT; fn++) {
         const char *name = ct_function_name(fn);
         if (strstr(name, "Launch") && !strstr(name, "Graph")) {
-            launches += p->api[fn].calls;
-            ns += p->api[fn].total_ns;
+            launches += p->calls.api[fn].calls;
+            ns += p->calls.api[fn].total_ns;
         }
     }
     if (!wall || !launches)
@@ -221,7 +222,7 @@ static void memory_growth(const struct ct_process_report *p, struct ct_findings 
         return;
     double growth = last - first;
     if (growth < ct_thresholds.growth_bytes ||
-        growth < ct_thresholds.growth_share * p->peak_device_bytes)
+        growth < ct_thresholds.growth_share * p->calls.peak_device_bytes)
         return;
     const struct ct_timeline *low = &u->low_points;
     uint64_t span = low->span_ns * (uint64_t)low->used * (PERIODS - 1) / PERIODS;
@@ -248,7 +249,7 @@ static void memory_growth(const struct ct_process_report *p, struct ct_findings 
     ct_finding_add_number(f, "low_first_bytes", first);
     ct_finding_add_number(f, "low_last_bytes", last);
     ct_finding_add_number(f, "bytes_per_s", rate);
-    ct_finding_add_number(f, "peak_bytes", p->peak_device_bytes);
+    ct_finding_add_number(f, "peak_bytes", p->calls.peak_device_bytes);
 }
 
 static void oom(const struct ct_process_report *p, struct ct_findings *out)
@@ -263,13 +264,13 @@ static void oom(const struct ct_process_report *p, struct ct_findings *out)
         ct_human_bytes((double)u->oom_bytes, a, sizeof a),
         u->oom_site ? u->oom_site : "an unknown site",
         ct_human_bytes((double)u->oom_live, b, sizeof b),
-        ct_human_bytes(p->peak_device_bytes, c, sizeof c),
+        ct_human_bytes(p->calls.peak_device_bytes, c, sizeof c),
         u->oom_largest[0].bytes ? "; largest live block from " : "",
         u->oom_largest[0].bytes && u->oom_largest[0].site ? u->oom_largest[0].site : "");
     f->where = u->oom_site;
     ct_finding_add_number(f, "requested_bytes", (double)u->oom_bytes);
     ct_finding_add_number(f, "live_bytes", (double)u->oom_live);
-    ct_finding_add_number(f, "peak_bytes", p->peak_device_bytes);
+    ct_finding_add_number(f, "peak_bytes", p->calls.peak_device_bytes);
     for (int i = 0; i < CT_USAGE_LARGEST && u->oom_largest[i].bytes; i++)
         f->sites[f->site_count++] = (struct ct_finding_site){
             u->oom_largest[i].site ? u->oom_largest[i].site : "", 1, 0, u->oom_largest[i].bytes,

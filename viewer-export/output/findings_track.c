@@ -110,7 +110,7 @@ static uint64_t time_of(const struct ct_finding *f, const struct ct_process_repo
 {
     if (strcmp(f->id, "oom") == 0 && p->usage.oom_ts)
         return p->usage.oom_ts;
-    return p->end_ns;
+    return p->run.end_ns;
 }
 
 static void add_finding(struct packets *out, const struct ct_finding *f,

@@ -1,5 +1,6 @@
 /*
- * Writing a report, as JSON fields or as text.
+ * Writing a report, as JSON fields (report_json.c) or as text
+ * (report_text.c).
  */
 #ifndef CT_REPORT_OUTPUT_H
 #define CT_REPORT_OUTPUT_H
@@ -12,5 +13,14 @@
 void ct_report_json_fields(struct ct_json *j, const struct ct_report *r,
                            const struct ct_findings *findings);
 void ct_report_print_text(const struct ct_report *r, const struct ct_findings *findings);
+
+/* The parts of the JSON that other outputs write too. */
+void ct_finding_json(struct ct_json *j, const struct ct_finding *f);
+void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load);
+/* One entry of the report's `libraries` array. */
+void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib);
+
+/* The NVTX ranges both forms list, by total time. */
+#define CT_TOP_NVTX_RANGES 10
 
 #endif

@@ -1,0 +1,217 @@
+/*
+ * The CUDA libraries of a process from the trace's library instants
+ * (libraries.h). The inventory ("cuda.library") and the loader's accounts
+ * ("cuda.library.load") come from different scans, so each account is
+ * attached to the library it mapped once the whole trace is read, as are
+ * the versions the libraries' own APIs reported and the unloads. Where the
+ * audit module ran, its account is the loader's own and the preload's
+ * reconstruction is left out (the tests compare the two).
+ */
+#include "viewer-export/model/libraries.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/array.h"
+#include "common/string_table.h"
+
+static void add_library(struct ct_library_view *l, const struct ct_event *e)
+{
+    l->mapped = ct_array_grow(l->mapped, l->mapped_count, sizeof *l->mapped);
+    l->mapped[l->mapped_count++] =
+        (struct ct_library_entry){.path = ct_event_text(e, "path"),
+                                  .realpath = ct_event_text(e, "realpath"),
+                                  .family = ct_event_text(e, "family"),
+                                  .soname = ct_event_text(e, "soname"),
+                                  .version = ct_event_text(e, "version"),
+                                  .build_id = ct_event_text(e, "build_id"),
+                                  .size = (uint64_t)ct_event_int(e, "size", 0),
+                                  .built_for_cuda = ct_event_int(e, "built_for_cuda", 0)};
+}
+
+/* Traces from before the preload had a loader view carry no "seen_by":
+ * their accounts were all the audit module's. */
+static const char *seen_by(const struct ct_event *e)
+{
+    const char *who = ct_event_text(e, "seen_by");
+    return *who ? who : "audit";
+}
+
+/* The loader's account of a load; attached to the library it mapped once the
+ * whole trace is read (the two come from different scans). */
+static void add_load(struct ct_library_view *l, const struct ct_event *e)
+{
+    l->loads = ct_array_grow(l->loads, l->load_count, sizeof *l->loads);
+    l->loads[l->load_count++] =
+        (struct ct_library_entry){.path = ct_event_text(e, "path"),
+                                  .realpath = ct_event_text(e, "realpath"),
+                                  .requested_as = ct_event_text(e, "requested_as"),
+                                  .requested_by = ct_event_text(e, "requested_by"),
+                                  .found_via = ct_event_text(e, "found_via"),
+                                  .runpath_copy = ct_event_text(e, "runpath_copy"),
+                                  .expected_dirs = ct_event_text(e, "expected_dirs"),
+                                  .expected_version = ct_event_text(e, "expected_version"),
+                                  .expected_package = ct_event_text(e, "expected_package"),
+                                  .expected_by = ct_event_text(e, "expected_by"),
+                                  .seen_by = seen_by(e),
+                                  .loaded_ns = e->ts};
+}
+
+static void add_unload(struct ct_library_view *l, const struct ct_event *e)
+{
+    l->unloads = ct_array_grow(l->unloads, l->unload_count, sizeof *l->unloads);
+    l->unloads[l->unload_count++] =
+        (struct ct_library_entry){.realpath = ct_event_text(e, "realpath"), .loaded_ns = e->ts};
+}
+
+/* A library's own version as its API reports it: the runtime's 12040 is
+ * "12.4"; cuBLAS's and NCCL's major * 10000 + minor * 100 + patch, "2.28.9". */
+static const char *format_api_version(const char *family, uint64_t v)
+{
+    char text[32];
+    if (strcmp(family, "cudart") == 0)
+        snprintf(text, sizeof text, "%llu.%llu", (unsigned long long)v / 1000,
+                 (unsigned long long)(v % 1000) / 10);
+    else
+        snprintf(text, sizeof text, "%llu.%llu.%llu", (unsigned long long)v / 10000,
+                 (unsigned long long)(v % 10000) / 100, (unsigned long long)v % 100);
+    return ct_strings_get(ct_strings_intern_cstr(text));
+}
+
+/* Where the audit module ran, its account is the loader's own and the
+ * preload's reconstruction is left out (tests compare the two). */
+static const char *chosen_view(const struct ct_library_view *l)
+{
+    for (size_t i = 0; i < l->load_count; i++)
+        if (strcmp(l->loads[i].seen_by, "audit") == 0)
+            return "audit";
+    for (size_t i = 0; i < l->failed_count; i++)
+        if (strcmp(l->failed[i].seen_by, "audit") == 0)
+            return "audit";
+    return "preload";
+}
+
+static void keep_failed_loads_of(struct ct_library_view *l, const char *view)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < l->failed_count; i++)
+        if (strcmp(l->failed[i].seen_by, view) == 0)
+            l->failed[kept++] = l->failed[i];
+    l->failed_count = kept;
+}
+
+static void attach_unloads(struct ct_library_view *l)
+{
+    for (size_t i = 0; i < l->unload_count; i++)
+        for (size_t k = 0; k < l->mapped_count; k++)
+            if (strcmp(l->mapped[k].realpath, l->unloads[i].realpath) == 0 &&
+                l->unloads[i].loaded_ns >= l->mapped[k].loaded_ns)
+                l->mapped[k].unloaded_ns = l->unloads[i].loaded_ns;
+}
+
+void ct_libraries_attach(struct ct_library_view *l)
+{
+    const char *view = chosen_view(l);
+    keep_failed_loads_of(l, view);
+    for (size_t i = 0; i < l->version_count; i++)
+        for (size_t k = 0; k < l->mapped_count; k++)
+            if (strcmp(l->mapped[k].realpath, l->versions[i].realpath) == 0)
+                l->mapped[k].version =
+                    format_api_version(l->mapped[k].family, l->versions[i].api_version);
+    for (size_t i = 0; i < l->load_count; i++) {
+        for (size_t k = 0; k < l->mapped_count; k++) {
+            struct ct_library_entry *lib = &l->mapped[k];
+            if (strcmp(lib->realpath, l->loads[i].realpath) == 0 && !lib->requested_as &&
+                strcmp(l->loads[i].seen_by, view) == 0) {
+                lib->requested_as = l->loads[i].requested_as;
+                lib->requested_by = l->loads[i].requested_by;
+                lib->found_via = l->loads[i].found_via;
+                lib->runpath_copy = l->loads[i].runpath_copy;
+                lib->expected_dirs = l->loads[i].expected_dirs;
+                lib->expected_version = l->loads[i].expected_version;
+                lib->expected_package = l->loads[i].expected_package;
+                lib->expected_by = l->loads[i].expected_by;
+                lib->seen_by = l->loads[i].seen_by;
+                lib->loaded_ns = l->loads[i].loaded_ns;
+                break;
+            }
+        }
+    }
+    attach_unloads(l);
+}
+
+static int same_failure(const struct ct_failed_load *a, const struct ct_failed_load *b)
+{
+    return strcmp(a->requested_as, b->requested_as) == 0 &&
+           strcmp(a->requested_by, b->requested_by) == 0 && strcmp(a->searched, b->searched) == 0 &&
+           strcmp(a->error, b->error) == 0 && strcmp(a->seen_by, b->seen_by) == 0;
+}
+
+/* A load retried in a loop fails the same way each time: one entry, counted. */
+static void add_failed_load(struct ct_library_view *l, const struct ct_event *e)
+{
+    struct ct_failed_load load = {ct_event_text(e, "requested_as"),
+                                  ct_event_text(e, "requested_by"),
+                                  ct_event_text(e, "searched"),
+                                  ct_event_text(e, "error"),
+                                  seen_by(e),
+                                  (uint64_t)ct_event_int(e, "attempts", 1)};
+    for (size_t i = 0; i < l->failed_count; i++)
+        if (same_failure(&l->failed[i], &load)) {
+            l->failed[i].attempts += load.attempts;
+            return;
+        }
+    l->failed = ct_array_grow(l->failed, l->failed_count, sizeof *l->failed);
+    l->failed[l->failed_count++] = load;
+}
+
+static void add_missing_image(struct ct_library_view *l, const struct ct_event *e)
+{
+    l->missing_images =
+        ct_array_grow(l->missing_images, l->missing_image_count, sizeof *l->missing_images);
+    l->missing_images[l->missing_image_count++] = (struct ct_missing_image){
+        ct_event_text(e, "kernel"), ct_event_text(e, "library"), ct_event_text(e, "archs")};
+}
+
+static void add_version(struct ct_library_view *l, const struct ct_event *e)
+{
+    l->versions = ct_array_grow(l->versions, l->version_count, sizeof *l->versions);
+    l->versions[l->version_count++] =
+        (struct ct_library_entry){.realpath = ct_event_text(e, "realpath"),
+                                  .api_version = (uint64_t)ct_event_int(e, "api_version", 0)};
+}
+
+int ct_libraries_instant(struct ct_library_view *l, const struct ct_event *e)
+{
+    if (strcmp(e->name, "cuda.no_kernel_image") == 0) {
+        add_missing_image(l, e);
+    } else if (strcmp(e->name, "cuda.library") == 0) {
+        add_library(l, e);
+    } else if (strcmp(e->name, "cuda.toolkit") == 0) {
+        l->toolkit_root = ct_event_text(e, "root");
+        l->toolkit_version = ct_event_text(e, "version");
+    } else if (strcmp(e->name, "cuda.library.version") == 0) {
+        add_version(l, e);
+    } else if (strcmp(e->name, "cuda.library.load") == 0) {
+        add_load(l, e);
+    } else if (strcmp(e->name, "cuda.library.failed") == 0) {
+        add_failed_load(l, e);
+    } else if (strcmp(e->name, "cuda.library.unload") == 0) {
+        add_unload(l, e);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+void ct_libraries_free(struct ct_library_view *l)
+{
+    free(l->mapped);
+    free(l->failed);
+    free(l->loads);
+    free(l->versions);
+    free(l->unloads);
+    free(l->missing_images);
+    memset(l, 0, sizeof *l);
+}

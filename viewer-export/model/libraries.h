@@ -1,0 +1,73 @@
+/*
+ * The CUDA-stack libraries of a process as the report knows them
+ * (libraries.c): the files it had mapped, the loader's account of each load
+ * (the audit module's when the process ran with it, else the preload's),
+ * the loads that failed, the versions the libraries' own APIs reported,
+ * unloads, the toolkit the environment points at, and the kernels a launch
+ * found no code for.
+ */
+#ifndef CT_VIEWER_MODEL_LIBRARIES_H
+#define CT_VIEWER_MODEL_LIBRARIES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "viewer-export/read/trace_decode.h"
+
+/* A CUDA-stack library the process had mapped (strings outlive the report). */
+struct ct_library_entry {
+    const char *path, *realpath, *family, *soname, *version, *build_id;
+    uint64_t size;
+    /* The loader's view: the audit module's account when the process ran
+     * with it, else the preload's; NULL when neither saw the load. */
+    const char *requested_as, *requested_by, *found_via;
+    const char *seen_by;             /* "audit" or "preload" */
+    uint64_t loaded_ns, unloaded_ns; /* 0 when not known / not unloaded */
+    const char *runpath_copy;        /* a different copy on the requester's RUNPATH, or "" */
+    /* Found elsewhere although the requester's own search path names
+     * directories meant for it (none held it): those directories, ':'-
+     * separated, or ""; and, from the requester's wheel, the version it
+     * pins, the NVIDIA package and the wheel ("" when unknown). */
+    const char *expected_dirs, *expected_version, *expected_package, *expected_by;
+    uint64_t api_version;   /* what the library's own API reported, or 0 */
+    int64_t built_for_cuda; /* cuDNN: the CUDA major its RUNPATH names, or 0 */
+};
+
+/* A CUDA-stack library the loader looked for and did not load. */
+struct ct_failed_load {
+    const char *requested_as, *requested_by, *searched; /* searched: ':'-separated */
+    const char *error;
+    const char *seen_by; /* "audit" or "preload" */
+    uint64_t attempts;   /* identical failures folded into this one */
+};
+
+/* A kernel whose launch failed with cudaErrorNoKernelImageForDevice. */
+struct ct_missing_image {
+    const char *kernel, *library, *archs; /* archs: the GPU code the library carries */
+};
+
+struct ct_library_view {
+    struct ct_library_entry *mapped;
+    size_t mapped_count;
+    struct ct_failed_load *failed;
+    size_t failed_count;
+    const char *toolkit_root, *toolkit_version; /* what CUDA_HOME or /usr/local/cuda is */
+    struct ct_library_entry *loads;             /* the loader's accounts, before attaching */
+    size_t load_count;
+    struct ct_library_entry *versions; /* versions from the libraries' own APIs */
+    size_t version_count;
+    struct ct_library_entry *unloads; /* realpath and loaded_ns (the unload's time) */
+    size_t unload_count;
+    struct ct_missing_image *missing_images;
+    size_t missing_image_count;
+};
+
+/* Notes a library instant of the trace; 0 when `e` is none. */
+int ct_libraries_instant(struct ct_library_view *l, const struct ct_event *e);
+/* Once the whole trace is read: each library gets the loader's account of
+ * its load, its API's version and its unload; failures are kept from the
+ * view chosen. */
+void ct_libraries_attach(struct ct_library_view *l);
+void ct_libraries_free(struct ct_library_view *l);
+
+#endif

@@ -1,0 +1,320 @@
+/*
+ * The report/1 JSON (docs/report-schema.md), shared by `cudatrace report
+ * --json`, `cudatrace doctor --json` and the html export, which embeds it:
+ * per process its facts, calls, GPU, CUPTI, NVTX ranges, libraries and
+ * failed loads, and the findings with their evidence.
+ */
+#include "viewer-export/output/report_output.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_string(j, "path", lib->path);
+    ct_json_string(j, "realpath", lib->realpath);
+    ct_json_string(j, "family", lib->family);
+    ct_json_string(j, "soname", lib->soname);
+    ct_json_string(j, "version", lib->version);
+    /* How it was asked for and found, and by whom it was seen. */
+    const char *const loader[][2] = {{"requested_as", lib->requested_as},
+                                     {"requested_by", lib->requested_by},
+                                     {"found_via", lib->found_via},
+                                     {"seen_by", lib->seen_by}};
+    if (lib->expected_dirs && *lib->expected_dirs) {
+        ct_json_string(j, "expected_dirs", lib->expected_dirs);
+        ct_json_string(j, "expected_version", lib->expected_version);
+        ct_json_string(j, "expected_by", lib->expected_by);
+    }
+    for (size_t i = 0; i < sizeof loader / sizeof loader[0]; i++) {
+        if (loader[i][1])
+            ct_json_string(j, loader[i][0], loader[i][1]);
+        else
+            ct_json_null(j, loader[i][0]);
+    }
+    const struct {
+        const char *key;
+        uint64_t ns;
+    } times[] = {{"loaded_ns", lib->loaded_ns}, {"unloaded_ns", lib->unloaded_ns}};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+        if (times[i].ns)
+            ct_json_uint(j, times[i].key, times[i].ns);
+        else
+            ct_json_null(j, times[i].key);
+    }
+    ct_json_string(j, "build_id", lib->build_id);
+    ct_json_uint(j, "size", lib->size);
+    ct_json_end_object(j);
+}
+
+/* A `separator`-separated list in the trace as a JSON array of strings. */
+static void json_list(struct ct_json *j, const char *key, const char *list, char separator)
+{
+    const char separators[2] = {separator, '\0'};
+    ct_json_begin_array(j, key);
+    for (const char *item = list; *item;) {
+        size_t len = strcspn(item, separators);
+        char one[4096];
+        snprintf(one, sizeof one, "%.*s", (int)len, item);
+        ct_json_string(j, NULL, one);
+        item += len + (item[len] == separator);
+    }
+    ct_json_end_array(j);
+}
+
+void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_string(j, "requested_as", load->requested_as);
+    ct_json_string(j, "requested_by", load->requested_by);
+    ct_json_string(j, "error", load->error);
+    json_list(j, "searched", load->searched, ':');
+    ct_json_string(j, "seen_by", load->seen_by);
+    ct_json_uint(j, "attempts", load->attempts);
+    ct_json_end_object(j);
+}
+
+static void usage_evidence_json(struct ct_json *j, const struct ct_finding *f)
+{
+    for (int i = 0; i < f->number_count; i++)
+        ct_json_double(j, f->numbers[i].key, f->numbers[i].value);
+    if (f->where)
+        ct_json_string(j, "site", f->where);
+    if (!f->site_count)
+        return;
+    ct_json_begin_array(j, "sites");
+    for (int i = 0; i < f->site_count; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "site", f->sites[i].site);
+        ct_json_uint(j, "calls", f->sites[i].calls);
+        ct_json_uint(j, "ns", f->sites[i].ns);
+        ct_json_uint(j, "bytes", f->sites[i].bytes);
+        ct_json_double(j, "share", f->sites[i].share);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+}
+
+void ct_finding_json(struct ct_json *j, const struct ct_finding *f)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_string(j, "id", f->id);
+    ct_json_string(j, "severity", ct_severity_name(f->severity));
+    ct_json_int(j, "pid", f->pid);
+    ct_json_string(j, "message", f->message);
+    ct_json_begin_object(j, "evidence");
+    if (f->library_count) {
+        ct_json_begin_array(j, "libraries");
+        for (int i = 0; i < f->library_count; i++)
+            ct_library_json(j, f->libraries[i]);
+        ct_json_end_array(j);
+    }
+    if (f->failed_load) {
+        ct_json_begin_array(j, "failed_loads");
+        ct_failed_load_json(j, f->failed_load);
+        ct_json_end_array(j);
+    }
+    if (f->shadowed_copy)
+        ct_json_string(j, "runpath_copy", f->shadowed_copy);
+    if (f->missing_image) {
+        ct_json_string(j, "kernel", f->missing_image->kernel);
+        ct_json_string(j, "library", f->missing_image->library);
+        json_list(j, "library_archs", f->missing_image->archs, ',');
+        ct_json_string(j, "compute_capability", f->compute_capability);
+    }
+    if (f->failed_calls)
+        ct_json_uint(j, "failed_calls", f->failed_calls);
+    if (f->runtime_version > 0)
+        ct_json_int(j, "runtime_version", f->runtime_version);
+    if (f->failed_calls && strncmp(f->id, "driver-", 7) == 0)
+        ct_json_int(j, "driver_version", f->driver_version > 0 ? f->driver_version : 0);
+    usage_evidence_json(j, f);
+    ct_json_end_object(j);
+    ct_json_end_object(j);
+}
+
+static void json_version(struct ct_json *j, const char *key, int64_t version)
+{
+    if (version > 0)
+        ct_json_int(j, key, version);
+    else
+        ct_json_null(j, key);
+}
+
+static void json_gpu(struct ct_json *j, const struct ct_process_report *p)
+{
+    struct ct_gpu_summary s;
+    if (!ct_process_gpu_summary(p, &s))
+        return;
+    const struct ct_gpu_work *g = &p->usage.gpu;
+    ct_json_begin_object(j, "gpu");
+    ct_json_uint(j, "busy_ns", s.busy_ns);
+    ct_json_uint(j, "kernels", g->kernel_runs);
+    ct_json_uint(j, "kernel_ns", g->kernel_ns);
+    ct_json_uint(j, "copies", g->copies);
+    ct_json_uint(j, "memsets", g->sets);
+    struct ct_gpu_flows flows = ct_gpu_flows(g);
+    ct_json_begin_object(j, "flows");
+    ct_json_uint(j, "gpu_work", flows.gpu_work);
+    ct_json_uint(j, "from_host_call", flows.from_host_call);
+    ct_json_end_object(j);
+    ct_json_begin_array(j, "top_kernels");
+    for (int i = 0; i < CT_GPU_TOP_KERNELS && s.top[i].count; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "name", s.top[i].name);
+        ct_json_uint(j, "count", s.top[i].count);
+        ct_json_uint(j, "total_ns", s.top[i].ns);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+    ct_json_end_object(j);
+}
+
+/* What became of CUPTI; absent when the trace does not say. */
+static void json_cupti(struct ct_json *j, const struct ct_process_report *p)
+{
+    const struct ct_cupti_report *c = &p->cupti;
+    if (!c->state)
+        return;
+    ct_json_begin_object(j, "cupti");
+    ct_json_string(j, "state", c->state);
+    if (c->library)
+        ct_json_string(j, "library", c->library);
+    if (c->reason)
+        ct_json_string(j, "reason", c->reason);
+    ct_json_int(j, "version", c->version);
+    if (c->finished) {
+        ct_json_uint(j, "kernels", c->kernels);
+        ct_json_uint(j, "memcpys", c->memcpys);
+        ct_json_uint(j, "memsets", c->memsets);
+        ct_json_uint(j, "dropped", c->dropped);
+        ct_json_uint(j, "clock_samples", c->clock_samples);
+        ct_json_uint(j, "clock_reading_error_ns", c->clock_reading_error_ns);
+        ct_json_uint(j, "clock_drift_ns", c->clock_drift_ns);
+    }
+    ct_json_end_object(j);
+}
+
+/* The NVTX ranges by total time; absent when the trace has none. */
+static void json_nvtx(struct ct_json *j, const struct ct_process_report *p)
+{
+    const struct ct_site_costs *t = &p->usage.nvtx_ranges;
+    if (!t->count)
+        return;
+    struct ct_site_cost *sorted = ct_site_costs_sorted(t, CT_SITE_BY_TIME);
+    uint64_t *busy = ct_usage_nvtx_gpu_busy(&p->usage);
+    ct_json_begin_array(j, "nvtx_ranges");
+    for (size_t i = 0; i < t->count && i < CT_TOP_NVTX_RANGES; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "name", sorted[i].site);
+        ct_json_uint(j, "count", sorted[i].calls);
+        ct_json_uint(j, "total_ns", sorted[i].ns);
+        if (busy)
+            ct_json_uint(j, "gpu_busy_ns",
+                         ct_usage_nvtx_gpu_busy_of(&p->usage, busy, sorted[i].site));
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+    free(busy);
+    free(sorted);
+}
+
+static void json_process(struct ct_json *j, const struct ct_process_report *p)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_int(j, "pid", p->pid);
+    ct_json_begin_array(j, "cmdline");
+    for (size_t i = 0; i < p->cmdline_len; i++)
+        ct_json_string(j, NULL, p->cmdline[i]);
+    ct_json_end_array(j);
+    ct_json_uint(j, "wall_ns", ct_process_wall_ns(p));
+    ct_json_begin_object(j, "versions");
+    json_version(j, "runtime", p->cuda.runtime_version);
+    json_version(j, "driver", p->cuda.driver_version);
+    ct_json_end_object(j);
+    ct_json_begin_array(j, "devices");
+    for (int i = 0; i < p->cuda.device_names; i++)
+        ct_json_string(j, NULL, p->cuda.devices[i]);
+    ct_json_end_array(j);
+    ct_json_begin_object(j, "api");
+    for (int fn = 0; fn < CT_FN_COUNT; fn++) {
+        const struct ct_api_stats *s = &p->calls.api[fn];
+        if (!s->calls)
+            continue;
+        ct_json_begin_object(j, ct_function_name(fn));
+        ct_json_uint(j, "calls", s->calls);
+        ct_json_uint(j, "errors", s->errors);
+        ct_json_uint(j, "total_ns", s->total_ns);
+        ct_json_uint(j, "dropped_slices", ct_calls_dropped_slices(&p->calls, fn));
+        ct_json_end_object(j);
+    }
+    ct_json_end_object(j);
+    ct_json_begin_object(j, "launches");
+    ct_json_uint(j, "count", p->calls.launches);
+    ct_json_end_object(j);
+    ct_json_begin_object(j, "sync");
+    ct_json_uint(j, "count", p->calls.sync_calls);
+    ct_json_uint(j, "total_ns", p->calls.sync_ns);
+    ct_json_end_object(j);
+    ct_json_begin_object(j, "memory");
+    ct_json_uint(j, "peak_bytes", (uint64_t)p->calls.peak_device_bytes);
+    ct_json_uint(j, "final_bytes", (uint64_t)p->calls.final_device_bytes);
+    ct_json_uint(j, "allocs", p->calls.allocs);
+    ct_json_uint(j, "frees", p->calls.frees);
+    ct_json_uint(j, "failed_allocs", p->calls.failed_allocs);
+    ct_json_end_object(j);
+    json_gpu(j, p);
+    json_cupti(j, p);
+    json_nvtx(j, p);
+    ct_json_begin_array(j, "libraries");
+    for (size_t i = 0; i < p->libraries.mapped_count; i++)
+        ct_library_json(j, &p->libraries.mapped[i]);
+    ct_json_end_array(j);
+    ct_json_begin_array(j, "failed_loads");
+    for (size_t i = 0; i < p->libraries.failed_count; i++)
+        ct_failed_load_json(j, &p->libraries.failed[i]);
+    ct_json_end_array(j);
+    ct_json_begin_array(j, "in_flight");
+    for (size_t i = 0; i < p->run.inflight_count; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "function", ct_function_name(p->run.inflight[i].fn));
+        ct_json_int(j, "tid", p->run.inflight[i].tid);
+        ct_json_uint(j, "since_ns", p->run.inflight[i].since_ns);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+    ct_json_uint(j, "dropped_events", p->run.dropped);
+    ct_json_begin_object(j, "tracer");
+    ct_json_uint(j, "calls_recorded", p->run.calls_recorded);
+    ct_json_uint(j, "collector_cpu_ns", p->run.collector_cpu_ns);
+    ct_json_uint(j, "collector_max_rss_kb", p->run.collector_max_rss_kb);
+    if (p->run.clock && *p->run.clock)
+        ct_json_string(j, "clock", p->run.clock);
+    else
+        ct_json_null(j, "clock");
+    ct_json_end_object(j);
+    ct_json_string(j, "exit",
+                   p->run.ended ? (p->run.exited_normally ? "normal" : "lost") : "unknown");
+    ct_json_end_object(j);
+}
+
+void ct_report_json_fields(struct ct_json *j, const struct ct_report *r,
+                           const struct ct_findings *findings)
+{
+    ct_json_string(j, "schema", "cudatrace.report/1");
+    ct_json_begin_object(j, "trace");
+    ct_json_uint(j, "packets", r->packets);
+    ct_json_string(j, "tail", r->truncated ? "cut" : "complete");
+    ct_json_uint(j, "unclosed_slices", r->unclosed);
+    ct_json_end_object(j);
+    ct_json_begin_array(j, "processes");
+    for (size_t i = 0; i < r->process_count; i++)
+        json_process(j, &r->processes[i]);
+    ct_json_end_array(j);
+    ct_json_begin_array(j, "findings");
+    for (size_t i = 0; i < findings->count; i++)
+        ct_finding_json(j, &findings->items[i]);
+    ct_json_end_array(j);
+}
