@@ -46,11 +46,17 @@ struct ct_findings {
 };
 
 void ct_findings_compute(const struct ct_report *report, struct ct_findings *out);
-/* The findings on how a process uses CUDA (findings_usage.c). */
+/* The groups of rules, each in its file: the CUDA libraries (library.c),
+ * the driver (driver.c), how the process uses CUDA (usage.c) and the GPU's
+ * side of the trace (cupti.c). */
+void ct_findings_libraries(const struct ct_process_report *p, struct ct_findings *out);
+void ct_findings_driver(const struct ct_process_report *p, struct ct_findings *out);
 void ct_findings_usage(const struct ct_process_report *p, struct ct_findings *out);
-/* cupti-unavailable and cupti-dropped (findings_cupti.c). */
 void ct_findings_cupti(const struct ct_process_report *p, struct ct_findings *out);
-/* The findings that compare processes (findings_across.c). */
+/* Whether a library name is the driver's (libcuda.so*): its failure to
+ * load is the driver findings', not library-load-failed's. */
+int ct_is_driver_name(const char *name);
+/* The findings that compare processes (across.c). */
 void ct_findings_across(const struct ct_report *report, struct ct_findings *out);
 /* Appends a finding with a formatted message; the evidence starts empty. */
 struct ct_finding *ct_finding_add(struct ct_findings *out, const char *id,

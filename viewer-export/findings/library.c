@@ -1,67 +1,24 @@
 /*
- * Derives findings from a report. Each has a stable id, a severity and a
- * message that names the files, the versions and the fix, with the evidence
- * alongside in JSON. The CUDA library and driver findings so far:
+ * The findings about which CUDA libraries a process loaded, and how:
  * duplicate-library (two files of one library family mapped at once),
- * library-load-failed (the loader looked for a CUDA library and found none),
- * shadowed-library (LD_LIBRARY_PATH or ld.so.conf beat the asking library's
- * own RUNPATH copy), version-mismatch (libraries of one stack from different
- * releases), toolkit-mismatch (a runtime or cuDNN found in another toolkit
- * than the one CUDA_HOME names), no-kernel-image (a launch found no code for
- * this GPU in its library's fat binary),
- * fallback-resolution (a library its requester's own RPATH/RUNPATH meant to
- * provide was found somewhere else, as when a pip wheel is missing),
- * stub-driver (the toolkit's link-time libcuda, or calls failing with
- * cudaErrorStubLibrary), driver-missing (calls fail with
- * cudaErrorInsufficientDriver and there is no driver) and driver-too-old
- * (they fail so with a driver older than the runtime). A healthy process gets
+ * library-load-failed (the loader looked for a CUDA library and found
+ * none), shadowed-library (LD_LIBRARY_PATH or ld.so.conf beat the asking
+ * library's own RUNPATH copy), fallback-resolution (a library its
+ * requester's own RPATH/RUNPATH meant to provide was found somewhere else,
+ * as when a pip wheel is missing), version-mismatch (libraries of one stack
+ * from different releases), toolkit-mismatch (a runtime or cuDNN found in
+ * another toolkit than the one CUDA_HOME names) and no-kernel-image (a
+ * launch found no code for this GPU in its library's fat binary). Each
+ * message names the files, the versions and the fix. A healthy process gets
  * none.
  */
 #include "viewer-export/findings/findings.h"
 
-#include "common/array.h"
-#include "common/library_family.h"
-
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CUDA_ERROR_STUB_LIBRARY 34
-#define CUDA_ERROR_INSUFFICIENT_DRIVER 35
-
-const char *ct_severity_name(enum ct_severity severity)
-{
-    static const char *const names[] = {"error", "warning", "info"};
-    return names[severity];
-}
-
-struct ct_finding *ct_finding_add(struct ct_findings *out, const char *id,
-                                  enum ct_severity severity, int32_t pid, const char *fmt, ...)
-{
-    out->items = ct_array_grow(out->items, out->count, sizeof *out->items);
-    struct ct_finding *f = &out->items[out->count++];
-    f->id = id;
-    f->severity = severity;
-    f->pid = pid;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(f->message, sizeof f->message, fmt, ap);
-    va_end(ap);
-    return f;
-}
-
-void ct_finding_add_library(struct ct_finding *f, const struct ct_library_entry *lib)
-{
-    if (f->library_count < (int)(sizeof f->libraries / sizeof f->libraries[0]))
-        f->libraries[f->library_count++] = lib;
-}
-
-void ct_finding_add_number(struct ct_finding *f, const char *key, double value)
-{
-    if (f->number_count < (int)(sizeof f->numbers / sizeof f->numbers[0]))
-        f->numbers[f->number_count++] = (struct ct_finding_number){key, value};
-}
+#include "common/library_family.h"
 
 static const char *version_or_unknown(const struct ct_library_entry *lib)
 {
@@ -102,21 +59,6 @@ static void duplicates(const struct ct_process_report *p, struct ct_findings *ou
     }
 }
 
-static int is_driver_name(const char *name)
-{
-    const char *base = strrchr(name, '/');
-    return strncmp(base ? base + 1 : name, "libcuda.so", 10) == 0;
-}
-
-/* The failed load of the driver library, if there was one. */
-static const struct ct_failed_load *driver_load_failure(const struct ct_process_report *p)
-{
-    for (size_t i = 0; i < p->libraries.failed_count; i++)
-        if (is_driver_name(p->libraries.failed[i].requested_as))
-            return &p->libraries.failed[i];
-    return NULL;
-}
-
 /* Whether a library of `name`'s family was loaded after all: libraries probe
  * for several names (cuDNN tries libcudnn_graph.so.9.19.0, then .9.19, then
  * .9), and only a family that never loaded is a failure. */
@@ -135,7 +77,7 @@ static void failed_loads(const struct ct_process_report *p, struct ct_findings *
 {
     for (size_t i = 0; i < p->libraries.failed_count; i++) {
         const struct ct_failed_load *load = &p->libraries.failed[i];
-        if (is_driver_name(load->requested_as) || family_loaded(p, load->requested_as))
+        if (ct_is_driver_name(load->requested_as) || family_loaded(p, load->requested_as))
             continue; /* the driver is driver-missing's; a probe that found another name */
         struct ct_finding *f = ct_finding_add(
             out, "library-load-failed", CT_SEVERITY_ERROR, p->pid,
@@ -329,114 +271,13 @@ static void missing_kernel_images(const struct ct_process_report *p, struct ct_f
     }
 }
 
-static const struct ct_library_entry *driver_library(const struct ct_process_report *p)
+void ct_findings_libraries(const struct ct_process_report *p, struct ct_findings *out)
 {
-    for (size_t i = 0; i < p->libraries.mapped_count; i++)
-        if (strcmp(p->libraries.mapped[i].family, "cuda") == 0)
-            return &p->libraries.mapped[i];
-    return NULL;
-}
-
-static void driver(const struct ct_process_report *p, struct ct_findings *out)
-{
-    const struct ct_library_entry *libcuda = driver_library(p);
-    uint64_t stub_failures = p->calls.calls_failed_with[CUDA_ERROR_STUB_LIBRARY];
-    uint64_t driver_failures = p->calls.calls_failed_with[CUDA_ERROR_INSUFFICIENT_DRIVER];
-    if ((libcuda && strstr(libcuda->realpath, "/stubs/")) || stub_failures) {
-        struct ct_finding *f = ct_finding_add(
-            out, "stub-driver", CT_SEVERITY_ERROR, p->pid,
-            "the CUDA driver library loaded is the toolkit's link-time stub%s%s, whose every "
-            "call fails with cudaErrorStubLibrary (%llu so far). Remove the stubs directory "
-            "from LD_LIBRARY_PATH (and any libcuda.so.1 link to it) so the real driver loads.",
-            libcuda ? " " : "", libcuda ? libcuda->realpath : "",
-            (unsigned long long)stub_failures);
-        f->failed_calls = stub_failures;
-        if (libcuda)
-            ct_finding_add_library(f, libcuda);
-        return;
-    }
-    const struct ct_failed_load *driver_failed = libcuda ? NULL : driver_load_failure(p);
-    int too_old = driver_failures && p->cuda.driver_version > 0 &&
-                  p->cuda.driver_version < p->cuda.runtime_version;
-    /* A failed load of libcuda alone is no finding when the runtime still
-     * reports a driver (a library probing for it, say). */
-    int missing = (driver_failures || driver_failed) && p->cuda.driver_version <= 0;
-    if (!too_old && !missing)
-        return;
-    struct ct_finding *f;
-    if (too_old) {
-        f = ct_finding_add(
-            out, "driver-too-old", CT_SEVERITY_ERROR, p->pid,
-            "the driver supports CUDA %lld.%lld but the runtime needs %lld.%lld: %llu calls "
-            "failed with cudaErrorInsufficientDriver. Update the NVIDIA driver, or use a "
-            "runtime (framework build) for CUDA %lld.%lld.",
-            (long long)p->cuda.driver_version / 1000,
-            (long long)(p->cuda.driver_version % 1000) / 10,
-            (long long)p->cuda.runtime_version / 1000,
-            (long long)(p->cuda.runtime_version % 1000) / 10, (unsigned long long)driver_failures,
-            (long long)p->cuda.driver_version / 1000,
-            (long long)(p->cuda.driver_version % 1000) / 10);
-    } else {
-        char where[8192] = "";
-        if (driver_failed)
-            snprintf(where, sizeof where, " (looked for by %s in %s)", driver_failed->requested_by,
-                     driver_failed->searched);
-        f = ct_finding_add(
-            out, "driver-missing", CT_SEVERITY_ERROR, p->pid,
-            "no CUDA driver: %s%s; %llu calls failed with cudaErrorInsufficientDriver. "
-            "Install the NVIDIA driver, or in a container mount its libraries "
-            "(libcuda.so.1) and devices.",
-            libcuda ? "the driver library loaded but reports no driver"
-                    : "libcuda.so.1 was never loaded",
-            where, (unsigned long long)driver_failures);
-        f->failed_load = driver_failed;
-    }
-    f->failed_calls = driver_failures;
-    f->runtime_version = p->cuda.runtime_version;
-    f->driver_version = p->cuda.driver_version;
-    if (libcuda)
-        ct_finding_add_library(f, libcuda);
-}
-
-static int by_severity_then_cost(const void *a, const void *b)
-{
-    const struct ct_finding *x = a, *y = b;
-    if (x->severity != y->severity)
-        return x->severity < y->severity ? -1 : 1;
-    if (x->cost_ns != y->cost_ns)
-        return x->cost_ns > y->cost_ns ? -1 : 1;
-    return x < y ? -1 : x > y; /* qsort is not stable; keep the computed order */
-}
-
-/* Errors first, then warnings, then notes; within one severity, the
- * costliest first. */
-static void order_findings(struct ct_findings *out)
-{
-    if (out->count > 1)
-        qsort(out->items, out->count, sizeof *out->items, by_severity_then_cost);
-}
-
-void ct_findings_compute(const struct ct_report *report, struct ct_findings *out)
-{
-    memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < report->process_count; i++) {
-        duplicates(&report->processes[i], out);
-        failed_loads(&report->processes[i], out);
-        shadowed(&report->processes[i], out);
-        fallbacks(&report->processes[i], out);
-        version_mismatches(&report->processes[i], out);
-        toolkit_mismatches(&report->processes[i], out);
-        missing_kernel_images(&report->processes[i], out);
-        driver(&report->processes[i], out);
-        ct_findings_usage(&report->processes[i], out);
-        ct_findings_cupti(&report->processes[i], out);
-    }
-    ct_findings_across(report, out);
-    order_findings(out);
-}
-
-void ct_findings_free(struct ct_findings *findings)
-{
-    free(findings->items);
-    memset(findings, 0, sizeof *findings);
+    duplicates(p, out);
+    failed_loads(p, out);
+    shadowed(p, out);
+    fallbacks(p, out);
+    version_mismatches(p, out);
+    toolkit_mismatches(p, out);
+    missing_kernel_images(p, out);
 }

@@ -1,0 +1,99 @@
+/*
+ * The findings about the CUDA driver: stub-driver (the toolkit's link-time
+ * libcuda, or calls failing with cudaErrorStubLibrary), driver-missing
+ * (calls fail with cudaErrorInsufficientDriver and there is no driver, or
+ * libcuda.so.1 was looked for and not found) and driver-too-old (they fail
+ * so with a driver older than the runtime). A failed load of libcuda alone
+ * is none of these when the runtime still reports a driver.
+ */
+#include "viewer-export/findings/findings.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CUDA_ERROR_STUB_LIBRARY 34
+#define CUDA_ERROR_INSUFFICIENT_DRIVER 35
+
+int ct_is_driver_name(const char *name)
+{
+    const char *base = strrchr(name, '/');
+    return strncmp(base ? base + 1 : name, "libcuda.so", 10) == 0;
+}
+
+/* The failed load of the driver library, if there was one. */
+static const struct ct_failed_load *driver_load_failure(const struct ct_process_report *p)
+{
+    for (size_t i = 0; i < p->libraries.failed_count; i++)
+        if (ct_is_driver_name(p->libraries.failed[i].requested_as))
+            return &p->libraries.failed[i];
+    return NULL;
+}
+
+static const struct ct_library_entry *driver_library(const struct ct_process_report *p)
+{
+    for (size_t i = 0; i < p->libraries.mapped_count; i++)
+        if (strcmp(p->libraries.mapped[i].family, "cuda") == 0)
+            return &p->libraries.mapped[i];
+    return NULL;
+}
+
+void ct_findings_driver(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_library_entry *libcuda = driver_library(p);
+    uint64_t stub_failures = p->calls.calls_failed_with[CUDA_ERROR_STUB_LIBRARY];
+    uint64_t driver_failures = p->calls.calls_failed_with[CUDA_ERROR_INSUFFICIENT_DRIVER];
+    if ((libcuda && strstr(libcuda->realpath, "/stubs/")) || stub_failures) {
+        struct ct_finding *f = ct_finding_add(
+            out, "stub-driver", CT_SEVERITY_ERROR, p->pid,
+            "the CUDA driver library loaded is the toolkit's link-time stub%s%s, whose every "
+            "call fails with cudaErrorStubLibrary (%llu so far). Remove the stubs directory "
+            "from LD_LIBRARY_PATH (and any libcuda.so.1 link to it) so the real driver loads.",
+            libcuda ? " " : "", libcuda ? libcuda->realpath : "",
+            (unsigned long long)stub_failures);
+        f->failed_calls = stub_failures;
+        if (libcuda)
+            ct_finding_add_library(f, libcuda);
+        return;
+    }
+    const struct ct_failed_load *driver_failed = libcuda ? NULL : driver_load_failure(p);
+    int too_old = driver_failures && p->cuda.driver_version > 0 &&
+                  p->cuda.driver_version < p->cuda.runtime_version;
+    /* A failed load of libcuda alone is no finding when the runtime still
+     * reports a driver (a library probing for it, say). */
+    int missing = (driver_failures || driver_failed) && p->cuda.driver_version <= 0;
+    if (!too_old && !missing)
+        return;
+    struct ct_finding *f;
+    if (too_old) {
+        f = ct_finding_add(
+            out, "driver-too-old", CT_SEVERITY_ERROR, p->pid,
+            "the driver supports CUDA %lld.%lld but the runtime needs %lld.%lld: %llu calls "
+            "failed with cudaErrorInsufficientDriver. Update the NVIDIA driver, or use a "
+            "runtime (framework build) for CUDA %lld.%lld.",
+            (long long)p->cuda.driver_version / 1000,
+            (long long)(p->cuda.driver_version % 1000) / 10,
+            (long long)p->cuda.runtime_version / 1000,
+            (long long)(p->cuda.runtime_version % 1000) / 10, (unsigned long long)driver_failures,
+            (long long)p->cuda.driver_version / 1000,
+            (long long)(p->cuda.driver_version % 1000) / 10);
+    } else {
+        char where[8192] = "";
+        if (driver_failed)
+            snprintf(where, sizeof where, " (looked for by %s in %s)", driver_failed->requested_by,
+                     driver_failed->searched);
+        f = ct_finding_add(
+            out, "driver-missing", CT_SEVERITY_ERROR, p->pid,
+            "no CUDA driver: %s%s; %llu calls failed with cudaErrorInsufficientDriver. "
+            "Install the NVIDIA driver, or in a container mount its libraries "
+            "(libcuda.so.1) and devices.",
+            libcuda ? "the driver library loaded but reports no driver"
+                    : "libcuda.so.1 was never loaded",
+            where, (unsigned long long)driver_failures);
+        f->failed_load = driver_failed;
+    }
+    f->failed_calls = driver_failures;
+    f->runtime_version = p->cuda.runtime_version;
+    f->driver_version = p->cuda.driver_version;
+    if (libcuda)
+        ct_finding_add_library(f, libcuda);
+}

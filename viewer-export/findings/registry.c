@@ -1,0 +1,86 @@
+/*
+ * The findings registry: a finding is added with its id, severity and
+ * message, and its evidence filled in by the rule that found it; each
+ * process goes through every group of rules (libraries, the driver, usage,
+ * the GPU's side), then the report through the rules that compare its
+ * processes, and the findings are ordered: errors first, then warnings,
+ * then notes, the costliest first within one severity.
+ */
+#include "viewer-export/findings/findings.h"
+
+#include "common/array.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ct_severity_name(enum ct_severity severity)
+{
+    static const char *const names[] = {"error", "warning", "info"};
+    return names[severity];
+}
+
+struct ct_finding *ct_finding_add(struct ct_findings *out, const char *id,
+                                  enum ct_severity severity, int32_t pid, const char *fmt, ...)
+{
+    out->items = ct_array_grow(out->items, out->count, sizeof *out->items);
+    struct ct_finding *f = &out->items[out->count++];
+    f->id = id;
+    f->severity = severity;
+    f->pid = pid;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    va_end(ap);
+    return f;
+}
+
+void ct_finding_add_library(struct ct_finding *f, const struct ct_library_entry *lib)
+{
+    if (f->library_count < (int)(sizeof f->libraries / sizeof f->libraries[0]))
+        f->libraries[f->library_count++] = lib;
+}
+
+void ct_finding_add_number(struct ct_finding *f, const char *key, double value)
+{
+    if (f->number_count < (int)(sizeof f->numbers / sizeof f->numbers[0]))
+        f->numbers[f->number_count++] = (struct ct_finding_number){key, value};
+}
+
+static int by_severity_then_cost(const void *a, const void *b)
+{
+    const struct ct_finding *x = a, *y = b;
+    if (x->severity != y->severity)
+        return x->severity < y->severity ? -1 : 1;
+    if (x->cost_ns != y->cost_ns)
+        return x->cost_ns > y->cost_ns ? -1 : 1;
+    return x < y ? -1 : x > y; /* qsort is not stable; keep the computed order */
+}
+
+/* Errors first, then warnings, then notes; within one severity, the
+ * costliest first. */
+static void order_findings(struct ct_findings *out)
+{
+    if (out->count > 1)
+        qsort(out->items, out->count, sizeof *out->items, by_severity_then_cost);
+}
+
+void ct_findings_compute(const struct ct_report *report, struct ct_findings *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < report->process_count; i++) {
+        ct_findings_libraries(&report->processes[i], out);
+        ct_findings_driver(&report->processes[i], out);
+        ct_findings_usage(&report->processes[i], out);
+        ct_findings_cupti(&report->processes[i], out);
+    }
+    ct_findings_across(report, out);
+    order_findings(out);
+}
+
+void ct_findings_free(struct ct_findings *findings)
+{
+    free(findings->items);
+    memset(findings, 0, sizeof *findings);
+}
