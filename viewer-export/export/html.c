@@ -4,17 +4,17 @@
  * three plots over its time. The report part is the report JSON itself
  * (ct_report_json_fields), embedded in the page, so the page and `report
  * --json` never disagree. The plots' series are gathered while the trace
- * streams through the decoder, each in at most SERIES_BUCKETS buckets whose
- * width doubles (neighbours merged) whenever the process outlasts them, so
- * memory stays the same whatever the trace's length: live device bytes and
- * launches per second keep the min, max and latest of the counters' samples
- * per bucket; time in the synchronising calls is summed per bucket (100 ms to
- * begin with), a call that spans buckets split across them, so the buckets
- * add up to the report's sync total. Times count from a process's first
- * event in the file; a slice that began before it (the decoder hands over
- * slices at their end) lands in the first bucket. The trace is read twice,
- * for the report (report_model.c reads a file whole) and for the series,
- * which shows progress. Embedded JSON has every '<' written as \u003c,
+ * streams through the decoder, each a timeline (model/timeline.c) of
+ * SERIES_BUCKETS spans, so memory stays the same whatever the trace's
+ * length: live device bytes and launches per second keep the min, max and
+ * latest of the counters' samples per span (1 ms to begin with); time in
+ * the synchronising calls is summed per span (100 ms to begin with), a call
+ * that spans several split across them, so the spans add up to the report's
+ * sync total. Times count from a process's first event in the file; a slice
+ * that began before it (the decoder hands over slices at their end) counts
+ * in the first span. The trace is read twice, for the report
+ * (model/report.c reads a file whole) and for the series, which shows
+ * progress. Embedded JSON has every '<' written as \u003c,
  * which JSON allows inside strings, the only place it can be: no path or
  * command line can close its <script> element.
  */
@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "viewer-export/model/timeline.h"
 #include "viewer-export/export/formats.h"
 #include "viewer-export/export/html_page.h"
 #include "viewer-export/output/report_output.h"
@@ -40,25 +41,11 @@ static const char *const counter_tracks[] = {
     [LAUNCH_RATE] = "CUDA kernel launches per second",
 };
 
-struct bucket {
-    double min, max, last; /* the counters' samples; last: the latest, held after */
-    uint64_t last_ts;
-    uint64_t sync_ns; /* the sync series' time */
-    uint64_t values;  /* what was added; 0: empty */
-};
-
-/* Buckets [0, used) of `width` ns each, from the process's first event. */
-struct series {
-    uint64_t width;
-    size_t used;
-    struct bucket *buckets; /* SERIES_BUCKETS of them, from the first value */
-};
-
 struct process {
     int32_t pid;
     int seen;             /* an event has set origin */
     uint64_t origin, end; /* the first and last event's time */
-    struct series series[SERIES_COUNT];
+    struct ct_timeline series[SERIES_COUNT];
 };
 
 struct plots {
@@ -70,71 +57,6 @@ struct plots {
     struct process *processes;
     size_t count;
 };
-
-static void combine(struct bucket *into, const struct bucket *from)
-{
-    if (!from->values)
-        return;
-    if (!into->values || from->min < into->min)
-        into->min = from->min;
-    if (!into->values || from->max > into->max)
-        into->max = from->max;
-    if (!into->values || from->last_ts >= into->last_ts) {
-        into->last = from->last;
-        into->last_ts = from->last_ts;
-    }
-    into->sync_ns += from->sync_ns;
-    into->values += from->values;
-}
-
-/* Halves the buckets in use: each pair becomes one, twice as wide. */
-static void merge_pairs(struct series *s)
-{
-    for (size_t i = 0; 2 * i < s->used; i++) {
-        struct bucket merged = s->buckets[2 * i];
-        if (2 * i + 1 < s->used)
-            combine(&merged, &s->buckets[2 * i + 1]);
-        s->buckets[i] = merged;
-    }
-    size_t halved = (s->used + 1) / 2;
-    memset(s->buckets + halved, 0, (s->used - halved) * sizeof *s->buckets);
-    s->used = halved;
-    s->width *= 2;
-}
-
-/* The bucket that holds `ts`, widening them until it fits. */
-static size_t slot(struct series *s, uint64_t origin, uint64_t ts)
-{
-    if (!s->buckets && !(s->buckets = calloc(SERIES_BUCKETS, sizeof *s->buckets)))
-        abort(); /* as ct_array_grow: nothing to do without memory */
-    uint64_t offset = ts > origin ? ts - origin : 0;
-    while (offset / s->width >= SERIES_BUCKETS)
-        merge_pairs(s);
-    size_t i = (size_t)(offset / s->width);
-    if (i >= s->used)
-        s->used = i + 1;
-    return i;
-}
-
-static void add_sample(struct series *s, uint64_t origin, uint64_t ts, double value)
-{
-    struct bucket one = {.min = value, .max = value, .last = value, .last_ts = ts, .values = 1};
-    size_t i = slot(s, origin, ts); /* before s->buckets is read: it allocates them */
-    combine(&s->buckets[i], &one);
-}
-
-/* Adds the time from `from` to `to` to the buckets it overlaps. */
-static void add_span(struct series *s, uint64_t origin, uint64_t from, uint64_t to)
-{
-    slot(s, origin, to); /* first, so that the widths below are final */
-    for (size_t i = slot(s, origin, from); from < to; i++) {
-        uint64_t bucket_end = origin + (i + 1) * s->width;
-        uint64_t stop = to < bucket_end ? to : bucket_end;
-        struct bucket part = {.sync_ns = stop - from, .values = 1};
-        combine(&s->buckets[i], &part);
-        from = stop;
-    }
-}
 
 static int is_sync_family(enum ct_family family)
 {
@@ -161,8 +83,10 @@ static size_t process_index(struct plots *pl, int32_t pid)
     pl->processes = ct_array_grow(pl->processes, pl->count, sizeof *pl->processes);
     struct process *p = &pl->processes[pl->count++];
     p->pid = pid;
-    p->series[MEMORY].width = p->series[LAUNCH_RATE].width = COUNTER_WIDTH_NS;
-    p->series[SYNC].width = SYNC_WIDTH_NS;
+    for (int s = 0; s < SERIES_COUNT; s++)
+        p->series[s] =
+            (struct ct_timeline){.capacity = SERIES_BUCKETS,
+                                 .first_span_ns = s == SYNC ? SYNC_WIDTH_NS : COUNTER_WIDTH_NS};
     ct_u64_map_put(&pl->by_pid, key, pl->count);
     return pl->count;
 }
@@ -206,8 +130,10 @@ static void on_slice(void *ctx, const struct ct_event *e)
     owner_at(pl, e->track, e->end);
     /* As in the report: a call cut short by the process's end never returned. */
     if (ct_u64_map_find(&pl->sync_names, ct_strings_intern_cstr(e->name)) &&
-        !ct_event_arg(e, "in_flight"))
-        add_span(&p->series[SYNC], p->origin, e->ts, e->end);
+        !ct_event_arg(e, "in_flight")) {
+        ct_timeline_start_at(&p->series[SYNC], p->origin);
+        ct_timeline_add_interval(&p->series[SYNC], e->ts, e->end);
+    }
 }
 
 static void on_instant(void *ctx, const struct ct_event *e)
@@ -220,8 +146,10 @@ static void on_counter(void *ctx, const struct ct_event *e)
     struct plots *pl = ctx;
     struct process *p = owner_at(pl, e->track, e->ts);
     const uint64_t *series = ct_u64_map_find(&pl->counter_of, e->track);
-    if (p && series)
-        add_sample(&p->series[*series - 1], p->origin, e->ts, e->counter);
+    if (p && series) {
+        ct_timeline_start_at(&p->series[*series - 1], p->origin);
+        ct_timeline_note(&p->series[*series - 1], e->ts, e->counter);
+    }
 }
 
 static void on_progress(void *ctx, uint64_t bytes_read)
@@ -232,19 +160,19 @@ static void on_progress(void *ctx, uint64_t bytes_read)
 
 /* {"width_ns", "points": [[t, min, max, last] or, for sync, [t, ns], ...]}, t from the
  * origin. */
-static void json_series(struct ct_json *j, const char *key, const struct series *s, int sync)
+static void json_series(struct ct_json *j, const char *key, const struct ct_timeline *s, int sync)
 {
     ct_json_begin_object(j, key);
-    ct_json_uint(j, "width_ns", s->width);
+    ct_json_uint(j, "width_ns", s->span_ns ? s->span_ns : s->first_span_ns);
     ct_json_begin_array(j, "points");
     for (size_t i = 0; i < s->used; i++) {
-        const struct bucket *b = &s->buckets[i];
-        if (!b->values)
+        const struct ct_span *b = &s->spans[i];
+        if (!b->count)
             continue;
         ct_json_begin_array(j, NULL);
-        ct_json_uint(j, NULL, i * s->width);
+        ct_json_uint(j, NULL, i * s->span_ns);
         if (sync) {
-            ct_json_uint(j, NULL, b->sync_ns);
+            ct_json_uint(j, NULL, (uint64_t)b->sum);
         } else {
             ct_json_double(j, NULL, b->min);
             ct_json_double(j, NULL, b->max);
@@ -332,7 +260,7 @@ static void free_plots(struct plots *pl)
 {
     for (size_t i = 0; i < pl->count; i++)
         for (int s = 0; s < SERIES_COUNT; s++)
-            free(pl->processes[i].series[s].buckets);
+            ct_timeline_free(&pl->processes[i].series[s]);
     free(pl->processes);
     ct_u64_map_free(&pl->by_pid);
     ct_u64_map_free(&pl->owner);

@@ -196,15 +196,16 @@ static int rising_periods(const struct ct_usage *u, double *first, double *last)
 {
     const struct ct_timeline *low = &u->low_points;
     double levels[CT_TIMELINE_SPANS], carried = 0;
-    for (int i = 0; i < low->used; i++)
-        levels[i] = carried = low->value[i] >= 0 ? low->value[i] : carried;
-    if (low->used < PERIODS)
+    int used = (int)low->used;
+    for (int i = 0; i < used; i++)
+        levels[i] = carried = low->spans[i].count ? low->spans[i].min : carried;
+    if (used < PERIODS)
         return 0;
     int rises = 0;
-    double previous = period_level(levels, low->used, 0);
+    double previous = period_level(levels, used, 0);
     *first = previous;
     for (int k = 1; k < PERIODS; k++) {
-        double level = period_level(levels, low->used, k);
+        double level = period_level(levels, used, k);
         rises += level >= previous && level > *first;
         previous = level;
     }

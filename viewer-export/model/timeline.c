@@ -1,54 +1,83 @@
 /*
- * Bounded timelines. The first span starts at the first value noted and is
- * 1 us wide, so a short run still gets all its spans; each time a value
- * falls past the last span, pairs of spans merge (the lower of the two, or
- * their sum) and every span doubles in width. A value from before the start
- * (threads' slices arrive out of order) counts in the first span.
+ * Bounded timelines (timeline.h). The spans are made at the first value,
+ * which also gives the start unless one was set; each time a value falls
+ * past the last span, pairs of spans merge (lowest of the lows, highest of
+ * the highs, the later latest, the sums added) and every span doubles in
+ * width, so the spans stay equal and their number fixed however long the
+ * run. A value from before the start (threads' slices arrive out of order)
+ * counts in the first span, and so does an interval's time before it: the
+ * spans always add up to all the time added.
  */
 #include "viewer-export/model/timeline.h"
 
-static double merged(const struct ct_timeline *t, double a, double b)
+#include <stdlib.h>
+#include <string.h>
+
+static void combine(struct ct_span *into, const struct ct_span *from)
 {
-    if (t->merge == CT_TIMELINE_SUM)
-        return a + b;
-    if (a < 0)
-        return b;
-    return b >= 0 && b < a ? b : a;
+    if (!from->count)
+        return;
+    if (!into->count || from->min < into->min)
+        into->min = from->min;
+    if (!into->count || from->max > into->max)
+        into->max = from->max;
+    if (!into->count || from->last_ts >= into->last_ts) {
+        into->last = from->last;
+        into->last_ts = from->last_ts;
+    }
+    into->sum += from->sum;
+    into->count += from->count;
 }
 
 static void halve(struct ct_timeline *t)
 {
-    double empty = t->merge == CT_TIMELINE_MIN ? -1 : 0;
-    for (int i = 0; i < CT_TIMELINE_SPANS / 2; i++) {
-        double a = 2 * i < t->used ? t->value[2 * i] : empty;
-        double b = 2 * i + 1 < t->used ? t->value[2 * i + 1] : empty;
-        t->value[i] = merged(t, a, b);
+    for (size_t i = 0; 2 * i < t->used; i++) {
+        struct ct_span merged = t->spans[2 * i];
+        if (2 * i + 1 < t->used)
+            combine(&merged, &t->spans[2 * i + 1]);
+        t->spans[i] = merged;
     }
-    t->used = (t->used + 1) / 2;
+    size_t halved = (t->used + 1) / 2;
+    memset(t->spans + halved, 0, (t->used - halved) * sizeof *t->spans);
+    t->used = halved;
     t->span_ns *= 2;
 }
 
-/* The span `ts` falls in, made to exist. */
-static int span_of(struct ct_timeline *t, uint64_t ts)
+static void begin(struct ct_timeline *t, uint64_t start_ns)
 {
-    if (!t->span_ns) {
-        t->start_ns = ts;
-        t->span_ns = 1000;
-    }
-    uint64_t slot = ts > t->start_ns ? (ts - t->start_ns) / t->span_ns : 0;
-    while (slot >= CT_TIMELINE_SPANS) {
+    if (!t->capacity)
+        t->capacity = CT_TIMELINE_SPANS;
+    if (!(t->spans = calloc(t->capacity, sizeof *t->spans)))
+        abort(); /* as ct_array_grow: the command has nothing to do without memory */
+    t->start_ns = start_ns;
+    t->span_ns = t->first_span_ns ? t->first_span_ns : CT_TIMELINE_FIRST_NS;
+}
+
+void ct_timeline_start_at(struct ct_timeline *t, uint64_t start_ns)
+{
+    if (!t->span_ns)
+        begin(t, start_ns);
+}
+
+/* The span `ts` falls in, made to exist. */
+static size_t span_of(struct ct_timeline *t, uint64_t ts)
+{
+    if (!t->span_ns)
+        begin(t, ts);
+    uint64_t offset = ts > t->start_ns ? ts - t->start_ns : 0;
+    while (offset / t->span_ns >= t->capacity)
         halve(t);
-        slot = (ts - t->start_ns) / t->span_ns;
-    }
-    while (t->used <= (int)slot)
-        t->value[t->used++] = t->merge == CT_TIMELINE_MIN ? -1 : 0;
-    return (int)slot;
+    size_t slot = (size_t)(offset / t->span_ns);
+    if (slot >= t->used)
+        t->used = slot + 1;
+    return slot;
 }
 
 void ct_timeline_note(struct ct_timeline *t, uint64_t ts, double value)
 {
-    int slot = span_of(t, ts);
-    t->value[slot] = merged(t, t->value[slot], value);
+    struct ct_span one = {value, value, value, ts, 0, 1};
+    size_t slot = span_of(t, ts); /* before t->spans is read: it makes them */
+    combine(&t->spans[slot], &one);
 }
 
 void ct_timeline_add_interval(struct ct_timeline *t, uint64_t from, uint64_t to)
@@ -56,14 +85,13 @@ void ct_timeline_add_interval(struct ct_timeline *t, uint64_t from, uint64_t to)
     if (to <= from)
         return;
     if (!t->span_ns)
-        span_of(t, from);
+        begin(t, from);
     span_of(t, to - 1); /* widen first, so the spans below do not move */
-    if (from < t->start_ns)
-        from = t->start_ns;
-    for (int slot = span_of(t, from); from < to; slot++) {
+    for (size_t slot = span_of(t, from); from < to; slot++) {
         uint64_t span_end = t->start_ns + (uint64_t)(slot + 1) * t->span_ns;
         uint64_t until = to < span_end ? to : span_end;
-        t->value[slot] += (double)(until - from);
+        struct ct_span part = {.sum = (double)(until - from), .count = 1};
+        combine(&t->spans[slot], &part);
         from = until;
     }
 }
@@ -71,11 +99,17 @@ void ct_timeline_add_interval(struct ct_timeline *t, uint64_t from, uint64_t to)
 double ct_timeline_sum(const struct ct_timeline *t, uint64_t from, uint64_t to)
 {
     double sum = 0;
-    for (int i = 0; i < t->used; i++) {
+    for (size_t i = 0; i < t->used; i++) {
         uint64_t a = t->start_ns + (uint64_t)i * t->span_ns, b = a + t->span_ns;
         uint64_t lo = from > a ? from : a, hi = to < b ? to : b;
         if (hi > lo)
-            sum += t->value[i] * (double)(hi - lo) / (double)t->span_ns;
+            sum += t->spans[i].sum * (double)(hi - lo) / (double)t->span_ns;
     }
     return sum;
+}
+
+void ct_timeline_free(struct ct_timeline *t)
+{
+    free(t->spans);
+    memset(t, 0, sizeof *t);
 }

@@ -1,31 +1,48 @@
 /*
- * A value over the run in bounded memory (timeline.c): CT_TIMELINE_SPANS
+ * A quantity over a run in bounded memory (timeline.c): a fixed number of
  * equal spans of time that double in width, pairs merging, as the run
- * outgrows them. A span keeps the lowest value noted in it (the low points
- * of live memory) or a sum (time spent in some state).
+ * outgrows them. Each span keeps what was noted in it: the lowest, highest
+ * and latest value (the low points of live memory, a counter's plot) and
+ * the time added to it (time spent in some state). The report's usage
+ * figures and the html export's plots are both drawn from it.
  */
-#ifndef CT_TIMELINE_H
-#define CT_TIMELINE_H
+#ifndef CT_VIEWER_MODEL_TIMELINE_H
+#define CT_VIEWER_MODEL_TIMELINE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#define CT_TIMELINE_SPANS 256
+#define CT_TIMELINE_SPANS 256     /* spans unless `capacity` says otherwise */
+#define CT_TIMELINE_FIRST_NS 1000 /* the first width unless `first_span_ns` does */
 
-enum ct_timeline_merge { CT_TIMELINE_MIN, CT_TIMELINE_SUM };
-
-struct ct_timeline {
-    enum ct_timeline_merge merge;
-    uint64_t start_ns, span_ns;      /* span_ns 0: nothing noted yet */
-    double value[CT_TIMELINE_SPANS]; /* MIN: -1 for a span with no value */
-    int used;
+struct ct_span {
+    double min, max, last; /* of the values noted; last: the latest by time */
+    uint64_t last_ts;
+    double sum;     /* of the intervals' time in it */
+    uint64_t count; /* values and intervals that touched it; 0: empty */
 };
 
-/* MIN: `value` at `ts`. SUM: adds `value` to the span `ts` falls in. */
+/* Zero-initialised, a timeline of CT_TIMELINE_SPANS spans that starts at its
+ * first value, CT_TIMELINE_FIRST_NS wide. */
+struct ct_timeline {
+    size_t capacity;
+    uint64_t first_span_ns;
+    uint64_t start_ns, span_ns; /* span_ns 0: nothing noted yet */
+    size_t used;                /* spans [0, used) exist */
+    struct ct_span *spans;      /* capacity of them, made at the first value */
+};
+
+/* Where spans count from, when it is not the first value's time: only
+ * before anything is noted. */
+void ct_timeline_start_at(struct ct_timeline *t, uint64_t start_ns);
+/* `value` at `ts`. A time before the start counts in the first span. */
 void ct_timeline_note(struct ct_timeline *t, uint64_t ts, double value);
-/* SUM: adds the nanoseconds of [from, to) to the spans it covers. */
+/* Adds the nanoseconds of [from, to) to the spans it covers; time before
+ * the start counts in the first span. */
 void ct_timeline_add_interval(struct ct_timeline *t, uint64_t from, uint64_t to);
-/* SUM: what the spans hold over [from, to), counting a span that lies
- * partly inside in proportion. */
+/* The time the spans hold over [from, to), counting a span that lies partly
+ * inside in proportion. */
 double ct_timeline_sum(const struct ct_timeline *t, uint64_t from, uint64_t to);
+void ct_timeline_free(struct ct_timeline *t);
 
 #endif

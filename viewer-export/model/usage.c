@@ -174,7 +174,6 @@ static void blocking(struct ct_usage *u, int64_t tid, const struct ct_event *e, 
                      uint64_t bytes)
 {
     uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
-    u->host_blocked.merge = CT_TIMELINE_SUM;
     ct_timeline_add_interval(&u->host_blocked, e->ts, e->end);
     u->sync_calls++;
     u->sync_ns += ns;
@@ -235,7 +234,6 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
     int failed = arg_uint(e, "result") != 0;
     if (!u->first_call_ns || e->ts < u->first_call_ns)
         u->first_call_ns = e->ts;
-    u->host_in_cuda.merge = CT_TIMELINE_SUM;
     ct_timeline_add_interval(&u->host_in_cuda, e->ts, e->end);
     switch (family_of[fn]) {
     case CT_FAMILY_LAUNCH:
@@ -329,5 +327,8 @@ void ct_usage_free(struct ct_usage *u)
     ct_u64_map_free(&u->live);
     free(u->blocks);
     free(u->alloc_times);
+    ct_timeline_free(&u->low_points);
+    ct_timeline_free(&u->host_in_cuda);
+    ct_timeline_free(&u->host_blocked);
     memset(u, 0, sizeof *u);
 }
