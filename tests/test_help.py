@@ -97,3 +97,13 @@ def test_run_hands_help_after_the_program_to_the_program(cli, tmp_path):
     done = cli("run", "-q", "--", "sh", "-c", 'echo "$1"', "sh", "--help", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (0, "--help\n", "")
     assert os.listdir(tmp_path) == []
+
+
+def test_general_help_names_every_export_format(cli):
+    """`cudatrace help` lists what export writes, as export's own help does."""
+    own = cli("export", "--help").stdout
+    formats = re.findall(r"^    ([a-z][a-z-]+)  +.*\(\.[a-z.]+\)$", own, re.M)
+    assert len(formats) >= 4, own
+    export_line = cli("help").stdout.split("  export ", 1)[1].split("\n  recover", 1)[0]
+    for name in formats:
+        assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", export_line), (name, export_line)

@@ -20,6 +20,9 @@ int ct_run_environment(void);
  * line on stderr) when it is not there. */
 int ct_companion_path(const char *name, char *out, size_t size);
 
+/* A whole number from min to max in `text`; -1 when it is not one. */
+long ct_parse_count(const char *text, long min, long max);
+
 /* Prints "cudatrace: <message>" and the usage hint; returns exit status 2. */
 int ct_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -2,8 +2,10 @@
  * cudatrace: the command users type. One file per subcommand; everything
  * but `run` works from trace files alone.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "viewer-export/commands.h"
@@ -22,7 +24,7 @@ static const char help[] =
     "  open [--port N] [--timeout SECONDS] [--ui URL] [--no-browser] TRACE\n"
     "                      show TRACE in the Perfetto UI\n"
     "  export TRACE --format FORMAT [-o OUTPUT]\n"
-    "                      TRACE as perfetto, perfetto-gz or chrome-json\n"
+    "                      TRACE as perfetto, perfetto-gz, chrome-json or html\n"
     "  recover DAMAGED_TRACE OUTPUT\n"
     "                      copy what is sound of a trace whose writer died\n"
     "  doctor [--json]     load the CUDA stack here and explain what loaded\n"
@@ -33,6 +35,16 @@ static const char help[] =
     "  cudatrace report cudatrace-1234.pftrace.zst\n"
     "  cudatrace open cudatrace-1234.pftrace.zst\n"
     "  cudatrace help run\n";
+
+long ct_parse_count(const char *text, long min, long max)
+{
+    char *end;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno || end == text || *end || value < min || value > max)
+        return -1;
+    return value;
+}
 
 int ct_usage_error(const char *fmt, ...)
 {
