@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
+#include "cudatrace/trace_names.h"
 #include "collector/tracks/call_sites.h"
 #include "collector/tracks/call_slices.h"
 #include "collector/perfetto/clock_map.h"
@@ -230,15 +231,14 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
         ((uint64_t)usage.ru_utime.tv_sec + (uint64_t)usage.ru_stime.tv_sec) * 1000000000ull +
         ((uint64_t)usage.ru_utime.tv_usec + (uint64_t)usage.ru_stime.tv_usec) * 1000u;
     struct ct_arg args[] = {
-        CT_UINT_ARG("calls", calls),
-        CT_UINT_ARG("collector_cpu_ns", cpu_ns),
-        CT_UINT_ARG("collector_max_rss_kb", usage.ru_maxrss),
-        CT_UINT_ARG("dropped", dropped),
-        CT_UINT_ARG("process_start_ns", ct_process.start_ns),
-        CT_TEXT_ARG("exit", exited_normally ? "normal" : "lost"),
+        CT_UINT_ARG(ct_key_calls, calls),
+        CT_UINT_ARG(ct_key_collector_cpu_ns, cpu_ns),
+        CT_UINT_ARG(ct_key_collector_max_rss_kb, usage.ru_maxrss),
+        CT_UINT_ARG(ct_key_dropped, dropped),
+        CT_UINT_ARG(ct_key_process_start_ns, ct_process.start_ns),
+        CT_TEXT_ARG(ct_key_exit, exited_normally ? ct_value_exit_normal : ct_value_exit_lost),
     };
-    ct_process_instant(CT_TRACK_PROCESS, end_ns, "cudatrace.end", args,
-                       sizeof args / sizeof args[0]);
+    ct_process_instant(CT_TRACK_PROCESS, end_ns, ct_event_end, args, sizeof args / sizeof args[0]);
 }
 
 uint64_t ct_builder_calls(void)

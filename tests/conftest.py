@@ -120,8 +120,18 @@ def program_path(build, program):
     raise FileNotFoundError(f"no program {program!r} in {build}/tests or {build}/examples")
 
 
+@pytest.fixture(scope="session")
+def trace_vocabulary(build_dir):
+    """The trace vocabulary (tests/trace_vocabulary.py), checked against its own rules."""
+    import trace_vocabulary as tv
+
+    vocab = tv.Vocabulary.load(build_dir)
+    tv.validate_list(vocab)
+    return vocab
+
+
 @pytest.fixture
-def trace_run(build_dir, tmp_path):
+def trace_run(build_dir, tmp_path, trace_vocabulary):
     """trace_run(program, *args, env=None, double=True, preload=True)
     -> (completed process, Trace or None, truth dict or None).
 
@@ -132,12 +142,14 @@ def trace_run(build_dir, tmp_path):
     env entries are added last; a value of None removes the variable.
 
     The completed process has .pid and .run_dir besides the usual fields.
-    The Trace is loaded (and checked, as perfetto_check.load does) from
+    The Trace is loaded (and checked, as perfetto_check.load does, and against the
+    trace vocabulary, as trace_vocabulary.check does) from
     R/trace.pftrace.zst only when the test left CUDATRACE_OUTPUT to the fixture
     and preload=True; then a missing trace fails the test. The truth is the
     double's statistics, and must exist when double=True.
     """
     import perfetto_check
+    from trace_vocabulary import check as check_vocabulary
 
     count = [0]
 
@@ -182,6 +194,7 @@ def trace_run(build_dir, tmp_path):
             assert trace_path.exists(), (
                 f"{' '.join(argv)} (status {proc.returncode}) wrote no trace; stderr:\n{stderr}")
             trace = perfetto_check.load(trace_path)
+            check_vocabulary(trace, trace_vocabulary)
         truth = None
         if double:
             assert truth_path.exists(), (

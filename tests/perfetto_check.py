@@ -32,7 +32,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-__all__ = ["TraceError", "Trace", "load", "parse", "validate"]
+__all__ = ["TraceError", "Trace", "load", "parse", "validate", "typed_annotations"]
 
 
 class TraceError(Exception):
@@ -248,6 +248,17 @@ def _annotation_value(a, st):
     if a.proto_value:
         return a.proto_value
     return None
+
+
+def typed_annotations(trace):
+    """Per event of trace.events, [(name, value field, value)] of its debug annotations:
+    the field says the type it was written as ("uint_value", "string_value_iid", ...)."""
+    out = []
+    for _, p, st, _ in _walk(trace.packets):
+        if p.HasField("track_event"):
+            out.append([(_annotation(a, st)[0], a.WhichOneof("value"), _annotation_value(a, st))
+                        for a in p.track_event.debug_annotations])
+    return out
 
 
 def _decode_event(i, p, st):

@@ -164,3 +164,10 @@ $(BUILD)/tests/replay: tests/replay/replay.c tests/replay/capture_format.h $(fil
 	@mkdir -p $(@D)
 	$(CC) $(CT_REPLAY_CFLAGS) -o $@ tests/replay/replay.c $(filter %.o,$^) \
 		-l:libzstd.a -l:libprotobuf-c.a -lstdc++
+
+# The trace vocabulary and the call slices' names as text, for tests/trace_vocabulary.py.
+test-programs: $(BUILD)/unit/trace_names_dump
+$(BUILD)/unit/trace_names_dump: tests/unit/trace_names_dump.c include/cudatrace/trace_names.h \
+		include/cudatrace/functions.h
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -o $@ $<

@@ -11,7 +11,7 @@
 #     read that trace and the replayed one; their outputs must be the same
 #     bytes. So must the report over all the traces at once.
 # Prints one line per comparison that differs and a count; exits 1 on any.
-# Needs `make all test-programs` done in this tree (BUILD, default build).
+# Builds this tree too (BUILD, default build), so it never compares a stale build.
 set -eu
 base="${1:?usage: tools/compare_builds.sh BASE_COMMIT}"
 build="${BUILD:-build}"
@@ -26,6 +26,7 @@ if [ ! -d "$work/base/.git" ] && [ ! -f "$work/base/.git" ]; then
 fi
 git -C "$work/base" checkout -q --detach "$base"
 make -s -C "$work/base" BUILD=build all build/tests/replay >/dev/null
+make -s BUILD="$build" all test-programs >/dev/null
 base_build="$work/base/build"
 
 double="$head_build/double"

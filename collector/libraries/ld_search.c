@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cudatrace/trace_names.h"
 #include "collector/elf/elf_file.h"
 #include "collector/libraries/hwcaps.h"
 #include "collector/libraries/ld_cache.h"
@@ -378,18 +379,18 @@ const char *ct_ld_list_name(enum ct_ld_list list)
 {
     switch (list) {
     case CT_LD_ABSOLUTE:
-        return "absolute path";
+        return ct_value_via_absolute;
     case CT_LD_RPATH:
-        return "DT_RPATH";
+        return ct_value_via_rpath;
     case CT_LD_LIBRARY_PATH:
-        return "LD_LIBRARY_PATH";
+        return ct_value_via_library_path;
     case CT_LD_RUNPATH:
-        return "DT_RUNPATH";
+        return ct_value_via_runpath;
     case CT_LD_CACHE:
-        return "ld.so.cache";
+        return ct_value_via_cache;
     case CT_LD_DEFAULT:
-        return "default directories";
+        return ct_value_via_default;
     default:
-        return "unknown";
+        return ct_value_via_unknown;
     }
 }

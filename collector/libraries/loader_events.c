@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cudatrace/trace_names.h"
 #include "collector/perfetto/clock_map.h"
 #include "collector/elf/elf_file.h"
 #include "collector/libraries/ld_search.h"
@@ -51,11 +52,11 @@ int ct_loader_events_string(uint16_t kind, uint64_t key, uint32_t id)
 static const char *how_name(uint64_t how)
 {
     static const char *const names[] = {
-        [CT_LIB_BY_DLOPEN] = "dlopen",    [CT_LIB_BY_NEEDED] = "needed",
-        [CT_LIB_AT_START] = "start",      [CT_LIB_ALREADY] = "already loaded",
-        [CT_LIB_INHERITED] = "inherited",
+        [CT_LIB_BY_DLOPEN] = ct_value_how_dlopen,    [CT_LIB_BY_NEEDED] = ct_value_how_needed,
+        [CT_LIB_AT_START] = ct_value_how_start,      [CT_LIB_ALREADY] = ct_value_via_already_loaded,
+        [CT_LIB_INHERITED] = ct_value_how_inherited,
     };
-    return how < sizeof names / sizeof names[0] && names[how] ? names[how] : "unknown";
+    return how < sizeof names / sizeof names[0] && names[how] ? names[how] : ct_value_via_unknown;
 }
 
 static void loaded(const struct ct_record *r, uint64_t requested_ns, uint64_t seen_ns)
@@ -63,16 +64,16 @@ static void loaded(const struct ct_record *r, uint64_t requested_ns, uint64_t se
     const char *name = text_of(CT_STR_LIB_NAME), *requester = text_of(CT_STR_LIB_REQUESTER);
     const char *path = text_of(CT_STR_LIB_PATH);
     struct ct_ld_process p = ct_process_loader_view();
-    const char *via = r->arg[2] == CT_LIB_ALREADY ? "already loaded"
+    const char *via = r->arg[2] == CT_LIB_ALREADY ? ct_value_via_already_loaded
                       : *name && *requester
                           ? ct_ld_list_name(ct_ld_found_via(&p, name, requester, path))
-                          : "unknown"; /* LD_PRELOAD'ed, or inherited */
+                          : ct_value_via_unknown; /* LD_PRELOAD'ed, or inherited */
     struct ct_loader_event e = {.requested_as = name,
                                 .requested_by = requester,
                                 .found_via = via,
                                 .path = path,
                                 .loaded_ns = requested_ns,
-                                .seen_by = "preload",
+                                .seen_by = ct_value_seen_by_preload,
                                 .how = how_name(r->arg[2]),
                                 .requested_ns = requested_ns};
     ct_library_track_note_file(path, requested_ns);
@@ -158,10 +159,10 @@ static void failed(const struct ct_record *r, uint64_t requested_ns, uint64_t se
          * by file identity too, so this dlopen got that object. */
         struct ct_loader_event e = {.requested_as = name,
                                     .requested_by = requester,
-                                    .found_via = "already loaded",
+                                    .found_via = ct_value_via_already_loaded,
                                     .path = search->path,
                                     .loaded_ns = requested_ns,
-                                    .seen_by = "preload",
+                                    .seen_by = ct_value_seen_by_preload,
                                     .how = how_name(CT_LIB_ALREADY),
                                     .requested_ns = requested_ns};
         ct_library_track_loader(&e, seen_ns);
@@ -184,7 +185,7 @@ static void failed(const struct ct_record *r, uint64_t requested_ns, uint64_t se
                                 .requested_by = requester,
                                 .error = error,
                                 .searched = search->searched,
-                                .seen_by = "preload",
+                                .seen_by = ct_value_seen_by_preload,
                                 .how = how_name(r->arg[2]),
                                 .requested_ns = requested_ns,
                                 .attempts = r->arg[4]};

@@ -9,6 +9,7 @@
  */
 #include "collector/libraries/loader_log.h"
 
+#include "cudatrace/trace_names.h"
 #include "collector/elf/elf_file.h"
 
 #include <dirent.h>
@@ -41,7 +42,7 @@ static struct {
 static const char *run_or_rpath(void)
 {
     if (search.tried_library_path)
-        return "DT_RUNPATH";
+        return ct_value_via_runpath;
     struct ct_elf elf;
     char runpath[16];
     runpath[0] = '\0';
@@ -49,24 +50,24 @@ static const char *run_or_rpath(void)
         ct_elf_dynamic_string(&elf, DT_RUNPATH, runpath, sizeof runpath);
         ct_elf_close(&elf);
     }
-    return *runpath ? "DT_RUNPATH" : "DT_RPATH";
+    return *runpath ? ct_value_via_runpath : ct_value_via_rpath;
 }
 
 static const char *search_list_name(unsigned int flag, const char *name)
 {
     switch (flag) {
     case LA_SER_ORIG:
-        return strchr(name, '/') ? "absolute path" : "name";
+        return strchr(name, '/') ? ct_value_via_absolute : ct_value_via_name;
     case LA_SER_LIBPATH:
-        return "LD_LIBRARY_PATH";
+        return ct_value_via_library_path;
     case LA_SER_RUNPATH:
         return run_or_rpath();
     case LA_SER_CONFIG:
-        return "ld.so.cache";
+        return ct_value_via_cache;
     case LA_SER_DEFAULT:
-        return "default directories";
+        return ct_value_via_default;
     default:
-        return "unknown";
+        return ct_value_via_unknown;
     }
 }
 
@@ -141,7 +142,7 @@ static void end_search(void (*report)(const struct ct_loader_event *, void *), v
                                     .requested_by = search.requester,
                                     .error = error,
                                     .searched = search.searched,
-                                    .seen_by = "audit"};
+                                    .seen_by = ct_value_seen_by_audit};
         report(&e, ctx);
     }
     search.open = 0;
@@ -187,7 +188,7 @@ static void handle_line(char *line, void (*report)(const struct ct_loader_event 
                                     .found_via = via,
                                     .path = path,
                                     .loaded_ns = loaded_ns,
-                                    .seen_by = "audit"};
+                                    .seen_by = ct_value_seen_by_audit};
         report(&e, ctx);
         search.open = 0;
     } else if (line[0] == 'C') {

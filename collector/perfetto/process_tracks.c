@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cudatrace/trace_format.h"
+#include "cudatrace/trace_names.h"
 
 struct ct_process ct_process;
 
@@ -97,20 +97,21 @@ void ct_process_tracks_start(const struct ct_shm_header *shm)
     ct_write_process_track(&ct_process.seq, ct_process.uuid, ct_process.pid,
                            slash ? slash + 1 : name, argv, argc);
     struct ct_arg format[] = {
-        CT_UINT_ARG("format", CT_TRACE_FORMAT),
-        CT_TEXT_ARG("clock", shm->clock == CT_CLOCK_TSC ? "tsc" : "boottime"),
+        CT_UINT_ARG(ct_key_format, CT_TRACE_FORMAT),
+        CT_TEXT_ARG(ct_key_clock,
+                    shm->clock == CT_CLOCK_TSC ? ct_value_clock_tsc : ct_value_clock_boottime),
     };
-    ct_process_instant(CT_TRACK_PROCESS, ct_process.start_ns, CT_TRACE_FORMAT_EVENT, format, 2);
+    ct_process_instant(CT_TRACK_PROCESS, ct_process.start_ns, ct_event_trace_format, format, 2);
     ct_write_counter_track(&ct_process.seq, ct_process_track(CT_TRACK_DEVICE_BYTES),
-                           ct_process.uuid, "CUDA device memory (live bytes)", CT_UNIT_BYTES);
+                           ct_process.uuid, ct_track_device_memory, CT_UNIT_BYTES);
     ct_write_counter_track(&ct_process.seq, ct_process_track(CT_TRACK_PINNED_BYTES),
-                           ct_process.uuid, "CUDA pinned host memory (live bytes)", CT_UNIT_BYTES);
+                           ct_process.uuid, ct_track_pinned_memory, CT_UNIT_BYTES);
     ct_write_counter_track(&ct_process.seq, ct_process_track(CT_TRACK_LAUNCH_RATE), ct_process.uuid,
-                           "CUDA kernel launches per second", CT_UNIT_COUNT);
+                           ct_track_launch_rate, CT_UNIT_COUNT);
     ct_write_counter_track(&ct_process.seq, ct_process_track(CT_TRACK_DROPPED), ct_process.uuid,
-                           "cudatrace dropped records", CT_UNIT_COUNT);
+                           ct_track_dropped, CT_UNIT_COUNT);
     ct_write_named_track(&ct_process.seq, ct_process_track(CT_TRACK_LIBRARIES), ct_process.uuid,
-                         "CUDA libraries");
+                         ct_track_libraries);
 }
 
 void ct_process_instant(enum ct_process_track track, uint64_t ts, const char *name,
@@ -128,11 +129,11 @@ void ct_process_counter(enum ct_process_track track, uint64_t ts, int64_t value)
 void ct_process_versions(const struct ct_record *r)
 {
     struct ct_arg args[] = {
-        CT_INT_ARG("runtime_version", r->arg[0]),
-        CT_INT_ARG("driver_version", r->arg[1]),
-        CT_INT_ARG("device_count", r->arg[2]),
+        CT_INT_ARG(ct_key_runtime_version, r->arg[0]),
+        CT_INT_ARG(ct_key_driver_version, r->arg[1]),
+        CT_INT_ARG(ct_key_device_count, r->arg[2]),
     };
-    ct_process_instant(CT_TRACK_PROCESS, ct_process.start_ns, "cuda.versions", args, 3);
+    ct_process_instant(CT_TRACK_PROCESS, ct_process.start_ns, ct_event_versions, args, 3);
 }
 
 void ct_process_device(uint64_t key, uint32_t name)
@@ -141,9 +142,9 @@ void ct_process_device(uint64_t key, uint32_t name)
     char capability[16];
     snprintf(capability, sizeof capability, "%u.%u", cc / 10, cc % 10);
     struct ct_arg args[] = {
-        CT_UINT_ARG("device", ct_device_ordinal(key)),
-        {ct_strings_intern_cstr("name"), CT_ARG_STRING, name},
-        CT_TEXT_ARG("compute_capability", capability),
+        CT_UINT_ARG(ct_key_device, ct_device_ordinal(key)),
+        {ct_strings_intern_cstr(ct_key_name), CT_ARG_STRING, name},
+        CT_TEXT_ARG(ct_key_compute_capability, capability),
     };
-    ct_process_instant(CT_TRACK_PROCESS, ct_process.start_ns, "cuda.device", args, cc ? 3 : 2);
+    ct_process_instant(CT_TRACK_PROCESS, ct_process.start_ns, ct_event_device, args, cc ? 3 : 2);
 }

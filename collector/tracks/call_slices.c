@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "cudatrace/trace_names.h"
 #include "collector/perfetto/clock_map.h"
 #include "cuda_error_names.h"
 #include "cudatrace/functions.h"
@@ -39,38 +40,36 @@ static uint32_t cupti_name;
 void ct_call_slices_start(void)
 {
     CT_FOR_EACH_FUNCTION(FUNCTION_INFO)
-#define ARG_NAME(field) arg_names.field = ct_strings_intern_cstr(#field)
-    ARG_NAME(ptr);
-    ARG_NAME(bytes);
-    ARG_NAME(stream);
-    ARG_NAME(kind);
-    ARG_NAME(src);
-    ARG_NAME(value);
-    ARG_NAME(kernel);
-    ARG_NAME(grid);
-    ARG_NAME(block);
-    ARG_NAME(shared_mem);
-    ARG_NAME(graph);
-    ARG_NAME(event);
-    ARG_NAME(flags);
-    ARG_NAME(result);
-    ARG_NAME(error);
-    ARG_NAME(pool);
-    ARG_NAME(device);
-    ARG_NAME(count);
-    ARG_NAME(version);
-    ARG_NAME(attribute);
-    ARG_NAME(site);
-    ARG_NAME(stack);
-    ARG_NAME(free);
-    ARG_NAME(total);
-    ARG_NAME(handle);
-    ARG_NAME(end_event);
-    ARG_NAME(elapsed_ns);
-    ARG_NAME(seen_by);
-#undef ARG_NAME
-    in_flight_name = ct_strings_intern_cstr("in_flight");
-    cupti_name = ct_strings_intern_cstr("cupti");
+    arg_names.ptr = ct_strings_intern_cstr(ct_key_ptr);
+    arg_names.bytes = ct_strings_intern_cstr(ct_key_bytes);
+    arg_names.stream = ct_strings_intern_cstr(ct_key_stream);
+    arg_names.kind = ct_strings_intern_cstr(ct_key_kind);
+    arg_names.src = ct_strings_intern_cstr(ct_key_src);
+    arg_names.value = ct_strings_intern_cstr(ct_key_value);
+    arg_names.kernel = ct_strings_intern_cstr(ct_key_kernel);
+    arg_names.grid = ct_strings_intern_cstr(ct_key_grid);
+    arg_names.block = ct_strings_intern_cstr(ct_key_block);
+    arg_names.shared_mem = ct_strings_intern_cstr(ct_key_shared_mem);
+    arg_names.graph = ct_strings_intern_cstr(ct_key_graph);
+    arg_names.event = ct_strings_intern_cstr(ct_key_event);
+    arg_names.flags = ct_strings_intern_cstr(ct_key_flags);
+    arg_names.result = ct_strings_intern_cstr(ct_key_result);
+    arg_names.error = ct_strings_intern_cstr(ct_key_error);
+    arg_names.pool = ct_strings_intern_cstr(ct_key_pool);
+    arg_names.device = ct_strings_intern_cstr(ct_key_device);
+    arg_names.count = ct_strings_intern_cstr(ct_key_count);
+    arg_names.version = ct_strings_intern_cstr(ct_key_version);
+    arg_names.attribute = ct_strings_intern_cstr(ct_key_attribute);
+    arg_names.site = ct_strings_intern_cstr(ct_key_site);
+    arg_names.stack = ct_strings_intern_cstr(ct_key_stack);
+    arg_names.free = ct_strings_intern_cstr(ct_key_free);
+    arg_names.total = ct_strings_intern_cstr(ct_key_total);
+    arg_names.handle = ct_strings_intern_cstr(ct_key_handle);
+    arg_names.end_event = ct_strings_intern_cstr(ct_key_end_event);
+    arg_names.elapsed_ns = ct_strings_intern_cstr(ct_key_elapsed_ns);
+    arg_names.seen_by = ct_strings_intern_cstr(ct_key_seen_by);
+    in_flight_name = ct_strings_intern_cstr(ct_key_in_flight);
+    cupti_name = ct_strings_intern_cstr(ct_value_seen_by_cupti);
 }
 
 int ct_call_family(const struct ct_record *r)
@@ -91,11 +90,13 @@ static uint32_t cached_format(struct ct_u64_map *cache, uint64_t key, uint32_t (
 
 static uint32_t format_copy_kind(uint64_t kind)
 {
-    static const char *const names[] = {"HostToHost", "HostToDevice", "DeviceToHost",
-                                        "DeviceToDevice", "Default"};
+    static const char *const names[] = {ct_value_copy_host_to_host, ct_value_copy_host_to_device,
+                                        ct_value_copy_device_to_host,
+                                        ct_value_copy_device_to_device, ct_value_copy_default};
     if (kind < sizeof names / sizeof names[0])
         return ct_strings_intern_cstr(names[kind]);
-    return ct_strings_intern_cstr(kind == CT_COPY_KIND_PEER ? "Peer" : "Unknown");
+    return ct_strings_intern_cstr(kind == CT_COPY_KIND_PEER ? ct_value_copy_peer
+                                                            : ct_value_copy_unknown);
 }
 
 static uint32_t copy_kind_name(uint64_t kind)
@@ -326,11 +327,11 @@ void ct_call_totals(struct ct_sequence *seq, const struct ct_call_stats *stats, 
 {
     static uint32_t totals_name, function, calls, errors, total_ns;
     if (!totals_name) {
-        totals_name = ct_strings_intern_cstr("cudatrace.calls");
-        function = ct_strings_intern_cstr("function");
-        calls = ct_strings_intern_cstr("calls");
-        errors = ct_strings_intern_cstr("errors");
-        total_ns = ct_strings_intern_cstr("total_ns");
+        totals_name = ct_strings_intern_cstr(ct_event_calls);
+        function = ct_strings_intern_cstr(ct_key_function);
+        calls = ct_strings_intern_cstr(ct_key_calls);
+        errors = ct_strings_intern_cstr(ct_key_errors);
+        total_ns = ct_strings_intern_cstr(ct_key_total_ns);
     }
     for (uint32_t fn = 0; fn < CT_FN_COUNT; fn++) {
         if (!stats[fn].calls)

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cudatrace/trace_names.h"
 #include "collector/tracks/call_slices.h"
 #include "collector/tracks/gpu_clock.h"
 #include "collector/perfetto/process_tracks.h"
@@ -48,6 +49,7 @@ static struct {
         dynamic_smem, correlation, bytes, bandwidth, copy_kind, src_kind, dst_kind, value, type,
         address, mangled, device, stream;
 } an;
+static uint32_t memset_name;
 
 void ct_gpu_tracks_start(uint32_t rings)
 {
@@ -55,14 +57,30 @@ void ct_gpu_tracks_start(uint32_t rings)
     gpu.texts = calloc(rings, sizeof *gpu.texts);
     if (!gpu.texts)
         abort();
-#define NAME(field) an.field = ct_strings_intern_cstr(#field)
-    NAME(gpu_kind), NAME(kernel), NAME(memcpy), NAME(memset), NAME(sync), NAME(grid), NAME(block);
-    NAME(registers), NAME(static_smem), NAME(dynamic_smem), NAME(correlation), NAME(bytes);
-    NAME(copy_kind), NAME(src_kind), NAME(dst_kind), NAME(value), NAME(type), NAME(address);
-    NAME(mangled), NAME(device), NAME(stream);
-#undef NAME
-    an.bandwidth = ct_strings_intern_cstr("bandwidth_mb_per_s");
-    gpu.unnamed = ct_strings_intern_cstr("(unnamed kernel)");
+    an.gpu_kind = ct_strings_intern_cstr(ct_key_gpu_kind);
+    an.kernel = ct_strings_intern_cstr(ct_value_gpu_kind_kernel);
+    an.memcpy = ct_strings_intern_cstr(ct_value_gpu_kind_memcpy);
+    an.memset = ct_strings_intern_cstr(ct_value_gpu_kind_memset);
+    an.sync = ct_strings_intern_cstr(ct_value_gpu_kind_sync);
+    an.grid = ct_strings_intern_cstr(ct_key_grid);
+    an.block = ct_strings_intern_cstr(ct_key_block);
+    an.registers = ct_strings_intern_cstr(ct_key_registers);
+    an.static_smem = ct_strings_intern_cstr(ct_key_static_smem);
+    an.dynamic_smem = ct_strings_intern_cstr(ct_key_dynamic_smem);
+    an.correlation = ct_strings_intern_cstr(ct_key_correlation);
+    an.bytes = ct_strings_intern_cstr(ct_key_bytes);
+    an.copy_kind = ct_strings_intern_cstr(ct_key_copy_kind);
+    an.src_kind = ct_strings_intern_cstr(ct_key_src_kind);
+    an.dst_kind = ct_strings_intern_cstr(ct_key_dst_kind);
+    an.value = ct_strings_intern_cstr(ct_key_value);
+    an.type = ct_strings_intern_cstr(ct_key_type);
+    an.address = ct_strings_intern_cstr(ct_key_address);
+    an.mangled = ct_strings_intern_cstr(ct_key_mangled);
+    an.device = ct_strings_intern_cstr(ct_key_device);
+    an.stream = ct_strings_intern_cstr(ct_key_stream);
+    an.bandwidth = ct_strings_intern_cstr(ct_key_bandwidth);
+    gpu.unnamed = ct_strings_intern_cstr(ct_event_unnamed_kernel);
+    memset_name = ct_strings_intern_cstr(ct_event_memset);
 }
 
 uint64_t ct_gpu_flow_id(uint32_t correlation)
@@ -103,16 +121,21 @@ static uint32_t text(const char *s)
 
 static const char *copy_kind_name(unsigned kind)
 {
-    static const char *const names[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                        "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-    return kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+    static const char *const names[] = {
+        ct_value_gpu_copy_unknown, ct_value_gpu_copy_htod, ct_value_gpu_copy_dtoh,
+        ct_value_gpu_copy_htoa,    ct_value_gpu_copy_atoh, ct_value_gpu_copy_atoa,
+        ct_value_gpu_copy_atod,    ct_value_gpu_copy_dtoa, ct_value_gpu_copy_dtod,
+        ct_value_gpu_copy_htoh,    ct_value_gpu_copy_ptop};
+    return kind < sizeof names / sizeof names[0] ? names[kind] : ct_value_gpu_copy_unknown;
 }
 
 static const char *memory_kind_name(unsigned kind)
 {
-    static const char *const names[] = {"unknown", "pageable", "pinned",        "device",
-                                        "array",   "managed",  "device_static", "managed_static"};
-    return kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+    static const char *const names[] = {
+        ct_value_gpu_copy_unknown,     ct_value_memory_pageable,      ct_value_memory_pinned,
+        ct_value_memory_device,        ct_value_memory_array,         ct_value_memory_managed,
+        ct_value_memory_device_static, ct_value_memory_managed_static};
+    return kind < sizeof names / sizeof names[0] ? names[kind] : ct_value_gpu_copy_unknown;
 }
 
 static uint32_t stream_of(const struct ct_record *r)
@@ -130,7 +153,7 @@ static uint32_t correlation_of(const struct ct_record *r)
 static void write_work(const struct ct_record *r, uint64_t begin, uint64_t end, uint32_t name,
                        const struct ct_arg *args, int nargs)
 {
-    uint64_t t = track(WORK, (uint32_t)r->result, stream_of(r), "GPU %u stream %u");
+    uint64_t t = track(WORK, (uint32_t)r->result, stream_of(r), ct_track_gpu_stream);
     struct ct_flow flow = {0, ct_gpu_flow_id(correlation_of(r))};
     struct ct_arg all[10];
     memcpy(all, args, (size_t)nargs * sizeof *args);
@@ -167,7 +190,7 @@ static void copy(const struct ct_record *r, uint64_t begin, uint64_t end)
     struct ct_copy_kinds kinds = ct_unpack_copy_kinds(r->arg[2]);
     unsigned kind = kinds.copy;
     char name[32];
-    snprintf(name, sizeof name, "memcpy %s", copy_kind_name(kind));
+    snprintf(name, sizeof name, ct_event_memcpy, copy_kind_name(kind));
     struct ct_arg args[] = {
         {an.gpu_kind, CT_ARG_STRING, an.memcpy},
         {an.copy_kind, CT_ARG_STRING, text(copy_kind_name(kind))},
@@ -189,19 +212,19 @@ static void set(const struct ct_record *r, uint64_t begin, uint64_t end)
         {an.value, CT_ARG_UINT, r->arg[2]},
         {an.correlation, CT_ARG_UINT, correlation_of(r)},
     };
-    write_work(r, begin, end, an.memset, args, 5);
+    write_work(r, begin, end, memset_name, args, 5);
 }
 
 static void sync(const struct ct_record *r, uint64_t begin, uint64_t end)
 {
-    static const char *const types[] = {"unknown synchronization", "event synchronize",
-                                        "stream wait event", "stream synchronize",
-                                        "context synchronize"};
+    static const char *const types[] = {ct_event_sync_unknown, ct_event_sync_event,
+                                        ct_event_sync_stream_wait, ct_event_sync_stream,
+                                        ct_event_sync_context};
     const char *type = r->arg[2] < 5 ? types[r->arg[2]] : types[0];
     /* A context-wide synchronisation has no stream: CUPTI says UINT32_MAX. */
-    uint64_t t = track(SYNCS, (uint32_t)r->result, stream_of(r),
-                       stream_of(r) == UINT32_MAX ? "GPU context %u syncs"
-                                                  : "GPU context %u stream %u syncs");
+    uint64_t t =
+        track(SYNCS, (uint32_t)r->result, stream_of(r),
+              stream_of(r) == UINT32_MAX ? ct_track_gpu_context_syncs : ct_track_gpu_stream_syncs);
     struct ct_arg args[] = {{an.gpu_kind, CT_ARG_STRING, an.sync},
                             {an.correlation, CT_ARG_UINT, correlation_of(r)}};
     ct_write_slice(&gpu.seq, t, begin, end, text(type), args, 2);
@@ -209,18 +232,20 @@ static void sync(const struct ct_record *r, uint64_t begin, uint64_t end)
 
 static void memory(const struct ct_record *r, uint64_t at)
 {
-    uint64_t t = track(MEMORY, (uint32_t)r->result, 0, "GPU %u memory operations");
+    uint64_t t = track(MEMORY, (uint32_t)r->result, 0, ct_track_gpu_memory);
     struct ct_arg args[] = {{an.bytes, CT_ARG_UINT, r->arg[1]},
                             {an.address, CT_ARG_POINTER, r->arg[3]},
                             {an.correlation, CT_ARG_UINT, correlation_of(r)}};
-    ct_write_instant(&gpu.seq, t, at, text(r->arg[2] == 2 ? "release" : "allocation"), args, 3);
+    ct_write_instant(&gpu.seq, t, at,
+                     text(r->arg[2] == 2 ? ct_event_memory_release : ct_event_memory_allocation),
+                     args, 3);
 }
 
 static void overhead(const struct ct_record *r, uint64_t begin, uint64_t end)
 {
-    uint64_t t = track(OVERHEAD, 0, 0, "CUPTI overhead");
+    uint64_t t = track(OVERHEAD, 0, 0, ct_track_cupti_overhead);
     struct ct_arg args[] = {{an.type, CT_ARG_UINT, r->arg[2]}};
-    ct_write_slice(&gpu.seq, t, begin, end, text("CUPTI overhead"), args, 1);
+    ct_write_slice(&gpu.seq, t, begin, end, text(ct_event_cupti_overhead), args, 1);
 }
 
 void ct_gpu_record(const struct ct_record *r)
@@ -266,22 +291,22 @@ void ct_gpu_cupti_state(uint32_t index, const struct ct_record *r, uint64_t ts)
         gpu.cupti_dropped = r->arg[1];
         return;
     }
-    static const char *const states[] = {[CT_CUPTI_ACTIVE] = "active",
-                                         [CT_CUPTI_UNAVAILABLE] = "unavailable",
-                                         [CT_CUPTI_NO_GPU] = "no_gpu",
-                                         [CT_CUPTI_YIELDED] = "yielded"};
+    static const char *const states[] = {[CT_CUPTI_ACTIVE] = ct_value_cupti_active,
+                                         [CT_CUPTI_UNAVAILABLE] = ct_value_cupti_unavailable,
+                                         [CT_CUPTI_NO_GPU] = ct_value_cupti_no_gpu,
+                                         [CT_CUPTI_YIELDED] = ct_value_cupti_yielded};
     if (r->func >= sizeof states / sizeof states[0] || !states[r->func])
         return;
     const struct ring_text *t = &gpu.texts[index];
     uint32_t why = t->key == r->begin ? t->text : text("");
     struct ct_arg args[] = {
-        CT_TEXT_ARG("state", states[r->func]),
-        {ct_strings_intern_cstr(r->func == CT_CUPTI_ACTIVE ? "library" : "reason"), CT_ARG_STRING,
-         why},
-        CT_UINT_ARG("cupti_version", r->arg[0]),
-        CT_INT_ARG("cupti_result", r->result),
+        CT_TEXT_ARG(ct_key_state, states[r->func]),
+        {ct_strings_intern_cstr(r->func == CT_CUPTI_ACTIVE ? ct_key_library : ct_key_reason),
+         CT_ARG_STRING, why},
+        CT_UINT_ARG(ct_key_cupti_version, r->arg[0]),
+        CT_INT_ARG(ct_key_cupti_result, r->result),
     };
-    ct_process_instant(CT_TRACK_PROCESS, ts, "cudatrace.cupti", args, 4);
+    ct_process_instant(CT_TRACK_PROCESS, ts, ct_event_cupti, args, 4);
 }
 
 void ct_gpu_tracks_finish(uint64_t end_ns)
@@ -290,17 +315,17 @@ void ct_gpu_tracks_finish(uint64_t end_ns)
         return;
     struct ct_gpu_clock_quality q = ct_gpu_clock_quality();
     struct ct_arg args[] = {
-        CT_UINT_ARG("kernels", gpu.records[CT_GPU_KERNEL]),
-        CT_UINT_ARG("memcpys", gpu.records[CT_GPU_MEMCPY]),
-        CT_UINT_ARG("memsets", gpu.records[CT_GPU_MEMSET]),
-        CT_UINT_ARG("syncs", gpu.records[CT_GPU_SYNC]),
-        CT_UINT_ARG("memory_operations", gpu.records[CT_GPU_MEMORY]),
-        CT_UINT_ARG("cupti_dropped", gpu.cupti_dropped),
-        CT_UINT_ARG("unmapped", gpu.unmapped),
-        CT_UINT_ARG("clock_samples", q.samples),
-        CT_UINT_ARG("clock_reading_error_ns", q.widest_half_bracket_ns),
-        CT_UINT_ARG("clock_drift_ns", q.largest_step_ns),
+        CT_UINT_ARG(ct_key_kernels, gpu.records[CT_GPU_KERNEL]),
+        CT_UINT_ARG(ct_key_memcpys, gpu.records[CT_GPU_MEMCPY]),
+        CT_UINT_ARG(ct_key_memsets, gpu.records[CT_GPU_MEMSET]),
+        CT_UINT_ARG(ct_key_syncs, gpu.records[CT_GPU_SYNC]),
+        CT_UINT_ARG(ct_key_memory_operations, gpu.records[CT_GPU_MEMORY]),
+        CT_UINT_ARG(ct_key_cupti_dropped, gpu.cupti_dropped),
+        CT_UINT_ARG(ct_key_unmapped, gpu.unmapped),
+        CT_UINT_ARG(ct_key_clock_samples, q.samples),
+        CT_UINT_ARG(ct_key_clock_reading_error_ns, q.widest_half_bracket_ns),
+        CT_UINT_ARG(ct_key_clock_drift_ns, q.largest_step_ns),
     };
-    ct_process_instant(CT_TRACK_PROCESS, end_ns, "cudatrace.gpu", args,
+    ct_process_instant(CT_TRACK_PROCESS, end_ns, ct_event_gpu_totals, args,
                        sizeof args / sizeof args[0]);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "collector/elf/fatbin.h"
+#include "cudatrace/trace_names.h"
 #include "collector/perfetto/process_tracks.h"
 #include "common/u64_map.h"
 
@@ -49,10 +50,10 @@ void ct_kernel_table_no_image(uint64_t key, uint64_t ts)
     if (library)
         ct_elf_fatbin_archs(ct_strings_get((uint32_t)*library), archs, sizeof archs);
     struct ct_arg args[] = {
-        {ct_strings_intern_cstr("kernel"), CT_ARG_STRING, ct_kernel_table_name(key)},
-        {ct_strings_intern_cstr("library"), CT_ARG_STRING,
+        {ct_strings_intern_cstr(ct_key_kernel), CT_ARG_STRING, ct_kernel_table_name(key)},
+        {ct_strings_intern_cstr(ct_key_library), CT_ARG_STRING,
          library ? (uint32_t)*library : ct_strings_intern_cstr("")},
-        CT_TEXT_ARG("archs", archs),
+        CT_TEXT_ARG(ct_key_archs, archs),
     };
-    ct_process_instant(CT_TRACK_LIBRARIES, ts, "cuda.no_kernel_image", args, 3);
+    ct_process_instant(CT_TRACK_LIBRARIES, ts, ct_event_no_kernel_image, args, 3);
 }

@@ -1,7 +1,7 @@
 /*
  * Writes what is known about the CUDA-stack libraries as instants on the
- * libraries track: one "cuda.library" per file mapped (described from the
- * file), one "cuda.library.load" or "cuda.library.failed" per account the
+ * libraries track: one ct_event_library per file mapped (described from the
+ * file), one ct_event_library_load or ct_event_library_failed per account the
  * loader gave (who asked, by which name, through which search list), the
  * versions the libraries' own APIs report, the toolkit the environment
  * points at, and the whole inventory again at the end.
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cudatrace/trace_names.h"
 #include "collector/libraries/own_dirs.h"
 #include "collector/perfetto/clock_map.h"
 #include "common/library_family.h"
@@ -66,18 +67,18 @@ static void library_instant(const struct ct_library *lib, void *ctx)
     uint64_t ts = *(const uint64_t *)ctx;
     note_in_inventory(lib->realpath);
     struct ct_arg args[] = {
-        CT_TEXT_ARG("path", lib->path),
-        CT_TEXT_ARG("realpath", lib->realpath),
-        CT_TEXT_ARG("family", lib->family),
-        CT_TEXT_ARG("soname", lib->soname),
-        CT_TEXT_ARG("version", lib->version),
-        CT_TEXT_ARG("build_id", lib->build_id),
-        CT_UINT_ARG("size", lib->size),
-        CT_UINT_ARG("order", order++),
-        CT_UINT_ARG("built_for_cuda", lib->built_for_cuda),
+        CT_TEXT_ARG(ct_key_path, lib->path),
+        CT_TEXT_ARG(ct_key_realpath, lib->realpath),
+        CT_TEXT_ARG(ct_key_family, lib->family),
+        CT_TEXT_ARG(ct_key_soname, lib->soname),
+        CT_TEXT_ARG(ct_key_version, lib->version),
+        CT_TEXT_ARG(ct_key_build_id, lib->build_id),
+        CT_UINT_ARG(ct_key_size, lib->size),
+        CT_UINT_ARG(ct_key_order, order++),
+        CT_UINT_ARG(ct_key_built_for_cuda, lib->built_for_cuda),
     };
     size_t nargs = sizeof args / sizeof args[0] - (lib->built_for_cuda == 0);
-    ct_process_instant(CT_TRACK_LIBRARIES, ts, "cuda.library", args, (int)nargs);
+    ct_process_instant(CT_TRACK_LIBRARIES, ts, ct_event_library, args, (int)nargs);
 }
 
 /* Found outside the requester's own search path, though that path names
@@ -87,8 +88,8 @@ static void library_instant(const struct ct_library *lib, void *ctx)
 static int expected_elsewhere(const struct ct_loader_event *e, const struct ct_ld_process *process,
                               struct ct_arg *args)
 {
-    static const char *const fallbacks[] = {"ld.so.cache", "default directories",
-                                            "LD_LIBRARY_PATH"};
+    static const char *const fallbacks[] = {ct_value_via_cache, ct_value_via_default,
+                                            ct_value_via_library_path};
     int fell_back = 0;
     for (size_t i = 0; i < sizeof fallbacks / sizeof fallbacks[0]; i++)
         fell_back |= strcmp(e->found_via, fallbacks[i]) == 0;
@@ -99,13 +100,13 @@ static int expected_elsewhere(const struct ct_loader_event *e, const struct ct_l
     if (!*dirs || copy_in(dirs, e->requested_as, NULL, copy, sizeof copy))
         return 0;
     int n = 0;
-    args[n++] = CT_TEXT_ARG("expected_dirs", dirs);
+    args[n++] = CT_TEXT_ARG(ct_key_expected_dirs, dirs);
     struct ct_wheel_requirement pin;
     if (ct_library_family(e->path, family, sizeof family) &&
         ct_wheel_requirement(e->requested_by, family, &pin) == 0) {
-        args[n++] = CT_TEXT_ARG("expected_version", pin.version);
-        args[n++] = CT_TEXT_ARG("expected_package", pin.package);
-        args[n++] = CT_TEXT_ARG("expected_by", pin.distribution);
+        args[n++] = CT_TEXT_ARG(ct_key_expected_version, pin.version);
+        args[n++] = CT_TEXT_ARG(ct_key_expected_package, pin.package);
+        args[n++] = CT_TEXT_ARG(ct_key_expected_by, pin.distribution);
     }
     return n;
 }
@@ -121,7 +122,7 @@ static int requesters_own_copy(const struct ct_loader_event *e, struct ct_arg *a
     struct ct_ld_process process = ct_process_loader_view();
     ct_ld_own_dirs(&process, e->requested_by, 0, dirs, sizeof dirs);
     if (copy_in(dirs, e->requested_as, e->path, copy, sizeof copy)) {
-        args[0] = CT_TEXT_ARG("runpath_copy", copy);
+        args[0] = CT_TEXT_ARG(ct_key_runpath_copy, copy);
         return 1;
     }
     return expected_elsewhere(e, &process, args);
@@ -132,27 +133,27 @@ void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts)
     char real[4096];
     struct ct_arg args[14];
     int n = 0;
-    args[n++] = CT_TEXT_ARG("requested_as", e->requested_as);
-    args[n++] = CT_TEXT_ARG("requested_by", e->requested_by);
-    args[n++] = CT_TEXT_ARG("seen_by", e->seen_by);
+    args[n++] = CT_TEXT_ARG(ct_key_requested_as, e->requested_as);
+    args[n++] = CT_TEXT_ARG(ct_key_requested_by, e->requested_by);
+    args[n++] = CT_TEXT_ARG(ct_key_seen_by, e->seen_by);
     if (e->how)
-        args[n++] = CT_TEXT_ARG("how", e->how);
+        args[n++] = CT_TEXT_ARG(ct_key_how, e->how);
     if (e->requested_ns)
-        args[n++] = CT_UINT_ARG("requested_ns", e->requested_ns);
+        args[n++] = CT_UINT_ARG(ct_key_requested_ns, e->requested_ns);
     if (e->attempts > 1)
-        args[n++] = CT_UINT_ARG("attempts", e->attempts);
+        args[n++] = CT_UINT_ARG(ct_key_attempts, e->attempts);
     if (e->failed) {
-        args[n++] = CT_TEXT_ARG("searched", e->searched);
-        args[n++] = CT_TEXT_ARG("error", e->error);
+        args[n++] = CT_TEXT_ARG(ct_key_searched, e->searched);
+        args[n++] = CT_TEXT_ARG(ct_key_error, e->error);
     } else {
-        args[n++] = CT_TEXT_ARG("found_via", e->found_via);
-        args[n++] = CT_TEXT_ARG("path", e->path);
-        args[n++] = CT_TEXT_ARG("realpath", realpath(e->path, real) ? real : e->path);
+        args[n++] = CT_TEXT_ARG(ct_key_found_via, e->found_via);
+        args[n++] = CT_TEXT_ARG(ct_key_path, e->path);
+        args[n++] = CT_TEXT_ARG(ct_key_realpath, realpath(e->path, real) ? real : e->path);
         n += requesters_own_copy(e, args + n);
     }
     /* A load is placed when the loader opened the file; a failure when seen. */
     ct_process_instant(CT_TRACK_LIBRARIES, e->loaded_ns ? e->loaded_ns : ts,
-                       e->failed ? "cuda.library.failed" : "cuda.library.load", args, n);
+                       e->failed ? ct_event_library_failed : ct_event_library_load, args, n);
 }
 
 static void audit_event(const struct ct_loader_event *e, void *ctx)
@@ -169,10 +170,10 @@ void ct_library_track_unload(const char *path, uint64_t ts)
 {
     char real[4096];
     struct ct_arg args[] = {
-        CT_TEXT_ARG("path", path),
-        CT_TEXT_ARG("realpath", realpath(path, real) ? real : path),
+        CT_TEXT_ARG(ct_key_path, path),
+        CT_TEXT_ARG(ct_key_realpath, realpath(path, real) ? real : path),
     };
-    ct_process_instant(CT_TRACK_LIBRARIES, ts, "cuda.library.unload", args, 2);
+    ct_process_instant(CT_TRACK_LIBRARIES, ts, ct_event_library_unload, args, 2);
 }
 
 void ct_library_track_scan(int process_ended)
@@ -199,11 +200,11 @@ static void toolkit_instant(void)
     if (dash)
         snprintf(version, sizeof version, "%.*s", (int)strcspn(dash + 6, "/"), dash + 6);
     struct ct_arg args[] = {
-        CT_TEXT_ARG("home", home),
-        CT_TEXT_ARG("root", root),
-        CT_TEXT_ARG("version", version),
+        CT_TEXT_ARG(ct_key_home, home),
+        CT_TEXT_ARG(ct_key_root, root),
+        CT_TEXT_ARG(ct_key_version, version),
     };
-    ct_process_instant(CT_TRACK_LIBRARIES, ct_process.start_ns, "cuda.toolkit", args, 3);
+    ct_process_instant(CT_TRACK_LIBRARIES, ct_process.start_ns, ct_event_toolkit, args, 3);
 }
 
 void ct_library_track_start(void)
@@ -216,19 +217,19 @@ void ct_library_track_version(uint64_t version, uint32_t path)
     char real[4096];
     const char *name = ct_strings_get(path);
     struct ct_arg args[] = {
-        {ct_strings_intern_cstr("path"), CT_ARG_STRING, path},
-        CT_TEXT_ARG("realpath", realpath(name, real) ? real : name),
-        CT_UINT_ARG("api_version", version),
+        {ct_strings_intern_cstr(ct_key_path), CT_ARG_STRING, path},
+        CT_TEXT_ARG(ct_key_realpath, realpath(name, real) ? real : name),
+        CT_UINT_ARG(ct_key_api_version, version),
     };
-    ct_process_instant(CT_TRACK_LIBRARIES, ct_process.start_ns, "cuda.library.version", args, 3);
+    ct_process_instant(CT_TRACK_LIBRARIES, ct_process.start_ns, ct_event_library_version, args, 3);
 }
 
 void ct_library_track_finish(uint64_t end_ns)
 {
     struct ct_arg args[] = {
-        CT_UINT_ARG("count", inventory_count),
-        {ct_strings_intern_cstr("libraries"), CT_ARG_STRING,
+        CT_UINT_ARG(ct_key_count, inventory_count),
+        {ct_strings_intern_cstr(ct_key_libraries), CT_ARG_STRING,
          ct_strings_intern(inventory ? inventory : "", inventory_len)},
     };
-    ct_process_instant(CT_TRACK_LIBRARIES, end_ns, "cuda.library.inventory", args, 2);
+    ct_process_instant(CT_TRACK_LIBRARIES, end_ns, ct_event_library_inventory, args, 2);
 }

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 
+#include "cudatrace/trace_names.h"
 #include "common/string_table.h"
 
 struct ring_nvtx {
@@ -26,7 +27,7 @@ void ct_nvtx_start(uint32_t count)
     rings = calloc(count, sizeof *rings);
     if (!rings)
         abort();
-    nvtx_category = ct_strings_intern_cstr("nvtx");
+    nvtx_category = ct_strings_intern_cstr(ct_value_source_nvtx);
 }
 
 void ct_nvtx_name(uint32_t index, uint64_t key, uint32_t name)
@@ -39,8 +40,9 @@ void ct_nvtx_record(uint32_t index, struct ct_sequence *seq, const struct ct_rec
                     uint64_t ts_ns)
 {
     struct ring_nvtx *n = &rings[index];
-    uint32_t name = n->name_key == r->begin ? n->name : ct_strings_intern_cstr("(nvtx)");
-    struct ct_arg source = {ct_strings_intern_cstr("source"), CT_ARG_STRING, nvtx_category};
+    uint32_t name =
+        n->name_key == r->begin ? n->name : ct_strings_intern_cstr(ct_event_unnamed_range);
+    struct ct_arg source = {ct_strings_intern_cstr(ct_key_source), CT_ARG_STRING, nvtx_category};
     switch (r->func) {
     case CT_NVTX_PUSH:
         ct_write_slice_begin(seq, 0, ts_ns, name, &source, 1);

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "cudatrace/trace_names.h"
 #include "viewer-export/export/formats.h"
 #include "viewer-export/output/json_writer.h"
 #include "common/u64_map.h"
@@ -132,7 +133,7 @@ static int write_dim3(struct ct_json *j, const struct ct_annotation *a)
 
 static int is_dim3(const char *name)
 {
-    return strcmp(name, "grid") == 0 || strcmp(name, "block") == 0;
+    return strcmp(name, ct_key_grid) == 0 || strcmp(name, ct_key_block) == 0;
 }
 
 /* Kineto's "stream" is the GPU stream a kernel ran on, and Holistic Trace
@@ -140,7 +141,7 @@ static int is_dim3(const char *name)
  * is the cudaStream_t it was given. */
 static const char *arg_name(const char *name, int gpu)
 {
-    return !gpu && strcmp(name, "stream") == 0 ? "stream_handle" : name;
+    return !gpu && strcmp(name, ct_key_stream) == 0 ? "stream_handle" : name;
 }
 
 static void write_arg(struct ct_json *j, const struct ct_annotation *a, int gpu)
@@ -178,9 +179,10 @@ static void end_event(struct ct_json *j, const struct ct_event *e, int unclosed,
 /* Kineto's category for a slice: GPU work by its kind, else a runtime call. */
 static const char *slice_category(const struct ct_event *e)
 {
-    static const char *const kinds[][2] = {
-        {"kernel", "kernel"}, {"memcpy", "gpu_memcpy"}, {"memset", "gpu_memset"}};
-    const struct ct_annotation *kind = ct_event_arg(e, "gpu_kind");
+    static const char *const kinds[][2] = {{ct_value_gpu_kind_kernel, "kernel"},
+                                           {ct_value_gpu_kind_memcpy, "gpu_memcpy"},
+                                           {ct_value_gpu_kind_memset, "gpu_memset"}};
+    const struct ct_annotation *kind = ct_event_arg(e, ct_key_gpu_kind);
     for (size_t i = 0; kind && kind->type == CT_VALUE_STRING && i < 3; i++)
         if (strcmp(kind->s, kinds[i][0]) == 0)
             return kinds[i][1];

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "cudatrace/trace_names.h"
 #include "viewer-export/model/timeline.h"
 #include "viewer-export/export/formats.h"
 #include "viewer-export/export/html_page.h"
@@ -37,8 +38,8 @@
 enum { MEMORY, LAUNCH_RATE, SYNC, SERIES_COUNT };
 
 static const char *const counter_tracks[] = {
-    [MEMORY] = "CUDA device memory (live bytes)",
-    [LAUNCH_RATE] = "CUDA kernel launches per second",
+    [MEMORY] = ct_track_device_memory,
+    [LAUNCH_RATE] = ct_track_launch_rate,
 };
 
 struct process {
@@ -130,7 +131,7 @@ static void on_slice(void *ctx, const struct ct_event *e)
     owner_at(pl, e->track, e->end);
     /* As in the report: a call cut short by the process's end never returned. */
     if (ct_u64_map_find(&pl->sync_names, ct_strings_intern_cstr(e->name)) &&
-        !ct_event_arg(e, "in_flight")) {
+        !ct_event_arg(e, ct_key_in_flight)) {
         ct_timeline_start_at(&p->series[SYNC], p->origin);
         ct_timeline_add_interval(&p->series[SYNC], e->ts, e->end);
     }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "viewer-export/findings/findings.h"
+#include "cudatrace/trace_names.h"
 
 /* Whether a finding about the process's driver (missing, a stub, too old)
  * already explains why there is nothing for CUPTI to time. */
@@ -29,16 +30,16 @@ static int driver_problem(const struct ct_findings *found, int32_t pid)
 void ct_findings_cupti(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_cupti_report *c = &p->cupti;
-    if (!c->state || strcmp(c->state, "no_gpu") == 0 || driver_problem(out, p->pid))
+    if (!c->state || strcmp(c->state, ct_value_cupti_no_gpu) == 0 || driver_problem(out, p->pid))
         return; /* nothing to time, and the driver's findings say why */
-    if (strcmp(c->state, "unavailable") == 0) {
+    if (strcmp(c->state, ct_value_cupti_unavailable) == 0) {
         ct_finding_add(out, "cupti-unavailable", CT_SEVERITY_INFO, p->pid,
                        "no GPU timings: CUPTI was not used (%s); calls were traced through the "
                        "runtime's exported functions only",
                        c->reason);
         return;
     }
-    if (strcmp(c->state, "yielded") == 0)
+    if (strcmp(c->state, ct_value_cupti_yielded) == 0)
         ct_finding_add(out, "cupti-yielded", CT_SEVERITY_INFO, p->pid,
                        "GPU timings cover only the start of the run: %s", c->reason);
     if (c->dropped) {

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cudatrace/trace_names.h"
 #include "common/library_family.h"
 
 static const char *version_or_unknown(const struct ct_library_entry *lib)
@@ -232,8 +233,8 @@ static void toolkit_mismatches(const struct ct_process_report *p, struct ct_find
         const char *toolkit = strstr(lib->realpath, "/cuda-");
         if (!lib->found_via || !toolkit ||
             (strcmp(lib->family, "cudart") != 0 && strncmp(lib->family, "cudnn", 5) != 0) ||
-            (strcmp(lib->found_via, "ld.so.cache") != 0 &&
-             strcmp(lib->found_via, "LD_LIBRARY_PATH") != 0))
+            (strcmp(lib->found_via, ct_value_via_cache) != 0 &&
+             strcmp(lib->found_via, ct_value_via_library_path) != 0))
             continue;
         size_t len = strcspn(toolkit + 6, "/");
         if (len == strlen(p->libraries.toolkit_version) &&

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cudatrace/trace_names.h"
 #include "common/array.h"
 
 #define CT_GPU_MAX_INTERVALS (1u << 20)
@@ -109,12 +110,12 @@ struct ct_gpu_flows ct_gpu_flows(const struct ct_gpu_work *g)
 void ct_gpu_slice(struct ct_gpu_work *g, const struct ct_event *e)
 {
     uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
-    const char *kind = ct_event_text(e, "gpu_kind");
-    if (strcmp(kind, "kernel") == 0)
+    const char *kind = ct_event_text(e, ct_key_gpu_kind);
+    if (strcmp(kind, ct_value_gpu_kind_kernel) == 0)
         add_kernel(g, e->name, ns);
-    else if (strcmp(kind, "memcpy") == 0)
+    else if (strcmp(kind, ct_value_gpu_kind_memcpy) == 0)
         g->copies++;
-    else if (strcmp(kind, "memset") == 0)
+    else if (strcmp(kind, ct_value_gpu_kind_memset) == 0)
         g->sets++;
     else
         return;

@@ -14,7 +14,6 @@
 #include "viewer-export/read/trace_decode.h"
 #include "common/u64_map.h"
 
-#define CT_GPU_TRACK_PREFIX "GPU "
 #define CT_GPU_GAPS 3
 #define CT_GPU_TOP_KERNELS 5
 

@@ -1,7 +1,7 @@
 /*
  * The CUDA libraries of a process from the trace's library instants
- * (libraries.h). The inventory ("cuda.library") and the loader's accounts
- * ("cuda.library.load") come from different scans, so each account is
+ * (libraries.h). The inventory (ct_event_library) and the loader's accounts
+ * (ct_event_library_load) come from different scans, so each account is
  * attached to the library it mapped once the whole trace is read, as are
  * the versions the libraries' own APIs reported and the unloads. Where the
  * audit module ran, its account is the loader's own and the preload's
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cudatrace/trace_names.h"
 #include "common/array.h"
 #include "common/string_table.h"
 
@@ -20,22 +21,22 @@ static void add_library(struct ct_library_view *l, const struct ct_event *e)
 {
     l->mapped = ct_array_grow(l->mapped, l->mapped_count, sizeof *l->mapped);
     l->mapped[l->mapped_count++] =
-        (struct ct_library_entry){.path = ct_event_text(e, "path"),
-                                  .realpath = ct_event_text(e, "realpath"),
-                                  .family = ct_event_text(e, "family"),
-                                  .soname = ct_event_text(e, "soname"),
-                                  .version = ct_event_text(e, "version"),
-                                  .build_id = ct_event_text(e, "build_id"),
-                                  .size = (uint64_t)ct_event_int(e, "size", 0),
-                                  .built_for_cuda = ct_event_int(e, "built_for_cuda", 0)};
+        (struct ct_library_entry){.path = ct_event_text(e, ct_key_path),
+                                  .realpath = ct_event_text(e, ct_key_realpath),
+                                  .family = ct_event_text(e, ct_key_family),
+                                  .soname = ct_event_text(e, ct_key_soname),
+                                  .version = ct_event_text(e, ct_key_version),
+                                  .build_id = ct_event_text(e, ct_key_build_id),
+                                  .size = (uint64_t)ct_event_int(e, ct_key_size, 0),
+                                  .built_for_cuda = ct_event_int(e, ct_key_built_for_cuda, 0)};
 }
 
 /* Traces from before the preload had a loader view carry no "seen_by":
  * their accounts were all the audit module's. */
 static const char *seen_by(const struct ct_event *e)
 {
-    const char *who = ct_event_text(e, "seen_by");
-    return *who ? who : "audit";
+    const char *who = ct_event_text(e, ct_key_seen_by);
+    return *who ? who : ct_value_seen_by_audit;
 }
 
 /* The loader's account of a load; attached to the library it mapped once the
@@ -44,16 +45,16 @@ static void add_load(struct ct_library_view *l, const struct ct_event *e)
 {
     l->loads = ct_array_grow(l->loads, l->load_count, sizeof *l->loads);
     l->loads[l->load_count++] =
-        (struct ct_library_entry){.path = ct_event_text(e, "path"),
-                                  .realpath = ct_event_text(e, "realpath"),
-                                  .requested_as = ct_event_text(e, "requested_as"),
-                                  .requested_by = ct_event_text(e, "requested_by"),
-                                  .found_via = ct_event_text(e, "found_via"),
-                                  .runpath_copy = ct_event_text(e, "runpath_copy"),
-                                  .expected_dirs = ct_event_text(e, "expected_dirs"),
-                                  .expected_version = ct_event_text(e, "expected_version"),
-                                  .expected_package = ct_event_text(e, "expected_package"),
-                                  .expected_by = ct_event_text(e, "expected_by"),
+        (struct ct_library_entry){.path = ct_event_text(e, ct_key_path),
+                                  .realpath = ct_event_text(e, ct_key_realpath),
+                                  .requested_as = ct_event_text(e, ct_key_requested_as),
+                                  .requested_by = ct_event_text(e, ct_key_requested_by),
+                                  .found_via = ct_event_text(e, ct_key_found_via),
+                                  .runpath_copy = ct_event_text(e, ct_key_runpath_copy),
+                                  .expected_dirs = ct_event_text(e, ct_key_expected_dirs),
+                                  .expected_version = ct_event_text(e, ct_key_expected_version),
+                                  .expected_package = ct_event_text(e, ct_key_expected_package),
+                                  .expected_by = ct_event_text(e, ct_key_expected_by),
                                   .seen_by = seen_by(e),
                                   .loaded_ns = e->ts};
 }
@@ -61,8 +62,8 @@ static void add_load(struct ct_library_view *l, const struct ct_event *e)
 static void add_unload(struct ct_library_view *l, const struct ct_event *e)
 {
     l->unloads = ct_array_grow(l->unloads, l->unload_count, sizeof *l->unloads);
-    l->unloads[l->unload_count++] =
-        (struct ct_library_entry){.realpath = ct_event_text(e, "realpath"), .loaded_ns = e->ts};
+    l->unloads[l->unload_count++] = (struct ct_library_entry){
+        .realpath = ct_event_text(e, ct_key_realpath), .loaded_ns = e->ts};
 }
 
 /* A library's own version as its API reports it: the runtime's 12040 is
@@ -84,12 +85,12 @@ static const char *format_api_version(const char *family, uint64_t v)
 static const char *chosen_view(const struct ct_library_view *l)
 {
     for (size_t i = 0; i < l->load_count; i++)
-        if (strcmp(l->loads[i].seen_by, "audit") == 0)
-            return "audit";
+        if (strcmp(l->loads[i].seen_by, ct_value_seen_by_audit) == 0)
+            return ct_value_seen_by_audit;
     for (size_t i = 0; i < l->failed_count; i++)
-        if (strcmp(l->failed[i].seen_by, "audit") == 0)
-            return "audit";
-    return "preload";
+        if (strcmp(l->failed[i].seen_by, ct_value_seen_by_audit) == 0)
+            return ct_value_seen_by_audit;
+    return ct_value_seen_by_preload;
 }
 
 static void keep_failed_loads_of(struct ct_library_view *l, const char *view)
@@ -151,12 +152,12 @@ static int same_failure(const struct ct_failed_load *a, const struct ct_failed_l
 /* A load retried in a loop fails the same way each time: one entry, counted. */
 static void add_failed_load(struct ct_library_view *l, const struct ct_event *e)
 {
-    struct ct_failed_load load = {ct_event_text(e, "requested_as"),
-                                  ct_event_text(e, "requested_by"),
-                                  ct_event_text(e, "searched"),
-                                  ct_event_text(e, "error"),
+    struct ct_failed_load load = {ct_event_text(e, ct_key_requested_as),
+                                  ct_event_text(e, ct_key_requested_by),
+                                  ct_event_text(e, ct_key_searched),
+                                  ct_event_text(e, ct_key_error),
                                   seen_by(e),
-                                  (uint64_t)ct_event_int(e, "attempts", 1)};
+                                  (uint64_t)ct_event_int(e, ct_key_attempts, 1)};
     for (size_t i = 0; i < l->failed_count; i++)
         if (same_failure(&l->failed[i], &load)) {
             l->failed[i].attempts += load.attempts;
@@ -170,34 +171,35 @@ static void add_missing_image(struct ct_library_view *l, const struct ct_event *
 {
     l->missing_images =
         ct_array_grow(l->missing_images, l->missing_image_count, sizeof *l->missing_images);
-    l->missing_images[l->missing_image_count++] = (struct ct_missing_image){
-        ct_event_text(e, "kernel"), ct_event_text(e, "library"), ct_event_text(e, "archs")};
+    l->missing_images[l->missing_image_count++] =
+        (struct ct_missing_image){ct_event_text(e, ct_key_kernel), ct_event_text(e, ct_key_library),
+                                  ct_event_text(e, ct_key_archs)};
 }
 
 static void add_version(struct ct_library_view *l, const struct ct_event *e)
 {
     l->versions = ct_array_grow(l->versions, l->version_count, sizeof *l->versions);
     l->versions[l->version_count++] =
-        (struct ct_library_entry){.realpath = ct_event_text(e, "realpath"),
-                                  .api_version = (uint64_t)ct_event_int(e, "api_version", 0)};
+        (struct ct_library_entry){.realpath = ct_event_text(e, ct_key_realpath),
+                                  .api_version = (uint64_t)ct_event_int(e, ct_key_api_version, 0)};
 }
 
 int ct_libraries_instant(struct ct_library_view *l, const struct ct_event *e)
 {
-    if (strcmp(e->name, "cuda.no_kernel_image") == 0) {
+    if (strcmp(e->name, ct_event_no_kernel_image) == 0) {
         add_missing_image(l, e);
-    } else if (strcmp(e->name, "cuda.library") == 0) {
+    } else if (strcmp(e->name, ct_event_library) == 0) {
         add_library(l, e);
-    } else if (strcmp(e->name, "cuda.toolkit") == 0) {
-        l->toolkit_root = ct_event_text(e, "root");
-        l->toolkit_version = ct_event_text(e, "version");
-    } else if (strcmp(e->name, "cuda.library.version") == 0) {
+    } else if (strcmp(e->name, ct_event_toolkit) == 0) {
+        l->toolkit_root = ct_event_text(e, ct_key_root);
+        l->toolkit_version = ct_event_text(e, ct_key_version);
+    } else if (strcmp(e->name, ct_event_library_version) == 0) {
         add_version(l, e);
-    } else if (strcmp(e->name, "cuda.library.load") == 0) {
+    } else if (strcmp(e->name, ct_event_library_load) == 0) {
         add_load(l, e);
-    } else if (strcmp(e->name, "cuda.library.failed") == 0) {
+    } else if (strcmp(e->name, ct_event_library_failed) == 0) {
         add_failed_load(l, e);
-    } else if (strcmp(e->name, "cuda.library.unload") == 0) {
+    } else if (strcmp(e->name, ct_event_library_unload) == 0) {
         add_unload(l, e);
     } else {
         return 0;

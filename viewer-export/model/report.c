@@ -13,14 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cudatrace/trace_format.h"
+#include "cudatrace/trace_names.h"
 #include "common/array.h"
-#include "viewer-export/output/findings_track.h"
 #include "common/string_table.h"
 #include "viewer-export/read/trace_decode.h"
 #include "common/u64_map.h"
-
-#define DEVICE_MEMORY_TRACK "CUDA device memory (live bytes)"
 
 struct builder {
     struct ct_report *report;
@@ -89,9 +86,9 @@ static void on_track(void *ctx, const struct ct_track_info *t)
     if (t->name && !t->is_counter &&
         strncmp(t->name, CT_GPU_TRACK_PREFIX, strlen(CT_GPU_TRACK_PREFIX)) == 0)
         ct_u64_map_put(&b->gpu_tracks, t->uuid, 1);
-    if (t->name && strcmp(t->name, CT_FINDINGS_TRACK) == 0)
+    if (t->name && strcmp(t->name, ct_track_findings) == 0)
         b->report->annotated = 1;
-    if (t->is_counter && t->name && strcmp(t->name, DEVICE_MEMORY_TRACK) == 0)
+    if (t->is_counter && t->name && strcmp(t->name, ct_track_device_memory) == 0)
         ct_u64_map_put(&b->device_counter, t->uuid, 1);
 }
 
@@ -132,11 +129,11 @@ static void on_slice(void *ctx, const struct ct_event *e)
             p->calls.unattributed_slices++;
         return;
     }
-    if (ct_event_arg(e, "in_flight")) {
+    if (ct_event_arg(e, ct_key_in_flight)) {
         add_inflight(b, p, (int)(*fn - 1), e);
         return;
     }
-    ct_calls_add_slice(&p->calls, (int)(*fn - 1), ct_event_int(e, "result", 0),
+    ct_calls_add_slice(&p->calls, (int)(*fn - 1), ct_event_int(e, ct_key_result, 0),
                        e->end > e->ts ? e->end - e->ts : 0);
     const uint64_t *tid = ct_u64_map_find(&b->thread_of, e->track);
     ct_usage_slice(&p->usage, tid ? (int64_t)*tid : 0, (int)(*fn - 1), e);
@@ -147,43 +144,43 @@ static void on_slice(void *ctx, const struct ct_event *e)
 static void add_totals(struct builder *b, struct ct_process_report *p, const struct ct_event *e)
 {
     uint64_t *fn =
-        ct_u64_map_find(&b->functions, ct_strings_intern_cstr(ct_event_text(e, "function")));
+        ct_u64_map_find(&b->functions, ct_strings_intern_cstr(ct_event_text(e, ct_key_function)));
     if (!fn)
         return;
-    ct_calls_add_totals(&p->calls, (int)(*fn - 1), (uint64_t)ct_event_int(e, "calls", 0),
-                        (uint64_t)ct_event_int(e, "errors", 0),
-                        (uint64_t)ct_event_int(e, "total_ns", 0));
+    ct_calls_add_totals(&p->calls, (int)(*fn - 1), (uint64_t)ct_event_int(e, ct_key_calls, 0),
+                        (uint64_t)ct_event_int(e, ct_key_errors, 0),
+                        (uint64_t)ct_event_int(e, ct_key_total_ns, 0));
 }
 
 /* The session's facts, from the instants the collector writes on the
  * process track; 0 when `e` is none of them. */
 static int session_instant(struct builder *b, struct ct_process_report *p, const struct ct_event *e)
 {
-    if (strcmp(e->name, CT_TRACE_FORMAT_EVENT) == 0) {
-        int64_t format = ct_event_int(e, "format", 0);
+    if (strcmp(e->name, ct_event_trace_format) == 0) {
+        int64_t format = ct_event_int(e, ct_key_format, 0);
         if (format != CT_TRACE_FORMAT)
             b->foreign_format = format ? format : -1;
-        p->run.clock = ct_event_text(e, "clock");
-    } else if (strcmp(e->name, "cuda.versions") == 0) {
-        p->cuda.runtime_version = ct_event_int(e, "runtime_version", -1);
-        p->cuda.driver_version = ct_event_int(e, "driver_version", -1);
-        p->cuda.device_count = ct_event_int(e, "device_count", -1);
-    } else if (strcmp(e->name, "cuda.device") == 0) {
-        const char *name = ct_event_text(e, "name");
+        p->run.clock = ct_event_text(e, ct_key_clock);
+    } else if (strcmp(e->name, ct_event_versions) == 0) {
+        p->cuda.runtime_version = ct_event_int(e, ct_key_runtime_version, -1);
+        p->cuda.driver_version = ct_event_int(e, ct_key_driver_version, -1);
+        p->cuda.device_count = ct_event_int(e, ct_key_device_count, -1);
+    } else if (strcmp(e->name, ct_event_device) == 0) {
+        const char *name = ct_event_text(e, ct_key_name);
         if (*name && p->cuda.device_names < 16) {
             p->cuda.device_capability[p->cuda.device_names] =
-                ct_event_text(e, "compute_capability");
+                ct_event_text(e, ct_key_compute_capability);
             p->cuda.devices[p->cuda.device_names++] = name;
         }
-    } else if (strcmp(e->name, "cudatrace.calls") == 0) {
+    } else if (strcmp(e->name, ct_event_calls) == 0) {
         add_totals(b, p, e);
-    } else if (strcmp(e->name, "cudatrace.end") == 0) {
-        p->run.dropped = (uint64_t)ct_event_int(e, "dropped", 0);
-        p->run.calls_recorded = (uint64_t)ct_event_int(e, "calls", 0);
-        p->run.collector_cpu_ns = (uint64_t)ct_event_int(e, "collector_cpu_ns", 0);
-        p->run.collector_max_rss_kb = (uint64_t)ct_event_int(e, "collector_max_rss_kb", 0);
-        p->run.start_ns = (uint64_t)ct_event_int(e, "process_start_ns", 0);
-        p->run.exited_normally = strcmp(ct_event_text(e, "exit"), "normal") == 0;
+    } else if (strcmp(e->name, ct_event_end) == 0) {
+        p->run.dropped = (uint64_t)ct_event_int(e, ct_key_dropped, 0);
+        p->run.calls_recorded = (uint64_t)ct_event_int(e, ct_key_calls, 0);
+        p->run.collector_cpu_ns = (uint64_t)ct_event_int(e, ct_key_collector_cpu_ns, 0);
+        p->run.collector_max_rss_kb = (uint64_t)ct_event_int(e, ct_key_collector_max_rss_kb, 0);
+        p->run.start_ns = (uint64_t)ct_event_int(e, ct_key_process_start_ns, 0);
+        p->run.exited_normally = strcmp(ct_event_text(e, ct_key_exit), ct_value_exit_normal) == 0;
         p->run.end_ns = e->ts;
         p->run.ended = 1;
     } else {

@@ -14,13 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cudatrace/trace_names.h"
 #include "common/array.h"
 #include "cudatrace/functions.h"
 #include "viewer-export/findings/thresholds.h"
 
 #define CUDA_ERROR_MEMORY_ALLOCATION 2
-#define COPY_HOST_TO_DEVICE "HostToDevice"
-#define COPY_DEVICE_TO_HOST "DeviceToHost"
 
 static const uint8_t family_of[CT_FN_COUNT] = {
 #define FAMILY_OF(fn, family, stream) [CT_FN_##fn] = family,
@@ -128,9 +127,9 @@ static void note_alloc_time(struct ct_usage *u, uint64_t ns, const char *site)
 
 static void device_alloc(struct ct_usage *u, const struct ct_event *e, int failed, const char *site)
 {
-    uint64_t bytes = arg_uint(e, "bytes"), ptr = arg_uint(e, "ptr");
+    uint64_t bytes = arg_uint(e, ct_key_bytes), ptr = arg_uint(e, ct_key_ptr);
     if (failed) {
-        if (!u->oom && arg_uint(e, "result") == CUDA_ERROR_MEMORY_ALLOCATION) {
+        if (!u->oom && arg_uint(e, ct_key_result) == CUDA_ERROR_MEMORY_ALLOCATION) {
             u->oom = 1;
             u->oom_bytes = bytes;
             u->oom_ts = e->ts;
@@ -151,7 +150,7 @@ static void device_alloc(struct ct_usage *u, const struct ct_event *e, int faile
 
 static void device_free(struct ct_usage *u, const struct ct_event *e)
 {
-    uint64_t ptr = arg_uint(e, "ptr");
+    uint64_t ptr = arg_uint(e, ct_key_ptr);
     uint64_t *index = ptr ? ct_u64_map_find(&u->live, ptr) : NULL;
     if (!index)
         return;
@@ -192,10 +191,10 @@ static void blocking(struct ct_usage *u, int64_t tid, const struct ct_event *e, 
 static void copy(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e, uint64_t ns,
                  const char *site)
 {
-    const char *kind = ct_event_text(e, "kind");
-    uint64_t bytes = arg_uint(e, "bytes");
-    int to_device = strcmp(kind, COPY_HOST_TO_DEVICE) == 0;
-    int to_host = strcmp(kind, COPY_DEVICE_TO_HOST) == 0;
+    const char *kind = ct_event_text(e, ct_key_kind);
+    uint64_t bytes = arg_uint(e, ct_key_bytes);
+    int to_device = strcmp(kind, ct_value_copy_host_to_device) == 0;
+    int to_host = strcmp(kind, ct_value_copy_device_to_host) == 0;
     int is_async = strstr(ct_function_name(fn), "Async") != NULL;
     if (!to_device && !to_host) {
         if (!is_async)
@@ -207,7 +206,7 @@ static void copy(struct ct_usage *u, int64_t tid, int fn, const struct ct_event 
         u->small_copy_bytes += bytes;
         ct_site_costs_add(&u->small_copy_sites, site, ns, bytes);
     }
-    uint64_t host = arg_uint(e, to_device ? "src" : "ptr");
+    uint64_t host = arg_uint(e, to_device ? ct_key_src : ct_key_ptr);
     int pageable = is_async && !is_pinned(u, host);
     if (pageable) {
         u->pageable_copies++;
@@ -222,16 +221,16 @@ static void copy(struct ct_usage *u, int64_t tid, int fn, const struct ct_event 
 static void unpin(struct ct_usage *u, const struct ct_event *e)
 {
     uint64_t gone;
-    ct_u64_map_remove(&u->pinned, arg_uint(e, "ptr"), &gone);
+    ct_u64_map_remove(&u->pinned, arg_uint(e, ct_key_ptr), &gone);
 }
 
 void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e)
 {
     uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
-    const char *site = ct_event_text(e, "site");
+    const char *site = ct_event_text(e, ct_key_site);
     if (!*site)
         site = NULL; /* a call without one */
-    int failed = arg_uint(e, "result") != 0;
+    int failed = arg_uint(e, ct_key_result) != 0;
     if (!u->first_call_ns || e->ts < u->first_call_ns)
         u->first_call_ns = e->ts;
     ct_timeline_add_interval(&u->host_in_cuda, e->ts, e->end);
@@ -262,7 +261,7 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
     case CT_FAMILY_ALLOC_HOST:
     case CT_FAMILY_HOST_REGISTER:
         if (!failed && fn != CT_FN_cudaHostUnregister)
-            ct_u64_map_put(&u->pinned, arg_uint(e, "ptr"), arg_uint(e, "bytes"));
+            ct_u64_map_put(&u->pinned, arg_uint(e, ct_key_ptr), arg_uint(e, ct_key_bytes));
         else if (!failed)
             unpin(u, e);
         break;
@@ -277,7 +276,7 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
 
 int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e)
 {
-    if (strcmp(ct_event_text(e, "source"), "nvtx") != 0)
+    if (strcmp(ct_event_text(e, ct_key_source), ct_value_source_nvtx) != 0)
         return 0;
     ct_site_costs_add(&u->nvtx_ranges, e->name, e->end > e->ts ? e->end - e->ts : 0, 0);
     if (u->nvtx_span_count < CT_NVTX_SPANS) {

@@ -21,6 +21,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "cudatrace/trace_names.h"
 #include "perfetto_trace.pb-c.h"
 #include "viewer-export/read/trace_input.h"
 #include "common/varint.h"
@@ -60,7 +61,7 @@ static void add_track(struct packets *out, const struct ct_process_report *p)
     track.has_uuid = track.has_parent_uuid = 1;
     track.uuid = track_of(p);
     track.parent_uuid = p->uuid;
-    track.name = (char *)CT_FINDINGS_TRACK;
+    track.name = (char *)ct_track_findings;
     CtPb__TracePacket packet = CT_PB__TRACE_PACKET__INIT;
     packet.has_trusted_packet_sequence_id = packet.has_sequence_flags = 1;
     packet.trusted_packet_sequence_id = SEQUENCE_ID;
@@ -87,18 +88,18 @@ static CtPb__DebugAnnotation *annotation(struct annotations *a, const char *name
 
 static void describe(struct annotations *a, const struct ct_finding *f)
 {
-    annotation(a, "id")->string_value = (char *)f->id;
-    annotation(a, "severity")->string_value = (char *)ct_severity_name(f->severity);
-    annotation(a, "message")->string_value = (char *)f->message;
+    annotation(a, ct_key_id)->string_value = (char *)f->id;
+    annotation(a, ct_key_severity)->string_value = (char *)ct_severity_name(f->severity);
+    annotation(a, ct_key_message)->string_value = (char *)f->message;
     if (f->where)
-        annotation(a, "site")->string_value = (char *)f->where;
+        annotation(a, ct_key_site)->string_value = (char *)f->where;
     for (int i = 0; i < f->number_count && a->count < MAX_ANNOTATIONS - 3; i++) {
         CtPb__DebugAnnotation *d = annotation(a, f->numbers[i].key);
         d->has_double_value = 1;
         d->double_value = f->numbers[i].value;
     }
     for (int i = 0; i < f->site_count; i++) {
-        snprintf(a->site_names[i], sizeof a->site_names[i], "top_site_%d", i + 1);
+        snprintf(a->site_names[i], sizeof a->site_names[i], ct_key_top_site, i + 1);
         snprintf(a->site_texts[i], sizeof a->site_texts[i], "%s: %.0f%% (%llu calls)",
                  f->sites[i].site, 100 * f->sites[i].share, (unsigned long long)f->sites[i].calls);
         annotation(a, a->site_names[i])->string_value = a->site_texts[i];
@@ -120,7 +121,7 @@ static void add_finding(struct packets *out, const struct ct_finding *f,
     memset(&a, 0, sizeof a);
     describe(&a, f);
     char name[128];
-    snprintf(name, sizeof name, "%s %s", ct_severity_name(f->severity), f->id);
+    snprintf(name, sizeof name, ct_event_finding, ct_severity_name(f->severity), f->id);
     CtPb__TrackEvent event = CT_PB__TRACK_EVENT__INIT;
     event.has_type = event.has_track_uuid = 1;
     event.type = CT_PB__TRACK_EVENT__TYPE__TYPE_INSTANT;
@@ -205,7 +206,7 @@ int ct_findings_annotate(const char *path, const struct ct_report *report,
                          const struct ct_findings *findings, char *error, size_t error_size)
 {
     if (report->annotated) {
-        snprintf(error, error_size, "already has its \"%s\" track", CT_FINDINGS_TRACK);
+        snprintf(error, error_size, "already has its \"%s\" track", ct_track_findings);
         return -1;
     }
     int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);

@@ -8,8 +8,6 @@
 
 #include "viewer-export/findings/findings.h"
 
-#define CT_FINDINGS_TRACK "cudatrace findings"
-
 /* Appends `findings` to the trace at `path` (the one `report` was read
  * from), in its own format; 0, or -1 with the reason in `error`. */
 int ct_findings_annotate(const char *path, const struct ct_report *report,

@@ -7,6 +7,7 @@
  */
 #include "viewer-export/output/report_output.h"
 
+#include "cudatrace/trace_names.h"
 #include "viewer-export/output/human_units.h"
 
 #include <stdio.h>
@@ -69,7 +70,8 @@ static void print_cupti(const struct ct_process_report *p)
         return;
     if (!c->library) {
         printf("  CUPTI          %s: %s\n",
-               strcmp(c->state, "no_gpu") == 0 ? "not used" : "unavailable", c->reason);
+               strcmp(c->state, ct_value_cupti_no_gpu) == 0 ? "not used" : "unavailable",
+               c->reason);
         return;
     }
     printf("  CUPTI          %s", c->library);

@@ -1,0 +1,253 @@
+/*
+ * The trace vocabulary: every name cudatrace puts into a Perfetto trace and
+ * reads back out of one, declared once, as record.h declares the rings. The
+ * collector writes them (and `cudatrace report --annotate` the findings
+ * track's), the command reads them, and both sides use the constants this
+ * list makes, so a name cannot change on one side alone. CT_TRACE_FORMAT
+ * versions the list: the collector states it in the first event of every
+ * trace, and the command refuses a trace of another format rather than
+ * misread it. Renaming an entry's text is a new format.
+ *
+ * X(kind, id, text, type), one line a name; each makes
+ * `static const char ct_<kind>_<id>[] = text;`:
+ *   track  a track's name: NAMED or COUNTER; GPU tracks carry their device,
+ *          context and stream as %u, and all begin with CT_GPU_TRACK_PREFIX;
+ *   event  an event's name: INSTANT or SLICE, %s standing for a part that
+ *          varies; call slices are named by functions.h, GPU kernels by the
+ *          kernel and NVTX ranges by their message instead;
+ *   key    a debug annotation's name, with the value types it is written
+ *          with (UINT, INT, POINTER, STRING, DOUBLE; more than one where the
+ *          key serves events of several kinds, such as "device");
+ *   value  a string value of a key whose values are all declared here (its
+ *          type names the key or keys). Other keys' values are data.
+ * The findings track's events carry, besides their declared keys, the
+ * numbers of the finding's evidence under the names docs/findings.md gives
+ * them, as DOUBLE. tests/unit/trace_names_dump.c prints the list for the
+ * tests, which hold every trace the suite writes to it and every entry to a
+ * writer that uses it.
+ */
+#ifndef CUDATRACE_TRACE_NAMES_H
+#define CUDATRACE_TRACE_NAMES_H
+
+#define CT_TRACE_FORMAT 1
+
+#define CT_GPU_TRACK_PREFIX "GPU "
+
+#define CT_FOR_EACH_TRACE_NAME(X)                                                                  \
+    /* tracks of the process */                                                                    \
+    X(track, device_memory, "CUDA device memory (live bytes)", COUNTER)                            \
+    X(track, pinned_memory, "CUDA pinned host memory (live bytes)", COUNTER)                       \
+    X(track, launch_rate, "CUDA kernel launches per second", COUNTER)                              \
+    X(track, dropped, "cudatrace dropped records", COUNTER)                                        \
+    X(track, libraries, "CUDA libraries", NAMED)                                                   \
+    X(track, gpu_stream, CT_GPU_TRACK_PREFIX "%u stream %u", NAMED)                                \
+    X(track, gpu_context_syncs, CT_GPU_TRACK_PREFIX "context %u syncs", NAMED)                     \
+    X(track, gpu_stream_syncs, CT_GPU_TRACK_PREFIX "context %u stream %u syncs", NAMED)            \
+    X(track, gpu_memory, CT_GPU_TRACK_PREFIX "%u memory operations", NAMED)                        \
+    X(track, cupti_overhead, "CUPTI overhead", NAMED)                                              \
+    X(track, findings, "cudatrace findings", NAMED)                                                \
+    /* the process track's instants */                                                             \
+    X(event, trace_format, "cudatrace.trace", INSTANT)                                             \
+    X(event, versions, "cuda.versions", INSTANT)                                                   \
+    X(event, device, "cuda.device", INSTANT)                                                       \
+    X(event, cupti, "cudatrace.cupti", INSTANT)                                                    \
+    X(event, gpu_totals, "cudatrace.gpu", INSTANT)                                                 \
+    X(event, end, "cudatrace.end", INSTANT)                                                        \
+    /* a thread's totals, when it ended */                                                         \
+    X(event, calls, "cudatrace.calls", INSTANT)                                                    \
+    /* the libraries track's instants */                                                           \
+    X(event, library, "cuda.library", INSTANT)                                                     \
+    X(event, library_load, "cuda.library.load", INSTANT)                                           \
+    X(event, library_failed, "cuda.library.failed", INSTANT)                                       \
+    X(event, library_unload, "cuda.library.unload", INSTANT)                                       \
+    X(event, library_version, "cuda.library.version", INSTANT)                                     \
+    X(event, library_inventory, "cuda.library.inventory", INSTANT)                                 \
+    X(event, toolkit, "cuda.toolkit", INSTANT)                                                     \
+    X(event, no_kernel_image, "cuda.no_kernel_image", INSTANT)                                     \
+    /* the GPU tracks' events other than kernels */                                                \
+    X(event, memcpy, "memcpy %s", SLICE)                                                           \
+    X(event, memset, "memset", SLICE)                                                              \
+    X(event, unnamed_kernel, "(unnamed kernel)", SLICE)                                            \
+    X(event, sync_unknown, "unknown synchronization", SLICE)                                       \
+    X(event, sync_event, "event synchronize", SLICE)                                               \
+    X(event, sync_stream_wait, "stream wait event", SLICE)                                         \
+    X(event, sync_stream, "stream synchronize", SLICE)                                             \
+    X(event, sync_context, "context synchronize", SLICE)                                           \
+    X(event, memory_allocation, "allocation", INSTANT)                                             \
+    X(event, memory_release, "release", INSTANT)                                                   \
+    X(event, cupti_overhead, "CUPTI overhead", SLICE)                                              \
+    /* an NVTX range pushed without a message */                                                   \
+    X(event, unnamed_range, "(nvtx)", SLICE)                                                       \
+    /* a finding on the findings track: its severity and id */                                     \
+    X(event, finding, "%s %s", INSTANT)                                                            \
+    /* call slices (functions.h gives their layouts) */                                            \
+    X(key, ptr, "ptr", POINTER)                                                                    \
+    X(key, bytes, "bytes", UINT)                                                                   \
+    X(key, stream, "stream", POINTER | UINT)                                                       \
+    X(key, kind, "kind", STRING)                                                                   \
+    X(key, src, "src", POINTER)                                                                    \
+    X(key, value, "value", UINT | INT)                                                             \
+    X(key, kernel, "kernel", STRING)                                                               \
+    X(key, grid, "grid", STRING)                                                                   \
+    X(key, block, "block", STRING)                                                                 \
+    X(key, shared_mem, "shared_mem", UINT)                                                         \
+    X(key, graph, "graph", POINTER)                                                                \
+    X(key, event, "event", POINTER)                                                                \
+    X(key, flags, "flags", UINT | INT)                                                             \
+    X(key, result, "result", INT)                                                                  \
+    X(key, error, "error", STRING)                                                                 \
+    X(key, pool, "pool", POINTER)                                                                  \
+    X(key, device, "device", INT | UINT)                                                           \
+    X(key, count, "count", INT | UINT)                                                             \
+    X(key, version, "version", INT | STRING)                                                       \
+    X(key, attribute, "attribute", UINT)                                                           \
+    X(key, free, "free", UINT)                                                                     \
+    X(key, total, "total", UINT)                                                                   \
+    X(key, handle, "handle", POINTER)                                                              \
+    X(key, end_event, "end_event", POINTER)                                                        \
+    X(key, elapsed_ns, "elapsed_ns", INT)                                                          \
+    X(key, site, "site", STRING)                                                                   \
+    X(key, stack, "stack", STRING)                                                                 \
+    X(key, seen_by, "seen_by", STRING)                                                             \
+    X(key, in_flight, "in_flight", UINT)                                                           \
+    /* cudatrace.calls */                                                                          \
+    X(key, function, "function", STRING)                                                           \
+    X(key, calls, "calls", UINT)                                                                   \
+    X(key, errors, "errors", UINT)                                                                 \
+    X(key, total_ns, "total_ns", UINT)                                                             \
+    /* cudatrace.trace, cuda.versions, cuda.device, cudatrace.end */                               \
+    X(key, format, "format", UINT)                                                                 \
+    X(key, clock, "clock", STRING)                                                                 \
+    X(key, runtime_version, "runtime_version", INT)                                                \
+    X(key, driver_version, "driver_version", INT)                                                  \
+    X(key, device_count, "device_count", INT)                                                      \
+    X(key, name, "name", STRING)                                                                   \
+    X(key, compute_capability, "compute_capability", STRING)                                       \
+    X(key, collector_cpu_ns, "collector_cpu_ns", UINT)                                             \
+    X(key, collector_max_rss_kb, "collector_max_rss_kb", UINT)                                     \
+    X(key, dropped, "dropped", UINT)                                                               \
+    X(key, process_start_ns, "process_start_ns", UINT)                                             \
+    X(key, exit, "exit", STRING)                                                                   \
+    /* GPU work */                                                                                 \
+    X(key, gpu_kind, "gpu_kind", STRING)                                                           \
+    X(key, registers, "registers", UINT)                                                           \
+    X(key, static_smem, "static_smem", UINT)                                                       \
+    X(key, dynamic_smem, "dynamic_smem", UINT)                                                     \
+    X(key, correlation, "correlation", UINT)                                                       \
+    X(key, mangled, "mangled", STRING)                                                             \
+    X(key, copy_kind, "copy_kind", STRING)                                                         \
+    X(key, src_kind, "src_kind", STRING)                                                           \
+    X(key, dst_kind, "dst_kind", STRING)                                                           \
+    X(key, bandwidth, "bandwidth_mb_per_s", UINT)                                                  \
+    X(key, type, "type", UINT)                                                                     \
+    X(key, address, "address", POINTER)                                                            \
+    /* cudatrace.cupti and cudatrace.gpu */                                                        \
+    X(key, state, "state", STRING)                                                                 \
+    X(key, library, "library", STRING)                                                             \
+    X(key, reason, "reason", STRING)                                                               \
+    X(key, cupti_version, "cupti_version", UINT)                                                   \
+    X(key, cupti_result, "cupti_result", INT)                                                      \
+    X(key, kernels, "kernels", UINT)                                                               \
+    X(key, memcpys, "memcpys", UINT)                                                               \
+    X(key, memsets, "memsets", UINT)                                                               \
+    X(key, syncs, "syncs", UINT)                                                                   \
+    X(key, memory_operations, "memory_operations", UINT)                                           \
+    X(key, cupti_dropped, "cupti_dropped", UINT)                                                   \
+    X(key, unmapped, "unmapped", UINT)                                                             \
+    X(key, clock_samples, "clock_samples", UINT)                                                   \
+    X(key, clock_reading_error_ns, "clock_reading_error_ns", UINT)                                 \
+    X(key, clock_drift_ns, "clock_drift_ns", UINT)                                                 \
+    /* the libraries track */                                                                      \
+    X(key, path, "path", STRING)                                                                   \
+    X(key, realpath, "realpath", STRING)                                                           \
+    X(key, family, "family", STRING)                                                               \
+    X(key, soname, "soname", STRING)                                                               \
+    X(key, build_id, "build_id", STRING)                                                           \
+    X(key, size, "size", UINT)                                                                     \
+    X(key, order, "order", UINT)                                                                   \
+    X(key, built_for_cuda, "built_for_cuda", UINT)                                                 \
+    X(key, requested_as, "requested_as", STRING)                                                   \
+    X(key, requested_by, "requested_by", STRING)                                                   \
+    X(key, how, "how", STRING)                                                                     \
+    X(key, requested_ns, "requested_ns", UINT)                                                     \
+    X(key, attempts, "attempts", UINT)                                                             \
+    X(key, searched, "searched", STRING)                                                           \
+    X(key, found_via, "found_via", STRING)                                                         \
+    X(key, runpath_copy, "runpath_copy", STRING)                                                   \
+    X(key, expected_dirs, "expected_dirs", STRING)                                                 \
+    X(key, expected_version, "expected_version", STRING)                                           \
+    X(key, expected_package, "expected_package", STRING)                                           \
+    X(key, expected_by, "expected_by", STRING)                                                     \
+    X(key, home, "home", STRING)                                                                   \
+    X(key, root, "root", STRING)                                                                   \
+    X(key, api_version, "api_version", UINT)                                                       \
+    X(key, libraries, "libraries", STRING)                                                         \
+    X(key, archs, "archs", STRING)                                                                 \
+    /* NVTX ranges and marks */                                                                    \
+    X(key, source, "source", STRING)                                                               \
+    /* the findings track */                                                                       \
+    X(key, id, "id", STRING)                                                                       \
+    X(key, severity, "severity", STRING)                                                           \
+    X(key, message, "message", STRING)                                                             \
+    X(key, top_site, "top_site_%d", STRING)                                                        \
+    /* values */                                                                                   \
+    X(value, clock_tsc, "tsc", clock)                                                              \
+    X(value, clock_boottime, "boottime", clock)                                                    \
+    X(value, exit_normal, "normal", exit)                                                          \
+    X(value, exit_lost, "lost", exit)                                                              \
+    X(value, seen_by_cupti, "cupti", seen_by)                                                      \
+    X(value, seen_by_audit, "audit", seen_by)                                                      \
+    X(value, seen_by_preload, "preload", seen_by)                                                  \
+    X(value, source_nvtx, "nvtx", source)                                                          \
+    X(value, gpu_kind_kernel, "kernel", gpu_kind)                                                  \
+    X(value, gpu_kind_memcpy, "memcpy", gpu_kind)                                                  \
+    X(value, gpu_kind_memset, "memset", gpu_kind)                                                  \
+    X(value, gpu_kind_sync, "sync", gpu_kind)                                                      \
+    X(value, cupti_active, "active", state)                                                        \
+    X(value, cupti_unavailable, "unavailable", state)                                              \
+    X(value, cupti_no_gpu, "no_gpu", state)                                                        \
+    X(value, cupti_yielded, "yielded", state)                                                      \
+    X(value, copy_host_to_host, "HostToHost", kind)                                                \
+    X(value, copy_host_to_device, "HostToDevice", kind)                                            \
+    X(value, copy_device_to_host, "DeviceToHost", kind)                                            \
+    X(value, copy_device_to_device, "DeviceToDevice", kind)                                        \
+    X(value, copy_default, "Default", kind)                                                        \
+    X(value, copy_peer, "Peer", kind)                                                              \
+    X(value, copy_unknown, "Unknown", kind)                                                        \
+    X(value, gpu_copy_unknown, "unknown", copy_kind | src_kind | dst_kind)                         \
+    X(value, gpu_copy_htod, "HtoD", copy_kind)                                                     \
+    X(value, gpu_copy_dtoh, "DtoH", copy_kind)                                                     \
+    X(value, gpu_copy_htoa, "HtoA", copy_kind)                                                     \
+    X(value, gpu_copy_atoh, "AtoH", copy_kind)                                                     \
+    X(value, gpu_copy_atoa, "AtoA", copy_kind)                                                     \
+    X(value, gpu_copy_atod, "AtoD", copy_kind)                                                     \
+    X(value, gpu_copy_dtoa, "DtoA", copy_kind)                                                     \
+    X(value, gpu_copy_dtod, "DtoD", copy_kind)                                                     \
+    X(value, gpu_copy_htoh, "HtoH", copy_kind)                                                     \
+    X(value, gpu_copy_ptop, "PtoP", copy_kind)                                                     \
+    X(value, memory_pageable, "pageable", src_kind | dst_kind)                                     \
+    X(value, memory_pinned, "pinned", src_kind | dst_kind)                                         \
+    X(value, memory_device, "device", src_kind | dst_kind)                                         \
+    X(value, memory_array, "array", src_kind | dst_kind)                                           \
+    X(value, memory_managed, "managed", src_kind | dst_kind)                                       \
+    X(value, memory_device_static, "device_static", src_kind | dst_kind)                           \
+    X(value, memory_managed_static, "managed_static", src_kind | dst_kind)                         \
+    X(value, via_absolute, "absolute path", found_via)                                             \
+    X(value, via_name, "name", found_via)                                                          \
+    X(value, via_rpath, "DT_RPATH", found_via)                                                     \
+    X(value, via_library_path, "LD_LIBRARY_PATH", found_via)                                       \
+    X(value, via_runpath, "DT_RUNPATH", found_via)                                                 \
+    X(value, via_cache, "ld.so.cache", found_via)                                                  \
+    X(value, via_default, "default directories", found_via)                                        \
+    X(value, via_already_loaded, "already loaded", found_via | how)                                \
+    X(value, via_unknown, "unknown", found_via | how)                                              \
+    X(value, how_dlopen, "dlopen", how)                                                            \
+    X(value, how_needed, "needed", how)                                                            \
+    X(value, how_start, "start", how)                                                              \
+    X(value, how_inherited, "inherited", how)
+
+#define CT_DECLARE_TRACE_NAME(kind, id, text, type) static const char ct_##kind##_##id[] = text;
+CT_FOR_EACH_TRACE_NAME(CT_DECLARE_TRACE_NAME)
+#undef CT_DECLARE_TRACE_NAME
+
+#endif
