@@ -1,6 +1,6 @@
 /*
  * A SIMULATED training loop: the demo workload for cudatrace, meant to run on the CPU double of
- * the CUDA runtime (tests/cudart_double), where kernels are accepted but never executed. It has
+ * the CUDA runtime (tests/doubles/runtime), where kernels are accepted but never executed. It has
  * the shape of a real training step, which is what a trace shows: a host-to-device batch copy,
  * about 200 small launches of six differently named kernels (forward, loss, backward, optimizer),
  * a device-to-host copy of the scalar loss (an implicit sync), a cudaDeviceSynchronize, and one

@@ -1,4 +1,4 @@
-# Build rules for the Python-frames probe (tests/test_python_frames.py).
+# Build rules for the Python-frames probe (tests/test_preload_python_frames.py).
 # preload/sites/python_frames.c is compiled in with the preload's own flags, so the
 # probe runs exactly what the preload runs; the embedding program exports its
 # probe (-rdynamic) for the Python it loads to find through ctypes.

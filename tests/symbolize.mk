@@ -1,7 +1,7 @@
-# Build rules for the symboliser checks (tests/test_symbolize.py).
+# Build rules for the symboliser checks (tests/test_collector_symbolize.py).
 
 # The symboliser (collector/elf/symbolize.c, collector/elf/dwarf_lines.c) behind a command
-# line, which tests/test_symbolize.py compares with addr2line.
+# line, which tests/test_collector_symbolize.py compares with addr2line.
 CT_SYMBOLIZE_SRC := tests/unit/symbolize_check.c $(wildcard collector/elf/*.c) common/string_table.c \
 	common/u64_map.c
 test-programs: $(BUILD)/unit/symbolize_check

@@ -32,10 +32,10 @@ import zlib
 import pytest
 
 import perfetto_check
-from test_export import (EXPORT_TIMEOUT_S, LARGE_LAUNCHES, assert_cut_noted, assert_refused,
+from test_export_formats import (EXPORT_TIMEOUT_S, LARGE_LAUNCHES, assert_cut_noted, assert_refused,
                          bad_inputs, cudatrace, cut_trace, export, large_trace,
                          limit_address_space, trace_path)
-from test_runtimes import wheel_runtime
+from test_collector_runtimes import wheel_runtime
 
 assert cudatrace  # a fixture, used by name
 
@@ -189,7 +189,7 @@ def test_long_trace_keeps_series_bounded(write_trace, cudatrace, tmp_path):
 
 
 def test_memory_stays_bounded_on_a_large_trace(trace_run, build_dir, tmp_path):
-    # As test_export.py bounds the other formats: an address space smaller than the trace.
+    # As test_export_formats.py bounds the other formats: an address space smaller than the trace.
     binary, big = large_trace(trace_run, build_dir, tmp_path)
     out = tmp_path / "big.html"
     done = subprocess.run([binary, "export", big, "--format", "html", "-o", out],

@@ -311,7 +311,7 @@ def test_report_agrees_with_trace_and_truth(trace_run, program_truth, cli, hooke
     assert report["trace"] == {"packets": len(trace.packets), "tail": "complete",
                                "unclosed_slices": 0}
     # The CUDA stack is healthy. (How the loops use it depends on timing here; the usage
-    # findings have tests of their own, tests/test_usage_findings.py.)
+    # findings have tests of their own, tests/test_report_usage_findings.py.)
     assert [f for f in report["findings"] if f["id"] not in USAGE_FINDINGS] == []
     assert len(report["processes"]) == 1
     process = report["processes"][0]

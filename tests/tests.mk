@@ -6,19 +6,19 @@
 
 CT_DOUBLE_DIR := $(BUILD)/double
 CT_DOUBLE_LIB := $(CT_DOUBLE_DIR)/libcudart.so.13
-CT_DOUBLE_SRC := tests/cudart_double/cudart_double.c
-CT_DOUBLE_MAP := tests/cudart_double/libcudart.map
-CT_DOUBLE_HDR := tests/cudart_double/cudart_extra.h
+CT_DOUBLE_SRC := tests/doubles/runtime/cudart_double.c
+CT_DOUBLE_MAP := tests/doubles/runtime/libcudart.map
+CT_DOUBLE_HDR := tests/doubles/runtime/cudart_extra.h
 # What the runtime, driver and CUPTI doubles share: their private driver interface and helpers,
 # and the runtime's API list (CUPTI names its callbacks from it).
-CT_GPU_HDRS := tests/cuda_double/double_gpu.h tests/cuda_double/double_util.h \
-	tests/cudart_double/cudart_apis.h
+CT_GPU_HDRS := tests/doubles/shared/double_gpu.h tests/doubles/shared/double_util.h \
+	tests/doubles/shared/cudart_apis.h
 
 CT_DOUBLE_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Werror -pthread \
-	-I$(CUDA_HOME)/include -Itests/cuda_double -Itests/cudart_double
+	-I. -I$(CUDA_HOME)/include
 CT_DOUBLE_LDFLAGS := -Wl,--version-script=$(CT_DOUBLE_MAP) -Wl,-soname,libcudart.so.13 -ldl
 
-CT_PROGRAM_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -pthread -I$(CUDA_HOME)/include
+CT_PROGRAM_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -pthread -I. -I$(CUDA_HOME)/include
 CT_PROGRAM_LDFLAGS := -rdynamic -L$(CT_DOUBLE_DIR) -l:libcudart.so.13
 
 CT_TEST_PROGRAMS := $(patsubst tests/programs/%.c,$(BUILD)/tests/%,$(wildcard tests/programs/*.c))
@@ -71,10 +71,10 @@ $(BUILD)/tests/librunpath_user.so: tests/runpath/runpath_user.c
 test-programs: $(BUILD)/tests/dlopen_only
 $(BUILD)/tests/dlopen_only: tests/loader/dlopen_only.c tests/programs/mapped_libraries.h
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $< -ldl
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -I. -o $@ $< -ldl
 
 # The library-search reconstruction (collector/libraries/ld_search.c) behind a command line,
-# which tests/test_ld_search.py compares with glibc's own LD_DEBUG=libs.
+# which tests/test_collector_ld_search.py compares with glibc's own LD_DEBUG=libs.
 CT_LD_SEARCH_SRC := tests/unit/ld_search_check.c collector/libraries/ld_search.c \
 	collector/libraries/ld_cache.c collector/libraries/hwcaps.c collector/elf/elf_file.c
 test-programs: $(BUILD)/unit/ld_search_check
@@ -100,35 +100,35 @@ $(BUILD)/tests/nvtx_steps_via_lib: tests/nvtx/nvtx_steps_main.c $(BUILD)/tests/l
 	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< -L$(BUILD)/tests -Wl,--no-as-needed -lnvtx_steps \
 		-Wl,--as-needed -Wl,-rpath,'$$ORIGIN' $(CT_PROGRAM_LDFLAGS)
 
-# The CPU doubles of the driver and of CUPTI (tests/test_cupti_double.py). The driver sits in a
+# The CPU doubles of the driver and of CUPTI (tests/test_doubles_driver_cupti.py). The driver sits in a
 # folder of its own, so only the tests that want a driver put it on the library path; CUPTI sits
 # beside the runtime double, where the tracer looks for it.
 CT_DRIVER_LIB := $(BUILD)/driver/libcuda.so.1
 CT_CUPTI_LIB := $(CT_DOUBLE_DIR)/libcupti.so.13
 test-programs: $(CT_DRIVER_LIB) $(CT_CUPTI_LIB)
-$(CT_DRIVER_LIB): tests/cuda_double/cuda_double.c tests/cuda_double/libcuda.map $(CT_GPU_HDRS)
+$(CT_DRIVER_LIB): tests/doubles/driver/cuda_double.c tests/doubles/driver/libcuda.map $(CT_GPU_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CT_DOUBLE_CFLAGS) -o $@ $< -Wl,--version-script=tests/cuda_double/libcuda.map \
+	$(CC) $(CT_DOUBLE_CFLAGS) -o $@ $< -Wl,--version-script=tests/doubles/driver/libcuda.map \
 		-Wl,-soname,libcuda.so.1 -ldl
-$(CT_CUPTI_LIB): tests/cupti_double/cupti_double.c tests/cupti_double/libcupti.map $(CT_GPU_HDRS)
+$(CT_CUPTI_LIB): tests/doubles/cupti/cupti_double.c tests/doubles/cupti/libcupti.map $(CT_GPU_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CT_DOUBLE_CFLAGS) -o $@ $< -Wl,--version-script=tests/cupti_double/libcupti.map \
+	$(CC) $(CT_DOUBLE_CFLAGS) -o $@ $< -Wl,--version-script=tests/doubles/cupti/libcupti.map \
 		-Wl,-soname,libcupti.so.13 -ldl
 
 # A client of the CUPTI double that checks the three doubles together, and a CUDA injection
 # library for the driver's CUDA_INJECTION64_PATH.
 test-programs: $(BUILD)/tests/cupti_harness $(BUILD)/tests/libct_injection.so
-$(BUILD)/tests/cupti_harness: tests/cupti_double/harness.c tests/programs/program_args.h \
+$(BUILD)/tests/cupti_harness: tests/programs/cupti/harness.c tests/programs/program_args.h \
 		$(CT_DOUBLE_LIB) $(CT_CUPTI_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< $(CT_PROGRAM_LDFLAGS) -l:libcupti.so.13 -ldl
-$(BUILD)/tests/libct_injection.so: tests/cupti_double/injection.c $(CT_CUPTI_LIB)
+$(BUILD)/tests/libct_injection.so: tests/programs/cupti/injection.c $(CT_CUPTI_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CT_PROGRAM_CFLAGS) -fPIC -shared -o $@ $< -L$(CT_DOUBLE_DIR) -l:libcupti.so.13
 
 # A program that subscribes to CUPTI itself, as torch.profiler does.
 test-programs: $(BUILD)/tests/own_profiler
-$(BUILD)/tests/own_profiler: tests/cupti_double/own_profiler.c tests/programs/program_args.h \
+$(BUILD)/tests/own_profiler: tests/programs/cupti/own_profiler.c tests/programs/program_args.h \
 		$(CT_DOUBLE_LIB) $(CT_CUPTI_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< $(CT_PROGRAM_LDFLAGS) -l:libcupti.so.13
@@ -139,13 +139,13 @@ $(BUILD)/tests/own_profiler: tests/cupti_double/own_profiler.c tests/programs/pr
 # runtime both.
 CT_STATIC_USER := $(BUILD)/tests/libstatic_cudart_user.so
 test-programs: $(CT_STATIC_USER) $(BUILD)/tests/static_runtime
-$(CT_STATIC_USER): tests/cupti_double/static_cudart_user.c tests/cupti_double/static_cudart_user.h \
-		tests/cupti_double/static_cudart_user.map $(CT_DOUBLE_SRC) $(CT_DOUBLE_HDR) $(CT_GPU_HDRS)
+$(CT_STATIC_USER): tests/programs/cupti/static_cudart_user.c tests/programs/cupti/static_cudart_user.h \
+		tests/programs/cupti/static_cudart_user.map $(CT_DOUBLE_SRC) $(CT_DOUBLE_HDR) $(CT_GPU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CT_DOUBLE_CFLAGS) -DCT_DOUBLE_STATS_ENV='"CT_DOUBLE_STATIC_STATS"' -o $@ \
-		tests/cupti_double/static_cudart_user.c $(CT_DOUBLE_SRC) \
-		-Wl,--version-script=tests/cupti_double/static_cudart_user.map -Wl,-Bsymbolic -ldl
-$(BUILD)/tests/static_runtime: tests/cupti_double/static_runtime.c tests/cupti_double/static_cudart_user.h \
+		tests/programs/cupti/static_cudart_user.c $(CT_DOUBLE_SRC) \
+		-Wl,--version-script=tests/programs/cupti/static_cudart_user.map -Wl,-Bsymbolic -ldl
+$(BUILD)/tests/static_runtime: tests/programs/cupti/static_runtime.c tests/programs/cupti/static_cudart_user.h \
 		tests/programs/program_args.h $(CT_STATIC_USER) $(CT_DOUBLE_LIB)
 	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< -L$(BUILD)/tests -l:libstatic_cudart_user.so \
 		-Wl,-rpath,'$$ORIGIN' $(CT_PROGRAM_LDFLAGS)

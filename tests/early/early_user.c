@@ -6,7 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../programs/program_args.h"
+#include "tests/programs/program_args.h"
 
 void early_kernel(void) {}
 

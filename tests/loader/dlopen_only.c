@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../programs/mapped_libraries.h"
+#include "tests/programs/mapped_libraries.h"
 
 int main(int argc, char **argv)
 {

@@ -1,6 +1,6 @@
 /*
  * A training step with NVTX ranges around its CUDA calls, for the NVTX tests
- * (tests/test_nvtx.py): per step a "step" range holding a "forward" range
+ * (tests/test_preload_nvtx.py): per step a "step" range holding a "forward" range
  * (two launches) and a "backward" range (one launch), a "loss" mark and a
  * cudaDeviceSynchronize. Built into a program (whose NVTX finds the tool
  * through NVTX_INJECTION64_PATH) and into a shared library (where a bare

@@ -1,5 +1,5 @@
 /*
- * The Python-frames probe for tests/test_python_frames.py. As a library
+ * The Python-frames probe for tests/test_preload_python_frames.py. As a library
  * (libpython_frames_probe.so) it exports ct_probe_python_frames, which
  * Python scripts call through ctypes. Built with -DCT_PROBE_MAIN it is a
  * program (python_frames_embed) that calls the probe with no Python in the

@@ -18,7 +18,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../cudart_double/cudart_extra.h"
+#include "tests/doubles/runtime/cudart_extra.h"
 #include "program_args.h"
 
 #define MAX_FUNCTIONS 64

@@ -13,7 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../cudart_double/cudart_extra.h"
+#include "tests/doubles/runtime/cudart_extra.h"
 
 #define BYTES 64
 #define ROWS 2

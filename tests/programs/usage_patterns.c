@@ -1,6 +1,6 @@
 /*
  * Workloads with a known way of misusing CUDA, each with a healthy twin, for the usage findings
- * (tests/test_usage_findings.py). Usage: usage_patterns MODE [N]. The line of each call a finding
+ * (tests/test_report_usage_findings.py). Usage: usage_patterns MODE [N]. The line of each call a finding
  * should name carries a "site:" comment, which the test looks up. Costs come from the double's
  * knobs (CT_DOUBLE_LAUNCH_NS, CT_DOUBLE_SYNC_NS, CT_DOUBLE_SLOW_ALLOC_*, CT_DOUBLE_MEM_LIMIT) and
  * from host work, a spin on the CPU that stands for a step's real computation. Exits 1 when a

@@ -1,5 +1,5 @@
 """A training-loop stand-in that reaches the CUDA runtime from Python, for the
-usage findings' call sites (tests/test_usage_findings.py). Usage:
+usage findings' call sites (tests/test_report_usage_findings.py). Usage:
 usage_script.py ctypes|extension STEPS [EXTENSION_DIR]. Each step synchronises
 once, through ctypes (which releases the GIL around the call) or through the
 small C extension tests/python/cuext.c (which releases it itself), so the

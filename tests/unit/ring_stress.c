@@ -12,7 +12,7 @@
  * published. The consumer keeps, per producer named by the ring, the tid the
  * ring gave, the records received, their hash, those out of order and those
  * carrying another producer's id. One line per producer and a line of totals
- * go to stdout for tests/test_ring_stress.py to check against each other.
+ * go to stdout for tests/test_unit_ring_stress.py to check against each other.
  * Usage: ring_stress [waves=4] [threads=16] [records=20000] [rings=8]
  * [spill=0] (more threads than rings, so some find none and rings are
  * reused; `spill` pool segments for full rings to spill into, shared by all,

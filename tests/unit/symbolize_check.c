@@ -1,6 +1,6 @@
 /*
  * The symboliser (collector/symbolize.c) behind a command line, for
- * tests/test_symbolize.py, which compares what it says with addr2line.
+ * tests/test_collector_symbolize.py, which compares what it says with addr2line.
  * Resolves hex addresses given as arguments, or one a line on stdin when
  * there are none, in process PID or, with --file, in the ELF address space
  * of the file PATH. Prints one line per address:

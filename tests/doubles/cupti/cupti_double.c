@@ -21,9 +21,9 @@
 
 #include <cupti.h>
 
-#include "cudart_apis.h"
-#include "double_gpu.h"
-#include "double_util.h"
+#include "tests/doubles/shared/cudart_apis.h"
+#include "tests/doubles/shared/double_gpu.h"
+#include "tests/doubles/shared/double_util.h"
 
 #define CUPTI_VERSION 130001
 #define RECORD_ALIGNMENT 8

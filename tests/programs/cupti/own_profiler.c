@@ -11,7 +11,7 @@
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
-#include "../programs/program_args.h"
+#include "tests/programs/program_args.h"
 
 #define BUFFER_BYTES (1 << 16)
 

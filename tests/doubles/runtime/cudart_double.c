@@ -2,7 +2,7 @@
  * A deterministic CPU stand-in for libcudart.so.13, used to test the tracer on machines without a
  * GPU and to measure the tracer's own overhead. It owns the exported runtime entry points listed
  * in CT_DOUBLE_APIS (versioned like the real library by libcudart.map, and none that the real
- * one lacks: tests/test_double_fidelity.py), the bookkeeping behind them (device memory is
+ * one lacks: tests/test_doubles_runtime_fidelity.py), the bookkeeping behind them (device memory is
  * ordinary host memory, so copies and sets really move bytes; kernels are validated but never
  * run) and the ground-truth statistics written at exit. Behaviour is tuned by CT_DOUBLE_*
  * environment variables read once (CT_DOUBLE_DRIVER_VERSION below 13000 plays a driver too old
@@ -26,10 +26,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "cudart_apis.h"
-#include "cudart_extra.h"
-#include "double_gpu.h"
-#include "double_util.h"
+#include "tests/doubles/shared/cudart_apis.h"
+#include "tests/doubles/runtime/cudart_extra.h"
+#include "tests/doubles/shared/double_gpu.h"
+#include "tests/doubles/shared/double_util.h"
 
 // clang-format off
 enum api_id {

@@ -1,6 +1,6 @@
 /*
- * The private interface between the CPU doubles of the CUDA driver (tests/cuda_double), the
- * runtime (tests/cudart_double) and CUPTI (tests/cupti_double). The real runtime and CUPTI reach
+ * The private interface between the CPU doubles of the CUDA driver (tests/doubles/driver), the
+ * runtime (tests/doubles/runtime) and CUPTI (tests/doubles/cupti). The real runtime and CUPTI reach
  * driver internals through cuGetExportTable with private UUIDs; the doubles do the same with
  * CT_GPU_TABLE_ID, so that the driver double alone owns what the GPU owns: the correlation ids of
  * API calls, the simulated device timeline and the one tool (CUPTI) attachment. The runtime

@@ -66,6 +66,6 @@ def test_cuda11_runtime_without_driver_keeps_its_file_version(trace_run, build_d
 def test_wheel_runtime_beside_a_working_runtime(trace_run, build_dir, runtimes):
     # The program's own runtime works (the double); a framework's wheel brings
     # a second one: the classic two-runtimes setup, with nothing else wrong.
-    # (test_libraries.py has the healthy twin: the double alone.)
+    # (test_collector_libraries.py has the healthy twin: the double alone.)
     completed, _, _ = trace_run("load_libs", runtimes["12.9"])
     assert [f["id"] for f in report_of(build_dir, completed)["findings"]] == ["duplicate-library"]

@@ -16,8 +16,8 @@ import subprocess
 import pytest
 
 import toolkit
-from test_python_frames import INTERPRETERS, interpreter
-from test_reliability import report
+from test_preload_python_frames import INTERPRETERS, interpreter
+from test_preload_reliability import report
 from test_report_cli import cli  # noqa: F401 (a fixture)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

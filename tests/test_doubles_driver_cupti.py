@@ -1,6 +1,6 @@
 """The CPU doubles of the driver and of CUPTI, checked without the tracer.
 
-tests/cupti_double/harness.c subscribes to the CUPTI double, runs a known workload through the
+tests/programs/cupti/harness.c subscribes to the CUPTI double, runs a known workload through the
 runtime double and then through the driver double, and prints every callback and activity record
 it received; these tests hold those, and the CUPTI double's own statistics, to exact counts.
 """

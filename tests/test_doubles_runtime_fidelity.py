@@ -1,4 +1,4 @@
-"""The CPU double of libcudart (tests/cudart_double/) against the real toolkit runtime it stands
+"""The CPU double of libcudart (tests/doubles/runtime/) against the real toolkit runtime it stands
 in for, so that a test passing on the double says something about the real one.
 
 This file owns the double's fidelity: its export list against `nm -D` of the toolkit's
@@ -21,7 +21,7 @@ import pytest
 import toolkit
 
 REAL_RUNTIME = os.path.join(toolkit.LIB, "libcudart.so.13")
-DOUBLE_SOURCE = os.path.join(os.path.dirname(__file__), "cudart_double", "cudart_double.c")
+DOUBLE_SOURCE = os.path.join(os.path.dirname(__file__), "doubles", "runtime", "cudart_double.c")
 VARIANT = re.compile(r"(\w+)_(ptsz|ptds)")
 TOO_OLD = {"CT_DOUBLE_DRIVER_VERSION": 12040}  # the double's runtime is 13000
 CUDA_ERROR_INSUFFICIENT_DRIVER = 35

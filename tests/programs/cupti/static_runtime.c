@@ -8,8 +8,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../programs/program_args.h"
-#include "static_cudart_user.h"
+#include "tests/programs/program_args.h"
+#include "tests/programs/cupti/static_cudart_user.h"
 
 /* Exported (the build links with -rdynamic) so the runtime can name it. */
 void app_kernel(void) {}

@@ -3,7 +3,7 @@ crashes, kills, calls in flight, a killed collector, signal handlers,
 constructors and destructors around the tracer's own, an unwritable or
 size-limited output, a planted symlink, the preload loaded twice or through
 dlopen, secure-execution processes, malformed settings and CUDATRACE_DISABLE.
-(fork, exec and thread churn: test_fork_threads.py; bad trace files:
+(fork, exec and thread churn: test_preload_fork_threads.py; bad trace files:
 test_report_cli.py.)
 """
 import collections

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "double_gpu.h"
-#include "double_util.h"
+#include "tests/doubles/shared/double_gpu.h"
+#include "tests/doubles/shared/double_util.h"
 
 #define DRIVER_VERSION 13000
 #define DEVICE_ALIGNMENT 256

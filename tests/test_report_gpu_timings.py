@@ -15,8 +15,8 @@ import perfetto_check
 import zstandard
 from perfetto_check import pb
 
-from test_reliability import report as report_of
-from test_usage_findings import run_patterns
+from test_preload_reliability import report as report_of
+from test_report_usage_findings import run_patterns
 
 SEQUENCE = 0x7FFFFFF1
 

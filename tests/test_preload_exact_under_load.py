@@ -13,7 +13,7 @@ import time
 import pytest
 
 import perfetto_check
-from test_reliability import base_env, collector_writing, report
+from test_preload_reliability import base_env, collector_writing, report
 
 MIB = 1 << 20
 

@@ -8,7 +8,7 @@
  */
 #include <cuda_runtime_api.h>
 
-#include "static_cudart_user.h"
+#include "tests/programs/cupti/static_cudart_user.h"
 
 void cublas_gemm_kernel(void) __asm__("_Z9gemm_tileILi128EEvPKfPfi");
 void cublas_gemm_kernel(void) {}

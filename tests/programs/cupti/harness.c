@@ -1,6 +1,6 @@
 /*
  * A CUPTI client that checks the CPU doubles (runtime, driver, CUPTI) without the tracer, for
- * tests/test_cupti_double.py: it subscribes, enables the runtime and driver domains and every
+ * tests/test_doubles_driver_cupti.py: it subscribes, enables the runtime and driver domains and every
  * activity kind the doubles produce, runs a known workload through the runtime and then through
  * the driver, flushes, and prints what it received. Usage: cupti_harness [buffer bytes=65536,
  * 0 for none] [max records per buffer=0]. Output, in this order: "subscribe RESULT" and
@@ -22,7 +22,7 @@
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
-#include "../programs/program_args.h"
+#include "tests/programs/program_args.h"
 
 #define BYTES 1024
 

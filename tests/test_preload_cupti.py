@@ -1,5 +1,5 @@
 """The GPU's side of the trace through CUPTI (issue 9), on the CPU doubles of the runtime, the
-driver and CUPTI (tests/cudart_double, tests/cuda_double, tests/cupti_double), and on the real
+driver and CUPTI (tests/doubles/runtime, tests/doubles/driver, tests/doubles/cupti), and on the real
 toolkit's libcupti and NVIDIA's CUDA 13 wheel, which load but cannot work without a driver.
 
 With the driver double on the library path and CT_DOUBLE_DRIVER=1 the runtime double loads it
