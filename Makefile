@@ -187,7 +187,7 @@ $(BUILD)/bench/dlopen_loop: tests/bench/dlopen_loop.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -o $@ $< -ldl
 
-# The rings' producer (preload/ring.c) and consumer (collector/ring_drain.c)
+# The rings' producer (preload/core/ring.c) and consumer (collector/ring_drain.c)
 # in one process, for the thread sanitizer: `make test SANITIZE=thread`.
 $(BUILD)/unit/ring_stress: tests/unit/ring_stress.c preload/core/ring.c collector/ring_drain.c \
 		$(wildcard preload/*/*.h collector/*.h include/cudatrace/*.h)

@@ -1,4 +1,4 @@
-"""The library-search reconstruction (collector/ld_search.c, through
+"""The library-search reconstruction (collector/libraries/ld_search.c, through
 build/unit/ld_search_check) against glibc itself. Each case builds real files
 in tmp_path: a main program that dlopens a requester library by path, whose
 constructor (tests/runpath/runpath_user.c) dlopens a name by bare name, with

@@ -1,4 +1,4 @@
-"""The symboliser (collector/symbolize.c and collector/dwarf_lines.c, through
+"""The symboliser (collector/elf/symbolize.c and collector/elf/dwarf_lines.c, through
 build/unit/symbolize_check) against addr2line. Each case compiles a small
 program and a shared library it calls into (gcc and clang, DWARF 2 to 5, -O0
 and -O2, PIE and not, and stripped copies), runs it, has it print the return

@@ -1,4 +1,4 @@
-"""preload/python_frames.c reads the calling thread's Python stack without the GIL.
+"""preload/sites/python_frames.c reads the calling thread's Python stack without the GIL.
 
 The probe library (tests/probe/python_frames_probe.c, built with the preload's
 flags around the same source) is called through ctypes by

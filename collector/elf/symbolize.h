@@ -29,7 +29,7 @@ struct ct_symbol {
  * instruction itself (callers pass return address - 1). Returns 0 when at
  * least the module is known, else -1.
  * The strings stay valid for the collector's lifetime (use the string table in
- * common/strings.h: ct_strings_intern / ct_strings_get). */
+ * common/string_table.h: ct_strings_intern / ct_strings_get). */
 int ct_symbolize(int32_t pid, uint64_t pc, struct ct_symbol *out);
 
 /* Resolves `address`, an address in the ELF address space of the file at

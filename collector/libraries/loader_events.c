@@ -1,6 +1,6 @@
 /*
  * The preload's account of CUDA-stack library loads under a bare
- * LD_PRELOAD (preload/loader_view.c): CT_REC_LIBRARY records on the loader
+ * LD_PRELOAD (preload/loader/loader_view.c): CT_REC_LIBRARY records on the loader
  * ring, each preceded by its strings. The preload knows what was asked for,
  * by whom, what got mapped and what dlerror() said; how the loader found
  * each file and where a failed one was looked for are worked out here from

@@ -1,5 +1,5 @@
 /*
- * Follows the text log that preload/audit.c writes into a memfd inside the
+ * Follows the text log that preload/audit/audit.c writes into a memfd inside the
  * traced process. The collector finds that memfd among /proc/PID/fd and keeps
  * its own descriptor, so the log stays readable after the process is gone.
  * Each load is a run of lines: "S 1 REQUESTER\tNAME" (the name asked for),

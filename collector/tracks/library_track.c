@@ -1,7 +1,7 @@
 /*
  * Writes what is known about the CUDA-stack libraries as instants on the
- * libraries track: one ct_event_library per file mapped (described from the
- * file), one ct_event_library_load or ct_event_library_failed per account the
+ * libraries track: one "cuda.library" per file mapped (described from the
+ * file), one "cuda.library.load" or "cuda.library.failed" per account the
  * loader gave (who asked, by which name, through which search list), the
  * versions the libraries' own APIs report, the toolkit the environment
  * points at, and the whole inventory again at the end.

@@ -7,7 +7,7 @@
  * (whose handle is then worth showing even when it is 0, the legacy default
  * stream). Ids are positions in this list, so the list only grows at the
  * end within one CT_RECORD_VERSION. The driver functions at the end are
- * not hooked: CUPTI's callbacks record them (preload/cupti_callbacks.c),
+ * not hooked: CUPTI's callbacks record them (preload/cupti/callbacks.c),
  * with the arguments laid out as their runtime twins'.
  */
 #ifndef CUDATRACE_FUNCTIONS_H

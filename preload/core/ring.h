@@ -2,8 +2,13 @@
  * The producer side of the per-thread rings: the hot path every hook ends in.
  * A thread finds its ring through one initial-exec TLS load; writing a record
  * is a bounds check against a cached tail, one 64-byte store and a release of
- * the head. No lock, no syscall, no allocation: a full ring drops the record
- * and counts the drop rather than ever making the application wait.
+ * the head. No lock, no syscall, no allocation. A full ring spills into the
+ * shared pool (ring.c); with the pool used up too, the record of a launch,
+ * copy or query is dropped and counted (its call still counts in the
+ * thread's totals), while those of allocations, frees and synchronisations,
+ * which cost microseconds anyway, wait for room, bounded by the exit timeout
+ * and only while the collector lives, so the memory and sync figures stay
+ * whole.
  */
 #ifndef CT_PRELOAD_RING_H
 #define CT_PRELOAD_RING_H

@@ -79,7 +79,7 @@ static void kernel(struct ct_ring *ring, const CUpti_ActivityKernel10 *k, struct
 }
 
 /* A copy's record carries the driver call's id and, when a runtime call
- * made it, that call's too: the one a hooked call noted (cupti_callbacks.c
+ * made it, that call's too: the one a hooked call noted (callbacks.c
  * keeps the outermost). */
 static void memcpy_record(const CUpti_ActivityMemcpy6 *m, struct ct_record *r)
 {

@@ -1,6 +1,6 @@
 /*
  * The CUPTI entry points the preload calls, found with dlsym in the
- * libcupti cupti_library.c loaded: CUPTI is never linked, so a process
+ * libcupti library.c loaded: CUPTI is never linked, so a process
  * without it, or with another version, loads and runs as before.
  */
 #ifndef CT_PRELOAD_CUPTI_API_H

@@ -1,10 +1,10 @@
 /*
  * CUPTI, the GPU's side of the trace: what the rest of the preload sees of
- * it. CUPTI is loaded at run time, never linked (cupti_library.c), started
+ * it. CUPTI is loaded at run time, never linked (library.c), started
  * once per process after the program's own first call that initialises CUDA
- * (cupti_session.c), and from then on its callbacks record the driver and
- * runtime calls the hooks cannot see (cupti_callbacks.c) and its activity
- * buffers the GPU's work as it ran (cupti_activity.c). A hook learns
+ * (session.c), and from then on its callbacks record the driver and
+ * runtime calls the hooks cannot see (callbacks.c) and its activity
+ * buffers the GPU's work as it ran (activity.c). A hook learns
  * CUPTI's correlation id for its own call through one thread-local word,
  * written by the callback inside the call, so that the trace can draw a
  * flow from the host call to the GPU work it caused.

@@ -10,17 +10,17 @@
 
 #include "cudatrace/record.h"
 
-/* cupti_session.c */
+/* session.c */
 /* One CT_REC_CUPTI_STATE, after its text when it has one. */
 void ct_cupti_note_state(enum ct_cupti_state state, int result, uint64_t dropped, const char *text);
 
-/* cupti_callbacks.c */
+/* callbacks.c */
 void CUPTIAPI ct_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                 const void *data);
 /* Enables the callbacks of every runtime and driver function cudatrace names. */
 void ct_cupti_callbacks_enable(CUpti_SubscriberHandle subscriber);
 
-/* cupti_activity.c */
+/* activity.c */
 /* Registers the buffer callbacks and enables the activity kinds: 0, or -1
  * with the reason in `why`. */
 int ct_cupti_activity_enable(char *why, size_t why_size);

@@ -1,7 +1,7 @@
 /*
  * The shape every interposed CUDA runtime function shares: find the real
  * function, read the clock, call it, read the clock, emit one record (after
- * CUPTI's correlation id for it, when CUPTI runs: cupti.h). Each
+ * CUPTI's correlation id for it, when CUPTI runs: cupti/gpu_trace.h). Each
  * hook file states only what differs: the prototype and which arguments go
  * into the record (layouts per family in include/cudatrace/functions.h).
  * The definitions are unversioned on purpose: an unversioned definition in a

@@ -1,7 +1,7 @@
 /*
  * Memory pool and graph instantiation hooks: which pool each device uses,
  * pools' lifetimes and settings, and the executable graphs that
- * cudaGraphLaunch later names. Allocations from a pool are in hook_memory.c,
+ * cudaGraphLaunch later names. Allocations from a pool are in memory.c,
  * with the other allocations.
  */
 #include "preload/hooks/hook.h"

@@ -4,7 +4,7 @@
  * the runtime through dlsym(handle, name), which binds past our hooks. When
  * the name is one we hook and glibc's answer is the very function our hook
  * calls, the lookup gets our hook instead, so those calls are traced like
- * any other. The driver's cuInit is one too (hook_driver.c): frameworks
+ * any other. The driver's cuInit is one too (hooks/driver.c): frameworks
  * with their own static runtime (XLA) find it this way. Any other answer
  * (another runtime than the one our hooks forward to, a name we do not
  * hook) is passed on untouched: a program must never reach different code

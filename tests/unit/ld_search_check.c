@@ -1,5 +1,5 @@
 /*
- * The library-search reconstruction (collector/ld_search.c) behind a command
+ * The library-search reconstruction (collector/libraries/ld_search.c) behind a command
  * line, for tests/test_collector_ld_search.py, which compares what it says with what
  * glibc itself does (LD_DEBUG=libs). The working directory stands for the
  * process's. Prints one "key value" line each: found_in, path, searched,

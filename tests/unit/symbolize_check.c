@@ -1,5 +1,5 @@
 /*
- * The symboliser (collector/symbolize.c) behind a command line, for
+ * The symboliser (collector/elf/symbolize.c) behind a command line, for
  * tests/test_collector_symbolize.py, which compares what it says with addr2line.
  * Resolves hex addresses given as arguments, or one a line on stdin when
  * there are none, in process PID or, with --file, in the ELF address space

@@ -1,6 +1,6 @@
 /*
  * `cudatrace export TRACE --format FORMAT [-o OUTPUT]`: writes a trace in a
- * format other tools read (export_formats.h). This file owns the command:
+ * format other tools read (formats.h). This file owns the command:
  * its options and help, the output's default name (TRACE with the format's
  * extension in place of .pftrace.zst), and how the outcome is told. A
  * damaged input is handled as `report` and `recover` handle it: a trace cut

@@ -1,5 +1,5 @@
 /*
- * `--format html`: one self-contained page per trace (export_html_page.c
+ * `--format html`: one self-contained page per trace (html_page.c
  * draws it) showing each traced process as `cudatrace report` knows it, and
  * three plots over its time. The report part is the report JSON itself
  * (ct_report_json_fields), embedded in the page, so the page and `report

@@ -1,6 +1,6 @@
 /*
  * The fixed parts of the page `--format html` writes around its data
- * (export_html.c): markup, style and script, all inline, so the file works
+ * (html.c): markup, style and script, all inline, so the file works
  * offline and wherever it is copied; its Content-Security-Policy forbids it
  * any fetch besides. The script reads the two JSON blocks written between
  * the head and the script (the report as `report --json` gives it, id

@@ -1,6 +1,6 @@
 /*
  * The findings on how a process uses CUDA, from its usage figures
- * (usage_model.c) and the thresholds (thresholds.c): launch-overhead (the
+ * (usage.c) and the thresholds (thresholds.c): launch-overhead (the
  * host spends its time launching), sync-stall (it waits on the device),
  * pageable-memcpy (async copies that block because the host memory is not
  * pinned), small-copy-storm, memory-growth (the low points of live device
@@ -9,7 +9,7 @@
  * of the CUDA part of the run: from the first CUDA call to the end, so that
  * a slow `import torch` does not dilute them. gpu-idle, and the kernel
  * times launch-overhead compares with the launch cost, need GPU timings:
- * the trace's GPU tracks (gpu_model.c), when it has them.
+ * the trace's GPU tracks (gpu.c), when it has them.
  */
 #include "viewer-export/findings/findings.h"
 

@@ -1,6 +1,6 @@
 /*
- * What became of CUPTI in a process (cupti.h), from the ct_event_cupti
- * instant (active with its library, or why not) and the ct_event_gpu_totals
+ * What became of CUPTI in a process (cupti.h), from the "cudatrace.cupti"
+ * instant (active with its library, or why not) and the "cudatrace.gpu"
  * instant the collector writes at the end (the totals, and how well GPU
  * times were mapped onto the trace's clock).
  */

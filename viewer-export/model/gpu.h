@@ -1,5 +1,5 @@
 /*
- * The GPU's own timeline as the trace's GPU tracks give it (gpu_model.c):
+ * The GPU's own timeline as the trace's GPU tracks give it (gpu.c):
  * when work ran, what each kernel cost, and where the GPU sat idle. The
  * tracks are those whose name starts with "GPU " under a process; each
  * slice is one kernel, copy or memset, said by its `gpu_kind` annotation

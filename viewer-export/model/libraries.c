@@ -1,7 +1,7 @@
 /*
  * The CUDA libraries of a process from the trace's library instants
- * (libraries.h). The inventory (ct_event_library) and the loader's accounts
- * (ct_event_library_load) come from different scans, so each account is
+ * (libraries.h). The inventory ("cuda.library") and the loader's accounts
+ * ("cuda.library.load") come from different scans, so each account is
  * attached to the library it mapped once the whole trace is read, as are
  * the versions the libraries' own APIs reported and the unloads. Where the
  * audit module ran, its account is the loader's own and the preload's

@@ -25,7 +25,7 @@ struct builder {
     struct ct_u64_map owner;          /* any track uuid -> index + 1 */
     struct ct_u64_map thread_of;      /* thread track uuid -> tid */
     struct ct_u64_map device_counter; /* counter track uuids of device memory */
-    struct ct_u64_map gpu_tracks;     /* track uuids of GPU work (gpu_model.h) */
+    struct ct_u64_map gpu_tracks;     /* track uuids of GPU work (gpu.h) */
     struct ct_u64_map functions;      /* string id of a function name -> fn + 1 */
     int64_t foreign_format;           /* a trace format we do not read, or 0 */
 };

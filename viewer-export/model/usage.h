@@ -1,6 +1,6 @@
 /*
  * How a process used CUDA, gathered slice by slice for the usage findings
- * (findings_usage.c): time in launches, time blocked in synchronising calls,
+ * (findings/usage.c): time in launches, time blocked in synchronising calls,
  * async copies from pageable memory, small copies, the live allocations and
  * the low points of live device bytes over time, failed and slow
  * allocations, each with the call sites that carry the cost.
