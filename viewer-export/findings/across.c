@@ -127,7 +127,7 @@ static void straggler(const struct ct_report *report, struct ct_findings *out)
     const struct ct_process_report *p = &report->processes[longest];
     uint64_t others = median_wait_of_others(report, longest);
     if (p->calls.sync_ns < STRAGGLER_MIN_EXTRA_NS + others ||
-        (double)p->calls.sync_ns < STRAGGLER_RATIO * (double)others)
+        (double)p->calls.sync_ns <= STRAGGLER_RATIO * (double)others)
         return;
     ct_finding_add(out, "straggler", CT_SEVERITY_WARNING, p->pid,
                    "pid %d waited %.1f ms in synchronising calls (%llu calls), %.1fx the other "

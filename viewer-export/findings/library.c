@@ -26,31 +26,41 @@ static const char *version_or_unknown(const struct ct_library_entry *lib)
     return *lib->version ? lib->version : "unknown version";
 }
 
+/* Whether `b` is another file of `a`'s family that was mapped while `a` was
+ * (a load time of 0 is unknown: from the start; no unload: to the end). */
+static int copy_beside(const struct ct_library_entry *a, const struct ct_library_entry *b)
+{
+    if (strcmp(b->family, a->family) != 0 || strcmp(b->realpath, a->realpath) == 0)
+        return 0;
+    return (!a->unloaded_ns || b->loaded_ns < a->unloaded_ns) &&
+           (!b->unloaded_ns || a->loaded_ns < b->unloaded_ns);
+}
+
 static void duplicates(const struct ct_process_report *p, struct ct_findings *out)
 {
-    for (size_t i = 0; i < p->libraries.mapped_count; i++) {
-        const struct ct_library_entry *a = &p->libraries.mapped[i];
-        int first_of_family = 1, copies = 1;
+    const struct ct_library_entry *libs = p->libraries.mapped;
+    size_t count = p->libraries.mapped_count;
+    for (size_t i = 0; i < count; i++) {
+        const struct ct_library_entry *a = &libs[i];
+        int reported = 0, copies = 1;
         for (size_t k = 0; k < i; k++)
-            first_of_family &= strcmp(p->libraries.mapped[k].family, a->family) != 0;
-        for (size_t k = i + 1; k < p->libraries.mapped_count; k++)
-            copies += strcmp(p->libraries.mapped[k].family, a->family) == 0 &&
-                      strcmp(p->libraries.mapped[k].realpath, a->realpath) != 0;
-        if (!first_of_family || copies < 2)
+            reported |= copy_beside(&libs[k], a);
+        for (size_t k = i + 1; k < count; k++)
+            copies += copy_beside(a, &libs[k]);
+        if (reported || copies < 2)
             continue;
         struct ct_finding *f =
             ct_finding_add(out, "duplicate-library", CT_SEVERITY_ERROR, p->pid,
                            "%d copies of lib%s are loaded in one process: %s (%s)", copies,
                            a->family, a->realpath, version_or_unknown(a));
         ct_finding_add_library(f, a);
-        for (size_t k = i + 1; k < p->libraries.mapped_count; k++) {
-            const struct ct_library_entry *b = &p->libraries.mapped[k];
-            if (strcmp(b->family, a->family) != 0 || strcmp(b->realpath, a->realpath) == 0)
+        for (size_t k = i + 1; k < count; k++) {
+            if (!copy_beside(a, &libs[k]))
                 continue;
             size_t n = strlen(f->message);
-            snprintf(f->message + n, sizeof f->message - n, " and %s (%s)", b->realpath,
-                     version_or_unknown(b));
-            ct_finding_add_library(f, b);
+            snprintf(f->message + n, sizeof f->message - n, " and %s (%s)", libs[k].realpath,
+                     version_or_unknown(&libs[k]));
+            ct_finding_add_library(f, &libs[k]);
         }
         size_t n = strlen(f->message);
         snprintf(f->message + n, sizeof f->message - n,
@@ -96,7 +106,9 @@ static void shadowed(const struct ct_process_report *p, struct ct_findings *out)
 {
     for (size_t i = 0; i < p->libraries.mapped_count; i++) {
         const struct ct_library_entry *lib = &p->libraries.mapped[i];
-        if (!lib->runpath_copy || !*lib->runpath_copy)
+        /* Found through the requester's own RUNPATH, it was not shadowed. */
+        if (!lib->runpath_copy || !*lib->runpath_copy ||
+            (lib->found_via && strcmp(lib->found_via, ct_value_via_runpath) == 0))
             continue;
         const char *so = strstr(lib->runpath_copy, ".so.");
         struct ct_finding *f = ct_finding_add(

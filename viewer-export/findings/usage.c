@@ -152,7 +152,7 @@ static void small_copy_storm(const struct ct_process_report *p, struct ct_findin
     if (!wall || (double)u->small_copies < ct_thresholds.small_copy_count)
         return;
     double rate = (double)u->small_copies / ((double)wall / 1e9);
-    if (rate < ct_thresholds.small_copy_rate)
+    if (rate <= ct_thresholds.small_copy_rate)
         return;
     char a[32], b[32];
     struct ct_finding *f = ct_finding_add(
