@@ -131,6 +131,7 @@ $(BUILD)/cudatrace: $(CLI_OBJ)
 -include tests/tests.mk
 -include tests/python_frames.mk
 -include tests/symbolize.mk
+-include tests/unit/unit.mk
 include tests/fuzz/fuzz.mk
 
 venv: $(VENV)/.ok

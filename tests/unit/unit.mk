@@ -1,0 +1,14 @@
+# Build rules for the unit checks of the pure parts (tests/test_unit_pure_parts.py): each
+# tests/unit/NAME_check.c linked with the shared tally (tests/unit/check.c) and only the
+# sources it checks, compiled as the collector and the command are (sanitizers included), so
+# `make test SANITIZE=...` runs them instrumented.
+
+CT_UNIT_PURE := $(patsubst %,$(BUILD)/unit/%_check,string_table)
+test-programs: $(CT_UNIT_PURE)
+
+$(BUILD)/unit/string_table_check: common/string_table.c
+
+$(CT_UNIT_PURE): $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.c $(wildcard tests/unit/check.h \
+		common/*.h collector/perfetto/*.h collector/elf/*.h viewer-export/model/*.h include/cudatrace/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $(filter %.c,$^)
