@@ -1,6 +1,6 @@
 /*
  * The unit checks' tally (check.h): how many checks ran and how many of
- * them failed, for the whole program.
+ * them failed, for the whole program; and their fixed random sequence.
  */
 #include "tests/unit/check.h"
 
@@ -51,4 +51,12 @@ int ct_check_finish(void)
     }
     printf("%u checks passed\n", checks);
     return 0;
+}
+
+uint64_t ct_check_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
 }
