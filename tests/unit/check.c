@@ -43,6 +43,17 @@ int ct_check_u64(uint64_t got, uint64_t want, const char *format, ...)
     return ok;
 }
 
+int ct_check_f64(double got, double want, const char *format, ...)
+{
+    char detail[80];
+    snprintf(detail, sizeof detail, ": got %.17g, want %.17g", got, want);
+    va_list args;
+    va_start(args, format);
+    int ok = tally(got == want, detail, format, args);
+    va_end(args);
+    return ok;
+}
+
 int ct_check_finish(void)
 {
     if (failures) {

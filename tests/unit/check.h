@@ -17,6 +17,10 @@ int ct_check(int ok, const char *format, ...) __attribute__((format(printf, 2, 3
 /* A check that `got` is exactly `want`; a failure prints both. */
 int ct_check_u64(uint64_t got, uint64_t want, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same for doubles, compared exactly: the expected values are chosen
+ * to be exact in binary. */
+int ct_check_f64(double got, double want, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Prints "N checks passed", or how many of them failed; the exit status. */
 int ct_check_finish(void);
 
