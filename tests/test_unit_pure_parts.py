@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-PROGRAMS = ["string_table_check", "u64_map_check", "clock_map_check", "timeline_check"]
+PROGRAMS = ["string_table_check", "u64_map_check", "clock_map_check", "timeline_check",
+            "dwarf_lines_check"]
 
 
 @pytest.mark.parametrize("program", PROGRAMS)

@@ -3,13 +3,14 @@
 # sources it checks, compiled as the collector and the command are (sanitizers included), so
 # `make test SANITIZE=...` runs them instrumented.
 
-CT_UNIT_PURE := $(patsubst %,$(BUILD)/unit/%_check,string_table u64_map clock_map timeline)
+CT_UNIT_PURE := $(patsubst %,$(BUILD)/unit/%_check,string_table u64_map clock_map timeline dwarf_lines)
 test-programs: $(CT_UNIT_PURE)
 
 $(BUILD)/unit/string_table_check: common/string_table.c
 $(BUILD)/unit/u64_map_check: common/u64_map.c
 $(BUILD)/unit/clock_map_check: collector/perfetto/clock_map.c
 $(BUILD)/unit/timeline_check: viewer-export/model/timeline.c
+$(BUILD)/unit/dwarf_lines_check: collector/elf/dwarf_lines.c common/string_table.c
 
 $(CT_UNIT_PURE): $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.c $(wildcard tests/unit/check.h \
 		common/*.h collector/perfetto/*.h collector/elf/*.h viewer-export/model/*.h include/cudatrace/*.h)
