@@ -1,9 +1,10 @@
 /*
- * The collector's string table: every name, kernel and annotation value
- * that goes into the trace gets one small id, used as its interning id.
+ * A string table: every string gets one small id. The collector uses the ids
+ * as Perfetto interning ids for every name, kernel and annotation value it
+ * writes; the command keeps each string it reads once, so pointers compare.
  */
-#ifndef CT_COLLECTOR_STRINGS_H
-#define CT_COLLECTOR_STRINGS_H
+#ifndef CT_COMMON_STRING_TABLE_H
+#define CT_COMMON_STRING_TABLE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,9 @@
 /*
- * Open addressing with linear probing and tombstones; the table is rebuilt
- * at twice the live count when live entries and tombstones fill half of it,
- * so its size follows what is live (allocations, kernels), never how long
- * the run has been.
+ * Open addressing with linear probing and tombstones; when live entries and
+ * tombstones fill half of the table it is rebuilt at the smallest power of
+ * two of at least four times the live count (64 at the least), so its size
+ * follows what is live (allocations, kernels), never how long the run has
+ * been.
  */
 #include "common/u64_map.h"
 

@@ -168,7 +168,7 @@ static void json_series(struct ct_json *j, const char *key, const struct ct_time
     ct_json_begin_array(j, "points");
     for (size_t i = 0; i < s->used; i++) {
         const struct ct_span *b = &s->spans[i];
-        if (!b->count)
+        if (!(sync ? b->intervals : b->values))
             continue;
         ct_json_begin_array(j, NULL);
         ct_json_uint(j, NULL, i * s->span_ns);

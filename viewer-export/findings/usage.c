@@ -198,7 +198,7 @@ static int rising_periods(const struct ct_usage *u, double *first, double *last)
     double levels[CT_TIMELINE_SPANS], carried = 0;
     int used = (int)low->used;
     for (int i = 0; i < used; i++)
-        levels[i] = carried = low->spans[i].count ? low->spans[i].min : carried;
+        levels[i] = carried = low->spans[i].values ? low->spans[i].min : carried;
     if (used < PERIODS)
         return 0;
     int rises = 0;

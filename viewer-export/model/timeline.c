@@ -13,20 +13,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Values and intervals are kept apart, so a timeline may hold both. */
 static void combine(struct ct_span *into, const struct ct_span *from)
 {
-    if (!from->count)
-        return;
-    if (!into->count || from->min < into->min)
-        into->min = from->min;
-    if (!into->count || from->max > into->max)
-        into->max = from->max;
-    if (!into->count || from->last_ts >= into->last_ts) {
-        into->last = from->last;
-        into->last_ts = from->last_ts;
+    if (from->values) {
+        if (!into->values || from->min < into->min)
+            into->min = from->min;
+        if (!into->values || from->max > into->max)
+            into->max = from->max;
+        if (!into->values || from->last_ts >= into->last_ts) {
+            into->last = from->last;
+            into->last_ts = from->last_ts;
+        }
+        into->values += from->values;
     }
     into->sum += from->sum;
-    into->count += from->count;
+    into->intervals += from->intervals;
 }
 
 static void halve(struct ct_timeline *t)
@@ -75,7 +77,7 @@ static size_t span_of(struct ct_timeline *t, uint64_t ts)
 
 void ct_timeline_note(struct ct_timeline *t, uint64_t ts, double value)
 {
-    struct ct_span one = {value, value, value, ts, 0, 1};
+    struct ct_span one = {.min = value, .max = value, .last = value, .last_ts = ts, .values = 1};
     size_t slot = span_of(t, ts); /* before t->spans is read: it makes them */
     combine(&t->spans[slot], &one);
 }
@@ -90,7 +92,7 @@ void ct_timeline_add_interval(struct ct_timeline *t, uint64_t from, uint64_t to)
     for (size_t slot = span_of(t, from); from < to; slot++) {
         uint64_t span_end = t->start_ns + (uint64_t)(slot + 1) * t->span_ns;
         uint64_t until = to < span_end ? to : span_end;
-        struct ct_span part = {.sum = (double)(until - from), .count = 1};
+        struct ct_span part = {.sum = (double)(until - from), .intervals = 1};
         combine(&t->spans[slot], &part);
         from = until;
     }

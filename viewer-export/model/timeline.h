@@ -18,8 +18,9 @@
 struct ct_span {
     double min, max, last; /* of the values noted; last: the latest by time */
     uint64_t last_ts;
-    double sum;     /* of the intervals' time in it */
-    uint64_t count; /* values and intervals that touched it; 0: empty */
+    uint64_t values;    /* values noted in it */
+    double sum;         /* of the intervals' time in it */
+    uint64_t intervals; /* intervals that touched it */
 };
 
 /* Zero-initialised, a timeline of CT_TIMELINE_SPANS spans that starts at its
