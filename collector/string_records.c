@@ -30,7 +30,8 @@ void ct_string_records_start(uint32_t rings)
 int ct_string_records_add(uint32_t index, const struct ct_record *r, struct ct_string_done *done)
 {
     struct pending_string *s = &pending[index];
-    uint32_t offset = ct_string_offset(r->end), total = ct_string_total(r->end);
+    struct ct_halves span = ct_unpack_halves(r->end);
+    uint32_t offset = span.low, total = span.high;
     uint32_t chunk = (uint32_t)r->result;
     if (offset == 0) {
         s->key = r->begin;

@@ -138,11 +138,12 @@ void ct_process_versions(const struct ct_record *r)
 
 void ct_process_device(uint64_t key, uint32_t name)
 {
-    uint32_t cc = ct_device_capability(key);
+    struct ct_halves device = ct_unpack_halves(key);
+    uint32_t cc = device.high;
     char capability[16];
     snprintf(capability, sizeof capability, "%u.%u", cc / 10, cc % 10);
     struct ct_arg args[] = {
-        CT_UINT_ARG(ct_key_device, ct_device_ordinal(key)),
+        CT_UINT_ARG(ct_key_device, device.low),
         {ct_strings_intern_cstr(ct_key_name), CT_ARG_STRING, name},
         CT_TEXT_ARG(ct_key_compute_capability, capability),
     };

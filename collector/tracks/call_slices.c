@@ -40,34 +40,36 @@ static uint32_t cupti_name;
 void ct_call_slices_start(void)
 {
     CT_FOR_EACH_FUNCTION(FUNCTION_INFO)
-    arg_names.ptr = ct_strings_intern_cstr(ct_key_ptr);
-    arg_names.bytes = ct_strings_intern_cstr(ct_key_bytes);
-    arg_names.stream = ct_strings_intern_cstr(ct_key_stream);
-    arg_names.kind = ct_strings_intern_cstr(ct_key_kind);
-    arg_names.src = ct_strings_intern_cstr(ct_key_src);
-    arg_names.value = ct_strings_intern_cstr(ct_key_value);
-    arg_names.kernel = ct_strings_intern_cstr(ct_key_kernel);
-    arg_names.grid = ct_strings_intern_cstr(ct_key_grid);
-    arg_names.block = ct_strings_intern_cstr(ct_key_block);
-    arg_names.shared_mem = ct_strings_intern_cstr(ct_key_shared_mem);
-    arg_names.graph = ct_strings_intern_cstr(ct_key_graph);
-    arg_names.event = ct_strings_intern_cstr(ct_key_event);
-    arg_names.flags = ct_strings_intern_cstr(ct_key_flags);
-    arg_names.result = ct_strings_intern_cstr(ct_key_result);
-    arg_names.error = ct_strings_intern_cstr(ct_key_error);
-    arg_names.pool = ct_strings_intern_cstr(ct_key_pool);
-    arg_names.device = ct_strings_intern_cstr(ct_key_device);
-    arg_names.count = ct_strings_intern_cstr(ct_key_count);
-    arg_names.version = ct_strings_intern_cstr(ct_key_version);
-    arg_names.attribute = ct_strings_intern_cstr(ct_key_attribute);
-    arg_names.site = ct_strings_intern_cstr(ct_key_site);
-    arg_names.stack = ct_strings_intern_cstr(ct_key_stack);
-    arg_names.free = ct_strings_intern_cstr(ct_key_free);
-    arg_names.total = ct_strings_intern_cstr(ct_key_total);
-    arg_names.handle = ct_strings_intern_cstr(ct_key_handle);
-    arg_names.end_event = ct_strings_intern_cstr(ct_key_end_event);
-    arg_names.elapsed_ns = ct_strings_intern_cstr(ct_key_elapsed_ns);
-    arg_names.seen_by = ct_strings_intern_cstr(ct_key_seen_by);
+#define ARG_NAME(field) arg_names.field = ct_strings_intern_cstr(ct_key_##field)
+    ARG_NAME(ptr);
+    ARG_NAME(bytes);
+    ARG_NAME(stream);
+    ARG_NAME(kind);
+    ARG_NAME(src);
+    ARG_NAME(value);
+    ARG_NAME(kernel);
+    ARG_NAME(grid);
+    ARG_NAME(block);
+    ARG_NAME(shared_mem);
+    ARG_NAME(graph);
+    ARG_NAME(event);
+    ARG_NAME(flags);
+    ARG_NAME(result);
+    ARG_NAME(error);
+    ARG_NAME(pool);
+    ARG_NAME(device);
+    ARG_NAME(count);
+    ARG_NAME(version);
+    ARG_NAME(attribute);
+    ARG_NAME(site);
+    ARG_NAME(stack);
+    ARG_NAME(free);
+    ARG_NAME(total);
+    ARG_NAME(handle);
+    ARG_NAME(end_event);
+    ARG_NAME(elapsed_ns);
+    ARG_NAME(seen_by);
+#undef ARG_NAME
     in_flight_name = ct_strings_intern_cstr(ct_key_in_flight);
     cupti_name = ct_strings_intern_cstr(ct_value_seen_by_cupti);
 }

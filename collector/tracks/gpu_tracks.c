@@ -57,27 +57,14 @@ void ct_gpu_tracks_start(uint32_t rings)
     gpu.texts = calloc(rings, sizeof *gpu.texts);
     if (!gpu.texts)
         abort();
-    an.gpu_kind = ct_strings_intern_cstr(ct_key_gpu_kind);
-    an.kernel = ct_strings_intern_cstr(ct_value_gpu_kind_kernel);
-    an.memcpy = ct_strings_intern_cstr(ct_value_gpu_kind_memcpy);
-    an.memset = ct_strings_intern_cstr(ct_value_gpu_kind_memset);
-    an.sync = ct_strings_intern_cstr(ct_value_gpu_kind_sync);
-    an.grid = ct_strings_intern_cstr(ct_key_grid);
-    an.block = ct_strings_intern_cstr(ct_key_block);
-    an.registers = ct_strings_intern_cstr(ct_key_registers);
-    an.static_smem = ct_strings_intern_cstr(ct_key_static_smem);
-    an.dynamic_smem = ct_strings_intern_cstr(ct_key_dynamic_smem);
-    an.correlation = ct_strings_intern_cstr(ct_key_correlation);
-    an.bytes = ct_strings_intern_cstr(ct_key_bytes);
-    an.copy_kind = ct_strings_intern_cstr(ct_key_copy_kind);
-    an.src_kind = ct_strings_intern_cstr(ct_key_src_kind);
-    an.dst_kind = ct_strings_intern_cstr(ct_key_dst_kind);
-    an.value = ct_strings_intern_cstr(ct_key_value);
-    an.type = ct_strings_intern_cstr(ct_key_type);
-    an.address = ct_strings_intern_cstr(ct_key_address);
-    an.mangled = ct_strings_intern_cstr(ct_key_mangled);
-    an.device = ct_strings_intern_cstr(ct_key_device);
-    an.stream = ct_strings_intern_cstr(ct_key_stream);
+#define KEY(field) an.field = ct_strings_intern_cstr(ct_key_##field)
+#define KIND(field) an.field = ct_strings_intern_cstr(ct_value_gpu_kind_##field)
+    KEY(gpu_kind), KIND(kernel), KIND(memcpy), KIND(memset), KIND(sync), KEY(grid), KEY(block);
+    KEY(registers), KEY(static_smem), KEY(dynamic_smem), KEY(correlation), KEY(bytes);
+    KEY(copy_kind), KEY(src_kind), KEY(dst_kind), KEY(value), KEY(type), KEY(address);
+    KEY(mangled), KEY(device), KEY(stream);
+#undef KIND
+#undef KEY
     an.bandwidth = ct_strings_intern_cstr(ct_key_bandwidth);
     gpu.unnamed = ct_strings_intern_cstr(ct_event_unnamed_kernel);
     memset_name = ct_strings_intern_cstr(ct_event_memset);
@@ -140,12 +127,12 @@ static const char *memory_kind_name(unsigned kind)
 
 static uint32_t stream_of(const struct ct_record *r)
 {
-    return ct_gpu_stream(r->arg[0]);
+    return ct_unpack_halves(r->arg[0]).high;
 }
 
 static uint32_t correlation_of(const struct ct_record *r)
 {
-    return ct_gpu_correlation(r->arg[0]);
+    return ct_unpack_halves(r->arg[0]).low;
 }
 
 /* A piece of work on its device and stream's track, with those two as

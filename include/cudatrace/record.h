@@ -159,20 +159,25 @@ static inline struct ct_dim3 ct_unpack_dim3(uint64_t v)
     return (struct ct_dim3){(uint32_t)v, (uint32_t)(v >> 32) & 0xffff, (uint32_t)(v >> 48)};
 }
 
-/* CT_REC_GPU arg[0]: CUPTI's correlation id and stream id. */
+/* Two 32-bit halves of one field: the low one first. */
+struct ct_halves {
+    uint32_t low, high;
+};
+
+static inline uint64_t ct_pack_halves(uint32_t low, uint32_t high)
+{
+    return (uint64_t)low | (uint64_t)high << 32;
+}
+
+static inline struct ct_halves ct_unpack_halves(uint64_t v)
+{
+    return (struct ct_halves){(uint32_t)v, (uint32_t)(v >> 32)};
+}
+
+/* CT_REC_GPU arg[0]: CUPTI's correlation id (low) and stream id (high). */
 static inline uint64_t ct_pack_gpu_ids(uint32_t correlation, uint32_t stream)
 {
-    return (uint64_t)correlation | (uint64_t)stream << 32;
-}
-
-static inline uint32_t ct_gpu_correlation(uint64_t ids)
-{
-    return (uint32_t)ids;
-}
-
-static inline uint32_t ct_gpu_stream(uint64_t ids)
-{
-    return (uint32_t)(ids >> 32);
+    return ct_pack_halves(correlation, stream);
 }
 
 /* CT_GPU_KERNEL arg[4]: registers per thread (16 bits), static and dynamic
@@ -211,38 +216,18 @@ static inline struct ct_copy_kinds ct_unpack_copy_kinds(uint64_t v)
                                   (uint32_t)(v >> 16) & 0xff};
 }
 
-/* CT_REC_STRING end: where this chunk starts in the string, and the
- * string's whole length. */
+/* CT_REC_STRING end: where this chunk starts in the string (low), and the
+ * string's whole length (high). */
 static inline uint64_t ct_pack_string_span(uint32_t offset, uint32_t total)
 {
-    return (uint64_t)offset | (uint64_t)total << 32;
+    return ct_pack_halves(offset, total);
 }
 
-static inline uint32_t ct_string_offset(uint64_t span)
-{
-    return (uint32_t)span;
-}
-
-static inline uint32_t ct_string_total(uint64_t span)
-{
-    return (uint32_t)(span >> 32);
-}
-
-/* CT_STR_DEVICE_NAME key: the device ordinal and its compute capability as
- * major * 10 + minor (90 for 9.0; 0 when unknown). */
+/* CT_STR_DEVICE_NAME key: the device ordinal (low) and its compute
+ * capability as major * 10 + minor (high; 90 for 9.0, 0 when unknown). */
 static inline uint64_t ct_pack_device_key(uint32_t ordinal, uint32_t capability)
 {
-    return (uint64_t)ordinal | (uint64_t)capability << 32;
-}
-
-static inline uint32_t ct_device_ordinal(uint64_t key)
-{
-    return (uint32_t)key;
-}
-
-static inline uint32_t ct_device_capability(uint64_t key)
-{
-    return (uint32_t)(key >> 32);
+    return ct_pack_halves(ordinal, capability);
 }
 
 #endif
