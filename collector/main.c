@@ -1,11 +1,17 @@
 /*
  * cudatrace-collector: started by libcudatrace.so on a process's first CUDA
- * call, with the rings' memfd, the lifeline pipe and the done pipe. It
- * detaches (so the traced program never sees it in wait()) and ignores the
- * signals a terminal or a job scheduler sends the whole group, because its
- * job is to outlive the process: when the lifeline closes, however the
- * process ended, it drains what is left, ends the last frame and closes the
- * done pipe. It touches nothing in the traced process but the rings.
+ * call, as a child the program's waits pass over (preload/core/
+ * collector_spawn.c), with the rings' memfd, the lifeline pipe and the done
+ * pipe. It leaves the program's session and ignores the signals a terminal
+ * or a job scheduler sends the whole group, because its job is to outlive
+ * the process. It watches the process through a pidfd where the kernel has
+ * them (and says so in the header, so the process can let go of the lifeline),
+ * else through the lifeline; either way, when the process has ended, or has
+ * said in the header that it is exiting, it drains what is left, ends the
+ * last frame and closes the done pipe. Then it stays until the process has
+ * exited, failed or not, so that its own end signals nothing to the program;
+ * only a process that exec'd, whose next program never started it, sees it
+ * go at once. It touches nothing in the traced process but the rings.
  */
 #include <errno.h>
 #include <poll.h>
@@ -15,6 +21,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collector/perfetto/clock_map.h"
@@ -76,11 +84,6 @@ static struct ct_shm_header *map_shm(int fd)
 
 static void detach(void)
 {
-    pid_t pid = fork();
-    if (pid < 0)
-        _exit(1);
-    if (pid > 0)
-        _exit(0);
     setsid();
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
@@ -90,24 +93,72 @@ static void detach(void)
     signal(SIGXFSZ, SIG_IGN); /* a file size limit is a write error, not our death */
 }
 
-static int lifeline_closed(int fd, int timeout_ms)
+/* What tells the collector that the process (its parent) has ended: a
+ * pidfd of it, readable once it has, else the lifeline, whose write end only
+ * the process holds. */
+struct watch {
+    int fd;
+    int is_pidfd;
+    pid_t process;
+};
+
+static struct watch watch_process(int lifeline_fd)
 {
-    struct pollfd p = {.fd = fd, .events = POLLIN};
+    struct watch w = {lifeline_fd, 0, getppid()};
+#ifdef SYS_pidfd_open
+    int pidfd = (int)syscall(SYS_pidfd_open, w.process, 0);
+    if (pidfd >= 0 && getppid() == w.process) { /* not a pid taken again */
+        close(lifeline_fd);
+        return (struct watch){pidfd, 1, w.process};
+    }
+    if (pidfd >= 0)
+        close(pidfd);
+#endif
+    return w;
+}
+
+/* Returns once the process has exited: the collector is its child, and an
+ * end of ours before it would send it a SIGCHLD it never gets untraced. */
+static void outlive_process(const struct watch *w)
+{
+    struct pollfd p = {.fd = w->fd, .events = POLLIN};
+    const struct timespec pause = {0, 20 * 1000 * 1000};
+    if (w->is_pidfd)
+        while (poll(&p, 1, -1) < 0 && errno == EINTR)
+            ;
+    else
+        while (getppid() == w->process)
+            nanosleep(&pause, NULL);
+}
+
+/* Whether the process has ended or is exiting, waiting up to `timeout_ms`
+ * for that (a wait that ends early on exit). */
+static int process_ended(struct ct_shm_header *shm, const struct watch *w, int timeout_ms)
+{
+    struct pollfd p = {.fd = w->fd, .events = POLLIN};
+    if (atomic_load(&shm->exit_ticks))
+        return 1;
     return poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN));
 }
 
-static void run(struct ct_shm_header *shm, int lifeline_fd)
+/* Traces the process until it ends; 1 when it ended by an exec, which only
+ * this session ended, not the process. */
+static int run(struct ct_shm_header *shm, const struct watch *w)
 {
     uint64_t last_frame_ns = ct_clock_map_now_ns(), last_scan_ns = last_frame_ns;
+    int exec_d = 0;
     ct_builder_scan_libraries(0);
     for (;;) {
-        int ended = lifeline_closed(lifeline_fd, 0);
+        int ended = process_ended(shm, w, 0);
         uint64_t drained = ct_drain_rings(shm);
         ct_clock_map_refresh();
         ct_builder_tick(ct_shm_dropped(shm));
         uint64_t now = ct_clock_map_now_ns();
         if (now - last_scan_ns >= LIBRARY_SCAN_NS) {
-            ct_builder_scan_libraries(0);
+            /* A process that exec'd maps the rings no more, and never ends
+             * its session: its trace ends here. */
+            exec_d = ct_builder_scan_libraries(0) == 0;
+            ended |= exec_d;
             last_scan_ns = now;
         }
         if (now - last_frame_ns >= FRAME_INTERVAL_NS) { /* a full batch ends one sooner */
@@ -118,7 +169,7 @@ static void run(struct ct_shm_header *shm, int lifeline_fd)
         if (ended)
             break;
         if (drained < BUSY_RECORDS)
-            lifeline_closed(lifeline_fd, IDLE_POLL_MS); /* a wait that ends early on exit */
+            process_ended(shm, w, IDLE_POLL_MS);
     }
     ct_drain_rings(shm); /* what a thread published while we were deciding */
     uint64_t exit_ticks = atomic_load(&shm->exit_ticks);
@@ -128,6 +179,16 @@ static void run(struct ct_shm_header *shm, int lifeline_fd)
     ct_builder_finish(end_ns, ct_shm_dropped(shm), exit_ticks != 0);
     ct_writer_flush();
     ct_trace_file_close();
+    return exec_d;
+}
+
+/* Says it failed (the done pipe closed without the ready byte) and stays
+ * until the process has exited. */
+static int fail(int done_fd, const struct watch *w)
+{
+    close(done_fd);
+    outlive_process(w);
+    return 1;
 }
 
 int main(int argc, char **argv)
@@ -138,30 +199,33 @@ int main(int argc, char **argv)
         return 2;
     }
     detach();
+    struct watch w = watch_process(o.lifeline_fd);
     struct ct_shm_header *shm = map_shm(o.shm_fd);
     if (!shm) {
         fprintf(stderr, "cudatrace-collector: the trace buffers are not from this version\n");
-        return 1;
+        return fail(o.done_fd, &w);
     }
     close(o.shm_fd);
-    shm->collector_pid = (int32_t)getpid(); /* the preload's kept records wait while it lives */
+    shm->collector_watches_pid = (uint32_t)w.is_pidfd;
     int err = ct_trace_file_open(shm->output_path, sizeof shm->output_path);
     if (err) {
         shm->collector_error = (uint32_t)err;
-        return 1; /* closing done_fd without the ready byte says we failed */
+        return fail(o.done_fd, &w);
     }
     /* Ready as soon as the file exists: records wait in the rings while the
      * clock is calibrated, so the traced program need not. */
     char ready = 'R';
     if (write(o.done_fd, &ready, 1) != 1)
-        return 1;
+        return fail(o.done_fd, &w);
     ct_clock_map_init(shm->clock, shm->start_ticks, shm->start_boot_ns);
     ct_builder_start(shm);
-    run(shm, o.lifeline_fd);
+    int exec_d = run(shm, &w);
     shm->collector_error = (uint32_t)ct_trace_file_error();
     atomic_store(&shm->collector_records, ct_builder_calls());
     atomic_store(&shm->collector_bytes, ct_trace_file_bytes());
     atomic_store(&shm->collector_done, 1);
     close(o.done_fd);
+    if (!exec_d) /* after an exec the next program has it as a child it never made */
+        outlive_process(&w);
     return 0;
 }

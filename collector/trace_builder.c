@@ -197,9 +197,9 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
     }
 }
 
-void ct_builder_scan_libraries(int process_ended)
+int ct_builder_scan_libraries(int process_ended)
 {
-    ct_library_track_scan(process_ended);
+    return ct_library_track_scan(process_ended);
 }
 
 void ct_builder_tick(uint64_t dropped)

@@ -19,8 +19,9 @@ void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats);
 /* A call the thread on ring `index` was still inside when the process ended. */
 void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, uint64_t end_ns);
 /* Writes the CUDA-stack libraries the process has mapped, and the loads and
- * failed loads its loader logged, since the last scan. */
-void ct_builder_scan_libraries(int process_ended);
+ * failed loads its loader logged, since the last scan; 0 when the process
+ * no longer maps the rings (it has exec'd), else 1, or -1 when it is gone. */
+int ct_builder_scan_libraries(int process_ended);
 /* Once per drain cycle: counters that depend on time or totals. */
 void ct_builder_tick(uint64_t dropped);
 void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally);

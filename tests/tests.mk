@@ -171,3 +171,14 @@ $(BUILD)/unit/trace_names_dump: tests/unit/trace_names_dump.c include/cudatrace/
 		include/cudatrace/functions.h
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -o $@ $<
+
+# Programs in the conditions real jobs meet (tests/test_preload_hostile.py): they dlopen the
+# runtime, so the session starts where they choose.
+# without_pidfd runs them as on a kernel that has no pidfds.
+test-programs: $(BUILD)/tests/hostile $(BUILD)/tests/without_pidfd
+$(BUILD)/tests/hostile: tests/hostile/hostile.c tests/programs/program_args.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -I. -o $@ $< -ldl
+$(BUILD)/tests/without_pidfd: tests/hostile/without_pidfd.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $<

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "collector/elf/elf_file.h"
+#include "cudatrace/shm_layout.h"
 #include "common/library_family.h"
 #include "common/u64_map.h"
 
@@ -111,6 +112,7 @@ int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, voi
     FILE *maps = fopen(maps_path, "re");
     if (!maps)
         return -1;
+    int rings_mapped = 0;
     while (fgets(line, sizeof line, maps)) {
         unsigned int major, minor;
         unsigned long long inode;
@@ -120,6 +122,7 @@ int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, voi
             continue;
         line[strcspn(line, "\n")] = '\0';
         const char *path = line + path_at;
+        rings_mapped |= strncmp(path, "/memfd:" CT_SHM_NAME " ", 8 + strlen(CT_SHM_NAME)) == 0;
         uint64_t key = (inode * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)major << 32 | minor);
         if (ct_u64_map_find(&seen, key))
             continue;
@@ -127,7 +130,7 @@ int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, voi
         ct_library_describe_new(path, found, ctx);
     }
     fclose(maps);
-    return 0;
+    return rings_mapped;
 }
 
 /* FNV-1a: a key for a path; never 0, which the map cannot hold. */

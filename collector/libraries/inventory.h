@@ -31,7 +31,8 @@ void ct_library_describe_new(const char *path,
 int ct_library_described(const char *path);
 
 /* Calls `found` for each CUDA-stack library mapped in `pid` that was not
- * reported before; returns -1 when the process is gone. */
+ * reported before; returns 1 when the process still maps the rings, 0 when
+ * it does not (it has exec'd), -1 when it is gone. */
 int ct_library_scan(int32_t pid, void (*found)(const struct ct_library *lib, void *ctx), void *ctx);
 
 #endif

@@ -176,14 +176,14 @@ void ct_library_track_unload(const char *path, uint64_t ts)
     ct_process_instant(CT_TRACK_LIBRARIES, ts, ct_event_library_unload, args, 2);
 }
 
-void ct_library_track_scan(int process_ended)
+int ct_library_track_scan(int process_ended)
 {
     uint64_t now = ct_clock_map_now_ns();
     ct_loader_log_read(ct_process.pid, audit_event, &now);
-    if (process_ended)
-        ct_loader_log_finish(audit_event, &now);
-    else
-        ct_library_scan(ct_process.pid, library_instant, &now);
+    if (!process_ended)
+        return ct_library_scan(ct_process.pid, library_instant, &now);
+    ct_loader_log_finish(audit_event, &now);
+    return 1;
 }
 
 /* The toolkit the process's environment points at: $CUDA_HOME, else

@@ -12,8 +12,8 @@
 
 void ct_library_track_start(void);
 /* Writes the libraries mapped and the loader's accounts since the last
- * scan. */
-void ct_library_track_scan(int process_ended);
+ * scan; returns what ct_library_scan does (1 once the process has ended). */
+int ct_library_track_scan(int process_ended);
 /* One account of a load or failed load (the audit log's or the preload's),
  * seen at `ts`. */
 void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts);

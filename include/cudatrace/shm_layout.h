@@ -18,6 +18,9 @@
 #include "cudatrace/record.h"
 
 #define CT_SHM_MAGIC 0x43545243u /* "CRTC" */
+/* The memfd's name: the collector tells from the process's maps whether it
+ * still maps the rings (it does not once it has exec'd). */
+#define CT_SHM_NAME "cudatrace-rings"
 
 enum ct_clock_kind {
     CT_CLOCK_TSC = 1,      /* raw rdtsc ticks, mapped to BOOTTIME by the collector */
@@ -88,7 +91,10 @@ struct ct_shm_header {
     uint32_t clock;         /* enum ct_clock_kind               */
     int32_t pid;
     uint32_t loader_ring;  /* the ring of library events, written under a lock */
-    int32_t collector_pid; /* written by the collector as it starts */
+    /* Written by the collector before it says it is ready: 1 when it
+     * watches the process through a pidfd, so that the process need not
+     * hold the lifeline; 0 when it relies on the lifeline pipe. */
+    uint32_t collector_watches_pid;
     /* One reading of both clocks at process start: the collector's anchor for
      * mapping ticks to nanoseconds, and the process start time in the trace. */
     uint64_t start_ticks;

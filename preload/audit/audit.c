@@ -26,11 +26,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload/core/export.h"
 #include "common/library_family.h"
+#include "preload/core/descriptors.h"
+#include "preload/core/export.h"
 #include "preload/loader/main_program.h"
 
-static int log_fd = -1;
+/* Never on 0-2, and written only while it is still the memfd: a program
+ * that closed it and reused the number must not find our lines in its
+ * file. A lost log stays lost (the collector may already hold it). */
+static struct ct_fd log_fd = CT_NO_FD;
+static int log_made;       /* once: a lost log is not made again */
 static int search_pending; /* a CUDA-stack search has begun and not ended */
 
 static void log_line(const char *kind, unsigned int flag, const char *requester, const char *text)
@@ -41,8 +46,8 @@ static void log_line(const char *kind, unsigned int flag, const char *requester,
         n = snprintf(line, sizeof line, "%s %u %s\t%s\n", kind, flag, requester, text);
     else
         n = snprintf(line, sizeof line, "%s %s\n", kind, text);
-    if (n > 0 && (size_t)n < sizeof line && log_fd >= 0) {
-        ssize_t ignored = write(log_fd, line, (size_t)n);
+    if (n > 0 && (size_t)n < sizeof line && ct_fd_is_ours(&log_fd)) {
+        ssize_t ignored = write(log_fd.fd, line, (size_t)n);
         (void)ignored;
     }
 }
@@ -82,10 +87,12 @@ CT_EXPORT char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int f
     char family[64];
     if (flag == LA_SER_ORIG) {
         search_pending = ct_library_family(name, family, sizeof family);
-        if (search_pending && log_fd < 0) {
-            log_fd = memfd_create("cudatrace-audit", MFD_CLOEXEC);
-            if (log_fd >= 0)
-                fcntl(log_fd, F_SETFL, O_APPEND);
+        if (search_pending && !log_made) {
+            int fd = ct_fd_above_stdio(memfd_create("cudatrace-audit", MFD_CLOEXEC));
+            if (fd >= 0)
+                fcntl(fd, F_SETFL, O_APPEND);
+            log_fd = ct_fd_keep(fd);
+            log_made = 1;
         }
     }
     if (search_pending)
@@ -96,7 +103,7 @@ CT_EXPORT char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int f
 CT_EXPORT void la_activity(uintptr_t *cookie, unsigned int flag)
 {
     (void)cookie;
-    if (flag == LA_ACT_CONSISTENT && log_fd >= 0) {
+    if (flag == LA_ACT_CONSISTENT && log_fd.fd >= 0) {
         log_line("C", 0, NULL, "");
         search_pending = 0;
     }

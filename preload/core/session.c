@@ -1,12 +1,18 @@
 /*
  * Starts and ends the tracing session. Starting creates the rings in a memfd
- * (no name another user could open), spawns the collector with that memfd
- * and a lifeline pipe whose write end only this process holds, and waits for
- * the collector to say it is ready, so no record is lost to a slow start. The
- * collector notices the end of the process by the lifeline closing, which the
- * kernel does even on SIGKILL; a normal exit also waits (bounded) for the
- * trace to be complete and prints a one-line summary. Everything here runs
- * at most once per process and never on the hot path.
+ * (no name another user could open), starts the collector (collector_spawn.c)
+ * with that memfd, a lifeline pipe whose write end only this process holds
+ * and a done pipe, and waits for the collector to say it is ready, so no
+ * record is lost to a slow start. Where the kernel has pidfds the collector
+ * watches the process itself, and the process lets go of the lifeline; else
+ * the collector notices the end of the process by the lifeline closing,
+ * which the kernel does even on SIGKILL. The pipes the process keeps are
+ * kept with their identity (descriptors.h), as the program may close and
+ * reuse their numbers. A normal exit tells the collector so in the shared
+ * header, waits (bounded, and only while the collector lives) for the trace
+ * to be complete, on the done pipe while it is ours, and prints a one-line
+ * summary. Everything here runs at most once per process and never on the
+ * hot path.
  */
 #include "preload/core/session.h"
 
@@ -16,7 +22,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +32,8 @@
 #include <unistd.h>
 
 #include "preload/core/clock.h"
+#include "preload/core/collector_spawn.h"
+#include "preload/core/descriptors.h"
 #include "preload/cupti/gpu_trace.h"
 #include "preload/sites/call_site.h"
 #include "preload/core/config.h"
@@ -44,8 +51,10 @@ static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int session_state = SESSION_NONE;
 static struct ct_shm_header *session_shm;
 static char collector_file[4096];
-static int lifeline_fd = -1; /* write end; its closing tells the collector we ended */
-static int done_fd = -1;     /* read end; the collector closes it when the trace is whole */
+/* The lifeline's write end, whose closing tells the collector we ended (kept
+ * only when it has no pidfd of us), and the done pipe's read end, which it
+ * closes when the trace is whole. */
+static struct ct_fd lifeline = CT_NO_FD, done = CT_NO_FD;
 
 static void format_output_path(char *out, size_t size)
 {
@@ -102,7 +111,7 @@ static struct ct_shm_header *create_shm(int *fd_out)
             return NULL;
         }
     }
-    int fd = memfd_create("cudatrace-rings", MFD_CLOEXEC);
+    int fd = ct_fd_above_stdio(memfd_create(CT_SHM_NAME, MFD_CLOEXEC));
     if (fd < 0)
         return NULL;
     void *mem = MAP_FAILED;
@@ -155,41 +164,29 @@ static int spawn_collector(int shm_fd, int lifeline_read, int done_write)
     snprintf(done_arg, sizeof done_arg, "%d", done_write);
     char *argv[] = {path,     "--shm-fd",  shm_arg,  "--lifeline-fd",
                     life_arg, "--done-fd", done_arg, NULL};
-
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    /* dup2 onto itself clears FD_CLOEXEC in the child only. */
-    posix_spawn_file_actions_adddup2(&actions, shm_fd, shm_fd);
-    posix_spawn_file_actions_adddup2(&actions, lifeline_read, lifeline_read);
-    posix_spawn_file_actions_adddup2(&actions, done_write, done_write);
+    const int fds[CT_COLLECTOR_FDS] = {shm_fd, lifeline_read, done_write};
     char **env = environment_without_tracer();
-    pid_t pid;
-    int err = env ? posix_spawn(&pid, path, &actions, NULL, argv, env) : ENOMEM;
+    errno = ENOMEM;
+    pid_t pid = env ? ct_collector_spawn(path, argv, env, fds) : -1;
     free(env);
-    posix_spawn_file_actions_destroy(&actions);
-    if (err) {
-        ct_warn("cannot start the collector %s: %s; tracing is off", path, strerror(err));
+    if (pid < 0) {
+        ct_warn("cannot start the collector %s: %s; tracing is off", path, strerror(errno));
         return -1;
     }
-    /* The collector forks away from this child at once, so the traced program
-     * never sees a child of ours in wait(). */
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
     return 0;
 }
 
 /* Waits until the collector writes its ready byte or closes the pipe. */
 static int wait_for_collector(int timeout_ms)
 {
-    struct pollfd p = {.fd = done_fd, .events = POLLIN};
+    struct pollfd p = {.fd = done.fd, .events = POLLIN};
     int n;
     while ((n = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR)
         ;
     if (n <= 0)
         return -1;
     char byte;
-    return read(done_fd, &byte, 1) == 1 ? 0 : -1;
+    return read(done.fd, &byte, 1) == 1 ? 0 : -1;
 }
 
 static void close_fd(int *fd)
@@ -199,21 +196,31 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
+/* A pipe whose ends never take 0-2; -1 when there is none. */
+static int make_pipe(int ends[2])
+{
+    if (pipe2(ends, O_CLOEXEC))
+        return -1;
+    ends[0] = ct_fd_above_stdio(ends[0]);
+    ends[1] = ct_fd_above_stdio(ends[1]);
+    return ends[0] < 0 || ends[1] < 0 ? -1 : 0;
+}
+
 static void start_session(void)
 {
-    int shm_fd = -1, lifeline[2] = {-1, -1}, done[2] = {-1, -1};
+    int shm_fd = -1, lifeline_ends[2] = {-1, -1}, done_ends[2] = {-1, -1};
     struct ct_shm_header *shm = create_shm(&shm_fd);
-    if (!shm || ct_kernel_names_init(ct_config.rings) || pipe2(lifeline, O_CLOEXEC) ||
-        pipe2(done, O_CLOEXEC)) {
+    if (!shm || ct_kernel_names_init(ct_config.rings) || make_pipe(lifeline_ends) ||
+        make_pipe(done_ends)) {
         ct_warn("cannot set up trace buffers: %s; tracing is off", strerror(errno));
         goto fail;
     }
-    lifeline_fd = lifeline[1];
-    done_fd = done[0];
-    if (spawn_collector(shm_fd, lifeline[0], done[1]))
+    lifeline = ct_fd_keep(lifeline_ends[1]);
+    done = ct_fd_keep(done_ends[0]);
+    if (spawn_collector(shm_fd, lifeline_ends[0], done_ends[1]))
         goto fail;
-    close_fd(&lifeline[0]);
-    close_fd(&done[1]);
+    close_fd(&lifeline_ends[0]);
+    close_fd(&done_ends[1]);
     close_fd(&shm_fd);
     if (wait_for_collector(10000)) {
         if (shm->collector_error)
@@ -223,6 +230,8 @@ static void start_session(void)
             ct_warn("the collector did not start; tracing is off");
         goto fail;
     }
+    if (shm->collector_watches_pid)
+        ct_fd_release(&lifeline);
     ct_call_sites_prepare();
     session_shm = shm;
     atomic_fetch_or(&ct_deferred, CT_DEFER_CUDA_INFO);
@@ -233,10 +242,10 @@ fail:
     if (shm)
         munmap(shm, ct_shm_size(shm->ring_count, shm->ring_capacity, shm->spill_count));
     close_fd(&shm_fd);
-    close_fd(&lifeline[0]);
-    close_fd(&done[1]);
-    close_fd(&lifeline_fd);
-    close_fd(&done_fd);
+    close_fd(&lifeline_ends[0]);
+    close_fd(&done_ends[1]);
+    ct_fd_release(&lifeline);
+    ct_fd_release(&done);
     atomic_store(&session_state, SESSION_OFF);
 }
 
@@ -294,14 +303,13 @@ int ct_session_wait_until(int (*ready)(void *ctx), void *ctx)
     struct ct_shm_header *shm = session_shm;
     uint64_t deadline = ct_clock_boottime_ns() + (uint64_t)ct_config.exit_timeout_ms * 1000000u;
     const struct timespec pause = {0, 100000};
-    int saved_errno = errno, done = 0;
-    while (!done && shm && ct_clock_boottime_ns() < deadline &&
-           !(kill(shm->collector_pid, 0) != 0 && errno == ESRCH)) {
+    int saved_errno = errno, ok = 0;
+    while (!ok && shm && ct_clock_boottime_ns() < deadline && ct_collector_alive()) {
         nanosleep(&pause, NULL);
-        done = ready(ctx);
+        ok = ready(ctx);
     }
     errno = saved_errno;
-    return done;
+    return ok;
 }
 
 static void print_summary(struct ct_shm_header *shm)
@@ -324,6 +332,11 @@ static void print_summary(struct ct_shm_header *shm)
             (unsigned long long)atomic_load(&shm->collector_bytes));
 }
 
+static int collector_finished(void *ctx)
+{
+    return atomic_load(&((struct ct_shm_header *)ctx)->collector_done) != 0;
+}
+
 static void end_session(void)
 {
     if (atomic_load(&session_state) != SESSION_ACTIVE)
@@ -331,12 +344,15 @@ static void end_session(void)
     atomic_store(&session_state, SESSION_OFF);
     struct ct_shm_header *shm = session_shm;
     atomic_store(&shm->exit_ticks, ct_clock_now());
-    close_fd(&lifeline_fd);
-    /* The collector closes its end once the last frame is on disk. */
-    struct pollfd p = {.fd = done_fd, .events = POLLIN};
-    while (poll(&p, 1, (int)ct_config.exit_timeout_ms) < 0 && errno == EINTR)
-        ;
-    close_fd(&done_fd);
+    ct_fd_release(&lifeline);
+    if (ct_fd_is_ours(&done)) { /* closed by the collector once the last frame is on disk */
+        struct pollfd p = {.fd = done.fd, .events = POLLIN};
+        while (poll(&p, 1, (int)ct_config.exit_timeout_ms) < 0 && errno == EINTR)
+            ;
+    } else {
+        ct_session_wait_until(collector_finished, shm);
+    }
+    ct_fd_release(&done);
     print_summary(shm);
 }
 
@@ -359,8 +375,9 @@ void ct_session_forget_in_child(void)
     atomic_fetch_and(&ct_deferred, ~(unsigned)CT_DEFER_CUDA_INFO);
     atomic_store(&lost_before_session, 0);
     pthread_mutex_init(&session_lock, NULL);
-    close_fd(&lifeline_fd);
-    close_fd(&done_fd);
+    ct_fd_release(&lifeline);
+    ct_fd_release(&done);
+    ct_collector_forget();
     session_shm = NULL;
     atomic_store(&session_state, SESSION_NONE);
 }

@@ -108,11 +108,12 @@ void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, ui
     put(&end_ns, sizeof end_ns);
 }
 
-void ct_builder_scan_libraries(int process_ended)
+int ct_builder_scan_libraries(int process_ended)
 {
     int32_t ended = process_ended;
     event(CT_CAP_SCAN, 0);
     put(&ended, sizeof ended);
+    return 1;
 }
 
 void ct_builder_tick(uint64_t dropped)
