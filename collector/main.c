@@ -75,8 +75,8 @@ static struct ct_shm_header *map_shm(int fd)
         return NULL;
     struct ct_shm_header *shm = mem;
     if (shm->magic != CT_SHM_MAGIC || shm->version != CT_RECORD_VERSION ||
-        shm->ring_capacity == 0 || (shm->ring_capacity & (shm->ring_capacity - 1)) ||
-        shm->spill_count > CT_SPILL_CHAIN ||
+        shm->ring_count > CT_RINGS_MAX + 1 || shm->ring_capacity == 0 ||
+        (shm->ring_capacity & (shm->ring_capacity - 1)) || shm->spill_count > CT_SPILL_CHAIN ||
         ct_shm_size(shm->ring_count, shm->ring_capacity, shm->spill_count) > (size_t)st.st_size)
         return NULL;
     return shm;

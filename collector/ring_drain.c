@@ -18,20 +18,7 @@
 
 #include "collector/trace_builder.h"
 
-static uint8_t *ring_seen; /* rings whose current thread has its track */
-static uint32_t ring_seen_count;
-
-static int ensure_seen_table(uint32_t count)
-{
-    if (ring_seen_count >= count)
-        return 0;
-    static uint8_t table[4096];
-    if (count > sizeof table)
-        return -1;
-    ring_seen = table;
-    ring_seen_count = count;
-    return 0;
-}
+static uint8_t ring_seen[CT_RINGS_MAX + 1]; /* rings whose current thread has its track */
 
 /* Gives the ring's current thread its track, once. */
 static void ensure_thread(struct ct_ring *ring)
@@ -135,8 +122,6 @@ static uint64_t free_retired(struct ct_shm_header *shm, struct ct_ring *ring, ui
 
 uint64_t ct_drain_rings(struct ct_shm_header *shm)
 {
-    if (ensure_seen_table(shm->ring_count))
-        return 0;
     uint32_t mask = shm->ring_capacity - 1;
     uint64_t drained = 0;
     for (uint32_t i = 0; i < shm->ring_count; i++) {
@@ -152,8 +137,6 @@ uint64_t ct_drain_rings(struct ct_shm_header *shm)
 
 void ct_drain_finish(struct ct_shm_header *shm, uint64_t end_ns)
 {
-    if (ensure_seen_table(shm->ring_count))
-        return;
     for (uint32_t i = 0; i < shm->ring_count; i++) {
         struct ct_ring *ring = ct_shm_ring(shm, i);
         if (atomic_load(&ring->state) != CT_RING_ACTIVE || i == shm->loader_ring)

@@ -7,7 +7,10 @@
  * rather than the one streaming input needs; memory is the batch and the
  * compressor's window, however long the run. The
  * file is created O_EXCL|O_NOFOLLOW with mode 0600: a name planted in a
- * shared directory is never followed, and an existing trace never replaced.
+ * shared directory is never followed, and an existing trace never replaced
+ * (the next free name, PATH-1, PATH-2, ..., is taken instead). A path that
+ * names something other than a file or a link (/dev/full, a FIFO, a folder)
+ * is refused: the rule is for traces, not for making files in /dev.
  */
 #include "collector/perfetto/trace_file.h"
 
@@ -15,11 +18,13 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_stableInBuffer */
 #include <zstd.h>
 
 #include "common/write_all.h"
+#include "cudatrace/shm_layout.h"
 
 #define OUT_BUFFER_SIZE (1 << 17)
 
@@ -31,6 +36,9 @@ static int write_error;
 
 static int create_unique(char *path, size_t size)
 {
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+        return (int)CT_ERROR_NOT_A_FILE;
     char base[4096];
     snprintf(base, sizeof base, "%s", path);
     for (int attempt = 0; attempt < 1000; attempt++) {

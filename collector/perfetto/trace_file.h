@@ -8,7 +8,8 @@
 #include <stdint.h>
 
 /* Creates the file at `path` (or path-1, path-2, ... when taken) and writes
- * the name used back into `path`. Returns 0 or an errno value. */
+ * the name used back into `path`. Returns 0, an errno value, or
+ * CT_ERROR_NOT_A_FILE when `path` names a device, FIFO, socket or folder. */
 int ct_trace_file_open(char *path, size_t path_size);
 /* Writes encoded packets as one complete frame, readable on disk once this
  * returns. */

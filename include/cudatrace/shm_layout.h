@@ -21,6 +21,9 @@
 /* The memfd's name: the collector tells from the process's maps whether it
  * still maps the rings (it does not once it has exec'd). */
 #define CT_SHM_NAME "cudatrace-rings"
+/* collector_error when the output names something that is there and is not
+ * a file (a device, a FIFO, a folder): never a new file beside it. */
+#define CT_ERROR_NOT_A_FILE 0x10000u
 
 enum ct_clock_kind {
     CT_CLOCK_TSC = 1,      /* raw rdtsc ticks, mapped to BOOTTIME by the collector */
@@ -48,6 +51,8 @@ struct ct_call_stats {
  * The pool is sparse: a segment's pages exist only while it holds records
  * (the collector gives them back once read). */
 #define CT_SPILL_SEGMENT_RECORDS 16384u /* 1 MiB */
+/* Threads' rings at most (CUDATRACE_RINGS); the loader's ring is one more. */
+#define CT_RINGS_MAX 4096u
 #define CT_SPILL_CHAIN 128u             /* segments in the pool, and in one ring's chain */
 #define CT_SPILL_TICKET (1ull << 63)    /* a reserved slot in the chain, not the ring */
 
@@ -86,7 +91,7 @@ struct ct_ring {
 struct ct_shm_header {
     uint32_t magic;
     uint32_t version;
-    uint32_t ring_count;
+    uint32_t ring_count;    /* at most CT_RINGS_MAX + 1 */
     uint32_t ring_capacity; /* records per ring, a power of two */
     uint32_t clock;         /* enum ct_clock_kind               */
     int32_t pid;
@@ -103,7 +108,7 @@ struct ct_shm_header {
     _Atomic uint64_t dropped_no_ring; /* records of threads that found no ring */
     /* Written by the collector as it finishes, read by the preload's summary. */
     _Atomic uint32_t collector_done;
-    uint32_t collector_error; /* errno of the failed output, or 0 */
+    uint32_t collector_error; /* errno of the failed output, CT_ERROR_NOT_A_FILE, or 0 */
     _Atomic uint64_t collector_records;
     _Atomic uint64_t collector_bytes;
     uint32_t spill_count;                             /* segments in the pool; 0: none */

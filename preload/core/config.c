@@ -1,7 +1,8 @@
 /*
  * Reads the CUDATRACE_* environment into ct_config. Limits are chosen so a
- * bad value can neither exhaust memory (rings are allocated up front) nor
- * make the exit path hang for long.
+ * bad value can neither exhaust memory (the rings, resident as threads take
+ * them, are bounded in all) nor make the exit path hang for long. What is
+ * wrong with a setting is said when a session starts, not at load.
  */
 #include "preload/core/config.h"
 
@@ -16,23 +17,61 @@
 
 struct ct_config ct_config;
 
+/* "cudatrace: " and the message, cut to fit, and a newline; its length. */
+static size_t format_line(char *out, size_t size, const char *fmt, va_list ap)
+{
+    static const char prefix[] = "cudatrace: ";
+    size_t len = sizeof prefix - 1;
+    memcpy(out, prefix, len);
+    int n = vsnprintf(out + len, size - len - 1, fmt, ap);
+    if (n < 0)
+        return 0;
+    len += (size_t)n < size - len - 2 ? (size_t)n : size - len - 2;
+    out[len++] = '\n';
+    return len;
+}
+
+static void write_stderr(const char *text, size_t len)
+{
+    int saved = errno;
+    ssize_t ignored = write(STDERR_FILENO, text, len);
+    (void)ignored;
+    errno = saved;
+}
+
 void ct_warn(const char *fmt, ...)
 {
     char line[512];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    size_t len = format_line(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n > sizeof line - 2)
-        n = sizeof line - 2;
-    line[n++] = '\n';
-    int saved = errno;
-    ssize_t ignored = write(STDERR_FILENO, "cudatrace: ", 11);
-    ignored = write(STDERR_FILENO, line, (size_t)n);
-    (void)ignored;
-    errno = saved;
+    write_stderr(line, len);
+}
+
+/* What the settings' warnings wait in: every process the preload is in reads
+ * them, the shells and tools that inherit LD_PRELOAD too, and only one that
+ * starts a session should speak. */
+static char held[2048];
+static size_t held_len;
+
+__attribute__((format(printf, 1, 2))) static void hold_warning(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    size_t len = format_line(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (len <= sizeof held - held_len) {
+        memcpy(held + held_len, line, len);
+        held_len += len;
+    }
+}
+
+void ct_config_say_warnings(void)
+{
+    write_stderr(held, held_len);
+    held_len = 0;
 }
 
 static uint32_t env_uint(const char *name, uint32_t fallback, uint32_t min, uint32_t max)
@@ -44,8 +83,8 @@ static uint32_t env_uint(const char *name, uint32_t fallback, uint32_t min, uint
     errno = 0;
     unsigned long long value = strtoull(text, &end, 10);
     if (errno || *end || text[0] == '-' || value < min || value > max) {
-        ct_warn("ignoring %s=%s: expected an integer from %u to %u; using %u", name, text, min, max,
-                fallback);
+        hold_warning("ignoring %s=%s: expected an integer from %u to %u; using %u", name, text, min,
+                     max, fallback);
         return fallback;
     }
     return (uint32_t)value;
@@ -58,7 +97,7 @@ static int env_flag_default(const char *name, int fallback)
         return fallback;
     if (strcmp(text, "0") == 0 || strcmp(text, "1") == 0)
         return text[0] == '1';
-    ct_warn("ignoring %s=%s: expected 0 or 1", name, text);
+    hold_warning("ignoring %s=%s: expected 0 or 1", name, text);
     return fallback;
 }
 
@@ -74,7 +113,7 @@ static int env_clock_is_boottime(void)
         return 0;
     if (strcmp(text, "boottime") == 0)
         return 1;
-    ct_warn("ignoring CUDATRACE_CLOCK=%s: expected auto or boottime", text);
+    hold_warning("ignoring CUDATRACE_CLOCK=%s: expected auto or boottime", text);
     return 0;
 }
 
@@ -85,7 +124,7 @@ static int env_cupti_mode(void)
         return CT_CUPTI_AUTO;
     if (strcmp(text, "0") == 0 || strcmp(text, "1") == 0)
         return text[0] == '1' ? CT_CUPTI_ON : CT_CUPTI_OFF;
-    ct_warn("ignoring CUDATRACE_CUPTI=%s: expected auto, 0 or 1", text);
+    hold_warning("ignoring CUDATRACE_CUPTI=%s: expected auto, 0 or 1", text);
     return CT_CUPTI_AUTO;
 }
 
@@ -97,12 +136,31 @@ static uint32_t round_up_pow2(uint32_t v)
     return p;
 }
 
+/* Each ring becomes resident as a thread takes it, so each limit alone does
+ * not bound the memory: the product must. The rings shrink to fit, and say so. */
+static uint32_t ring_records_within_bound(uint32_t records, uint32_t rings)
+{
+    uint64_t ring_bytes = (uint64_t)(rings + 1) * sizeof(struct ct_record);
+    uint32_t fit = records;
+    while (fit > CT_RING_RECORDS_MIN && fit * ring_bytes > CT_RING_MEMORY_MAX)
+        fit >>= 1;
+    if (fit != records)
+        hold_warning("%u rings of %u records (CUDATRACE_RINGS, CUDATRACE_RING_RECORDS) would "
+                     "take %llu MiB, over the %llu MiB the rings may take; using %u records a "
+                     "ring",
+                     rings + 1, records, (unsigned long long)(records * ring_bytes >> 20),
+                     (unsigned long long)(CT_RING_MEMORY_MAX >> 20), fit);
+    return fit;
+}
+
 void ct_config_load(void)
 {
     ct_config.output = getenv("CUDATRACE_OUTPUT");
     ct_config.collector = getenv("CUDATRACE_COLLECTOR");
-    ct_config.ring_records = round_up_pow2(env_uint("CUDATRACE_RING_RECORDS", 32768, 64, 1u << 24));
-    ct_config.rings = env_uint("CUDATRACE_RINGS", 256, 1, 4096);
+    ct_config.ring_records =
+        round_up_pow2(env_uint("CUDATRACE_RING_RECORDS", 32768, CT_RING_RECORDS_MIN, 1u << 24));
+    ct_config.rings = env_uint("CUDATRACE_RINGS", 256, 1, CT_RINGS_MAX);
+    ct_config.ring_records = ring_records_within_bound(ct_config.ring_records, ct_config.rings);
     ct_config.exit_timeout_ms = env_uint("CUDATRACE_EXIT_TIMEOUT_MS", 10000, 0, 600000);
     ct_config.quiet = env_flag("CUDATRACE_QUIET");
     ct_config.disabled = env_flag("CUDATRACE_DISABLE");

@@ -33,7 +33,14 @@ enum ct_cupti_mode {
 
 extern struct ct_config ct_config;
 
+/* What the rings may take in all, and the fewest records a ring holds. */
+#define CT_RING_MEMORY_MAX (1ull << 30)
+#define CT_RING_RECORDS_MIN 64u
+
 void ct_config_load(void);
+/* Says, once, what ct_config_load found wrong with the settings: called by
+ * a process as it starts a session. */
+void ct_config_say_warnings(void);
 void ct_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -176,6 +176,11 @@ static int spawn_collector(int shm_fd, int lifeline_read, int done_write)
     return 0;
 }
 
+static const char *output_error_text(uint32_t error)
+{
+    return error == CT_ERROR_NOT_A_FILE ? "not a regular file" : strerror((int)error);
+}
+
 /* Waits until the collector writes its ready byte or closes the pipe. */
 static int wait_for_collector(int timeout_ms)
 {
@@ -208,6 +213,7 @@ static int make_pipe(int ends[2])
 
 static void start_session(void)
 {
+    ct_config_say_warnings();
     int shm_fd = -1, lifeline_ends[2] = {-1, -1}, done_ends[2] = {-1, -1};
     struct ct_shm_header *shm = create_shm(&shm_fd);
     if (!shm || ct_kernel_names_init(ct_config.rings) || make_pipe(lifeline_ends) ||
@@ -225,7 +231,7 @@ static void start_session(void)
     if (wait_for_collector(10000)) {
         if (shm->collector_error)
             ct_warn("cannot write the trace %s: %s; tracing is off", shm->output_path,
-                    strerror((int)shm->collector_error));
+                    output_error_text(shm->collector_error));
         else
             ct_warn("the collector did not start; tracing is off");
         goto fail;
@@ -323,7 +329,7 @@ static void print_summary(struct ct_shm_header *shm)
     }
     if (shm->collector_error) {
         ct_warn("writing the trace %s failed (%s): it holds only what was written before",
-                shm->output_path, strerror((int)shm->collector_error));
+                shm->output_path, output_error_text(shm->collector_error));
         return;
     }
     ct_warn("trace %s: %llu calls recorded, %llu dropped, %llu bytes", shm->output_path,
