@@ -150,9 +150,10 @@ static int run(struct ct_shm_header *shm, const struct watch *w)
     ct_builder_scan_libraries(0);
     for (;;) {
         int ended = process_ended(shm, w, 0);
-        uint64_t drained = ct_drain_rings(shm);
+        uint64_t drained_from = ct_clock_map_now_ns(), oldest_call;
+        uint64_t drained = ct_drain_rings(shm, &oldest_call);
         ct_clock_map_refresh();
-        ct_builder_tick(ct_shm_dropped(shm));
+        ct_builder_tick(ct_shm_dropped(shm), drained_from, oldest_call);
         uint64_t now = ct_clock_map_now_ns();
         if (now - last_scan_ns >= LIBRARY_SCAN_NS) {
             /* A process that exec'd maps the rings no more, and never ends
@@ -171,7 +172,8 @@ static int run(struct ct_shm_header *shm, const struct watch *w)
         if (drained < BUSY_RECORDS)
             process_ended(shm, w, IDLE_POLL_MS);
     }
-    ct_drain_rings(shm); /* what a thread published while we were deciding */
+    uint64_t oldest_call;
+    ct_drain_rings(shm, &oldest_call); /* what a thread published while we were deciding */
     uint64_t exit_ticks = atomic_load(&shm->exit_ticks);
     uint64_t end_ns = exit_ticks ? ct_clock_map_ns(exit_ticks) : ct_clock_map_now_ns();
     ct_drain_finish(shm, end_ns);

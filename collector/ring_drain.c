@@ -120,13 +120,25 @@ static uint64_t free_retired(struct ct_shm_header *shm, struct ct_ring *ring, ui
     return drained;
 }
 
-uint64_t ct_drain_rings(struct ct_shm_header *shm)
+/* The call a ring's thread is inside, read before the ring is drained: its
+ * record, not yet published, will carry that begin. */
+static void note_call_in_flight(const struct ct_ring *ring, uint64_t *oldest)
+{
+    uint64_t begin = __atomic_load_n(&ring->inflight_begin, __ATOMIC_ACQUIRE);
+    if (begin && (!*oldest || begin < *oldest))
+        *oldest = begin;
+}
+
+uint64_t ct_drain_rings(struct ct_shm_header *shm, uint64_t *oldest_call)
 {
     uint32_t mask = shm->ring_capacity - 1;
     uint64_t drained = 0;
+    *oldest_call = 0;
     for (uint32_t i = 0; i < shm->ring_count; i++) {
         struct ct_ring *ring = ct_shm_ring(shm, i);
         uint32_t state = atomic_load_explicit(&ring->state, memory_order_acquire);
+        if (state == CT_RING_ACTIVE && i != shm->loader_ring)
+            note_call_in_flight(ring, oldest_call);
         if (state == CT_RING_ACTIVE)
             drained += drain_one(shm, ring, mask, i == shm->loader_ring);
         else if (state == CT_RING_RETIRED)

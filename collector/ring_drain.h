@@ -8,8 +8,11 @@
 
 #include "cudatrace/shm_layout.h"
 
-/* Hands every published record to the trace builder; returns how many. */
-uint64_t ct_drain_rings(struct ct_shm_header *shm);
+/* Hands every published record to the trace builder; returns how many.
+ * `*oldest_call` is the earliest begin (in ticks) of a call some thread was
+ * inside as its ring was drained, 0 when none was: no record still to come
+ * from a thread with a ring begins before that. */
+uint64_t ct_drain_rings(struct ct_shm_header *shm, uint64_t *oldest_call);
 /* Once the process has ended: each live thread's totals, and the calls its
  * threads were still inside, written as slices that last until `end_ns`. */
 void ct_drain_finish(struct ct_shm_header *shm, uint64_t end_ns);

@@ -36,6 +36,7 @@
 #include "collector/string_records.h"
 
 #define CUDA_ERROR_NO_KERNEL_IMAGE 209 /* cudaErrorNoKernelImageForDevice */
+#define SETTLE_SLACK_NS 1000000000ull
 
 struct thread_view {
     struct ct_sequence seq;
@@ -132,7 +133,7 @@ static void call(uint32_t index, const struct ct_record *r)
     uint32_t correlation = t->correlated_begin == r->begin ? t->correlation : 0;
     ct_call_slice(&t->seq, r, begin, end, ct_call_sites_take(index, r->begin),
                   ct_gpu_flow_id(correlation));
-    ct_memory_counters_note((uint8_t)family, r, end);
+    ct_memory_counters_note((uint8_t)family, r, begin, end);
     if (family == CT_FAMILY_LAUNCH) {
         ct_launch_rate_count(begin);
         if (r->result == CUDA_ERROR_NO_KERNEL_IMAGE)
@@ -202,13 +203,23 @@ int ct_builder_scan_libraries(int process_ended)
     return ct_library_track_scan(process_ended);
 }
 
-void ct_builder_tick(uint64_t dropped)
+/* Up to when no more events can come, as far as the collector can tell:
+ * a record reaches it within a drain cycle or two of its call's end, and a
+ * call some thread is inside will have the begin it noted. The slack covers
+ * a thread's first call, made before it had a ring to note it in. */
+static uint64_t settled_ns(uint64_t drained_from_ns, uint64_t oldest_call_ticks)
 {
-    /* A record reaches the collector within a drain cycle or two of its end;
-     * a second of slack keeps late ones in their own bucket. */
-    uint64_t now = ct_clock_map_now_ns();
-    if (now > 1000000000ull)
-        ct_launch_rate_write(now - 1000000000ull);
+    uint64_t settled = drained_from_ns > SETTLE_SLACK_NS ? drained_from_ns - SETTLE_SLACK_NS : 0;
+    uint64_t oldest = oldest_call_ticks ? ct_clock_map_ns(oldest_call_ticks) : UINT64_MAX;
+    return oldest < settled ? oldest : settled;
+}
+
+void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest_call_ticks)
+{
+    uint64_t now = ct_clock_map_now_ns(), settled = settled_ns(drained_from_ns, oldest_call_ticks);
+    if (settled)
+        ct_launch_rate_write(settled);
+    ct_memory_counters_settle(settled);
     if (dropped != last_dropped) {
         ct_process_counter(CT_TRACK_DROPPED, now, (int64_t)dropped);
         last_dropped = dropped;
@@ -221,6 +232,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
         if (threads[i].live)
             ct_nvtx_close(i, &threads[i].seq, end_ns);
     ct_launch_rate_finish();
+    ct_memory_counters_settle(UINT64_MAX);
     ct_library_track_finish(end_ns);
     ct_gpu_tracks_finish(end_ns);
     if (dropped != last_dropped)
@@ -235,6 +247,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
         CT_UINT_ARG(ct_key_collector_cpu_ns, cpu_ns),
         CT_UINT_ARG(ct_key_collector_max_rss_kb, usage.ru_maxrss),
         CT_UINT_ARG(ct_key_dropped, dropped),
+        CT_UINT_ARG(ct_key_memory_events_late, ct_memory_counters_late()),
         CT_UINT_ARG(ct_key_process_start_ns, ct_process.start_ns),
         CT_TEXT_ARG(ct_key_exit, exited_normally ? ct_value_exit_normal : ct_value_exit_lost),
     };

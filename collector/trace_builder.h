@@ -22,8 +22,10 @@ void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, ui
  * failed loads its loader logged, since the last scan; 0 when the process
  * no longer maps the rings (it has exec'd), else 1, or -1 when it is gone. */
 int ct_builder_scan_libraries(int process_ended);
-/* Once per drain cycle: counters that depend on time or totals. */
-void ct_builder_tick(uint64_t dropped);
+/* Once per drain cycle, which began at `drained_from_ns`, with the drain's
+ * oldest call in flight (ct_drain_rings): counters that depend on time or
+ * totals, and those that wait until the events before a time have all come. */
+void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest_call_ticks);
 void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally);
 uint64_t ct_builder_calls(void);
 

@@ -170,15 +170,15 @@ class ProcessTrace:
                                 counter=pb.CounterDescriptor()),
                     ts, pb.TrackEvent.TYPE_COUNTER, counter_value=sum(self.live.values()))
 
-    def malloc(self, ts, dur, ptr, size, site=None, result=0):
-        self.call("cudaMalloc", ts, dur, site=site, result=result, ptr=0 if result else ptr,
-                  bytes=size)
+    def malloc(self, ts, dur, ptr, size, site=None, result=0, tid=TID):
+        self.call("cudaMalloc", ts, dur, tid=tid, site=site, result=result,
+                  ptr=0 if result else ptr, bytes=size)
         if not result:
             self.live[ptr] = size
             self._device_bytes(ts + dur)
 
-    def free(self, ts, dur, ptr, site=None):
-        self.call("cudaFree", ts, dur, site=site, ptr=ptr)
+    def free(self, ts, dur, ptr, site=None, tid=TID):
+        self.call("cudaFree", ts, dur, tid=tid, site=site, ptr=ptr)
         if self.live.pop(ptr, None) is not None:
             self._device_bytes(ts + dur)
 
@@ -946,6 +946,26 @@ def test_oom(new_trace, findings, failures):
         "requested_bytes": 64 * MIB, "live_bytes": 15 * MIB, "peak_bytes": 15 * MIB,
         "site": SITE_OOM}  # the first failure's
     assert sites(f) == [(site, 1, 0, size, size / (15 * MIB)) for size, site in LIVE_BLOCKS[:3]]
+
+
+@pytest.mark.parametrize("written", ["in time order", "second thread first"])
+def test_oom_live_bytes_when_threads_share_an_address(new_trace, findings, written):
+    """Thread A allocates 1 MiB at an address and frees it; thread B gets the address back for
+    2 MiB; then thread C's allocation fails. A collector that drained B's ring first writes B's
+    sequence first: the live memory at the failure is B's 2 MiB whatever the order written."""
+    t = new_trace()
+    t.first_call()
+    at = FIRST + OFFSET
+    a = lambda: (t.malloc(at, 100, DEVICE, MIB, site=SITE_A, tid=TID + 1),
+                 t.free(at + 1000, 50, DEVICE, tid=TID + 1))
+    b = lambda: t.malloc(at + 1100, 100, DEVICE, 2 * MIB, site=SITE_B, tid=TID + 2)
+    for write in ((a, b) if written == "in time order" else (b, a)):
+        write()
+    t.malloc(at + 2000, 100, 0, 64 * MIB, site=SITE_OOM, result=2, tid=TID + 3)
+    f = the(findings(t), "oom", "error")
+    assert numbers(f, "requested_bytes", "live_bytes", "peak_bytes") == {
+        "requested_bytes": 64 * MIB, "live_bytes": 2 * MIB, "peak_bytes": 2 * MIB}
+    assert sites(f) == [(SITE_B, 1, 0, 2 * MIB, 1.0)]
 
 
 def test_oom_twin_another_error(new_trace, findings):

@@ -2,13 +2,25 @@
  * Live device bytes follow successful allocations and frees of device and
  * managed memory; pinned host bytes likewise. A free of a pointer allocated
  * before tracing started is ignored rather than guessed at, so the counters
- * never go below what the trace saw allocated. Each change writes a value.
+ * never go below what the trace saw allocated. The rings are drained one
+ * after another, so an address one thread freed and another got back can
+ * arrive allocation first; the events are put back in time order
+ * (common/time_order.c) and applied only once no earlier one can still
+ * come: a free counts when it begins and an allocation when it returns,
+ * the one order that holds whatever the threads did (the free released the
+ * address before the allocation got it, inside both calls). What comes later
+ * than that (a thread's first call, made before it had a ring, that lasted
+ * longer than the slack) is applied at once and counted as late.
  */
 #include "collector/tracks/memory_counters.h"
 
-#include "cudatrace/functions.h"
 #include "collector/perfetto/process_tracks.h"
+#include "common/time_order.h"
 #include "common/u64_map.h"
+#include "cudatrace/functions.h"
+
+/* Events waiting at most: a bound on the collector's memory. */
+#define PENDING_MAX (1u << 18)
 
 struct live_memory {
     struct ct_u64_map allocs; /* pointer -> bytes */
@@ -16,42 +28,83 @@ struct live_memory {
     enum ct_process_track track;
 };
 
+struct memory_event {
+    uint64_t ptr, bytes;
+    uint8_t family;
+};
+
 static struct live_memory device = {.track = CT_TRACK_DEVICE_BYTES};
 static struct live_memory pinned = {.track = CT_TRACK_PINNED_BYTES};
+static struct ct_time_order pending;
+static int pending_ready;
+static uint64_t applied_up_to, late;
 
-static void allocated(struct live_memory *m, uint64_t ptr, uint64_t bytes, uint64_t ts)
+static void apply(const struct memory_event *e, uint64_t ts)
 {
-    ct_u64_map_put(&m->allocs, ptr, bytes);
-    m->bytes += bytes;
-    ct_process_counter(m->track, ts, (int64_t)m->bytes);
-}
-
-static void freed(struct live_memory *m, uint64_t ptr, uint64_t ts)
-{
-    uint64_t bytes = 0;
-    ct_u64_map_remove(&m->allocs, ptr, &bytes);
-    m->bytes -= bytes;
-    ct_process_counter(m->track, ts, (int64_t)m->bytes);
-}
-
-void ct_memory_counters_note(uint8_t family, const struct ct_record *r, uint64_t ts)
-{
-    if (r->result != 0)
-        return;
-    switch (family) {
-    case CT_FAMILY_ALLOC_DEVICE:
-        allocated(&device, r->arg[0], r->arg[1], ts);
-        break;
-    case CT_FAMILY_FREE_DEVICE:
-        freed(&device, r->arg[0], ts);
-        break;
-    case CT_FAMILY_ALLOC_HOST:
-        allocated(&pinned, r->arg[0], r->arg[1], ts);
-        break;
-    case CT_FAMILY_FREE_HOST:
-        freed(&pinned, r->arg[0], ts);
-        break;
-    default:
-        break;
+    struct live_memory *m =
+        e->family == CT_FAMILY_ALLOC_DEVICE || e->family == CT_FAMILY_FREE_DEVICE ? &device
+                                                                                  : &pinned;
+    if (e->family == CT_FAMILY_ALLOC_DEVICE || e->family == CT_FAMILY_ALLOC_HOST) {
+        ct_u64_map_put(&m->allocs, e->ptr, e->bytes);
+        m->bytes += e->bytes;
+    } else {
+        uint64_t bytes = 0;
+        ct_u64_map_remove(&m->allocs, e->ptr, &bytes);
+        m->bytes -= bytes;
     }
+    ct_process_counter(m->track, ts, (int64_t)m->bytes);
+}
+
+/* Applies the earliest event if it is not after `up_to`; 0 when there is none. */
+static int apply_next(uint64_t up_to)
+{
+    struct memory_event e;
+    uint64_t at;
+    if (!ct_time_order_pop(&pending, up_to, &at, &e))
+        return 0;
+    apply(&e, at);
+    if (at > applied_up_to)
+        applied_up_to = at;
+    return 1;
+}
+
+static int is_memory(uint8_t family)
+{
+    return family == CT_FAMILY_ALLOC_DEVICE || family == CT_FAMILY_FREE_DEVICE ||
+           family == CT_FAMILY_ALLOC_HOST || family == CT_FAMILY_FREE_HOST;
+}
+
+void ct_memory_counters_note(uint8_t family, const struct ct_record *r, uint64_t begin_ns,
+                             uint64_t end_ns)
+{
+    if (r->result != 0 || !is_memory(family))
+        return;
+    if (!pending_ready) {
+        ct_time_order_init(&pending, sizeof(struct memory_event));
+        pending_ready = 1;
+    }
+    struct memory_event e = {r->arg[0], r->arg[1], family};
+    int frees = family == CT_FAMILY_FREE_DEVICE || family == CT_FAMILY_FREE_HOST;
+    uint64_t at = frees ? begin_ns : end_ns;
+    if (at < applied_up_to) {
+        late++;
+        apply(&e, applied_up_to); /* the track's values stay in time order */
+        return;
+    }
+    ct_time_order_push(&pending, at, &e);
+    while (pending.count > PENDING_MAX && apply_next(UINT64_MAX)) /* the earliest goes now */
+        ;
+}
+
+void ct_memory_counters_settle(uint64_t up_to_ns)
+{
+    while (pending_ready && apply_next(up_to_ns))
+        ;
+    if (up_to_ns > applied_up_to)
+        applied_up_to = up_to_ns;
+}
+
+uint64_t ct_memory_counters_late(void)
+{
+    return late;
 }

@@ -1,6 +1,6 @@
 /*
  * Live device and pinned host bytes, followed from the allocation and free
- * records and written as counter values.
+ * records, put back in time order, and written as counter values.
  */
 #ifndef CT_COLLECTOR_MEMORY_COUNTERS_H
 #define CT_COLLECTOR_MEMORY_COUNTERS_H
@@ -9,7 +9,14 @@
 
 #include "cudatrace/record.h"
 
-/* Follows one call of `family` (enum ct_family) that ended at `ts`. */
-void ct_memory_counters_note(uint8_t family, const struct ct_record *r, uint64_t ts);
+/* Takes one call of `family` (enum ct_family) that ran from `begin_ns` to
+ * `end_ns`; it counts once ct_memory_counters_settle has passed its time. */
+void ct_memory_counters_note(uint8_t family, const struct ct_record *r, uint64_t begin_ns,
+                             uint64_t end_ns);
+/* Applies, in time order, every event up to `up_to_ns`: the caller knows no
+ * earlier one can still come (UINT64_MAX at the end of the trace). */
+void ct_memory_counters_settle(uint64_t up_to_ns);
+/* Events that came after their time had been settled, applied as they came. */
+uint64_t ct_memory_counters_late(void);
 
 #endif

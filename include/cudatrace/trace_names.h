@@ -126,6 +126,7 @@
     X(key, collector_cpu_ns, "collector_cpu_ns", UINT)                                             \
     X(key, collector_max_rss_kb, "collector_max_rss_kb", UINT)                                     \
     X(key, dropped, "dropped", UINT)                                                               \
+    X(key, memory_events_late, "memory_events_late", UINT)                                         \
     X(key, process_start_ns, "process_start_ns", UINT)                                             \
     X(key, exit, "exit", STRING)                                                                   \
     /* GPU work */                                                                                 \

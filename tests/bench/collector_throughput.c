@@ -76,13 +76,13 @@ int main(int argc, char **argv)
     ring->tid = shm->pid;
     ct_clock_map_init(CT_CLOCK_BOOTTIME, 0, 0);
     ct_builder_start(shm);
-    uint64_t clock = 1000000000ull, done = 0;
+    uint64_t clock = 1000000000ull, done = 0, oldest_call;
     double busy = 0;
     while (done < records) {
         uint64_t batch = records - done < CAPACITY ? records - done : CAPACITY;
         fill(ring, done, batch, &clock);
         double t0 = now_s();
-        ct_drain_rings(shm);
+        ct_drain_rings(shm, &oldest_call);
         busy += now_s() - t0;
         done += batch;
     }

@@ -116,10 +116,12 @@ int ct_builder_scan_libraries(int process_ended)
     return 1;
 }
 
-void ct_builder_tick(uint64_t dropped)
+void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest_call_ticks)
 {
     event(CT_CAP_TICK, 0);
     put(&dropped, sizeof dropped);
+    put(&drained_from_ns, sizeof drained_from_ns);
+    put(&oldest_call_ticks, sizeof oldest_call_ticks);
 }
 
 void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)

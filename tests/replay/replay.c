@@ -95,9 +95,11 @@ static void replay_event(const struct ct_capture_event *e)
         break;
     }
     case CT_CAP_TICK: {
-        uint64_t dropped;
+        uint64_t dropped, drained_from, oldest_call;
         take(&dropped, sizeof dropped);
-        ct_builder_tick(dropped);
+        take(&drained_from, sizeof drained_from);
+        take(&oldest_call, sizeof oldest_call);
+        ct_builder_tick(dropped, drained_from, oldest_call);
         break;
     }
     case CT_CAP_FINISH: {

@@ -159,13 +159,14 @@ static void *producer(void *arg)
 static void *consumer(void *arg)
 {
     (void)arg;
+    uint64_t oldest_call;
     for (unsigned pass = 0; !atomic_load(&producers_done); pass++) {
-        ct_drain_rings(shm);
+        ct_drain_rings(shm, &oldest_call);
         if (pass % 64 == 0)
             ct_drain_trim_spill(shm); /* the collector's, once a second */
     }
-    ct_drain_rings(shm); /* rings retired after the last pass */
-    ct_drain_rings(shm);
+    ct_drain_rings(shm, &oldest_call); /* rings retired after the last pass */
+    ct_drain_rings(shm, &oldest_call);
     return NULL;
 }
 

@@ -179,6 +179,7 @@ static int session_instant(struct builder *b, struct ct_process_report *p, const
         p->run.calls_recorded = (uint64_t)ct_event_int(e, ct_key_calls, 0);
         p->run.collector_cpu_ns = (uint64_t)ct_event_int(e, ct_key_collector_cpu_ns, 0);
         p->run.collector_max_rss_kb = (uint64_t)ct_event_int(e, ct_key_collector_max_rss_kb, 0);
+        p->run.memory_events_late = (uint64_t)ct_event_int(e, ct_key_memory_events_late, 0);
         p->run.start_ns = (uint64_t)ct_event_int(e, ct_key_process_start_ns, 0);
         p->run.exited_normally = strcmp(ct_event_text(e, ct_key_exit), ct_value_exit_normal) == 0;
         p->run.end_ns = e->ts;
@@ -230,6 +231,7 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
     for (size_t i = 0; i < report->process_count; i++) {
         ct_libraries_attach(&report->processes[i].libraries);
         ct_calls_use_totals(&report->processes[i].calls);
+        ct_usage_settle(&report->processes[i].usage);
     }
     report->packets += result.packets;
     report->truncated |= result.truncated;

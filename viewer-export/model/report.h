@@ -36,6 +36,7 @@ struct ct_process_run {
     const char *clock; /* "tsc" or "boottime": what the host timestamps were read from */
     uint64_t dropped;
     uint64_t calls_recorded, collector_cpu_ns, collector_max_rss_kb;
+    uint64_t memory_events_late; /* applied after their time was settled */
     struct ct_inflight_call *inflight;
     size_t inflight_count;
 };

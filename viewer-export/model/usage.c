@@ -7,7 +7,7 @@
  * host memory is what cudaMallocHost, cudaHostAlloc and cudaHostRegister
  * returned and was not yet released. Live device memory is recomputed from
  * the allocation and free slices (which the rings never drop), so that each
- * live block keeps its site.
+ * live block keeps its site, once they are all read and put in time order.
  */
 #include "viewer-export/model/usage.h"
 
@@ -16,6 +16,7 @@
 
 #include "cudatrace/trace_names.h"
 #include "common/array.h"
+#include "common/time_order.h"
 #include "cudatrace/functions.h"
 #include "viewer-export/findings/thresholds.h"
 
@@ -125,45 +126,82 @@ static void note_alloc_time(struct ct_usage *u, uint64_t ns, const char *site)
     u->alloc_times[u->alloc_time_count++] = (struct ct_slow_call){ns, site};
 }
 
-static void device_alloc(struct ct_usage *u, const struct ct_event *e, int failed, const char *site)
+/* An allocation or free of device memory, kept until the events are put
+ * back in time order (ct_usage_settle). */
+struct memory_event {
+    uint64_t ptr, bytes, ts, end;
+    const char *site;
+    int32_t result;
+    uint8_t what;
+};
+
+enum { ALLOCATED, ALLOCATION_FAILED, FREED };
+
+static void allocation_failed(struct ct_usage *u, const struct memory_event *m)
 {
-    uint64_t bytes = arg_uint(e, ct_key_bytes), ptr = arg_uint(e, ct_key_ptr);
-    if (failed) {
-        if (!u->oom && arg_uint(e, ct_key_result) == CUDA_ERROR_MEMORY_ALLOCATION) {
-            u->oom = 1;
-            u->oom_bytes = bytes;
-            u->oom_ts = e->ts;
-            u->oom_live = u->live_bytes;
-            u->oom_site = site;
-            remember_largest(u);
-        }
+    if (u->oom || m->result != CUDA_ERROR_MEMORY_ALLOCATION)
         return;
-    }
-    if (!ptr || ct_u64_map_find(&u->live, ptr))
-        return;
-    u->blocks = ct_array_grow(u->blocks, u->block_count, sizeof *u->blocks);
-    u->blocks[u->block_count++] = (struct ct_live_block){ptr, bytes, e->end, site};
-    ct_u64_map_put(&u->live, ptr, u->block_count);
-    u->live_bytes += bytes;
-    ct_timeline_note(&u->low_points, e->end, (double)u->live_bytes);
+    u->oom = 1;
+    u->oom_bytes = m->bytes;
+    u->oom_ts = m->ts;
+    u->oom_live = u->live_bytes;
+    u->oom_site = m->site;
+    remember_largest(u);
 }
 
-static void device_free(struct ct_usage *u, const struct ct_event *e)
+static void allocated(struct ct_usage *u, const struct memory_event *m)
 {
-    uint64_t ptr = arg_uint(e, ct_key_ptr);
-    uint64_t *index = ptr ? ct_u64_map_find(&u->live, ptr) : NULL;
+    if (!m->ptr || ct_u64_map_find(&u->live, m->ptr))
+        return;
+    u->blocks = ct_array_grow(u->blocks, u->block_count, sizeof *u->blocks);
+    u->blocks[u->block_count++] = (struct ct_live_block){m->ptr, m->bytes, m->end, m->site};
+    ct_u64_map_put(&u->live, m->ptr, u->block_count);
+    u->live_bytes += m->bytes;
+    ct_timeline_note(&u->low_points, m->end, (double)u->live_bytes);
+}
+
+static void freed(struct ct_usage *u, const struct memory_event *m)
+{
+    uint64_t *index = m->ptr ? ct_u64_map_find(&u->live, m->ptr) : NULL;
     if (!index)
         return;
     size_t i = *index - 1, last = u->block_count - 1;
     u->live_bytes -= u->blocks[i].bytes;
     uint64_t gone;
-    ct_u64_map_remove(&u->live, ptr, &gone);
+    ct_u64_map_remove(&u->live, m->ptr, &gone);
     if (i != last) {
         u->blocks[i] = u->blocks[last];
         ct_u64_map_put(&u->live, u->blocks[i].ptr, i + 1);
     }
     u->block_count--;
-    ct_timeline_note(&u->low_points, e->end, (double)u->live_bytes);
+    ct_timeline_note(&u->low_points, m->ts, (double)u->live_bytes);
+}
+
+/* Threads' slices come one sequence after another, so an address one thread
+ * freed and another got back can come allocation first: a free is placed
+ * when it began and an allocation when it returned, the one order that
+ * holds whatever the threads did (as the collector's counters do). */
+static void queue_memory(struct ct_usage *u, uint8_t what, const struct ct_event *e,
+                         const char *site)
+{
+    if (!u->memory_order.payload_size)
+        ct_time_order_init(&u->memory_order, sizeof(struct memory_event));
+    struct memory_event m = {arg_uint(e, ct_key_ptr),
+                             arg_uint(e, ct_key_bytes),
+                             e->ts,
+                             e->end,
+                             site,
+                             (int32_t)arg_uint(e, ct_key_result),
+                             what};
+    ct_time_order_push(&u->memory_order, what == FREED ? e->ts : e->end, &m);
+}
+
+void ct_usage_settle(struct ct_usage *u)
+{
+    struct memory_event m;
+    uint64_t at;
+    while (u->memory_order.payload_size && ct_time_order_pop(&u->memory_order, UINT64_MAX, &at, &m))
+        (m.what == FREED ? freed : m.what == ALLOCATED ? allocated : allocation_failed)(u, &m);
 }
 
 /* A call that held the host up: counted for the process and for the
@@ -248,12 +286,12 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
         copy(u, tid, fn, e, ns, site);
         break;
     case CT_FAMILY_ALLOC_DEVICE:
-        device_alloc(u, e, failed, site);
+        queue_memory(u, failed ? ALLOCATION_FAILED : ALLOCATED, e, site);
         note_alloc_time(u, ns, site);
         break;
     case CT_FAMILY_FREE_DEVICE:
         if (!failed)
-            device_free(u, e);
+            queue_memory(u, FREED, e, site);
         note_alloc_time(u, ns, site);
         if (fn == CT_FN_cudaFree)
             blocking(u, tid, e, site, 0);
@@ -324,6 +362,7 @@ void ct_usage_free(struct ct_usage *u)
     free(u->nvtx_spans);
     free(u->threads);
     ct_u64_map_free(&u->live);
+    ct_time_order_free(&u->memory_order);
     free(u->blocks);
     free(u->alloc_times);
     ct_timeline_free(&u->low_points);

@@ -13,6 +13,7 @@
 #include "viewer-export/model/gpu.h"
 #include "viewer-export/model/timeline.h"
 #include "viewer-export/read/trace_decode.h"
+#include "common/time_order.h"
 #include "common/u64_map.h"
 
 /* What one call site (the `site` annotation) cost in one respect. */
@@ -66,8 +67,9 @@ struct ct_usage {
     size_t thread_count;
     uint64_t pageable_copies, pageable_bytes, pageable_ns;
     uint64_t small_copies, small_copy_bytes;
-    struct ct_u64_map pinned; /* start -> bytes, host memory the runtime pinned */
-    struct ct_u64_map live;   /* device pointer -> index + 1 in blocks */
+    struct ct_u64_map pinned;          /* start -> bytes, host memory the runtime pinned */
+    struct ct_time_order memory_order; /* device allocations and frees, until settled */
+    struct ct_u64_map live;            /* device pointer -> index + 1 in blocks */
     struct ct_live_block *blocks;
     size_t block_count;
     uint64_t live_bytes;
@@ -90,6 +92,9 @@ struct ct_usage {
 /* Notes one call slice of function `fn` (enum ct_function) made by thread
  * `tid` (0 when unknown). */
 void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e);
+/* Once every slice is in: the live device memory, from the allocations and
+ * frees in time order. */
+void ct_usage_settle(struct ct_usage *u);
 /* Notes a slice that is an NVTX range (its `source` is "nvtx"); 0 when it is
  * not one. */
 int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e);

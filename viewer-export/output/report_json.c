@@ -264,6 +264,7 @@ static void json_process(struct ct_json *j, const struct ct_process_report *p)
     ct_json_uint(j, "allocs", p->calls.allocs);
     ct_json_uint(j, "frees", p->calls.frees);
     ct_json_uint(j, "failed_allocs", p->calls.failed_allocs);
+    ct_json_uint(j, "late_events", p->run.memory_events_late);
     ct_json_end_object(j);
     json_gpu(j, p);
     json_cupti(j, p);

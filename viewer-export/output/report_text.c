@@ -136,6 +136,10 @@ static void print_text_process(const struct ct_process_report *p,
            ct_human_bytes(p->calls.final_device_bytes, b, sizeof b),
            (unsigned long long)p->calls.allocs, (unsigned long long)p->calls.frees,
            (unsigned long long)p->calls.failed_allocs);
+    if (p->run.memory_events_late)
+        printf("                 %llu allocations or frees came after their time was settled: "
+               "the counter may be off by them in between\n",
+               (unsigned long long)p->run.memory_events_late);
     print_gpu(p);
     print_cupti(p);
     print_nvtx(p);
