@@ -394,14 +394,20 @@ def limit_address_space():
 LARGE_LAUNCHES = 500_000
 
 
-def large_trace(trace_run, build_dir, tmp_path):
-    """(cudatrace binary, a trace of LARGE_LAUNCHES launches whose uncompressed
-    form is larger than MAX_ADDRESS_SPACE, so holding it whole could not work);
-    skips on a sanitizer build, whose shadow memory takes more than the limit."""
-    binary = os.path.join(build_dir, "cudatrace")
+def skip_on_sanitizer(binary):
+    """Skips the test on a sanitizer build, whose shadow memory takes more address space than
+    any limit a test sets."""
     with open(binary, "rb") as f:
         if re.search(rb"__[at]san_init", f.read()):
             pytest.skip("a sanitizer's shadow memory takes more address space than the limit")
+
+
+def large_trace(trace_run, build_dir, tmp_path):
+    """(cudatrace binary, a trace of LARGE_LAUNCHES launches whose uncompressed
+    form is larger than MAX_ADDRESS_SPACE, so holding it whole could not work);
+    skips on a sanitizer build (skip_on_sanitizer)."""
+    binary = os.path.join(build_dir, "cudatrace")
+    skip_on_sanitizer(binary)
     big = tmp_path / "big.pftrace.zst"
     proc, _, _ = trace_run("launch_loop", LARGE_LAUNCHES,
                            env={"CUDATRACE_OUTPUT": big, "CUDATRACE_RING_RECORDS": 1 << 20})

@@ -215,7 +215,11 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
 {
     struct builder b = {.report = report};
     index_functions(&b);
-    struct ct_trace_visitor visitor = {&b, on_track, on_slice, on_instant, on_counter, NULL, NULL};
+    struct ct_trace_visitor visitor = {.ctx = &b,
+                                       .track = on_track,
+                                       .slice = on_slice,
+                                       .instant = on_instant,
+                                       .counter = on_counter};
     struct ct_decode_result result;
     size_t processes_before = report->process_count;
     int r = ct_trace_decode(path, &visitor, &result, error, error_size);

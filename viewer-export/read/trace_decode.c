@@ -1,9 +1,16 @@
 /*
  * Decodes packets with protobuf-c against our schema subset and keeps the
  * per-sequence state Perfetto's importer keeps: the interning tables
- * (cleared when a packet says so) and the default track. Slice begins wait
- * on a per-track stack until their end arrives, so the visitor sees whole
- * slices; every string it sees is interned and outlives the decode.
+ * (cleared when a packet says so) and the default track. For a visitor
+ * that takes slices, slice begins wait on a per-track stack until their end
+ * arrives, so it sees whole slices; every string it sees is interned and
+ * outlives the decode. One that copies the file (the perfetto export)
+ * takes each packet's bytes once the packet has been decoded. What one
+ * packet may cost is bounded, not only its size on the wire (64 MiB,
+ * trace_input.c): protobuf-c decodes it through an allocator that stops at
+ * PACKET_DECODE_MIB (256 MiB), and a packet that would take more, such as
+ * millions of empty fields that a compressed file holds in a few bytes, is
+ * refused as a malformed one is. The collector's packets take a few KiB.
  */
 #include "viewer-export/read/trace_decode.h"
 
@@ -17,6 +24,14 @@
 #include "viewer-export/read/trace_input.h"
 
 #define SEQ_CLEARED 1
+/* What decoding one packet may allocate. A 64 KiB packet, the largest the
+ * collector writes, cannot take more than about 8 MiB however its fields
+ * fall (protobuf-c spends up to ~124 bytes on a field of 2), and its real
+ * ones take under 4 KiB; a packet of large strings takes about its own
+ * size, so one of those fits up to the reader's 64 MiB (trace_input.c). */
+#define PACKET_DECODE_MIB 256
+/* Counted with each allocation, about what malloc keeps beside it. */
+#define MALLOC_OVERHEAD 32
 
 struct sequence {
     struct ct_u64_map event_names, annotation_names, string_values; /* iid -> string id */
@@ -37,6 +52,49 @@ struct decoder {
     struct slice_stack *stack_list;
     size_t stack_count;
 };
+
+/* protobuf-c's allocator for one packet: it fails, and so the unpack does,
+ * once the packet has cost PACKET_DECODE_MIB. */
+struct packet_budget {
+    ProtobufCAllocator allocator;
+    size_t left;
+    int spent; /* an allocation was refused for the budget */
+};
+
+static void *budget_alloc(void *data, size_t size)
+{
+    struct packet_budget *b = data;
+    size_t cost = size + MALLOC_OVERHEAD;
+    if (cost < size || cost > b->left) {
+        b->spent = 1;
+        return NULL;
+    }
+    b->left -= cost;
+    return malloc(size);
+}
+
+static void budget_free(void *data, void *pointer)
+{
+    (void)data;
+    free(pointer);
+}
+
+/* Packet `index` decoded within its budget, or NULL with the reason in
+ * `error`; freed with b->allocator. */
+static CtPb__TracePacket *unpack(struct packet_budget *b, const uint8_t *bytes, size_t size,
+                                 uint64_t index, char *error, size_t error_size)
+{
+    *b = (struct packet_budget){{budget_alloc, budget_free, b}, (size_t)PACKET_DECODE_MIB << 20, 0};
+    CtPb__TracePacket *p = ct_pb__trace_packet__unpack(&b->allocator, size, bytes);
+    if (!p && b->spent)
+        snprintf(error, error_size,
+                 "packet %llu takes more than %d MiB to decode, beyond any trace cudatrace writes",
+                 (unsigned long long)index, PACKET_DECODE_MIB);
+    else if (!p)
+        snprintf(error, error_size, "packet %llu is not a valid TracePacket",
+                 (unsigned long long)index);
+    return p;
+}
 
 static struct sequence *sequence_of(struct decoder *d, uint32_t id)
 {
@@ -165,8 +223,7 @@ static void end_slice(struct decoder *d, const struct ct_event *e)
     slice->end = e->ts;
     for (int i = 0; i < e->nargs && slice->nargs < CT_MAX_EVENT_ARGS; i++)
         slice->args[slice->nargs++] = e->args[i];
-    if (d->visitor->slice)
-        d->visitor->slice(d->visitor->ctx, slice);
+    d->visitor->slice(d->visitor->ctx, slice);
 }
 
 static void handle_event(struct decoder *d, struct sequence *s, const CtPb__TracePacket *p)
@@ -185,10 +242,12 @@ static void handle_event(struct decoder *d, struct sequence *s, const CtPb__Trac
     e.flow_in = te->n_terminating_flow_ids ? te->terminating_flow_ids[0] : 0;
     switch (te->type) {
     case CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN:
-        begin_slice(d, &e);
+        if (d->visitor->slice) /* nothing is kept for a visitor that takes no slices */
+            begin_slice(d, &e);
         break;
     case CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_END:
-        end_slice(d, &e);
+        if (d->visitor->slice)
+            end_slice(d, &e);
         break;
     case CT_PB__TRACK_EVENT__TYPE__TYPE_INSTANT:
         if (d->visitor->instant)
@@ -247,16 +306,17 @@ int ct_trace_decode(const char *path, const struct ct_trace_visitor *visitor,
     const uint8_t *bytes;
     size_t size;
     int r;
+    struct packet_budget budget;
     while ((r = ct_trace_input_next(in, &bytes, &size, error, error_size)) > 0) {
-        CtPb__TracePacket *p = ct_pb__trace_packet__unpack(NULL, size, bytes);
+        CtPb__TracePacket *p = unpack(&budget, bytes, size, result->packets, error, error_size);
         if (!p) {
-            snprintf(error, error_size, "packet %llu is not a valid TracePacket",
-                     (unsigned long long)result->packets);
             r = -1;
             break;
         }
         handle_packet(&d, p);
-        ct_pb__trace_packet__free_unpacked(p, NULL);
+        ct_pb__trace_packet__free_unpacked(p, &budget.allocator);
+        if (visitor->packet)
+            visitor->packet(visitor->ctx, bytes, size);
         result->packets++;
         if (visitor->progress)
             visitor->progress(visitor->ctx, ct_trace_input_bytes_read(in));

@@ -49,8 +49,11 @@ struct ct_trace_visitor {
     void (*slice)(void *ctx, const struct ct_event *slice);
     void (*instant)(void *ctx, const struct ct_event *instant);
     void (*counter)(void *ctx, const struct ct_event *counter);
-    /* Optional: each slice still open when the trace ends (its end is 0). */
+    /* Optional: each slice still open when the trace ends (its end is 0).
+     * Slices are paired only for a visitor that takes them (slice set). */
     void (*unclosed)(void *ctx, const struct ct_event *slice);
+    /* Optional: each packet's bytes as the file holds them, once decoded. */
+    void (*packet)(void *ctx, const uint8_t *bytes, size_t size);
     /* Optional: after each packet, the bytes of the file read so far. */
     void (*progress)(void *ctx, uint64_t bytes_read);
 };

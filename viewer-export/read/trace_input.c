@@ -2,9 +2,11 @@
  * Streams a trace file as TracePacket byte strings: the framing of Trace's
  * repeated field 1 over plain, gzip (any number of members) or zstd (any
  * number of frames) input, decompressed a block at a time so memory stays
- * bounded by the largest packet, not the file. A file that stops inside a
- * compressed frame yields every packet before the cut and then reports the
- * tail as truncated instead of failing the whole file.
+ * bounded by the largest packet, not the file: at most MAX_PACKET (64 MiB;
+ * the collector writes 64 KiB at most), a longer one refused as malformed
+ * (what decoding one may cost is trace_decode.c's bound). A file that stops
+ * inside a compressed frame yields every packet before the cut and then
+ * reports the tail as truncated instead of failing the whole file.
  */
 #include "viewer-export/read/trace_input.h"
 
