@@ -1,9 +1,15 @@
-"""The report reads only traces in its own trace format: the collector states
+"""The command reads only traces in its own trace format: the collector states
 the format in each trace's first event (cudatrace.trace, format 1), and a
-trace of another format, or a Perfetto trace with no cudatrace process in it,
-is refused in one line with a non-zero status rather than misread."""
+trace of another format is refused in one line with a non-zero status rather
+than misread, by `report` and by every `export` format alike, which then
+leaves no output behind. `report` also refuses a Perfetto trace with no
+cudatrace process in it."""
+import gzip
+import json
 import os
 import subprocess
+
+import pytest
 
 from perfetto_check import pb
 
@@ -50,3 +56,42 @@ def test_foreign_perfetto_trace_is_refused(build_dir, write_trace):
     done = report(build_dir, path)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == f"cudatrace: {path}: holds no traced process: not a cudatrace trace\n"
+
+
+EXPORT_FORMATS = ["perfetto", "perfetto-gz", "chrome-json", "html"]
+
+
+def export(build_dir, path, fmt, out):
+    return subprocess.run([os.path.join(build_dir, "cudatrace"), "export", str(path),
+                           "--format", fmt, "-o", str(out)],
+                          capture_output=True, timeout=30)
+
+
+@pytest.mark.parametrize("fmt", EXPORT_FORMATS)
+def test_current_format_is_exported(build_dir, write_trace, tmp_path, fmt):
+    path = write_trace(process_trace(1), compress="zstd")
+    out = tmp_path / "out"
+    done = export(build_dir, path, fmt, out)
+    assert (done.returncode, done.stderr, done.stdout) == (0, b"", f"wrote {out}\n".encode())
+    data = out.read_bytes()
+    if fmt == "perfetto":
+        assert data == pb.Trace(packet=process_trace(1)).SerializeToString()
+    elif fmt == "perfetto-gz":
+        assert gzip.decompress(data) == pb.Trace(packet=process_trace(1)).SerializeToString()
+    elif fmt == "chrome-json":
+        (event,) = json.loads(data)["traceEvents"]
+        assert (event["name"], event["args"]) == ("cudatrace.trace", {"format": 1})
+    else:
+        assert b'"pid":42' in data
+
+
+@pytest.mark.parametrize("fmt", EXPORT_FORMATS)
+def test_other_format_is_refused_by_every_export(build_dir, write_trace, tmp_path, fmt):
+    # The same refusal as the report's, from the same place: a trace of another format is
+    # never converted as if it were ours.
+    path = write_trace(process_trace(2), compress="zstd")
+    done = export(build_dir, path, fmt, tmp_path / "out")
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert done.stderr.decode() == (f"cudatrace: {path}: written by another cudatrace "
+                                    "(trace format 2; this one reads 1)\n")
+    assert os.listdir(tmp_path) == [path.name]

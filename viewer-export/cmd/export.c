@@ -6,9 +6,10 @@
  * damaged input is handled as `report` and `recover` handle it: a trace cut
  * short (its writer died mid-write) is exported up to its last whole packet,
  * a note on stderr says what was cut, and the status is 0, since what was
- * written is a sound file; a malformed trace is refused with status 1 and
- * leaves no output behind. The input is opened before the output is
- * created, so a missing file or one that is no trace creates nothing.
+ * written is a sound file; a malformed trace, or one of another trace
+ * format, is refused with status 1 and leaves no output behind. The input
+ * is opened before the output is created, so a missing file or one that is
+ * no trace creates nothing.
  */
 #include <limits.h>
 #include <stdio.h>

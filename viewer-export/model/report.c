@@ -5,7 +5,8 @@
  * call slices to the call figures (calls.c) and the usage figures (usage.c),
  * GPU slices to the GPU's timeline (gpu.c), library instants to the library
  * view (libraries.c), CUPTI's to cupti.c, and the session's own facts
- * (format, versions, devices, the threads' totals, the end) here.
+ * (the clock, versions, devices, the threads' totals, the end) here. A
+ * trace of another trace format never gets here: the decoder refuses it.
  */
 #include "viewer-export/model/report.h"
 
@@ -27,7 +28,6 @@ struct builder {
     struct ct_u64_map device_counter; /* counter track uuids of device memory */
     struct ct_u64_map gpu_tracks;     /* track uuids of GPU work (gpu.h) */
     struct ct_u64_map functions;      /* string id of a function name -> fn + 1 */
-    int64_t foreign_format;           /* a trace format we do not read, or 0 */
 };
 
 static void index_functions(struct builder *b)
@@ -157,9 +157,6 @@ static void add_totals(struct builder *b, struct ct_process_report *p, const str
 static int session_instant(struct builder *b, struct ct_process_report *p, const struct ct_event *e)
 {
     if (strcmp(e->name, ct_event_trace_format) == 0) {
-        int64_t format = ct_event_int(e, ct_key_format, 0);
-        if (format != CT_TRACE_FORMAT)
-            b->foreign_format = format ? format : -1;
         p->run.clock = ct_event_text(e, ct_key_clock);
     } else if (strcmp(e->name, ct_event_versions) == 0) {
         p->cuda.runtime_version = ct_event_int(e, ct_key_runtime_version, -1);
@@ -223,12 +220,7 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
     struct ct_decode_result result;
     size_t processes_before = report->process_count;
     int r = ct_trace_decode(path, &visitor, &result, error, error_size);
-    if (r == 0 && b.foreign_format) {
-        snprintf(error, error_size,
-                 "written by another cudatrace (trace format %lld; this one reads %d)",
-                 (long long)b.foreign_format, CT_TRACE_FORMAT);
-        r = -1;
-    } else if (r == 0 && report->process_count == processes_before) {
+    if (r == 0 && report->process_count == processes_before) {
         snprintf(error, error_size, "holds no traced process: not a cudatrace trace");
         r = -1;
     }

@@ -11,6 +11,9 @@
  * PACKET_DECODE_MIB (256 MiB), and a packet that would take more, such as
  * millions of empty fields that a compressed file holds in a few bytes, is
  * refused as a malformed one is. The collector's packets take a few KiB.
+ * A trace of another trace format (trace_names.h) is refused at the event
+ * that states it, which no visitor sees: every command reads through here,
+ * so none can take such a trace for one of ours.
  */
 #include "viewer-export/read/trace_decode.h"
 
@@ -20,6 +23,7 @@
 #include "common/array.h"
 #include "common/string_table.h"
 #include "common/u64_map.h"
+#include "cudatrace/trace_names.h"
 #include "perfetto_trace.pb-c.h"
 #include "viewer-export/read/trace_input.h"
 
@@ -51,6 +55,7 @@ struct decoder {
     struct ct_u64_map stacks; /* track uuid -> index + 1 */
     struct slice_stack *stack_list;
     size_t stack_count;
+    int64_t foreign_format; /* a trace format stated that is not ours, or 0 */
 };
 
 /* protobuf-c's allocator for one packet: it fails, and so the unpack does,
@@ -226,6 +231,16 @@ static void end_slice(struct decoder *d, const struct ct_event *e)
     d->visitor->slice(d->visitor->ctx, slice);
 }
 
+/* The trace format `e` states when it is not ours (-1: none given); 0 for
+ * ours, and for any event but the one that states it. */
+static int64_t foreign_format(const struct ct_event *e)
+{
+    if (strcmp(e->name, ct_event_trace_format) != 0)
+        return 0;
+    int64_t format = ct_event_int(e, ct_key_format, 0);
+    return format == CT_TRACE_FORMAT ? 0 : format ? format : -1;
+}
+
 static void handle_event(struct decoder *d, struct sequence *s, const CtPb__TracePacket *p)
 {
     const CtPb__TrackEvent *te = p->track_event;
@@ -250,7 +265,8 @@ static void handle_event(struct decoder *d, struct sequence *s, const CtPb__Trac
             end_slice(d, &e);
         break;
     case CT_PB__TRACK_EVENT__TYPE__TYPE_INSTANT:
-        if (d->visitor->instant)
+        d->foreign_format = foreign_format(&e);
+        if (!d->foreign_format && d->visitor->instant)
             d->visitor->instant(d->visitor->ctx, &e);
         break;
     case CT_PB__TRACK_EVENT__TYPE__TYPE_COUNTER:
@@ -295,6 +311,27 @@ static void free_decoder(struct decoder *d, struct ct_decode_result *result)
     ct_u64_map_free(&d->stacks);
 }
 
+/* Packet `index` into the visitor: 0, or -1 with the reason in `error`. */
+static int decode_packet(struct decoder *d, const uint8_t *bytes, size_t size, uint64_t index,
+                         char *error, size_t error_size)
+{
+    struct packet_budget budget;
+    CtPb__TracePacket *p = unpack(&budget, bytes, size, index, error, error_size);
+    if (!p)
+        return -1;
+    handle_packet(d, p);
+    ct_pb__trace_packet__free_unpacked(p, &budget.allocator);
+    if (d->foreign_format) {
+        snprintf(error, error_size,
+                 "written by another cudatrace (trace format %lld; this one reads %d)",
+                 (long long)d->foreign_format, CT_TRACE_FORMAT);
+        return -1;
+    }
+    if (d->visitor->packet)
+        d->visitor->packet(d->visitor->ctx, bytes, size);
+    return 0;
+}
+
 int ct_trace_decode(const char *path, const struct ct_trace_visitor *visitor,
                     struct ct_decode_result *result, char *error, size_t error_size)
 {
@@ -306,17 +343,11 @@ int ct_trace_decode(const char *path, const struct ct_trace_visitor *visitor,
     const uint8_t *bytes;
     size_t size;
     int r;
-    struct packet_budget budget;
     while ((r = ct_trace_input_next(in, &bytes, &size, error, error_size)) > 0) {
-        CtPb__TracePacket *p = unpack(&budget, bytes, size, result->packets, error, error_size);
-        if (!p) {
+        if (decode_packet(&d, bytes, size, result->packets, error, error_size)) {
             r = -1;
             break;
         }
-        handle_packet(&d, p);
-        ct_pb__trace_packet__free_unpacked(p, &budget.allocator);
-        if (visitor->packet)
-            visitor->packet(visitor->ctx, bytes, size);
         result->packets++;
         if (visitor->progress)
             visitor->progress(visitor->ctx, ct_trace_input_bytes_read(in));

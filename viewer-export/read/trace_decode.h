@@ -64,7 +64,9 @@ struct ct_decode_result {
     uint64_t unclosed; /* slices begun and never ended (a crash mid-call) */
 };
 
-/* Decodes `path`; returns 0, or -1 with a one-line reason in `error`. */
+/* Decodes `path`; returns 0, or -1 with a one-line reason in `error` (a
+ * file that is no trace, a malformed packet or one too costly to decode, a
+ * trace of another trace format). */
 int ct_trace_decode(const char *path, const struct ct_trace_visitor *visitor,
                     struct ct_decode_result *result, char *error, size_t error_size);
 
