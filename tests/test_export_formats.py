@@ -11,8 +11,9 @@ This file owns what each export format holds and how the command behaves:
 * a damaged input: a cut tail (every whole packet exported, one note on stderr, status 0, as
   `report` and `recover` do) and slices left open (chrome-json: "X" to the trace's last
   timestamp, args.unclosed = 1);
-* the output: its default name, never replacing a file nor following a planted symlink,
-  progress on a terminal and silence elsewhere, memory bounded on a large trace;
+* the output: its default name, never replacing a file nor following a planted symlink, `-o -`
+  as standard output (the same bytes, no file made), progress on a terminal and silence
+  elsewhere, memory bounded on a large trace;
 * help, bad usage and bad input: one line, a non-zero status, no output file left behind.
 
 Traces come from the trace_run fixture (conftest.py): the built test programs run under the
@@ -361,6 +362,23 @@ def test_existing_output_is_never_replaced(trace_run, cudatrace, tmp_path):
     assert_refused(cudatrace("export", trace, "--format", "perfetto"), 1)  # the default name
 
 
+@pytest.mark.parametrize("fmt", FORMATS + ["html"])
+def test_dash_is_standard_output(trace_run, cudatrace, tmp_path, fmt):
+    proc, _, _ = trace_run("api_mix", 1)
+    trace = trace_path(proc)
+    written = pathlib.Path(export(cudatrace, trace, fmt, tmp_path / "file")).read_bytes()
+    work = tmp_path / "work"
+    work.mkdir()
+    done = cudatrace("export", trace, "--format", fmt, "-o", "-", cwd=work)
+    assert (done.returncode, done.stderr) == (0, b""), done
+    assert done.stdout == written  # the export's bytes alone: no "wrote" line among them
+    assert os.listdir(work) == []
+    # A file called "-" is still one path away.
+    done = cudatrace("export", trace, "--format", fmt, "-o", "./-", cwd=work)
+    assert (done.returncode, done.stderr, done.stdout) == (0, b"", b"wrote ./-\n")
+    assert (work / "-").read_bytes() == written
+
+
 def test_progress_only_on_a_terminal(trace_run, cudatrace, tmp_path):
     proc, _, _ = trace_run("train_loop", 10)
     trace = trace_path(proc)
@@ -445,6 +463,8 @@ def test_help_lists_formats_and_examples(cudatrace):
     assert text.startswith("usage: cudatrace export TRACE --format FORMAT [-o OUTPUT]\n")
     for fmt in FORMATS:
         assert re.search(rf"^    {fmt} +.+\({re.escape(EXTENSIONS[fmt])}\)$", text, re.M), fmt
+    assert ("  -o OUTPUT        the file to write, which must not exist, or - for standard\n"
+            "                   output (./- for a file called that); by default TRACE\n") in text
     assert "\nexamples:\n  cudatrace export " in text
     assert cudatrace("help", "export").stdout == done.stdout
     listing = cudatrace("help")

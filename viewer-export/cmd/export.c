@@ -2,7 +2,8 @@
  * `cudatrace export TRACE --format FORMAT [-o OUTPUT]`: writes a trace in a
  * format other tools read (formats.h). This file owns the command:
  * its options and help, the output's default name (TRACE with the format's
- * extension in place of .pftrace.zst), and how the outcome is told. A
+ * extension in place of .pftrace.zst; `-o -` is standard output, which then
+ * holds the export's bytes alone), and how the outcome is told. A
  * damaged input is handled as `report` and `recover` handle it: a trace cut
  * short (its writer died mid-write) is exported up to its last whole packet,
  * a note on stderr says what was cut, and the status is 0, since what was
@@ -55,20 +56,25 @@ static void print_help(void)
           stdout);
     for (size_t i = 0; i < FORMAT_COUNT; i++)
         printf("    %-12s %s (%s)\n", formats[i].name, formats[i].about, formats[i].extension);
-    fputs("  -o OUTPUT        the file to write, which must not exist; by default TRACE\n"
+    fputs("  -o OUTPUT        the file to write, which must not exist, or - for standard\n"
+          "                   output (./- for a file called that); by default TRACE\n"
           "                   with the format's extension in place of .pftrace.zst\n"
           "  --help           this text\n"
           "\n"
           "A trace cut short (its writer died) is exported up to its last whole packet,\n"
           "with a note on stderr saying what was cut, and status 0, as `report` reads\n"
           "it; in chrome-json the calls it left open run to the trace's last timestamp,\n"
-          "with args.unclosed = 1. Progress shows when stderr is a terminal.\n"
+          "with args.unclosed = 1. A failed export leaves no file behind; on standard\n"
+          "output, what it wrote before failing stays there (status 1 says so).\n"
+          "Progress shows when stderr is a terminal.\n"
           "\n"
           "examples:\n"
           "  cudatrace export cudatrace-1234.pftrace.zst --format perfetto\n"
           "      writes cudatrace-1234.pftrace, for an older Perfetto UI\n"
           "  cudatrace export cudatrace-1234.pftrace.zst --format chrome-json -o rank0.json\n"
-          "      for chrome://tracing or Holistic Trace Analysis\n",
+          "      for chrome://tracing or Holistic Trace Analysis\n"
+          "  cudatrace export cudatrace-1234.pftrace.zst --format chrome-json -o - | jq ...\n"
+          "      to standard output, for a pipe\n",
           stdout);
 }
 
@@ -207,7 +213,8 @@ static int export_to(const struct options *o, const char *output)
         return 1;
     }
     note_damage(o->trace, &job.result);
-    printf("wrote %s\n", output);
+    if (!ct_export_output_is_stdout(output))
+        printf("wrote %s\n", output);
     return 0;
 }
 

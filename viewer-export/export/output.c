@@ -2,10 +2,12 @@
  * Owns the exported file from its creation to its close. It is created with
  * O_EXCL|O_NOFOLLOW, as the collector creates traces, so an export never
  * replaces a file nor writes through a symlink planted where it goes, and it
- * is private (0600) like the trace it comes from. Plain outputs go through
- * stdio, gzip ones through zlib's gz stream; a write error is kept until the
- * close, which then reports it and removes the incomplete file, as does a
- * failed export.
+ * is private (0600) like the trace it comes from. "-" is standard output
+ * instead, through a descriptor of its own, so closing the output leaves the
+ * process's stdout as it was. Plain outputs go through stdio, gzip ones
+ * through zlib's gz stream; a write error is kept until the close, which
+ * then reports it and removes the incomplete file, as does a failed export;
+ * what reached standard output cannot be taken back, and stays.
  */
 #include "viewer-export/export/output.h"
 
@@ -35,10 +37,28 @@ static struct ct_export_output *attach(struct ct_export_output *out, int fd, int
     return NULL;
 }
 
+int ct_export_output_is_stdout(const char *path)
+{
+    return strcmp(path, "-") == 0;
+}
+
+static int open_output(const char *path)
+{
+    if (ct_export_output_is_stdout(path))
+        return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+    return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+static void remove_output(const char *path)
+{
+    if (!ct_export_output_is_stdout(path))
+        unlink(path);
+}
+
 struct ct_export_output *ct_export_output_create(const char *path, int gzip, char *error,
                                                  size_t error_size)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = open_output(path);
     if (fd < 0) {
         if (errno == EEXIST)
             snprintf(error, error_size, "already exists; not overwriting it (give -o NEW_FILE)");
@@ -51,7 +71,7 @@ struct ct_export_output *ct_export_output_create(const char *path, int gzip, cha
         out->path = strdup(path);
     if (!out || !out->path || !attach(out, fd, gzip)) {
         snprintf(error, error_size, "cannot set up the output: out of memory");
-        unlink(path);
+        remove_output(path);
         if (out)
             free(out->path);
         free(out);
@@ -94,7 +114,7 @@ static int close_stream(struct ct_export_output *out)
 static void release(struct ct_export_output *out, int remove)
 {
     if (remove)
-        unlink(out->path);
+        remove_output(out->path);
     free(out->path);
     free(out);
 }
