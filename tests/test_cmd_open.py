@@ -1,7 +1,9 @@
 """`cudatrace open`: serves a trace on 127.0.0.1 for the Perfetto UI, prints the
 ui.perfetto.dev link that loads it, answers the UI's CORS preflight and GET the way
-the UI expects, and exits 0 once the file went out. Other origins get 403 without a
-CORS header, other paths 404; a busy port and a timeout end it with status 1.
+the UI expects, and exits 0 once the file went out. The file is served only at the
+link's path, /TOKEN/NAME with a fresh random TOKEN, since any local user can reach the
+port. Other origins get 403 without a CORS header, other paths 404; a busy port and a
+timeout end it with status 1.
 
 Every test talks to 127.0.0.1 only, with bounded waits; none opens a browser (no
 DISPLAY, or a fake xdg-open that only notes its arguments)."""
@@ -18,6 +20,7 @@ import pytest
 WAIT_S = 30
 LINK = re.compile(r"^(\S+)/#!/\?url=http://127\.0\.0\.1:(\d+)(/\S+)\n$")
 UI = "https://ui.perfetto.dev"
+SERVED = re.compile(r"^/([0-9a-f]{32})/([^/]+)$")  # /TOKEN/NAME, TOKEN 128 random bits
 
 
 @pytest.fixture
@@ -95,7 +98,8 @@ def serve(build_dir):
 def test_preflight_then_get_then_exit(serve, trace_file, origin, private_network):
     server = serve(trace_file)
     assert server.link.startswith(UI + "/#!/?url=http://127.0.0.1:")
-    assert server.path == "/trace.pftrace.zst"
+    served = SERVED.match(server.path)
+    assert served and served.group(2) == "trace.pftrace.zst", server.path
     ask = {"Origin": origin, "Access-Control-Request-Method": "GET",
            "Access-Control-Request-Headers": "range, x-perfetto-probe"}
     if private_network:  # Chrome's preflight for a page reaching the local network
@@ -150,6 +154,39 @@ def test_other_origins_hosts_and_paths_are_refused(serve, trace_file):
     status, _, body = server.request("GET", headers={"Origin": UI})
     assert status == 200 and body == trace_file.read_bytes()
     assert server.finish()[0] == 0
+
+
+def test_each_run_links_to_its_own_random_token(serve, trace_file):
+    tokens = []
+    for _ in range(2):
+        server = serve(trace_file)
+        served = SERVED.match(server.path)
+        assert served and served.group(2) == "trace.pftrace.zst", server.path
+        tokens.append(served.group(1))
+    assert tokens[0] != tokens[1]
+
+
+def test_only_the_linked_path_gets_the_trace(serve, trace_file):
+    """Any local user can reach the port, and a request without Origin (curl's) is
+    let through: without the token, the trace's own name or a wrong token gets 404,
+    and none of them counts as the fetch that ends `open`."""
+    server = serve(trace_file)
+    status, _, body = server.request("GET", f"/{trace_file.name}")
+    assert (status, body) == (404, b"404 Not Found\n"), "served at a path anyone can guess"
+    served = SERVED.match(server.path)
+    assert served, server.path
+    token, name = served.groups()
+    wrong = ("0" if token[0] != "0" else "1") + token[1:]
+    for path in (f"/{wrong}/{name}", f"/{token}", f"/{token}/", f"/{token}/x",
+                 f"/{token[:-1]}/{name}"):
+        status, _, body = server.request("GET", path)
+        assert (status, body) == (404, b"404 Not Found\n"), path
+    assert server.proc.poll() is None, "a fetch at another path must not end the server"
+    status, _, body = server.request("GET")
+    assert status == 200 and body == trace_file.read_bytes()
+    code, _, err = server.finish()
+    assert code == 0, err
+    assert err.splitlines()[-1].endswith(" was fetched; done")
 
 
 def test_an_idle_connection_does_not_hold_up_the_ui(serve, trace_file):
@@ -232,7 +269,8 @@ def test_a_name_a_link_would_escape_is_served_plain(serve, trace_file, tmp_path)
     odd = tmp_path / "rank 0#a&b?.pftrace.zst"
     odd.write_bytes(trace_file.read_bytes())
     server = serve(odd)
-    assert server.path == "/rank_0_a_b_.pftrace.zst"
+    served = SERVED.match(server.path)
+    assert served and served.group(2) == "rank_0_a_b_.pftrace.zst", server.path
     status, _, body = server.request("GET", headers={"Origin": UI})
     assert status == 200 and body == odd.read_bytes()
     assert server.finish()[0] == 0

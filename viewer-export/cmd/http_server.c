@@ -1,7 +1,8 @@
 /*
  * The HTTP server of `cudatrace open` (http_server.h): plain HTTP/1.1 over
  * IPv4 loopback, for one file. It answers the Perfetto UI's CORS preflight
- * and GET the way the UI expects, gives the file only to the UI's origins
+ * and GET the way the UI expects, gives the file only at its secret path
+ * (every user on the machine can reach the port), only to the UI's origins
  * and only to requests that name this machine's loopback address (so a page
  * that reached the port through a DNS name of its own gets nothing), and
  * answers whichever waiting connection speaks first, so an idle one a
@@ -168,6 +169,19 @@ static int origin_allowed(const char *origin, const char *ui)
     return strncmp(origin, "http://", 7) == 0 && is_loopback_authority(origin + 7, -1);
 }
 
+/* Whether `path` is the served one, compared in a time that does not tell how
+ * much of its secret a guess got right. */
+static int is_served_path(const char *path, const char *served)
+{
+    size_t n = strlen(served);
+    if (strlen(path) != n)
+        return 0; /* its length is no secret */
+    unsigned char differ = 0;
+    for (size_t i = 0; i < n; i++)
+        differ |= (unsigned char)(path[i] ^ served[i]);
+    return differ == 0;
+}
+
 /* The status line and headers; the CORS header when `origin` is not "". */
 static int send_head(int fd, const char *status, const char *origin, const char *extra,
                      unsigned long long length)
@@ -236,7 +250,7 @@ static int answer(int fd, const struct ct_http_server *s)
      * own (rebinding), gets nothing, and no CORS header to read the refusal. */
     if ((*r.origin && !origin_allowed(r.origin, s->ui)) || !is_loopback_authority(r.host, s->port))
         send_error(fd, "403 Forbidden", "", "");
-    else if (strcmp(r.path, s->path) != 0)
+    else if (!is_served_path(r.path, s->path))
         send_error(fd, "404 Not Found", r.origin, "");
     else if (strcmp(r.method, "OPTIONS") == 0)
         send_preflight(fd, &r);

@@ -14,7 +14,7 @@ struct ct_http_server {
     int listener, file, port;
     const char *trace;   /* the file's name, for messages */
     const char *ui;      /* the UI's URL; its origin, ui.perfetto.dev's and loopback's may fetch */
-    char path[PATH_MAX]; /* "/NAME", the one path served */
+    char path[PATH_MAX]; /* the one path served; its secret keeps other local users out */
 };
 
 /* A socket listening on 127.0.0.1:*port (0: any free one, stored back); -1

@@ -2,8 +2,9 @@
  * `cudatrace open TRACE`: hands a trace to the Perfetto UI in a browser. The
  * UI cannot read a local path, but it fetches a `url=` from a trace server on
  * 127.0.0.1:9001, the one local address its content security policy lets it
- * reach; so this serves TRACE there (http_server.c), prints the link and,
- * where there is a desktop, opens it. It exits once the whole file was
+ * reach; so this serves TRACE there (http_server.c) at a path with a random
+ * token, which no other user on the machine can guess, prints the link
+ * and, where there is a desktop, opens it. It exits once the whole file was
  * sent, or with an error once --timeout passed without that.
  */
 #include <ctype.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,14 +27,17 @@ extern char **environ;
 
 #define DEFAULT_PORT 9001
 #define DEFAULT_TIMEOUT_S 300
+/* The link's secret: 128 bits, too many to find by trying. */
+#define TOKEN_BYTES 16
 
 static const char help[] =
     "usage: cudatrace open [--port N] [--timeout SECONDS] [--ui URL] [--no-browser]\n"
     "                      TRACE\n"
     "\n"
-    "Shows TRACE in the Perfetto UI: serves the file on 127.0.0.1 (and nowhere else),\n"
-    "prints the link that makes the UI fetch it and, where there is a desktop\n"
-    "(xdg-open, and DISPLAY or WAYLAND_DISPLAY set), opens the link in the browser.\n"
+    "Shows TRACE in the Perfetto UI: serves the file on 127.0.0.1 (and nowhere else)\n"
+    "at a random path that only the printed link holds, so that other users on this\n"
+    "machine cannot fetch it; prints the link and, where there is a desktop\n"
+    "(xdg-open, and DISPLAY or WAYLAND_DISPLAY set), opens it in the browser.\n"
     "Exits 0 once the UI has fetched the trace; 1 when the port is taken or the\n"
     "timeout passes first.\n"
     "\n"
@@ -111,15 +116,28 @@ static int parse_options(int argc, char **argv, struct options *o)
     return o->trace ? -1 : ct_usage_error("open: no trace file given");
 }
 
-/* "/NAME": the trace's file name, with every character a URL might need to
- * escape made '_', so that the link needs no escaping at any level. */
-static void served_path(const char *trace, char *out, size_t size)
+/* "/TOKEN/NAME", the one path served. Any user on this machine can reach the
+ * port, so the path is what keeps the trace to whoever was given the link:
+ * TOKEN is TOKEN_BYTES from getrandom(2), in hex. NAME, the trace's file name,
+ * keeps the link saying which trace it is; every character a URL might need to
+ * escape is made '_', so that the link needs no escaping at any level. */
+static int served_path(const char *trace, char *out, size_t size)
 {
+    unsigned char token[TOKEN_BYTES];
+    if (getrandom(token, sizeof token, 0) != (ssize_t)sizeof token) {
+        fprintf(stderr, "cudatrace: open: no random token for the link: %s\n", strerror(errno));
+        return -1;
+    }
+    size_t len = 1;
+    out[0] = '/';
+    for (size_t i = 0; i < sizeof token; i++)
+        len += (size_t)snprintf(out + len, size - len, "%02x", token[i]);
     const char *slash = strrchr(trace, '/');
-    snprintf(out, size, "/%s", slash ? slash + 1 : trace);
-    for (char *c = out + 1; *c; c++)
+    snprintf(out + len, size - len, "/%s", slash ? slash + 1 : trace);
+    for (char *c = out + len + 1; *c; c++)
         if (!isalnum((unsigned char)*c) && !strchr("._-", *c))
             *c = '_';
+    return 0;
 }
 
 static int open_trace(const char *trace)
@@ -176,8 +194,7 @@ int ct_cmd_open(int argc, char **argv)
     if (status >= 0)
         return status;
     struct ct_http_server s = {.port = o.port, .trace = o.trace, .ui = o.ui};
-    served_path(o.trace, s.path, sizeof s.path);
-    if ((s.file = open_trace(o.trace)) < 0)
+    if (served_path(o.trace, s.path, sizeof s.path) || (s.file = open_trace(o.trace)) < 0)
         return 1;
     if ((s.listener = ct_http_listen_loopback(&s.port)) < 0) {
         close(s.file);
