@@ -3,13 +3,15 @@ ui.perfetto.dev link that loads it, answers the UI's CORS preflight and GET the 
 the UI expects, and exits 0 once the file went out. The file is served only at the
 link's path, /TOKEN/NAME with a fresh random TOKEN, since any local user can reach the
 port. Other origins get 403 without a CORS header, other paths 404; a busy port and a
-timeout end it with status 1.
+timeout end it with status 1. Slow and idle connections neither hold up the UI's
+request nor stay past the request timeout.
 
 Every test talks to 127.0.0.1 only, with bounded waits; none opens a browser (no
 DISPLAY, or a fake xdg-open that only notes its arguments)."""
 import http.client
 import os
 import re
+import select
 import socket
 import stat
 import subprocess
@@ -21,6 +23,7 @@ WAIT_S = 30
 LINK = re.compile(r"^(\S+)/#!/\?url=http://127\.0\.0\.1:(\d+)(/\S+)\n$")
 UI = "https://ui.perfetto.dev"
 SERVED = re.compile(r"^/([0-9a-f]{32})/([^/]+)$")  # /TOKEN/NAME, TOKEN 128 random bits
+REQUEST_TIMEOUT_S = 5  # what a connection has to send its whole request head
 
 
 @pytest.fixture
@@ -51,9 +54,9 @@ class Server:
             pytest.fail(f"no link on stdout: {self.link!r}; stderr: {self.proc.stderr.read()}")
         self.port, self.path = int(match.group(2)), match.group(3)
 
-    def request(self, method, path=None, headers=()):
+    def request(self, method, path=None, headers=(), timeout=WAIT_S):
         """(status, {header: value}, body) of one request on a fresh connection."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT_S)
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
             conn.request(method, path or self.path, headers=dict(headers))
             response = conn.getresponse()
@@ -198,6 +201,95 @@ def test_an_idle_connection_does_not_hold_up_the_ui(serve, trace_file):
         status, _, body = server.request("GET", headers={"Origin": UI})
         assert status == 200 and body == trace_file.read_bytes()
         assert time.monotonic() - start < 3
+    assert server.finish()[0] == 0
+
+
+def partial_request(server):
+    """A connection that sent part of a request head and waits."""
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=WAIT_S)
+    sock.sendall(f"GET {server.path} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n".encode())
+    return sock
+
+
+def test_slow_and_idle_clients_do_not_hold_up_the_ui(serve, trace_file):
+    """Three clients stuck in their request head and sixteen idle ones (more than
+    the server holds at once) are connected; the UI's request is answered at once."""
+    server = serve(trace_file)
+    slow = [partial_request(server) for _ in range(3)]
+    idle = [socket.create_connection(("127.0.0.1", server.port), timeout=WAIT_S)
+            for _ in range(16)]
+    try:
+        start = time.monotonic()
+        status, _, body = server.request("GET", headers={"Origin": UI}, timeout=2)
+        assert status == 200 and body == trace_file.read_bytes()
+        assert time.monotonic() - start < 2
+        code, _, err = server.finish()
+        assert code == 0, err
+    finally:
+        for sock in slow + idle:
+            sock.close()
+
+
+def test_a_client_taking_the_file_slowly_holds_up_no_one(serve, tmp_path):
+    """While a GET's reply waits for its client to read (a file larger than the
+    socket's buffers), another connection is answered at once."""
+    big = tmp_path / "big.pftrace"
+    data = os.urandom(64 << 20)
+    big.write_bytes(data)
+    server = serve(big)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=WAIT_S) as taker:
+        taker.sendall(f"GET {server.path} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                      f"Origin: {UI}\r\n\r\n".encode())
+        assert taker.recv(1, socket.MSG_PEEK) == b"H"  # the reply has begun
+        start = time.monotonic()
+        status, _, body = server.request("OPTIONS", timeout=2, headers={
+            "Origin": UI, "Access-Control-Request-Method": "GET"})
+        assert (status, body) == (204, b"")
+        assert time.monotonic() - start < 2
+        assert server.proc.poll() is None, "the file is not all out yet"
+        received = bytearray()
+        while chunk := taker.recv(1 << 20):
+            received += chunk
+    head, _, body = bytes(received).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert f"\r\nContent-Length: {len(data)}\r\n".encode() in head
+    assert body == data
+    assert server.finish()[0] == 0
+
+
+def closed_after(sock, start, dribble):
+    """Seconds from `start` until the server closed `sock` without a word (None when
+    it answered instead); sends a byte of a request head every 0.25 s if `dribble`."""
+    while time.monotonic() - start < REQUEST_TIMEOUT_S + 3:
+        if select.select([sock], [], [], 0.25)[0]:
+            try:
+                data = sock.recv(4096)
+            except ConnectionResetError:
+                data = b""
+            return time.monotonic() - start if data == b"" else None
+        if dribble:
+            try:
+                sock.send(b"X")
+            except OSError:
+                pass
+    pytest.fail(f"still open {REQUEST_TIMEOUT_S + 3} s after connecting")
+
+
+@pytest.mark.parametrize("client", ["silent", "partial", "dribbling"])
+def test_a_slow_client_is_closed_after_the_request_timeout(serve, trace_file, client):
+    server = serve(trace_file)
+    start = time.monotonic()
+    if client == "partial":
+        sock = partial_request(server)
+    else:
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=WAIT_S)
+    with sock:
+        elapsed = closed_after(sock, start, dribble=client == "dribbling")
+    assert elapsed is not None, "closed with an answer"
+    assert REQUEST_TIMEOUT_S - 0.5 <= elapsed < REQUEST_TIMEOUT_S + 2
+    assert server.proc.poll() is None, "a timed-out client must not end the server"
+    status, _, body = server.request("GET", headers={"Origin": UI})
+    assert status == 200 and body == trace_file.read_bytes()
     assert server.finish()[0] == 0
 
 

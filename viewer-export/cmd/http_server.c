@@ -4,9 +4,12 @@
  * and GET the way the UI expects, gives the file only at its secret path
  * (every user on the machine can reach the port), only to the UI's origins
  * and only to requests that name this machine's loopback address (so a page
- * that reached the port through a DNS name of its own gets nothing), and
- * answers whichever waiting connection speaks first, so an idle one a
- * browser opened ahead of need cannot hold up the request that matters.
+ * that reached the port through a DNS name of its own gets nothing). One
+ * poll loop serves every connection, waiting on none: a client has 5 s from
+ * connecting to send its whole request head, and with 16 connections open a
+ * new one closes the one nearest its deadline, so neither slow clients nor
+ * idle ones (a browser's preconnect, another user's sockets) can hold up the
+ * request that matters.
  */
 #include "viewer-export/cmd/http_server.h"
 
@@ -27,15 +30,22 @@
 #include "common/write_all.h"
 #include "viewer-export/commands.h"
 
-/* A client has this long to send its request once connected, this long per
- * stall while it takes the file, and this long to close after the reply:
- * one that is stuck must not keep the UI waiting, nor us running. */
-#define REQUEST_TIMEOUT_MS 10000
-#define SEND_TIMEOUT_S 60
+/* A client has this long from connecting to send its whole request head (the
+ * UI's comes at once, even through an ssh tunnel), this long per stall while
+ * it takes the file, and this long to close after its reply; past that it is
+ * closed without a word: one that is slow, stuck or idle must not keep the UI
+ * waiting, nor us running. */
+#define REQUEST_TIMEOUT_MS 5000
+#define SEND_STALL_MS 60000
 #define CLOSE_TIMEOUT_MS 1000
-#define MAX_WAITING 16
-/* How often idle connections are looked at, to close those past their time. */
-#define POLL_MS 1000
+/* Connections open at once. It bounds our memory; idle connections cannot
+ * shut the UI out, since a new one takes the place of the one nearest its
+ * deadline. */
+#define MAX_CONNECTIONS 16
+/* A burst of connections beyond MAX_CONNECTIONS waits in the kernel until we
+ * take it, rather than in the client's retries of its connect. */
+#define LISTEN_BACKLOG 64
+#define HEAD_MAX 16384
 
 struct request {
     char method[16], path[PATH_MAX], host[256], origin[256], ask_headers[1024], ask_private[16];
@@ -48,34 +58,19 @@ static long long now_ms(void)
     return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-/* 1 when fd has input (or a peer waiting to be accepted) before `deadline`. */
-static int wait_readable(int fd, long long deadline)
-{
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    for (;;) {
-        long long left = deadline - now_ms();
-        if (left <= 0)
-            return 0;
-        int ready = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
-        if (ready > 0)
-            return 1;
-        if (ready < 0 && errno != EINTR)
-            return 0;
-    }
-}
-
-/* A socket listening on 127.0.0.1:*port (0: any free one, stored back). */
+/* A socket listening on 127.0.0.1:*port (0: any free one, stored back);
+ * non-blocking, so that a peer gone before we accept it cannot stall us. */
 int ct_http_listen_loopback(int *port)
 {
     struct sockaddr_in addr = {.sin_family = AF_INET,
                                .sin_port = htons((uint16_t)*port),
                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof addr;
-    int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     /* SO_REUSEADDR lets a second `open` follow the first at once (its closed
      * connections linger in TIME_WAIT); a live listener still makes bind fail. */
     if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
-        bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 && listen(fd, 16) == 0 &&
+        bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 && listen(fd, LISTEN_BACKLOG) == 0 &&
         getsockname(fd, (struct sockaddr *)&addr, &len) == 0) {
         *port = ntohs(addr.sin_port);
         return fd;
@@ -88,22 +83,6 @@ int ct_http_listen_loopback(int *port)
                 strerror(errno));
     if (fd >= 0)
         close(fd);
-    return -1;
-}
-
-/* Reads the request head, up to its blank line, before `deadline`. */
-static int read_head(int fd, char *head, size_t size, long long deadline)
-{
-    size_t len = 0;
-    while (len + 1 < size && wait_readable(fd, deadline)) {
-        ssize_t n = recv(fd, head + len, size - 1 - len, 0);
-        if (n <= 0)
-            return -1;
-        len += (size_t)n;
-        head[len] = '\0';
-        if (strstr(head, "\r\n\r\n"))
-            return 0;
-    }
     return -1;
 }
 
@@ -219,129 +198,236 @@ static void send_preflight(int fd, const struct request *r)
     send_head(fd, "204 No Content", r->origin, extra, 0);
 }
 
-/* 0 once the whole file went out. */
-static int send_trace(int fd, int file, const char *origin)
+/* Where a connection is: its request head coming in, the file going out, or
+ * its reply sent and the client yet to close. Each stage has its deadline. */
+enum stage { READING, SENDING, CLOSING };
+
+struct connection {
+    int fd; /* -1: a free slot */
+    enum stage stage;
+    long long deadline;
+    off_t offset, size; /* SENDING: the file's bytes sent, and in all */
+    size_t length;      /* READING: the head's bytes so far */
+    char head[HEAD_MAX];
+};
+
+/* Whether a call on a non-blocking socket failed only for now: poll will
+ * say when to try again. */
+static int again(ssize_t n)
+{
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+}
+
+/* Closing with unread input makes the kernel reset the connection, which can
+ * destroy a reply the client has not read yet: say we are done, and close
+ * once the client has (drain), or its time is up. */
+static void start_closing(struct connection *c)
+{
+    shutdown(c->fd, SHUT_WR);
+    c->stage = CLOSING;
+    c->deadline = now_ms() + CLOSE_TIMEOUT_MS;
+}
+
+/* The reply's head; the file follows as the client takes it (send_more). */
+static void start_sending(struct connection *c, int file, const char *origin)
 {
     struct stat st;
     if (fstat(file, &st) ||
-        send_head(fd, "200 OK", origin, "Content-Type: application/octet-stream\r\n",
-                  (unsigned long long)st.st_size))
-        return -1;
-    off_t offset = 0;
-    while (offset < st.st_size) {
-        ssize_t n = sendfile(fd, file, &offset, (size_t)(st.st_size - offset));
-        if (n <= 0 && !(n < 0 && errno == EINTR))
-            return -1; /* the client left, stalled past SO_SNDTIMEO, or the file shrank */
+        send_head(c->fd, "200 OK", origin, "Content-Type: application/octet-stream\r\n",
+                  (unsigned long long)st.st_size)) {
+        start_closing(c);
+        return;
     }
-    return 0;
+    c->stage = SENDING;
+    c->offset = 0;
+    c->size = st.st_size;
+    c->deadline = now_ms() + SEND_STALL_MS;
 }
 
-/* Answers one request; 1 when it was the GET that took the whole trace. */
-static int answer(int fd, const struct ct_http_server *s)
+/* Answers a request head: a refusal, the preflight's answer or the file. */
+static void answer(struct connection *c, const struct ct_http_server *s)
 {
-    char head[16384];
+    int fd = c->fd;
     struct request r;
-    if (read_head(fd, head, sizeof head, now_ms() + REQUEST_TIMEOUT_MS) ||
-        parse_request(head, &r)) {
+    /* A head without its end filled the buffer. */
+    if (!strstr(c->head, "\r\n\r\n") || parse_request(c->head, &r))
         send_error(fd, "400 Bad Request", "", "");
-        return 0;
-    }
     /* Another site's page, or one that reached us through a DNS name of its
      * own (rebinding), gets nothing, and no CORS header to read the refusal. */
-    if ((*r.origin && !origin_allowed(r.origin, s->ui)) || !is_loopback_authority(r.host, s->port))
+    else if ((*r.origin && !origin_allowed(r.origin, s->ui)) ||
+             !is_loopback_authority(r.host, s->port))
         send_error(fd, "403 Forbidden", "", "");
     else if (!is_served_path(r.path, s->path))
         send_error(fd, "404 Not Found", r.origin, "");
     else if (strcmp(r.method, "OPTIONS") == 0)
         send_preflight(fd, &r);
-    else if (strcmp(r.method, "GET") == 0)
-        return send_trace(fd, s->file, r.origin) == 0;
-    else
+    else if (strcmp(r.method, "GET") == 0) {
+        start_sending(c, s->file, r.origin);
+        return;
+    } else
         send_error(fd, "405 Method Not Allowed", r.origin, "Allow: GET, OPTIONS\r\n");
+    start_closing(c);
+}
+
+/* Takes what came of the request head, and answers it once it is whole (or
+ * fills the buffer); -1 when the client left. */
+static int read_more(struct connection *c, const struct ct_http_server *s)
+{
+    ssize_t n = recv(c->fd, c->head + c->length, sizeof c->head - 1 - c->length, 0);
+    if (again(n))
+        return 0;
+    if (n <= 0)
+        return -1;
+    /* Only the new bytes, and the three before them, can complete the end. */
+    size_t from = c->length < 3 ? 0 : c->length - 3;
+    c->length += (size_t)n;
+    c->head[c->length] = '\0';
+    if (strstr(c->head + from, "\r\n\r\n") || c->length + 1 == sizeof c->head)
+        answer(c, s);
     return 0;
 }
 
-/* Closing with unread input makes the kernel reset the connection, which can
- * destroy a reply the client has not read yet: say we are done, then wait
- * (briefly) for the client to close first. */
-static void finish_connection(int fd)
+/* Sends what the client's socket takes of the file; 1 once all of it is out,
+ * -1 when the client left or the file shrank. */
+static int send_more(struct connection *c, int file)
+{
+    ssize_t n =
+        c->offset < c->size ? sendfile(c->fd, file, &c->offset, (size_t)(c->size - c->offset)) : 0;
+    if (again(n))
+        return 0;
+    if (n < 0 || (n == 0 && c->offset < c->size))
+        return -1;
+    c->deadline = now_ms() + SEND_STALL_MS;
+    if (c->offset < c->size)
+        return 0;
+    start_closing(c);
+    return 1;
+}
+
+/* Reads and drops what the client still sends; -1 once it closed. */
+static int drain(struct connection *c)
 {
     char sink[4096];
-    shutdown(fd, SHUT_WR);
-    long long deadline = now_ms() + CLOSE_TIMEOUT_MS;
-    while (wait_readable(fd, deadline) && recv(fd, sink, sizeof sink, 0) > 0)
-        continue;
-    close(fd);
+    ssize_t n = recv(c->fd, sink, sizeof sink, 0);
+    return n > 0 || again(n) ? 0 : -1;
 }
 
-/* Connections accepted and not yet answered. A browser may open one ahead of
- * need (preconnect) and leave it idle; answering whichever speaks first keeps
- * such a one from holding up the request that matters. */
-struct waiting {
-    int fd[MAX_WAITING], count;
-    long long since[MAX_WAITING];
-};
-
-static void accept_waiting(int listener, struct waiting *w)
+/* Moves a connection on by what poll saw: 1 when that finished sending the
+ * file, -1 when the connection is done with. */
+static int step(struct connection *c, const struct ct_http_server *s)
 {
-    struct timeval stall = {.tv_sec = SEND_TIMEOUT_S};
-    int fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+    switch (c->stage) {
+    case READING:
+        return read_more(c, s);
+    case SENDING:
+        return send_more(c, s->file);
+    case CLOSING:
+        return drain(c);
+    }
+    return -1;
+}
+
+static void close_slot(struct connection *c)
+{
+    close(c->fd);
+    c->fd = -1;
+}
+
+/* Takes one connection from the listener (one a round, so that a flood of
+ * them cannot push out, unread, one that came before); when every slot is
+ * taken, the one nearest its deadline makes room. */
+static void admit(int listener, struct connection *at)
+{
+    int fd = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0)
         return;
-    if (w->count == MAX_WAITING) {
-        close(fd);
-        return;
-    }
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &stall, sizeof stall);
-    w->fd[w->count] = fd;
-    w->since[w->count++] = now_ms();
+    int slot = 0;
+    for (int i = 1; i < MAX_CONNECTIONS && at[slot].fd >= 0; i++)
+        if (at[i].fd < 0 || at[i].deadline < at[slot].deadline)
+            slot = i;
+    if (at[slot].fd >= 0)
+        close_slot(&at[slot]);
+    struct connection *c = &at[slot];
+    c->fd = fd;
+    c->stage = READING;
+    c->deadline = now_ms() + REQUEST_TIMEOUT_MS;
+    c->length = 0;
 }
 
-/* Answers the waiting connections that spoke, closes those idle too long;
- * 1 when one of them took the whole trace. */
-static int answer_waiting(const struct ct_http_server *s, struct waiting *w,
-                          const struct pollfd *polled)
+/* Fills `polled` with the connections, then the listener (none when -1);
+ * returns how long poll may wait: until the nearest connection's deadline, or
+ * `deadline` when that comes first. */
+static int watch(const struct connection *at, int listener, long long deadline,
+                 struct pollfd *polled)
 {
-    int sent = 0;
-    for (int i = w->count - 1; i >= 0; i--) {
-        int fd = w->fd[i], spoke = polled[i].revents != 0;
-        if (!spoke && now_ms() - w->since[i] < REQUEST_TIMEOUT_MS)
-            continue;
-        w->fd[i] = w->fd[--w->count];
-        w->since[i] = w->since[w->count];
-        if (spoke && !sent) {
-            sent = answer(fd, s);
-            finish_connection(fd);
-        } else {
-            close(fd);
-        }
+    for (int i = 0; i < MAX_CONNECTIONS; i++) {
+        short events = at[i].stage == SENDING ? POLLOUT : POLLIN;
+        polled[i] = (struct pollfd){.fd = at[i].fd, .events = events};
+        if (at[i].fd >= 0 && at[i].deadline < deadline)
+            deadline = at[i].deadline;
     }
-    return sent;
+    polled[MAX_CONNECTIONS] = (struct pollfd){.fd = listener, .events = POLLIN};
+    long long left = deadline - now_ms();
+    return left < 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+}
+
+/* Moves on the connections poll found ready and closes those past their
+ * deadline; 1 when one of them finished taking the file. */
+static int serve_ready(const struct ct_http_server *s, struct connection *at,
+                       const struct pollfd *polled)
+{
+    int fetched = 0;
+    long long now = now_ms();
+    for (int i = 0; i < MAX_CONNECTIONS; i++) {
+        if (at[i].fd < 0)
+            continue;
+        int moved = polled[i].revents ? step(&at[i], s) : now >= at[i].deadline ? -1 : 0;
+        if (moved < 0)
+            close_slot(&at[i]);
+        fetched |= moved > 0;
+    }
+    return fetched;
+}
+
+/* Closes the connections, all or all but those closing; 1 when one is left. */
+static int close_connections(struct connection *at, int but_closing)
+{
+    int left = 0;
+    for (int i = 0; i < MAX_CONNECTIONS; i++)
+        if (at[i].fd >= 0 && but_closing && at[i].stage == CLOSING)
+            left = 1;
+        else if (at[i].fd >= 0)
+            close_slot(&at[i]);
+    return left;
 }
 
 int ct_http_serve(const struct ct_http_server *s, int timeout_s)
 {
-    long long deadline = now_ms() + timeout_s * 1000LL, left;
-    struct waiting w = {.count = 0};
-    int sent = 0;
-    while (!sent && (left = deadline - now_ms()) > 0) {
-        struct pollfd polled[MAX_WAITING + 1] = {{.fd = s->listener, .events = POLLIN}};
-        for (int i = 0; i < w.count; i++)
-            polled[i + 1] = (struct pollfd){.fd = w.fd[i], .events = POLLIN};
-        if (poll(polled, (nfds_t)w.count + 1, (int)(left < POLL_MS ? left : POLL_MS)) < 0 &&
-            errno != EINTR)
-            break;
-        sent = answer_waiting(s, &w, polled + 1);
-        if (polled[0].revents)
-            accept_waiting(s->listener, &w);
+    long long deadline = now_ms() + timeout_s * 1000LL;
+    struct connection at[MAX_CONNECTIONS];
+    for (int i = 0; i < MAX_CONNECTIONS; i++) {
+        at[i].fd = -1;
+        at[i].stage = READING;
     }
-    while (w.count > 0)
-        close(w.fd[--w.count]);
-    if (sent)
+    /* Once the file went out, only its reply's close is waited for. */
+    int fetched = 0, closing = 0;
+    while (fetched ? closing : now_ms() < deadline) {
+        struct pollfd polled[MAX_CONNECTIONS + 1];
+        int wait = watch(at, fetched ? -1 : s->listener, fetched ? LLONG_MAX : deadline, polled);
+        if (poll(polled, MAX_CONNECTIONS + 1, wait) < 0 && errno != EINTR)
+            break;
+        fetched |= serve_ready(s, at, polled);
+        if (fetched)
+            closing = close_connections(at, 1);
+        else if (polled[MAX_CONNECTIONS].revents)
+            admit(s->listener, at);
+    }
+    close_connections(at, 0);
+    if (fetched)
         fprintf(stderr, "cudatrace: open: %s was fetched; done\n", s->trace);
     else
         fprintf(stderr,
                 "cudatrace: open: %s was not fetched within %d s; giving up (see --timeout)\n",
                 s->trace, timeout_s);
-    return !sent;
+    return !fetched;
 }
