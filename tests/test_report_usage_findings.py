@@ -205,10 +205,16 @@ def test_oom(trace_run, build_dir):
 def test_slow_alloc(trace_run, build_dir):
     proc, _, _ = run_patterns(trace_run, "allocations", 50, CT_DOUBLE_SLOW_ALLOC_BYTES=4 * MIB,
                               CT_DOUBLE_SLOW_ALLOC_NS=3000000)
-    f = only(findings_of(build_dir, proc), "slow-alloc")
+    # The line sits between the small calls and the 3 ms ones. A loaded machine (CI runs this
+    # under TSan on two cores) can still stall a small call past it, so those are allowed, but
+    # only at the small calls' own site: the four slow ones must all be found, at theirs.
+    f = only(findings_of(build_dir, proc, "--threshold", "slow_alloc_ns=2000000"), "slow-alloc")
     e = f["evidence"]
-    assert e["slow_calls"] == 4 and e["worst_ns"] >= 3000000 and e["median_ns"] < 1000000
-    assert [(s["site"], s["calls"]) for s in e["sites"]] == [(site("big-alloc", "allocate_big"), 4)]
+    assert e["worst_ns"] >= 3000000 and e["median_ns"] < 1000000
+    calls = {s["site"]: s["calls"] for s in e["sites"]}
+    assert calls.pop(site("big-alloc", "allocate_big")) == 4
+    assert e["slow_calls"] == 4 + sum(calls.values())
+    assert all(s.endswith(" in allocations") for s in calls), calls
 
 
 def test_healthy_twin_fast_allocations(trace_run, build_dir):
