@@ -184,6 +184,27 @@ def test_memory_growth(trace_run, build_dir):
     assert 0.4 * steps <= top["calls"] <= steps and top["bytes"] == top["calls"] * (64 << 10)
 
 
+def test_fast_leak(trace_run, build_dir):
+    """The issue's case: 50 allocations of 10 MiB never freed, in a loop that takes a few
+    milliseconds of a run that is mostly start-up and exit."""
+    proc, _, truth = run_patterns(trace_run, "fast-leak", 50)
+    f = only(findings_of(build_dir, proc), "memory-growth")
+    e = f["evidence"]
+    assert truth["final_device_bytes"] == e["peak_bytes"] == 50 * 10 * MIB
+    assert e["low_first_bytes"] < e["low_last_bytes"] <= 50 * 10 * MIB
+    assert e["low_last_bytes"] - e["low_first_bytes"] >= 100 * MIB
+    (top,) = e["sites"]
+    assert top["site"] == site("fast-leak", "keep_fast")
+    assert 25 <= top["calls"] <= 50 and top["bytes"] == top["calls"] * 10 * MIB
+
+
+def test_healthy_twin_fast_pool_up_front(trace_run, build_dir):
+    """The same 50 allocations as a pool the job's 100 steps then use: flat after it is made."""
+    proc, _, truth = run_patterns(trace_run, "pool-up-front", 50)
+    assert truth["final_device_bytes"] == 50 * 10 * MIB
+    assert findings_of(build_dir, proc) == []
+
+
 def test_healthy_twin_pool_up_front_and_work_freed(trace_run, build_dir):
     proc, _, _ = run_patterns(trace_run, "steady", 100)
     assert findings_of(build_dir, proc) == []

@@ -1,10 +1,11 @@
 /*
  * Workloads with a known way of misusing CUDA, each with a healthy twin, for the usage findings
- * (tests/test_report_usage_findings.py). Usage: usage_patterns MODE [N]. The line of each call a finding
- * should name carries a "site:" comment, which the test looks up. Costs come from the double's
- * knobs (CT_DOUBLE_LAUNCH_NS, CT_DOUBLE_SYNC_NS, CT_DOUBLE_SLOW_ALLOC_*, CT_DOUBLE_MEM_LIMIT) and
- * from host work, a spin on the CPU that stands for a step's real computation. Exits 1 when a
- * call fails that should not (the oom mode's last allocation must fail).
+ * (tests/test_report_usage_findings.py). Usage: usage_patterns MODE [N]. The line of each call a
+ * finding should name carries a "site:" comment, which the test looks up. Costs come from the
+ * double's knobs (CT_DOUBLE_LAUNCH_NS, CT_DOUBLE_SYNC_NS, CT_DOUBLE_SLOW_ALLOC_*,
+ * CT_DOUBLE_MEM_LIMIT) and from host work, a spin on the CPU that stands for a step's real
+ * computation. Exits 1 when a call fails that should not (the oom mode's last allocation must
+ * fail).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -210,6 +211,35 @@ static void steps_with_memory(unsigned long long steps, int leak)
     }
 }
 
+static NOINLINE void *keep_fast(void)
+{
+    void *kept = NULL;
+    check(cudaMalloc(&kept, 10 * MIB)); /* site: fast-leak */
+    return kept;
+}
+
+/* n allocations of 10 MiB back to back, none freed: a leak that takes milliseconds. */
+static void fast_leak(unsigned long long n)
+{
+    for (unsigned long long i = 0; i < n; i++)
+        keep_fast();
+}
+
+/* The same memory as a pool made up front and kept: n allocations of 10 MiB, then the job:
+ * 100 steps of 1 ms that each use every block (a small memset on each). */
+static void pool_up_front(unsigned long long n)
+{
+    void **pool = calloc(n, sizeof *pool);
+    for (unsigned long long i = 0; pool && i < n; i++)
+        check(cudaMalloc(&pool[i], 10 * MIB));
+    for (int step = 0; pool && step < 100; step++) {
+        for (unsigned long long i = 0; i < n; i++)
+            check(cudaMemset(pool[i], step, 4096));
+        host_work_ns(1000000);
+    }
+    free(pool);
+}
+
 static NOINLINE void *allocate(size_t bytes)
 {
     void *p = NULL;
@@ -288,6 +318,10 @@ int main(int argc, char **argv)
         big_copies(n);
     else if (strcmp(mode, "growth") == 0 || strcmp(mode, "steady") == 0)
         steps_with_memory(n, strcmp(mode, "growth") == 0);
+    else if (strcmp(mode, "fast-leak") == 0)
+        fast_leak(n);
+    else if (strcmp(mode, "pool-up-front") == 0)
+        pool_up_front(n);
     else if (strcmp(mode, "oom") == 0)
         out_of_memory();
     else if (strcmp(mode, "allocations") == 0)

@@ -3,7 +3,8 @@
  * own. Small cases worked by hand give exact spans: values and intervals
  * landing in them, pairs merging and widths doubling (twice in one note
  * when a value lands far enough out), times before the start counting in
- * the first span, sums over part of a span in proportion, and the
+ * the first span, sums over part of a span in proportion, where a time
+ * falls among the values noted and the time of the n-th, and the
  * defaults, capacity, first_span_ns and ct_timeline_start_at. Then many
  * values and intervals at fixed random times in one timeline, against spans
  * recomputed from all of them at the final width: the merges lose nothing,
@@ -233,8 +234,34 @@ static void check_random(void)
     ct_timeline_free(&t);
 }
 
+/* Values at 5, 15, 15 and 25 in spans of 10 from 0: one, two, one. */
+static void check_values_as_a_sequence(void)
+{
+    struct ct_timeline t = {.first_span_ns = 10};
+    ct_timeline_start_at(&t, 0);
+    const uint64_t at[] = {5, 15, 15, 25};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
+        ct_timeline_note(&t, at[i], 0);
+    const struct {
+        uint64_t ts;
+        double before;
+    } forward[] = {{0, 0}, {10, 1}, {15, 2}, {25, 3.5}, {30, 4}, {100, 4}};
+    for (size_t i = 0; i < sizeof forward / sizeof forward[0]; i++)
+        ct_check_f64(ct_timeline_values_before(&t, forward[i].ts), forward[i].before,
+                     "values before %llu", (unsigned long long)forward[i].ts);
+    const struct {
+        double count;
+        uint64_t ts;
+    } back[] = {{0, 0}, {1, 10}, {2, 15}, {3, 20}, {4, 30}, {5, 30}};
+    for (size_t i = 0; i < sizeof back / sizeof back[0]; i++)
+        ct_check_u64(ct_timeline_time_of_values(&t, back[i].count), back[i].ts, "time of %g values",
+                     back[i].count);
+    ct_timeline_free(&t);
+}
+
 int main(void)
 {
+    check_values_as_a_sequence();
     check_values_by_hand();
     check_intervals_by_hand();
     check_interval_before_first();

@@ -21,6 +21,7 @@
 #include "viewer-export/findings/thresholds.h"
 
 #define PERIODS 8
+#define SPANS_PER_PERIOD 4 /* the fewest a period's median is taken of */
 
 /* The top sites of `t` as the finding's evidence: costliest first in the
  * measure the finding counts (`by`), each with its share of the total. */
@@ -192,49 +193,89 @@ static double period_level(const double *levels, int count, int k)
     return n ? sorted[n / 2] : 0;
 }
 
-static int rising_periods(const struct ct_usage *u, double *first, double *last)
+/* The levels of the PERIODS periods of `low` from period `from` on, and in
+ * how many of the steps between them the level rose or held. */
+static int rising_periods(const struct ct_timeline *low, int from, double *first, double *last)
 {
-    const struct ct_timeline *low = &u->low_points;
     double levels[CT_TIMELINE_SPANS], carried = 0;
     int used = (int)low->used;
     for (int i = 0; i < used; i++)
         levels[i] = carried = low->spans[i].values ? low->spans[i].min : carried;
-    if (used < PERIODS)
+    if (used < PERIODS * SPANS_PER_PERIOD)
         return 0;
     int rises = 0;
-    double previous = period_level(levels, used, 0);
+    double previous = period_level(levels, used, from);
     *first = previous;
-    for (int k = 1; k < PERIODS; k++) {
+    for (int k = from + 1; k < PERIODS; k++) {
         double level = period_level(levels, used, k);
-        rises += level >= previous && level > *first;
+        rises += level >= previous;
         previous = level;
     }
     *last = previous;
     return rises;
 }
 
+/* Whether the low points of `low` grow: rising or holding in all but one
+ * step from period to period (a saw-tooth whose every trough is higher than
+ * the one before), by enough. By calls made, the first period is left out:
+ * what a job makes up front (its model, a pool) can fill it, if only a few of
+ * the run's calls, and a leak goes on rising after it. */
+static int grows(const struct ct_process_report *p, const struct ct_timeline *low, double *first,
+                 double *last)
+{
+    int from = low == &p->usage.low_points_by_call;
+    if (rising_periods(low, from, first, last) < PERIODS - 2 - from)
+        return 0;
+    double growth = *last - *first;
+    return growth >= ct_thresholds.growth_bytes &&
+           growth >= ct_thresholds.growth_share * p->calls.peak_device_bytes;
+}
+
+/* Where the first period `grows` counts of `low` ends, and where its last
+ * ends, in time: `low` counts time, or calls made (mapped back through the
+ * calls' times). */
+static void periods_in_time(const struct ct_usage *u, const struct ct_timeline *low,
+                            uint64_t *first_end, uint64_t *last_end)
+{
+    int from = low == &u->low_points_by_call;
+    uint64_t first = low->start_ns + low->span_ns * (uint64_t)low->used * (1 + from) / PERIODS;
+    uint64_t last = low->start_ns + low->span_ns * (uint64_t)low->used;
+    if (from) {
+        first = ct_timeline_time_of_values(&u->calls_by_time, (double)first);
+        last = ct_timeline_time_of_values(&u->calls_by_time, (double)last);
+    }
+    *first_end = first;
+    *last_end = last > first ? last : first;
+}
+
 static void memory_growth(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_usage *u = &p->usage;
     double first, last;
-    /* Rising in all but one step from period to period: a saw-tooth whose
-     * every trough is higher than the one before. */
-    if (rising_periods(u, &first, &last) < PERIODS - 2)
+    /* By time, and by calls made: a leak can be fast, and end long before
+     * the run does. */
+    const struct ct_timeline *low = &u->low_points;
+    if (!grows(p, low, &first, &last) && !grows(p, low = &u->low_points_by_call, &first, &last))
         return;
     double growth = last - first;
-    if (growth < ct_thresholds.growth_bytes ||
-        growth < ct_thresholds.growth_share * p->calls.peak_device_bytes)
-        return;
-    const struct ct_timeline *low = &u->low_points;
-    uint64_t span = low->span_ns * (uint64_t)low->used * (PERIODS - 1) / PERIODS;
-    double rate = span ? growth / ((double)span / 1e9) : 0;
+    uint64_t grown_after, end;
+    periods_in_time(u, low, &grown_after, &end);
+    double rate = end > grown_after ? growth / ((double)(end - grown_after) / 1e9) : 0;
     /* The blocks still live that were made after the first period: what
-     * grew, not the model and buffers made up front. */
-    uint64_t grown_after = low->start_ns + low->span_ns * (uint64_t)low->used / PERIODS;
+     * grew, not the model and buffers made up front. A leak keeps them; if
+     * most of the growth was given back by the end, it was a working set
+     * that rose and fell (threads that each hold a buffer while they run). */
     struct ct_site_costs live = {0};
+    double kept = 0;
     for (size_t i = 0; i < u->block_count; i++)
-        if (u->blocks[i].ts >= grown_after)
+        if (u->blocks[i].ts >= grown_after) {
             ct_site_costs_add(&live, u->blocks[i].site, 0, u->blocks[i].bytes);
+            kept += (double)u->blocks[i].bytes;
+        }
+    if (kept < growth / 2) {
+        ct_site_costs_free(&live);
+        return;
+    }
     char a[32], b[32], c[32], d[32];
     struct ct_finding *f =
         ct_finding_add(out, "memory-growth", CT_SEVERITY_WARNING, p->pid, "%s", "");

@@ -110,6 +110,32 @@ double ct_timeline_sum(const struct ct_timeline *t, uint64_t from, uint64_t to)
     return sum;
 }
 
+double ct_timeline_values_before(const struct ct_timeline *t, uint64_t ts)
+{
+    double before = 0;
+    for (size_t i = 0; i < t->used; i++) {
+        uint64_t a = t->start_ns + (uint64_t)i * t->span_ns;
+        if (ts <= a)
+            break;
+        double part = ts - a >= t->span_ns ? 1 : (double)(ts - a) / (double)t->span_ns;
+        before += (double)t->spans[i].values * part;
+    }
+    return before;
+}
+
+uint64_t ct_timeline_time_of_values(const struct ct_timeline *t, double count)
+{
+    double before = 0;
+    for (size_t i = 0; i < t->used; i++) {
+        double here = (double)t->spans[i].values;
+        uint64_t a = t->start_ns + (uint64_t)i * t->span_ns;
+        if (before + here >= count && here > 0)
+            return a + (uint64_t)((count - before) / here * (double)t->span_ns);
+        before += here;
+    }
+    return t->start_ns + (uint64_t)t->used * t->span_ns;
+}
+
 void ct_timeline_free(struct ct_timeline *t)
 {
     free(t->spans);

@@ -44,6 +44,12 @@ void ct_timeline_add_interval(struct ct_timeline *t, uint64_t from, uint64_t to)
 /* The time the spans hold over [from, to), counting a span that lies partly
  * inside in proportion. */
 double ct_timeline_sum(const struct ct_timeline *t, uint64_t from, uint64_t to);
+/* How many values were noted before `ts`, counting those of the span it
+ * lies inside in proportion: where a time falls in a sequence of events. */
+double ct_timeline_values_before(const struct ct_timeline *t, uint64_t ts);
+/* The other way: the time by which `count` values had been noted, within
+ * their span in proportion; the end of the last span when there are fewer. */
+uint64_t ct_timeline_time_of_values(const struct ct_timeline *t, double count);
 void ct_timeline_free(struct ct_timeline *t);
 
 #endif

@@ -149,6 +149,19 @@ static void allocation_failed(struct ct_usage *u, const struct memory_event *m)
     remember_largest(u);
 }
 
+/* Live bytes changed at `ts` from `before`: a low point by time, and by
+ * calls made, where a span is a few calls, most of them with a change, so
+ * the level a call found counts as well as the one it left. Both begin at
+ * the first change, as the level before any allocation says nothing. */
+static void note_level(struct ct_usage *u, uint64_t ts, uint64_t before)
+{
+    ct_timeline_note(&u->low_points, ts, (double)u->live_bytes);
+    uint64_t calls = (uint64_t)ct_timeline_values_before(&u->calls_by_time, ts);
+    if (u->low_points_by_call.span_ns)
+        ct_timeline_note(&u->low_points_by_call, calls, (double)before);
+    ct_timeline_note(&u->low_points_by_call, calls, (double)u->live_bytes);
+}
+
 static void allocated(struct ct_usage *u, const struct memory_event *m)
 {
     if (!m->ptr || ct_u64_map_find(&u->live, m->ptr))
@@ -157,7 +170,7 @@ static void allocated(struct ct_usage *u, const struct memory_event *m)
     u->blocks[u->block_count++] = (struct ct_live_block){m->ptr, m->bytes, m->end, m->site};
     ct_u64_map_put(&u->live, m->ptr, u->block_count);
     u->live_bytes += m->bytes;
-    ct_timeline_note(&u->low_points, m->end, (double)u->live_bytes);
+    note_level(u, m->end, u->live_bytes - m->bytes);
 }
 
 static void freed(struct ct_usage *u, const struct memory_event *m)
@@ -166,6 +179,7 @@ static void freed(struct ct_usage *u, const struct memory_event *m)
     if (!index)
         return;
     size_t i = *index - 1, last = u->block_count - 1;
+    uint64_t before = u->live_bytes;
     u->live_bytes -= u->blocks[i].bytes;
     uint64_t gone;
     ct_u64_map_remove(&u->live, m->ptr, &gone);
@@ -174,7 +188,7 @@ static void freed(struct ct_usage *u, const struct memory_event *m)
         ct_u64_map_put(&u->live, u->blocks[i].ptr, i + 1);
     }
     u->block_count--;
-    ct_timeline_note(&u->low_points, m->ts, (double)u->live_bytes);
+    note_level(u, m->ts, before);
 }
 
 /* Threads' slices come one sequence after another, so an address one thread
@@ -200,8 +214,14 @@ void ct_usage_settle(struct ct_usage *u)
 {
     struct memory_event m;
     uint64_t at;
-    while (u->memory_order.payload_size && ct_time_order_pop(&u->memory_order, UINT64_MAX, &at, &m))
+    if (!u->memory_order.count)
+        return;
+    u->low_points_by_call.first_span_ns = 1; /* a call a span, as long as they fit */
+    while (ct_time_order_pop(&u->memory_order, UINT64_MAX, &at, &m))
         (m.what == FREED ? freed : m.what == ALLOCATED ? allocated : allocation_failed)(u, &m);
+    /* The level holds until the last call: work done on memory made up
+     * front is what tells a pool from a leak. */
+    note_level(u, u->last_call_end_ns, u->live_bytes);
 }
 
 /* A call that held the host up: counted for the process and for the
@@ -271,6 +291,9 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
     int failed = arg_uint(e, ct_key_result) != 0;
     if (!u->first_call_ns || e->ts < u->first_call_ns)
         u->first_call_ns = e->ts;
+    if (e->end > u->last_call_end_ns)
+        u->last_call_end_ns = e->end;
+    ct_timeline_note(&u->calls_by_time, e->ts, 0);
     ct_timeline_add_interval(&u->host_in_cuda, e->ts, e->end);
     switch (family_of[fn]) {
     case CT_FAMILY_LAUNCH:
@@ -366,6 +389,8 @@ void ct_usage_free(struct ct_usage *u)
     free(u->blocks);
     free(u->alloc_times);
     ct_timeline_free(&u->low_points);
+    ct_timeline_free(&u->low_points_by_call);
+    ct_timeline_free(&u->calls_by_time);
     ct_timeline_free(&u->host_in_cuda);
     ct_timeline_free(&u->host_blocked);
     memset(u, 0, sizeof *u);

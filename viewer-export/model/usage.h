@@ -74,6 +74,11 @@ struct ct_usage {
     size_t block_count;
     uint64_t live_bytes;
     struct ct_timeline low_points; /* the lowest live bytes in each span of time */
+    /* The same by the number of calls made, not by time: a leak that runs in
+     * milliseconds fills a run's calls though not its time. */
+    struct ct_timeline low_points_by_call;
+    struct ct_timeline calls_by_time; /* calls begun in each span of time */
+    uint64_t last_call_end_ns;
     /* Host time inside CUDA calls, and inside those that block, per span. */
     struct ct_timeline host_in_cuda, host_blocked;
     struct ct_gpu_work gpu; /* from the GPU tracks, when the trace has them */
