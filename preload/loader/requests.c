@@ -192,7 +192,9 @@ static void note_failed_load(const char *name, const char *text, int32_t tid)
  * shared object file: ..."); an error naming an object that is loaded came
  * from something else (a dlsym). The failing file is the request itself, a
  * CUDA library it needed (or one whose request was given up), or another
- * library a CUDA request needed. */
+ * library a CUDA request needed: only while that request is the thread's
+ * latest dlopen, as a later dlopen of something else (a framework probing
+ * an optional library after a CUDA load failed) owns its own error. */
 int ct_request_note_error(const char *text)
 {
     char failing[CT_LOADER_PATH_LEN], latest[CT_LOADER_PATH_LEN] = "";
@@ -209,7 +211,7 @@ int ct_request_note_error(const char *text)
     }
     ct_requests_lock();
     struct ct_request *q = latest_request_of(tid, NULL);
-    if (q)
+    if (q && q->ticks == last_request.ticks)
         ct_copy_truncated(latest, sizeof latest, q->text->name);
     ct_requests_unlock();
     return *latest && !ct_name_is_loaded(latest) && mark_failed(tid, latest, text);
