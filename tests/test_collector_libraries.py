@@ -43,7 +43,7 @@ def test_inventory_describes_the_runtime_in_use(trace_run, build_dir):
     assert library.pop("loaded_ns") > 0
     assert library == {
         "path": double, "realpath": double, "family": "cudart", "soname": "libcudart.so.13",
-        "version": "13.0", "requested_as": "libcudart.so.13",
+        "version": "13.0", "version_from": "api", "requested_as": "libcudart.so.13",
         "requested_by": os.path.join(build_dir, "tests", "load_libs"),
         "found_via": "LD_LIBRARY_PATH", "seen_by": "preload", "unloaded_ns": None,
         "build_id": build_id(double), "size": os.path.getsize(double)}
@@ -58,10 +58,13 @@ def test_toolkit_libraries_are_recognised(trace_run, build_dir):
     assert set(by_family) == {"cudart", "cublas", "cublasLt"}
     cublas = by_family["cublas"]
     assert cublas["realpath"] == os.path.realpath(toolkit.path("cublas"))
-    # cublasGetProperty's answer; cuBLASLt has no such getter: its file name.
+    # cublasGetProperty's and cublasLtGetVersion's answers, one release; cuBLASLt's file
+    # name carries only its major.
     major = toolkit.soname("cublas").rsplit(".", 1)[1]
     assert re.fullmatch(rf"{major}\.\d+\.\d+", cublas["version"]), cublas["version"]
-    assert by_family["cublasLt"]["version"] == toolkit.soname("cublasLt").rsplit(".", 1)[1]
+    lt = by_family["cublasLt"]
+    assert (lt["version"], lt["version_from"]) == (cublas["version"], "api")
+    assert by_family["cudart"]["version_from"] == cublas["version_from"] == "api"
     assert cublas["soname"] == toolkit.soname("cublas")
     assert cublas["build_id"] == build_id(cublas["realpath"])
 

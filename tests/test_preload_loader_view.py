@@ -7,6 +7,7 @@ libraries and NVIDIA's runtime wheels throughout, no double."""
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -58,6 +59,22 @@ def test_dlopen_of_a_missing_library_is_traced(trace_run, build_dir):
     (finding,) = findings
     assert finding["id"] == "library-load-failed"
     assert finding["evidence"]["failed_loads"] == [failed]
+
+
+def test_a_failed_load_by_absolute_path_says_it_was_not_searched(trace_run, build_dir):
+    path = os.path.join(toolkit.LIB, toolkit.missing("cudnn"))
+    completed, _, _ = trace_run("dlopen_only", path, double=False)
+    p, findings = only_process(build_dir, completed)
+    (failed,) = p["failed_loads"]
+    assert (failed["requested_as"], failed["searched"]) == (path, [])
+    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report",
+                           str(completed.run_dir / "trace.pftrace.zst")], capture_output=True,
+                          text=True, check=True).stdout
+    requester = os.path.join(build_dir, "tests", "dlopen_only")
+    assert f"  failed load    {path} (asked for by {requester}; absolute path, not searched)\n" \
+        in text
+    (finding,) = findings
+    assert "; absolute path, not searched. Install it" in finding["message"]
 
 
 def test_failed_dlopen_without_dlerror_is_settled_at_exit(trace_run, build_dir):
@@ -350,13 +367,57 @@ def test_version_and_count_on_the_driverless_runtime(trace_run, build_dir):
     assert driver["searched"][-4:] == ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
                                        "/lib", "/usr/lib"]
     assert [f["id"] for f in findings] == ["driver-missing"]
+    assert "; 1 calls failed with cudaErrorInsufficientDriver. Install" \
+        in findings[0]["message"]
 
 
 def test_a_version_query_alone_does_not_start_the_driver(trace_run, build_dir):
     """cudaRuntimeGetVersion does not initialise CUDA: the preload's own device
-    queries must not either, so the runtime never looks for libcuda.so.1."""
+    queries must not either, so the runtime never looks for libcuda.so.1. The
+    version the program was told is the report's, and the runtime file's own
+    (its getter loads nothing), not the file name's major."""
     toolkit.cached("libcudart.so.13")
     completed, trace, _ = trace_run("version_and_count", "--version-only", double=False)
     assert [s["name"] for s in trace.slices] == ["cudaRuntimeGetVersion"]
     p, findings = only_process(build_dir, completed)
     assert p["failed_loads"] == [] and findings == []
+    assert p["versions"] == {"runtime": toolkit.RUNTIME_VERSION, "driver": None}
+    (cudart,) = [lib for lib in p["libraries"] if lib["family"] == "cudart"]
+    assert (cudart["version"], cudart["version_from"]) == (toolkit.VERSION, "api")
+
+
+def cublas_header_version():
+    """cuBLAS's MAJOR.MINOR.PATCH as the toolkit's header defines it."""
+    with open(os.path.join(toolkit.HOME, "include", "cublas_api.h")) as f:
+        text = f.read()
+    return ".".join(re.search(rf"#define CUBLAS_VER_{part} (\d+)", text).group(1)
+                    for part in ("MAJOR", "MINOR", "PATCH"))
+
+
+def test_a_later_failure_of_another_library_keeps_its_error(trace_run, build_dir):
+    """cuBLASLt looks for libcuda.so.1 itself and fails without telling anyone; the
+    framework then probes a library that is not CUDA's and reads that error. It is
+    that load's, not the driver's. cuBLASLt's version is its own getter's, though the
+    process made no CUDA call (asked at exit)."""
+    toolkit.no_driver()
+    script = ("import ctypes\n"
+              f"ctypes.CDLL({toolkit.path('cublasLt')!r})\n"
+              "try:\n    ctypes.CDLL('libnot-cuda-at-all.so')\n"
+              "except OSError as e:\n    print('error', e)\n")
+    completed, _, _ = trace_run(sys.executable, "-c", script, double=False)
+    untraced, _, _ = trace_run(sys.executable, "-c", script, double=False, preload=False)
+    assert completed.stdout == untraced.stdout and completed.returncode == 0
+    assert completed.stdout.startswith("error libnot-cuda-at-all.so: cannot open")
+    p, findings = only_process(build_dir, completed)
+    (driver,) = p["failed_loads"]
+    assert (driver["requested_as"], driver["requested_by"], driver["error"]) == (
+        "libcuda.so.1", toolkit.path("cublasLt"), "not found in the directories searched")
+    assert "libnot-cuda-at-all" not in json.dumps(findings)
+    # No runtime call was hooked (cuBLASLt's own runtime is linked in statically): the
+    # finding says so rather than counting zero failed calls.
+    (missing,) = findings
+    assert missing["id"] == "driver-missing"
+    assert "; no call into a shared CUDA runtime was seen (a runtime linked statically" in \
+        missing["message"]
+    (lt,) = [lib for lib in p["libraries"] if lib["family"] == "cublasLt"]
+    assert (lt["version"], lt["version_from"]) == (cublas_header_version(), "api")

@@ -184,7 +184,8 @@ def assert_matches_trace(process, trace):
 
     def version(args):
         v = api.get(args["realpath"])
-        return f"{v // 1000}.{v % 1000 // 10}" if v else args["version"]
+        return {"version": f"{v // 1000}.{v % 1000 // 10}", "version_from": "api"} if v else {
+            "version": args["version"], "version_from": args["version_from"]}
 
     def loader(args):
         load = loads[args["realpath"]]
@@ -194,7 +195,7 @@ def assert_matches_trace(process, trace):
 
     assert process["libraries"] == [
         {**{k: i["args"][k] for k in ("path", "realpath", "family", "soname")},
-         "version": version(i["args"]), **loader(i["args"]),
+         **version(i["args"]), **loader(i["args"]),
          "build_id": i["args"]["build_id"], "size": i["args"]["size"]}
         for i in sorted(instants(trace, "cuda.library"), key=lambda i: i["args"]["order"])]
     assert [(f["requested_as"], f["requested_by"], f["error"], ":".join(f["searched"]))

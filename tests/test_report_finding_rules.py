@@ -596,16 +596,26 @@ def test_driver_missing_calls_fail(new_trace, findings):
     assert numbers(f, "failed_calls", "runtime_version", "driver_version") == {
         "failed_calls": 2, "runtime_version": 13000, "driver_version": 0}
     assert "libcuda.so.1 was never loaded" in f["message"]
+    assert "; 2 calls failed with cudaErrorInsufficientDriver." in f["message"]
 
 
-def test_driver_missing_libcuda_not_found(new_trace, findings):
+@pytest.mark.parametrize("calls, seen", [
+    (0, "no call into a shared CUDA runtime was seen (a runtime linked statically into the "
+        "program or a framework is not hooked)"),
+    (3, "none of the 3 CUDA runtime calls seen failed with cudaErrorInsufficientDriver"),
+])
+def test_driver_missing_libcuda_not_found(new_trace, findings, calls, seen):
+    """What the calls showed is said as it is: a count of zero failed calls where none was
+    seen would read as if they had succeeded."""
     t = new_trace()
     t.versions(13000, 0, devices=0)
     missing_driver_lookup(t)
+    for k in range(calls):
+        t.call("cudaRuntimeGetVersion", FIRST + k * US, US)
     f = the(findings(t), "driver-missing", "error")
     (load,) = f["evidence"]["failed_loads"]
     assert (load["requested_as"], load["searched"]) == ("libcuda.so.1", [SYSTEM_LIB, "/lib"])
-    assert f"(looked for by {CUDART} in {SYSTEM_LIB}:/lib)" in f["message"]
+    assert f"(looked for by {CUDART}; searched {SYSTEM_LIB}:/lib); {seen}. Install" in f["message"]
 
 
 @pytest.mark.parametrize("twin", ["the calls succeed", "libcuda.so.1 was not looked for"])

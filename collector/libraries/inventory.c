@@ -16,6 +16,7 @@
 
 #include "collector/elf/elf_file.h"
 #include "cudatrace/shm_layout.h"
+#include "cudatrace/trace_names.h"
 #include "common/library_family.h"
 #include "common/u64_map.h"
 
@@ -84,13 +85,22 @@ static void cudnn_version_from_header(const char *realpath, char *version, size_
         snprintf(version, size, "%ld.%ld.%ld", major, minor, patch);
 }
 
+static void read_version(struct ct_library *lib)
+{
+    version_from_name(lib->realpath, lib->version, sizeof lib->version);
+    lib->version_from = ct_value_version_from_file_name;
+    if (strncmp(lib->family, "cudnn", 5) != 0 || strchr(lib->version, '.'))
+        return;
+    cudnn_version_from_header(lib->realpath, lib->version, sizeof lib->version);
+    if (strchr(lib->version, '.'))
+        lib->version_from = ct_value_version_from_header;
+}
+
 void ct_library_describe(struct ct_library *lib)
 {
     if (!realpath(lib->path, lib->realpath))
         snprintf(lib->realpath, sizeof lib->realpath, "%s", lib->path);
-    version_from_name(lib->realpath, lib->version, sizeof lib->version);
-    if (strncmp(lib->family, "cudnn", 5) == 0 && !strchr(lib->version, '.'))
-        cudnn_version_from_header(lib->realpath, lib->version, sizeof lib->version);
+    read_version(lib);
     struct ct_elf elf;
     if (ct_elf_open(lib->realpath, &elf))
         return;

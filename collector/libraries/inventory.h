@@ -13,7 +13,8 @@ struct ct_library {
     char realpath[4096]; /* symlinks resolved */
     char family[64];     /* "cudart", "cuda" (the driver), "cudnn_ops", ... */
     char soname[256];
-    char version[64]; /* from the file name (libcudart.so.13.0.96 -> 13.0.96) */
+    char version[64];         /* from the file name (libcudart.so.13.0.96 -> 13.0.96) */
+    const char *version_from; /* ct_value_version_from_file_name or _header */
     char build_id[65];
     uint64_t size;
     long built_for_cuda; /* cuDNN: the CUDA major its RUNPATH names (cu13), or 0 */

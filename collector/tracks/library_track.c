@@ -72,6 +72,7 @@ static void library_instant(const struct ct_library *lib, void *ctx)
         CT_TEXT_ARG(ct_key_family, lib->family),
         CT_TEXT_ARG(ct_key_soname, lib->soname),
         CT_TEXT_ARG(ct_key_version, lib->version),
+        CT_TEXT_ARG(ct_key_version_from, lib->version_from),
         CT_TEXT_ARG(ct_key_build_id, lib->build_id),
         CT_UINT_ARG(ct_key_size, lib->size),
         CT_UINT_ARG(ct_key_order, order++),

@@ -164,6 +164,7 @@
     X(key, family, "family", STRING)                                                               \
     X(key, soname, "soname", STRING)                                                               \
     X(key, build_id, "build_id", STRING)                                                           \
+    X(key, version_from, "version_from", STRING)                                                   \
     X(key, size, "size", UINT)                                                                     \
     X(key, order, "order", UINT)                                                                   \
     X(key, built_for_cuda, "built_for_cuda", UINT)                                                 \
@@ -199,6 +200,8 @@
     X(value, seen_by_cupti, "cupti", seen_by)                                                      \
     X(value, seen_by_audit, "audit", seen_by)                                                      \
     X(value, seen_by_preload, "preload", seen_by)                                                  \
+    X(value, version_from_file_name, "file name", version_from)                                    \
+    X(value, version_from_header, "cudnn_version.h", version_from)                                 \
     X(value, source_nvtx, "nvtx", source)                                                          \
     X(value, gpu_kind_kernel, "kernel", gpu_kind)                                                  \
     X(value, gpu_kind_memcpy, "memcpy", gpu_kind)                                                  \

@@ -4,7 +4,12 @@
  * cudaRuntimeGetVersion, cudaDriverGetVersion or error query alone, our own
  * cudaGetDeviceCount would load and start the driver where the program had
  * not (and fix the visible devices before the program chose them). CUPTI
- * starts at the same moment, for the same reason.
+ * starts at the same moment, for the same reason. The libraries' own version
+ * getters load nothing, so they are asked at the first call of any kind: a
+ * framework that finds no driver may make no other (and again at that
+ * moment, for the libraries loaded since); a process that made no CUDA
+ * call at all (a framework that loaded cuBLAS through ctypes and found no
+ * driver) is asked at exit.
  */
 #include "preload/core/deferred.h"
 
@@ -22,9 +27,28 @@ static int initialises_cuda(unsigned func)
            func != CT_FN_cudaGetLastError && func != CT_FN_cudaPeekAtLastError;
 }
 
+/* By whichever thread clears the flag first. */
+static void ask_library_versions(void)
+{
+    if (atomic_fetch_and(&ct_deferred, ~(unsigned)CT_DEFER_LIBRARY_VERSIONS) &
+        CT_DEFER_LIBRARY_VERSIONS) {
+        struct ct_ring *ring = ct_ring_current();
+        if (ring)
+            ct_cuda_library_versions_record(ring);
+    }
+}
+
+void ct_deferred_at_exit(void)
+{
+    if (atomic_load(&ct_deferred) & CT_DEFER_LIBRARY_VERSIONS)
+        ask_library_versions();
+}
+
 void ct_deferred_run(unsigned func)
 {
     unsigned due = atomic_load(&ct_deferred);
+    if (due & CT_DEFER_LIBRARY_VERSIONS)
+        ask_library_versions();
     if ((due & CT_DEFER_CUDA_INFO) && initialises_cuda(func) &&
         (atomic_fetch_and(&ct_deferred, ~(unsigned)CT_DEFER_CUDA_INFO) & CT_DEFER_CUDA_INFO)) {
         struct ct_ring *ring = ct_ring_current();

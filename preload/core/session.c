@@ -240,7 +240,7 @@ static void start_session(void)
         ct_fd_release(&lifeline);
     ct_call_sites_prepare();
     session_shm = shm;
-    atomic_fetch_or(&ct_deferred, CT_DEFER_CUDA_INFO);
+    atomic_fetch_or(&ct_deferred, CT_DEFER_CUDA_INFO | CT_DEFER_LIBRARY_VERSIONS);
     atomic_store(&session_state, SESSION_ACTIVE);
     return;
 fail:
@@ -378,7 +378,7 @@ void ct_session_forget_in_child(void)
     ct_loader_view_forget_in_child();
     ct_cupti_forget_in_child();
     ct_init_mark_start();
-    atomic_fetch_and(&ct_deferred, ~(unsigned)CT_DEFER_CUDA_INFO);
+    atomic_fetch_and(&ct_deferred, ~(unsigned)(CT_DEFER_CUDA_INFO | CT_DEFER_LIBRARY_VERSIONS));
     atomic_store(&lost_before_session, 0);
     pthread_mutex_init(&session_lock, NULL);
     ct_fd_release(&lifeline);
@@ -391,5 +391,6 @@ void ct_session_forget_in_child(void)
 __attribute__((destructor)) static void ct_preload_fini(void)
 {
     ct_loader_view_finish();
+    ct_deferred_at_exit();
     end_session();
 }

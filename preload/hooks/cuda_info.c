@@ -1,6 +1,7 @@
 /*
- * Records the runtime and driver versions, the device count and the device
- * names, once, right after the program's first CUDA call that initialises
+ * Records the libraries' own versions after the program's first CUDA call
+ * of any kind, and the runtime and driver versions, the device count and
+ * the device names, once, right after its first CUDA call that initialises
  * CUDA returned (deferred.c: not a version or error query). By then
  * the program itself has initialised CUDA, so these queries never do it for
  * it; if that first call left an error pending (no driver, say) the device
@@ -11,6 +12,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "preload/hooks/cuda_call.h"
@@ -63,21 +65,37 @@ static void emit_device_names(struct ct_ring *ring, int count)
     }
 }
 
-/* The version each loaded runtime, cuBLAS and NCCL reports through its own
+/* The version each loaded runtime, cuBLAS, cuBLASLt and NCCL reports through its own
  * API: getters that return constants and load nothing (checked: the same
  * files stay mapped). Two runtimes of one major (12.4 and 12.9 wheels)
  * differ only here, not in their file names. cudnnGetVersion is not called:
  * it makes cuDNN load its sub-libraries, which would change what the program
- * loads. cuBLAS and NCCL report major * 10000 + minor * 100 + patch. */
+ * loads. cuBLAS, cuBLASLt and NCCL report major * 10000 + minor * 100 +
+ * patch. */
 struct version_scan {
     struct ct_ring *ring;
+    int cuda_initialised; /* by the program: a runtime may be asked for its error state */
 };
 
-static uint64_t runtime_version_of(void *lib)
+/* The major in a file name such as libcudart.so.12 (0 when none). */
+static long major_of(const char *path)
 {
-    /* Before CUDA 12 this fails without a driver and latches the error in
-     * that runtime copy; clear it again unless one was pending already. */
+    const char *so = strstr(path, ".so.");
+    return so ? strtol(so + 4, NULL, 10) : 0;
+}
+
+static uint64_t runtime_version_of(void *lib, const char *path, int cuda_initialised)
+{
     cudaError_t (*get)(int *) = (cudaError_t(*)(int *))ct_dl_real_sym(lib, "cudaRuntimeGetVersion");
+    /* From CUDA 12 on the getter returns a constant. Before, it fails without
+     * a driver and latches the error in that runtime copy, which is cleared
+     * again unless one was pending; but asking for the error state makes the
+     * runtime look for the driver, so that waits for the program to have
+     * initialised CUDA. */
+    if (!cuda_initialised) {
+        int v = 0;
+        return major_of(path) >= 12 && get && get(&v) == cudaSuccess ? (uint64_t)v : 0;
+    }
     cudaError_t (*peek)(void) = (cudaError_t(*)(void))ct_dl_real_sym(lib, "cudaPeekAtLastError");
     cudaError_t (*take)(void) = (cudaError_t(*)(void))ct_dl_real_sym(lib, "cudaGetLastError");
     int v = 0, pending = !peek || peek() != cudaSuccess;
@@ -87,8 +105,10 @@ static uint64_t runtime_version_of(void *lib)
     return r == cudaSuccess ? (uint64_t)v : 0;
 }
 
-static uint64_t cublas_version_of(void *lib)
+static uint64_t cublas_version_of(void *lib, const char *path, int cuda_initialised)
 {
+    (void)path;
+    (void)cuda_initialised;
     int (*get)(int, int *) = (int (*)(int, int *))ct_dl_real_sym(lib, "cublasGetProperty");
     int part[3] = {0, 0, 0}; /* MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL */
     for (int i = 0; get && i < 3; i++)
@@ -97,8 +117,18 @@ static uint64_t cublas_version_of(void *lib)
     return get ? (uint64_t)(part[0] * 10000 + part[1] * 100 + part[2]) : 0;
 }
 
-static uint64_t nccl_version_of(void *lib)
+static uint64_t cublaslt_version_of(void *lib, const char *path, int cuda_initialised)
 {
+    (void)path;
+    (void)cuda_initialised;
+    size_t (*get)(void) = (size_t(*)(void))ct_dl_real_sym(lib, "cublasLtGetVersion");
+    return get ? (uint64_t)get() : 0;
+}
+
+static uint64_t nccl_version_of(void *lib, const char *path, int cuda_initialised)
+{
+    (void)path;
+    (void)cuda_initialised;
     int (*get)(int *) = (int (*)(int *))ct_dl_real_sym(lib, "ncclGetVersion");
     int v = 0;
     return get && get(&v) == 0 ? (uint64_t)v : 0;
@@ -112,24 +142,31 @@ static int record_library_version(struct dl_phdr_info *info, size_t size, void *
     if (!info->dlpi_name || !*info->dlpi_name ||
         !ct_library_family(info->dlpi_name, family, sizeof family))
         return 0;
-    uint64_t (*version_of)(void *) = strcmp(family, "cudart") == 0   ? runtime_version_of
-                                     : strcmp(family, "cublas") == 0 ? cublas_version_of
-                                     : strcmp(family, "nccl") == 0   ? nccl_version_of
-                                                                     : NULL;
+    uint64_t (*version_of)(void *, const char *, int) =
+        strcmp(family, "cudart") == 0     ? runtime_version_of
+        : strcmp(family, "cublas") == 0   ? cublas_version_of
+        : strcmp(family, "cublasLt") == 0 ? cublaslt_version_of
+        : strcmp(family, "nccl") == 0     ? nccl_version_of
+                                          : NULL;
     void *lib = version_of ? ct_dl_real_open(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
     if (!lib)
         return 0;
-    uint64_t version = version_of(lib);
+    uint64_t version = version_of(lib, info->dlpi_name, scan->cuda_initialised);
     ct_dl_real_close(lib);
     if (version)
         ct_emit_string(scan->ring, CT_STR_LIBRARY_VERSION, version, info->dlpi_name);
     return 0;
 }
 
+static void record_library_versions(struct ct_ring *ring, int cuda_initialised)
+{
+    struct version_scan scan = {ring, cuda_initialised};
+    dl_iterate_phdr(record_library_version, &scan);
+}
+
 static int record_info(struct ct_ring *ring)
 {
-    struct version_scan scan = {ring};
-    dl_iterate_phdr(record_library_version, &scan);
+    record_library_versions(ring, 1);
     int pending = ct_cuda_error_pending();
     CT_REAL(runtime_version, cudaRuntimeGetVersion, (int *));
     CT_REAL(driver_version, cudaDriverGetVersion, (int *));
@@ -150,6 +187,11 @@ static int record_info(struct ct_ring *ring)
         .arg = {(uint64_t)(int64_t)runtime, (uint64_t)(int64_t)driver, (uint64_t)(int64_t)devices}};
     ct_emit_record(ring, &rec, 1);
     return devices;
+}
+
+void ct_cuda_library_versions_record(struct ct_ring *ring)
+{
+    CT_OWN_CALL(record_library_versions(ring, 0));
 }
 
 int ct_cuda_info_record(struct ct_ring *ring)

@@ -11,4 +11,9 @@ struct ct_ring;
  * reported, or -1 when it reported none (no usable driver). */
 int ct_cuda_info_record(struct ct_ring *ring);
 
+/* Records into `ring` the versions the loaded runtimes, cuBLAS and NCCL
+ * report through getters that load nothing; safe before CUDA is
+ * initialised, and again later for the libraries loaded since. */
+void ct_cuda_library_versions_record(struct ct_ring *ring);
+
 #endif

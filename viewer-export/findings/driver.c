@@ -37,6 +37,29 @@ static const struct ct_library_entry *driver_library(const struct ct_process_rep
     return NULL;
 }
 
+/* What the hooked calls showed of the missing driver. None at all is said
+ * as such: a runtime linked statically into a framework is not hooked, and
+ * a count of zero would read as if its calls had succeeded. */
+static void calls_seen(const struct ct_process_report *p, uint64_t driver_failures, char *out,
+                       size_t size)
+{
+    uint64_t runtime_calls = 0;
+    for (int fn = 0; fn < CT_FN_FIRST_DRIVER; fn++)
+        runtime_calls += p->calls.api[fn].calls;
+    if (driver_failures)
+        snprintf(out, size, "%llu calls failed with cudaErrorInsufficientDriver",
+                 (unsigned long long)driver_failures);
+    else if (runtime_calls)
+        snprintf(out, size,
+                 "none of the %llu CUDA runtime calls seen failed with "
+                 "cudaErrorInsufficientDriver",
+                 (unsigned long long)runtime_calls);
+    else
+        snprintf(out, size,
+                 "no call into a shared CUDA runtime was seen (a runtime linked "
+                 "statically into the program or a framework is not hooked)");
+}
+
 void ct_findings_driver(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_library_entry *libcuda = driver_library(p);
@@ -79,16 +102,16 @@ void ct_findings_driver(const struct ct_process_report *p, struct ct_findings *o
     } else {
         char where[8192] = "";
         if (driver_failed)
-            snprintf(where, sizeof where, " (looked for by %s in %s)", driver_failed->requested_by,
-                     driver_failed->searched);
-        f = ct_finding_add(
-            out, "driver-missing", CT_SEVERITY_ERROR, p->pid,
-            "no CUDA driver: %s%s; %llu calls failed with cudaErrorInsufficientDriver. "
-            "Install the NVIDIA driver, or in a container mount its libraries "
-            "(libcuda.so.1) and devices.",
-            libcuda ? "the driver library loaded but reports no driver"
-                    : "libcuda.so.1 was never loaded",
-            where, (unsigned long long)driver_failures);
+            snprintf(where, sizeof where, " (looked for by %s; %s)", driver_failed->requested_by,
+                     ct_failed_load_searched(driver_failed));
+        char seen[256];
+        calls_seen(p, driver_failures, seen, sizeof seen);
+        f = ct_finding_add(out, "driver-missing", CT_SEVERITY_ERROR, p->pid,
+                           "no CUDA driver: %s%s; %s. Install the NVIDIA driver, or in a "
+                           "container mount its libraries (libcuda.so.1) and devices.",
+                           libcuda ? "the driver library loaded but reports no driver"
+                                   : "libcuda.so.1 was never loaded",
+                           where, seen);
         f->failed_load = driver_failed;
     }
     f->failed_calls = driver_failures;

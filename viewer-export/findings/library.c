@@ -92,10 +92,9 @@ static void failed_loads(const struct ct_process_report *p, struct ct_findings *
             continue; /* the driver is driver-missing's; a probe that found another name */
         struct ct_finding *f = ct_finding_add(
             out, "library-load-failed", CT_SEVERITY_ERROR, p->pid,
-            "%s could not be loaded (asked for by %s): %s; searched %s. Install it, or put "
+            "%s could not be loaded (asked for by %s): %s; %s. Install it, or put "
             "its directory on the asking library's RUNPATH or on LD_LIBRARY_PATH.",
-            load->requested_as, load->requested_by, load->error,
-            *load->searched ? load->searched : "no directory");
+            load->requested_as, load->requested_by, load->error, ct_failed_load_searched(load));
         f->failed_load = load;
     }
 }

@@ -26,6 +26,7 @@ static void add_library(struct ct_library_view *l, const struct ct_event *e)
                                   .family = ct_event_text(e, ct_key_family),
                                   .soname = ct_event_text(e, ct_key_soname),
                                   .version = ct_event_text(e, ct_key_version),
+                                  .version_from = ct_event_text(e, ct_key_version_from),
                                   .build_id = ct_event_text(e, ct_key_build_id),
                                   .size = (uint64_t)ct_event_int(e, ct_key_size, 0),
                                   .built_for_cuda = ct_event_int(e, ct_key_built_for_cuda, 0)};
@@ -111,15 +112,26 @@ static void attach_unloads(struct ct_library_view *l)
                 l->mapped[k].unloaded_ns = l->unloads[i].loaded_ns;
 }
 
+const char *ct_failed_load_searched(const struct ct_failed_load *load)
+{
+    if (strchr(load->requested_as, '/') && !*load->searched)
+        return "absolute path, not searched";
+    char text[8192];
+    snprintf(text, sizeof text, "searched %s", *load->searched ? load->searched : "no directory");
+    return ct_strings_get(ct_strings_intern_cstr(text));
+}
+
 void ct_libraries_attach(struct ct_library_view *l)
 {
     const char *view = chosen_view(l);
     keep_failed_loads_of(l, view);
     for (size_t i = 0; i < l->version_count; i++)
         for (size_t k = 0; k < l->mapped_count; k++)
-            if (strcmp(l->mapped[k].realpath, l->versions[i].realpath) == 0)
+            if (strcmp(l->mapped[k].realpath, l->versions[i].realpath) == 0) {
                 l->mapped[k].version =
                     format_api_version(l->mapped[k].family, l->versions[i].api_version);
+                l->mapped[k].version_from = "api"; /* the report's word: not in the trace */
+            }
     for (size_t i = 0; i < l->load_count; i++) {
         for (size_t k = 0; k < l->mapped_count; k++) {
             struct ct_library_entry *lib = &l->mapped[k];

@@ -17,6 +17,7 @@
 /* A CUDA-stack library the process had mapped (strings outlive the report). */
 struct ct_library_entry {
     const char *path, *realpath, *family, *soname, *version, *build_id;
+    const char *version_from; /* "api", "file name", "cudnn_version.h"; "" in older traces */
     uint64_t size;
     /* The loader's view: the audit module's account when the process ran
      * with it, else the preload's; NULL when neither saw the load. */
@@ -68,6 +69,11 @@ int ct_libraries_instant(struct ct_library_view *l, const struct ct_event *e);
  * its load, its API's version and its unload; failures are kept from the
  * view chosen. */
 void ct_libraries_attach(struct ct_library_view *l);
+
+/* Where a failed load was looked for, as a person reads it: "searched"
+ * and the directories, or why there are none ("absolute path, not
+ * searched"). */
+const char *ct_failed_load_searched(const struct ct_failed_load *load);
 void ct_libraries_free(struct ct_library_view *l);
 
 #endif

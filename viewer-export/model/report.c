@@ -100,6 +100,15 @@ static void note_time(struct ct_process_report *p, uint64_t ts)
         p->run.end_ns = ts;
 }
 
+/* A version the runtime reported: in the session's versions, or to the
+ * program's own cudaRuntimeGetVersion (the only source when no call that
+ * initialises CUDA was made, as frameworks do when the driver is missing). */
+static void note_version(int64_t *version, int64_t reported)
+{
+    if (reported > 0)
+        *version = reported;
+}
+
 static void add_inflight(struct builder *b, struct ct_process_report *p, int fn,
                          const struct ct_event *e)
 {
@@ -133,8 +142,10 @@ static void on_slice(void *ctx, const struct ct_event *e)
         add_inflight(b, p, (int)(*fn - 1), e);
         return;
     }
-    ct_calls_add_slice(&p->calls, (int)(*fn - 1), ct_event_int(e, ct_key_result, 0),
-                       e->end > e->ts ? e->end - e->ts : 0);
+    int64_t result = ct_event_int(e, ct_key_result, 0);
+    ct_calls_add_slice(&p->calls, (int)(*fn - 1), result, e->end > e->ts ? e->end - e->ts : 0);
+    if (*fn - 1 == CT_FN_cudaRuntimeGetVersion && result == 0)
+        note_version(&p->cuda.runtime_version, ct_event_int(e, ct_key_version, -1));
     const uint64_t *tid = ct_u64_map_find(&b->thread_of, e->track);
     ct_usage_slice(&p->usage, tid ? (int64_t)*tid : 0, (int)(*fn - 1), e);
 }
@@ -159,8 +170,8 @@ static int session_instant(struct builder *b, struct ct_process_report *p, const
     if (strcmp(e->name, ct_event_trace_format) == 0) {
         p->run.clock = ct_event_text(e, ct_key_clock);
     } else if (strcmp(e->name, ct_event_versions) == 0) {
-        p->cuda.runtime_version = ct_event_int(e, ct_key_runtime_version, -1);
-        p->cuda.driver_version = ct_event_int(e, ct_key_driver_version, -1);
+        note_version(&p->cuda.runtime_version, ct_event_int(e, ct_key_runtime_version, -1));
+        note_version(&p->cuda.driver_version, ct_event_int(e, ct_key_driver_version, -1));
         p->cuda.device_count = ct_event_int(e, ct_key_device_count, -1);
     } else if (strcmp(e->name, ct_event_device) == 0) {
         const char *name = ct_event_text(e, ct_key_name);

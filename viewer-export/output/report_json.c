@@ -18,6 +18,8 @@ void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
     ct_json_string(j, "family", lib->family);
     ct_json_string(j, "soname", lib->soname);
     ct_json_string(j, "version", lib->version);
+    if (lib->version_from && *lib->version_from)
+        ct_json_string(j, "version_from", lib->version_from);
     /* How it was asked for and found, and by whom it was seen. */
     const char *const loader[][2] = {{"requested_as", lib->requested_as},
                                      {"requested_by", lib->requested_by},

@@ -169,9 +169,9 @@ static void print_text_process(const struct ct_process_report *p,
         printf("\n");
     }
     for (size_t i = 0; i < p->libraries.failed_count; i++)
-        printf("  failed load    %s (asked for by %s; searched %s)\n",
-               p->libraries.failed[i].requested_as, p->libraries.failed[i].requested_by,
-               p->libraries.failed[i].searched);
+        printf("  failed load    %s (asked for by %s; %s)\n", p->libraries.failed[i].requested_as,
+               p->libraries.failed[i].requested_by,
+               ct_failed_load_searched(&p->libraries.failed[i]));
     int shown = 0;
     for (size_t i = 0; i < findings->count; i++) {
         const struct ct_finding *f = &findings->items[i];
