@@ -46,6 +46,7 @@ def test_inventory_describes_the_runtime_in_use(trace_run, build_dir):
         "version": "13.0", "version_from": "api", "requested_as": "libcudart.so.13",
         "requested_by": os.path.join(build_dir, "tests", "load_libs"),
         "found_via": "LD_LIBRARY_PATH", "seen_by": "preload", "unloaded_ns": None,
+        "rolled_back_by": None,
         "build_id": build_id(double), "size": os.path.getsize(double)}
     assert report["findings"] == []
 

@@ -191,7 +191,7 @@ def assert_matches_trace(process, trace):
         load = loads[args["realpath"]]
         return {**{k: load["args"][k] for k in ("requested_as", "requested_by", "found_via",
                                                 "seen_by")},
-                "loaded_ns": load["ts"], "unloaded_ns": None}
+                "loaded_ns": load["ts"], "unloaded_ns": None, "rolled_back_by": None}
 
     assert process["libraries"] == [
         {**{k: i["args"][k] for k in ("path", "realpath", "family", "soname")},

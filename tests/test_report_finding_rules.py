@@ -220,10 +220,11 @@ class ProcessTrace:
                                how="how_dlopen", found_via=found_via, path=realpath,
                                realpath=realpath, **args)
 
-    def failed_load(self, requested_as, requested_by, searched, error):
+    def failed_load(self, requested_as, requested_by, searched, error, **more):
         self.libraries_instant("library_failed", requested_as=requested_as,
                                requested_by=requested_by, seen_by="seen_by_preload",
-                               how="how_dlopen", searched=":".join(searched), error=error)
+                               how="how_dlopen", searched=":".join(searched), error=error,
+                               **more)
 
     def gpu(self, ts, dur, name="step_kernel", stream=7):
         """A kernel as the GPU ran it, on the stream's GPU track."""
@@ -361,8 +362,35 @@ def test_library_load_failed(new_trace, findings, attempts):
     f = the(findings(t), "library-load-failed", "error")
     assert f["evidence"]["failed_loads"] == [{
         "requested_as": name, "requested_by": TORCH, "error": error, "searched": searched,
-        "seen_by": t.value("seen_by_preload"), "attempts": attempts}]
+        "seen_by": t.value("seen_by_preload"), "attempts": attempts,
+        "missing": [], "other_majors": [], "rolled_back": []}]
     assert f"searched {':'.join(searched)}" in f["message"]
+
+
+@pytest.mark.parametrize("other_majors, fix", [
+    ("/opt/cuda/lib/libcufft.so.12", " Other majors of them are installed "
+     "(/opt/cuda/lib/libcufft.so.12): install the ones it was built for, or a build made for "
+     "these."),
+    ("", " Install them, or put their directory on the asking library's RUNPATH or on "
+     "LD_LIBRARY_PATH."),
+])
+def test_library_load_failed_names_every_missing_dependency(new_trace, findings, other_majors,
+                                                            fix):
+    """Names that do not follow the CUDA major (cuFFT 11 is CUDA 12's) say
+    which majors are installed without naming CUDA releases."""
+    t = new_trace()
+    name, searched = "libcufft.so.11", [SYSTEM_LIB]
+    error = f"{name}: cannot open shared object file: No such file or directory"
+    t.failed_load(name, TORCH, searched, error, missing="libcufft.so.11:libcurand.so.9",
+                  other_majors=other_majors)
+    f = the(findings(t), "library-load-failed", "error")
+    assert f["message"] == (
+        f"{name} could not be loaded (asked for by {TORCH}): {error}; searched {SYSTEM_LIB}. "
+        f"{TORCH} needs 2 libraries that cannot be found (the loader stops at the first): "
+        f"libcufft.so.11, libcurand.so.9.{fix}")
+    (load,) = f["evidence"]["failed_loads"]
+    assert (load["missing"], load["other_majors"]) == (
+        ["libcufft.so.11", "libcurand.so.9"], [other_majors] if other_majors else [])
 
 
 @pytest.mark.parametrize("twin, expected", [

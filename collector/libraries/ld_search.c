@@ -102,6 +102,16 @@ void ct_ld_add_distinct(char *list, size_t size, const char *dir)
         snprintf(list + used, size - used, "%s%s", used ? ":" : "", dir);
 }
 
+int ct_ld_next_entry(const char **at, char *out, size_t size)
+{
+    if (!**at)
+        return 0;
+    size_t len = strcspn(*at, ":");
+    snprintf(out, size, "%.*s", (int)len, *at);
+    *at += len + ((*at)[len] == ':');
+    return 1;
+}
+
 static void note_searched(struct walk *w, const char *dir)
 {
     if (w->result)

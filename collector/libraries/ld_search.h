@@ -84,5 +84,8 @@ int ct_ld_entry_dir(const struct ct_ld_process *process, const char *entry, cons
 /* Adds `dir` to the ':'-separated `list` unless it is there (or would not
  * fit whole). */
 void ct_ld_add_distinct(char *list, size_t size, const char *dir);
+/* Copies the entry of a ':'-separated list that `*at` points to into `out`
+ * (cut to fit) and moves `*at` past it; 0, with nothing copied, at the end. */
+int ct_ld_next_entry(const char **at, char *out, size_t size);
 
 #endif

@@ -4,8 +4,10 @@
  * ring, each preceded by its strings. The preload knows what was asked for,
  * by whom, what got mapped and what dlerror() said; how the loader found
  * each file and where a failed one was looked for are worked out here from
- * the files, as ld.so searches (ld_search.c), so that the traced process
- * pays nothing for it. The results are the same loader events the audit
+ * the files, as ld.so searches (ld_search.c), and so are the objects a
+ * dlopen that failed on a dependency had mapped and undid (the preload only
+ * sees the link map after dlopen returns), so that the traced process pays
+ * nothing for it. The results are the same loader events the audit
  * module's log gives, marked as the preload's.
  */
 #include "collector/libraries/loader_events.h"
@@ -18,7 +20,9 @@
 #include "cudatrace/trace_names.h"
 #include "collector/perfetto/clock_map.h"
 #include "collector/elf/elf_file.h"
+#include "collector/libraries/dependency_walk.h"
 #include "collector/libraries/ld_search.h"
+#include "common/library_family.h"
 #include "collector/libraries/inventory.h"
 #include "collector/tracks/library_track.h"
 #include "collector/perfetto/process_tracks.h"
@@ -80,63 +84,64 @@ static void loaded(const struct ct_record *r, uint64_t requested_ns, uint64_t se
     ct_library_track_loader(&e, seen_ns);
 }
 
-#define MAX_WALKED 64
-
-/* The objects a dlopen would load, breadth first as ld.so maps them. */
-struct dependency_walk {
-    struct ct_ld_process process;
-    const char *wanted;
-    char objects[MAX_WALKED][PATH_MAX];
-    int count, current, found;
-    struct ct_ld_result result;
-};
-
-static int walked(const struct dependency_walk *w, const char *path)
+/* A load the dlopen of `via` made before it failed on a dependency, and
+ * that it undid: written as a load and an unload, the unload saying which
+ * name failed. */
+static void rolled_back(const struct ct_loader_event *load, const char *failing,
+                        uint64_t requested_ns, uint64_t seen_ns)
 {
-    for (int i = 0; i < w->count; i++)
-        if (strcmp(w->objects[i], path) == 0)
-            return 1;
-    return 0;
+    ct_library_track_note_file(load->path, requested_ns);
+    ct_library_track_loader(load, seen_ns);
+    ct_library_track_unload(load->path, seen_ns, failing);
 }
 
-static int visit_needed(const char *needed, void *ctx)
+/* The CUDA-stack objects ld.so had mapped for the dlopen when it stopped
+ * at the failing name (the first the walk found, whose search is `root`);
+ * one the process had mapped already was not mapped by this dlopen. */
+static void roll_back(const struct ct_dependency_walk *w, const struct ct_ld_result *root,
+                      const char *via, const char *caller, const char *failing,
+                      uint64_t requested_ns, uint64_t seen_ns)
 {
-    struct dependency_walk *w = ctx;
-    if (strcmp(needed, w->wanted) == 0) {
-        w->found = 1;
-        return 1;
-    }
-    if (w->count == MAX_WALKED)
-        return 0;
-    ct_ld_search(&w->process, needed, w->objects[w->current], &w->result);
-    if (w->result.found_in != CT_LD_NOT_FOUND && !walked(w, w->result.path))
-        snprintf(w->objects[w->count++], PATH_MAX, "%s", w->result.path);
-    return 0;
-}
-
-/* A dependency that could not be opened while `via` was being dlopen'ed by
- * `caller`: the object that named it was unmapped again with the failed
- * dlopen, so it is found from the files, the way ld.so went: `via` as the
- * caller's search finds it, then DT_NEEDED entries breadth first. */
-static void needing_object(const char *name, const char *via, const char *caller, char *out,
-                           size_t size)
-{
-    static struct dependency_walk w;
-    w = (struct dependency_walk){.process = ct_process_loader_view(), .wanted = name};
-    ct_ld_search(&w.process, via, caller, &w.result);
-    snprintf(out, size, "%s", w.result.found_in != CT_LD_NOT_FOUND ? w.result.path : via);
-    if (w.result.found_in == CT_LD_NOT_FOUND)
-        return;
-    snprintf(w.objects[w.count++], PATH_MAX, "%s", w.result.path);
-    for (w.current = 0; w.current < w.count && !w.found; w.current++) {
-        struct ct_elf elf;
-        if (ct_elf_open(w.objects[w.current], &elf))
+    char family[64];
+    for (int i = 0; i < w->mapped; i++) {
+        const struct ct_walked_object *o = &w->objects[i];
+        if (!ct_library_family(o->path, family, sizeof family) || ct_library_described(o->path))
             continue;
-        ct_elf_each_dynamic_string(&elf, DT_NEEDED, visit_needed, &w);
-        ct_elf_close(&elf);
-        if (w.found)
-            snprintf(out, size, "%s", w.objects[w.current]);
+        struct ct_loader_event load = {.requested_as = i ? o->requested_as : via,
+                                       .requested_by = i ? w->objects[o->requester].path : caller,
+                                       .found_via =
+                                           ct_ld_list_name(i ? o->found_in : root->found_in),
+                                       .path = o->path,
+                                       .loaded_ns = requested_ns,
+                                       .seen_by = ct_value_seen_by_preload,
+                                       .how = how_name(i ? CT_LIB_BY_NEEDED : CT_LIB_BY_DLOPEN),
+                                       .requested_ns = requested_ns};
+        rolled_back(&load, failing, requested_ns, seen_ns);
     }
+}
+
+/* A dependency `name` that could not be opened while `via` was being
+ * dlopen'ed by `caller`: the object that named it was unmapped again with
+ * the failed dlopen, so it is found from the files, the way ld.so went (the
+ * caller's search for `via`, then DT_NEEDED entries breadth first), and so
+ * are the objects that went with it. */
+static void failed_dependency(const char *name, const char *via, const char *caller, char *needing,
+                              size_t size, uint64_t requested_ns, uint64_t seen_ns)
+{
+    static struct ct_ld_result root;
+    struct ct_ld_process p = ct_process_loader_view();
+    ct_ld_search(&p, via, caller, &root);
+    snprintf(needing, size, "%s", root.found_in != CT_LD_NOT_FOUND ? root.path : via);
+    if (root.found_in == CT_LD_NOT_FOUND)
+        return;
+    struct ct_dependency_walk *w = malloc(sizeof *w);
+    if (!w)
+        abort();
+    ct_dependency_walk(&p, root.path, name, w);
+    if (w->needing >= 0)
+        snprintf(needing, size, "%s", w->objects[w->needing].path);
+    roll_back(w, &root, via, caller, name, requested_ns, seen_ns);
+    free(w);
 }
 
 static void failed(const struct ct_record *r, uint64_t requested_ns, uint64_t seen_ns)
@@ -145,7 +150,7 @@ static void failed(const struct ct_record *r, uint64_t requested_ns, uint64_t se
     const char *via = text_of(CT_STR_LIB_VIA), *error = text_of(CT_STR_LIB_ERROR);
     static char needing[PATH_MAX];
     if (*via) {
-        needing_object(name, via, requester, needing, sizeof needing);
+        failed_dependency(name, via, requester, needing, sizeof needing, requested_ns, seen_ns);
         requester = needing;
     }
     struct ct_ld_process p = ct_process_loader_view();
@@ -209,7 +214,7 @@ void ct_loader_events_record(const struct ct_record *r)
         failed(r, requested_ns, seen_ns);
         break;
     case CT_LIB_UNLOADED:
-        ct_library_track_unload(text_of(CT_STR_LIB_PATH), seen_ns);
+        ct_library_track_unload(text_of(CT_STR_LIB_PATH), seen_ns, NULL);
         break;
     default:
         break;

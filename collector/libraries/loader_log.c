@@ -4,8 +4,11 @@
  * its own descriptor, so the log stays readable after the process is gone.
  * Each load is a run of lines: "S 1 REQUESTER\tNAME" (the name asked for),
  * "S FLAG REQUESTER\tCANDIDATE" per path tried, then "O NS PATH" when a file
- * was opened. A run that ends without "O" (at the next "S 1", at "C", or at the
- * end) is a failed load; its candidates give the directories searched.
+ * was opened. A run that ends without "O" (at the next "S 1", at "U", at "C",
+ * or at the end) is a failed load; its candidates give the directories
+ * searched. "U NS PATH" is an unload: one of an object opened since the last
+ * "C", after a failed load, is ld.so undoing the dlopen that failed; other
+ * unloads (dlclose) are the preload's and the scans' to report.
  */
 #include "collector/libraries/loader_log.h"
 
@@ -36,6 +39,23 @@ static struct {
     int tried_library_path; /* an LD_LIBRARY_PATH candidate came before */
     char existing[4096];    /* a candidate that exists on disk, yet was not loaded */
 } search;
+
+/* The objects opened since the link map was last consistent (the current
+ * dlopen's), and the name the first failed load among them failed on. */
+#define MAX_OPENED 32
+static struct {
+    char paths[MAX_OPENED][4096];
+    int count;
+    char failed_on[4096];
+} opened;
+
+static int opened_now(const char *path)
+{
+    for (int i = 0; i < opened.count; i++)
+        if (strcmp(opened.paths[i], path) == 0)
+            return 1;
+    return 0;
+}
 
 /* LA_SER_RUNPATH stands for both lists: DT_RPATH is searched before
  * LD_LIBRARY_PATH and only when the requester has no DT_RUNPATH. */
@@ -144,8 +164,33 @@ static void end_search(void (*report)(const struct ct_loader_event *, void *), v
                                     .searched = search.searched,
                                     .seen_by = ct_value_seen_by_audit};
         report(&e, ctx);
+        if (!*opened.failed_on)
+            snprintf(opened.failed_on, sizeof opened.failed_on, "%s", search.name);
     }
     search.open = 0;
+}
+
+static void opened_file(const char *path)
+{
+    if (opened.count < MAX_OPENED)
+        snprintf(opened.paths[opened.count++], sizeof opened.paths[0], "%s", path);
+}
+
+/* "U NS PATH": reported when the failed load it follows undid it. */
+static void unloaded(const char *text, void (*report)(const struct ct_loader_event *, void *),
+                     void *ctx)
+{
+    char *path;
+    uint64_t ns = strtoull(text, &path, 10);
+    end_search(report, ctx);
+    if (*path++ != ' ' || !*opened.failed_on || !opened_now(path))
+        return;
+    struct ct_loader_event e = {.unloaded = 1,
+                                .path = path,
+                                .loaded_ns = ns,
+                                .rolled_back_by = opened.failed_on,
+                                .seen_by = ct_value_seen_by_audit};
+    report(&e, ctx);
 }
 
 static void handle_line(char *line, void (*report)(const struct ct_loader_event *, void *),
@@ -191,8 +236,13 @@ static void handle_line(char *line, void (*report)(const struct ct_loader_event 
                                     .seen_by = ct_value_seen_by_audit};
         report(&e, ctx);
         search.open = 0;
+        opened_file(path);
+    } else if (line[0] == 'U' && line[1] == ' ') {
+        unloaded(line + 2, report, ctx);
     } else if (line[0] == 'C') {
         end_search(report, ctx);
+        opened.count = 0;
+        opened.failed_on[0] = '\0';
     }
 }
 

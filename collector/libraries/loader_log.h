@@ -1,5 +1,6 @@
 /*
- * The loader's view of CUDA library loads, from the rtld-audit module's log.
+ * The loader's view of CUDA library loads, from the rtld-audit module's log:
+ * loads, failed loads, and the unloads by which ld.so undid a failed one.
  */
 #ifndef CT_COLLECTOR_LOADER_LOG_H
 #define CT_COLLECTOR_LOADER_LOG_H
@@ -19,6 +20,10 @@ struct ct_loader_event {
     const char *how;          /* preload: "dlopen", "needed", "start", ... or NULL */
     uint64_t requested_ns;    /* preload: when the dlopen was called, or 0 */
     uint64_t attempts;        /* failures: identical failed attempts, 0 for one */
+    /* An unload (the audit log's): `path` was unmapped again at loaded_ns
+     * when the load that mapped it failed on `rolled_back_by`. */
+    int unloaded;
+    const char *rolled_back_by;
 };
 
 /* Reads what the audit module (libcudatrace-audit.so, under LD_AUDIT) of

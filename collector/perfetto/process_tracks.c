@@ -39,6 +39,12 @@ const char *ct_process_env(const char *name)
     return NULL;
 }
 
+const char *ct_process_toolkit_home(void)
+{
+    const char *home = ct_process_env("CUDA_HOME");
+    return home && *home ? home : "/usr/local/cuda";
+}
+
 uint64_t ct_process_track(enum ct_process_track which)
 {
     return ct_process.uuid | which;

@@ -45,6 +45,8 @@ void ct_process_tracks_start(const struct ct_shm_header *shm);
 uint64_t ct_process_track(enum ct_process_track which);
 /* A variable of the environment the process started with, or NULL. */
 const char *ct_process_env(const char *name);
+/* The toolkit the environment points at: $CUDA_HOME, else /usr/local/cuda. */
+const char *ct_process_toolkit_home(void);
 /* The process as its dynamic linker sees it, for ld_search.c. */
 struct ct_ld_process ct_process_loader_view(void);
 uint64_t ct_process_thread_track(int32_t tid);

@@ -2,9 +2,11 @@
  * Writes what is known about the CUDA-stack libraries as instants on the
  * libraries track: one "cuda.library" per file mapped (described from the
  * file), one "cuda.library.load" or "cuda.library.failed" per account the
- * loader gave (who asked, by which name, through which search list), the
- * versions the libraries' own APIs report, the toolkit the environment
- * points at, and the whole inventory again at the end.
+ * loader gave (who asked, by which name, through which search list; for a
+ * dependency that failed, every other one missing with it and the other
+ * majors of them installed), the unloads (marked when a failed load undid
+ * them), the versions the libraries' own APIs report, the toolkit the
+ * environment points at, and the whole inventory again at the end.
  */
 #include "collector/tracks/library_track.h"
 
@@ -19,6 +21,7 @@
 #include "common/library_family.h"
 #include "collector/libraries/inventory.h"
 #include "collector/libraries/loader_log.h"
+#include "collector/libraries/missing_set.h"
 #include "collector/perfetto/process_tracks.h"
 #include "collector/libraries/wheel_metadata.h"
 
@@ -129,6 +132,20 @@ static int requesters_own_copy(const struct ct_loader_event *e, struct ct_arg *a
     return expected_elsewhere(e, &process, args);
 }
 
+/* A dependency that could not be loaded: every other one of the requester
+ * that cannot be found either, and the other majors of them installed. */
+static int missing_dependencies(const struct ct_loader_event *e, struct ct_arg *args)
+{
+    static char missing[4096], other_majors[8192];
+    struct ct_ld_process process = ct_process_loader_view();
+    if (!ct_missing_set(&process, e->requested_as, e->requested_by, ct_process_toolkit_home(),
+                        missing, sizeof missing, other_majors, sizeof other_majors))
+        return 0;
+    args[0] = CT_TEXT_ARG(ct_key_missing, missing);
+    args[1] = CT_TEXT_ARG(ct_key_other_majors, other_majors);
+    return 2;
+}
+
 void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts)
 {
     char real[4096];
@@ -146,6 +163,7 @@ void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts)
     if (e->failed) {
         args[n++] = CT_TEXT_ARG(ct_key_searched, e->searched);
         args[n++] = CT_TEXT_ARG(ct_key_error, e->error);
+        n += missing_dependencies(e, args + n);
     } else {
         args[n++] = CT_TEXT_ARG(ct_key_found_via, e->found_via);
         args[n++] = CT_TEXT_ARG(ct_key_path, e->path);
@@ -157,9 +175,16 @@ void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts)
                        e->failed ? ct_event_library_failed : ct_event_library_load, args, n);
 }
 
+/* An unload the audit log reports is one a failed load rolled back: the
+ * file is described now, as no scan may have seen it mapped. */
 static void audit_event(const struct ct_loader_event *e, void *ctx)
 {
-    ct_library_track_loader(e, *(const uint64_t *)ctx);
+    if (!e->unloaded) {
+        ct_library_track_loader(e, *(const uint64_t *)ctx);
+        return;
+    }
+    ct_library_track_note_file(e->path, e->loaded_ns);
+    ct_library_track_unload(e->path, e->loaded_ns, e->rolled_back_by);
 }
 
 void ct_library_track_note_file(const char *path, uint64_t ts)
@@ -167,14 +192,16 @@ void ct_library_track_note_file(const char *path, uint64_t ts)
     ct_library_describe_new(path, library_instant, &ts);
 }
 
-void ct_library_track_unload(const char *path, uint64_t ts)
+void ct_library_track_unload(const char *path, uint64_t ts, const char *rolled_back_by)
 {
     char real[4096];
     struct ct_arg args[] = {
         CT_TEXT_ARG(ct_key_path, path),
         CT_TEXT_ARG(ct_key_realpath, realpath(path, real) ? real : path),
+        CT_TEXT_ARG(ct_key_rolled_back_by, rolled_back_by ? rolled_back_by : ""),
     };
-    ct_process_instant(CT_TRACK_LIBRARIES, ts, ct_event_library_unload, args, 2);
+    ct_process_instant(CT_TRACK_LIBRARIES, ts, ct_event_library_unload, args,
+                       rolled_back_by ? 3 : 2);
 }
 
 int ct_library_track_scan(int process_ended)
@@ -192,9 +219,7 @@ int ct_library_track_scan(int process_ended)
 static void toolkit_instant(void)
 {
     char root[4096] = "", version[64] = "";
-    const char *home = ct_process_env("CUDA_HOME");
-    if (!home || !*home)
-        home = "/usr/local/cuda";
+    const char *home = ct_process_toolkit_home();
     if (!realpath(home, root))
         return;
     const char *dash = strstr(root, "/cuda-");

@@ -20,7 +20,9 @@ void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts);
 /* A file the process mapped: described now, if it was not before, so a
  * library unloaded again before the next scan is still listed. */
 void ct_library_track_note_file(const char *path, uint64_t ts);
-void ct_library_track_unload(const char *path, uint64_t ts);
+/* `rolled_back_by`: the name whose failure made the loader unmap it again
+ * with the load that mapped it, or NULL. */
+void ct_library_track_unload(const char *path, uint64_t ts, const char *rolled_back_by);
 /* The version a loaded library reported through its own API. */
 void ct_library_track_version(uint64_t version, uint32_t path);
 /* The whole inventory once more, at the end. */

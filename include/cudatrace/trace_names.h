@@ -174,6 +174,9 @@
     X(key, requested_ns, "requested_ns", UINT)                                                     \
     X(key, attempts, "attempts", UINT)                                                             \
     X(key, searched, "searched", STRING)                                                           \
+    X(key, missing, "missing", STRING)                                                             \
+    X(key, other_majors, "other_majors", STRING)                                                   \
+    X(key, rolled_back_by, "rolled_back_by", STRING)                                               \
     X(key, found_via, "found_via", STRING)                                                         \
     X(key, runpath_copy, "runpath_copy", STRING)                                                   \
     X(key, expected_dirs, "expected_dirs", STRING)                                                 \

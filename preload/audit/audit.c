@@ -15,7 +15,9 @@
  * first, with the name asked for; then one per candidate path), "O <ns>
  * <path>" when the object is opened (ns: CLOCK_BOOTTIME, the trace's clock),
  * "C" when the link map is consistent again (the end of one dlopen or of
- * start-up: a search with no "O" before it failed).
+ * start-up: a search with no "O" before it failed), "U <ns> <path>" when a
+ * CUDA-stack object is unmapped (a dlclose, or a failed dlopen undoing the
+ * objects it had mapped).
  */
 #include <fcntl.h>
 #include <link.h>
@@ -52,6 +54,14 @@ static void log_line(const char *kind, unsigned int flag, const char *requester,
     }
 }
 
+/* The trace's clock. */
+static uint64_t boot_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_BOOTTIME, &now);
+    return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
 static const char *requester_name(uintptr_t *cookie)
 {
     struct link_map *map = cookie ? (struct link_map *)*cookie : NULL;
@@ -70,16 +80,24 @@ CT_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *
     (void)lmid;
     *cookie = (uintptr_t)map;
     if (search_pending && map->l_name && *map->l_name) {
-        struct timespec now;
-        clock_gettime(CLOCK_BOOTTIME, &now);
         char line[4096 + 32];
-        snprintf(line, sizeof line, "%llu %s",
-                 (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec,
-                 map->l_name);
+        snprintf(line, sizeof line, "%llu %s", (unsigned long long)boot_ns(), map->l_name);
         log_line("O", 0, NULL, line);
         search_pending = 0;
     }
     return 0; /* no symbol binding audit: the program's calls stay as fast */
+}
+
+CT_EXPORT unsigned int la_objclose(uintptr_t *cookie)
+{
+    struct link_map *map = cookie ? (struct link_map *)*cookie : NULL;
+    char family[64], line[4096 + 32];
+    if (log_fd.fd >= 0 && map && map->l_name &&
+        ct_library_family(map->l_name, family, sizeof family)) {
+        snprintf(line, sizeof line, "%llu %s", (unsigned long long)boot_ns(), map->l_name);
+        log_line("U", 0, NULL, line);
+    }
+    return 0;
 }
 
 CT_EXPORT char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)

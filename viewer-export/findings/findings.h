@@ -12,7 +12,7 @@ struct ct_finding {
     const char *id;
     enum ct_severity severity;
     int32_t pid;
-    char message[1024];
+    char message[2048];
     /* Evidence: the libraries involved (for library findings) and numbers. */
     const struct ct_library_entry *libraries[8];
     int library_count;

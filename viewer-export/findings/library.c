@@ -14,6 +14,7 @@
  */
 #include "viewer-export/findings/findings.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,18 @@ static int copy_beside(const struct ct_library_entry *a, const struct ct_library
         return 0;
     return (!a->unloaded_ns || b->loaded_ns < a->unloaded_ns) &&
            (!b->unloaded_ns || a->loaded_ns < b->unloaded_ns);
+}
+
+/* Adds to the end of a finding's message. */
+static void append(struct ct_finding *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void append(struct ct_finding *f, const char *fmt, ...)
+{
+    size_t used = strlen(f->message);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message + used, sizeof f->message - used, fmt, ap);
+    va_end(ap);
 }
 
 static void duplicates(const struct ct_process_report *p, struct ct_findings *out)
@@ -57,16 +70,12 @@ static void duplicates(const struct ct_process_report *p, struct ct_findings *ou
         for (size_t k = i + 1; k < count; k++) {
             if (!copy_beside(a, &libs[k]))
                 continue;
-            size_t n = strlen(f->message);
-            snprintf(f->message + n, sizeof f->message - n, " and %s (%s)", libs[k].realpath,
-                     version_or_unknown(&libs[k]));
+            append(f, " and %s (%s)", libs[k].realpath, version_or_unknown(&libs[k]));
             ct_finding_add_library(f, &libs[k]);
         }
-        size_t n = strlen(f->message);
-        snprintf(f->message + n, sizeof f->message - n,
-                 "; calls may reach either copy (invalid handles, crashes). Keep the one the "
-                 "framework was built for: remove the other from LD_LIBRARY_PATH, the "
-                 "environment or the install.");
+        append(f, "; calls may reach either copy (invalid handles, crashes). Keep the one the "
+                  "framework was built for: remove the other from LD_LIBRARY_PATH, the "
+                  "environment or the install.");
     }
 }
 
@@ -79,9 +88,116 @@ static int family_loaded(const struct ct_process_report *p, const char *name)
     if (!ct_library_family(name, family, sizeof family))
         return 0;
     for (size_t i = 0; i < p->libraries.mapped_count; i++)
-        if (strcmp(p->libraries.mapped[i].family, family) == 0)
+        if (strcmp(p->libraries.mapped[i].family, family) == 0 &&
+            !(p->libraries.mapped[i].rolled_back_by && *p->libraries.mapped[i].rolled_back_by))
             return 1;
     return 0;
+}
+
+/* The leading number of a version string ("12" of "12.4.1"), or -1. */
+static long major_of(const char *version)
+{
+    char *end;
+    long major = strtol(version, &end, 10);
+    return end == version ? -1 : major;
+}
+
+/* The libraries whose majors follow the CUDA release's (CUDA 13 ships
+ * libcublas.so.13; cuFFT, cuDNN and the rest number their own). */
+static int follows_cuda(const char *family)
+{
+    static const char *const families[] = {"cublas", "cublasLt", "nvrtc", "nvJitLink", "cupti"};
+    for (size_t i = 0; i < sizeof families / sizeof *families; i++)
+        if (strcmp(family, families[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Copies the entry of a ':'-separated list at `*at` into `out` and moves
+ * past it; 0 at the end of the list. */
+static int next_entry(const char **at, char *out, size_t size)
+{
+    if (!**at)
+        return 0;
+    size_t len = strcspn(*at, ":");
+    snprintf(out, size, "%.*s", (int)len, *at);
+    *at += len + ((*at)[len] == ':');
+    return 1;
+}
+
+/* The highest CUDA major a name or path among the ':'-separated `list`
+ * stands for (libcudart.so.12: 12), or -1 when none follows CUDA's. */
+static long cuda_major(const char *list)
+{
+    long highest = -1;
+    char family[64], name[4096];
+    for (const char *at = list; next_entry(&at, name, sizeof name);) {
+        const char *so = strstr(name, ".so.");
+        if (so && ct_library_family(name, family, sizeof family) &&
+            (strcmp(family, "cudart") == 0 || follows_cuda(family)) && major_of(so + 4) > highest)
+            highest = major_of(so + 4);
+    }
+    return highest;
+}
+
+/* `list` (':'-separated) as "a, b, c", and how many entries it has. */
+static const char *comma_list(const char *list, int *count)
+{
+    static char text[4096];
+    char entry[4096];
+    size_t used = 0;
+    text[0] = '\0';
+    *count = 0;
+    for (const char *at = list; next_entry(&at, entry, sizeof entry) && used < sizeof text;
+         (*count)++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%s", used ? ", " : "", entry);
+    return text;
+}
+
+/* The fix: with other majors of the missing libraries installed, the
+ * releases on each side when the names tell them. */
+static void fix_failed_load(const struct ct_failed_load *load, struct ct_finding *f, int many)
+{
+    int count;
+    long built_for = cuda_major(load->missing), installed = cuda_major(load->other_majors);
+    const char *others = comma_list(load->other_majors, &count);
+    if (!count)
+        append(f,
+               " Install %s, or put %s directory on the asking library's RUNPATH or on "
+               "LD_LIBRARY_PATH.",
+               many ? "them" : "it", many ? "their" : "its");
+    else if (built_for > 0 && installed > 0 && built_for != installed)
+        append(f,
+               " It was built for CUDA %ld; this machine has CUDA %ld's (%s): install the CUDA "
+               "%ld runtime wheels or a build for CUDA %ld.",
+               built_for, installed, others, built_for, installed);
+    else
+        append(f,
+               " Other majors of %s are installed (%s): install the ones it was built for, or "
+               "a build made for these.",
+               many ? "them" : "it", others);
+}
+
+/* The rest of the story of a dependency that failed: the others missing
+ * with it, what the failed load had mapped and undid, and the fix. */
+static void explain_failed_load(const struct ct_process_report *p,
+                                const struct ct_failed_load *load, struct ct_finding *f)
+{
+    int count;
+    const char *missing = comma_list(load->missing, &count);
+    if (count > 1)
+        append(f,
+               " %s needs %d libraries that cannot be found (the loader stops at the first): %s.",
+               load->requested_by, count, missing);
+    const char *rolled_back = comma_list(load->rolled_back, &count);
+    if (count)
+        append(f, " The failed load had mapped %s and unmapped %s again.", rolled_back,
+               count > 1 ? "them" : "it");
+    for (size_t i = 0; i < p->libraries.mapped_count; i++)
+        if (p->libraries.mapped[i].rolled_back_by &&
+            strcmp(p->libraries.mapped[i].rolled_back_by, load->requested_as) == 0)
+            ct_finding_add_library(f, &p->libraries.mapped[i]);
+    fix_failed_load(load, f, strchr(load->missing, ':') != NULL);
 }
 
 static void failed_loads(const struct ct_process_report *p, struct ct_findings *out)
@@ -92,9 +208,9 @@ static void failed_loads(const struct ct_process_report *p, struct ct_findings *
             continue; /* the driver is driver-missing's; a probe that found another name */
         struct ct_finding *f = ct_finding_add(
             out, "library-load-failed", CT_SEVERITY_ERROR, p->pid,
-            "%s could not be loaded (asked for by %s): %s; %s. Install it, or put "
-            "its directory on the asking library's RUNPATH or on LD_LIBRARY_PATH.",
-            load->requested_as, load->requested_by, load->error, ct_failed_load_searched(load));
+            "%s could not be loaded (asked for by %s): %s; %s.", load->requested_as,
+            load->requested_by, load->error, ct_failed_load_searched(load));
+        explain_failed_load(p, load, f);
         f->failed_load = load;
     }
 }
@@ -174,21 +290,12 @@ static void fallbacks(const struct ct_process_report *p, struct ct_findings *out
     }
 }
 
-/* The leading number of a version string ("12" of "12.4.1"), or -1. */
-static long major_of(const char *version)
-{
-    char *end;
-    long major = strtol(version, &end, 10);
-    return end == version ? -1 : major;
-}
-
 /* Libraries of one stack that disagree: cuDNN sub-libraries of another major
  * than libcudnn; the libraries that follow the CUDA major (cuBLAS, cuBLASLt,
  * NVRTC, nvJitLink, CUPTI) against the runtime's; cuDNN built for another
  * CUDA major than the runtime in use. */
 static void version_mismatches(const struct ct_process_report *p, struct ct_findings *out)
 {
-    static const char *const follow_cuda[] = {"cublas", "cublasLt", "nvrtc", "nvJitLink", "cupti"};
     const struct ct_library_entry *cudart = NULL, *cudnn = NULL;
     for (size_t i = 0; i < p->libraries.mapped_count; i++) {
         if (strcmp(p->libraries.mapped[i].family, "cudart") == 0 && !cudart)
@@ -200,9 +307,8 @@ static void version_mismatches(const struct ct_process_report *p, struct ct_find
         const struct ct_library_entry *lib = &p->libraries.mapped[i], *against = NULL;
         if (cudnn && strncmp(lib->family, "cudnn_", 6) == 0)
             against = cudnn;
-        for (size_t k = 0; cudart && k < sizeof follow_cuda / sizeof *follow_cuda; k++)
-            if (strcmp(lib->family, follow_cuda[k]) == 0)
-                against = cudart;
+        if (cudart && follows_cuda(lib->family))
+            against = cudart;
         long mine = major_of(lib->version), theirs = against ? major_of(against->version) : -1;
         if (!against || mine < 0 || theirs < 0 || mine == theirs)
             continue;

@@ -63,8 +63,10 @@ static void add_load(struct ct_library_view *l, const struct ct_event *e)
 static void add_unload(struct ct_library_view *l, const struct ct_event *e)
 {
     l->unloads = ct_array_grow(l->unloads, l->unload_count, sizeof *l->unloads);
-    l->unloads[l->unload_count++] = (struct ct_library_entry){
-        .realpath = ct_event_text(e, ct_key_realpath), .loaded_ns = e->ts};
+    l->unloads[l->unload_count++] =
+        (struct ct_library_entry){.realpath = ct_event_text(e, ct_key_realpath),
+                                  .rolled_back_by = ct_event_text(e, ct_key_rolled_back_by),
+                                  .loaded_ns = e->ts};
 }
 
 /* A library's own version as its API reports it: the runtime's 12040 is
@@ -108,8 +110,25 @@ static void attach_unloads(struct ct_library_view *l)
     for (size_t i = 0; i < l->unload_count; i++)
         for (size_t k = 0; k < l->mapped_count; k++)
             if (strcmp(l->mapped[k].realpath, l->unloads[i].realpath) == 0 &&
-                l->unloads[i].loaded_ns >= l->mapped[k].loaded_ns)
+                l->unloads[i].loaded_ns >= l->mapped[k].loaded_ns) {
                 l->mapped[k].unloaded_ns = l->unloads[i].loaded_ns;
+                l->mapped[k].rolled_back_by = l->unloads[i].rolled_back_by;
+            }
+}
+
+/* Each failed load's list of the libraries it rolled back, from theirs. */
+static void attach_rolled_back(struct ct_library_view *l)
+{
+    for (size_t i = 0; i < l->failed_count; i++) {
+        char list[8192] = "";
+        for (size_t k = 0; k < l->mapped_count; k++) {
+            const struct ct_library_entry *lib = &l->mapped[k];
+            size_t used = strlen(list);
+            if (lib->rolled_back_by && strcmp(lib->rolled_back_by, l->failed[i].requested_as) == 0)
+                snprintf(list + used, sizeof list - used, "%s%s", used ? ":" : "", lib->realpath);
+        }
+        l->failed[i].rolled_back = ct_strings_get(ct_strings_intern_cstr(list));
+    }
 }
 
 const char *ct_failed_load_searched(const struct ct_failed_load *load)
@@ -152,6 +171,7 @@ void ct_libraries_attach(struct ct_library_view *l)
         }
     }
     attach_unloads(l);
+    attach_rolled_back(l);
 }
 
 static int same_failure(const struct ct_failed_load *a, const struct ct_failed_load *b)
@@ -169,7 +189,10 @@ static void add_failed_load(struct ct_library_view *l, const struct ct_event *e)
                                   ct_event_text(e, ct_key_searched),
                                   ct_event_text(e, ct_key_error),
                                   seen_by(e),
-                                  (uint64_t)ct_event_int(e, ct_key_attempts, 1)};
+                                  (uint64_t)ct_event_int(e, ct_key_attempts, 1),
+                                  ct_event_text(e, ct_key_missing),
+                                  ct_event_text(e, ct_key_other_majors),
+                                  ""};
     for (size_t i = 0; i < l->failed_count; i++)
         if (same_failure(&l->failed[i], &load)) {
             l->failed[i].attempts += load.attempts;

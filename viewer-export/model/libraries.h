@@ -30,6 +30,9 @@ struct ct_library_entry {
      * separated, or ""; and, from the requester's wheel, the version it
      * pins, the NVIDIA package and the wheel ("" when unknown). */
     const char *expected_dirs, *expected_version, *expected_package, *expected_by;
+    /* Mapped during a load that failed and unmapped with it: the name that
+     * failed (a failed load's requested_as), or "". */
+    const char *rolled_back_by;
     uint64_t api_version;   /* what the library's own API reported, or 0 */
     int64_t built_for_cuda; /* cuDNN: the CUDA major its RUNPATH names, or 0 */
 };
@@ -40,6 +43,11 @@ struct ct_failed_load {
     const char *error;
     const char *seen_by; /* "audit" or "preload" */
     uint64_t attempts;   /* identical failures folded into this one */
+    /* A dependency of requested_by: all of its dependencies that cannot be
+     * found and the other majors of them installed; and the realpaths of
+     * the libraries the failed load rolled back (each ':'-separated, "" when
+     * none). */
+    const char *missing, *other_majors, *rolled_back;
 };
 
 /* A kernel whose launch failed with cudaErrorNoKernelImageForDevice. */
@@ -57,7 +65,7 @@ struct ct_library_view {
     size_t load_count;
     struct ct_library_entry *versions; /* versions from the libraries' own APIs */
     size_t version_count;
-    struct ct_library_entry *unloads; /* realpath and loaded_ns (the unload's time) */
+    struct ct_library_entry *unloads; /* realpath, loaded_ns (the unload's time), rolled_back_by */
     size_t unload_count;
     struct ct_missing_image *missing_images;
     size_t missing_image_count;

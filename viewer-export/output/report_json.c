@@ -46,6 +46,10 @@ void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
         else
             ct_json_null(j, times[i].key);
     }
+    if (lib->rolled_back_by && *lib->rolled_back_by)
+        ct_json_string(j, "rolled_back_by", lib->rolled_back_by);
+    else
+        ct_json_null(j, "rolled_back_by");
     ct_json_string(j, "build_id", lib->build_id);
     ct_json_uint(j, "size", lib->size);
     ct_json_end_object(j);
@@ -75,6 +79,9 @@ void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
     json_list(j, "searched", load->searched, ':');
     ct_json_string(j, "seen_by", load->seen_by);
     ct_json_uint(j, "attempts", load->attempts);
+    json_list(j, "missing", load->missing, ':');
+    json_list(j, "other_majors", load->other_majors, ':');
+    json_list(j, "rolled_back", load->rolled_back ? load->rolled_back : "", ':');
     ct_json_end_object(j);
 }
 

@@ -166,12 +166,19 @@ static void print_text_process(const struct ct_process_report *p,
                    lib->requested_by);
         else if (lib->found_via)
             printf(" (%s)", lib->found_via);
+        if (lib->rolled_back_by && *lib->rolled_back_by)
+            printf("; unmapped again when the load failed on %s", lib->rolled_back_by);
         printf("\n");
     }
-    for (size_t i = 0; i < p->libraries.failed_count; i++)
-        printf("  failed load    %s (asked for by %s; %s)\n", p->libraries.failed[i].requested_as,
-               p->libraries.failed[i].requested_by,
-               ct_failed_load_searched(&p->libraries.failed[i]));
+    for (size_t i = 0; i < p->libraries.failed_count; i++) {
+        const struct ct_failed_load *load = &p->libraries.failed[i];
+        printf("  failed load    %s (asked for by %s; %s)\n", load->requested_as,
+               load->requested_by, ct_failed_load_searched(load));
+        if (strchr(load->missing, ':'))
+            printf("                 missing with it: %s\n", load->missing);
+        if (*load->other_majors)
+            printf("                 other majors installed: %s\n", load->other_majors);
+    }
     int shown = 0;
     for (size_t i = 0; i < findings->count; i++) {
         const struct ct_finding *f = &findings->items[i];
