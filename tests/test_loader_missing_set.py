@@ -88,9 +88,15 @@ def test_every_missing_cuda12_library_and_the_cuda13_ones_installed(trace_run, b
         assert finding["message"] == (
             f"{absent[0]} could not be loaded (asked for by {library}): "
             f"{failed['error']}; searched {searched}. {library} needs 4 libraries that cannot be "
-            f"found (the loader stops at the first): {', '.join(absent)}. It was built for CUDA "
-            f"{built_for}; this machine has CUDA {has}'s ({', '.join(installed)}): install the "
-            f"CUDA {built_for} runtime wheels or a build for CUDA {has}.")
+            f"found (the loader stops at the first): {', '.join(absent)}. "
+            + release_fix(built_for, has, installed))
+
+
+def release_fix(built_for, has, installed):
+    """The fix library-load-failed gives when the names show the CUDA releases."""
+    return (f"It was built for CUDA {built_for}; this machine has CUDA {has}'s "
+            f"({', '.join(installed)}): install the CUDA {built_for} runtime wheels or a build "
+            f"for CUDA {has}.")
 
 
 def test_healthy_twin_all_cuda13_dependencies_load(trace_run, build_dir, tmp_path):
@@ -142,7 +148,5 @@ def test_load_failing_on_its_third_dependency_rolls_back_two(trace_run, build_di
         assert finding["message"] == (
             f"{absent} could not be loaded (asked for by {library}): {failed['error']}; "
             f"searched {searched}. The failed load had mapped "
-            f"{', '.join(lib['realpath'] for lib in rolled)} and unmapped them again. It was "
-            f"built for CUDA {built_for}; this machine has CUDA {has}'s "
-            f"({in_toolkit(toolkit.soname('cudart'))}): install the CUDA {built_for} runtime "
-            f"wheels or a build for CUDA {has}.")
+            f"{', '.join(lib['realpath'] for lib in rolled)} and unmapped them again. "
+            + release_fix(built_for, has, [in_toolkit(toolkit.soname("cudart"))]))

@@ -238,6 +238,59 @@ def test_pip_wheel_runtime_from_python_ctypes(trace_run, build_dir):
     assert {"driver-missing", "library-load-failed"} <= ids
 
 
+FRAMEWORK = """import ctypes, sys
+
+
+def load_optional(name):
+    try:
+        ctypes.CDLL(name)
+    except OSError as e:
+        print("error", e)
+
+
+ctypes.CDLL(sys.argv[1])
+load_optional(sys.argv[2])
+"""
+
+
+@pytest.mark.parametrize("view", ["preload", "audit"])
+def test_ctypes_loads_name_the_python_line_that_asked(trace_run, build_dir, tmp_path, view):
+    """A framework loads its CUDA libraries through ctypes: the native requester is ctypes'
+    own extension, true and of no use to a person; the Python line that called ctypes.CDLL
+    is named beside it, for a load and for a failed one, under a bare LD_PRELOAD and under
+    `cudatrace run` (whose audit module's account is kept, the line taken from the
+    preload's). cuBLASLt, which cuBLAS's DT_NEEDED brought in, and libcuda.so.1, which
+    cuBLASLt looks for itself while that CDLL runs, were asked for by no Python line."""
+    toolkit.no_driver()
+    script = tmp_path / "framework.py"
+    script.write_text(FRAMEWORK)
+    missing = toolkit.missing("cudnn")
+    argv = (sys.executable, script, toolkit.path("cublas"), missing)
+    if view == "preload":
+        completed, _, _ = trace_run(*map(str, argv), double=False)
+        assert completed.returncode == 0, completed.stderr
+        trace_path = completed.run_dir / "trace.pftrace.zst"
+    else:
+        run_both(build_dir, tmp_path, "", *argv)
+        trace_path = tmp_path / "trace.pftrace.zst"
+    (p,) = report(build_dir, trace_path)["processes"]
+    assert {lib["seen_by"] for lib in p["libraries"]} == {view}
+    libs = {lib["family"]: lib for lib in p["libraries"]}
+    cublas = libs["cublas"]
+    line = {text.strip(): n for n, text in enumerate(FRAMEWORK.splitlines(), 1)}
+    assert cublas["requested_from"] == f"{script}:{line['ctypes.CDLL(sys.argv[1])']} in <module>"
+    assert os.path.basename(cublas["requested_by"]).startswith("_ctypes")
+    assert "requested_from" not in libs["cublasLt"]
+    failed = {f["requested_as"]: f for f in p["failed_loads"]}
+    asked = f"{script}:{line['ctypes.CDLL(name)']} in load_optional"
+    assert failed[missing]["requested_from"] == asked
+    assert "requested_from" not in failed["libcuda.so.1"]
+    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(trace_path)],
+                          capture_output=True, text=True, check=True).stdout
+    assert (f"  failed load    {missing} (asked for by {asked} (through "
+            f"{failed[missing]['requested_by']}); searched ") in text
+
+
 def test_processes_that_never_touch_cuda_leave_nothing(build_dir, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUDATRACE_")}
     env["LD_PRELOAD"] = os.path.join(build_dir, "libcudatrace.so")

@@ -32,7 +32,7 @@
  * so one event's strings and record are never interleaved with another's). */
 struct event_strings {
     uint64_t key;
-    uint32_t text[CT_STR_LIB_VIA - CT_STR_LIB_NAME + 1];
+    uint32_t text[CT_STR_LIB_PYTHON - CT_STR_LIB_NAME + 1];
 };
 
 static struct event_strings current;
@@ -45,7 +45,7 @@ static const char *text_of(enum ct_string_kind kind)
 
 int ct_loader_events_string(uint16_t kind, uint64_t key, uint32_t id)
 {
-    if (kind < CT_STR_LIB_NAME || kind > CT_STR_LIB_VIA)
+    if (kind < CT_STR_LIB_NAME || kind > CT_STR_LIB_PYTHON)
         return 0;
     if (key != current.key)
         current = (struct event_strings){.key = key};
@@ -74,6 +74,7 @@ static void loaded(const struct ct_record *r, uint64_t requested_ns, uint64_t se
                           : ct_value_via_unknown; /* LD_PRELOAD'ed, or inherited */
     struct ct_loader_event e = {.requested_as = name,
                                 .requested_by = requester,
+                                .requested_from = text_of(CT_STR_LIB_PYTHON),
                                 .found_via = via,
                                 .path = path,
                                 .loaded_ns = requested_ns,
@@ -164,6 +165,7 @@ static void failed(const struct ct_record *r, uint64_t requested_ns, uint64_t se
          * by file identity too, so this dlopen got that object. */
         struct ct_loader_event e = {.requested_as = name,
                                     .requested_by = requester,
+                                    .requested_from = text_of(CT_STR_LIB_PYTHON),
                                     .found_via = ct_value_via_already_loaded,
                                     .path = search->path,
                                     .loaded_ns = requested_ns,
@@ -188,6 +190,7 @@ static void failed(const struct ct_record *r, uint64_t requested_ns, uint64_t se
     struct ct_loader_event e = {.failed = 1,
                                 .requested_as = name,
                                 .requested_by = requester,
+                                .requested_from = text_of(CT_STR_LIB_PYTHON),
                                 .error = error,
                                 .searched = search->searched,
                                 .seen_by = ct_value_seen_by_preload,

@@ -9,17 +9,18 @@
 
 struct ct_loader_event {
     int failed;
-    const char *requested_as; /* the name passed to dlopen or in DT_NEEDED */
-    const char *requested_by; /* the object that asked */
-    const char *found_via;    /* loads: which search list held the file */
-    const char *path;         /* loads: the file opened */
-    const char *error;        /* failures: why, as far as can be told */
-    const char *searched;     /* failures: the directories tried, ':'-separated */
-    uint64_t loaded_ns;       /* loads: when the file was opened (CLOCK_BOOTTIME) */
-    const char *seen_by;      /* "audit" (the rtld-audit module) or "preload" */
-    const char *how;          /* preload: "dlopen", "needed", "start", ... or NULL */
-    uint64_t requested_ns;    /* preload: when the dlopen was called, or 0 */
-    uint64_t attempts;        /* failures: identical failed attempts, 0 for one */
+    const char *requested_as;   /* the name passed to dlopen or in DT_NEEDED */
+    const char *requested_by;   /* the object that asked */
+    const char *requested_from; /* preload: the Python line that asked, or "" / NULL */
+    const char *found_via;      /* loads: which search list held the file */
+    const char *path;           /* loads: the file opened */
+    const char *error;          /* failures: why, as far as can be told */
+    const char *searched;       /* failures: the directories tried, ':'-separated */
+    uint64_t loaded_ns;         /* loads: when the file was opened (CLOCK_BOOTTIME) */
+    const char *seen_by;        /* "audit" (the rtld-audit module) or "preload" */
+    const char *how;            /* preload: "dlopen", "needed", "start", ... or NULL */
+    uint64_t requested_ns;      /* preload: when the dlopen was called, or 0 */
+    uint64_t attempts;          /* failures: identical failed attempts, 0 for one */
     /* An unload (the audit log's): `path` was unmapped again at loaded_ns
      * when the load that mapped it failed on `rolled_back_by`. */
     int unloaded;

@@ -154,6 +154,8 @@ void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts)
     args[n++] = CT_TEXT_ARG(ct_key_requested_as, e->requested_as);
     args[n++] = CT_TEXT_ARG(ct_key_requested_by, e->requested_by);
     args[n++] = CT_TEXT_ARG(ct_key_seen_by, e->seen_by);
+    if (e->requested_from && *e->requested_from)
+        args[n++] = CT_TEXT_ARG(ct_key_requested_from, e->requested_from);
     if (e->how)
         args[n++] = CT_TEXT_ARG(ct_key_how, e->how);
     if (e->requested_ns)

@@ -18,7 +18,7 @@
 
 #include "cudatrace/functions.h"
 
-#define CT_RECORD_VERSION 6u
+#define CT_RECORD_VERSION 7u
 
 enum ct_record_type {
     CT_REC_CALL = 1,         /* one CUDA runtime call, see functions.h         */
@@ -114,10 +114,11 @@ enum ct_string_kind {
     CT_STR_LIB_PATH = 7,         /* the file mapped                                */
     CT_STR_LIB_ERROR = 8,        /* what dlerror() told the program                */
     CT_STR_LIB_VIA = 9,          /* a failed dependency: the name that was dlopen'ed */
-    CT_STR_CALL_SITE = 10,       /* key: the call's begin clock; bytes: call_site.h */
-    CT_STR_NVTX_NAME = 11,       /* key: the CT_REC_NVTX's clock; text: its message */
-    CT_STR_GPU_KERNEL_NAME = 12, /* key: as CT_REC_GPU's; text: the kernel's name  */
-    CT_STR_CUPTI_TEXT = 13,      /* key: a CT_REC_CUPTI_STATE's begin              */
+    CT_STR_LIB_PYTHON = 10,      /* the Python line that asked: "file:line in function" */
+    CT_STR_CALL_SITE = 11,       /* key: the call's begin clock; bytes: call_site.h */
+    CT_STR_NVTX_NAME = 12,       /* key: the CT_REC_NVTX's clock; text: its message */
+    CT_STR_GPU_KERNEL_NAME = 13, /* key: as CT_REC_GPU's; text: the kernel's name  */
+    CT_STR_CUPTI_TEXT = 14,      /* key: a CT_REC_CUPTI_STATE's begin              */
 };
 
 #define CT_RECORD_ARGS 5

@@ -170,6 +170,7 @@
     X(key, built_for_cuda, "built_for_cuda", UINT)                                                 \
     X(key, requested_as, "requested_as", STRING)                                                   \
     X(key, requested_by, "requested_by", STRING)                                                   \
+    X(key, requested_from, "requested_from", STRING)                                               \
     X(key, how, "how", STRING)                                                                     \
     X(key, requested_ns, "requested_ns", UINT)                                                     \
     X(key, attempts, "attempts", UINT)                                                             \

@@ -42,6 +42,7 @@
  * scans, as a request's do. */
 struct known_text {
     char path[PATH_LEN], soname[256], requested_as[PATH_LEN], requested_by[PATH_LEN];
+    char python[PATH_LEN]; /* the Python line that asked, or "" */
 };
 
 /* A CUDA-stack object mapped at the last look. */
@@ -173,6 +174,7 @@ static void attribute_new_objects(int at_start)
             k->mode = q->mode;
             ct_copy_truncated(k->text->requested_as, sizeof k->text->requested_as, q->text->name);
             ct_copy_truncated(k->text->requested_by, sizeof k->text->requested_by, q->text->caller);
+            ct_copy_truncated(k->text->python, sizeof k->text->python, q->text->python);
             q->used = 0;
         }
         need_needed |= k->how == CT_LIB_BY_NEEDED;
@@ -187,7 +189,7 @@ static void attribute_new_objects(int at_start)
  * in the trace. */
 static int emit(enum ct_library_event event, int how, uint32_t attempts, uint64_t ticks, int mode,
                 int32_t tid, uintptr_t base, const char *name, const char *requester,
-                const char *path, const char *error, const char *via)
+                const char *python, const char *path, const char *error, const char *via)
 {
     struct ct_ring *ring = ct_session_loader_ring();
     if (!ring)
@@ -196,11 +198,9 @@ static int emit(enum ct_library_event event, int how, uint32_t attempts, uint64_
     const struct {
         uint16_t kind;
         const char *text;
-    } strings[] = {{CT_STR_LIB_NAME, name},
-                   {CT_STR_LIB_REQUESTER, requester},
-                   {CT_STR_LIB_PATH, path},
-                   {CT_STR_LIB_ERROR, error},
-                   {CT_STR_LIB_VIA, via}};
+    } strings[] = {{CT_STR_LIB_NAME, name},     {CT_STR_LIB_REQUESTER, requester},
+                   {CT_STR_LIB_PYTHON, python}, {CT_STR_LIB_PATH, path},
+                   {CT_STR_LIB_ERROR, error},   {CT_STR_LIB_VIA, via}};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (strings[i].text && *strings[i].text &&
             ct_emit_string(ring, strings[i].kind, key, strings[i].text))
@@ -221,7 +221,8 @@ static void emit_loads(void)
         if (!k->used || k->emitted || (k->how == CT_LIB_INHERITED && !ct_session_active()))
             continue;
         k->emitted = !emit(CT_LIB_LOADED, k->how, 1, k->ticks, k->mode, k->tid, k->base,
-                           k->text->requested_as, k->text->requested_by, k->text->path, NULL, NULL);
+                           k->text->requested_as, k->text->requested_by, k->text->python,
+                           k->text->path, NULL, NULL);
     }
 }
 
@@ -232,7 +233,7 @@ static void emit_unloads(uint64_t now)
         if (k->used && !k->present) {
             if (k->emitted)
                 emit(CT_LIB_UNLOADED, k->how, 1, now, -1, 0, k->base, k->text->requested_as, NULL,
-                     k->text->path, NULL, NULL);
+                     NULL, k->text->path, NULL, NULL);
             k->used = 0;
         }
     }
@@ -251,13 +252,13 @@ static void settle_requests(int final)
         if (k) {
             if (!k->already_told)
                 emit(CT_LIB_LOADED, CT_LIB_ALREADY, 1, q->ticks, q->mode, q->tid, k->base,
-                     q->text->name, q->text->caller, k->text->path, NULL, NULL);
+                     q->text->name, q->text->caller, q->text->python, k->text->path, NULL, NULL);
             k->already_told = 1;
             q->used = 0;
         } else if (q->failed || final) {
             emit(CT_LIB_FAILED, *q->text->via ? CT_LIB_BY_NEEDED : CT_LIB_BY_DLOPEN, q->attempts,
-                 q->ticks, q->mode, q->tid, 0, q->text->name, q->text->caller, NULL, q->text->error,
-                 q->text->via);
+                 q->ticks, q->mode, q->tid, 0, q->text->name, q->text->caller, q->text->python,
+                 NULL, q->text->error, q->text->via);
             q->used = 0;
         }
     }

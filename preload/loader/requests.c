@@ -19,6 +19,7 @@
 
 #include "preload/core/clock.h"
 #include "preload/core/ring.h"
+#include "preload/sites/python_frames.h"
 
 #define MAX_REQUESTS 64
 
@@ -103,6 +104,25 @@ static struct ct_request *take_request(int32_t tid, int mode, uint64_t ticks)
     return q;
 }
 
+/* The Python line that asked, "file:line in function": the innermost frame
+ * outside the ctypes package, whose CDLL is what calls dlopen (PyTorch
+ * preloads its CUDA libraries so). Asked only when ctypes' extension is the
+ * caller: a library's own dlopen from its constructor, while a CDLL runs,
+ * was not asked for by that line. The native requester, the extension, is
+ * true and says nothing to a person. */
+static void python_requester(char *out, size_t size)
+{
+    struct ct_py_frame frames[16];
+    size_t n = ct_python_frames(frames, sizeof frames / sizeof frames[0]);
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if (!memmem(frames[i].file, frames[i].file_len, "/ctypes/", 8)) {
+            snprintf(out, size, "%.*s:%d in %.*s", (int)frames[i].file_len, frames[i].file,
+                     frames[i].line, (int)frames[i].function_len, frames[i].function);
+            return;
+        }
+}
+
 void ct_request_note(const char *file, int mode, uintptr_t caller)
 {
     uint64_t now = ct_clock_now();
@@ -113,12 +133,15 @@ void ct_request_note(const char *file, int mode, uintptr_t caller)
     /* A probe with RTLD_NOLOAD loads nothing, so it cannot fail to load. */
     if (!ct_is_cuda_stack(file) || (mode & RTLD_NOLOAD))
         return;
-    char caller_path[CT_LOADER_PATH_LEN];
+    char caller_path[CT_LOADER_PATH_LEN], python[CT_LOADER_PATH_LEN] = "";
     ct_object_containing(caller, caller_path, sizeof caller_path);
+    if (strncmp(ct_base_name(caller_path), "_ctypes", 7) == 0)
+        python_requester(python, sizeof python);
     ct_requests_lock();
     struct ct_request *q = take_request((int32_t)gettid(), mode, now);
     ct_copy_truncated(q->text->name, sizeof q->text->name, file);
     ct_copy_truncated(q->text->caller, sizeof q->text->caller, caller_path);
+    ct_copy_truncated(q->text->python, sizeof q->text->python, python);
     ct_requests_unlock();
 }
 

@@ -21,6 +21,7 @@ struct ct_request_text {
     char name[CT_LOADER_PATH_LEN];
     char caller[CT_LOADER_PATH_LEN];  /* the object that called dlopen */
     char via[CT_LOADER_PATH_LEN];     /* a dependency that failed: the name dlopen'ed */
+    char python[CT_LOADER_PATH_LEN];  /* the Python line that called dlopen, or "" */
     char error[CT_REQUEST_ERROR_LEN]; /* what dlerror() told the program */
 };
 

@@ -206,10 +206,11 @@ static void failed_loads(const struct ct_process_report *p, struct ct_findings *
         const struct ct_failed_load *load = &p->libraries.failed[i];
         if (ct_is_driver_name(load->requested_as) || family_loaded(p, load->requested_as))
             continue; /* the driver is driver-missing's; a probe that found another name */
-        struct ct_finding *f = ct_finding_add(
-            out, "library-load-failed", CT_SEVERITY_ERROR, p->pid,
-            "%s could not be loaded (asked for by %s): %s; %s.", load->requested_as,
-            load->requested_by, load->error, ct_failed_load_searched(load));
+        struct ct_finding *f =
+            ct_finding_add(out, "library-load-failed", CT_SEVERITY_ERROR, p->pid,
+                           "%s could not be loaded (asked for by %s): %s; %s.", load->requested_as,
+                           ct_requester_text(load->requested_by, load->requested_from), load->error,
+                           ct_failed_load_searched(load));
         explain_failed_load(p, load, f);
         f->failed_load = load;
     }

@@ -50,6 +50,7 @@ static void add_load(struct ct_library_view *l, const struct ct_event *e)
                                   .realpath = ct_event_text(e, ct_key_realpath),
                                   .requested_as = ct_event_text(e, ct_key_requested_as),
                                   .requested_by = ct_event_text(e, ct_key_requested_by),
+                                  .requested_from = ct_event_text(e, ct_key_requested_from),
                                   .found_via = ct_event_text(e, ct_key_found_via),
                                   .runpath_copy = ct_event_text(e, ct_key_runpath_copy),
                                   .expected_dirs = ct_event_text(e, ct_key_expected_dirs),
@@ -96,8 +97,23 @@ static const char *chosen_view(const struct ct_library_view *l)
     return ct_value_seen_by_preload;
 }
 
+/* The Python line the preload saw ask for a failure the audit module also
+ * saw (by the same name and requester), or "". */
+static const char *python_line_of(const struct ct_library_view *l, const struct ct_failed_load *f)
+{
+    for (size_t i = 0; i < l->failed_count; i++)
+        if (*l->failed[i].requested_from &&
+            strcmp(l->failed[i].requested_as, f->requested_as) == 0 &&
+            strcmp(l->failed[i].requested_by, f->requested_by) == 0)
+            return l->failed[i].requested_from;
+    return "";
+}
+
 static void keep_failed_loads_of(struct ct_library_view *l, const char *view)
 {
+    for (size_t i = 0; i < l->failed_count; i++)
+        if (!*l->failed[i].requested_from)
+            l->failed[i].requested_from = python_line_of(l, &l->failed[i]);
     size_t kept = 0;
     for (size_t i = 0; i < l->failed_count; i++)
         if (strcmp(l->failed[i].seen_by, view) == 0)
@@ -140,6 +156,29 @@ const char *ct_failed_load_searched(const struct ct_failed_load *load)
     return ct_strings_get(ct_strings_intern_cstr(text));
 }
 
+const char *ct_requester_text(const char *requested_by, const char *requested_from)
+{
+    if (!requested_from || !*requested_from)
+        return requested_by;
+    char text[8192];
+    snprintf(text, sizeof text, "%s (through %s)", requested_from, requested_by);
+    return ct_strings_get(ct_strings_intern_cstr(text));
+}
+
+/* Only the preload sees which Python line asked; where the audit module's
+ * account is the one kept, the line is taken from the preload's (for failed
+ * loads in keep_failed_loads_of). */
+static void take_python_requesters(struct ct_library_view *l)
+{
+    for (size_t i = 0; i < l->load_count; i++)
+        for (size_t k = 0; *l->loads[i].requested_from && k < l->mapped_count; k++) {
+            struct ct_library_entry *lib = &l->mapped[k];
+            if ((!lib->requested_from || !*lib->requested_from) &&
+                strcmp(lib->realpath, l->loads[i].realpath) == 0)
+                lib->requested_from = l->loads[i].requested_from;
+        }
+}
+
 void ct_libraries_attach(struct ct_library_view *l)
 {
     const char *view = chosen_view(l);
@@ -158,6 +197,7 @@ void ct_libraries_attach(struct ct_library_view *l)
                 strcmp(l->loads[i].seen_by, view) == 0) {
                 lib->requested_as = l->loads[i].requested_as;
                 lib->requested_by = l->loads[i].requested_by;
+                lib->requested_from = l->loads[i].requested_from;
                 lib->found_via = l->loads[i].found_via;
                 lib->runpath_copy = l->loads[i].runpath_copy;
                 lib->expected_dirs = l->loads[i].expected_dirs;
@@ -170,6 +210,7 @@ void ct_libraries_attach(struct ct_library_view *l)
             }
         }
     }
+    take_python_requesters(l);
     attach_unloads(l);
     attach_rolled_back(l);
 }
@@ -192,7 +233,8 @@ static void add_failed_load(struct ct_library_view *l, const struct ct_event *e)
                                   (uint64_t)ct_event_int(e, ct_key_attempts, 1),
                                   ct_event_text(e, ct_key_missing),
                                   ct_event_text(e, ct_key_other_majors),
-                                  ""};
+                                  "",
+                                  ct_event_text(e, ct_key_requested_from)};
     for (size_t i = 0; i < l->failed_count; i++)
         if (same_failure(&l->failed[i], &load)) {
             l->failed[i].attempts += load.attempts;

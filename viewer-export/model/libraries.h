@@ -22,6 +22,7 @@ struct ct_library_entry {
     /* The loader's view: the audit module's account when the process ran
      * with it, else the preload's; NULL when neither saw the load. */
     const char *requested_as, *requested_by, *found_via;
+    const char *requested_from;      /* the Python line that asked (ctypes), or "" */
     const char *seen_by;             /* "audit" or "preload" */
     uint64_t loaded_ns, unloaded_ns; /* 0 when not known / not unloaded */
     const char *runpath_copy;        /* a different copy on the requester's RUNPATH, or "" */
@@ -48,6 +49,7 @@ struct ct_failed_load {
      * the libraries the failed load rolled back (each ':'-separated, "" when
      * none). */
     const char *missing, *other_majors, *rolled_back;
+    const char *requested_from; /* the Python line that asked (ctypes), or "" */
 };
 
 /* A kernel whose launch failed with cudaErrorNoKernelImageForDevice. */
@@ -82,6 +84,11 @@ void ct_libraries_attach(struct ct_library_view *l);
  * and the directories, or why there are none ("absolute path, not
  * searched"). */
 const char *ct_failed_load_searched(const struct ct_failed_load *load);
+
+/* Who asked for a library, as a person reads it: the Python line that
+ * called dlopen (through ctypes) with the native object beside it, or the
+ * object alone. */
+const char *ct_requester_text(const char *requested_by, const char *requested_from);
 void ct_libraries_free(struct ct_library_view *l);
 
 #endif

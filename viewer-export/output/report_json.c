@@ -36,6 +36,8 @@ void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
         else
             ct_json_null(j, loader[i][0]);
     }
+    if (lib->requested_from && *lib->requested_from)
+        ct_json_string(j, "requested_from", lib->requested_from);
     const struct {
         const char *key;
         uint64_t ns;
@@ -75,6 +77,8 @@ void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
     ct_json_begin_object(j, NULL);
     ct_json_string(j, "requested_as", load->requested_as);
     ct_json_string(j, "requested_by", load->requested_by);
+    if (*load->requested_from)
+        ct_json_string(j, "requested_from", load->requested_from);
     ct_json_string(j, "error", load->error);
     json_list(j, "searched", load->searched, ':');
     ct_json_string(j, "seen_by", load->seen_by);

@@ -163,7 +163,7 @@ static void print_text_process(const struct ct_process_report *p,
         printf("  library        %-12s %s", lib->family, lib->realpath);
         if (lib->found_via && *lib->requested_as)
             printf(" (%s, asked for as %s by %s)", lib->found_via, lib->requested_as,
-                   lib->requested_by);
+                   ct_requester_text(lib->requested_by, lib->requested_from));
         else if (lib->found_via)
             printf(" (%s)", lib->found_via);
         if (lib->rolled_back_by && *lib->rolled_back_by)
@@ -173,7 +173,8 @@ static void print_text_process(const struct ct_process_report *p,
     for (size_t i = 0; i < p->libraries.failed_count; i++) {
         const struct ct_failed_load *load = &p->libraries.failed[i];
         printf("  failed load    %s (asked for by %s; %s)\n", load->requested_as,
-               load->requested_by, ct_failed_load_searched(load));
+               ct_requester_text(load->requested_by, load->requested_from),
+               ct_failed_load_searched(load));
         if (strchr(load->missing, ':'))
             printf("                 missing with it: %s\n", load->missing);
         if (*load->other_majors)
