@@ -61,11 +61,13 @@ def test_ring_memory_is_bounded_in_all(build_dir, tmp_path):
 
 
 def test_rings_within_the_bound_are_taken_as_asked(build_dir, tmp_path):
-    """The healthy twin: 9 rings of 2^18 records (16 MiB each) fit; nothing is said."""
+    """The healthy twin: 9 rings of 2^18 records (16 MiB each) fit; nothing is said, and a
+    ring taken is made resident at the size asked. (How many of the 4 threads' rings are
+    resident at once depends on how their runs overlap: a ring freed is reused.)"""
     peak, stderr = peak_rss_and_stderr(build_dir, tmp_path, "CUDATRACE_RING_RECORDS=262144",
                                        "CUDATRACE_RINGS=8")
     assert "cudatrace" not in stderr
-    assert peak >= 4 * 16 * MIB, "each of the 4 threads' rings is made resident as it is taken"
+    assert peak >= 16 * MIB, f"peak RSS {peak / MIB:.0f} MiB: no 16 MiB ring was made resident"
 
 
 def test_a_malformed_setting_is_said_only_where_a_session_starts(build_dir, tmp_path):
