@@ -373,6 +373,31 @@ def test_findings_and_libraries_in_chromium(trace_run, cudatrace, build_dir, tmp
     assert sync[0] == 0 and sync[1] in (None, 0), sync
 
 
+def test_virtual_memory_has_a_plot_of_its_own(trace_run, cudatrace, build_dir, tmp_path):
+    """An allocator that grows through cuMemCreate (tests/programs/vmm_allocator.c): its
+    physical memory is a series beside the allocations' and a fourth plot, with the
+    report's peak and final; the allocations' plot says it is theirs. (The train loop above,
+    which makes none, has three.)"""
+    env = {"LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver", "CT_DOUBLE_DRIVER": "1"}
+    proc, _, _ = trace_run("vmm_allocator", "leak", "20", env=env)
+    assert proc.returncode == 0, proc.stderr
+    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    (process,) = embedded(page, "report-data")["processes"]
+    (plots,) = embedded(page, "plot-data")["processes"]
+    vmm = series_values(plots["vmm_memory"])
+    assert max(hi for _, hi, _ in vmm) == process["memory"]["by_source"]["vmm"]["peak_bytes"]
+    assert vmm[-1][2] == process["memory"]["final_bytes"] == 20 * 2 * 1024 * 1024
+    assert plots["memory"]["points"] == []
+    shown = render(page, tmp_path)
+    shown.assert_drawn()
+    assert ("Device memory through the virtual-memory API (cuMemCreate, physical): peak "
+            "40 MiB, final 40 MiB") in shown.dom
+    assert "Live device memory, allocations: peak 0 B, final 0 B" in shown.dom
+    (allocations, physical, launches, sync) = shown.plots()
+    assert physical[0] > 0 and physical[1] > 100, physical
+    assert allocations[0] == 0, allocations
+
+
 def test_a_broken_page_is_caught(trace_run, cudatrace, tmp_path):
     page, _ = train_loop_page(trace_run, cudatrace, tmp_path)
     broken = tmp_path / "broken.html"

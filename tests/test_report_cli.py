@@ -155,6 +155,9 @@ def expected_from_trace(trace):
             "frees": count(DEVICE_FREES),
             "failed_allocs": count(DEVICE_ALLOCS, succeeded=False, failed=True),
             "late_events": end[0]["args"].get("memory_events_late", 0) if end else 0,
+            "by_source": {"allocations": {"peak_bytes": int(max((v for _, v in device), default=0)),
+                                          "final_bytes": int(device[-1][1]) if device else 0},
+                          "vmm": {"peak_bytes": 0, "final_bytes": 0}},
         },
         "versions": {"runtime": runtime if runtime > 0 else None,
                      "driver": driver if driver > 0 else None},
@@ -221,7 +224,10 @@ def assert_matches_truth(process, truth, hooked):
     frees = truth_counts(truth, DEVICE_FREES) - truth_counts(truth, DEVICE_FREES, "errors")
     assert process["memory"] == {
         "peak_bytes": truth["peak_device_bytes"], "final_bytes": truth["final_device_bytes"],
-        "allocs": allocs - failed, "frees": frees, "failed_allocs": failed, "late_events": 0}
+        "allocs": allocs - failed, "frees": frees, "failed_allocs": failed, "late_events": 0,
+        "by_source": {"allocations": {"peak_bytes": truth["peak_device_bytes"],
+                                      "final_bytes": truth["final_device_bytes"]},
+                      "vmm": {"peak_bytes": 0, "final_bytes": 0}}}
 
 
 def varint(value):

@@ -35,6 +35,7 @@ $(CT_DOUBLE_DIR)/libcudart.so: $(CT_DOUBLE_LIB)
 	ln -sf libcudart.so.13 $@
 
 $(CT_TEST_PROGRAMS): $(BUILD)/tests/%: tests/programs/%.c tests/programs/program_args.h tests/programs/mapped_libraries.h \
+		tests/programs/host_work.h \
 		$(CT_DOUBLE_HDR) $(CT_DOUBLE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< $(CT_PROGRAM_LDFLAGS)

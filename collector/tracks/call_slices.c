@@ -29,7 +29,7 @@ static uint32_t in_flight_name;
 static struct {
     uint32_t ptr, bytes, stream, kind, src, value, kernel, grid, block, shared_mem, graph, event,
         flags, result, error, pool, device, count, version, attribute, free, total, handle,
-        end_event, elapsed_ns, site, stack, seen_by;
+        end_event, elapsed_ns, site, stack, seen_by, offset;
 } arg_names;
 static uint32_t cupti_name;
 
@@ -43,6 +43,7 @@ void ct_call_slices_start(void)
 #define ARG_NAME(field) arg_names.field = ct_strings_intern_cstr(ct_key_##field)
     ARG_NAME(ptr);
     ARG_NAME(bytes);
+    ARG_NAME(offset);
     ARG_NAME(stream);
     ARG_NAME(kind);
     ARG_NAME(src);
@@ -238,6 +239,28 @@ static int object_args(const struct function_info *f, const struct ct_record *r,
     return nargs;
 }
 
+/* The virtual-memory API's: each call names some of an address range, a
+ * handle, where in the handle a mapping starts or which device a handle's
+ * memory is on, and how many access descriptors were set. */
+static int vmm_args(const struct ct_record *r, struct ct_arg *args)
+{
+    int nargs = 0;
+    const uint64_t *a = r->arg;
+    if (a[0])
+        ARG(ptr, CT_ARG_POINTER, a[0]);
+    if (a[1])
+        ARG(bytes, CT_ARG_UINT, a[1]);
+    if (a[2])
+        ARG(handle, CT_ARG_POINTER, a[2]);
+    if (r->func == CT_FN_cuMemMap)
+        ARG(offset, CT_ARG_UINT, a[3]);
+    if (r->func == CT_FN_cuMemCreate)
+        ARG(device, CT_ARG_UINT, a[3]);
+    if (a[4])
+        ARG(count, CT_ARG_UINT, a[4]);
+    return nargs;
+}
+
 /* The annotations of one call, by the layout its family gives arg[]. */
 static int call_args(const struct function_info *f, const struct ct_record *r, struct ct_arg *args)
 {
@@ -297,6 +320,9 @@ static int call_args(const struct function_info *f, const struct ct_record *r, s
     case CT_FAMILY_ELAPSED:
     case CT_FAMILY_HOST_REGISTER:
         nargs = object_args(f, r, args);
+        break;
+    case CT_FAMILY_VMM:
+        nargs = vmm_args(r, args);
         break;
     default:
         break;

@@ -10,13 +10,19 @@
  * the one order that holds whatever the threads did (the free released the
  * address before the allocation got it, inside both calls). What comes later
  * than that (a thread's first call, made before it had a ring, that lasted
- * longer than the slack) is applied at once and counted as late.
+ * longer than the slack) is applied at once and counted as late. Physical
+ * memory made through the driver's virtual-memory API (cuMemCreate and
+ * cuMemMap, as PyTorch's expandable segments grow) is a counter of its own,
+ * followed by handle (common/vmm_ledger.c) in the same time order: a
+ * release or an unmap counts when it begins, a create or a map when it
+ * returns.
  */
 #include "collector/tracks/memory_counters.h"
 
 #include "collector/perfetto/process_tracks.h"
 #include "common/time_order.h"
 #include "common/u64_map.h"
+#include "common/vmm_ledger.h"
 #include "cudatrace/functions.h"
 
 /* Events waiting at most: a bound on the collector's memory. */
@@ -29,18 +35,26 @@ struct live_memory {
 };
 
 struct memory_event {
-    uint64_t ptr, bytes;
-    uint8_t family;
+    uint64_t ptr, bytes, handle;
+    uint8_t family, vmm_op;
 };
 
 static struct live_memory device = {.track = CT_TRACK_DEVICE_BYTES};
 static struct live_memory pinned = {.track = CT_TRACK_PINNED_BYTES};
+static struct ct_vmm_ledger vmm;
 static struct ct_time_order pending;
 static int pending_ready;
 static uint64_t applied_up_to, late;
 
 static void apply(const struct memory_event *e, uint64_t ts)
 {
+    if (e->family == CT_FAMILY_VMM) {
+        uint64_t before = vmm.bytes;
+        ct_vmm_apply(&vmm, e->vmm_op, e->ptr, e->bytes, e->handle, NULL, NULL);
+        if (vmm.bytes != before)
+            ct_process_counter(CT_TRACK_VMM_BYTES, ts, (int64_t)vmm.bytes);
+        return;
+    }
     struct live_memory *m =
         e->family == CT_FAMILY_ALLOC_DEVICE || e->family == CT_FAMILY_FREE_DEVICE ? &device
                                                                                   : &pinned;
@@ -68,24 +82,31 @@ static int apply_next(uint64_t up_to)
     return 1;
 }
 
-static int is_memory(uint8_t family)
+static int is_memory(uint8_t family, enum ct_vmm_op op)
 {
     return family == CT_FAMILY_ALLOC_DEVICE || family == CT_FAMILY_FREE_DEVICE ||
-           family == CT_FAMILY_ALLOC_HOST || family == CT_FAMILY_FREE_HOST;
+           family == CT_FAMILY_ALLOC_HOST || family == CT_FAMILY_FREE_HOST || op != CT_VMM_NONE;
+}
+
+/* Whether the event gives memory back, and so counts when it begins. */
+static int gives_back(uint8_t family, enum ct_vmm_op op)
+{
+    return family == CT_FAMILY_FREE_DEVICE || family == CT_FAMILY_FREE_HOST ||
+           op == CT_VMM_RELEASE || op == CT_VMM_UNMAP;
 }
 
 void ct_memory_counters_note(uint8_t family, const struct ct_record *r, uint64_t begin_ns,
                              uint64_t end_ns)
 {
-    if (r->result != 0 || !is_memory(family))
+    enum ct_vmm_op op = family == CT_FAMILY_VMM ? ct_vmm_op_of(r->func) : CT_VMM_NONE;
+    if (r->result != 0 || !is_memory(family, op))
         return;
     if (!pending_ready) {
         ct_time_order_init(&pending, sizeof(struct memory_event));
         pending_ready = 1;
     }
-    struct memory_event e = {r->arg[0], r->arg[1], family};
-    int frees = family == CT_FAMILY_FREE_DEVICE || family == CT_FAMILY_FREE_HOST;
-    uint64_t at = frees ? begin_ns : end_ns;
+    struct memory_event e = {r->arg[0], r->arg[1], r->arg[2], family, (uint8_t)op};
+    uint64_t at = gives_back(family, op) ? begin_ns : end_ns;
     if (at < applied_up_to) {
         late++;
         apply(&e, applied_up_to); /* the track's values stay in time order */

@@ -39,6 +39,7 @@ enum ct_family {
     CT_FAMILY_ELAPSED,       /* arg: start event, end event, nanoseconds*       */
     CT_FAMILY_HOST_REGISTER, /* arg: ptr, bytes, flags                          */
     CT_FAMILY_PLAIN,         /* no args                                         */
+    CT_FAMILY_VMM,           /* arg: ptr, bytes, handle, offset or device, count */
     CT_FAMILY_COUNT
 };
 /* (*: written by the call, so meaningful only when it succeeded. A handle the
@@ -164,7 +165,14 @@ enum ct_wrote { CT_WROTE_COUNT, CT_WROTE_DEVICE, CT_WROTE_VERSION, CT_WROTE_FLAG
     X(cuMemsetD32Async, CT_FAMILY_SET, 1)                                                          \
     X(cuCtxSynchronize, CT_FAMILY_SYNC_DEVICE, 0)                                                  \
     X(cuStreamSynchronize, CT_FAMILY_SYNC_STREAM, 1)                                               \
-    X(cuEventSynchronize, CT_FAMILY_SYNC_EVENT, 0)
+    X(cuEventSynchronize, CT_FAMILY_SYNC_EVENT, 0)                                                 \
+    X(cuMemCreate, CT_FAMILY_VMM, 0)                                                               \
+    X(cuMemRelease, CT_FAMILY_VMM, 0)                                                              \
+    X(cuMemAddressReserve, CT_FAMILY_VMM, 0)                                                       \
+    X(cuMemAddressFree, CT_FAMILY_VMM, 0)                                                          \
+    X(cuMemMap, CT_FAMILY_VMM, 0)                                                                  \
+    X(cuMemUnmap, CT_FAMILY_VMM, 0)                                                                \
+    X(cuMemSetAccess, CT_FAMILY_VMM, 0)
 
 #define CT_FUNCTION_ENUM(name, family, takes_stream) CT_FN_##name,
 enum ct_function { CT_FOR_EACH_FUNCTION(CT_FUNCTION_ENUM) CT_FN_COUNT };
@@ -182,13 +190,14 @@ static inline enum ct_family ct_function_family(unsigned fn)
     return fn < CT_FN_COUNT ? (enum ct_family)families[fn] : CT_FAMILY_COUNT;
 }
 
-/* Whether a call's record is never dropped: allocations, frees and
- * synchronisations, which the allocator view and the time in sync stand on
- * and which cost microseconds anyway. Constant for a constant `fn`. */
+/* Whether a call's record is never dropped: allocations, frees (the
+ * virtual-memory API's too) and synchronisations, which the allocator view
+ * and the time in sync stand on and which cost microseconds anyway.
+ * Constant for a constant `fn`. */
 static inline int ct_function_is_kept(enum ct_function fn)
 {
     enum ct_family family = ct_function_family(fn);
-    return family <= CT_FAMILY_FREE_HOST ||
+    return family <= CT_FAMILY_FREE_HOST || family == CT_FAMILY_VMM ||
            (family >= CT_FAMILY_SYNC_DEVICE && family <= CT_FAMILY_SYNC_EVENT);
 }
 

@@ -37,6 +37,7 @@
     /* tracks of the process */                                                                    \
     X(track, device_memory, "CUDA device memory (live bytes)", COUNTER)                            \
     X(track, pinned_memory, "CUDA pinned host memory (live bytes)", COUNTER)                       \
+    X(track, vmm_memory, "CUDA device memory, virtual-memory API (physical bytes)", COUNTER)       \
     X(track, launch_rate, "CUDA kernel launches per second", COUNTER)                              \
     X(track, dropped, "cudatrace dropped records", COUNTER)                                        \
     X(track, libraries, "CUDA libraries", NAMED)                                                   \
@@ -104,6 +105,7 @@
     X(key, free, "free", UINT)                                                                     \
     X(key, total, "total", UINT)                                                                   \
     X(key, handle, "handle", POINTER)                                                              \
+    X(key, offset, "offset", UINT)                                                                 \
     X(key, end_event, "end_event", POINTER)                                                        \
     X(key, elapsed_ns, "elapsed_ns", INT)                                                          \
     X(key, site, "site", STRING)                                                                   \

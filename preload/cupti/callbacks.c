@@ -66,7 +66,7 @@ static int function_named(const char *name, size_t length, int driver)
 static int worth_a_callback(int fn)
 {
     enum ct_family family = ct_function_family((unsigned)fn);
-    return family <= CT_FAMILY_SYNC_EVENT;
+    return family <= CT_FAMILY_SYNC_EVENT || family == CT_FAMILY_VMM;
 }
 
 static void enable_domain(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
@@ -321,6 +321,49 @@ static void driver_set_args(CUpti_CallbackId cbid, const CUpti_CallbackData *dat
     }
 }
 
+/* The virtual-memory API, by which allocators (PyTorch's expandable
+ * segments, NCCL's buffers) hold memory no cudaMalloc shows. */
+static void driver_vmm_args(CUpti_CallbackId cbid, const CUpti_CallbackData *data, int ok,
+                            uint64_t *a)
+{
+    switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuMemCreate: {
+        PARAMS(cuMemCreate_params);
+        a[1] = p->size, a[2] = out_value(p->handle, ok);
+        a[3] = p->prop ? (uint64_t)p->prop->location.id : 0;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemRelease: {
+        PARAMS(cuMemRelease_params);
+        a[2] = p->handle;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAddressReserve: {
+        PARAMS(cuMemAddressReserve_params);
+        a[0] = out_value(p->ptr, ok), a[1] = p->size;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemMap: {
+        PARAMS(cuMemMap_params);
+        a[0] = p->ptr, a[1] = p->size, a[2] = p->handle, a[3] = p->offset;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAddressFree:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap: { /* ptr and size lead both */
+        PARAMS(cuMemUnmap_params);
+        a[0] = p->ptr, a[1] = p->size;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemSetAccess: {
+        PARAMS(cuMemSetAccess_params);
+        a[0] = p->ptr, a[1] = p->size, a[4] = p->count;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
 static void driver_sync_args(CUpti_CallbackId cbid, const CUpti_CallbackData *data, uint64_t *a)
 {
     if (cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize) {
@@ -361,6 +404,9 @@ static void call_args(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint16
     case CT_FAMILY_FREE_DEVICE:
     case CT_FAMILY_FREE_HOST:
         driver_memory_args(cbid, data, ok, a);
+        break;
+    case CT_FAMILY_VMM:
+        driver_vmm_args(cbid, data, ok, a);
         break;
     default:
         driver_sync_args(cbid, data, a);

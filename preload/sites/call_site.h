@@ -43,6 +43,7 @@ static inline enum ct_site_rule ct_site_rule_of(enum ct_function fn)
     case CT_FAMILY_SYNC_DEVICE:
     case CT_FAMILY_SYNC_STREAM:
     case CT_FAMILY_SYNC_EVENT:
+    case CT_FAMILY_VMM:
         return CT_SITE_ALWAYS;
     case CT_FAMILY_LAUNCH:
     case CT_FAMILY_GRAPH:

@@ -16,6 +16,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "host_work.h"
 #include "program_args.h"
 
 #define MIB ((size_t)1 << 20)
@@ -29,17 +30,6 @@ void usage_kernel(void) {}
 static void check(cudaError_t rc)
 {
     failures += rc != cudaSuccess;
-}
-
-static void host_work_ns(unsigned long long ns)
-{
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    while ((unsigned long long)(now.tv_sec - start.tv_sec) * 1000000000ull +
-               (unsigned long long)now.tv_nsec - (unsigned long long)start.tv_nsec <
-           ns);
 }
 
 static NOINLINE void launch_once(void)

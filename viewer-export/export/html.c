@@ -35,10 +35,11 @@
 #define COUNTER_WIDTH_NS 1000000ull /* 1 ms: finer than the samples of a short run */
 #define SYNC_WIDTH_NS 100000000ull  /* 100 ms */
 
-enum { MEMORY, LAUNCH_RATE, SYNC, SERIES_COUNT };
+enum { MEMORY, VMM_MEMORY, LAUNCH_RATE, SYNC, SERIES_COUNT };
 
 static const char *const counter_tracks[] = {
     [MEMORY] = ct_track_device_memory,
+    [VMM_MEMORY] = ct_track_vmm_memory,
     [LAUNCH_RATE] = ct_track_launch_rate,
 };
 
@@ -195,6 +196,7 @@ static void json_plots(struct ct_json *j, const struct plots *pl, const char *tr
         ct_json_int(j, "pid", p->pid);
         ct_json_uint(j, "span_ns", p->end - p->origin);
         json_series(j, "memory", &p->series[MEMORY], 0);
+        json_series(j, "vmm_memory", &p->series[VMM_MEMORY], 0);
         json_series(j, "launch_rate", &p->series[LAUNCH_RATE], 0);
         json_series(j, "sync", &p->series[SYNC], 1);
         ct_json_end_object(j);

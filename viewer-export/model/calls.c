@@ -86,8 +86,16 @@ void ct_calls_use_totals(struct ct_call_figures *c)
     }
 }
 
-void ct_calls_device_bytes(struct ct_call_figures *c, uint64_t ts, double bytes)
+void ct_calls_device_bytes(struct ct_call_figures *c, enum ct_memory_source_kind source,
+                           uint64_t ts, double value)
 {
+    struct ct_memory_source *s = &c->device_sources[source];
+    s->now = value;
+    if (value > s->peak)
+        s->peak = value;
+    double bytes = 0;
+    for (int i = 0; i < CT_MEMORY_SOURCES; i++)
+        bytes += c->device_sources[i].now;
     if (bytes > c->peak_device_bytes)
         c->peak_device_bytes = bytes;
     if (ts >= c->final_device_ts) {

@@ -16,6 +16,10 @@ struct ct_api_stats {
     uint64_t calls, errors, total_ns;
 };
 
+/* Where device memory came from: the allocation calls (cudaMalloc and the
+ * driver's cuMemAlloc), or the virtual-memory API's physical memory. */
+enum ct_memory_source_kind { CT_MEMORY_ALLOCATIONS, CT_MEMORY_VMM, CT_MEMORY_SOURCES };
+
 struct ct_call_figures {
     struct ct_api_stats api[CT_FN_COUNT];
     /* The threads' own totals, when the trace has them; then api[] is made
@@ -26,8 +30,12 @@ struct ct_call_figures {
     int has_totals, totals_used;
     uint64_t launches, sync_calls, sync_ns;
     uint64_t allocs, frees, failed_allocs;
+    /* Live device bytes, in all and by source (the counter tracks). */
     double peak_device_bytes, final_device_bytes;
     uint64_t final_device_ts;
+    struct ct_memory_source {
+        double now, peak;
+    } device_sources[CT_MEMORY_SOURCES];
     uint64_t unattributed_slices;     /* slices whose name is no traced function */
     uint64_t calls_failed_with[1024]; /* calls per cudaError_t below 1024 */
 };
@@ -40,8 +48,10 @@ void ct_calls_add_totals(struct ct_call_figures *c, int fn, uint64_t calls, uint
 /* Once the whole trace is read: a function whose slices were dropped is
  * counted from the totals. */
 void ct_calls_use_totals(struct ct_call_figures *c);
-/* Notes a value of the device-memory counter. */
-void ct_calls_device_bytes(struct ct_call_figures *c, uint64_t ts, double bytes);
+/* Notes a value of one source's device-memory counter; the total is their
+ * sum at each change. */
+void ct_calls_device_bytes(struct ct_call_figures *c, enum ct_memory_source_kind source,
+                           uint64_t ts, double bytes);
 /* Calls of `fn` whose slices the rings dropped (the totals counted them). */
 uint64_t ct_calls_dropped_slices(const struct ct_call_figures *c, int fn);
 

@@ -25,7 +25,7 @@ struct builder {
     struct ct_u64_map process_by_pid; /* pid + 1 -> index + 1 */
     struct ct_u64_map owner;          /* any track uuid -> index + 1 */
     struct ct_u64_map thread_of;      /* thread track uuid -> tid */
-    struct ct_u64_map device_counter; /* counter track uuids of device memory */
+    struct ct_u64_map device_counter; /* device memory's counter tracks -> source + 1 */
     struct ct_u64_map gpu_tracks;     /* track uuids of GPU work (gpu.h) */
     struct ct_u64_map functions;      /* string id of a function name -> fn + 1 */
 };
@@ -89,7 +89,9 @@ static void on_track(void *ctx, const struct ct_track_info *t)
     if (t->name && strcmp(t->name, ct_track_findings) == 0)
         b->report->annotated = 1;
     if (t->is_counter && t->name && strcmp(t->name, ct_track_device_memory) == 0)
-        ct_u64_map_put(&b->device_counter, t->uuid, 1);
+        ct_u64_map_put(&b->device_counter, t->uuid, CT_MEMORY_ALLOCATIONS + 1);
+    if (t->is_counter && t->name && strcmp(t->name, ct_track_vmm_memory) == 0)
+        ct_u64_map_put(&b->device_counter, t->uuid, CT_MEMORY_VMM + 1);
 }
 
 static void note_time(struct ct_process_report *p, uint64_t ts)
@@ -214,9 +216,10 @@ static void on_counter(void *ctx, const struct ct_event *e)
     if (!p)
         return;
     note_time(p, e->ts);
-    if (!ct_u64_map_find(&b->device_counter, e->track))
-        return;
-    ct_calls_device_bytes(&p->calls, e->ts, e->counter);
+    const uint64_t *source = ct_u64_map_find(&b->device_counter, e->track);
+    if (source)
+        ct_calls_device_bytes(&p->calls, (enum ct_memory_source_kind)(*source - 1), e->ts,
+                              e->counter);
 }
 
 int ct_report_add_trace(struct ct_report *report, const char *path, char *error, size_t error_size)

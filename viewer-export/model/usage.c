@@ -7,7 +7,9 @@
  * host memory is what cudaMallocHost, cudaHostAlloc and cudaHostRegister
  * returned and was not yet released. Live device memory is recomputed from
  * the allocation and free slices (which the rings never drop), so that each
- * live block keeps its site, once they are all read and put in time order.
+ * live block keeps its site, once they are all read and put in time order;
+ * the physical memory the driver's virtual-memory API made counts with it,
+ * a block per handle (common/vmm_ledger.c says when one goes).
  */
 #include "viewer-export/model/usage.h"
 
@@ -126,16 +128,23 @@ static void note_alloc_time(struct ct_usage *u, uint64_t ns, const char *site)
     u->alloc_times[u->alloc_time_count++] = (struct ct_slow_call){ns, site};
 }
 
-/* An allocation or free of device memory, kept until the events are put
- * back in time order (ct_usage_settle). */
+/* An allocation or free of device memory, or a virtual-memory call, kept
+ * until the events are put back in time order (ct_usage_settle). */
 struct memory_event {
-    uint64_t ptr, bytes, ts, end;
+    uint64_t ptr, bytes, ts, end, handle;
     const char *site;
     int32_t result;
-    uint8_t what;
+    uint8_t what, vmm_op;
 };
 
-enum { ALLOCATED, ALLOCATION_FAILED, FREED };
+enum { ALLOCATED, ALLOCATION_FAILED, FREED, VMM_CALL };
+
+/* A handle's block among the pointers' in `live`: the top bit, which no
+ * device address has, tells them apart. */
+static uint64_t handle_block(uint64_t handle)
+{
+    return handle | 1ull << 63;
+}
 
 static void allocation_failed(struct ct_usage *u, const struct memory_event *m)
 {
@@ -173,6 +182,33 @@ static void allocated(struct ct_usage *u, const struct memory_event *m)
     note_level(u, m->end, u->live_bytes - m->bytes);
 }
 
+static void freed(struct ct_usage *u, const struct memory_event *m);
+
+struct vmm_context {
+    struct ct_usage *u;
+    uint64_t ts;
+};
+
+static void handle_freed(uint64_t handle, uint64_t bytes, void *ctx)
+{
+    (void)bytes;
+    const struct vmm_context *c = ctx;
+    freed(c->u, &(struct memory_event){.ptr = handle_block(handle), .ts = c->ts});
+}
+
+/* Physical memory the virtual-memory API made is a block of its handle,
+ * kept from cuMemCreate until the ledger says it went. */
+static void vmm_call(struct ct_usage *u, const struct memory_event *m)
+{
+    struct vmm_context c = {u, m->ts};
+    ct_vmm_apply(&u->vmm, m->vmm_op, m->ptr, m->bytes, m->handle, handle_freed, &c);
+    if (m->vmm_op == CT_VMM_CREATE) {
+        struct memory_event block = *m;
+        block.ptr = handle_block(m->handle);
+        allocated(u, &block);
+    }
+}
+
 static void freed(struct ct_usage *u, const struct memory_event *m)
 {
     uint64_t *index = m->ptr ? ct_u64_map_find(&u->live, m->ptr) : NULL;
@@ -195,8 +231,8 @@ static void freed(struct ct_usage *u, const struct memory_event *m)
  * freed and another got back can come allocation first: a free is placed
  * when it began and an allocation when it returned, the one order that
  * holds whatever the threads did (as the collector's counters do). */
-static void queue_memory(struct ct_usage *u, uint8_t what, const struct ct_event *e,
-                         const char *site)
+static void queue_memory(struct ct_usage *u, uint8_t what, enum ct_vmm_op op,
+                         const struct ct_event *e, const char *site)
 {
     if (!u->memory_order.payload_size)
         ct_time_order_init(&u->memory_order, sizeof(struct memory_event));
@@ -204,10 +240,13 @@ static void queue_memory(struct ct_usage *u, uint8_t what, const struct ct_event
                              arg_uint(e, ct_key_bytes),
                              e->ts,
                              e->end,
+                             arg_uint(e, ct_key_handle),
                              site,
                              (int32_t)arg_uint(e, ct_key_result),
-                             what};
-    ct_time_order_push(&u->memory_order, what == FREED ? e->ts : e->end, &m);
+                             what,
+                             (uint8_t)op};
+    int gives_back = what == FREED || op == CT_VMM_RELEASE || op == CT_VMM_UNMAP;
+    ct_time_order_push(&u->memory_order, gives_back ? e->ts : e->end, &m);
 }
 
 void ct_usage_settle(struct ct_usage *u)
@@ -217,8 +256,14 @@ void ct_usage_settle(struct ct_usage *u)
     if (!u->memory_order.count)
         return;
     u->low_points_by_call.first_span_ns = 1; /* a call a span, as long as they fit */
+    static void (*const apply[])(struct ct_usage *, const struct memory_event *) = {
+        [ALLOCATED] = allocated,
+        [ALLOCATION_FAILED] = allocation_failed,
+        [FREED] = freed,
+        [VMM_CALL] = vmm_call,
+    };
     while (ct_time_order_pop(&u->memory_order, UINT64_MAX, &at, &m))
-        (m.what == FREED ? freed : m.what == ALLOCATED ? allocated : allocation_failed)(u, &m);
+        apply[m.what](u, &m);
     /* The level holds until the last call: work done on memory made up
      * front is what tells a pool from a leak. */
     note_level(u, u->last_call_end_ns, u->live_bytes);
@@ -282,6 +327,20 @@ static void unpin(struct ct_usage *u, const struct ct_event *e)
     ct_u64_map_remove(&u->pinned, arg_uint(e, ct_key_ptr), &gone);
 }
 
+/* A failed cuMemCreate is an allocation that failed, for the oom finding;
+ * creates and releases count among the allocations' and frees' times. */
+static void vmm_slice(struct ct_usage *u, int fn, const struct ct_event *e, uint64_t ns,
+                      const char *site, int failed)
+{
+    enum ct_vmm_op op = ct_vmm_op_of((enum ct_function)fn);
+    if (op == CT_VMM_CREATE && failed)
+        queue_memory(u, ALLOCATION_FAILED, op, e, site);
+    else if (op != CT_VMM_NONE && !failed)
+        queue_memory(u, VMM_CALL, op, e, site);
+    if (op == CT_VMM_CREATE || op == CT_VMM_RELEASE)
+        note_alloc_time(u, ns, site);
+}
+
 void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e)
 {
     uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
@@ -309,12 +368,15 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
         copy(u, tid, fn, e, ns, site);
         break;
     case CT_FAMILY_ALLOC_DEVICE:
-        queue_memory(u, failed ? ALLOCATION_FAILED : ALLOCATED, e, site);
+        queue_memory(u, failed ? ALLOCATION_FAILED : ALLOCATED, CT_VMM_NONE, e, site);
         note_alloc_time(u, ns, site);
+        break;
+    case CT_FAMILY_VMM:
+        vmm_slice(u, fn, e, ns, site, failed);
         break;
     case CT_FAMILY_FREE_DEVICE:
         if (!failed)
-            queue_memory(u, FREED, e, site);
+            queue_memory(u, FREED, CT_VMM_NONE, e, site);
         note_alloc_time(u, ns, site);
         if (fn == CT_FN_cudaFree)
             blocking(u, tid, e, site, 0);
@@ -385,6 +447,7 @@ void ct_usage_free(struct ct_usage *u)
     free(u->nvtx_spans);
     free(u->threads);
     ct_u64_map_free(&u->live);
+    ct_vmm_ledger_free(&u->vmm);
     ct_time_order_free(&u->memory_order);
     free(u->blocks);
     free(u->alloc_times);

@@ -15,6 +15,7 @@
 #include "viewer-export/read/trace_decode.h"
 #include "common/time_order.h"
 #include "common/u64_map.h"
+#include "common/vmm_ledger.h"
 
 /* What one call site (the `site` annotation) cost in one respect. */
 struct ct_site_cost {
@@ -70,6 +71,7 @@ struct ct_usage {
     struct ct_u64_map pinned;          /* start -> bytes, host memory the runtime pinned */
     struct ct_time_order memory_order; /* device allocations and frees, until settled */
     struct ct_u64_map live;            /* device pointer -> index + 1 in blocks */
+    struct ct_vmm_ledger vmm;          /* the virtual-memory API's physical memory */
     struct ct_live_block *blocks;
     size_t block_count;
     uint64_t live_bytes;

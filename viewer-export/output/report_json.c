@@ -278,6 +278,16 @@ static void json_process(struct ct_json *j, const struct ct_process_report *p)
     ct_json_uint(j, "frees", p->calls.frees);
     ct_json_uint(j, "failed_allocs", p->calls.failed_allocs);
     ct_json_uint(j, "late_events", p->run.memory_events_late);
+    static const char *const sources[CT_MEMORY_SOURCES] = {
+        [CT_MEMORY_ALLOCATIONS] = "allocations", [CT_MEMORY_VMM] = "vmm"};
+    ct_json_begin_object(j, "by_source");
+    for (int i = 0; i < CT_MEMORY_SOURCES; i++) {
+        ct_json_begin_object(j, sources[i]);
+        ct_json_uint(j, "peak_bytes", (uint64_t)p->calls.device_sources[i].peak);
+        ct_json_uint(j, "final_bytes", (uint64_t)p->calls.device_sources[i].now);
+        ct_json_end_object(j);
+    }
+    ct_json_end_object(j);
     ct_json_end_object(j);
     json_gpu(j, p);
     json_cupti(j, p);

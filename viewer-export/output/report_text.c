@@ -136,6 +136,11 @@ static void print_text_process(const struct ct_process_report *p,
            ct_human_bytes(p->calls.final_device_bytes, b, sizeof b),
            (unsigned long long)p->calls.allocs, (unsigned long long)p->calls.frees,
            (unsigned long long)p->calls.failed_allocs);
+    const struct ct_memory_source *vmm = &p->calls.device_sources[CT_MEMORY_VMM];
+    if (vmm->peak > 0)
+        printf("                 of it through the virtual-memory API (cuMemCreate): peak %s, "
+               "final %s\n",
+               ct_human_bytes(vmm->peak, a, sizeof a), ct_human_bytes(vmm->now, b, sizeof b));
     if (p->run.memory_events_late)
         printf("                 %llu allocations or frees came after their time was settled: "
                "the counter may be off by them in between\n",

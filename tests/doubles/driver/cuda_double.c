@@ -7,7 +7,11 @@
  * really wait for it), the correlation ids of API calls, the loading of a CUDA_INJECTION64_PATH
  * library at cuInit, and the one tool attachment. The CUPTI double attaches through
  * cuGetExportTable (double_gpu.h), and the runtime double reports its calls and work through the
- * same table, so both kinds of call reach the tool as callbacks and activity alike.
+ * same table, so both kinds of call reach the tool as callbacks and activity alike. The
+ * virtual-memory API keeps the real one's rules on physical memory: a handle's memory goes when
+ * it is released and every mapping of it unmapped, and CT_DOUBLE_VMM_LIMIT bounds what is
+ * held (cuMemCreate then fails with CUDA_ERROR_OUT_OF_MEMORY). Its addresses are reserved
+ * from a range no host allocation uses, and are never touched.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -31,6 +35,7 @@ static struct {
     uint64_t latency_ns;
     uint64_t kernel_ns;
     uint64_t copy_bytes_per_ns;
+    uint64_t vmm_limit;
 } knobs;
 
 __attribute__((constructor)) static void load_knobs(void)
@@ -38,6 +43,7 @@ __attribute__((constructor)) static void load_knobs(void)
     knobs.latency_ns = knob_or("CT_DOUBLE_GPU_LATENCY_NS", 0, 2000);
     knobs.kernel_ns = knob_or("CT_DOUBLE_KERNEL_NS", 0, 10000);
     knobs.copy_bytes_per_ns = knob_or("CT_DOUBLE_COPY_BYTES_PER_NS", 1, 10);
+    knobs.vmm_limit = knob_or("CT_DOUBLE_VMM_LIMIT", 1, UINT64_MAX);
 }
 
 /* Sleeps until CUPTI's clock reads `target`: how a synchronising call spends the GPU's time. */
@@ -783,6 +789,156 @@ CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N
 {
     cuMemsetD32_v2_params params = {dstDevice, ui, N};
     DRIVER_CALL(cuMemsetD32_v2, &params, NULL, set(dstDevice, ui, N, 4));
+}
+
+/* ---- exports: the virtual-memory API --------------------------------------------------- */
+
+/* A handle: its memory, and one reference for itself and one per mapping. */
+struct vmm_handle {
+    size_t bytes;
+    unsigned refs;
+};
+
+struct vmm_mapping {
+    CUdeviceptr ptr;
+    size_t bytes;
+    struct vmm_handle *handle;
+    struct vmm_mapping *next;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    uint64_t held, next_address;
+    struct vmm_mapping *mappings;
+} vmm = {.lock = PTHREAD_MUTEX_INITIALIZER, .next_address = 0x600000000000ull};
+
+/* Under the lock. */
+static void vmm_let_go(struct vmm_handle *h)
+{
+    if (--h->refs == 0) {
+        vmm.held -= h->bytes;
+        free(h);
+    }
+}
+
+static CUresult vmm_create(CUmemGenericAllocationHandle *out, size_t bytes,
+                           const CUmemAllocationProp *prop)
+{
+    if (!out || !prop || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&vmm.lock);
+    struct vmm_handle *h = vmm.held + bytes <= knobs.vmm_limit ? malloc(sizeof *h) : NULL;
+    if (h) {
+        *h = (struct vmm_handle){bytes, 1};
+        vmm.held += bytes;
+        *out = (CUmemGenericAllocationHandle)(uintptr_t)h;
+    }
+    pthread_mutex_unlock(&vmm.lock);
+    return h ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult vmm_release(CUmemGenericAllocationHandle handle)
+{
+    if (!handle)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&vmm.lock);
+    vmm_let_go((struct vmm_handle *)(uintptr_t)handle);
+    pthread_mutex_unlock(&vmm.lock);
+    return CUDA_SUCCESS;
+}
+
+static CUresult vmm_reserve(CUdeviceptr *out, size_t bytes)
+{
+    if (!out || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&vmm.lock);
+    *out = vmm.next_address;
+    vmm.next_address += (bytes + (2u << 20) - 1) & ~(uint64_t)((2u << 20) - 1);
+    pthread_mutex_unlock(&vmm.lock);
+    return CUDA_SUCCESS;
+}
+
+static CUresult vmm_map(CUdeviceptr ptr, size_t bytes, CUmemGenericAllocationHandle handle)
+{
+    struct vmm_mapping *m = malloc(sizeof *m);
+    if (!ptr || !bytes || !handle || !m) {
+        free(m);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_lock(&vmm.lock);
+    *m = (struct vmm_mapping){ptr, bytes, (struct vmm_handle *)(uintptr_t)handle, vmm.mappings};
+    m->handle->refs++;
+    vmm.mappings = m;
+    pthread_mutex_unlock(&vmm.lock);
+    return CUDA_SUCCESS;
+}
+
+/* Unmaps every mapping that starts inside [ptr, ptr + bytes). */
+static CUresult vmm_unmap(CUdeviceptr ptr, size_t bytes)
+{
+    int found = 0;
+    pthread_mutex_lock(&vmm.lock);
+    for (struct vmm_mapping **at = &vmm.mappings; *at;) {
+        struct vmm_mapping *m = *at;
+        if (m->ptr >= ptr && m->ptr - ptr < bytes) {
+            *at = m->next;
+            vmm_let_go(m->handle);
+            free(m);
+            found = 1;
+        } else {
+            at = &m->next;
+        }
+    }
+    pthread_mutex_unlock(&vmm.lock);
+    return found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                             const CUmemAllocationProp *prop, unsigned long long flags)
+{
+    cuMemCreate_params params = {handle, size, prop, flags};
+    DRIVER_CALL(cuMemCreate, &params, NULL, vmm_create(handle, size, prop));
+}
+
+CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+    cuMemRelease_params params = {handle};
+    DRIVER_CALL(cuMemRelease, &params, NULL, vmm_release(handle));
+}
+
+CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+                                     CUdeviceptr addr, unsigned long long flags)
+{
+    cuMemAddressReserve_params params = {ptr, size, alignment, addr, flags};
+    DRIVER_CALL(cuMemAddressReserve, &params, NULL, vmm_reserve(ptr, size));
+}
+
+CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+    cuMemAddressFree_params params = {ptr, size};
+    DRIVER_CALL(cuMemAddressFree, &params, NULL,
+                ptr && size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+}
+
+CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+                          CUmemGenericAllocationHandle handle, unsigned long long flags)
+{
+    cuMemMap_params params = {ptr, size, offset, handle, flags};
+    DRIVER_CALL(cuMemMap, &params, NULL, vmm_map(ptr, size, handle));
+}
+
+CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+    cuMemUnmap_params params = {ptr, size};
+    DRIVER_CALL(cuMemUnmap, &params, NULL, vmm_unmap(ptr, size));
+}
+
+CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
+                                size_t count)
+{
+    cuMemSetAccess_params params = {ptr, size, desc, count};
+    DRIVER_CALL(cuMemSetAccess, &params, NULL,
+                ptr && size && desc && count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
 }
 
 /* ---- exports: streams and synchronisation ---------------------------------------------- */

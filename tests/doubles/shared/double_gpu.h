@@ -64,6 +64,13 @@
     X(cuStreamCreate)                                                                              \
     X(cuStreamDestroy_v2)                                                                          \
     X(cuStreamSynchronize)                                                                         \
+    X(cuMemCreate)                                                                                 \
+    X(cuMemRelease)                                                                                \
+    X(cuMemAddressReserve)                                                                         \
+    X(cuMemAddressFree)                                                                            \
+    X(cuMemMap)                                                                                    \
+    X(cuMemUnmap)                                                                                  \
+    X(cuMemSetAccess)                                                                              \
     X(cuGetExportTable)
 
 enum ct_gpu_work_kind {

@@ -1,0 +1,103 @@
+"""Device memory made through the driver's virtual-memory API (issue "Every byte on the
+device"): PyTorch's expandable segments and NCCL's buffers grow by cuMemCreate and cuMemMap,
+which no cudaMalloc shows. tests/programs/vmm_allocator.c imitates such an allocator on the
+driver and CUPTI doubles, growing a segment by 2 MiB granules and never calling cudaMalloc;
+it prints the physical bytes it holds as it counts them. The calls reach the trace through
+CUPTI's driver callbacks; their physical memory is a counter of its own
+(VMM_TRACK), and counts in the device total that the report and the memory findings use."""
+import json
+import os
+import subprocess
+
+MIB = 1 << 20
+GRANULE = 2 * MIB
+VMM_TRACK = "CUDA device memory, virtual-memory API (physical bytes)"
+SOURCE = os.path.join(os.path.dirname(__file__), "programs", "vmm_allocator.c")
+
+
+def create_site():
+    """The cuMemCreate call's site, from the line the program marks."""
+    with open(SOURCE) as f:
+        (line,) = [n for n, text in enumerate(f, 1) if "site: create" in text]
+    return f"vmm_allocator.c:{line} in make"
+
+
+def run(trace_run, build_dir, *args, **extra):
+    env = {"LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver", "CT_DOUBLE_DRIVER": "1",
+           **{k: str(v) for k, v in extra.items()}}
+    completed, trace, _ = trace_run("vmm_allocator", *map(str, args), env=env)
+    assert completed.returncode == 0, completed.stderr
+    truth = dict(zip(*[iter(completed.stdout.split()[1:])] * 2))
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
+                           str(completed.run_dir / "trace.pftrace.zst")], capture_output=True,
+                          text=True, check=True)
+    report = json.loads(done.stdout)
+    (process,) = report["processes"]
+    return trace, {k: int(v) for k, v in truth.items()}, process, report["findings"]
+
+
+def vmm_values(trace):
+    return [v for _, v in trace.counters.get(VMM_TRACK, [])]
+
+
+def test_a_segment_grown_by_granules_is_counted_exactly(trace_run, build_dir):
+    """30 steps, each growing the segment by a granule it keeps: the counter rises by one
+    granule a step, and the device total, peak and final, is the program's own."""
+    trace, truth, p, findings = run(trace_run, build_dir, "leak", 30)
+    assert truth == {"peak": 30 * GRANULE, "final": 30 * GRANULE, "creates": 30, "failed": 0}
+    assert vmm_values(trace) == [k * GRANULE for k in range(1, 31)]
+    memory = p["memory"]
+    assert (memory["peak_bytes"], memory["final_bytes"]) == (30 * GRANULE, 30 * GRANULE)
+    assert memory["by_source"] == {"allocations": {"peak_bytes": 0, "final_bytes": 0},
+                                   "vmm": {"peak_bytes": 30 * GRANULE,
+                                           "final_bytes": 30 * GRANULE}}
+    calls = {name: s["calls"] for name, s in p["api"].items()}
+    assert {name: calls.get(name) for name in ("cuMemCreate", "cuMemMap", "cuMemSetAccess",
+                                               "cuMemAddressReserve")} == {
+        "cuMemCreate": 30, "cuMemMap": 30, "cuMemSetAccess": 60, "cuMemAddressReserve": 1}
+    # Each map names the handle a create returned, and where in it the mapping starts.
+    creates = [s for s in trace.slices if s["name"] == "cuMemCreate"]
+    maps = [s for s in trace.slices if s["name"] == "cuMemMap"]
+    assert [s["args"]["handle"] for s in maps] == [s["args"]["handle"] for s in creates]
+    assert {(s["args"]["bytes"], s["args"]["offset"], s["args"]["seen_by"]) for s in maps} == {
+        (GRANULE, 0, "cupti")}
+    (growth,) = [f for f in findings if f["id"] == "memory-growth"]
+    (top,) = growth["evidence"]["sites"]
+    assert top["site"] == create_site()
+    assert 12 <= top["calls"] <= 30 and top["bytes"] == top["calls"] * GRANULE
+
+
+def test_healthy_twin_a_segment_made_up_front_and_reused(trace_run, build_dir):
+    _, truth, p, findings = run(trace_run, build_dir, "reuse", 30)
+    assert truth["peak"] == truth["final"] == 4 * GRANULE
+    assert (p["memory"]["peak_bytes"], p["memory"]["final_bytes"]) == (4 * GRANULE, 4 * GRANULE)
+    assert findings == []
+
+
+def test_a_handle_released_while_mapped_holds_its_memory_until_the_unmap(trace_run, build_dir):
+    """Each handle is released as soon as it is mapped, and the segment unmapped whole in
+    one call at the end: the memory stays through the releases and goes with the unmap."""
+    trace, truth, p, _ = run(trace_run, build_dir, "early-release", 10)
+    assert (truth["peak"], truth["final"]) == (10 * GRANULE, 0)
+    assert vmm_values(trace) == [k * GRANULE for k in range(1, 11)] + [0]
+    assert p["memory"]["by_source"]["vmm"] == {"peak_bytes": 10 * GRANULE, "final_bytes": 0}
+
+
+def test_a_handle_mapped_twice_counts_once(trace_run, build_dir):
+    trace, truth, p, _ = run(trace_run, build_dir, "double-map")
+    assert (truth["peak"], truth["final"]) == (4 * GRANULE, 0)
+    assert vmm_values(trace) == [4 * GRANULE, 0]
+    assert (p["memory"]["peak_bytes"], p["memory"]["final_bytes"]) == (4 * GRANULE, 0)
+
+
+def test_oom_under_the_virtual_memory_api(trace_run, build_dir):
+    """The sixth granule does not fit under a 10 MiB device: the oom finding names the live
+    bytes and the sites that hold them, all physical memory no cudaMalloc made."""
+    _, truth, p, findings = run(trace_run, build_dir, "oom", 8, CT_DOUBLE_VMM_LIMIT=10 * MIB)
+    assert (truth["creates"], truth["failed"], truth["final"]) == (5, 1, 10 * MIB)
+    (oom,) = [f for f in findings if f["id"] == "oom"]
+    e = oom["evidence"]
+    assert (e["requested_bytes"], e["live_bytes"], e["peak_bytes"], e["site"]) == (
+        GRANULE, 10 * MIB, 10 * MIB, create_site())
+    assert [(s["site"], s["bytes"]) for s in e["sites"]] == [(create_site(), GRANULE)] * 3
+    assert p["api"]["cuMemCreate"]["errors"] == 1
