@@ -65,8 +65,8 @@ static void emit_device_names(struct ct_ring *ring, int count)
     }
 }
 
-/* The version each loaded runtime, cuBLAS, cuBLASLt and NCCL reports through its own
- * API: getters that return constants and load nothing (checked: the same
+/* The version each loaded runtime, cuBLAS, cuBLASLt and NCCL reports
+ * through its own API: getters that return constants and load nothing (checked: the same
  * files stay mapped). Two runtimes of one major (12.4 and 12.9 wheels)
  * differ only here, not in their file names. cudnnGetVersion is not called:
  * it makes cuDNN load its sub-libraries, which would change what the program
@@ -84,18 +84,21 @@ static long major_of(const char *path)
     return so ? strtol(so + 4, NULL, 10) : 0;
 }
 
-static uint64_t runtime_version_of(void *lib, const char *path, int cuda_initialised)
+/* Before the program initialised CUDA: from CUDA 12 on the getter returns a
+ * constant, and nothing else of the runtime may be asked (its error state
+ * makes it look for the driver). */
+static uint64_t runtime_constant_of(void *lib)
 {
     cudaError_t (*get)(int *) = (cudaError_t(*)(int *))ct_dl_real_sym(lib, "cudaRuntimeGetVersion");
-    /* From CUDA 12 on the getter returns a constant. Before, it fails without
-     * a driver and latches the error in that runtime copy, which is cleared
-     * again unless one was pending; but asking for the error state makes the
-     * runtime look for the driver, so that waits for the program to have
-     * initialised CUDA. */
-    if (!cuda_initialised) {
-        int v = 0;
-        return major_of(path) >= 12 && get && get(&v) == cudaSuccess ? (uint64_t)v : 0;
-    }
+    int v = 0;
+    return get && get(&v) == cudaSuccess ? (uint64_t)v : 0;
+}
+
+static uint64_t runtime_version_of(void *lib)
+{
+    /* Before CUDA 12 this fails without a driver and latches the error in
+     * that runtime copy; clear it again unless one was pending already. */
+    cudaError_t (*get)(int *) = (cudaError_t(*)(int *))ct_dl_real_sym(lib, "cudaRuntimeGetVersion");
     cudaError_t (*peek)(void) = (cudaError_t(*)(void))ct_dl_real_sym(lib, "cudaPeekAtLastError");
     cudaError_t (*take)(void) = (cudaError_t(*)(void))ct_dl_real_sym(lib, "cudaGetLastError");
     int v = 0, pending = !peek || peek() != cudaSuccess;
@@ -105,10 +108,8 @@ static uint64_t runtime_version_of(void *lib, const char *path, int cuda_initial
     return r == cudaSuccess ? (uint64_t)v : 0;
 }
 
-static uint64_t cublas_version_of(void *lib, const char *path, int cuda_initialised)
+static uint64_t cublas_version_of(void *lib)
 {
-    (void)path;
-    (void)cuda_initialised;
     int (*get)(int, int *) = (int (*)(int, int *))ct_dl_real_sym(lib, "cublasGetProperty");
     int part[3] = {0, 0, 0}; /* MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL */
     for (int i = 0; get && i < 3; i++)
@@ -117,21 +118,33 @@ static uint64_t cublas_version_of(void *lib, const char *path, int cuda_initiali
     return get ? (uint64_t)(part[0] * 10000 + part[1] * 100 + part[2]) : 0;
 }
 
-static uint64_t cublaslt_version_of(void *lib, const char *path, int cuda_initialised)
+static uint64_t cublaslt_version_of(void *lib)
 {
-    (void)path;
-    (void)cuda_initialised;
     size_t (*get)(void) = (size_t(*)(void))ct_dl_real_sym(lib, "cublasLtGetVersion");
     return get ? (uint64_t)get() : 0;
 }
 
-static uint64_t nccl_version_of(void *lib, const char *path, int cuda_initialised)
+static uint64_t nccl_version_of(void *lib)
 {
-    (void)path;
-    (void)cuda_initialised;
     int (*get)(int *) = (int (*)(int *))ct_dl_real_sym(lib, "ncclGetVersion");
     int v = 0;
     return get && get(&v) == 0 ? (uint64_t)v : 0;
+}
+
+typedef uint64_t version_getter(void *lib);
+
+/* The getter that may be asked of a library of `family` now, or NULL. */
+static version_getter *getter_for(const char *family, const char *path, int cuda_initialised)
+{
+    if (strcmp(family, "cudart") == 0)
+        return cuda_initialised       ? runtime_version_of
+               : major_of(path) >= 12 ? runtime_constant_of
+                                      : NULL;
+    if (strcmp(family, "cublas") == 0)
+        return cublas_version_of;
+    if (strcmp(family, "cublasLt") == 0)
+        return cublaslt_version_of;
+    return strcmp(family, "nccl") == 0 ? nccl_version_of : NULL;
 }
 
 static int record_library_version(struct dl_phdr_info *info, size_t size, void *data)
@@ -142,16 +155,11 @@ static int record_library_version(struct dl_phdr_info *info, size_t size, void *
     if (!info->dlpi_name || !*info->dlpi_name ||
         !ct_library_family(info->dlpi_name, family, sizeof family))
         return 0;
-    uint64_t (*version_of)(void *, const char *, int) =
-        strcmp(family, "cudart") == 0     ? runtime_version_of
-        : strcmp(family, "cublas") == 0   ? cublas_version_of
-        : strcmp(family, "cublasLt") == 0 ? cublaslt_version_of
-        : strcmp(family, "nccl") == 0     ? nccl_version_of
-                                          : NULL;
+    version_getter *version_of = getter_for(family, info->dlpi_name, scan->cuda_initialised);
     void *lib = version_of ? ct_dl_real_open(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
     if (!lib)
         return 0;
-    uint64_t version = version_of(lib, info->dlpi_name, scan->cuda_initialised);
+    uint64_t version = version_of(lib);
     ct_dl_real_close(lib);
     if (version)
         ct_emit_string(scan->ring, CT_STR_LIBRARY_VERSION, version, info->dlpi_name);
