@@ -88,13 +88,6 @@ static int is_memory(uint8_t family, enum ct_vmm_op op)
            family == CT_FAMILY_ALLOC_HOST || family == CT_FAMILY_FREE_HOST || op != CT_VMM_NONE;
 }
 
-/* Whether the event gives memory back, and so counts when it begins. */
-static int gives_back(uint8_t family, enum ct_vmm_op op)
-{
-    return family == CT_FAMILY_FREE_DEVICE || family == CT_FAMILY_FREE_HOST ||
-           op == CT_VMM_RELEASE || op == CT_VMM_UNMAP;
-}
-
 void ct_memory_counters_note(uint8_t family, const struct ct_record *r, uint64_t begin_ns,
                              uint64_t end_ns)
 {
@@ -106,7 +99,7 @@ void ct_memory_counters_note(uint8_t family, const struct ct_record *r, uint64_t
         pending_ready = 1;
     }
     struct memory_event e = {r->arg[0], r->arg[1], r->arg[2], family, (uint8_t)op};
-    uint64_t at = gives_back(family, op) ? begin_ns : end_ns;
+    uint64_t at = ct_function_gives_memory_back(r->func) ? begin_ns : end_ns;
     if (at < applied_up_to) {
         late++;
         apply(&e, applied_up_to); /* the track's values stay in time order */

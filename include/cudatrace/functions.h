@@ -201,6 +201,17 @@ static inline int ct_function_is_kept(enum ct_function fn)
            (family >= CT_FAMILY_SYNC_DEVICE && family <= CT_FAMILY_SYNC_EVENT);
 }
 
+/* Whether a call gives device or pinned memory back (a free; the
+ * virtual-memory API's release and unmap): such a call counts when it
+ * begins and the others when they return, the one order of the live bytes
+ * that holds whatever the threads did. Constant for a constant `fn`. */
+static inline int ct_function_gives_memory_back(enum ct_function fn)
+{
+    enum ct_family family = ct_function_family(fn);
+    return family == CT_FAMILY_FREE_DEVICE || family == CT_FAMILY_FREE_HOST ||
+           fn == CT_FN_cuMemRelease || fn == CT_FN_cuMemUnmap;
+}
+
 static inline const char *ct_function_name(enum ct_function fn)
 {
 #define CT_FUNCTION_NAME(name, family, takes_stream) [CT_FN_##name] = #name,

@@ -231,8 +231,8 @@ static void freed(struct ct_usage *u, const struct memory_event *m)
  * freed and another got back can come allocation first: a free is placed
  * when it began and an allocation when it returned, the one order that
  * holds whatever the threads did (as the collector's counters do). */
-static void queue_memory(struct ct_usage *u, uint8_t what, enum ct_vmm_op op,
-                         const struct ct_event *e, const char *site)
+static void queue_memory(struct ct_usage *u, uint8_t what, int fn, const struct ct_event *e,
+                         const char *site)
 {
     if (!u->memory_order.payload_size)
         ct_time_order_init(&u->memory_order, sizeof(struct memory_event));
@@ -244,9 +244,9 @@ static void queue_memory(struct ct_usage *u, uint8_t what, enum ct_vmm_op op,
                              site,
                              (int32_t)arg_uint(e, ct_key_result),
                              what,
-                             (uint8_t)op};
-    int gives_back = what == FREED || op == CT_VMM_RELEASE || op == CT_VMM_UNMAP;
-    ct_time_order_push(&u->memory_order, gives_back ? e->ts : e->end, &m);
+                             (uint8_t)ct_vmm_op_of((enum ct_function)fn)};
+    int at_begin = ct_function_gives_memory_back((enum ct_function)fn);
+    ct_time_order_push(&u->memory_order, at_begin ? e->ts : e->end, &m);
 }
 
 void ct_usage_settle(struct ct_usage *u)
@@ -334,9 +334,9 @@ static void vmm_slice(struct ct_usage *u, int fn, const struct ct_event *e, uint
 {
     enum ct_vmm_op op = ct_vmm_op_of((enum ct_function)fn);
     if (op == CT_VMM_CREATE && failed)
-        queue_memory(u, ALLOCATION_FAILED, op, e, site);
+        queue_memory(u, ALLOCATION_FAILED, fn, e, site);
     else if (op != CT_VMM_NONE && !failed)
-        queue_memory(u, VMM_CALL, op, e, site);
+        queue_memory(u, VMM_CALL, fn, e, site);
     if (op == CT_VMM_CREATE || op == CT_VMM_RELEASE)
         note_alloc_time(u, ns, site);
 }
@@ -368,7 +368,7 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
         copy(u, tid, fn, e, ns, site);
         break;
     case CT_FAMILY_ALLOC_DEVICE:
-        queue_memory(u, failed ? ALLOCATION_FAILED : ALLOCATED, CT_VMM_NONE, e, site);
+        queue_memory(u, failed ? ALLOCATION_FAILED : ALLOCATED, fn, e, site);
         note_alloc_time(u, ns, site);
         break;
     case CT_FAMILY_VMM:
@@ -376,7 +376,7 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
         break;
     case CT_FAMILY_FREE_DEVICE:
         if (!failed)
-            queue_memory(u, FREED, CT_VMM_NONE, e, site);
+            queue_memory(u, FREED, fn, e, site);
         note_alloc_time(u, ns, site);
         if (fn == CT_FN_cudaFree)
             blocking(u, tid, e, site, 0);
