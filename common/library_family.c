@@ -31,6 +31,18 @@ static int library_name(const char *base, char *name, size_t size)
     return 1;
 }
 
+long ct_soname_major(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    const char *so = strstr(base ? base + 1 : path, ".so.");
+    if (!so || so[4] < '0' || so[4] > '9')
+        return -1;
+    long major = 0;
+    for (const char *d = so + 4; *d >= '0' && *d <= '9'; d++)
+        major = major * 10 + (*d - '0');
+    return major;
+}
+
 int ct_library_family(const char *path, char *family, size_t size)
 {
     const char *base = strrchr(path, '/');

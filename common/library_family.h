@@ -12,4 +12,9 @@
  * the CUDA stack. Allocates nothing: the rtld-audit module uses it too. */
 int ct_library_family(const char *path, char *family, size_t size);
 
+/* The major a shared library's file name carries after ".so." (12 for
+ * libcudart.so.12 and for libcudart.so.12.4.127), or -1 when it carries
+ * none. */
+long ct_soname_major(const char *path);
+
 #endif

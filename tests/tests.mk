@@ -77,7 +77,8 @@ $(BUILD)/tests/dlopen_only: tests/loader/dlopen_only.c tests/programs/mapped_lib
 # The library-search reconstruction (collector/libraries/ld_search.c) behind a command line,
 # which tests/test_collector_ld_search.py compares with glibc's own LD_DEBUG=libs.
 CT_LD_SEARCH_SRC := tests/unit/ld_search_check.c collector/libraries/ld_search.c \
-	collector/libraries/ld_cache.c collector/libraries/hwcaps.c collector/elf/elf_file.c
+	collector/libraries/ld_cache.c collector/libraries/hwcaps.c collector/elf/elf_file.c \
+	common/entry_list.c
 test-programs: $(BUILD)/unit/ld_search_check
 $(BUILD)/unit/ld_search_check: $(CT_LD_SEARCH_SRC) $(wildcard collector/libraries/*.h collector/elf/*.h)
 	@mkdir -p $(@D)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "collector/elf/elf_file.h"
+#include "common/entry_list.h"
 
 /* The walk in progress: the object whose DT_NEEDED entries are being read. */
 struct visit {
@@ -36,10 +37,10 @@ static int known(const struct ct_dependency_walk *w, const char *path)
 
 static void note_missing(struct ct_dependency_walk *w, const char *name, const char *searched)
 {
-    ct_ld_add_distinct(w->missing, sizeof w->missing, name);
+    ct_list_add_distinct(w->missing, sizeof w->missing, ':', name);
     char dir[4096];
-    for (const char *at = searched; ct_ld_next_entry(&at, dir, sizeof dir);)
-        ct_ld_add_distinct(w->searched, sizeof w->searched, dir);
+    for (const char *at = searched; ct_list_next(&at, ':', dir, sizeof dir);)
+        ct_list_add_distinct(w->searched, sizeof w->searched, ':', dir);
 }
 
 static void add_object(struct ct_dependency_walk *w, const struct visit *v, const char *name)

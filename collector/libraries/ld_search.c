@@ -31,6 +31,7 @@
 #include "collector/elf/elf_file.h"
 #include "collector/libraries/hwcaps.h"
 #include "collector/libraries/ld_cache.h"
+#include "common/entry_list.h"
 
 /* glibc's SYSTEM_DIRS on Debian 12 (`ld.so --help` lists them). */
 static const char *const default_dirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
@@ -89,33 +90,10 @@ static enum verdict check_candidate(const char *path)
     return LOADABLE;
 }
 
-void ct_ld_add_distinct(char *list, size_t size, const char *dir)
-{
-    size_t len = strlen(dir), used = strlen(list);
-    for (const char *at = list; *at;) {
-        size_t n = strcspn(at, ":");
-        if (n == len && strncmp(at, dir, len) == 0)
-            return;
-        at += n + (at[n] == ':');
-    }
-    if (used + len + 2 <= size)
-        snprintf(list + used, size - used, "%s%s", used ? ":" : "", dir);
-}
-
-int ct_ld_next_entry(const char **at, char *out, size_t size)
-{
-    if (!**at)
-        return 0;
-    size_t len = strcspn(*at, ":");
-    snprintf(out, size, "%.*s", (int)len, *at);
-    *at += len + ((*at)[len] == ':');
-    return 1;
-}
-
 static void note_searched(struct walk *w, const char *dir)
 {
     if (w->result)
-        ct_ld_add_distinct(w->result->searched, sizeof w->result->searched, dir);
+        ct_list_add_distinct(w->result->searched, sizeof w->result->searched, ':', dir);
 }
 
 static int visit_search(struct walk *w, const char *candidate, enum ct_ld_list list)

@@ -81,11 +81,5 @@ void ct_ld_read_object(const struct ct_ld_process *process, const char *path,
  * with no working directory known. */
 int ct_ld_entry_dir(const struct ct_ld_process *process, const char *entry, const char *origin,
                     char *dir, size_t size);
-/* Adds `dir` to the ':'-separated `list` unless it is there (or would not
- * fit whole). */
-void ct_ld_add_distinct(char *list, size_t size, const char *dir);
-/* Copies the entry of a ':'-separated list that `*at` points to into `out`
- * (cut to fit) and moves `*at` past it; 0, with nothing copied, at the end. */
-int ct_ld_next_entry(const char **at, char *out, size_t size);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "collector/elf/elf_file.h"
 #include "collector/libraries/dependency_walk.h"
+#include "common/entry_list.h"
 
 /* How many majors past the one wanted are looked for (CUDA 12 -> 13 is one). */
 #define MAJORS_AHEAD 8
@@ -79,7 +80,7 @@ static void add_other_majors(const char *name, const char *dir, char *out, size_
         char candidate[PATH_MAX * 2];
         snprintf(candidate, sizeof candidate, "%s/%.*s%ld", dir, (int)prefix, name, m);
         if (m != major && access(candidate, F_OK) == 0)
-            ct_ld_add_distinct(out, size, candidate);
+            ct_list_add_distinct(out, size, ':', candidate);
     }
 }
 
@@ -89,20 +90,20 @@ static void real_dirs(const char *searched, const char *toolkit_home, char *out,
 {
     char dir[PATH_MAX], real[PATH_MAX];
     out[0] = '\0';
-    for (const char *at = searched; ct_ld_next_entry(&at, dir, sizeof dir);)
+    for (const char *at = searched; ct_list_next(&at, ':', dir, sizeof dir);)
         if (realpath(dir, real))
-            ct_ld_add_distinct(out, size, real);
+            ct_list_add_distinct(out, size, ':', real);
     toolkit_lib(toolkit_home, real);
     if (*real)
-        ct_ld_add_distinct(out, size, real);
+        ct_list_add_distinct(out, size, ':', real);
 }
 
 static void other_majors_of(const char *missing, const char *dirs, char *out, size_t size)
 {
     char name[256], dir[PATH_MAX];
     out[0] = '\0';
-    for (const char *n = missing; ct_ld_next_entry(&n, name, sizeof name);)
-        for (const char *at = dirs; ct_ld_next_entry(&at, dir, sizeof dir);)
+    for (const char *n = missing; ct_list_next(&n, ':', name, sizeof name);)
+        for (const char *at = dirs; ct_list_next(&at, ':', dir, sizeof dir);)
             add_other_majors(name, dir, out, size);
 }
 

@@ -6,6 +6,7 @@
  * whether its requester expected a copy of its own there.
  */
 #include "collector/libraries/own_dirs.h"
+#include "common/entry_list.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -59,7 +60,7 @@ void ct_ld_own_dirs(const struct ct_ld_process *process, const char *requester, 
             if (ct_ld_entry_dir(process, entry, o.origin, dir, sizeof dir) == 0 &&
                 (!meant_only || meant_for_its_libraries(entry, dir))) {
                 normalise(dir);
-                ct_ld_add_distinct(out, size, dir);
+                ct_list_add_distinct(out, size, ':', dir);
             }
         }
         at += len + (at[len] == ':');

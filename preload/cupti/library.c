@@ -46,10 +46,10 @@ int ct_cupti_driver_loaded(void)
 /* "13" from .../libcudart.so.13 or libcudart-d0da41ae.so.13.0; "" if none. */
 static void runtime_major(const char *runtime, char *major, size_t size)
 {
-    const char *so = strstr(runtime, ".so.");
+    long m = ct_soname_major(runtime);
     major[0] = '\0';
-    if (so)
-        snprintf(major, size, "%.*s", (int)strspn(so + 4, "0123456789"), so + 4);
+    if (m >= 0)
+        snprintf(major, size, "%ld", m);
 }
 
 static int is_file(const char *path)
@@ -180,7 +180,7 @@ static void *open_found(const char *runtime, const char *major, char *path, size
 
 int ct_cupti_library_load(char *path, size_t path_size, char *why, size_t why_size)
 {
-    char runtime[PATH_LEN] = "", major[16];
+    char runtime[PATH_LEN] = "", major[24]; /* any long */
     ct_loaded_library("cudart", runtime, sizeof runtime);
     runtime_major(runtime, major, sizeof major);
     why[0] = '\0';

@@ -12,7 +12,6 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "preload/hooks/cuda_call.h"
@@ -77,13 +76,6 @@ struct version_scan {
     int cuda_initialised; /* by the program: a runtime may be asked for its error state */
 };
 
-/* The major in a file name such as libcudart.so.12 (0 when none). */
-static long major_of(const char *path)
-{
-    const char *so = strstr(path, ".so.");
-    return so ? strtol(so + 4, NULL, 10) : 0;
-}
-
 /* Before the program initialised CUDA: from CUDA 12 on the getter returns a
  * constant, and nothing else of the runtime may be asked (its error state
  * makes it look for the driver). */
@@ -137,9 +129,9 @@ typedef uint64_t version_getter(void *lib);
 static version_getter *getter_for(const char *family, const char *path, int cuda_initialised)
 {
     if (strcmp(family, "cudart") == 0)
-        return cuda_initialised       ? runtime_version_of
-               : major_of(path) >= 12 ? runtime_constant_of
-                                      : NULL;
+        return cuda_initialised              ? runtime_version_of
+               : ct_soname_major(path) >= 12 ? runtime_constant_of
+                                             : NULL;
     if (strcmp(family, "cublas") == 0)
         return cublas_version_of;
     if (strcmp(family, "cublasLt") == 0)

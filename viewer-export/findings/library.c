@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cudatrace/trace_names.h"
+#include "common/entry_list.h"
 #include "common/library_family.h"
 
 static const char *version_or_unknown(const struct ct_library_entry *lib)
@@ -113,30 +114,17 @@ static int follows_cuda(const char *family)
     return 0;
 }
 
-/* Copies the entry of a ':'-separated list at `*at` into `out` and moves
- * past it; 0 at the end of the list. */
-static int next_entry(const char **at, char *out, size_t size)
-{
-    if (!**at)
-        return 0;
-    size_t len = strcspn(*at, ":");
-    snprintf(out, size, "%.*s", (int)len, *at);
-    *at += len + ((*at)[len] == ':');
-    return 1;
-}
-
 /* The highest CUDA major a name or path among the ':'-separated `list`
  * stands for (libcudart.so.12: 12), or -1 when none follows CUDA's. */
 static long cuda_major(const char *list)
 {
     long highest = -1;
     char family[64], name[4096];
-    for (const char *at = list; next_entry(&at, name, sizeof name);) {
-        const char *so = strstr(name, ".so.");
-        if (so && ct_library_family(name, family, sizeof family) &&
-            (strcmp(family, "cudart") == 0 || follows_cuda(family)) && major_of(so + 4) > highest)
-            highest = major_of(so + 4);
-    }
+    for (const char *at = list; ct_list_next(&at, ':', name, sizeof name);)
+        if (ct_library_family(name, family, sizeof family) &&
+            (strcmp(family, "cudart") == 0 || follows_cuda(family)) &&
+            ct_soname_major(name) > highest)
+            highest = ct_soname_major(name);
     return highest;
 }
 
@@ -148,7 +136,7 @@ static const char *comma_list(const char *list, int *count)
     size_t used = 0;
     text[0] = '\0';
     *count = 0;
-    for (const char *at = list; next_entry(&at, entry, sizeof entry) && used < sizeof text;
+    for (const char *at = list; ct_list_next(&at, ':', entry, sizeof entry) && used < sizeof text;
          (*count)++)
         used += (size_t)snprintf(text + used, sizeof text - used, "%s%s", used ? ", " : "", entry);
     return text;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/entry_list.h"
+
 void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
 {
     ct_json_begin_object(j, NULL);
@@ -60,15 +62,10 @@ void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
 /* A `separator`-separated list in the trace as a JSON array of strings. */
 static void json_list(struct ct_json *j, const char *key, const char *list, char separator)
 {
-    const char separators[2] = {separator, '\0'};
+    char one[4096];
     ct_json_begin_array(j, key);
-    for (const char *item = list; *item;) {
-        size_t len = strcspn(item, separators);
-        char one[4096];
-        snprintf(one, sizeof one, "%.*s", (int)len, item);
+    for (const char *item = list; ct_list_next(&item, separator, one, sizeof one);)
         ct_json_string(j, NULL, one);
-        item += len + (item[len] == separator);
-    }
     ct_json_end_array(j);
 }
 
