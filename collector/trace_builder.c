@@ -16,7 +16,9 @@
  */
 #include "collector/trace_builder.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include "cudatrace/trace_names.h"
@@ -226,6 +228,23 @@ void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest
     }
 }
 
+/* The collector's own peak resident memory, in KiB: its address space's
+ * high-water mark. Not getrusage's ru_maxrss: Linux carries that across
+ * exec, and posix_spawn's child shares the program's address space until it
+ * execs, so it would report the program's peak at the collector's start. */
+static uint64_t peak_rss_kb(const struct rusage *usage)
+{
+    FILE *status = fopen("/proc/self/status", "re");
+    char line[256];
+    unsigned long long kb = 0;
+    while (status && fgets(line, sizeof line, status))
+        if (strncmp(line, "VmHWM:", 6) == 0 && sscanf(line + 6, "%llu", &kb) == 1)
+            break;
+    if (status)
+        fclose(status);
+    return kb ? kb : (uint64_t)usage->ru_maxrss;
+}
+
 void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
 {
     for (uint32_t i = 0; i < thread_count; i++)
@@ -245,7 +264,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
     struct ct_arg args[] = {
         CT_UINT_ARG(ct_key_calls, calls),
         CT_UINT_ARG(ct_key_collector_cpu_ns, cpu_ns),
-        CT_UINT_ARG(ct_key_collector_max_rss_kb, usage.ru_maxrss),
+        CT_UINT_ARG(ct_key_collector_max_rss_kb, peak_rss_kb(&usage)),
         CT_UINT_ARG(ct_key_dropped, dropped),
         CT_UINT_ARG(ct_key_memory_events_late, ct_memory_counters_late()),
         CT_UINT_ARG(ct_key_process_start_ns, ct_process.start_ns),

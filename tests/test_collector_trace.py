@@ -497,3 +497,20 @@ def test_one_sequence_and_track_per_thread(trace_run):
                    if p.HasField("track_descriptor") and p.track_descriptor.HasField("thread")]
     tids = [tid for _, tid in descriptors]
     assert len(tids) == len(set(tids)) == 4, descriptors
+
+
+def test_the_collector_reports_its_own_peak_memory_not_the_programs(trace_run, build_dir):
+    """A program that holds 256 MiB when its first CUDA call starts the collector: the
+    collector's peak is its own. (posix_spawn's child shares the program's address space
+    until it execs, and Linux carries getrusage's ru_maxrss across exec, so that figure
+    was the program's 256 MiB and more.)"""
+    runtime = os.path.join(build_dir, "double", "libcudart.so.13")
+    script = ("import ctypes\n"
+              "held = b'x' * (256 << 20)\n"
+              f"rt = ctypes.CDLL({runtime!r})\n"
+              "n = ctypes.c_int(0)\n"
+              "print(rt.cudaGetDeviceCount(ctypes.byref(n)), len(held))\n")
+    proc, trace, _ = trace_run(sys.executable, "-c", script)
+    assert proc.returncode == 0 and proc.stdout == f"0 {256 << 20}\n", proc.stderr
+    peak_kb = the_instant(trace, "cudatrace.end")["collector_max_rss_kb"]
+    assert 0 < peak_kb < 64 * 1024, f"collector peak {peak_kb} KiB"
