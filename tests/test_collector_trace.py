@@ -369,7 +369,7 @@ def test_existing_trace_is_never_overwritten(trace_run, tmp_path):
     second, _, _ = trace_run("api_mix", 1, env={"CUDATRACE_OUTPUT": fixed})
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr
 
-    taken = fixed.with_name(fixed.name + "-1")
+    taken = fixed.with_name("fixed-1.pftrace.zst")  # the extension stays last
     assert sorted(p.name for p in tmp_path.glob("fixed*")) == [fixed.name, taken.name]
     assert summary(first.stderr)[0] == str(fixed)
     assert summary(second.stderr)[0] == str(taken)

@@ -282,7 +282,7 @@ def test_planted_symlink_is_never_followed(build_dir, tmp_path):
                  CUDATRACE_OUTPUT=tmp_path / "t.pftrace.zst")
     assert traced.returncode == 0
     assert victim.read_text() == "precious\n"
-    written = tmp_path / "t.pftrace.zst-1"
+    written = tmp_path / "t-1.pftrace.zst"
     assert oct(written.stat().st_mode & 0o777) == "0o600"
     assert report(build_dir, written)["processes"][0]["exit"] == "normal"
 

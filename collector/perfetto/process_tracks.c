@@ -2,7 +2,8 @@
  * The process track with the traced program's command line, the counter
  * tracks (declared before any value, as Perfetto requires), the CUDA
  * libraries track, and the instants that describe the process as a whole:
- * the trace format, the CUDA versions and the devices.
+ * the trace format, who the process is in its job (identity/), the CUDA
+ * versions and the devices.
  */
 #include "collector/perfetto/process_tracks.h"
 
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collector/identity/job_identity.h"
 #include "cudatrace/trace_names.h"
 
 struct ct_process ct_process;
@@ -37,6 +39,12 @@ const char *ct_process_env(const char *name)
         if (strncmp(environment + i, name, len) == 0 && environment[i + len] == '=')
             return environment + i + len + 1;
     return NULL;
+}
+
+const char *ct_process_environment(size_t *len)
+{
+    *len = environment_len;
+    return environment;
 }
 
 const char *ct_process_toolkit_home(void)
@@ -108,6 +116,7 @@ void ct_process_tracks_start(const struct ct_shm_header *shm)
                     shm->clock == CT_CLOCK_TSC ? ct_value_clock_tsc : ct_value_clock_boottime),
     };
     ct_process_instant(CT_TRACK_PROCESS, ct_process.start_ns, ct_event_trace_format, format, 2);
+    ct_job_identity_write();
     ct_write_counter_track(&ct_process.seq, ct_process_track(CT_TRACK_DEVICE_BYTES),
                            ct_process.uuid, ct_track_device_memory, CT_UNIT_BYTES);
     ct_write_counter_track(&ct_process.seq, ct_process_track(CT_TRACK_PINNED_BYTES),

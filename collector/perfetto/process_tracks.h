@@ -46,6 +46,8 @@ void ct_process_tracks_start(const struct ct_shm_header *shm);
 uint64_t ct_process_track(enum ct_process_track which);
 /* A variable of the environment the process started with, or NULL. */
 const char *ct_process_env(const char *name);
+/* That environment, NUL-separated, and its length. */
+const char *ct_process_environment(size_t *len);
 /* The toolkit the environment points at: $CUDA_HOME, else /usr/local/cuda. */
 const char *ct_process_toolkit_home(void);
 /* The process as its dynamic linker sees it, for ld_search.c. */

@@ -8,7 +8,8 @@
  * compressor's window, however long the run. The
  * file is created O_EXCL|O_NOFOLLOW with mode 0600: a name planted in a
  * shared directory is never followed, and an existing trace never replaced
- * (the next free name, PATH-1, PATH-2, ..., is taken instead). A path that
+ * (the next free name is taken instead: trace-1.pftrace.zst, trace-2...,
+ * the number before the extension, so the file still reads as a trace). A path that
  * names something other than a file or a link (/dev/full, a FIFO, a folder)
  * is refused: the rule is for traces, not for making files in /dev.
  */
@@ -34,6 +35,15 @@ static unsigned char out_buffer[OUT_BUFFER_SIZE];
 static uint64_t bytes_written;
 static int write_error;
 
+/* PATH with "-attempt" before its trace extension (or at its end). */
+static void numbered_name(char *path, size_t size, const char *base, int attempt)
+{
+    const char *slash = strrchr(base, '/');
+    const char *ext = strstr(slash ? slash : base, ".pftrace");
+    size_t stem = ext ? (size_t)(ext - base) : strlen(base);
+    snprintf(path, size, "%.*s-%d%s", (int)stem, base, attempt, base + stem);
+}
+
 static int create_unique(char *path, size_t size)
 {
     struct stat st;
@@ -43,7 +53,7 @@ static int create_unique(char *path, size_t size)
     snprintf(base, sizeof base, "%s", path);
     for (int attempt = 0; attempt < 1000; attempt++) {
         if (attempt > 0)
-            snprintf(path, size, "%s-%d", base, attempt);
+            numbered_name(path, size, base, attempt);
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0)
             return 0;

@@ -51,6 +51,8 @@
     X(event, trace_format, "cudatrace.trace", INSTANT)                                             \
     X(event, versions, "cuda.versions", INSTANT)                                                   \
     X(event, device, "cuda.device", INSTANT)                                                       \
+    X(event, identity, "cudatrace.identity", INSTANT)                                              \
+    X(event, environment, "cudatrace.environment", INSTANT)                                        \
     X(event, cupti, "cudatrace.cupti", INSTANT)                                                    \
     X(event, gpu_totals, "cudatrace.gpu", INSTANT)                                                 \
     X(event, end, "cudatrace.end", INSTANT)                                                        \
@@ -131,6 +133,15 @@
     X(key, memory_events_late, "memory_events_late", UINT)                                         \
     X(key, process_start_ns, "process_start_ns", UINT)                                             \
     X(key, exit, "exit", STRING)                                                                   \
+    /* cudatrace.identity and cudatrace.environment */                                             \
+    X(key, host, "host", STRING)                                                                   \
+    X(key, rank, "rank", INT)                                                                      \
+    X(key, local_rank, "local_rank", INT)                                                          \
+    X(key, world_size, "world_size", INT)                                                          \
+    X(key, job, "job", STRING)                                                                     \
+    X(key, launcher, "launcher", STRING)                                                           \
+    X(key, visible_devices, "visible_devices", STRING)                                             \
+    X(key, variables, "variables", STRING)                                                         \
     /* GPU work */                                                                                 \
     X(key, gpu_kind, "gpu_kind", STRING)                                                           \
     X(key, registers, "registers", UINT)                                                           \

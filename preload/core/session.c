@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/launcher.h"
 #include "preload/core/clock.h"
 #include "preload/core/collector_spawn.h"
 #include "preload/core/descriptors.h"
@@ -56,18 +57,33 @@ static char collector_file[4096];
  * closes when the trace is whole. */
 static struct ct_fd lifeline = CT_NO_FD, done = CT_NO_FD;
 
+static const char *lookup_env(const char *name)
+{
+    return getenv(name);
+}
+
+/* %p the pid, %r the rank its launcher gave it ("norank" when none did),
+ * %h the host: one pattern serves every process of a job. */
 static void format_output_path(char *out, size_t size)
 {
     const char *pattern =
         ct_config.output && *ct_config.output ? ct_config.output : "cudatrace-%p.pftrace.zst";
+    long rank = ct_launcher_number(lookup_env, CT_LAUNCHER_RANK);
     size_t n = 0;
     for (const char *p = pattern; *p && n + 1 < size; p++) {
-        if (p[0] == '%' && p[1] == 'p') {
-            n += (size_t)snprintf(out + n, size - n, "%d", (int)getpid());
-            p++;
-        } else {
+        char part[256] = "norank";
+        if (p[0] == '%' && p[1] == 'p')
+            snprintf(part, sizeof part, "%d", (int)getpid());
+        else if (p[0] == '%' && p[1] == 'r' && rank >= 0)
+            snprintf(part, sizeof part, "%ld", rank);
+        else if (p[0] == '%' && p[1] == 'h')
+            ct_host_name(lookup_env, part, sizeof part);
+        else if (p[0] != '%' || p[1] != 'r') {
             out[n++] = *p;
+            continue;
         }
+        n += (size_t)snprintf(out + n, size - n, "%s", part);
+        p++;
     }
     out[n < size ? n : size - 1] = '\0';
 }

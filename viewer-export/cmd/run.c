@@ -60,8 +60,8 @@ static const char help[] =
     "keeps this process's pid, signals and exit status.\n"
     "\n"
     "options:\n"
-    "  -o, --output TRACE    trace path (CUDATRACE_OUTPUT; %p becomes the pid;\n"
-    "                        default cudatrace-%p.pftrace.zst)\n"
+    "  -o, --output TRACE    trace path (CUDATRACE_OUTPUT; %p becomes the pid, %r\n"
+    "                        the rank, %h the host; default cudatrace-%p.pftrace.zst)\n"
     "  -q, --quiet           no summary line on stderr at exit (CUDATRACE_QUIET=1)\n"
     "  --ring-records N      records per thread ring (CUDATRACE_RING_RECORDS;\n"
     "                        default 32768)\n"
@@ -69,7 +69,7 @@ static const char help[] =
     "\n"
     "examples:\n"
     "  cudatrace run -- python train.py --epochs 1\n"
-    "  cudatrace run -o run-%p.pftrace.zst -q -- torchrun --nproc-per-node 2 train.py\n";
+    "  cudatrace run -o run-%h-%r-%p.pftrace.zst -q -- torchrun --nproc-per-node 2 train.py\n";
 
 /* Options that take a value, and the variable each sets. */
 static const struct {
