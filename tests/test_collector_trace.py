@@ -370,7 +370,7 @@ def test_existing_trace_is_never_overwritten(trace_run, tmp_path):
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr
 
     taken = fixed.with_name("fixed-1.pftrace.zst")  # the extension stays last
-    assert sorted(p.name for p in tmp_path.glob("fixed*")) == [fixed.name, taken.name]
+    assert sorted(p.name for p in tmp_path.glob("fixed*")) == sorted([fixed.name, taken.name])
     assert summary(first.stderr)[0] == str(fixed)
     assert summary(second.stderr)[0] == str(taken)
     assert set(perfetto_check.load(fixed).processes) == {first.pid}

@@ -451,16 +451,19 @@ def test_every_format_gives_the_same_report(trace_run, cli, tmp_path):
 
 
 def test_several_traces_report_each_process_in_order(trace_run, cli):
+    """By job, host, rank and pid, whatever order the traces are given in: no launcher
+    here, one host, so by pid."""
     runs = [trace_run("api_mix", 1), trace_run("leak_loop", 3)]
     for proc, _, _ in runs:
         assert proc.returncode == 0, proc.stderr
     paths = [trace_path(proc) for proc, _, _ in runs]
     alone = [report_json(cli, path) for path in paths]
+    by_pid = sorted(range(2), key=lambda i: runs[i][0].pid)
 
     for order in ([0, 1], [1, 0]):
         both = report_json(cli, *(paths[i] for i in order))
-        assert [p["pid"] for p in both["processes"]] == [runs[i][0].pid for i in order]
-        assert both["processes"] == [alone[i]["processes"][0] for i in order]
+        assert [p["pid"] for p in both["processes"]] == [runs[i][0].pid for i in by_pid]
+        assert both["processes"] == [alone[i]["processes"][0] for i in by_pid]
         assert both["trace"] == {"packets": sum(r["trace"]["packets"] for r in alone),
                                  "tail": "complete", "unclosed_slices": 0}
     for (proc, trace, _), report in zip(runs, alone):

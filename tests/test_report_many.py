@@ -80,7 +80,7 @@ def test_healthy_twin_ranks_with_the_same_libraries(trace_run, build_dir):
     assert json.loads(done.stdout)["findings"] == []
 
 
-def test_a_directory_is_its_traces_in_name_order(trace_run, build_dir, tmp_path):
+def test_a_directory_is_its_traces(trace_run, build_dir, tmp_path):
     runs = ranks_with_sync(trace_run, [0, 0])
     job = collect(runs, tmp_path / "job")
     (job / "notes.txt").write_text("not a trace\n")
@@ -88,8 +88,8 @@ def test_a_directory_is_its_traces_in_name_order(trace_run, build_dir, tmp_path)
     assert report(build_dir, job).stdout == listed.stdout
     text = report(build_dir, job, json_form=False).stdout.splitlines()
     # One line per process before the details.
-    assert text[0].split() == ["pid", "wall", "calls", "launches", "sync", "peak", "memory",
-                               "exit"]
+    assert text[0].split() == ["pid", "rank", "host", "wall", "calls", "launches", "sync", "peak",
+                               "memory", "exit"]
     assert [int(line.split()[0]) for line in text[1:3]] == [c.pid for c, _, _ in runs]
 
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "viewer-export/commands.h"
-#include "viewer-export/output/report_output.h"
+#include "viewer-export/output/job_output.h"
 
 #define PROBE_GROUPS 4 /* what cudatrace-probe loads: see doctor_probe.c */
 
@@ -201,26 +201,26 @@ int ct_cmd_doctor(int argc, char **argv)
     const char *verdict = driver_verdict(kernel, nodes, count ? &results[0] : NULL);
 
     struct ct_report report = {0};
-    struct ct_findings findings = {0};
     /* No trace means no runtime loaded (the child never called CUDA). */
     if (probed == 0 && access(trace, F_OK) == 0 &&
         ct_report_add_trace(&report, trace, error, sizeof error))
         fprintf(stderr, "cudatrace: doctor: %s\n", error);
-    ct_findings_compute(&report, &findings);
+    struct ct_job job = {0};
+    ct_job_of_report(&job, &report, trace);
     if (json) {
         struct ct_json j = {.out = stdout};
         ct_json_begin_object(&j, NULL);
-        ct_report_json_fields(&j, &report, &findings);
+        ct_job_json_fields(&j, &job);
         print_doctor_json(&j, kernel, nodes, results, count, verdict);
         ct_json_end_object(&j);
     } else {
         print_doctor_text(kernel, nodes, results, count, verdict);
-        ct_report_print_text(&report, &findings);
+        ct_job_print_text(stdout, &job, 0);
     }
     int errors = probed != 0;
-    for (size_t i = 0; i < findings.count; i++)
-        errors |= findings.items[i].severity == CT_SEVERITY_ERROR;
-    ct_findings_free(&findings);
+    for (size_t i = 0; i < job.findings.count; i++)
+        errors |= job.findings.items[i].severity == CT_SEVERITY_ERROR;
+    ct_job_free(&job);
     ct_report_free(&report);
     unlink(trace);
     rmdir(dir);

@@ -3,7 +3,9 @@
  * CUDA versions, calls/errors/time per runtime function, launches, time in
  * synchronisation, allocator activity, dropped records and findings; over
  * several processes (the ranks of a job, a directory of their traces) also
- * the findings that compare them. The
+ * the findings aggregated across them and those that compare them.
+ * `--summary` writes the traces' summary instead, and `--merge` reports on
+ * summaries, made on other nodes: the same report (job/summary.h). The
  * JSON form is a stable interface, documented in docs/report-schema.md.
  */
 #include <dirent.h>
@@ -13,18 +15,31 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/array.h"
 #include "viewer-export/commands.h"
-#include "viewer-export/output/findings_track.h"
-#include "viewer-export/output/report_output.h"
 #include "viewer-export/findings/thresholds.h"
+#include "viewer-export/job/summary.h"
+#include "viewer-export/output/findings_track.h"
+#include "viewer-export/output/job_output.h"
 
-static int add_file(struct ct_report *report, const char *path)
+struct paths {
+    char **items;
+    size_t count;
+};
+
+static void add_file(struct paths *paths, const char *path)
 {
-    char error[512];
-    if (ct_report_add_trace(report, path, error, sizeof error) == 0)
-        return 0;
-    fprintf(stderr, "cudatrace: %s: %s\n", path, error);
-    return -1;
+    paths->items = ct_array_grow(paths->items, paths->count, sizeof *paths->items);
+    paths->items[paths->count] = strdup(path);
+    if (!paths->items[paths->count++])
+        abort();
+}
+
+static void free_paths(struct paths *paths)
+{
+    for (size_t i = 0; i < paths->count; i++)
+        free(paths->items[i]);
+    free(paths->items);
 }
 
 static int is_trace_name(const struct dirent *entry)
@@ -41,13 +56,15 @@ static int is_trace_name(const struct dirent *entry)
 
 /* A file, or a directory of traces (one per rank or process of a job), in
  * the order of their names. */
-static int add_path(struct ct_report *report, const char *path)
+static int add_path(struct paths *paths, const char *path)
 {
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return add_file(report, path);
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        add_file(paths, path);
+        return 0;
+    }
     struct dirent **entries;
-    int count = scandir(path, &entries, is_trace_name, alphasort), status = 0;
+    int count = scandir(path, &entries, is_trace_name, alphasort);
     if (count <= 0) {
         fprintf(stderr, "cudatrace: %s: %s\n", path,
                 count < 0 ? strerror(errno)
@@ -57,27 +74,32 @@ static int add_path(struct ct_report *report, const char *path)
     for (int i = 0; i < count; i++) {
         char file[8192];
         snprintf(file, sizeof file, "%s/%s", path, entries[i]->d_name);
-        if (!status && add_file(report, file))
-            status = -1;
+        add_file(paths, file);
         free(entries[i]);
     }
     free(entries);
-    return status;
+    return 0;
 }
 
 static const char help[] =
-    "usage: cudatrace report [--json] [--fail-on=LEVEL] [--threshold NAME=VALUE]... TRACE|DIR...\n"
+    "usage: cudatrace report [--json] [--per-process] [--fail-on=LEVEL]\n"
+    "                        [--threshold NAME=VALUE]... TRACE|DIR...\n"
+    "       cudatrace report --summary [--threshold NAME=VALUE]... [-o SUMMARY] TRACE|DIR...\n"
+    "       cudatrace report --merge [--json] [--per-process] [--fail-on=LEVEL] SUMMARY...\n"
     "\n"
     "Sums up traces per process: wall time, CUDA versions, calls, errors and time\n"
     "per runtime function, launches, time in synchronisation, allocator activity,\n"
     "dropped records, the CUDA libraries loaded (and those that failed to load),\n"
     "and findings. A directory stands for every trace in it (one per rank or\n"
-    "worker); over several processes the report starts with a line per process\n"
-    "and adds the findings that compare them. Reads zstd, gzip or plain traces,\n"
-    "also ones cut short.\n"
+    "worker). Over several processes (the ranks of a job) the report starts with a\n"
+    "line per process, by job, host and rank, gives each finding once with the\n"
+    "processes it fired on, and adds the findings that compare them. Traces are\n"
+    "read in parallel, one reader per core. Reads zstd, gzip or plain traces, also\n"
+    "ones cut short.\n"
     "\n"
     "options:\n"
     "  --json                  the report as JSON (a stable interface: docs/report-schema.md)\n"
+    "  --per-process           each process's findings under it, not aggregated\n"
     "  --fail-on=LEVEL         exit with status 3 when a finding of LEVEL (error or\n"
     "                          warning) or worse is found: a gate for CI\n"
     "  --threshold NAME=VALUE  change a usage finding's threshold (docs/findings.md):\n"
@@ -88,13 +110,19 @@ static const char help[] =
     "                          gpu_idle_share\n"
     "  --annotate              append the findings to the trace (one file) as instants\n"
     "                          on a \"cudatrace findings\" track, to see them in Perfetto\n"
+    "  --summary               write the traces' summary instead (JSON; to SUMMARY with -o):\n"
+    "                          on each node, over the traces written there\n"
+    "  --merge                 report on summaries: exactly the report that reading all\n"
+    "                          their traces at once gives\n"
     "  --help                  this text\n"
     "\n"
     "examples:\n"
     "  cudatrace report cudatrace-1234.pftrace.zst\n"
     "  cudatrace report traces/          # every rank of a torchrun job\n"
     "  cudatrace report --json cudatrace-*.pftrace.zst > report.json\n"
-    "  cudatrace report --fail-on=warning --threshold sync_share=0.5 run.pftrace.zst\n";
+    "  cudatrace report --fail-on=warning --threshold sync_share=0.5 run.pftrace.zst\n"
+    "  cudatrace report --summary -o node3.json /scratch/traces/   # on each node\n"
+    "  cudatrace report --merge node*.json                         # anywhere\n";
 
 #define EXIT_FINDINGS 3
 
@@ -124,62 +152,182 @@ static int fails(const struct ct_findings *findings, int fail_on, enum ct_severi
     return 0;
 }
 
-int ct_cmd_report(int argc, char **argv)
+struct options {
+    int json, per_process, fail_on, annotate, summary, merge, thresholds;
+    enum ct_severity fail_level;
+    const char *output;
+};
+
+/* The options before the first path; the index of that path, or -1 after
+ * a usage error (already said). */
+static int parse_options(int argc, char **argv, struct options *o)
 {
-    int json = 0, first = 1, fail_on = 0, annotate = 0;
-    enum ct_severity fail_level = CT_SEVERITY_ERROR;
     char error[256];
+    int first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
-        if (strcmp(argv[first], "--help") == 0)
-            return fputs(help, stdout) == EOF;
-        if (strcmp(argv[first], "--json") == 0)
-            json = 1;
-        else if (strcmp(argv[first], "--annotate") == 0)
-            annotate = 1;
-        else if (strncmp(argv[first], "--fail-on=", 10) == 0) {
-            if (parse_fail_on(argv[first] + 10, &fail_level))
-                return ct_usage_error("report: --fail-on takes error or warning, not %s",
-                                      argv[first] + 10);
-            fail_on = 1;
-        } else if (strcmp(argv[first], "--threshold") == 0 && first + 1 < argc) {
-            if (ct_thresholds_set(argv[++first], error, sizeof error))
-                return ct_usage_error("report: %s", error);
-        } else if (strncmp(argv[first], "--threshold=", 12) == 0) {
-            if (ct_thresholds_set(argv[first] + 12, error, sizeof error))
-                return ct_usage_error("report: %s", error);
-        } else if (strcmp(argv[first], "--") == 0) {
+        const char *arg = argv[first];
+        if (strcmp(arg, "--json") == 0)
+            o->json = 1;
+        else if (strcmp(arg, "--per-process") == 0)
+            o->per_process = 1;
+        else if (strcmp(arg, "--annotate") == 0)
+            o->annotate = 1;
+        else if (strcmp(arg, "--summary") == 0)
+            o->summary = 1;
+        else if (strcmp(arg, "--merge") == 0)
+            o->merge = 1;
+        else if (strcmp(arg, "-o") == 0 && first + 1 < argc)
+            o->output = argv[++first];
+        else if (strncmp(arg, "--fail-on=", 10) == 0) {
+            if (parse_fail_on(arg + 10, &o->fail_level))
+                return ct_usage_error("report: --fail-on takes error or warning, not %s", arg + 10),
+                       -1;
+            o->fail_on = 1;
+        } else if ((strcmp(arg, "--threshold") == 0 && first + 1 < argc) ||
+                   strncmp(arg, "--threshold=", 12) == 0) {
+            const char *assignment = arg[11] == '=' ? arg + 12 : argv[++first];
+            if (ct_thresholds_set(assignment, error, sizeof error))
+                return ct_usage_error("report: %s", error), -1;
+            o->thresholds = 1;
+        } else if (strcmp(arg, "--") == 0) {
             first++;
             break;
         } else
-            return ct_usage_error("report: unknown option %s", argv[first]);
+            return ct_usage_error("report: unknown option %s", arg), -1;
     }
-    if (first >= argc)
-        return ct_usage_error("report: no trace file given");
-    if (annotate && (argc - first != 1 || !is_regular_file(argv[first])))
+    return first;
+}
+
+/* What does not go together; 0 when all is well. */
+static int check_options(const struct options *o, int paths, char *const *argv)
+{
+    if (!paths)
+        return ct_usage_error(o->merge ? "report: no summary given"
+                                       : "report: no trace file given");
+    if (o->summary && o->merge)
+        return ct_usage_error("report: --summary and --merge: summarise on each node, then merge");
+    if (o->merge && o->thresholds)
+        return ct_usage_error("report: --threshold applies when summaries are made (--summary), "
+                              "not when they are merged");
+    if (o->output && !o->summary)
+        return ct_usage_error("report: -o is for --summary; a report goes to standard output");
+    if (o->summary && (o->json || o->per_process || o->fail_on || o->annotate))
+        return ct_usage_error("report: --summary writes a summary; --json, --per-process, "
+                              "--fail-on and --annotate are for the report");
+    if (o->annotate && (o->merge || paths != 1 || !is_regular_file(argv[0])))
         return ct_usage_error("report: --annotate takes exactly one trace file");
-    struct ct_report report = {0};
-    for (int i = first; i < argc; i++) {
-        if (add_path(&report, argv[i])) {
-            ct_report_free(&report);
-            return 1;
-        }
+    return 0;
+}
+
+/* Reads a summary file whole into the job. */
+static int add_summary_file(struct ct_job *job, const char *path, char *error, size_t size)
+{
+    FILE *f = fopen(path, "re");
+    char *text = NULL, reason[512];
+    size_t len = 0;
+    FILE *buffer = f ? open_memstream(&text, &len) : NULL;
+    char chunk[65536];
+    for (size_t n; buffer && (n = fread(chunk, 1, sizeof chunk, f)) > 0;)
+        fwrite(chunk, 1, n, buffer);
+    int failed = !f || ferror(f);
+    if (!f)
+        snprintf(reason, sizeof reason, "%s", strerror(errno));
+    if (f)
+        fclose(f);
+    if (buffer)
+        fclose(buffer);
+    if (failed && f)
+        snprintf(reason, sizeof reason, "cannot be read");
+    if (!failed && ct_job_add_summary(job, text, len, reason, sizeof reason) == 0)
+        return 0;
+    if (failed)
+        free(text);
+    snprintf(error, size, "%s: %s", path, reason);
+    return -1;
+}
+
+/* The summary document: each trace's summary as its reader wrote it. */
+static int write_summary(const struct ct_job *job, const char *output)
+{
+    FILE *out = output ? fopen(output, "we") : stdout;
+    if (!out) {
+        fprintf(stderr, "cudatrace: %s: %s\n", output, strerror(errno));
+        return 1;
     }
-    struct ct_findings findings;
-    ct_findings_compute(&report, &findings);
-    if (json) {
+    struct ct_json j = {.out = out};
+    ct_json_begin_object(&j, NULL);
+    ct_json_string(&j, "schema", CT_SUMMARY_SCHEMA);
+    ct_json_begin_array(&j, "traces");
+    for (size_t i = 0; i < job->document_count; i++)
+        ct_json_raw(&j, NULL, job->documents[i].root.raw, job->documents[i].root.raw_len);
+    ct_json_end_array(&j);
+    ct_json_end_object(&j);
+    int failed = ferror(out) | (output ? fclose(out) != 0 : fflush(out) != 0);
+    if (failed)
+        fprintf(stderr, "cudatrace: %s: writing the summary failed\n", output ? output : "stdout");
+    return failed;
+}
+
+static int annotate(const char *path, const struct ct_job *job)
+{
+    struct ct_report report = {0};
+    char error[512];
+    int failed = ct_report_add_trace(&report, path, error, sizeof error) ||
+                 ct_findings_annotate(path, &report, &job->findings, error, sizeof error);
+    if (failed)
+        fprintf(stderr, "cudatrace: %s: %s\n", path, error);
+    ct_report_free(&report);
+    return failed;
+}
+
+static int read_job(struct ct_job *job, const struct options *o, int count, char *const *args)
+{
+    char error[1024];
+    struct paths paths = {0};
+    int status = 0;
+    for (int i = 0; i < count && !status; i++)
+        status = o->merge ? add_summary_file(job, args[i], error, sizeof error)
+                          : add_path(&paths, args[i]);
+    if (!status && !o->merge)
+        status = ct_job_read_traces(job, paths.items, paths.count, error, sizeof error);
+    if (status && (o->merge || paths.count))
+        fprintf(stderr, "cudatrace: %s\n", error);
+    free_paths(&paths);
+    return status;
+}
+
+int ct_cmd_report(int argc, char **argv)
+{
+    struct options o = {.fail_level = CT_SEVERITY_ERROR};
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0)
+            return fputs(help, stdout) == EOF;
+    int first = parse_options(argc, argv, &o);
+    if (first < 0 || check_options(&o, argc - first, argv + first))
+        return 2;
+    struct ct_job job = {0};
+    if (read_job(&job, &o, argc - first, argv + first)) {
+        ct_job_free(&job);
+        return 1;
+    }
+    int status = 0;
+    if (o.summary) {
+        status = write_summary(&job, o.output);
+        ct_job_free(&job);
+        return status;
+    }
+    ct_job_finish(&job);
+    if (o.json) {
         struct ct_json j = {.out = stdout};
         ct_json_begin_object(&j, NULL);
-        ct_report_json_fields(&j, &report, &findings);
+        ct_job_json_fields(&j, &job);
         ct_json_end_object(&j);
     } else {
-        ct_report_print_text(&report, &findings);
+        ct_job_print_text(stdout, &job, o.per_process);
     }
-    int status = fails(&findings, fail_on, fail_level) ? EXIT_FINDINGS : 0;
-    if (annotate && ct_findings_annotate(argv[first], &report, &findings, error, sizeof error)) {
-        fprintf(stderr, "cudatrace: %s: %s\n", argv[first], error);
+    status = fails(&job.findings, o.fail_on, o.fail_level) ? EXIT_FINDINGS : 0;
+    if (o.annotate && annotate(argv[first], &job))
         status = 1;
-    }
-    ct_findings_free(&findings);
-    ct_report_free(&report);
+    ct_job_free(&job);
     return status;
 }

@@ -2,7 +2,7 @@
  * `--format html`: one self-contained page per trace (html_page.c
  * draws it) showing each traced process as `cudatrace report` knows it, and
  * three plots over its time. The report part is the report JSON itself
- * (ct_report_json_fields), embedded in the page, so the page and `report
+ * (ct_job_json_fields), embedded in the page, so the page and `report
  * --json` never disagree. The plots' series are gathered while the trace
  * streams through the decoder, each a timeline (model/timeline.c) of
  * SERIES_BUCKETS spans, so memory stays the same whatever the trace's
@@ -27,7 +27,7 @@
 #include "viewer-export/model/timeline.h"
 #include "viewer-export/export/formats.h"
 #include "viewer-export/export/html_page.h"
-#include "viewer-export/output/report_output.h"
+#include "viewer-export/output/job_output.h"
 #include "common/string_table.h"
 #include "common/u64_map.h"
 
@@ -247,16 +247,16 @@ static void json_block_embed(struct json_block *b, struct ct_export_output *out,
 static void write_page(struct ct_export_job *job, const struct ct_report *report,
                        const struct plots *pl)
 {
-    struct ct_findings findings;
-    ct_findings_compute(report, &findings);
+    struct ct_job report_job = {0};
+    ct_job_of_report(&report_job, report, job->trace);
     struct json_block report_json, plot_json;
-    ct_report_json_fields(json_block_open(&report_json), report, &findings);
+    ct_job_json_fields(json_block_open(&report_json), &report_job);
     json_plots(json_block_open(&plot_json), pl, job->trace);
     write_text(job->out, ct_html_page_head);
     json_block_embed(&report_json, job->out, "report-data");
     json_block_embed(&plot_json, job->out, "plot-data");
     write_text(job->out, ct_html_page_script);
-    ct_findings_free(&findings);
+    ct_job_free(&report_job);
 }
 
 static void free_plots(struct plots *pl)

@@ -12,6 +12,12 @@ struct ct_finding {
     const char *id;
     enum ct_severity severity;
     int32_t pid;
+    size_t process; /* the process's place in its job (job/job.h) */
+    int across;     /* compares processes: about the job, not one process */
+    /* A finding read back from a summary: its JSON as the summary has it,
+     * written out again unchanged (NULL for a finding made here). */
+    const char *json;
+    size_t json_len;
     char message[2048];
     /* Evidence: the libraries involved (for library findings) and numbers. */
     const struct ct_library_entry *libraries[8];
@@ -45,7 +51,11 @@ struct ct_findings {
     size_t count;
 };
 
+/* The findings about each process of a report on its own, ordered. */
 void ct_findings_compute(const struct ct_report *report, struct ct_findings *out);
+/* Errors first, then warnings, then notes; within one severity, the
+ * costliest first; otherwise in the order they were added. */
+void ct_findings_order(struct ct_findings *findings);
 /* The groups of rules, each in its file: the CUDA libraries (library.c),
  * the driver (driver.c), how the process uses CUDA (usage.c) and the GPU's
  * side of the trace (cupti.c). */
@@ -56,8 +66,8 @@ void ct_findings_cupti(const struct ct_process_report *p, struct ct_findings *ou
 /* Whether a library name is the driver's (libcuda.so*): its failure to
  * load is the driver findings', not library-load-failed's. */
 int ct_is_driver_name(const char *name);
-/* The findings that compare processes (across.c). */
-void ct_findings_across(const struct ct_report *report, struct ct_findings *out);
+/* Parses a severity's name; -1 when it names none. */
+int ct_severity_parse(const char *name);
 /* Appends a finding with a formatted message; the evidence starts empty. */
 struct ct_finding *ct_finding_add(struct ct_findings *out, const char *id,
                                   enum ct_severity severity, int32_t pid, const char *fmt, ...)

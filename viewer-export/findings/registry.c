@@ -2,8 +2,8 @@
  * The findings registry: a finding is added with its id, severity and
  * message, and its evidence filled in by the rule that found it; each
  * process goes through every group of rules (libraries, the driver, usage,
- * the GPU's side), then the report through the rules that compare its
- * processes, and the findings are ordered: errors first, then warnings,
+ * the GPU's side; the rules that compare processes run over the whole job,
+ * job/job.c), and the findings are ordered: errors first, then warnings,
  * then notes, the costliest first within one severity.
  */
 #include "viewer-export/findings/findings.h"
@@ -58,12 +58,18 @@ static int by_severity_then_cost(const void *a, const void *b)
     return x < y ? -1 : x > y; /* qsort is not stable; keep the computed order */
 }
 
-/* Errors first, then warnings, then notes; within one severity, the
- * costliest first. */
-static void order_findings(struct ct_findings *out)
+void ct_findings_order(struct ct_findings *findings)
 {
-    if (out->count > 1)
-        qsort(out->items, out->count, sizeof *out->items, by_severity_then_cost);
+    if (findings->count > 1)
+        qsort(findings->items, findings->count, sizeof *findings->items, by_severity_then_cost);
+}
+
+int ct_severity_parse(const char *name)
+{
+    for (int s = CT_SEVERITY_ERROR; s <= CT_SEVERITY_INFO; s++)
+        if (name && strcmp(name, ct_severity_name(s)) == 0)
+            return s;
+    return -1;
 }
 
 void ct_findings_compute(const struct ct_report *report, struct ct_findings *out)
@@ -75,8 +81,7 @@ void ct_findings_compute(const struct ct_report *report, struct ct_findings *out
         ct_findings_usage(&report->processes[i], out);
         ct_findings_cupti(&report->processes[i], out);
     }
-    ct_findings_across(report, out);
-    order_findings(out);
+    ct_findings_order(out);
 }
 
 void ct_findings_free(struct ct_findings *findings)

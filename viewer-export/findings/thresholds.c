@@ -65,3 +65,13 @@ int ct_thresholds_set(const char *assignment, char *error, size_t error_size)
     snprintf(error, error_size, "no threshold named %.*s", (int)len, assignment);
     return -1;
 }
+
+void ct_thresholds_describe(char *out, size_t size)
+{
+    size_t n = 0;
+    if (size)
+        *out = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && n < size; i++)
+        n += (size_t)snprintf(out + n, size - n, "%s%s=%.17g", i ? "," : "", names[i].name,
+                              *(const double *)((const char *)&ct_thresholds + names[i].offset));
+}

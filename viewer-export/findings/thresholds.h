@@ -6,6 +6,7 @@
 #ifndef CT_THRESHOLDS_H
 #define CT_THRESHOLDS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct ct_thresholds {
@@ -31,5 +32,9 @@ extern struct ct_thresholds ct_thresholds;
 /* Sets one threshold from "name=value"; 0, or -1 (with the reason in
  * `error`) for an unknown name or a value that is not a number >= 0. */
 int ct_thresholds_set(const char *assignment, char *error, size_t error_size);
+
+/* Every threshold as NAME=VALUE,...: findings made under other thresholds
+ * are not merged with these (job/summary.h). */
+void ct_thresholds_describe(char *out, size_t size);
 
 #endif

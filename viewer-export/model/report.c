@@ -5,7 +5,8 @@
  * call slices to the call figures (calls.c) and the usage figures (usage.c),
  * GPU slices to the GPU's timeline (gpu.c), library instants to the library
  * view (libraries.c), CUPTI's to cupti.c, and the session's own facts
- * (the clock, versions, devices, the threads' totals, the end) here. A
+ * (the clock, who the process was in its job, versions, devices, the
+ * threads' totals, the end) here. A
  * trace of another trace format never gets here: the decoder refuses it.
  */
 #include "viewer-export/model/report.h"
@@ -47,6 +48,7 @@ static struct ct_process_report *process_for_pid(struct builder *b, int32_t pid)
     struct ct_process_report *p = &r->processes[r->process_count++];
     p->pid = pid;
     p->cuda.runtime_version = p->cuda.driver_version = p->cuda.device_count = -1;
+    p->identity = (struct ct_process_identity){"", "", "", "", "", -1, -1, -1};
     ct_u64_map_put(&b->process_by_pid, (uint64_t)(uint32_t)pid + 1, r->process_count);
     return p;
 }
@@ -182,6 +184,17 @@ static int session_instant(struct builder *b, struct ct_process_report *p, const
                 ct_event_text(e, ct_key_compute_capability);
             p->cuda.devices[p->cuda.device_names++] = name;
         }
+    } else if (strcmp(e->name, ct_event_identity) == 0) {
+        struct ct_process_identity *id = &p->identity;
+        id->host = ct_event_text(e, ct_key_host);
+        id->job = ct_event_text(e, ct_key_job);
+        id->launcher = ct_event_text(e, ct_key_launcher);
+        id->visible_devices = ct_event_text(e, ct_key_visible_devices);
+        id->rank = ct_event_int(e, ct_key_rank, -1);
+        id->local_rank = ct_event_int(e, ct_key_local_rank, -1);
+        id->world_size = ct_event_int(e, ct_key_world_size, -1);
+    } else if (strcmp(e->name, ct_event_environment) == 0) {
+        p->identity.environment = ct_event_text(e, ct_key_variables);
     } else if (strcmp(e->name, ct_event_calls) == 0) {
         add_totals(b, p, e);
     } else if (strcmp(e->name, ct_event_end) == 0) {

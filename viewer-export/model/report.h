@@ -49,8 +49,17 @@ struct ct_cuda_stack {
     int device_names;
 };
 
+/* Who the process was in its job, as the collector wrote it: "" and -1
+ * where no launcher said (and in traces older than cudatrace.identity);
+ * environment: the recorded variables as "NAME=value" lines. */
+struct ct_process_identity {
+    const char *host, *job, *launcher, *visible_devices, *environment;
+    int64_t rank, local_rank, world_size;
+};
+
 struct ct_process_report {
     int32_t pid;
+    struct ct_process_identity identity;
     uint64_t uuid;
     const char *name;
     const char **cmdline;

@@ -112,3 +112,9 @@ void ct_json_null(struct ct_json *j, const char *key)
     start_value(j, key);
     fputs("null", j->out);
 }
+
+void ct_json_raw(struct ct_json *j, const char *key, const char *text, size_t len)
+{
+    start_value(j, key);
+    fwrite(text, 1, len, j->out);
+}

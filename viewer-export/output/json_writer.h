@@ -4,6 +4,7 @@
 #ifndef CT_JSON_WRITER_H
 #define CT_JSON_WRITER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -23,5 +24,7 @@ void ct_json_int(struct ct_json *j, const char *key, int64_t value);
 /* The shortest form that reads back as `value`; null when it is not finite. */
 void ct_json_double(struct ct_json *j, const char *key, double value);
 void ct_json_null(struct ct_json *j, const char *key);
+/* A value written before, as JSON text (a part of a summary carried over). */
+void ct_json_raw(struct ct_json *j, const char *key, const char *text, size_t len);
 
 #endif

@@ -1,8 +1,9 @@
 /*
- * The report/1 JSON (docs/report-schema.md), shared by `cudatrace report
- * --json`, `cudatrace doctor --json` and the html export, which embeds it:
- * per process its facts, calls, GPU, CUPTI, NVTX ranges, libraries and
- * failed loads, and the findings with their evidence.
+ * The parts of the report/1 JSON (docs/report-schema.md) that come from
+ * one process: who it was in its job, its facts, calls, GPU, CUPTI, NVTX
+ * ranges, libraries and failed loads; and one finding with its evidence.
+ * job_json.c puts them together for `cudatrace report --json`, `doctor
+ * --json` and the html export, which embeds it.
  */
 #include "viewer-export/output/report_output.h"
 
@@ -107,9 +108,13 @@ static void usage_evidence_json(struct ct_json *j, const struct ct_finding *f)
     ct_json_end_array(j);
 }
 
-void ct_finding_json(struct ct_json *j, const struct ct_finding *f)
+void ct_finding_json(struct ct_json *j, const char *key, const struct ct_finding *f)
 {
-    ct_json_begin_object(j, NULL);
+    if (f->json) {
+        ct_json_raw(j, key, f->json, f->json_len);
+        return;
+    }
+    ct_json_begin_object(j, key);
     ct_json_string(j, "id", f->id);
     ct_json_string(j, "severity", ct_severity_name(f->severity));
     ct_json_int(j, "pid", f->pid);
@@ -231,10 +236,50 @@ static void json_nvtx(struct ct_json *j, const struct ct_process_report *p)
     free(sorted);
 }
 
-static void json_process(struct ct_json *j, const struct ct_process_report *p)
+static void json_text_or_null(struct ct_json *j, const char *key, const char *text)
 {
-    ct_json_begin_object(j, NULL);
+    if (*text)
+        ct_json_string(j, key, text);
+    else
+        ct_json_null(j, key);
+}
+
+static void json_int_or_null(struct ct_json *j, const char *key, int64_t value)
+{
+    if (value >= 0)
+        ct_json_int(j, key, value);
+    else
+        ct_json_null(j, key);
+}
+
+static void json_identity(struct ct_json *j, const struct ct_process_identity *id)
+{
+    ct_json_begin_object(j, "identity");
+    json_text_or_null(j, "host", id->host);
+    json_int_or_null(j, "rank", id->rank);
+    json_int_or_null(j, "local_rank", id->local_rank);
+    json_int_or_null(j, "world_size", id->world_size);
+    json_text_or_null(j, "job", id->job);
+    json_text_or_null(j, "launcher", id->launcher);
+    json_text_or_null(j, "visible_devices", id->visible_devices);
+    ct_json_begin_object(j, "environment");
+    char line[8192];
+    for (const char *item = id->environment; ct_list_next(&item, '\n', line, sizeof line);) {
+        char *eq = strchr(line, '=');
+        if (eq) {
+            *eq = '\0';
+            ct_json_string(j, line, eq + 1);
+        }
+    }
+    ct_json_end_object(j);
+    ct_json_end_object(j);
+}
+
+void ct_process_json(struct ct_json *j, const char *key, const struct ct_process_report *p)
+{
+    ct_json_begin_object(j, key);
     ct_json_int(j, "pid", p->pid);
+    json_identity(j, &p->identity);
     ct_json_begin_array(j, "cmdline");
     for (size_t i = 0; i < p->cmdline_len; i++)
         ct_json_string(j, NULL, p->cmdline[i]);
@@ -319,23 +364,4 @@ static void json_process(struct ct_json *j, const struct ct_process_report *p)
     ct_json_string(j, "exit",
                    p->run.ended ? (p->run.exited_normally ? "normal" : "lost") : "unknown");
     ct_json_end_object(j);
-}
-
-void ct_report_json_fields(struct ct_json *j, const struct ct_report *r,
-                           const struct ct_findings *findings)
-{
-    ct_json_string(j, "schema", "cudatrace.report/1");
-    ct_json_begin_object(j, "trace");
-    ct_json_uint(j, "packets", r->packets);
-    ct_json_string(j, "tail", r->truncated ? "cut" : "complete");
-    ct_json_uint(j, "unclosed_slices", r->unclosed);
-    ct_json_end_object(j);
-    ct_json_begin_array(j, "processes");
-    for (size_t i = 0; i < r->process_count; i++)
-        json_process(j, &r->processes[i]);
-    ct_json_end_array(j);
-    ct_json_begin_array(j, "findings");
-    for (size_t i = 0; i < findings->count; i++)
-        ct_finding_json(j, &findings->items[i]);
-    ct_json_end_array(j);
 }

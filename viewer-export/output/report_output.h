@@ -1,21 +1,28 @@
 /*
- * Writing a report, as JSON fields (report_json.c) or as text
- * (report_text.c).
+ * Writing one process's part of a report, as JSON (report_json.c) or as
+ * text (report_text.c); the job's outputs (job_json.c, job_text.c) put the
+ * parts together.
  */
 #ifndef CT_REPORT_OUTPUT_H
 #define CT_REPORT_OUTPUT_H
+
+#include <stdio.h>
 
 #include "viewer-export/findings/findings.h"
 #include "viewer-export/output/json_writer.h"
 #include "viewer-export/model/report.h"
 
-/* The report/1 fields, into a JSON object the caller has opened. */
-void ct_report_json_fields(struct ct_json *j, const struct ct_report *r,
-                           const struct ct_findings *findings);
-void ct_report_print_text(const struct ct_report *r, const struct ct_findings *findings);
+/* One process's part of the report: its report/1 object, and its text
+ * (the finding lines are the job's to print: job_text.c). */
+void ct_process_json(struct ct_json *j, const char *key, const struct ct_process_report *p);
+void ct_process_text(FILE *out, const struct ct_process_report *p);
+/* A finding's lines in the text; `first` labels them "findings". */
+void ct_finding_text(FILE *out, const struct ct_finding *f, int first);
+/* Its top sites, each with its share of what the finding counts. */
+void ct_finding_sites_text(FILE *out, const struct ct_finding *f);
 
 /* The parts of the JSON that other outputs write too. */
-void ct_finding_json(struct ct_json *j, const struct ct_finding *f);
+void ct_finding_json(struct ct_json *j, const char *key, const struct ct_finding *f);
 void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load);
 /* One entry of the report's `libraries` array. */
 void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib);

@@ -1,9 +1,8 @@
 /*
- * The text form of a report, shared by `cudatrace report` and `cudatrace
- * doctor`: with several processes a table of one line each first, so the
- * odd one out shows before the details; then per process its facts, the
- * calls per function, the GPU and CUPTI, the libraries and failed loads,
- * and its findings with the sites that carry their cost.
+ * The text form of one process's part of a report: who it was in its job,
+ * its facts, the calls per function, the GPU and CUPTI, the libraries and
+ * failed loads; and of one finding with the sites that carry its cost.
+ * job_text.c puts them together for `cudatrace report` and `doctor`.
  */
 #include "viewer-export/output/report_output.h"
 
@@ -14,15 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void print_version(const char *label, int64_t version)
+static void print_version(FILE *out, const char *label, int64_t version)
 {
     if (version > 0)
-        printf("%s %lld.%lld", label, (long long)version / 1000, (long long)(version % 1000) / 10);
+        fprintf(out, "%s %lld.%lld", label, (long long)version / 1000,
+                (long long)(version % 1000) / 10);
     else
-        printf("%s unknown", label);
+        fprintf(out, "%s unknown", label);
 }
 
-static void print_nvtx(const struct ct_process_report *p)
+static void print_nvtx(FILE *out, const struct ct_process_report *p)
 {
     const struct ct_site_costs *t = &p->usage.nvtx_ranges;
     if (!t->count)
@@ -30,199 +30,194 @@ static void print_nvtx(const struct ct_process_report *p)
     struct ct_site_cost *sorted = ct_site_costs_sorted(t, CT_SITE_BY_TIME);
     uint64_t *busy = ct_usage_nvtx_gpu_busy(&p->usage);
     char a[32];
-    printf("  NVTX ranges   ");
+    fprintf(out, "  NVTX ranges   ");
     for (size_t i = 0; i < t->count && i < CT_TOP_NVTX_RANGES; i++) {
-        printf("%s %s %llu x, %s", i ? ";" : "", sorted[i].site,
-               (unsigned long long)sorted[i].calls, ct_human_time(sorted[i].ns, a, sizeof a));
+        fprintf(out, "%s %s %llu x, %s", i ? ";" : "", sorted[i].site,
+                (unsigned long long)sorted[i].calls, ct_human_time(sorted[i].ns, a, sizeof a));
         if (busy && sorted[i].ns)
-            printf(" (GPU busy %.0f%%)",
-                   100.0 * (double)ct_usage_nvtx_gpu_busy_of(&p->usage, busy, sorted[i].site) /
-                       (double)sorted[i].ns);
+            fprintf(out, " (GPU busy %.0f%%)",
+                    100.0 * (double)ct_usage_nvtx_gpu_busy_of(&p->usage, busy, sorted[i].site) /
+                        (double)sorted[i].ns);
     }
-    printf("\n");
+    fprintf(out, "\n");
     free(busy);
     free(sorted);
 }
 
-static void print_gpu(const struct ct_process_report *p)
+static void print_gpu(FILE *out, const struct ct_process_report *p)
 {
     struct ct_gpu_summary s;
     if (!ct_process_gpu_summary(p, &s))
         return;
     char a[32];
-    printf("  GPU            busy %s (%.0f%% of the run), %llu kernels, %llu copies, %llu memsets",
-           ct_human_time(s.busy_ns, a, sizeof a),
-           s.span_ns ? 100.0 * (double)s.busy_ns / (double)s.span_ns : 0,
-           (unsigned long long)p->usage.gpu.kernel_runs, (unsigned long long)p->usage.gpu.copies,
-           (unsigned long long)p->usage.gpu.sets);
+    fprintf(out,
+            "  GPU            busy %s (%.0f%% of the run), %llu kernels, %llu copies, %llu memsets",
+            ct_human_time(s.busy_ns, a, sizeof a),
+            s.span_ns ? 100.0 * (double)s.busy_ns / (double)s.span_ns : 0,
+            (unsigned long long)p->usage.gpu.kernel_runs, (unsigned long long)p->usage.gpu.copies,
+            (unsigned long long)p->usage.gpu.sets);
     for (int i = 0; i < CT_GPU_TOP_KERNELS && s.top[i].count; i++)
-        printf("%s%s %.0f%%", i ? ", " : "; top: ", s.top[i].name,
-               p->usage.gpu.kernel_ns ? 100.0 * (double)s.top[i].ns / (double)p->usage.gpu.kernel_ns
-                                      : 0);
-    printf("\n");
+        fprintf(out, "%s%s %.0f%%", i ? ", " : "; top: ", s.top[i].name,
+                p->usage.gpu.kernel_ns
+                    ? 100.0 * (double)s.top[i].ns / (double)p->usage.gpu.kernel_ns
+                    : 0);
+    fprintf(out, "\n");
 }
 
-static void print_cupti(const struct ct_process_report *p)
+static void print_cupti(FILE *out, const struct ct_process_report *p)
 {
     const struct ct_cupti_report *c = &p->cupti;
     char a[32], b[32];
     if (!c->state)
         return;
     if (!c->library) {
-        printf("  CUPTI          %s: %s\n",
-               strcmp(c->state, ct_value_cupti_no_gpu) == 0 ? "not used" : "unavailable",
-               c->reason);
+        fprintf(out, "  CUPTI          %s: %s\n",
+                strcmp(c->state, ct_value_cupti_no_gpu) == 0 ? "not used" : "unavailable",
+                c->reason);
         return;
     }
-    printf("  CUPTI          %s", c->library);
+    fprintf(out, "  CUPTI          %s", c->library);
     uint64_t start = p->run.start_ns ? p->run.start_ns : p->run.first_ns;
     if (c->reason)
-        printf(" until %s into the run (%s)",
-               ct_human_time(c->reason_ns > start ? c->reason_ns - start : 0, a, sizeof a),
-               c->reason);
+        fprintf(out, " until %s into the run (%s)",
+                ct_human_time(c->reason_ns > start ? c->reason_ns - start : 0, a, sizeof a),
+                c->reason);
     if (c->finished)
-        printf("; %llu records dropped; GPU clock mapped within %s (reading) + %s (drift)",
-               (unsigned long long)c->dropped,
-               ct_human_time(c->clock_reading_error_ns, a, sizeof a),
-               ct_human_time(c->clock_drift_ns, b, sizeof b));
-    printf("\n");
+        fprintf(out, "; %llu records dropped; GPU clock mapped within %s (reading) + %s (drift)",
+                (unsigned long long)c->dropped,
+                ct_human_time(c->clock_reading_error_ns, a, sizeof a),
+                ct_human_time(c->clock_drift_ns, b, sizeof b));
+    fprintf(out, "\n");
 }
 
 /* A finding's top sites, each with its share of what the finding counts. */
-static void print_finding_sites(const struct ct_finding *f)
+void ct_finding_sites_text(FILE *out, const struct ct_finding *f)
 {
     char a[32], b[32];
     for (int i = 0; i < f->site_count; i++) {
         const struct ct_finding_site *s = &f->sites[i];
-        printf("  %-14s   at %s: %.0f%% (%llu %s", "", *s->site ? s->site : "an unknown site",
-               100 * s->share, (unsigned long long)s->calls, s->calls == 1 ? "call" : "calls");
+        fprintf(out, "  %-14s   at %s: %.0f%% (%llu %s", "", *s->site ? s->site : "an unknown site",
+                100 * s->share, (unsigned long long)s->calls, s->calls == 1 ? "call" : "calls");
         if (s->ns)
-            printf(", %s", ct_human_time(s->ns, a, sizeof a));
+            fprintf(out, ", %s", ct_human_time(s->ns, a, sizeof a));
         if (s->bytes)
-            printf(", %s", ct_human_bytes((double)s->bytes, b, sizeof b));
-        printf(")\n");
+            fprintf(out, ", %s", ct_human_bytes((double)s->bytes, b, sizeof b));
+        fprintf(out, ")\n");
     }
 }
 
-static void print_text_process(const struct ct_process_report *p,
-                               const struct ct_findings *findings)
+/* The identity line: rank, host, job, what the launcher said. */
+static void print_identity(FILE *out, const struct ct_process_identity *id)
+{
+    if (!*id->host && id->rank < 0)
+        return;
+    fprintf(out, "  identity      ");
+    if (id->rank >= 0)
+        fprintf(out, " rank %lld", (long long)id->rank);
+    if (id->rank >= 0 && id->world_size >= 0)
+        fprintf(out, " of %lld", (long long)id->world_size);
+    if (id->local_rank >= 0)
+        fprintf(out, " (local %lld)", (long long)id->local_rank);
+    fprintf(out, "%s host %s", id->rank >= 0 ? "," : "", *id->host ? id->host : "unknown");
+    if (*id->job)
+        fprintf(out, ", job %s", id->job);
+    if (*id->launcher)
+        fprintf(out, " (%s)", id->launcher);
+    if (*id->visible_devices)
+        fprintf(out, ", CUDA_VISIBLE_DEVICES=%s", id->visible_devices);
+    fprintf(out, "\n");
+}
+
+void ct_process_text(FILE *out, const struct ct_process_report *p)
 {
     char a[32], b[32];
-    printf("process %d", (int)p->pid);
+    fprintf(out, "process %d", (int)p->pid);
     for (size_t i = 0; i < p->cmdline_len; i++)
-        printf(" %s", p->cmdline[i]);
-    printf("\n  wall time      %s%s\n", ct_human_time(ct_process_wall_ns(p), a, sizeof a),
-           p->run.ended ? (p->run.exited_normally ? "" : " (ended without exit: killed or crashed)")
-                        : " (trace has no end: cut short)");
-    printf("  CUDA           ");
-    print_version("runtime", p->cuda.runtime_version);
-    print_version(", driver", p->cuda.driver_version);
+        fprintf(out, " %s", p->cmdline[i]);
+    fprintf(out, "\n  wall time      %s%s\n", ct_human_time(ct_process_wall_ns(p), a, sizeof a),
+            p->run.ended
+                ? (p->run.exited_normally ? "" : " (ended without exit: killed or crashed)")
+                : " (trace has no end: cut short)");
+    print_identity(out, &p->identity);
+    fprintf(out, "  CUDA           ");
+    print_version(out, "runtime", p->cuda.runtime_version);
+    print_version(out, ", driver", p->cuda.driver_version);
     for (int i = 0; i < p->cuda.device_names; i++)
-        printf("%s%s", i ? ", " : "; devices: ", p->cuda.devices[i]);
-    printf("\n  %-38s %10s %8s %12s %12s\n", "function", "calls", "errors", "total", "mean");
+        fprintf(out, "%s%s", i ? ", " : "; devices: ", p->cuda.devices[i]);
+    fprintf(out, "\n  %-38s %10s %8s %12s %12s\n", "function", "calls", "errors", "total", "mean");
     for (int fn = 0; fn < CT_FN_COUNT; fn++) {
         const struct ct_api_stats *s = &p->calls.api[fn];
         if (s->calls)
-            printf("  %-38s %10llu %8llu %12s %12s\n", ct_function_name(fn),
-                   (unsigned long long)s->calls, (unsigned long long)s->errors,
-                   ct_human_time(s->total_ns, a, sizeof a),
-                   ct_human_time(s->total_ns / s->calls, b, sizeof b));
+            fprintf(out, "  %-38s %10llu %8llu %12s %12s\n", ct_function_name(fn),
+                    (unsigned long long)s->calls, (unsigned long long)s->errors,
+                    ct_human_time(s->total_ns, a, sizeof a),
+                    ct_human_time(s->total_ns / s->calls, b, sizeof b));
     }
-    printf("  launches       %llu\n", (unsigned long long)p->calls.launches);
-    printf("  sync           %llu calls, %s\n", (unsigned long long)p->calls.sync_calls,
-           ct_human_time(p->calls.sync_ns, a, sizeof a));
-    printf("  device memory  peak %s, final %s, %llu allocs, %llu frees, %llu failed\n",
-           ct_human_bytes(p->calls.peak_device_bytes, a, sizeof a),
-           ct_human_bytes(p->calls.final_device_bytes, b, sizeof b),
-           (unsigned long long)p->calls.allocs, (unsigned long long)p->calls.frees,
-           (unsigned long long)p->calls.failed_allocs);
+    fprintf(out, "  launches       %llu\n", (unsigned long long)p->calls.launches);
+    fprintf(out, "  sync           %llu calls, %s\n", (unsigned long long)p->calls.sync_calls,
+            ct_human_time(p->calls.sync_ns, a, sizeof a));
+    fprintf(out, "  device memory  peak %s, final %s, %llu allocs, %llu frees, %llu failed\n",
+            ct_human_bytes(p->calls.peak_device_bytes, a, sizeof a),
+            ct_human_bytes(p->calls.final_device_bytes, b, sizeof b),
+            (unsigned long long)p->calls.allocs, (unsigned long long)p->calls.frees,
+            (unsigned long long)p->calls.failed_allocs);
     const struct ct_memory_source *vmm = &p->calls.device_sources[CT_MEMORY_VMM];
     if (vmm->peak > 0)
-        printf("                 of it through the virtual-memory API (cuMemCreate): peak %s, "
-               "final %s\n",
-               ct_human_bytes(vmm->peak, a, sizeof a), ct_human_bytes(vmm->now, b, sizeof b));
+        fprintf(out,
+                "                 of it through the virtual-memory API (cuMemCreate): peak %s, "
+                "final %s\n",
+                ct_human_bytes(vmm->peak, a, sizeof a), ct_human_bytes(vmm->now, b, sizeof b));
     if (p->run.memory_events_late)
-        printf("                 %llu allocations or frees came after their time was settled: "
-               "the counter may be off by them in between\n",
-               (unsigned long long)p->run.memory_events_late);
-    print_gpu(p);
-    print_cupti(p);
-    print_nvtx(p);
+        fprintf(out,
+                "                 %llu allocations or frees came after their time was settled: "
+                "the counter may be off by them in between\n",
+                (unsigned long long)p->run.memory_events_late);
+    print_gpu(out, p);
+    print_cupti(out, p);
+    print_nvtx(out, p);
     for (size_t i = 0; i < p->run.inflight_count; i++)
-        printf("  in flight      thread %lld was inside %s when the process ended\n",
-               (long long)p->run.inflight[i].tid, ct_function_name(p->run.inflight[i].fn));
-    printf("  dropped        %llu records%s\n", (unsigned long long)p->run.dropped,
-           p->run.dropped ? " (rings were full: raise CUDATRACE_RING_RECORDS)" : "");
+        fprintf(out, "  in flight      thread %lld was inside %s when the process ended\n",
+                (long long)p->run.inflight[i].tid, ct_function_name(p->run.inflight[i].fn));
+    fprintf(out, "  dropped        %llu records%s\n", (unsigned long long)p->run.dropped,
+            p->run.dropped ? " (rings were full: raise CUDATRACE_RING_RECORDS)" : "");
     for (int fn = 0; fn < CT_FN_COUNT; fn++)
         if (ct_calls_dropped_slices(&p->calls, fn))
-            printf("  detail lost    %llu %s slices (its counts above are whole)\n",
-                   (unsigned long long)ct_calls_dropped_slices(&p->calls, fn),
-                   ct_function_name(fn));
+            fprintf(out, "  detail lost    %llu %s slices (its counts above are whole)\n",
+                    (unsigned long long)ct_calls_dropped_slices(&p->calls, fn),
+                    ct_function_name(fn));
     if (p->run.ended)
-        printf("  tracer         %llu calls recorded; collector used %s of CPU, %llu KiB peak\n",
-               (unsigned long long)p->run.calls_recorded,
-               ct_human_time(p->run.collector_cpu_ns, a, sizeof a),
-               (unsigned long long)p->run.collector_max_rss_kb);
+        fprintf(out,
+                "  tracer         %llu calls recorded; collector used %s of CPU, %llu KiB peak\n",
+                (unsigned long long)p->run.calls_recorded,
+                ct_human_time(p->run.collector_cpu_ns, a, sizeof a),
+                (unsigned long long)p->run.collector_max_rss_kb);
     for (size_t i = 0; i < p->libraries.mapped_count; i++) {
         const struct ct_library_entry *lib = &p->libraries.mapped[i];
-        printf("  library        %-12s %s", lib->family, lib->realpath);
+        fprintf(out, "  library        %-12s %s", lib->family, lib->realpath);
         if (lib->found_via && *lib->requested_as)
-            printf(" (%s, asked for as %s by %s)", lib->found_via, lib->requested_as,
-                   ct_requester_text(lib->requested_by, lib->requested_from));
+            fprintf(out, " (%s, asked for as %s by %s)", lib->found_via, lib->requested_as,
+                    ct_requester_text(lib->requested_by, lib->requested_from));
         else if (lib->found_via)
-            printf(" (%s)", lib->found_via);
+            fprintf(out, " (%s)", lib->found_via);
         if (lib->rolled_back_by && *lib->rolled_back_by)
-            printf("; unmapped again when the load failed on %s", lib->rolled_back_by);
-        printf("\n");
+            fprintf(out, "; unmapped again when the load failed on %s", lib->rolled_back_by);
+        fprintf(out, "\n");
     }
     for (size_t i = 0; i < p->libraries.failed_count; i++) {
         const struct ct_failed_load *load = &p->libraries.failed[i];
-        printf("  failed load    %s (asked for by %s; %s)\n", load->requested_as,
-               ct_requester_text(load->requested_by, load->requested_from),
-               ct_failed_load_searched(load));
+        fprintf(out, "  failed load    %s (asked for by %s; %s)\n", load->requested_as,
+                ct_requester_text(load->requested_by, load->requested_from),
+                ct_failed_load_searched(load));
         if (strchr(load->missing, ':'))
-            printf("                 missing with it: %s\n", load->missing);
+            fprintf(out, "                 missing with it: %s\n", load->missing);
         if (*load->other_majors)
-            printf("                 other majors installed: %s\n", load->other_majors);
+            fprintf(out, "                 other majors installed: %s\n", load->other_majors);
     }
-    int shown = 0;
-    for (size_t i = 0; i < findings->count; i++) {
-        const struct ct_finding *f = &findings->items[i];
-        if (f->pid != p->pid)
-            continue;
-        printf("  %-14s %s %s: %s\n", shown++ ? "" : "findings", ct_severity_name(f->severity),
-               f->id, f->message);
-        print_finding_sites(f);
-    }
-    if (!shown)
-        printf("  findings       none\n");
 }
 
-/* Several processes (the ranks of a job): one line each first, so the odd
- * one out shows before the details. */
-static void print_process_table(const struct ct_report *r)
+void ct_finding_text(FILE *out, const struct ct_finding *f, int first)
 {
-    char wall[32], sync[32], peak[32];
-    printf("%-8s %12s %10s %10s %12s %12s  %s\n", "pid", "wall", "calls", "launches", "sync",
-           "peak memory", "exit");
-    for (size_t i = 0; i < r->process_count; i++) {
-        const struct ct_process_report *p = &r->processes[i];
-        printf("%-8d %12s %10llu %10llu %12s %12s  %s\n", (int)p->pid,
-               ct_human_time(ct_process_wall_ns(p), wall, sizeof wall),
-               (unsigned long long)p->run.calls_recorded, (unsigned long long)p->calls.launches,
-               ct_human_time(p->calls.sync_ns, sync, sizeof sync),
-               ct_human_bytes(p->calls.peak_device_bytes, peak, sizeof peak),
-               p->run.ended ? (p->run.exited_normally ? "normal" : "lost") : "unknown");
-    }
-    printf("\n");
-}
-
-void ct_report_print_text(const struct ct_report *r, const struct ct_findings *findings)
-{
-    if (r->truncated)
-        printf("note: the trace ends in a cut frame; reporting what came before it\n");
-    if (r->process_count > 1)
-        print_process_table(r);
-    for (size_t i = 0; i < r->process_count; i++)
-        print_text_process(&r->processes[i], findings);
+    fprintf(out, "  %-14s %s %s: %s\n", first ? "findings" : "", ct_severity_name(f->severity),
+            f->id, f->message);
+    ct_finding_sites_text(out, f);
 }
