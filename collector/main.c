@@ -132,18 +132,33 @@ static void outlive_process(const struct watch *w)
 }
 
 /* Whether the process has ended or is exiting, waiting up to `timeout_ms`
- * for that (a wait that ends early on exit). */
-static int process_ended(struct ct_shm_header *shm, const struct watch *w, int timeout_ms)
+ * for that (a wait that ends early on exit). A lifeline that closes while
+ * the process is still our parent was closed by the program itself (a
+ * closefrom before a fork, say): from then on its end is the parent
+ * changing, looked at every millisecond at most. */
+static int process_ended(struct ct_shm_header *shm, struct watch *w, int timeout_ms)
 {
-    struct pollfd p = {.fd = w->fd, .events = POLLIN};
     if (atomic_load(&shm->exit_ticks))
         return 1;
-    return poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN));
+    if (w->fd < 0) {
+        const struct timespec pause = {0, 1000 * 1000};
+        if (timeout_ms > 0 && getppid() == w->process)
+            nanosleep(&pause, NULL);
+        return getppid() != w->process;
+    }
+    struct pollfd p = {.fd = w->fd, .events = POLLIN};
+    int closed = poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN));
+    if (closed && !w->is_pidfd && getppid() == w->process) {
+        close(w->fd);
+        w->fd = -1;
+        return 0;
+    }
+    return closed;
 }
 
 /* Traces the process until it ends; 1 when it ended by an exec, which only
  * this session ended, not the process. */
-static int run(struct ct_shm_header *shm, const struct watch *w)
+static int run(struct ct_shm_header *shm, struct watch *w)
 {
     uint64_t last_frame_ns = ct_clock_map_now_ns(), last_scan_ns = last_frame_ns;
     int exec_d = 0;
