@@ -1,7 +1,8 @@
 # Build and run rules for the trace-reader fuzzer, included by the top-level Makefile (which
 # defines BUILD and BASE_CFLAGS and knows how to generate $(BUILD)/gen/perfetto_trace.pb-c.[ch]).
 # It owns everything under $(BUILD)/fuzz: the reader's sources (viewer-export's read/, model/,
-# findings/ and output/ but the report's text and JSON, common/, the generated protobuf-c code) compiled again with clang and
+# findings/, job/ but its parallel reader, and output/, common/, the generated protobuf-c code)
+# compiled again with clang and
 # libFuzzer's coverage plus ASan and UBSan, kept apart from the gcc objects in $(BUILD)/obj so
 # neither build ever picks up the other's; the harness binary; and the working corpus. The seeds
 # in tests/fuzz/corpus are only ever copied from, never written to, so a run cannot dirty the
@@ -20,8 +21,9 @@ CT_FUZZ_SEEDS := $(wildcard tests/fuzz/corpus/*)
 CT_FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CT_FUZZ_CFLAGS := $(BASE_CFLAGS) $(CT_FUZZ_SAN) -fsanitize=fuzzer-no-link
 
-CT_FUZZ_SRC := $(filter-out viewer-export/output/report_%.c,$(wildcard viewer-export/read/*.c \
-	viewer-export/model/*.c viewer-export/findings/*.c viewer-export/output/*.c)) $(wildcard common/*.c)
+CT_FUZZ_SRC := $(filter-out viewer-export/job/parallel_read.c,$(wildcard viewer-export/read/*.c \
+	viewer-export/model/*.c viewer-export/findings/*.c viewer-export/output/*.c \
+	viewer-export/job/*.c)) $(wildcard common/*.c)
 CT_FUZZ_OBJ := $(CT_FUZZ_SRC:%.c=$(CT_FUZZ_DIR)/obj/%.o) $(CT_FUZZ_DIR)/obj/gen/perfetto_trace.pb-c.o
 CT_FUZZ_HDR := $(wildcard viewer-export/*/*.h common/*.h include/cudatrace/*.h) \
 	$(BUILD)/gen/perfetto_trace.pb-c.h

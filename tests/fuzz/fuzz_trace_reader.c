@@ -1,11 +1,14 @@
 /*
- * The libFuzzer entry point for the trace reader: each input is written to a
- * per-process temporary file and read by the whole report model
- * (ct_report_add_trace, then ct_report_free), so format sniffing, zstd and
- * gzip decompression, packet framing, protobuf-c unpacking, interning and
- * slice pairing all see it, exactly as `cudatrace report` would. It owns
- * nothing but that temporary file and the checks that every string the
- * report hands back is still readable.
+ * The libFuzzer entry point for what `cudatrace report` reads: each input is
+ * written to a per-process temporary file and read by the whole report
+ * model (ct_report_add_trace), so format sniffing, zstd and gzip
+ * decompression, packet framing, protobuf-c unpacking, interning and slice
+ * pairing all see it; what it read is summarised, the summary read back
+ * into a job and the job's text and JSON written, exactly as `cudatrace
+ * report` would. The same input is also read as a summary (`report
+ * --merge` takes those from other machines). It owns nothing but that
+ * temporary file and the checks that every string the report hands back is
+ * still readable.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "viewer-export/job/summary.h"
 #include "viewer-export/model/report.h"
+#include "viewer-export/output/job_output.h"
 
 /* The reader only takes a path. The file is unlinked as soon as it is
  * created and reopened through /proc/self/fd, so a crash or a killed run
@@ -93,6 +98,44 @@ static size_t touch_report(const struct ct_report *report)
     return sum;
 }
 
+static FILE *sink_file(void)
+{
+    static FILE *devnull;
+    if (!devnull && !(devnull = fopen("/dev/null", "we")))
+        die("/dev/null");
+    return devnull;
+}
+
+/* A finished job through both outputs. */
+static void write_job(const struct ct_job *job)
+{
+    ct_job_print_text(sink_file(), job, 0);
+    ct_job_print_text(sink_file(), job, 1);
+    struct ct_json j = {.out = sink_file()};
+    ct_json_begin_object(&j, NULL);
+    ct_job_json_fields(&j, job);
+    ct_json_end_object(&j);
+}
+
+/* The input as a summary file: refused with a reason, or reported on. */
+static void read_as_summary(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1), error[512] = "";
+    if (!text)
+        die("malloc");
+    memcpy(text, data, size);
+    text[size] = '\0';
+    struct ct_job job = {0};
+    if (ct_job_add_summary(&job, text, size, error, sizeof error) == 0) {
+        ct_job_finish(&job);
+        write_job(&job);
+    } else if (!error[0]) {
+        fprintf(stderr, "fuzz_trace_reader: a summary refused without a reason\n");
+        abort();
+    }
+    ct_job_free(&job);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (input_fd < 0)
@@ -110,6 +153,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Volatile so the walk over the report is not optimised away. */
     volatile size_t sink = touch_report(&report);
     (void)sink;
+    if (r == 0) {
+        struct ct_job job = {0};
+        if (ct_job_of_report(&job, &report, input_path) != 0) {
+            fprintf(stderr, "fuzz_trace_reader: a trace's own summary did not read back\n");
+            abort();
+        }
+        write_job(&job);
+        ct_job_free(&job);
+    }
     ct_report_free(&report);
+    read_as_summary(data, size);
     return 0;
 }
