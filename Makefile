@@ -158,6 +158,24 @@ $(WHEEL_CACHE)/.ok: | $(VENV)/.ok
 	        $$file $(WHEEL_CACHE)/$$(basename $$file .whl) || exit 1; \
 	done
 	touch $@
+# NVIDIA's nvml.h, which the toolkit here lacks, from its nvidia-nvml-dev wheel: the collector's
+# NVML sampler (collector/gpu_state/) takes NVML's types from it, and the NVML double
+# (tests/doubles/nvml/) its entry points. Only the header is used: NVML itself is loaded at run
+# time, never linked. A folder of its own in the wheel cache, so adding it fetches nothing else.
+CT_NVML_WHEEL := nvidia-nvml-dev==13.5.37
+NVML_CACHE ?= $(WHEEL_CACHE)/nvml
+NVML_INCLUDE := $(NVML_CACHE)/nvidia/cu13/include
+$(NVML_CACHE)/.ok: | $(VENV)/.ok
+	rm -rf $(NVML_CACHE) && mkdir -p $(NVML_CACHE)/download
+	$(VENV)/bin/pip download -q --no-deps -d $(NVML_CACHE)/download $(CT_NVML_WHEEL)
+	$(VENV)/bin/python -c 'import glob, sys, zipfile; zipfile.ZipFile(glob.glob(sys.argv[1])[0]).extractall(sys.argv[2])' \
+	    '$(NVML_CACHE)/download/*.whl' $(NVML_CACHE)
+	test -f $(NVML_INCLUDE)/nvml.h
+	touch $@
+NVML_OBJ := $(filter $(BUILD)/obj/collector/gpu_state/%,$(COLLECTOR_OBJ))
+$(NVML_OBJ): BASE_CFLAGS += -isystem $(NVML_INCLUDE)
+$(NVML_OBJ): | $(NVML_CACHE)/.ok
+
 $(BUILD)/wheels/.ok: $(WHEEL_CACHE)/.ok
 	mkdir -p $(BUILD) && rm -rf $(BUILD)/wheels && ln -s $(abspath $(WHEEL_CACHE)) $(BUILD)/wheels
 
