@@ -7,6 +7,8 @@ BUILD ?= build
 CC ?= gcc
 PYTHON ?= python3
 VENV ?= .venv
+# Where NVIDIA's wheels are unpacked, once (see CT_RUNTIME_WHEELS and CT_NVML_WHEEL below).
+WHEEL_CACHE ?= .cache/wheels
 SANITIZE ?=
 
 WARNINGS := -Wall -Wextra -Werror
@@ -128,6 +130,29 @@ $(BUILD)/cudatrace-collector: $(COLLECTOR_OBJ)
 $(BUILD)/cudatrace: $(CLI_OBJ)
 	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lz
 
+# NVIDIA's nvml.h, which the toolkit here lacks, from its nvidia-nvml-dev wheel: the collector's
+# NVML sampler (collector/gpu_state/) takes NVML's types from it, and the NVML double
+# (tests/doubles/nvml/) its entry points. Only the header is used: NVML itself is loaded at run
+# time, never linked. A folder of its own in the wheel cache, so adding it fetches nothing else.
+CT_NVML_WHEEL := nvidia-nvml-dev==13.5.37
+NVML_CACHE ?= $(WHEEL_CACHE)/nvml
+NVML_INCLUDE := $(NVML_CACHE)/nvidia/cu13/include
+$(NVML_CACHE)/.ok: | $(VENV)/.ok
+	rm -rf $(NVML_CACHE) && mkdir -p $(NVML_CACHE)/download
+	$(VENV)/bin/pip download -q --no-deps -d $(NVML_CACHE)/download $(CT_NVML_WHEEL)
+	$(VENV)/bin/python -c 'import glob, sys, zipfile; zipfile.ZipFile(glob.glob(sys.argv[1])[0]).extractall(sys.argv[2])' \
+	    '$(NVML_CACHE)/download/*.whl' $(NVML_CACHE)
+	test -f $(NVML_INCLUDE)/nvml.h
+	touch $@
+# The build's link to the header's folder, which whatever else compiles the collector's code (the
+# tests' preprocessing of it) finds there.
+BUILD_NVML_INCLUDE := $(BUILD)/nvml-include
+$(BUILD_NVML_INCLUDE): | $(NVML_CACHE)/.ok
+	mkdir -p $(BUILD) && ln -sfn $(abspath $(NVML_INCLUDE)) $@
+NVML_OBJ := $(filter $(BUILD)/obj/collector/gpu_state/%,$(COLLECTOR_OBJ))
+$(NVML_OBJ): BASE_CFLAGS += -isystem $(BUILD_NVML_INCLUDE)
+$(NVML_OBJ): | $(BUILD_NVML_INCLUDE)
+
 -include tests/tests.mk
 -include tests/python_frames.mk
 -include tests/symbolize.mk
@@ -147,7 +172,6 @@ $(VENV)/.ok: tests/requirements.txt
 # folder links to.
 CT_RUNTIME_WHEELS := nvidia-cuda-runtime-cu12==12.4.127 nvidia-cuda-runtime-cu12==12.9.79 \
 	nvidia-cuda-runtime-cu11==11.8.89 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cupti==13.0.85
-WHEEL_CACHE ?= .cache/wheels
 $(WHEEL_CACHE)/.ok: | $(VENV)/.ok
 	rm -rf $(WHEEL_CACHE) && mkdir -p $(WHEEL_CACHE)/download
 	for wheel in $(CT_RUNTIME_WHEELS); do \
@@ -158,24 +182,6 @@ $(WHEEL_CACHE)/.ok: | $(VENV)/.ok
 	        $$file $(WHEEL_CACHE)/$$(basename $$file .whl) || exit 1; \
 	done
 	touch $@
-# NVIDIA's nvml.h, which the toolkit here lacks, from its nvidia-nvml-dev wheel: the collector's
-# NVML sampler (collector/gpu_state/) takes NVML's types from it, and the NVML double
-# (tests/doubles/nvml/) its entry points. Only the header is used: NVML itself is loaded at run
-# time, never linked. A folder of its own in the wheel cache, so adding it fetches nothing else.
-CT_NVML_WHEEL := nvidia-nvml-dev==13.5.37
-NVML_CACHE ?= $(WHEEL_CACHE)/nvml
-NVML_INCLUDE := $(NVML_CACHE)/nvidia/cu13/include
-$(NVML_CACHE)/.ok: | $(VENV)/.ok
-	rm -rf $(NVML_CACHE) && mkdir -p $(NVML_CACHE)/download
-	$(VENV)/bin/pip download -q --no-deps -d $(NVML_CACHE)/download $(CT_NVML_WHEEL)
-	$(VENV)/bin/python -c 'import glob, sys, zipfile; zipfile.ZipFile(glob.glob(sys.argv[1])[0]).extractall(sys.argv[2])' \
-	    '$(NVML_CACHE)/download/*.whl' $(NVML_CACHE)
-	test -f $(NVML_INCLUDE)/nvml.h
-	touch $@
-NVML_OBJ := $(filter $(BUILD)/obj/collector/gpu_state/%,$(COLLECTOR_OBJ))
-$(NVML_OBJ): BASE_CFLAGS += -isystem $(NVML_INCLUDE)
-$(NVML_OBJ): | $(NVML_CACHE)/.ok
-
 $(BUILD)/wheels/.ok: $(WHEEL_CACHE)/.ok
 	mkdir -p $(BUILD) && rm -rf $(BUILD)/wheels && ln -s $(abspath $(WHEEL_CACHE)) $(BUILD)/wheels
 

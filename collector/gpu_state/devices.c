@@ -38,18 +38,25 @@ static void read_facts(const struct ct_nvml *n, nvmlDevice_t d, struct ct_gpu_de
         n->nvmlDeviceGetMaxPcieLinkWidth(d, &out->pcie_width_max);
 }
 
-/* The NVML index an entry of CUDA_VISIBLE_DEVICES names, or -1. */
+/* The NVML index an entry of CUDA_VISIBLE_DEVICES names, or -1: an index,
+ * or a UUID or a prefix of it, with or without "GPU-", that names one
+ * device only. */
 static int index_of(const char *entry, size_t len, const struct ct_gpu_device *all, uint32_t count)
 {
     char *end;
     long index = strtol(entry, &end, 10);
     if (len && (size_t)(end - entry) == len)
         return index >= 0 && index < (long)count ? (int)index : -1;
-    for (uint32_t i = 0; len >= 4 && i < count; i++)
-        if (strncmp(all[i].uuid, entry, len) == 0 ||
-            (strncmp(entry, "GPU-", 4) != 0 && strncmp(all[i].uuid + 4, entry, len) == 0))
-            return (int)i;
-    return -1;
+    size_t skip = strncmp(entry, "GPU-", 4) == 0 ? 0 : 4;
+    int found = -1;
+    for (uint32_t i = 0; len && i < count; i++) {
+        if (strlen(all[i].uuid) < skip || strncmp(all[i].uuid + skip, entry, len) != 0)
+            continue;
+        if (found >= 0)
+            return -1;
+        found = (int)i;
+    }
+    return found;
 }
 
 uint32_t ct_gpu_devices_choose(const struct ct_nvml *nvml, const char *visible,

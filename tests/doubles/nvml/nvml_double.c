@@ -323,7 +323,8 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
 {
     ENTER(device, uuid);
     char text[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-    snprintf(text, sizeof text, "GPU-c0ffee00-0000-4000-8000-%012u", device->index);
+    snprintf(text, sizeof text, "GPU-c0ffee%02u-0000-4000-8000-%012u", device->index,
+             device->index);
     return copy_text(text, uuid, length);
 }
 
