@@ -9,35 +9,10 @@
 
 #include <stdint.h>
 
+#include "cudatrace/gpu_measures.h"
+
 #define CT_GPU_DEVICES_MAX 16
 #define CT_GPU_PROCESSES_MAX 32
-
-/* X(id, track): each measure sampled, and the counter track it goes on
- * (trace_names.h). */
-#define CT_FOR_EACH_GPU_MEASURE(X)                                                                 \
-    X(UTILIZATION, gpu_utilization)                                                                \
-    X(MEMORY_UTILIZATION, gpu_memory_utilization)                                                  \
-    X(SM_CLOCK, gpu_sm_clock)                                                                      \
-    X(MEMORY_CLOCK, gpu_memory_clock)                                                              \
-    X(POWER, gpu_power)                                                                            \
-    X(POWER_LIMIT, gpu_power_limit)                                                                \
-    X(TEMPERATURE, gpu_temperature)                                                                \
-    X(POWER_VIOLATION, gpu_power_violation)                                                        \
-    X(THERMAL_VIOLATION, gpu_thermal_violation)                                                    \
-    X(PCIE_GENERATION, gpu_pcie_generation)                                                        \
-    X(PCIE_WIDTH, gpu_pcie_width)                                                                  \
-    X(PCIE_REPLAYS, gpu_pcie_replays)                                                              \
-    X(ECC_CORRECTED, gpu_ecc_corrected)                                                            \
-    X(ECC_UNCORRECTED, gpu_ecc_uncorrected)                                                        \
-    X(COMPUTE_MODE, gpu_compute_mode)                                                              \
-    X(PERSISTENCE, gpu_persistence)
-
-enum ct_gpu_measure {
-#define CT_GPU_MEASURE_ENUM(id, track) CT_GPU_##id,
-    CT_FOR_EACH_GPU_MEASURE(CT_GPU_MEASURE_ENUM)
-#undef CT_GPU_MEASURE_ENUM
-        CT_GPU_MEASURES
-};
 
 /* A device the sampler follows: `slot` is its place in the sampler's list,
  * `ordinal` the CUDA device number the traced process knows it by. */

@@ -88,6 +88,29 @@ static void print_cupti(const struct ct_process_report *p)
     printf("\n");
 }
 
+/* What NVML said of each device, over the CUDA part of the run, while busy. */
+static void print_gpu_health(const struct ct_process_report *p)
+{
+    const struct ct_gpu_health *h = &p->gpu_health;
+    if (h->state && strcmp(h->state, ct_value_nvml_sampling) != 0)
+        printf("  NVML           %s%s%s\n", h->state, *h->reason ? ": " : "", h->reason);
+    for (int device = 0; device < CT_HEALTH_DEVICES; device++) {
+        struct ct_health_summary s;
+        if (!ct_process_gpu_health(p, device, &s))
+            continue;
+        const struct ct_health_device *d = &h->devices[device];
+        const struct ct_health_stat *sm = &s.stat[CT_GPU_SM_CLOCK], *w = &s.stat[CT_GPU_POWER],
+                                    *t = &s.stat[CT_GPU_TEMPERATURE];
+        printf("  GPU %-10u %s: busy in %llu of %llu samples; SM clock median %lld MHz (max "
+               "%llu); power median %.0f W (limit %.0f W, default %.0f W); %lld C (max %lld C)\n",
+               d->ordinal, d->name, (unsigned long long)s.busy_samples,
+               (unsigned long long)s.samples, (long long)sm->median,
+               (unsigned long long)d->sm_clock_max, (double)w->median / 1000,
+               (double)s.stat[CT_GPU_POWER_LIMIT].median / 1000,
+               (double)d->power_default_limit / 1000, (long long)t->median, (long long)t->max);
+    }
+}
+
 /* A finding's top sites, each with its share of what the finding counts. */
 static void print_finding_sites(const struct ct_finding *f)
 {
@@ -147,6 +170,7 @@ static void print_text_process(const struct ct_process_report *p,
                (unsigned long long)p->run.memory_events_late);
     print_gpu(p);
     print_cupti(p);
+    print_gpu_health(p);
     print_nvtx(p);
     for (size_t i = 0; i < p->run.inflight_count; i++)
         printf("  in flight      thread %lld was inside %s when the process ended\n",
