@@ -195,7 +195,8 @@ test: deps $(BUILD)/.test-deps all test-programs venv $(BUILD)/unit/ring_stress 
 demo: deps all test-programs
 	@sh examples/demo.sh $(BUILD)
 
-bench: deps all test-programs $(BUILD)/bench/collector_throughput $(BUILD)/bench/dlopen_loop
+bench: deps all test-programs $(BUILD)/bench/collector_throughput $(BUILD)/bench/dlopen_loop \
+		$(BUILD)/bench/nvml_cost
 	@sh tests/bench/bench.sh $(BUILD)
 
 format:
@@ -207,6 +208,11 @@ clean:
 $(BUILD)/bench/collector_throughput: tests/bench/collector_throughput.c $(filter-out %/main.o,$(COLLECTOR_OBJ))
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lstdc++
+
+# What each NVML call of the sampler costs, through whatever libnvidia-ml.so.1 the library path gives.
+$(BUILD)/bench/nvml_cost: tests/bench/nvml_cost.c $(BUILD)/obj/collector/gpu_state/nvml_loader.o | $(BUILD_NVML_INCLUDE)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -isystem $(BUILD_NVML_INCLUDE) -o $@ $^ -ldl
 
 $(BUILD)/bench/dlopen_loop: tests/bench/dlopen_loop.c
 	@mkdir -p $(dir $@)
