@@ -260,7 +260,8 @@ static void count_link(const struct ct_gpu_health *h, const struct ct_health_dev
 }
 
 /* The ECC counts over the span: corrected errors added, uncorrected ones
- * standing (either is a fault), and the modes last sampled. */
+ * standing (either is a fault); and the modes last sampled, in the span or
+ * not (a run shorter than the interval has none in it). */
 static void count_state(const struct ct_health_device *d, const char *in_span,
                         struct ct_health_summary *s)
 {
@@ -268,6 +269,10 @@ static void count_state(const struct ct_health_device *d, const char *in_span,
     s->compute_mode = s->persistence = -1;
     for (size_t i = 0; i < d->row_count; i++) {
         const struct ct_health_row *r = &d->rows[i];
+        if (r->have & 1u << CT_GPU_COMPUTE_MODE)
+            s->compute_mode = r->value[CT_GPU_COMPUTE_MODE];
+        if (r->have & 1u << CT_GPU_PERSISTENCE)
+            s->persistence = r->value[CT_GPU_PERSISTENCE];
         if (!in_span[i])
             continue;
         if (r->have & 1u << CT_GPU_ECC_CORRECTED) {
@@ -278,10 +283,6 @@ static void count_state(const struct ct_health_device *d, const char *in_span,
         if (r->have & 1u << CT_GPU_ECC_UNCORRECTED &&
             r->value[CT_GPU_ECC_UNCORRECTED] > s->ecc_uncorrected)
             s->ecc_uncorrected = r->value[CT_GPU_ECC_UNCORRECTED];
-        if (r->have & 1u << CT_GPU_COMPUTE_MODE)
-            s->compute_mode = r->value[CT_GPU_COMPUTE_MODE];
-        if (r->have & 1u << CT_GPU_PERSISTENCE)
-            s->persistence = r->value[CT_GPU_PERSISTENCE];
     }
 }
 

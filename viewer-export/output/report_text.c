@@ -88,6 +88,33 @@ static void print_cupti(const struct ct_process_report *p)
     printf("\n");
 }
 
+/* A device's state as last sampled: the modes, the link, the processes on
+ * it (what `cudatrace doctor` shows of the machine as it is). */
+static void print_gpu_state(const struct ct_process_report *p, const struct ct_health_device *d)
+{
+    static const char *const modes[] = {"default", "exclusive thread", "prohibited",
+                                        "exclusive process"};
+    const struct ct_health_row *last = &d->rows[d->row_count - 1];
+    int64_t mode = last->have & 1u << CT_GPU_COMPUTE_MODE ? last->value[CT_GPU_COMPUTE_MODE] : -1;
+    printf("  %-14s NVML driver %s; compute mode %s, persistence %s; PCIe Gen%lld x%lld (max "
+           "Gen%llu x%llu)",
+           "", p->gpu_health.driver ? p->gpu_health.driver : "?",
+           mode >= 0 && mode < 4 ? modes[mode] : "unknown",
+           !(last->have & 1u << CT_GPU_PERSISTENCE) ? "unknown"
+           : last->value[CT_GPU_PERSISTENCE]        ? "on"
+                                                    : "off",
+           (long long)last->value[CT_GPU_PCIE_GENERATION],
+           (long long)last->value[CT_GPU_PCIE_WIDTH], (unsigned long long)d->pcie_generation_max,
+           (unsigned long long)d->pcie_width_max);
+    for (int i = 0, shown = 0; i < d->process_count; i++)
+        if (d->processes[i].pid != (uint32_t)p->pid)
+            printf("%s pid %u%s%s%s %.0f MiB",
+                   shown++ ? "," : "; other processes:", d->processes[i].pid,
+                   *d->processes[i].name ? " (" : "", d->processes[i].name,
+                   *d->processes[i].name ? ")" : "", (double)d->processes[i].bytes / (1 << 20));
+    printf("%s\n", d->lost_ns ? "; lost (fell off the bus)" : "");
+}
+
 /* What NVML said of each device, over the CUDA part of the run, while busy. */
 static void print_gpu_health(const struct ct_process_report *p)
 {
@@ -99,6 +126,12 @@ static void print_gpu_health(const struct ct_process_report *p)
         if (!ct_process_gpu_health(p, device, &s))
             continue;
         const struct ct_health_device *d = &h->devices[device];
+        if (!s.samples) {
+            printf("  GPU %-10u %s: no sample during the CUDA part of the run\n", d->ordinal,
+                   d->name);
+            print_gpu_state(p, d);
+            continue;
+        }
         const struct ct_health_stat *sm = &s.stat[CT_GPU_SM_CLOCK], *w = &s.stat[CT_GPU_POWER],
                                     *t = &s.stat[CT_GPU_TEMPERATURE];
         printf("  GPU %-10u %s: busy in %llu of %llu samples; SM clock median %lld MHz (max "
@@ -108,6 +141,7 @@ static void print_gpu_health(const struct ct_process_report *p)
                (unsigned long long)d->sm_clock_max, (double)w->median / 1000,
                (double)s.stat[CT_GPU_POWER_LIMIT].median / 1000,
                (double)d->power_default_limit / 1000, (long long)t->median, (long long)t->max);
+        print_gpu_state(p, d);
     }
 }
 
