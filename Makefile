@@ -7,6 +7,8 @@ BUILD ?= build
 CC ?= gcc
 PYTHON ?= python3
 VENV ?= .venv
+# Where NVIDIA's wheels are unpacked, once (see CT_RUNTIME_WHEELS and CT_NVML_WHEEL below).
+WHEEL_CACHE ?= .cache/wheels
 SANITIZE ?=
 
 WARNINGS := -Wall -Wextra -Werror
@@ -128,6 +130,29 @@ $(BUILD)/cudatrace-collector: $(COLLECTOR_OBJ)
 $(BUILD)/cudatrace: $(CLI_OBJ)
 	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lz
 
+# NVIDIA's nvml.h, which the toolkit here lacks, from its nvidia-nvml-dev wheel: the collector's
+# NVML sampler (collector/gpu_state/) takes NVML's types from it, and the NVML double
+# (tests/doubles/nvml/) its entry points. Only the header is used: NVML itself is loaded at run
+# time, never linked. A cache of its own beside the wheel cache, which its rule empties.
+CT_NVML_WHEEL := nvidia-nvml-dev==13.5.37
+NVML_CACHE ?= .cache/nvml
+NVML_INCLUDE := $(NVML_CACHE)/nvidia/cu13/include
+$(NVML_CACHE)/.ok: | $(VENV)/.ok
+	rm -rf $(NVML_CACHE) && mkdir -p $(NVML_CACHE)/download
+	$(VENV)/bin/pip download -q --no-deps -d $(NVML_CACHE)/download $(CT_NVML_WHEEL)
+	$(VENV)/bin/python -c 'import glob, sys, zipfile; zipfile.ZipFile(glob.glob(sys.argv[1])[0]).extractall(sys.argv[2])' \
+	    '$(NVML_CACHE)/download/*.whl' $(NVML_CACHE)
+	test -f $(NVML_INCLUDE)/nvml.h
+	touch $@
+# The build's link to the header's folder, which whatever else compiles the collector's code (the
+# tests' preprocessing of it) finds there.
+BUILD_NVML_INCLUDE := $(BUILD)/nvml-include
+$(BUILD_NVML_INCLUDE): | $(NVML_CACHE)/.ok
+	mkdir -p $(BUILD) && ln -sfn $(abspath $(NVML_INCLUDE)) $@
+NVML_OBJ := $(filter $(BUILD)/obj/collector/gpu_state/%,$(COLLECTOR_OBJ))
+$(NVML_OBJ): BASE_CFLAGS += -isystem $(BUILD_NVML_INCLUDE)
+$(NVML_OBJ): | $(BUILD_NVML_INCLUDE)
+
 -include tests/tests.mk
 -include tests/python_frames.mk
 -include tests/symbolize.mk
@@ -147,7 +172,6 @@ $(VENV)/.ok: tests/requirements.txt
 # folder links to.
 CT_RUNTIME_WHEELS := nvidia-cuda-runtime-cu12==12.4.127 nvidia-cuda-runtime-cu12==12.9.79 \
 	nvidia-cuda-runtime-cu11==11.8.89 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cupti==13.0.85
-WHEEL_CACHE ?= .cache/wheels
 $(WHEEL_CACHE)/.ok: | $(VENV)/.ok
 	rm -rf $(WHEEL_CACHE) && mkdir -p $(WHEEL_CACHE)/download
 	for wheel in $(CT_RUNTIME_WHEELS); do \
@@ -171,7 +195,8 @@ test: deps $(BUILD)/.test-deps all test-programs venv $(BUILD)/unit/ring_stress 
 demo: deps all test-programs
 	@sh examples/demo.sh $(BUILD)
 
-bench: deps all test-programs $(BUILD)/bench/collector_throughput $(BUILD)/bench/dlopen_loop
+bench: deps all test-programs $(BUILD)/bench/collector_throughput $(BUILD)/bench/dlopen_loop \
+		$(BUILD)/bench/nvml_cost
 	@sh tests/bench/bench.sh $(BUILD)
 
 format:
@@ -183,6 +208,11 @@ clean:
 $(BUILD)/bench/collector_throughput: tests/bench/collector_throughput.c $(filter-out %/main.o,$(COLLECTOR_OBJ))
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lstdc++
+
+# What each NVML call of the sampler costs, through whatever libnvidia-ml.so.1 the library path gives.
+$(BUILD)/bench/nvml_cost: tests/bench/nvml_cost.c $(BUILD)/obj/collector/gpu_state/nvml_loader.o | $(BUILD_NVML_INCLUDE)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -isystem $(BUILD_NVML_INCLUDE) -o $@ $^ -ldl
 
 $(BUILD)/bench/dlopen_loop: tests/bench/dlopen_loop.c
 	@mkdir -p $(dir $@)

@@ -26,12 +26,13 @@ def machine_has_libcuda():
         return False
 
 
-def doctor(build_dir, *args, library_path=None):
+def doctor(build_dir, *args, library_path=None, extra_env=None):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("CUDATRACE_", "CT_DOUBLE")) and k not in ("LD_PRELOAD",
                                                                           "LD_LIBRARY_PATH")}
     if library_path:
         env["LD_LIBRARY_PATH"] = library_path
+    env.update(extra_env or {})
     return subprocess.run([os.path.join(build_dir, "cudatrace"), "doctor", *args], env=env,
                           capture_output=True, text=True, timeout=120)
 
@@ -89,3 +90,28 @@ def test_bad_usage(build_dir):
     done = doctor(build_dir, "--bogus")
     assert done.returncode == 2 and done.stdout == ""
     assert len(done.stderr.splitlines()) == 1
+
+
+def test_the_device_view_from_nvml(build_dir, tmp_path):
+    """With NVML there (the double, scripted), the doctor's probe is sampled like any traced
+    program: the device's modes, link, limits and other processes are shown, and what is
+    wrong with them is a finding; without NVML, the report says it is absent."""
+    script = tmp_path / "nvml"
+    script.write_text("0 - driver 575.57.08\n0 0 compute_mode 3\n0 0 pcie_gen 4\n"
+                      "0 0 persistence 0\n0 0 process 1 5242880\n")
+    library_path = os.path.join(build_dir, "double") + ":" + os.path.join(build_dir, "nvml")
+    scripted = {"CT_DOUBLE_NVML_SCRIPT": str(script)}
+    text = doctor(build_dir, library_path=library_path, extra_env=scripted)
+    done = doctor(build_dir, "--json", library_path=library_path, extra_env=scripted)
+    assert "NVML driver 575.57.08; compute mode exclusive process, persistence off; " \
+           "PCIe Gen4 x16 (max Gen5 x16); other processes: pid 1" in text.stdout
+    assert "/dev/nvidia-uvm" in text.stdout
+    report = json.loads(done.stdout)
+    ids = {f["id"] for f in report["findings"]}
+    assert {"compute-mode", "gpu-shared"} <= ids
+    device, = report["processes"][0]["gpu_health"]
+    assert (device["compute_mode"], device["persistence"], device["default_power_limit_mw"]) == (
+        3, 0, 700000)
+    absent = json.loads(doctor(build_dir, "--json",
+                               library_path=os.path.join(build_dir, "double")).stdout)
+    assert absent["processes"][0]["nvml"]["state"] == "absent"

@@ -164,6 +164,7 @@ def preprocessed(paths, build_dir):
     ct_key_##field), without the vocabulary's own declarations."""
     done = subprocess.run(["cc", "-E", "-P", "-D_GNU_SOURCE", "-I", REPO, "-I",
                            os.path.join(REPO, "include"), "-I", os.path.join(build_dir, "gen"),
+                           "-isystem", os.path.join(build_dir, "nvml-include"),
                            *paths], capture_output=True, text=True, check=True)
     return "\n".join(line for line in done.stdout.splitlines()
                      if not line.startswith("static const char ct_"))

@@ -1,7 +1,7 @@
 """tests/gpu/run.sh, the check for a lent GPU machine, run here on the CPU doubles of the runtime,
 the driver and CUPTI, so that the script itself is known to work before a GPU session spends
 its few minutes on it. Its CUDA C half (vector_loop, built with nvcc) must pass every check:
-call counts, GPU kernels and copies from CUPTI, flows, CUPTI's state. Its PyTorch half needs
+call counts, GPU kernels and copies from CUPTI, flows, CUPTI's state, NVML's (the NVML double). Its PyTorch half needs
 torch with CUDA, which the test venv's python3 lacks, so the script says it skips it.
 """
 import os
@@ -12,7 +12,8 @@ import sys
 def test_the_gpu_check_passes_on_the_doubles(repo_root, build_dir, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDATRACE_", "CT_DOUBLE"))}
     env.update({
-        "LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver", "CT_DOUBLE_DRIVER": "1",
+        "LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver:{build_dir}/nvml",
+        "CT_DOUBLE_DRIVER": "1",
         "OUT": str(tmp_path), "BUILD": build_dir,
         # python3 is the test venv's: no torch, so the PyTorch half is skipped.
         "PATH": os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),
@@ -25,4 +26,5 @@ def test_the_gpu_check_passes_on_the_doubles(repo_root, build_dir, tmp_path):
     assert "ok    GPU copies (CUPTI): 101" in checks
     assert "ok    vector_loop: GPU work that ends a flow from its host call: 10101" in checks
     assert "ok    vector_loop: CUPTI state: active" in checks
+    assert "ok    NVML state: sampling" in checks
     assert "skip  torch_loop: torch with CUDA is not importable here" in done.stdout

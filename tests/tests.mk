@@ -184,3 +184,12 @@ $(BUILD)/tests/hostile: tests/hostile/hostile.c tests/programs/program_args.h
 $(BUILD)/tests/without_pidfd: tests/hostile/without_pidfd.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $<
+
+# The NVML double (tests/doubles/nvml/): a libnvidia-ml.so.1 the collector loads when a test puts
+# its folder on the library path, built against NVIDIA's nvml.h (the Makefile's NVML_INCLUDE).
+CT_NVML_LIB := $(BUILD)/nvml/libnvidia-ml.so.1
+test-programs: $(CT_NVML_LIB)
+$(CT_NVML_LIB): tests/doubles/nvml/nvml_double.c tests/doubles/nvml/libnvidia-ml.map | $(BUILD_NVML_INCLUDE)
+	@mkdir -p $(@D)
+	$(CC) $(CT_DOUBLE_CFLAGS) -isystem $(BUILD_NVML_INCLUDE) -o $@ $< \
+		-Wl,--version-script=tests/doubles/nvml/libnvidia-ml.map -Wl,-soname,libnvidia-ml.so.1

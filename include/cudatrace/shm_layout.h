@@ -53,8 +53,8 @@ struct ct_call_stats {
 #define CT_SPILL_SEGMENT_RECORDS 16384u /* 1 MiB */
 /* Threads' rings at most (CUDATRACE_RINGS); the loader's ring is one more. */
 #define CT_RINGS_MAX 4096u
-#define CT_SPILL_CHAIN 128u             /* segments in the pool, and in one ring's chain */
-#define CT_SPILL_TICKET (1ull << 63)    /* a reserved slot in the chain, not the ring */
+#define CT_SPILL_CHAIN 128u          /* segments in the pool, and in one ring's chain */
+#define CT_SPILL_TICKET (1ull << 63) /* a reserved slot in the chain, not the ring */
 
 /* One single-producer single-consumer ring. The producer owns the first cache
  * line, the consumer the second, so neither side's stores bounce the other's
@@ -95,7 +95,7 @@ struct ct_shm_header {
     uint32_t ring_capacity; /* records per ring, a power of two */
     uint32_t clock;         /* enum ct_clock_kind               */
     int32_t pid;
-    uint32_t loader_ring;  /* the ring of library events, written under a lock */
+    uint32_t loader_ring; /* the ring of library events, written under a lock */
     /* Written by the collector before it says it is ready: 1 when it
      * watches the process through a pidfd, so that the process need not
      * hold the lifeline; 0 when it relies on the lifeline pipe. */
@@ -111,7 +111,10 @@ struct ct_shm_header {
     uint32_t collector_error; /* errno of the failed output, CT_ERROR_NOT_A_FILE, or 0 */
     _Atomic uint64_t collector_records;
     _Atomic uint64_t collector_bytes;
-    uint32_t spill_count;                             /* segments in the pool; 0: none */
+    uint32_t spill_count; /* segments in the pool; 0: none */
+    /* How often the collector samples the GPU through NVML (CUDATRACE_NVML_MS,
+     * read with the other settings by the preload); 0: never. */
+    uint32_t nvml_ms;
     _Atomic uint64_t spill_free[CT_SPILL_CHAIN / 64]; /* a set bit: that segment is free */
     char output_path[4096];
 };

@@ -47,6 +47,26 @@
     X(track, gpu_memory, CT_GPU_TRACK_PREFIX "%u memory operations", NAMED)                        \
     X(track, cupti_overhead, "CUPTI overhead", NAMED)                                              \
     X(track, findings, "cudatrace findings", NAMED)                                                \
+    /* the GPU's own state from NVML (collector/gpu_state/), per device */                         \
+    X(track, gpu_utilization, CT_GPU_TRACK_PREFIX "%u utilization (percent)", COUNTER)             \
+    X(track, gpu_memory_utilization, CT_GPU_TRACK_PREFIX "%u memory utilization (percent)",        \
+      COUNTER)                                                                                     \
+    X(track, gpu_sm_clock, CT_GPU_TRACK_PREFIX "%u SM clock (MHz)", COUNTER)                       \
+    X(track, gpu_memory_clock, CT_GPU_TRACK_PREFIX "%u memory clock (MHz)", COUNTER)               \
+    X(track, gpu_power, CT_GPU_TRACK_PREFIX "%u power (mW)", COUNTER)                              \
+    X(track, gpu_power_limit, CT_GPU_TRACK_PREFIX "%u enforced power limit (mW)", COUNTER)         \
+    X(track, gpu_temperature, CT_GPU_TRACK_PREFIX "%u temperature (C)", COUNTER)                   \
+    X(track, gpu_power_violation, CT_GPU_TRACK_PREFIX "%u power violation (ns)", COUNTER)          \
+    X(track, gpu_thermal_violation, CT_GPU_TRACK_PREFIX "%u thermal violation (ns)", COUNTER)      \
+    X(track, gpu_pcie_generation, CT_GPU_TRACK_PREFIX "%u PCIe generation", COUNTER)               \
+    X(track, gpu_pcie_width, CT_GPU_TRACK_PREFIX "%u PCIe width", COUNTER)                         \
+    X(track, gpu_pcie_replays, CT_GPU_TRACK_PREFIX "%u PCIe replays", COUNTER)                     \
+    X(track, gpu_ecc_corrected, CT_GPU_TRACK_PREFIX "%u ECC corrected errors", COUNTER)            \
+    X(track, gpu_ecc_uncorrected, CT_GPU_TRACK_PREFIX "%u ECC uncorrected errors", COUNTER)        \
+    X(track, gpu_compute_mode, CT_GPU_TRACK_PREFIX "%u compute mode", COUNTER)                     \
+    X(track, gpu_persistence, CT_GPU_TRACK_PREFIX "%u persistence mode", COUNTER)                  \
+    X(track, gpu_clock_events, CT_GPU_TRACK_PREFIX "%u clock events", NAMED)                       \
+    X(track, gpu_processes, CT_GPU_TRACK_PREFIX "%u processes", NAMED)                             \
     /* the process track's instants */                                                             \
     X(event, trace_format, "cudatrace.trace", INSTANT)                                             \
     X(event, versions, "cuda.versions", INSTANT)                                                   \
@@ -56,6 +76,12 @@
     X(event, cupti, "cudatrace.cupti", INSTANT)                                                    \
     X(event, gpu_totals, "cudatrace.gpu", INSTANT)                                                 \
     X(event, end, "cudatrace.end", INSTANT)                                                        \
+    X(event, nvml, "cudatrace.nvml", INSTANT)                                                      \
+    X(event, nvml_device, "nvml.device", INSTANT)                                                  \
+    /* the NVML tracks' events: a span of clock-event reasons, processes coming and going */       \
+    X(event, clock_event, "clocks %s", SLICE)                                                      \
+    X(event, gpu_process_start, "gpu.process.start", INSTANT)                                      \
+    X(event, gpu_process_end, "gpu.process.end", INSTANT)                                          \
     /* a thread's totals, when it ended */                                                         \
     X(event, calls, "cudatrace.calls", INSTANT)                                                    \
     /* the libraries track's instants */                                                           \
@@ -171,6 +197,20 @@
     X(key, clock_samples, "clock_samples", UINT)                                                   \
     X(key, clock_reading_error_ns, "clock_reading_error_ns", UINT)                                 \
     X(key, clock_drift_ns, "clock_drift_ns", UINT)                                                 \
+    /* cudatrace.nvml, nvml.device and the NVML tracks */                                          \
+    X(key, nvml_index, "nvml_index", UINT)                                                         \
+    X(key, uuid, "uuid", STRING)                                                                   \
+    X(key, pci_bus_id, "pci_bus_id", STRING)                                                       \
+    X(key, nvml_driver, "nvml_driver", STRING)                                                     \
+    X(key, interval_ms, "interval_ms", UINT)                                                       \
+    X(key, sm_clock_max, "sm_clock_max_mhz", UINT)                                                 \
+    X(key, memory_clock_max, "memory_clock_max_mhz", UINT)                                         \
+    X(key, power_default_limit, "power_default_limit_mw", UINT)                                    \
+    X(key, pcie_generation_max, "pcie_generation_max", UINT)                                       \
+    X(key, pcie_width_max, "pcie_width_max", UINT)                                                 \
+    X(key, reasons, "reasons", UINT)                                                               \
+    X(key, pid, "pid", UINT)                                                                       \
+    X(key, failed_calls, "failed_calls", UINT)                                                     \
     /* the libraries track */                                                                      \
     X(key, path, "path", STRING)                                                                   \
     X(key, realpath, "realpath", STRING)                                                           \
@@ -228,6 +268,12 @@
     X(value, cupti_unavailable, "unavailable", state)                                              \
     X(value, cupti_no_gpu, "no_gpu", state)                                                        \
     X(value, cupti_yielded, "yielded", state)                                                      \
+    X(value, nvml_sampling, "sampling", state)                                                     \
+    X(value, nvml_off, "off", state)                                                               \
+    X(value, nvml_absent, "absent", state)                                                         \
+    X(value, nvml_failed, "failed", state)                                                         \
+    X(value, nvml_lost, "lost", state)                                                             \
+    X(value, nvml_stuck, "stuck", state)                                                           \
     X(value, copy_host_to_host, "HostToHost", kind)                                                \
     X(value, copy_host_to_device, "HostToDevice", kind)                                            \
     X(value, copy_device_to_host, "DeviceToHost", kind)                                            \

@@ -171,4 +171,5 @@ void ct_config_load(void)
     ct_config.force_boottime_clock = env_clock_is_boottime();
     ct_config.cupti = env_cupti_mode();
     ct_config.cupti_path = getenv("CUDATRACE_CUPTI_PATH");
+    ct_config.nvml_ms = env_uint("CUDATRACE_NVML_MS", 100, 0, 60000);
 }

@@ -23,6 +23,8 @@ struct ct_config {
     uint32_t spill_mb;        /* CUDATRACE_SPILL_MB, the spill pool; 0: none */
     int cupti;                /* CUDATRACE_CUPTI: enum ct_cupti_mode         */
     const char *cupti_path;   /* CUDATRACE_CUPTI_PATH, a file or a folder    */
+    uint32_t nvml_ms;         /* CUDATRACE_NVML_MS, the collector's NVML
+                                 sampling interval; 0: off                  */
 };
 
 enum ct_cupti_mode {

@@ -11,6 +11,9 @@
 #  3. the same loop through torch.compile: Triton's driver-API launches are
 #     recorded (cuLaunchKernel, seen by CUPTI) and its kernels are on the GPU
 #     tracks.
+#  4. NVML (with 1): the collector sampled the real device (state sampling,
+#     a gpu_health block for device 0, printed), and what each NVML call
+#     costs here (build/bench/nvml_cost, when built: `make build/bench/nvml_cost`).
 # Prints the figures; exits non-zero if a check fails. BUILD names the build
 # folder (default build); OUT where the traces go (default /tmp).
 set -u
@@ -62,6 +65,10 @@ check "cudaMalloc calls" "$(calls cudaMalloc)" 2
 check "GPU kernels (CUPTI)" "$(value "$vl" "p['gpu']['kernels']")" $((steps * launches))
 check "GPU copies (CUPTI)" "$(value "$vl" "p['gpu']['copies']")" $((2 * steps + 1))
 flows vector_loop
+check "NVML state" "$(value "$vl" "p['nvml']['state']")" sampling
+check "NVML device 0 sampled" "$(value "$vl" "[d['device'] for d in p['gpu_health']][:1]")" "[0]"
+say "nvml  $(value "$vl" "p['nvml'], p['gpu_health']")"
+[ -x "$build/bench/nvml_cost" ] && "$build/bench/nvml_cost"
 
 if ! python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     say "skip  torch_loop: torch with CUDA is not importable here"

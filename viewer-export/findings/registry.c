@@ -2,8 +2,9 @@
  * The findings registry: a finding is added with its id, severity and
  * message, and its evidence filled in by the rule that found it; each
  * process goes through every group of rules (libraries, the driver, usage,
- * the GPU's side; the rules that compare processes run over the whole job,
- * job/job.c), and the findings are ordered: errors first, then warnings,
+ * the GPU's side, the GPU's own state; the rules that compare processes run
+ * over the whole job, job/job.c), and the findings are ordered: errors
+ * first, then warnings,
  * then notes, the costliest first within one severity.
  */
 #include "viewer-export/findings/findings.h"
@@ -80,6 +81,7 @@ void ct_findings_compute(const struct ct_report *report, struct ct_findings *out
         ct_findings_driver(&report->processes[i], out);
         ct_findings_usage(&report->processes[i], out);
         ct_findings_cupti(&report->processes[i], out);
+        ct_findings_gpu_health(&report->processes[i], out);
     }
     ct_findings_order(out);
 }

@@ -2,7 +2,8 @@
  * The usage findings' thresholds: defaults drawn from what the field reports
  * as trouble (../shared/SCENARIOS.md: over ~15% of host time in launches,
  * over ~100 small copies a second, milliseconds for a cudaMalloc that should
- * take ~100 us), settable by name.
+ * take ~100 us; a GPU slowed by its power cap or by heat for more than a
+ * passing moment, an SM clock a fifth under its maximum), settable by name.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -27,6 +28,10 @@ struct ct_thresholds ct_thresholds = {
     .slow_alloc_calls = 3,
     .gpu_idle_share = 0.5,
     .gpu_bound_share = 0.8,
+    .power_cap_share = 0.2,
+    .thermal_share = 0.05,
+    .clocks_low_ratio = 0.8,
+    .pcie_low_share = 0.25,
 };
 
 static const struct {
@@ -42,6 +47,8 @@ static const struct {
     THRESHOLD(small_copy_rate),  THRESHOLD(small_copy_count), THRESHOLD(growth_bytes),
     THRESHOLD(growth_share),     THRESHOLD(slow_alloc_ns),    THRESHOLD(slow_alloc_factor),
     THRESHOLD(slow_alloc_calls), THRESHOLD(gpu_idle_share),   THRESHOLD(gpu_bound_share),
+    THRESHOLD(power_cap_share),  THRESHOLD(thermal_share),    THRESHOLD(clocks_low_ratio),
+    THRESHOLD(pcie_low_share),
 #undef THRESHOLD
 };
 

@@ -1,5 +1,5 @@
 /*
- * The thresholds of the usage findings, with their defaults; `cudatrace
+ * The thresholds of the usage and GPU health findings, with their defaults; `cudatrace
  * report --threshold NAME=VALUE` changes them before any trace is read
  * (docs/findings.md says what each one means).
  */
@@ -25,6 +25,10 @@ struct ct_thresholds {
     double slow_alloc_calls;  /* ... in at least this many calls                      */
     double gpu_idle_share;    /* gpu-idle: share of the run with no GPU work          */
     double gpu_bound_share;   /* sync-stall: none when the GPU was busy this share    */
+    double power_cap_share;   /* power-capped: share of busy samples at the power cap */
+    double thermal_share;     /* thermal-throttle: share of busy samples slowed by heat */
+    double clocks_low_ratio;  /* clocks-low: median SM clock under this share of max  */
+    double pcie_low_share;    /* pcie-downgraded: share of copy samples on a slow link */
 };
 
 extern struct ct_thresholds ct_thresholds;

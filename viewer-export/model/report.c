@@ -4,9 +4,9 @@
  * machine), and each event goes to the part of its process it is about:
  * call slices to the call figures (calls.c) and the usage figures (usage.c),
  * GPU slices to the GPU's timeline (gpu.c), library instants to the library
- * view (libraries.c), CUPTI's to cupti.c, and the session's own facts
- * (the clock, who the process was in its job, versions, devices, the
- * threads' totals, the end) here. A
+ * view (libraries.c), CUPTI's to cupti.c, NVML's samples to gpu_health.c,
+ * and the session's own facts (the clock, who the process was in its job,
+ * versions, devices, the threads' totals, the end) here. A
  * trace of another trace format never gets here: the decoder refuses it.
  */
 #include "viewer-export/model/report.h"
@@ -85,6 +85,8 @@ static void on_track(void *ctx, const struct ct_track_info *t)
             p->cmdline[i] = ct_strings_get(ct_strings_intern_cstr(t->cmdline[i]));
         p->cmdline_len = t->cmdline_len;
     }
+    if (ct_gpu_health_track(&p->gpu_health, t))
+        return;
     if (t->name && !t->is_counter &&
         strncmp(t->name, CT_GPU_TRACK_PREFIX, strlen(CT_GPU_TRACK_PREFIX)) == 0)
         ct_u64_map_put(&b->gpu_tracks, t->uuid, 1);
@@ -131,8 +133,11 @@ static void on_slice(void *ctx, const struct ct_event *e)
         return;
     note_time(p, e->ts);
     note_time(p, e->end);
+    if (ct_gpu_health_slice(&p->gpu_health, e))
+        return;
     if (ct_u64_map_find(&b->gpu_tracks, e->track)) {
         ct_gpu_slice(&p->usage.gpu, e);
+        ct_gpu_health_gpu_copy(&p->gpu_health, e);
         return;
     }
     ct_gpu_host_flow(&p->usage.gpu, e->flow_out);
@@ -147,6 +152,8 @@ static void on_slice(void *ctx, const struct ct_event *e)
         return;
     }
     int64_t result = ct_event_int(e, ct_key_result, 0);
+    if (ct_function_family((unsigned)(*fn - 1)) == CT_FAMILY_COPY)
+        ct_gpu_health_host_copy(&p->gpu_health, e);
     ct_calls_add_slice(&p->calls, (int)(*fn - 1), result, e->end > e->ts ? e->end - e->ts : 0);
     if (*fn - 1 == CT_FN_cudaRuntimeGetVersion && result == 0)
         note_version(&p->cuda.runtime_version, ct_event_int(e, ct_key_version, -1));
@@ -218,7 +225,7 @@ static void on_instant(void *ctx, const struct ct_event *e)
     struct builder *b = ctx;
     struct ct_process_report *p = owner_of(b, e->track);
     if (p && !session_instant(b, p, e) && !ct_libraries_instant(&p->libraries, e) &&
-        !ct_cupti_instant(&p->cupti, e))
+        !ct_cupti_instant(&p->cupti, e) && !ct_gpu_health_instant(&p->gpu_health, e))
         note_time(p, e->ts);
 }
 
@@ -229,6 +236,8 @@ static void on_counter(void *ctx, const struct ct_event *e)
     if (!p)
         return;
     note_time(p, e->ts);
+    if (ct_gpu_health_counter(&p->gpu_health, e))
+        return;
     const uint64_t *source = ct_u64_map_find(&b->device_counter, e->track);
     if (source)
         ct_calls_device_bytes(&p->calls, (enum ct_memory_source_kind)(*source - 1), e->ts,
@@ -289,6 +298,17 @@ int ct_process_gpu_summary(const struct ct_process_report *p, struct ct_gpu_summ
     return 1;
 }
 
+int ct_process_gpu_health(const struct ct_process_report *p, int device,
+                          struct ct_health_summary *out)
+{
+    const struct ct_health_device *d = &p->gpu_health.devices[device];
+    if (!d->known || !d->row_count)
+        return 0;
+    uint64_t from = p->usage.first_call_ns ? p->usage.first_call_ns : p->run.first_ns;
+    ct_gpu_health_summarise(&p->gpu_health, d, from, p->run.end_ns, out);
+    return 1;
+}
+
 void ct_report_free(struct ct_report *report)
 {
     for (size_t i = 0; i < report->process_count; i++) {
@@ -296,6 +316,7 @@ void ct_report_free(struct ct_report *report)
         free(report->processes[i].run.inflight);
         ct_libraries_free(&report->processes[i].libraries);
         ct_usage_free(&report->processes[i].usage);
+        ct_gpu_health_free(&report->processes[i].gpu_health);
     }
     free(report->processes);
     memset(report, 0, sizeof *report);

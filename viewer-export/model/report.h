@@ -3,7 +3,8 @@
  * decoded trace alone (report.c): who the process was and how its run went,
  * and one part per concern, each with its own struct and the file that
  * fills it: the calls (calls.c), the CUDA libraries (libraries.c), CUPTI
- * (cupti.c) and the usage figures the findings read (usage.c, gpu.c).
+ * (cupti.c), the usage figures the findings read (usage.c, gpu.c) and the
+ * GPU's own state from NVML (gpu_health.c).
  */
 #ifndef CT_REPORT_MODEL_H
 #define CT_REPORT_MODEL_H
@@ -14,6 +15,7 @@
 #include "cudatrace/functions.h"
 #include "viewer-export/model/calls.h"
 #include "viewer-export/model/cupti.h"
+#include "viewer-export/model/gpu_health.h"
 #include "viewer-export/model/libraries.h"
 #include "viewer-export/model/usage.h"
 
@@ -69,7 +71,8 @@ struct ct_process_report {
     struct ct_call_figures calls;     /* model/calls.h */
     struct ct_library_view libraries; /* model/libraries.h */
     struct ct_cupti_report cupti;
-    struct ct_usage usage; /* what the usage findings read */
+    struct ct_usage usage;           /* what the usage findings read */
+    struct ct_gpu_health gpu_health; /* NVML's samples (model/gpu_health.h) */
 };
 
 struct ct_report {
@@ -93,6 +96,10 @@ uint64_t ct_cuda_part_ns(const struct ct_process_report *p);
 /* The GPU's side over that part, from the trace's GPU tracks: 0 when it has
  * none. */
 int ct_process_gpu_summary(const struct ct_process_report *p, struct ct_gpu_summary *out);
+/* Device `device`'s NVML summary over the CUDA part of the run (while
+ * busy, gpu_health.h); 0 when the trace has no samples of it. */
+int ct_process_gpu_health(const struct ct_process_report *p, int device,
+                          struct ct_health_summary *out);
 void ct_report_free(struct ct_report *report);
 
 #endif

@@ -212,6 +212,102 @@ static void json_cupti(struct ct_json *j, const struct ct_process_report *p)
     ct_json_end_object(j);
 }
 
+static void json_stat(struct ct_json *j, const char *key, const struct ct_health_stat *s)
+{
+    if (!s->samples)
+        return;
+    ct_json_begin_object(j, key);
+    ct_json_int(j, "median", s->median);
+    ct_json_int(j, "min", s->min);
+    ct_json_int(j, "max", s->max);
+    ct_json_end_object(j);
+}
+
+static void json_gpu_processes(struct ct_json *j, const struct ct_process_report *p,
+                               const struct ct_health_device *d)
+{
+    ct_json_begin_array(j, "other_processes");
+    for (int i = 0; i < d->process_count; i++) {
+        if (d->processes[i].pid == (uint32_t)p->pid)
+            continue;
+        ct_json_begin_object(j, NULL);
+        ct_json_uint(j, "pid", d->processes[i].pid);
+        ct_json_string(j, "name", d->processes[i].name);
+        ct_json_uint(j, "bytes", d->processes[i].bytes);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+}
+
+/* One device's NVML view over the CUDA part of the run, while busy. */
+static void json_gpu_device(struct ct_json *j, const struct ct_process_report *p,
+                            const struct ct_health_device *d, const struct ct_health_summary *s)
+{
+    static const char *const names[CT_GPU_MEASURES] = {
+        [CT_GPU_UTILIZATION] = "utilization_percent",
+        [CT_GPU_MEMORY_UTILIZATION] = "memory_utilization_percent",
+        [CT_GPU_SM_CLOCK] = "sm_clock_mhz",
+        [CT_GPU_MEMORY_CLOCK] = "memory_clock_mhz",
+        [CT_GPU_POWER] = "power_mw",
+        [CT_GPU_POWER_LIMIT] = "enforced_power_limit_mw",
+        [CT_GPU_TEMPERATURE] = "temperature_c",
+        [CT_GPU_PCIE_GENERATION] = "pcie_generation",
+        [CT_GPU_PCIE_WIDTH] = "pcie_width",
+    };
+    ct_json_begin_object(j, NULL);
+    ct_json_uint(j, "device", d->ordinal);
+    ct_json_uint(j, "nvml_index", d->nvml_index);
+    ct_json_string(j, "uuid", d->uuid);
+    ct_json_string(j, "name", d->name);
+    ct_json_string(j, "pci_bus_id", d->pci_bus_id);
+    ct_json_uint(j, "samples", s->samples);
+    ct_json_uint(j, "busy_samples", s->busy_samples);
+    ct_json_uint(j, "busy_ns", s->busy_ns);
+    for (int m = 0; m < CT_GPU_MEASURES; m++)
+        if (names[m])
+            json_stat(j, names[m], &s->stat[m]);
+    ct_json_uint(j, "sm_clock_max_mhz", d->sm_clock_max);
+    ct_json_uint(j, "memory_clock_max_mhz", d->memory_clock_max);
+    ct_json_uint(j, "default_power_limit_mw", d->power_default_limit);
+    ct_json_uint(j, "pcie_generation_max", d->pcie_generation_max);
+    ct_json_uint(j, "pcie_width_max", d->pcie_width_max);
+    ct_json_begin_object(j, "busy_samples_under");
+    ct_json_uint(j, "power_cap", s->power_capped);
+    ct_json_uint(j, "thermal", s->thermal);
+    ct_json_uint(j, "hw_slowdown", s->hw_slowdown);
+    ct_json_end_object(j);
+    ct_json_uint(j, "copy_samples", s->copy_samples);
+    ct_json_uint(j, "copy_samples_link_below_max", s->link_below);
+    ct_json_int(j, "ecc_uncorrected", s->ecc_uncorrected);
+    ct_json_int(j, "ecc_corrected_during_run", s->ecc_corrected_added);
+    ct_json_int(j, "compute_mode", s->compute_mode);
+    ct_json_int(j, "persistence", s->persistence);
+    ct_json_uint(j, "lost_ns", d->lost_ns);
+    json_gpu_processes(j, p, d);
+    ct_json_end_object(j);
+}
+
+/* NVML's view of the GPUs; absent when the trace does not say. */
+static void json_gpu_health(struct ct_json *j, const struct ct_process_report *p)
+{
+    const struct ct_gpu_health *h = &p->gpu_health;
+    if (!h->state)
+        return;
+    ct_json_begin_object(j, "nvml");
+    ct_json_string(j, "state", h->state);
+    ct_json_string(j, "reason", h->reason);
+    ct_json_string(j, "driver_version", h->driver);
+    ct_json_uint(j, "failed_calls", h->failed_calls);
+    ct_json_end_object(j);
+    ct_json_begin_array(j, "gpu_health");
+    for (int device = 0; device < CT_HEALTH_DEVICES; device++) {
+        struct ct_health_summary s;
+        if (ct_process_gpu_health(p, device, &s))
+            json_gpu_device(j, p, &h->devices[device], &s);
+    }
+    ct_json_end_array(j);
+}
+
 /* The NVTX ranges by total time; absent when the trace has none. */
 static void json_nvtx(struct ct_json *j, const struct ct_process_report *p)
 {
@@ -333,6 +429,7 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
     ct_json_end_object(j);
     json_gpu(j, p);
     json_cupti(j, p);
+    json_gpu_health(j, p);
     json_nvtx(j, p);
     ct_json_begin_array(j, "libraries");
     for (size_t i = 0; i < p->libraries.mapped_count; i++)

@@ -90,6 +90,66 @@ static void print_cupti(FILE *out, const struct ct_process_report *p)
     fprintf(out, "\n");
 }
 
+/* A device's state as last sampled: the modes, the link, the processes on
+ * it (what `cudatrace doctor` shows of the machine as it is). */
+static void print_gpu_state(FILE *out, const struct ct_process_report *p,
+                            const struct ct_health_device *d)
+{
+    static const char *const modes[] = {"default", "exclusive thread", "prohibited",
+                                        "exclusive process"};
+    const struct ct_health_row *last = &d->rows[d->row_count - 1];
+    int64_t mode = last->have & 1u << CT_GPU_COMPUTE_MODE ? last->value[CT_GPU_COMPUTE_MODE] : -1;
+    fprintf(out,
+            "  %-14s NVML driver %s; compute mode %s, persistence %s; PCIe Gen%lld x%lld (max "
+            "Gen%llu x%llu)",
+            "", p->gpu_health.driver ? p->gpu_health.driver : "?",
+            mode >= 0 && mode < 4 ? modes[mode] : "unknown",
+            !(last->have & 1u << CT_GPU_PERSISTENCE) ? "unknown"
+            : last->value[CT_GPU_PERSISTENCE]        ? "on"
+                                                     : "off",
+            (long long)last->value[CT_GPU_PCIE_GENERATION],
+            (long long)last->value[CT_GPU_PCIE_WIDTH], (unsigned long long)d->pcie_generation_max,
+            (unsigned long long)d->pcie_width_max);
+    for (int i = 0, shown = 0; i < d->process_count; i++)
+        if (d->processes[i].pid != (uint32_t)p->pid)
+            fprintf(out, "%s pid %u%s%s%s %.0f MiB",
+                    shown++ ? "," : "; other processes:", d->processes[i].pid,
+                    *d->processes[i].name ? " (" : "", d->processes[i].name,
+                    *d->processes[i].name ? ")" : "", (double)d->processes[i].bytes / (1 << 20));
+    fprintf(out, "%s\n", d->lost_ns ? "; lost (fell off the bus)" : "");
+}
+
+/* What NVML said of each device, over the CUDA part of the run, while busy. */
+static void print_gpu_health(FILE *out, const struct ct_process_report *p)
+{
+    const struct ct_gpu_health *h = &p->gpu_health;
+    if (h->state && strcmp(h->state, ct_value_nvml_sampling) != 0)
+        fprintf(out, "  NVML           %s%s%s\n", h->state, *h->reason ? ": " : "", h->reason);
+    for (int device = 0; device < CT_HEALTH_DEVICES; device++) {
+        struct ct_health_summary s;
+        if (!ct_process_gpu_health(p, device, &s))
+            continue;
+        const struct ct_health_device *d = &h->devices[device];
+        if (!s.samples) {
+            fprintf(out, "  GPU %-10u %s: no sample during the CUDA part of the run\n", d->ordinal,
+                    d->name);
+            print_gpu_state(out, p, d);
+            continue;
+        }
+        const struct ct_health_stat *sm = &s.stat[CT_GPU_SM_CLOCK], *w = &s.stat[CT_GPU_POWER],
+                                    *t = &s.stat[CT_GPU_TEMPERATURE];
+        fprintf(out,
+                "  GPU %-10u %s: busy in %llu of %llu samples; SM clock median %lld MHz (max "
+                "%llu); power median %.0f W (limit %.0f W, default %.0f W); %lld C (max %lld C)\n",
+                d->ordinal, d->name, (unsigned long long)s.busy_samples,
+                (unsigned long long)s.samples, (long long)sm->median,
+                (unsigned long long)d->sm_clock_max, (double)w->median / 1000,
+                (double)s.stat[CT_GPU_POWER_LIMIT].median / 1000,
+                (double)d->power_default_limit / 1000, (long long)t->median, (long long)t->max);
+        print_gpu_state(out, p, d);
+    }
+}
+
 /* A finding's top sites, each with its share of what the finding counts. */
 void ct_finding_sites_text(FILE *out, const struct ct_finding *f)
 {
@@ -174,6 +234,7 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
                 (unsigned long long)p->run.memory_events_late);
     print_gpu(out, p);
     print_cupti(out, p);
+    print_gpu_health(out, p);
     print_nvtx(out, p);
     for (size_t i = 0; i < p->run.inflight_count; i++)
         fprintf(out, "  in flight      thread %lld was inside %s when the process ended\n",

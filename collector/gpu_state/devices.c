@@ -1,0 +1,99 @@
+/*
+ * Chooses the devices to sample and reads their fixed facts. The process
+ * sees the devices CUDA_VISIBLE_DEVICES names, in that order, as ordinals
+ * 0, 1, ...: an entry is an NVML index or a UUID (or its prefix), and CUDA
+ * stops at the first entry it cannot match, so this does too; unset, it
+ * sees them all. That is known before the program makes a context, and
+ * holds in a container whose pids NVML does not share, which the device's
+ * list of compute processes would not; which of them the process really
+ * used the trace tells by its pid among their processes
+ * (gpu.process.start). Unset, ordinals are taken as NVML's order, which
+ * CUDA follows only under CUDA_DEVICE_ORDER=PCI_BUS_ID: the UUID and bus id
+ * written with each device say which it is. MIG instances are not followed.
+ */
+#include "collector/gpu_state/devices.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The fixed facts of one device; each stays 0 or empty when unreadable. */
+static void read_facts(const struct ct_nvml *n, nvmlDevice_t d, struct ct_gpu_device *out)
+{
+    nvmlPciInfo_t pci;
+    if (n->nvmlDeviceGetUUID)
+        n->nvmlDeviceGetUUID(d, out->uuid, sizeof out->uuid);
+    if (n->nvmlDeviceGetName)
+        n->nvmlDeviceGetName(d, out->name, sizeof out->name);
+    if (n->nvmlDeviceGetPciInfo_v3 && n->nvmlDeviceGetPciInfo_v3(d, &pci) == NVML_SUCCESS)
+        memcpy(out->pci_bus_id, pci.busId, sizeof out->pci_bus_id);
+    if (n->nvmlDeviceGetMaxClockInfo) {
+        n->nvmlDeviceGetMaxClockInfo(d, NVML_CLOCK_SM, &out->sm_clock_max);
+        n->nvmlDeviceGetMaxClockInfo(d, NVML_CLOCK_MEM, &out->memory_clock_max);
+    }
+    if (n->nvmlDeviceGetPowerManagementDefaultLimit)
+        n->nvmlDeviceGetPowerManagementDefaultLimit(d, &out->power_default_limit);
+    if (n->nvmlDeviceGetMaxPcieLinkGeneration)
+        n->nvmlDeviceGetMaxPcieLinkGeneration(d, &out->pcie_generation_max);
+    if (n->nvmlDeviceGetMaxPcieLinkWidth)
+        n->nvmlDeviceGetMaxPcieLinkWidth(d, &out->pcie_width_max);
+}
+
+/* The NVML index an entry of CUDA_VISIBLE_DEVICES names, or -1: an index,
+ * or a UUID or a prefix of it, with or without "GPU-", that names one
+ * device only. */
+static int index_of(const char *entry, size_t len, const struct ct_gpu_device *all, uint32_t count)
+{
+    char *end;
+    long index = strtol(entry, &end, 10);
+    if (len && (size_t)(end - entry) == len)
+        return index >= 0 && index < (long)count ? (int)index : -1;
+    size_t skip = strncmp(entry, "GPU-", 4) == 0 ? 0 : 4;
+    int found = -1;
+    for (uint32_t i = 0; len && i < count; i++) {
+        if (strlen(all[i].uuid) < skip || strncmp(all[i].uuid + skip, entry, len) != 0)
+            continue;
+        if (found >= 0)
+            return -1;
+        found = (int)i;
+    }
+    return found;
+}
+
+uint32_t ct_gpu_devices_choose(const struct ct_nvml *nvml, const char *visible,
+                               struct ct_gpu_device out[CT_GPU_DEVICES_MAX],
+                               nvmlDevice_t handles[CT_GPU_DEVICES_MAX])
+{
+    static struct ct_gpu_device all[CT_GPU_DEVICES_MAX];
+    static nvmlDevice_t all_handles[CT_GPU_DEVICES_MAX];
+    unsigned int count = 0;
+    if (nvml->nvmlDeviceGetCount_v2(&count) != NVML_SUCCESS)
+        return 0;
+    uint32_t known = 0;
+    for (unsigned int i = 0; i < count && known < CT_GPU_DEVICES_MAX; i++, known++) {
+        memset(&all[known], 0, sizeof all[known]);
+        all[known].nvml_index = i;
+        if (nvml->nvmlDeviceGetHandleByIndex_v2(i, &all_handles[known]) == NVML_SUCCESS)
+            read_facts(nvml, all_handles[known], &all[known]);
+        else
+            all_handles[known] = NULL;
+    }
+    uint32_t chosen = 0;
+    for (const char *entry = visible ? visible : ""; visible && chosen < known;) {
+        size_t len = strcspn(entry, ",");
+        int index = index_of(entry, len, all, known);
+        if (index < 0)
+            break;
+        out[chosen] = all[index];
+        handles[chosen++] = all_handles[index];
+        if (!entry[len])
+            break;
+        entry += len + 1;
+    }
+    for (uint32_t i = 0; !visible && i < known; i++) {
+        out[chosen] = all[i];
+        handles[chosen++] = all_handles[i];
+    }
+    for (uint32_t i = 0; i < chosen; i++)
+        out[i].slot = out[i].ordinal = i;
+    return chosen;
+}

@@ -1,0 +1,17 @@
+/*
+ * One reading of a device's changing state through NVML.
+ */
+#ifndef CT_COLLECTOR_GPU_SAMPLE_READ_H
+#define CT_COLLECTOR_GPU_SAMPLE_READ_H
+
+#include "collector/gpu_state/gpu_sample.h"
+#include "collector/gpu_state/nvml_loader.h"
+
+/* Reads every measure of `device` into `out` (its `have` bits say which
+ * came); NVML_ERROR_GPU_IS_LOST when the device has gone, else
+ * NVML_SUCCESS, with the calls that failed for another reason added to
+ * `*failed`. */
+nvmlReturn_t ct_gpu_sample_read(const struct ct_nvml *nvml, nvmlDevice_t device,
+                                struct ct_gpu_sample *out, uint64_t *failed);
+
+#endif

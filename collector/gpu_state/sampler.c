@@ -1,0 +1,209 @@
+/*
+ * The sampler's thread and what it hands over. NVML is opened on the
+ * thread, not the collector's main one, since nvmlInit alone takes tens of
+ * milliseconds; events wait in a bounded queue under a lock, which the main
+ * thread takes only to copy one out (a full queue drops the newest and
+ * counts it). At the end the main thread asks the thread to stop and waits
+ * a bounded time: an NVML call that blocks is abandoned with its thread,
+ * which dies with the collector, never waited for. Timestamps are read on
+ * the thread, from CLOCK_BOOTTIME, the trace's clock, when each device's
+ * reading begins.
+ */
+#include "collector/gpu_state/sampler.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "collector/gpu_state/devices.h"
+#include "collector/gpu_state/sample_read.h"
+
+#define QUEUE_EVENTS 256u
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake, finished;
+    pthread_t thread;
+    int started, stopping, done;
+    uint32_t interval_ms;
+    const char *visible;
+    struct ct_gpu_event queue[QUEUE_EVENTS];
+    uint32_t head, count;
+    struct ct_gpu_status status;
+} sampler = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t boottime_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_BOOTTIME, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void push(const struct ct_gpu_event *e)
+{
+    pthread_mutex_lock(&sampler.lock);
+    if (sampler.count < QUEUE_EVENTS)
+        sampler.queue[(sampler.head + sampler.count++) % QUEUE_EVENTS] = *e;
+    else
+        sampler.status.dropped_events++;
+    pthread_mutex_unlock(&sampler.lock);
+}
+
+static void set_state(enum ct_gpu_state state, const char *reason)
+{
+    pthread_mutex_lock(&sampler.lock);
+    sampler.status.state = state;
+    snprintf(sampler.status.reason, sizeof sampler.status.reason, "%s", reason);
+    pthread_mutex_unlock(&sampler.lock);
+}
+
+/* Waits out the interval from `since`; 1 when asked to stop. */
+static int wait_interval(const struct timespec *since)
+{
+    struct timespec until = *since;
+    uint64_t ns = (uint64_t)until.tv_nsec + (uint64_t)sampler.interval_ms * 1000000ull;
+    until.tv_sec += (time_t)(ns / 1000000000ull);
+    until.tv_nsec = (long)(ns % 1000000000ull);
+    pthread_mutex_lock(&sampler.lock);
+    while (!sampler.stopping && pthread_cond_timedwait(&sampler.wake, &sampler.lock, &until) == 0)
+        ;
+    int stop = sampler.stopping;
+    pthread_mutex_unlock(&sampler.lock);
+    return stop;
+}
+
+/* One reading of every device not lost. */
+static void sample_all(const struct ct_nvml *nvml, nvmlDevice_t *handles, int *lost, uint32_t count)
+{
+    for (uint32_t slot = 0; slot < count; slot++) {
+        if (lost[slot])
+            continue;
+        struct ct_gpu_event e = {.kind = CT_GPU_EVENT_SAMPLE, .ts_ns = boottime_ns()};
+        e.sample.ts_ns = e.ts_ns;
+        e.sample.slot = slot;
+        uint64_t failed = 0;
+        lost[slot] =
+            ct_gpu_sample_read(nvml, handles[slot], &e.sample, &failed) == NVML_ERROR_GPU_IS_LOST;
+        if (lost[slot])
+            e = (struct ct_gpu_event){
+                .kind = CT_GPU_EVENT_LOST, .ts_ns = e.ts_ns, .lost_slot = slot};
+        push(&e);
+        pthread_mutex_lock(&sampler.lock);
+        sampler.status.failed_calls += failed;
+        pthread_mutex_unlock(&sampler.lock);
+    }
+}
+
+static void announce_devices(const struct ct_gpu_device *devices, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        struct ct_gpu_event e = {.kind = CT_GPU_EVENT_DEVICE, .ts_ns = boottime_ns()};
+        e.device = devices[i];
+        push(&e);
+    }
+}
+
+static void sample_until_stopped(const struct ct_nvml *nvml)
+{
+    static struct ct_gpu_device devices[CT_GPU_DEVICES_MAX];
+    static nvmlDevice_t handles[CT_GPU_DEVICES_MAX];
+    int lost[CT_GPU_DEVICES_MAX] = {0};
+    char driver[80] = "";
+    if (nvml->nvmlSystemGetDriverVersion)
+        nvml->nvmlSystemGetDriverVersion(driver, sizeof driver);
+    uint32_t count = ct_gpu_devices_choose(nvml, sampler.visible, devices, handles);
+    announce_devices(devices, count);
+    pthread_mutex_lock(&sampler.lock);
+    memcpy(sampler.status.driver, driver, sizeof driver);
+    pthread_mutex_unlock(&sampler.lock);
+    set_state(CT_GPU_STATE_SAMPLING, count ? "" : "no device the process can see");
+    struct timespec since;
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &since);
+        sample_all(nvml, handles, lost, count);
+    } while (!wait_interval(&since));
+}
+
+static void *run(void *unused)
+{
+    (void)unused;
+    struct ct_nvml nvml;
+    char error[256];
+    int absent;
+    if (ct_nvml_open(&nvml, &absent, error, sizeof error) == 0) {
+        sample_until_stopped(&nvml);
+        ct_nvml_close(&nvml);
+    } else {
+        set_state(absent ? CT_GPU_STATE_ABSENT : CT_GPU_STATE_FAILED, error);
+    }
+    pthread_mutex_lock(&sampler.lock);
+    sampler.done = 1;
+    pthread_cond_signal(&sampler.finished);
+    pthread_mutex_unlock(&sampler.lock);
+    return NULL;
+}
+
+static void init_conditions(void)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&sampler.wake, &attr);
+    pthread_cond_init(&sampler.finished, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+void ct_gpu_sampler_start(uint32_t interval_ms, const char *visible)
+{
+    sampler.interval_ms = interval_ms;
+    sampler.visible = visible;
+    if (!interval_ms)
+        return; /* the state stays off */
+    init_conditions();
+    sampler.status.state = CT_GPU_STATE_FAILED;
+    snprintf(sampler.status.reason, sizeof sampler.status.reason, "NVML did not start in time");
+    sampler.started = pthread_create(&sampler.thread, NULL, run, NULL) == 0;
+    if (!sampler.started)
+        snprintf(sampler.status.reason, sizeof sampler.status.reason, "no thread to sample on");
+}
+
+int ct_gpu_sampler_next(struct ct_gpu_event *out)
+{
+    pthread_mutex_lock(&sampler.lock);
+    int any = sampler.count > 0;
+    if (any) {
+        *out = sampler.queue[sampler.head];
+        sampler.head = (sampler.head + 1) % QUEUE_EVENTS;
+        sampler.count--;
+    }
+    pthread_mutex_unlock(&sampler.lock);
+    return any;
+}
+
+void ct_gpu_sampler_stop(uint32_t bound_ms, struct ct_gpu_status *out)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += bound_ms / 1000;
+    until.tv_nsec += (long)(bound_ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&sampler.lock);
+    sampler.stopping = 1;
+    pthread_cond_signal(&sampler.wake);
+    while (sampler.started && !sampler.done &&
+           pthread_cond_timedwait(&sampler.finished, &sampler.lock, &until) == 0)
+        ;
+    int finished = !sampler.started || sampler.done;
+    if (!finished)
+        sampler.status.state = CT_GPU_STATE_STUCK;
+    *out = sampler.status;
+    pthread_mutex_unlock(&sampler.lock);
+    if (finished && sampler.started)
+        pthread_join(sampler.thread, NULL);
+    else if (sampler.started)
+        pthread_detach(sampler.thread);
+}

@@ -1,0 +1,203 @@
+"""The report's view of the GPU's own state: the gpu_health block and the NVML findings.
+
+Each case traces tests/programs/gpu_steps with the NVML double scripted for one fact (a power
+cap, heat, a low clock, a narrow link, another process, a compute mode, ECC errors), then
+reads `cudatrace report --json`: the finding must come with its exact numbers, and its healthy
+twin, which differs in that one fact or in what makes it harmless (GpuIdle, a link trained
+down while no copy ran, the process's own pid), must get no NVML finding at all.
+"""
+import json
+import os
+import subprocess
+import pytest
+
+NVML_FINDINGS = {"power-capped", "thermal-throttle", "clocks-low", "pcie-downgraded",
+                 "gpu-shared", "compute-mode", "ecc-errors"}
+MS = 1_000_000
+
+
+@pytest.fixture
+def reported(trace_run, build_dir, tmp_path):
+    """reported(script, ms=500, copies=0, report_args=()) -> (report JSON, pid)."""
+    def run(script, ms=500, copies=0, report_args=()):
+        path = tmp_path / f"script{len(list(tmp_path.glob('script*')))}"
+        path.write_text("".join(line + "\n" for line in script))
+        env = {"LD_LIBRARY_PATH": os.path.join(build_dir, "double") + ":" +
+               os.path.join(build_dir, "nvml"), "CT_DOUBLE_NVML_SCRIPT": path}
+        completed, _, _ = trace_run("gpu_steps", ms, copies, env=env)
+        assert completed.returncode == 0, completed.stderr
+        trace = completed.run_dir / "trace.pftrace.zst"
+        out = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
+                              *report_args, str(trace)], capture_output=True, text=True,
+                             timeout=30)
+        assert out.returncode == 0, out.stderr
+        run.trace = trace
+        return json.loads(out.stdout), completed.pid
+    return run
+
+
+def nvml_findings(report):
+    return {f["id"]: f for f in report["findings"] if f["id"] in NVML_FINDINGS}
+
+
+def health(report, device=0):
+    found = [d for d in report["processes"][0]["gpu_health"] if d["device"] == device]
+    assert len(found) == 1, report["processes"][0]["gpu_health"]
+    return found[0]
+
+
+def test_a_healthy_gpu_has_a_block_and_no_finding(reported):
+    report, _ = reported([])
+    assert nvml_findings(report) == {}
+    d = health(report)
+    assert d["busy_samples"] == d["samples"] >= 4
+    assert d["sm_clock_mhz"] == {"median": 1980, "min": 1980, "max": 1980}
+    assert d["power_mw"]["median"] == 300000 and d["default_power_limit_mw"] == 700000
+    assert (d["pcie_generation_max"], d["pcie_width_max"]) == (5, 16)
+    assert d["busy_ns"] == d["busy_samples"] * 100 * MS
+    assert report["processes"][0]["nvml"] == {
+        "state": "sampling", "reason": "", "driver_version": "580.65.06", "failed_calls": 0}
+
+
+def test_medians_and_extremes_are_over_busy_samples_only(reported):
+    report, _ = reported(["0 0 util_gpu 0", "0 0 sm_clock 300", "150 0 util_gpu 80",
+                          "150 0 sm_clock 1700", "350 0 sm_clock 1900"], ms=600)
+    d = health(report)
+    assert d["samples"] - d["busy_samples"] in (1, 2)
+    assert d["sm_clock_mhz"]["min"] == 1700 and d["sm_clock_mhz"]["max"] == 1900
+    assert d["utilization_percent"]["min"] == 80
+
+
+def test_power_capped(reported):
+    report, _ = reported(["0 0 reasons 4", "0 0 power_limit_mw 300000", "0 0 power_mw 299000"])
+    f = nvml_findings(report)
+    assert set(f) == {"power-capped"}
+    e = f["power-capped"]["evidence"]
+    assert f["power-capped"]["severity"] == "warning"
+    assert (e["share"], e["enforced_limit_mw"], e["default_limit_mw"], e["power_median_mw"]) == (
+        1, 300000, 700000, 299000)
+    assert e["covered_ns"] == e["busy_ns"] == health(report)["busy_ns"]
+    assert "300 W against the default 700 W" in f["power-capped"]["message"]
+
+
+def test_power_capped_twin_idle_is_not_throttling(reported):
+    report, _ = reported(["0 0 reasons 1", "0 0 power_limit_mw 300000"])
+    assert nvml_findings(report) == {}
+
+
+def test_power_capped_below_its_threshold(reported):
+    report, _ = reported(["0 0 reasons 4"], report_args=("--threshold", "power_cap_share=1.01"))
+    assert nvml_findings(report) == {}
+
+
+def test_thermal_throttle(reported):
+    report, _ = reported(["0 0 reasons 0x40", "0 0 temp_c 91", "0 0 sm_clock 1000"])
+    f = nvml_findings(report)
+    assert set(f) == {"thermal-throttle"}  # the low clock is explained: no clocks-low
+    e = f["thermal-throttle"]["evidence"]
+    assert (e["share"], e["temperature_median_c"], e["temperature_max_c"]) == (1, 91, 91)
+
+
+def test_thermal_twin_hot_but_not_slowed(reported):
+    report, _ = reported(["0 0 temp_c 83"])
+    assert nvml_findings(report) == {}
+
+
+def test_clocks_low_names_the_other_reason(reported):
+    report, _ = reported(["0 0 sm_clock 990", "0 0 reasons 0x8"])
+    f = nvml_findings(report)
+    assert set(f) == {"clocks-low"}
+    e = f["clocks-low"]["evidence"]
+    assert (e["sm_clock_median_mhz"], e["sm_clock_max_mhz"]) == (990, 1980)
+    assert "50% of its 1980 MHz maximum (reason: hardware slowdown)" in f["clocks-low"]["message"]
+
+
+def test_clocks_low_twin_at_four_fifths(reported):
+    report, _ = reported(["0 0 sm_clock 1584"])
+    assert nvml_findings(report) == {}
+
+
+def test_pcie_downgraded_while_copies_run(reported):
+    report, _ = reported(["0 0 pcie_gen 3", "0 0 pcie_width 8"], copies=1)
+    f = nvml_findings(report)
+    assert set(f) == {"pcie-downgraded"}
+    e = f["pcie-downgraded"]["evidence"]
+    assert (e["generation"], e["width"], e["generation_max"], e["width_max"], e["share"]) == (
+        3, 8, 5, 16, 1)
+    assert health(report)["copy_samples_link_below_max"] == health(report)["copy_samples"] >= 3
+
+
+def test_pcie_twin_link_down_without_copies(reported):
+    report, _ = reported(["0 0 pcie_gen 1", "0 0 pcie_width 1"], copies=0)
+    assert nvml_findings(report) == {}
+    assert health(report)["copy_samples"] == 0
+
+
+def test_pcie_twin_full_link_with_copies(reported):
+    report, _ = reported([], copies=1)
+    assert nvml_findings(report) == {}
+    assert health(report)["copy_samples"] >= 3
+
+
+def test_gpu_shared(reported):
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        report, pid = reported(["0 0 process parent 1000", f"0 0 process {other.pid} 3145728"])
+    finally:
+        other.kill()
+        other.wait()
+    f = nvml_findings(report)
+    assert set(f) == {"gpu-shared"}
+    e = f["gpu-shared"]["evidence"]
+    assert (e["processes"], e["pid"], e["bytes"]) == (1, other.pid, 3145728)
+    assert f"pid {other.pid} (sleep), 3 MiB" in f["gpu-shared"]["message"]
+    assert health(report)["other_processes"] == [
+        {"pid": other.pid, "name": "sleep", "bytes": 3145728}]
+
+
+def test_gpu_shared_twin_only_the_process_itself(reported):
+    report, _ = reported(["0 0 process parent 1000"])
+    assert nvml_findings(report) == {}
+    assert health(report)["other_processes"] == []
+
+
+@pytest.mark.parametrize("mode", [2, 3])
+def test_compute_mode(reported, mode):
+    report, _ = reported([f"0 0 compute_mode {mode}"])
+    f = nvml_findings(report)
+    assert set(f) == {"compute-mode"}
+    assert (f["compute-mode"]["severity"], f["compute-mode"]["evidence"]["compute_mode"]) == (
+        "info", mode)
+
+
+def test_ecc_errors(reported):
+    report, _ = reported(["0 0 ecc_corrected 10", "200 0 ecc_corrected 14",
+                          "0 0 ecc_uncorrected 2"])
+    f = nvml_findings(report)
+    assert set(f) == {"ecc-errors"}
+    e = f["ecc-errors"]["evidence"]
+    assert (e["uncorrected"], e["corrected_during_run"]) == (2, 4)
+
+
+def test_ecc_twin_old_corrected_errors_only(reported):
+    report, _ = reported(["0 0 ecc_corrected 10"])
+    assert nvml_findings(report) == {}
+
+
+def test_the_text_report_shows_the_device(reported, build_dir):
+    reported(["0 0 sm_clock 1234", "0 0 temp_c 71"])
+    out = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(reported.trace)],
+                         capture_output=True, text=True, timeout=30)
+    line, = [l for l in out.stdout.splitlines() if l.lstrip().startswith("GPU 0")]
+    assert "SM clock median 1234 MHz (max 1980); power median 300 W (limit 700 W, default " \
+           "700 W); 71 C (max 71 C)" in line
+    assert "warning clocks-low" in out.stdout
+
+
+def test_a_trace_without_nvml_has_no_block(reported, trace_run, build_dir):
+    completed, _, _ = trace_run("gpu_steps", 100, 0)
+    out = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
+                          str(completed.run_dir / "trace.pftrace.zst")], capture_output=True,
+                         text=True, timeout=30)
+    p = json.loads(out.stdout)["processes"][0]
+    assert p["nvml"]["state"] == "absent" and p["gpu_health"] == []
