@@ -246,7 +246,13 @@ static void compare_variable(const struct group *g, const char *variable)
     add(g, rarest, "inconsistent-environment", message);
 }
 
-/* CUDA_VISIBLE_DEVICES differs between the ranks of a node by design. */
+/* The devices a rank sees differ between the ranks of a node by design. */
+static int compared(const char *variable)
+{
+    return strcmp(variable, "CUDA_VISIBLE_DEVICES") != 0 &&
+           strcmp(variable, "NVIDIA_VISIBLE_DEVICES") != 0;
+}
+
 static void inconsistent_environment(const struct group *g)
 {
     const char **variables = NULL;
@@ -255,7 +261,7 @@ static void inconsistent_environment(const struct group *g)
         const struct ct_json_value *env = member(g, i)->environment;
         variables = grow_names(variables, count, env ? env->count : 0);
         for (size_t k = 0; env && k < env->count; k++)
-            if (strcmp(env->items[k].key, "CUDA_VISIBLE_DEVICES") != 0)
+            if (compared(env->items[k].key))
                 variables[count++] = env->items[k].key;
     }
     count = unique_names(variables, count);
