@@ -17,6 +17,7 @@
 #   8. a call site's cost: cudaDeviceSynchronize called from Python through
 #      ctypes (the no-op double), untraced, traced without call sites and
 #      traced with them (Python frames plus the native stack under them).
+#   9. `cudatrace report` over a job's many traces (below).
 set -eu
 build="${1:-build}"
 calls="${BENCH_CALLS:-2000000}"
@@ -122,3 +123,36 @@ sy_nosite=$(sync_loop CUDATRACE_QUIET=1 CUDATRACE_CALL_SITES=0 LD_PRELOAD="$prel
 sy_site=$(sync_loop CUDATRACE_QUIET=1 LD_PRELOAD="$preload" \
     CUDATRACE_OUTPUT="$work/sync1.pftrace.zst")
 echo "  sync from Python (ctypes)         $sy_plain ns untraced, $sy_nosite ns traced, $sy_site ns with call sites (+$((sy_site - sy_nosite)) ns per site)"
+
+# 9. `cudatrace report` over a job's traces: REPORT_RANKS copies of a rank's
+#    trace of about 1 MB, read in parallel (one reader per core) and on one
+#    core, and REPORT_BIG copies of one about 16 times larger, in parallel;
+#    wall time, and the peak RSS of the largest process (the command, or one
+#    of its readers).
+report_ranks="${BENCH_REPORT_RANKS:-1024}"
+report_big="${BENCH_REPORT_BIG:-64}"
+job_of() { # calls copies folder -> a folder of `copies` rank traces of `calls` launches
+    mkdir -p "$3"
+    env RANK=0 WORLD_SIZE="$2" CUDATRACE_RING_RECORDS="$big_ring" CUDATRACE_RINGS=2 CUDATRACE_QUIET=1 \
+        CUDATRACE_OUTPUT="$3/rank0.pftrace.zst" LD_PRELOAD="$build/libcudatrace.so" \
+        "$build/tests/launch_loop" "$1" > /dev/null
+    i=1
+    while [ "$i" -lt "$2" ]; do cp "$3/rank0.pftrace.zst" "$3/rank$i.pftrace.zst"; i=$((i + 1)); done
+}
+report_run() { # label folder taskset-prefix...
+    label="$1" folder="$2"
+    shift 2
+    /usr/bin/time -f "%e %M" -o "$work/time" "$@" "$build/cudatrace" report "$folder" > /dev/null
+    read -r seconds kib < "$work/time"
+    echo "$label ${seconds} s, ${kib} KiB peak"
+}
+report_job() { # calls copies name [one-core-too]
+    job_of "$1" "$2" "$work/$3"
+    size=$(du -k "$work/$3/rank0.pftrace.zst" | cut -f1)
+    echo "  report, $2 traces of $size KiB:"
+    report_run "    $(nproc) cores   " "$work/$3"
+    [ -z "${4:-}" ] || report_run "    one core  " "$work/$3" taskset -c 0
+    rm -rf "$work/$3"
+}
+report_job 250000 "$report_ranks" ranks one-core-too
+report_job 4000000 "$report_big" big

@@ -98,6 +98,11 @@ static int drain(struct result *r)
         return 0;
     close(r->fd);
     r->fd = -1;
+    /* its own size: the buffer grew in doubling steps, and a thousand
+     * summaries wait here until every trace is read */
+    char *fitted = realloc(r->text, r->len + 1);
+    if (fitted)
+        r->text = fitted;
     while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
         ;
     return 1;
