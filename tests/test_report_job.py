@@ -257,3 +257,25 @@ def test_no_launcher_no_rank(build_dir, tmp_path):
     assert path.name == "t-norank.pftrace.zst"
     (p,) = report(build_dir, path)["processes"]
     assert p["identity"]["rank"] is None and p["identity"]["job"] is None
+
+
+@pytest.mark.parametrize("variables, identity", [
+    ({"SLURM_PROCID": 9, "SLURM_LOCALID": 1, "SLURM_NTASKS": 16, "SLURM_JOB_ID": 77},
+     {"rank": 9, "local_rank": 1, "world_size": 16, "job": "77", "launcher": "slurm"}),
+    ({"OMPI_COMM_WORLD_RANK": 5, "OMPI_COMM_WORLD_LOCAL_RANK": 2, "OMPI_COMM_WORLD_SIZE": 8},
+     {"rank": 5, "local_rank": 2, "world_size": 8, "launcher": "openmpi"}),
+    ({"PMI_RANK": 3, "MPI_LOCALRANKID": 3, "PMI_SIZE": 4, "PBS_JOBID": "12.pbs"},
+     {"rank": 3, "local_rank": 3, "world_size": 4, "job": "12.pbs", "launcher": "pmi"}),
+    # torchrun under srun: torchrun's rank is the process's, Slurm's the node's task
+    ({"RANK": 12, "SLURM_PROCID": 1, "MASTER_ADDR": "n0", "MASTER_PORT": 29500,
+      "TORCHELASTIC_RUN_ID": "none"},
+     {"rank": 12, "job": "n0:29500", "launcher": "torchrun"}),
+    ({"RANK": "not-a-number"}, {}),
+])
+def test_each_launcher_is_read(build_dir, tmp_path, variables, identity):
+    launch(build_dir, tmp_path / "t.pftrace.zst", ["usage_patterns", "pinned", 10],
+           CUDATRACE_HOST="h", **variables)
+    (p,) = report(build_dir, tmp_path / "t.pftrace.zst")["processes"]
+    want = {"host": "h", "rank": None, "local_rank": None, "world_size": None, "job": None,
+            "launcher": None, "visible_devices": None, **identity}
+    assert {k: v for k, v in p["identity"].items() if k != "environment"} == want

@@ -33,6 +33,23 @@ def across(report):
     return [f for f in report["findings"] if f["id"] in ("straggler", "inconsistent-libraries")]
 
 
+def assert_merged_equals_direct(build_dir, tmp_path, paths):
+    """One summary per trace, merged, reports exactly what reading the traces does."""
+    summaries = []
+    for i, path in enumerate(paths):
+        summaries.append(tmp_path / f"summary{i}.json")
+        made = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--summary", "-o",
+                               summaries[-1], path], capture_output=True, text=True, timeout=60)
+        assert made.returncode == 0, made.stderr
+    for form in ([], ["--json"]):
+        direct = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", *form, *paths],
+                                capture_output=True, text=True, timeout=60)
+        merged = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--merge", *form,
+                                 *summaries], capture_output=True, text=True, timeout=60)
+        assert merged.returncode == direct.returncode == 0, merged.stderr + direct.stderr
+        assert merged.stdout == direct.stdout
+
+
 def ranks_with_sync(trace_run, sync_ns):
     return [trace_run("train_loop", 10, env={"CT_DOUBLE_SYNC_NS": ns}) for ns in sync_ns]
 
@@ -49,6 +66,7 @@ def test_straggler_is_named(trace_run, build_dir, tmp_path):
     slow = r["processes"][1]["sync"]
     assert f"({slow['count']} calls)" in finding["message"]
     assert f"waited {slow['total_ns'] / 1e6:.1f} ms" in finding["message"]
+    assert_merged_equals_direct(build_dir, tmp_path, sorted((tmp_path / "job").iterdir()))
 
 
 def test_healthy_twin_ranks_that_wait_alike(trace_run, build_dir, tmp_path):
@@ -72,6 +90,8 @@ def test_inconsistent_libraries_across_ranks(trace_run, build_dir, tmp_path):
         os.path.realpath(toolkit.path("cudnn")), str(private / toolkit.soname("cudnn"))]
     assert f"pid {runs[0][0].pid} " in finding["message"]
     assert f"pid {runs[1][0].pid} {private}" in finding["message"]
+    assert_merged_equals_direct(build_dir, tmp_path,
+                                [c.run_dir / "trace.pftrace.zst" for c, _, _ in runs])
 
 
 def test_healthy_twin_ranks_with_the_same_libraries(trace_run, build_dir):
