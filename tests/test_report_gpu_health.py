@@ -201,3 +201,22 @@ def test_a_trace_without_nvml_has_no_block(reported, trace_run, build_dir):
                          text=True, timeout=30)
     p = json.loads(out.stdout)["processes"][0]
     assert p["nvml"]["state"] == "absent" and p["gpu_health"] == []
+
+
+def test_memory_the_tracer_cannot_see_is_named_as_a_difference(reported, build_dir):
+    # 1 GiB in use, then 3 GiB: the most NVML saw, against the tracer's own peak
+    report, _ = reported(["0 0 mem_used 1073741824", "200 0 mem_used 3221225472"])
+    memory = report["processes"][0]["memory"]
+    assert memory["nvml"] == [{"device": 0, "used_peak_bytes": 3 << 30,
+                               "unseen_bytes": (3 << 30) - memory["peak_bytes"]}]
+    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(reported.trace)],
+                          capture_output=True, text=True, timeout=30).stdout
+    assert "NVML: GPU 0 had up to 3.00 GiB in use, " in text
+    assert "more than the tracer saw (the CUDA context" in text
+
+
+def test_healthy_twin_no_memory_unseen(reported):
+    report, _ = reported(["0 0 mem_used 4096"])
+    memory = report["processes"][0]["memory"]
+    assert memory["peak_bytes"] > 4096
+    assert memory["nvml"] == [{"device": 0, "used_peak_bytes": 4096, "unseen_bytes": 0}]

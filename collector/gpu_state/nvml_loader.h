@@ -23,6 +23,7 @@
     X(nvmlDeviceGetName, (nvmlDevice_t, char *, unsigned int))                                     \
     X(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t, nvmlPciInfo_t *))                                    \
     X(nvmlDeviceGetUtilizationRates, (nvmlDevice_t, nvmlUtilization_t *))                          \
+    X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t, nvmlMemory_t *))                                     \
     X(nvmlDeviceGetClockInfo, (nvmlDevice_t, nvmlClockType_t, unsigned int *))                     \
     X(nvmlDeviceGetMaxClockInfo, (nvmlDevice_t, nvmlClockType_t, unsigned int *))                  \
     X(nvmlDeviceGetPowerUsage, (nvmlDevice_t, unsigned int *))                                     \

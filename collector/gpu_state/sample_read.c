@@ -60,6 +60,15 @@ static void read_utilization(struct reading *r, const struct ct_nvml *n, nvmlDev
     }
 }
 
+/* The device's memory in use, by every process and the driver: what the
+ * report holds the tracer's own total against. */
+static void read_memory(struct reading *r, const struct ct_nvml *n, nvmlDevice_t d)
+{
+    nvmlMemory_t memory;
+    if (n->nvmlDeviceGetMemoryInfo && !r->lost && took(r, n->nvmlDeviceGetMemoryInfo(d, &memory)))
+        keep(r, CT_GPU_MEMORY_USED, memory.used);
+}
+
 static void read_violations(struct reading *r, const struct ct_nvml *n, nvmlDevice_t d)
 {
     nvmlViolationTime_t power, thermal;
@@ -132,6 +141,7 @@ nvmlReturn_t ct_gpu_sample_read(const struct ct_nvml *n, nvmlDevice_t d, struct 
 {
     struct reading r = {out, failed, d == NULL};
     read_utilization(&r, n, d);
+    read_memory(&r, n, d);
     read_clocks(&r, n, d);
     read_uint(&r, n->nvmlDeviceGetPowerUsage, d, CT_GPU_POWER);
     read_uint(&r, n->nvmlDeviceGetEnforcedPowerLimit, d, CT_GPU_POWER_LIMIT);

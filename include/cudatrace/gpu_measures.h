@@ -23,7 +23,8 @@
     X(ECC_CORRECTED, gpu_ecc_corrected)                                                            \
     X(ECC_UNCORRECTED, gpu_ecc_uncorrected)                                                        \
     X(COMPUTE_MODE, gpu_compute_mode)                                                              \
-    X(PERSISTENCE, gpu_persistence)
+    X(PERSISTENCE, gpu_persistence)                                                                \
+    X(MEMORY_USED, gpu_memory_used)
 
 enum ct_gpu_measure {
 #define CT_GPU_MEASURE_ENUM(id, track) CT_GPU_##id,

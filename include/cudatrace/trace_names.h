@@ -65,6 +65,7 @@
     X(track, gpu_ecc_uncorrected, CT_GPU_TRACK_PREFIX "%u ECC uncorrected errors", COUNTER)        \
     X(track, gpu_compute_mode, CT_GPU_TRACK_PREFIX "%u compute mode", COUNTER)                     \
     X(track, gpu_persistence, CT_GPU_TRACK_PREFIX "%u persistence mode", COUNTER)                  \
+    X(track, gpu_memory_used, CT_GPU_TRACK_PREFIX "%u memory used (bytes)", COUNTER)               \
     X(track, gpu_clock_events, CT_GPU_TRACK_PREFIX "%u clock events", NAMED)                       \
     X(track, gpu_processes, CT_GPU_TRACK_PREFIX "%u processes", NAMED)                             \
     /* the process track's instants */                                                             \

@@ -260,13 +260,14 @@ static void count_link(const struct ct_gpu_health *h, const struct ct_health_dev
 }
 
 /* The ECC counts over the span: corrected errors added, uncorrected ones
- * standing (either is a fault); and the modes last sampled, in the span or
- * not (a run shorter than the interval has none in it). */
+ * standing (either is a fault); the most memory in use on the device, busy
+ * or not; and the modes last sampled, in the span or not (a run shorter
+ * than the interval has none in it). */
 static void count_state(const struct ct_health_device *d, const char *in_span,
                         struct ct_health_summary *s)
 {
     int64_t first_corrected = -1;
-    s->compute_mode = s->persistence = -1;
+    s->compute_mode = s->persistence = s->memory_used_peak = -1;
     for (size_t i = 0; i < d->row_count; i++) {
         const struct ct_health_row *r = &d->rows[i];
         if (r->have & 1u << CT_GPU_COMPUTE_MODE)
@@ -283,6 +284,9 @@ static void count_state(const struct ct_health_device *d, const char *in_span,
         if (r->have & 1u << CT_GPU_ECC_UNCORRECTED &&
             r->value[CT_GPU_ECC_UNCORRECTED] > s->ecc_uncorrected)
             s->ecc_uncorrected = r->value[CT_GPU_ECC_UNCORRECTED];
+        if (r->have & 1u << CT_GPU_MEMORY_USED &&
+            r->value[CT_GPU_MEMORY_USED] > s->memory_used_peak)
+            s->memory_used_peak = r->value[CT_GPU_MEMORY_USED];
     }
 }
 

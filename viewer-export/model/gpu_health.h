@@ -77,7 +77,8 @@ struct ct_health_summary {
     uint64_t copy_samples, link_below;           /* samples while copies ran; of them, downgraded */
     int64_t copy_generation_min, copy_width_min;
     int64_t ecc_corrected_added, ecc_uncorrected;
-    int64_t compute_mode; /* the last one sampled; -1 unknown */
+    int64_t memory_used_peak; /* the device's, every process's and the driver's; -1 unknown */
+    int64_t compute_mode;     /* the last one sampled; -1 unknown */
     int64_t persistence;
 };
 

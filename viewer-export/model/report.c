@@ -309,6 +309,18 @@ int ct_process_gpu_health(const struct ct_process_report *p, int device,
     return 1;
 }
 
+int ct_process_memory_vs_nvml(const struct ct_process_report *p, int device, uint64_t *used_peak,
+                              uint64_t *unseen)
+{
+    struct ct_health_summary s;
+    if (!ct_process_gpu_health(p, device, &s) || s.memory_used_peak < 0)
+        return 0;
+    uint64_t seen = p->calls.peak_device_bytes > 0 ? (uint64_t)p->calls.peak_device_bytes : 0;
+    *used_peak = (uint64_t)s.memory_used_peak;
+    *unseen = *used_peak > seen ? *used_peak - seen : 0;
+    return 1;
+}
+
 void ct_report_free(struct ct_report *report)
 {
     for (size_t i = 0; i < report->process_count; i++) {

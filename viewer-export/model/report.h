@@ -100,6 +100,12 @@ int ct_process_gpu_summary(const struct ct_process_report *p, struct ct_gpu_summ
  * busy, gpu_health.h); 0 when the trace has no samples of it. */
 int ct_process_gpu_health(const struct ct_process_report *p, int device,
                           struct ct_health_summary *out);
+/* The most memory NVML saw in use on `device` (every process's and the
+ * driver's) over the CUDA part of the run, and how much of it the tracer's
+ * own peak leaves unexplained (the CUDA context, the driver's own, other
+ * processes, memory no traced call made); 0 when NVML said nothing of it. */
+int ct_process_memory_vs_nvml(const struct ct_process_report *p, int device, uint64_t *used_peak,
+                              uint64_t *unseen);
 void ct_report_free(struct ct_report *report);
 
 #endif

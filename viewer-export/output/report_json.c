@@ -371,6 +371,23 @@ static void json_identity(struct ct_json *j, const struct ct_process_identity *i
     ct_json_end_object(j);
 }
 
+/* NVML's view of each device's memory beside the tracer's. */
+static void json_memory_vs_nvml(struct ct_json *j, const struct ct_process_report *p)
+{
+    uint64_t used, unseen;
+    ct_json_begin_array(j, "nvml");
+    for (int device = 0; device < CT_HEALTH_DEVICES; device++) {
+        if (!ct_process_memory_vs_nvml(p, device, &used, &unseen))
+            continue;
+        ct_json_begin_object(j, NULL);
+        ct_json_uint(j, "device", p->gpu_health.devices[device].ordinal);
+        ct_json_uint(j, "used_peak_bytes", used);
+        ct_json_uint(j, "unseen_bytes", unseen);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+}
+
 void ct_process_json(struct ct_json *j, const char *key, const struct ct_process_report *p)
 {
     ct_json_begin_object(j, key);
@@ -426,6 +443,7 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
         ct_json_end_object(j);
     }
     ct_json_end_object(j);
+    json_memory_vs_nvml(j, p);
     ct_json_end_object(j);
     json_gpu(j, p);
     json_cupti(j, p);

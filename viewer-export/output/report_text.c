@@ -188,6 +188,25 @@ static void print_identity(FILE *out, const struct ct_process_identity *id)
     fprintf(out, "\n");
 }
 
+/* What NVML saw in use on each device beside the tracer's own figure. */
+static void print_memory_vs_nvml(FILE *out, const struct ct_process_report *p)
+{
+    char a[32], b[32];
+    uint64_t used, unseen;
+    for (int device = 0; device < CT_HEALTH_DEVICES; device++) {
+        if (!ct_process_memory_vs_nvml(p, device, &used, &unseen))
+            continue;
+        fprintf(out, "                 NVML: GPU %u had up to %s in use",
+                p->gpu_health.devices[device].ordinal, ct_human_bytes((double)used, a, sizeof a));
+        if (unseen)
+            fprintf(out,
+                    ", %s more than the tracer saw (the CUDA context, the driver's own, "
+                    "other processes, memory no traced call made)",
+                    ct_human_bytes((double)unseen, b, sizeof b));
+        fprintf(out, "\n");
+    }
+}
+
 void ct_process_text(FILE *out, const struct ct_process_report *p)
 {
     char a[32], b[32];
@@ -227,6 +246,7 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
                 "                 of it through the virtual-memory API (cuMemCreate): peak %s, "
                 "final %s\n",
                 ct_human_bytes(vmm->peak, a, sizeof a), ct_human_bytes(vmm->now, b, sizeof b));
+    print_memory_vs_nvml(out, p);
     if (p->run.memory_events_late)
         fprintf(out,
                 "                 %llu allocations or frees came after their time was settled: "

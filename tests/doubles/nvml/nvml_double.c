@@ -53,6 +53,8 @@ enum field {
     ECC_UNCORRECTED,
     COMPUTE_MODE,
     PERSISTENCE,
+    MEM_USED,
+    MEM_TOTAL,
     LOST,
     FIELD_COUNT,
     /* steps that are not measures */
@@ -87,6 +89,8 @@ static const char *const fields[FIELD_COUNT] = {
     "ecc_uncorrected",
     "compute_mode",
     "persistence",
+    "mem_used",
+    "mem_total",
     "lost",
 };
 
@@ -106,6 +110,8 @@ static const unsigned long long defaults[FIELD_COUNT] = {
     [PCIE_GEN_MAX] = 5,
     [PCIE_WIDTH_MAX] = 16,
     [PERSISTENCE] = 1,
+    [MEM_USED] = 512ull << 20,
+    [MEM_TOTAL] = 141ull << 30,
 };
 
 struct step {
@@ -362,6 +368,15 @@ nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type
                                        unsigned int *clock)
 {
     GET_UINT(device, clock, type == NVML_CLOCK_MEM ? MEM_CLOCK_MAX : SM_CLOCK_MAX);
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
+{
+    ENTER(device, memory);
+    memory->total = value(device, MEM_TOTAL);
+    memory->used = value(device, MEM_USED);
+    memory->free = memory->total > memory->used ? memory->total - memory->used : 0;
+    return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power)
