@@ -196,7 +196,7 @@ demo: deps all test-programs
 	@sh examples/demo.sh $(BUILD)
 
 bench: deps all test-programs $(BUILD)/bench/collector_throughput $(BUILD)/bench/dlopen_loop \
-		$(BUILD)/bench/nvml_cost
+		$(BUILD)/bench/nvml_cost $(BUILD)/bench/libfloor.so
 	@sh tests/bench/bench.sh $(BUILD)
 
 format:
@@ -213,6 +213,11 @@ $(BUILD)/bench/collector_throughput: tests/bench/collector_throughput.c $(filter
 $(BUILD)/bench/nvml_cost: tests/bench/nvml_cost.c $(BUILD)/obj/collector/gpu_state/nvml_loader.o | $(BUILD_NVML_INCLUDE)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -isystem $(BUILD_NVML_INCLUDE) -o $@ $^ -ldl
+
+# The floor the bench holds the tracer's cost against (tests/bench/floor_preload.c).
+$(BUILD)/bench/libfloor.so: tests/bench/floor_preload.c | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -I$(CUDA_HOME)/include -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
 $(BUILD)/bench/dlopen_loop: tests/bench/dlopen_loop.c
 	@mkdir -p $(dir $@)

@@ -18,6 +18,8 @@
 #      ctypes (the no-op double), untraced, traced without call sites and
 #      traced with them (Python frames plus the native stack under them).
 #   9. `cudatrace report` over a job's many traces (below).
+#  10. the floor: the least a tracer can add, as the unit of the tracer's cost
+#      (below).
 set -eu
 build="${1:-build}"
 calls="${BENCH_CALLS:-2000000}"
@@ -123,6 +125,38 @@ sy_nosite=$(sync_loop CUDATRACE_QUIET=1 CUDATRACE_CALL_SITES=0 LD_PRELOAD="$prel
 sy_site=$(sync_loop CUDATRACE_QUIET=1 LD_PRELOAD="$preload" \
     CUDATRACE_OUTPUT="$work/sync1.pftrace.zst")
 echo "  sync from Python (ctypes)         $sy_plain ns untraced, $sy_nosite ns traced, $sy_site ns with call sites (+$((sy_site - sy_nosite)) ns per site)"
+
+# 10. the floor (tests/bench/floor_preload.c: two TSC reads and a 16-byte
+#     store around the forwarded call) in the same run as untraced and
+#     traced, RUNS times each, alternately, medians: the tracer's added cost
+#     as a ratio to the floor's, on the tight loop (the collector cannot keep
+#     up: records spill), on a paced loop it keeps up with (each fake launch
+#     spinning PACED_NS), and from Python through ctypes.
+paced_ns="${BENCH_PACED_NS:-300}"
+floor="$(cd "$build" && pwd)/bench/libfloor.so"
+floor_round() { # knob-env... -> "untraced floor traced" ns per launch
+    u=$(env "$@" "$build/tests/launch_loop" "$calls" | per_launch)
+    f=$(env "$@" LD_PRELOAD="$floor" "$build/tests/launch_loop" "$calls" | per_launch)
+    t=$(env "$@" LD_PRELOAD="$preload" CUDATRACE_QUIET=1 CUDATRACE_OUTPUT="$work/floor.pftrace.zst" \
+        "$build/tests/launch_loop" "$calls" | per_launch)
+    rm -f "$work"/floor*.pftrace.zst
+    echo "$u $f $t"
+}
+floor_line() { # label knob-env...
+    label="$1"
+    shift
+    : > "$work/floor_rounds"
+    i=1
+    while [ "$i" -le "$runs" ]; do floor_round "$@" >> "$work/floor_rounds"; i=$((i + 1)); done
+    fu=$(cut -d' ' -f1 < "$work/floor_rounds" | median)
+    ff=$(cut -d' ' -f2 < "$work/floor_rounds" | median)
+    ft=$(cut -d' ' -f3 < "$work/floor_rounds" | median)
+    echo "  $label untraced $fu ns, floor +$(calc "$ff - $fu") ns, traced +$(calc "$ft - $fu") ns: $(calc "($ft - $fu) / ($ff - $fu)")x the floor"
+}
+floor_line "floor, tight loop          " CT_DOUBLE_CALL_NS=0
+floor_line "floor, paced (${paced_ns} ns a launch)" CT_DOUBLE_CALL_NS="$paced_ns"
+sy_floor=$(sync_loop CUDATRACE_QUIET=1 LD_PRELOAD="$floor")
+echo "  floor, Python sync loop     untraced $sy_plain ns, floor +$((sy_floor - sy_plain)) ns, traced +$((sy_site - sy_plain)) ns: $(calc "($sy_site - $sy_plain) / ($sy_floor - $sy_plain)")x the floor"
 
 # 9. `cudatrace report` over a job's traces: REPORT_RANKS copies of a rank's
 #    trace of about 1 MB, read in parallel (one reader per core) and on one
