@@ -101,3 +101,32 @@ def test_oom_under_the_virtual_memory_api(trace_run, build_dir):
         GRANULE, 10 * MIB, 10 * MIB, create_site())
     assert [(s["site"], s["bytes"]) for s in e["sites"]] == [(create_site(), GRANULE)] * 3
     assert p["api"]["cuMemCreate"]["errors"] == 1
+
+
+def held_by_libraries(trace_run, build_dir, library):
+    proc, _, _ = trace_run("call_library", os.path.join(build_dir, "tests", "holders", library),
+                           "allocate_buffers")
+    assert proc.returncode == 0 and "allocate_buffers -> 0" in proc.stdout, proc.stderr
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
+                           proc.run_dir / "trace.pftrace.zst"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["processes"][0]["memory"], proc
+
+
+def test_memory_a_cuda_library_allocated_is_named_as_its(trace_run, build_dir):
+    # two 32 MiB blocks from inside "libnccl.so.2", one freed again
+    memory, proc = held_by_libraries(trace_run, build_dir, "libnccl.so.2")
+    assert memory["by_library"] == [{"library": "nccl", "peak_bytes": 64 * MIB,
+                                     "final_bytes": 32 * MIB}]
+    assert (memory["peak_bytes"], memory["final_bytes"]) == (64 * MIB, 32 * MIB)
+    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report",
+                           proc.run_dir / "trace.pftrace.zst"], capture_output=True, text=True,
+                          timeout=60).stdout
+    assert "of it allocated by libnccl: peak 64.00 MiB, final 32.00 MiB\n" in text
+
+
+def test_healthy_twin_memory_any_other_library_allocated_is_the_programs(trace_run, build_dir):
+    memory, _ = held_by_libraries(trace_run, build_dir, "libbuffers.so")
+    assert memory["by_library"] == []
+    assert (memory["peak_bytes"], memory["final_bytes"]) == (64 * MIB, 32 * MIB)

@@ -61,6 +61,13 @@ $(BUILD)/tests/early_user: tests/early/early_user.c $(CT_EARLY_LIB)
 	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< -L$(BUILD)/tests -Wl,--no-as-needed -learly -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' \
 		$(CT_PROGRAM_LDFLAGS)
 
+# One library that allocates device memory of its own, named as a CUDA library and not.
+CT_HOLDER_LIBS := $(BUILD)/tests/holders/libnccl.so.2 $(BUILD)/tests/holders/libbuffers.so
+test-programs: $(CT_HOLDER_LIBS)
+$(CT_HOLDER_LIBS): tests/holders/library_buffers.c $(CT_DOUBLE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CT_PROGRAM_CFLAGS) -fPIC -shared -o $@ $< -L$(CT_DOUBLE_DIR) -l:libcudart.so.13
+
 # A library with RUNPATH $ORIGIN that dlopens a CUDA library by bare name.
 test-programs: $(BUILD)/tests/librunpath_user.so
 $(BUILD)/tests/librunpath_user.so: tests/runpath/runpath_user.c

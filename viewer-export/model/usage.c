@@ -132,7 +132,7 @@ static void note_alloc_time(struct ct_usage *u, uint64_t ns, const char *site)
  * until the events are put back in time order (ct_usage_settle). */
 struct memory_event {
     uint64_t ptr, bytes, ts, end, handle;
-    const char *site;
+    const char *site, *library;
     int32_t result;
     uint8_t what, vmm_op;
 };
@@ -176,9 +176,11 @@ static void allocated(struct ct_usage *u, const struct memory_event *m)
     if (!m->ptr || ct_u64_map_find(&u->live, m->ptr))
         return;
     u->blocks = ct_array_grow(u->blocks, u->block_count, sizeof *u->blocks);
-    u->blocks[u->block_count++] = (struct ct_live_block){m->ptr, m->bytes, m->end, m->site};
+    u->blocks[u->block_count++] =
+        (struct ct_live_block){m->ptr, m->bytes, m->end, m->site, m->library};
     ct_u64_map_put(&u->live, m->ptr, u->block_count);
     u->live_bytes += m->bytes;
+    ct_holders_add(&u->holders, m->library, m->bytes);
     note_level(u, m->end, u->live_bytes - m->bytes);
 }
 
@@ -217,6 +219,7 @@ static void freed(struct ct_usage *u, const struct memory_event *m)
     size_t i = *index - 1, last = u->block_count - 1;
     uint64_t before = u->live_bytes;
     u->live_bytes -= u->blocks[i].bytes;
+    ct_holders_remove(&u->holders, u->blocks[i].library, u->blocks[i].bytes);
     uint64_t gone;
     ct_u64_map_remove(&u->live, m->ptr, &gone);
     if (i != last) {
@@ -236,15 +239,19 @@ static void queue_memory(struct ct_usage *u, uint8_t what, int fn, const struct 
 {
     if (!u->memory_order.payload_size)
         ct_time_order_init(&u->memory_order, sizeof(struct memory_event));
+    uint8_t vmm_op = (uint8_t)ct_vmm_op_of((enum ct_function)fn);
+    int makes_memory = what == ALLOCATED || (what == VMM_CALL && vmm_op == CT_VMM_CREATE);
     struct memory_event m = {arg_uint(e, ct_key_ptr),
                              arg_uint(e, ct_key_bytes),
                              e->ts,
                              e->end,
                              arg_uint(e, ct_key_handle),
                              site,
+                             makes_memory ? ct_allocating_library(ct_event_text(e, ct_key_stack))
+                                          : NULL,
                              (int32_t)arg_uint(e, ct_key_result),
                              what,
-                             (uint8_t)ct_vmm_op_of((enum ct_function)fn)};
+                             vmm_op};
     int at_begin = ct_function_gives_memory_back((enum ct_function)fn);
     ct_time_order_push(&u->memory_order, at_begin ? e->ts : e->end, &m);
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "viewer-export/model/gpu.h"
+#include "viewer-export/model/holders.h"
 #include "viewer-export/model/timeline.h"
 #include "viewer-export/read/trace_decode.h"
 #include "common/time_order.h"
@@ -33,6 +34,7 @@ struct ct_site_costs {
 struct ct_live_block {
     uint64_t ptr, bytes, ts;
     const char *site;
+    const char *library; /* the CUDA library that allocated it (holders.h), or NULL */
 };
 
 struct ct_thread_wait {
@@ -75,6 +77,7 @@ struct ct_usage {
     struct ct_live_block *blocks;
     size_t block_count;
     uint64_t live_bytes;
+    struct ct_holders holders;     /* of it, what each CUDA library allocated */
     struct ct_timeline low_points; /* the lowest live bytes in each span of time */
     /* The same by the number of calls made, not by time: a leak that runs in
      * milliseconds fills a run's calls though not its time. */

@@ -443,6 +443,16 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
         ct_json_end_object(j);
     }
     ct_json_end_object(j);
+    ct_json_begin_array(j, "by_library");
+    for (int i = 0; i < p->usage.holders.count; i++) {
+        const struct ct_holder *h = &p->usage.holders.items[i];
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "library", h->library);
+        ct_json_uint(j, "peak_bytes", h->peak);
+        ct_json_uint(j, "final_bytes", h->live);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
     json_memory_vs_nvml(j, p);
     ct_json_end_object(j);
     json_gpu(j, p);

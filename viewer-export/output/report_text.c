@@ -246,6 +246,12 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
                 "                 of it through the virtual-memory API (cuMemCreate): peak %s, "
                 "final %s\n",
                 ct_human_bytes(vmm->peak, a, sizeof a), ct_human_bytes(vmm->now, b, sizeof b));
+    for (int i = 0; i < p->usage.holders.count; i++) {
+        const struct ct_holder *h = &p->usage.holders.items[i];
+        fprintf(out, "                 of it allocated by lib%s: peak %s, final %s\n", h->library,
+                ct_human_bytes((double)h->peak, a, sizeof a),
+                ct_human_bytes((double)h->live, b, sizeof b));
+    }
     print_memory_vs_nvml(out, p);
     if (p->run.memory_events_late)
         fprintf(out,
