@@ -4,7 +4,7 @@
 # `make test SANITIZE=...` runs them instrumented.
 
 CT_UNIT_PURE := $(patsubst %,$(BUILD)/unit/%_check,string_table u64_map clock_map timeline dwarf_lines \
-	time_order vmm_ledger entry_list json_reader)
+	time_order vmm_ledger entry_list json_reader holders)
 test-programs: $(CT_UNIT_PURE)
 
 $(BUILD)/unit/string_table_check: common/string_table.c
@@ -12,6 +12,7 @@ $(BUILD)/unit/u64_map_check: common/u64_map.c
 $(BUILD)/unit/time_order_check: common/time_order.c
 $(BUILD)/unit/vmm_ledger_check: common/vmm_ledger.c common/u64_map.c
 $(BUILD)/unit/entry_list_check: common/entry_list.c
+$(BUILD)/unit/holders_check: viewer-export/model/holders.c common/library_family.c common/string_table.c
 $(BUILD)/unit/json_reader_check: viewer-export/read/json_reader.c viewer-export/output/json_writer.c
 $(BUILD)/unit/clock_map_check: collector/perfetto/clock_map.c
 $(BUILD)/unit/timeline_check: viewer-export/model/timeline.c
