@@ -39,6 +39,11 @@ def site(tag, function):
     return f"usage_patterns.c:{site_line(PATTERNS, tag)} in {function}"
 
 
+# Options that keep slow-alloc silent, for tests of other findings whose allocations a
+# loaded machine may stall.
+NOT_SLOW_ALLOC = ("--threshold", "slow_alloc_calls=1000000000")
+
+
 def findings_of(build_dir, proc, *options):
     assert proc.returncode == 0, proc.stderr
     return report(build_dir, proc.run_dir / "trace.pftrace.zst", *options)["findings"]
@@ -171,7 +176,9 @@ def test_memory_growth(trace_run, build_dir):
     # sanitizer runs) cannot flatten two of the eight periods the finding compares.
     steps = 200
     proc, _, truth = run_patterns(trace_run, "growth", steps)
-    f = only(findings_of(build_dir, proc), "memory-growth")
+    # A loaded machine stalls some of the 400 allocations past a millisecond: slow-alloc's
+    # business (its own tests), not this one's.
+    f = only(findings_of(build_dir, proc, *NOT_SLOW_ALLOC), "memory-growth")
     e = f["evidence"]
     assert truth["final_device_bytes"] == 8 * MIB + steps * (64 << 10)
     # The low points start at the pool and end near pool + every leaked block (where the
@@ -188,7 +195,7 @@ def test_fast_leak(trace_run, build_dir):
     """The issue's case: 50 allocations of 10 MiB never freed, in a loop that takes a few
     milliseconds of a run that is mostly start-up and exit."""
     proc, _, truth = run_patterns(trace_run, "fast-leak", 50)
-    f = only(findings_of(build_dir, proc), "memory-growth")
+    f = only(findings_of(build_dir, proc, *NOT_SLOW_ALLOC), "memory-growth")
     e = f["evidence"]
     assert truth["final_device_bytes"] == e["peak_bytes"] == 50 * 10 * MIB
     assert e["low_first_bytes"] < e["low_last_bytes"] <= 50 * 10 * MIB
