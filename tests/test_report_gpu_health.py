@@ -60,10 +60,12 @@ def test_a_healthy_gpu_has_a_block_and_no_finding(reported):
 
 
 def test_medians_and_extremes_are_over_busy_samples_only(reported):
-    report, _ = reported(["0 0 util_gpu 0", "0 0 sm_clock 300", "150 0 util_gpu 80",
-                          "150 0 sm_clock 1700", "350 0 sm_clock 1900"], ms=600)
+    # Phases of several sampling intervals each, so a loaded machine's late samples still
+    # land in every one of them.
+    report, _ = reported(["0 0 util_gpu 0", "0 0 sm_clock 300", "400 0 util_gpu 80",
+                          "400 0 sm_clock 1700", "1000 0 sm_clock 1900"], ms=1500)
     d = health(report)
-    assert d["samples"] - d["busy_samples"] in (1, 2)
+    assert 1 <= d["samples"] - d["busy_samples"] <= 5
     assert d["sm_clock_mhz"]["min"] == 1700 and d["sm_clock_mhz"]["max"] == 1900
     assert d["utilization_percent"]["min"] == 80
 

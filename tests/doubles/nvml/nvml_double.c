@@ -133,8 +133,10 @@ static unsigned long long now_ms(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    return (unsigned long long)(t.tv_sec - init_time.tv_sec) * 1000 +
-           (unsigned long long)(t.tv_nsec - init_time.tv_nsec) / 1000000;
+    /* signed: the nanoseconds part of the difference is negative half the time */
+    long long ms = (long long)(t.tv_sec - init_time.tv_sec) * 1000 +
+                   ((long long)t.tv_nsec - (long long)init_time.tv_nsec) / 1000000;
+    return ms > 0 ? (unsigned long long)ms : 0;
 }
 
 static int what_of(const char *word)
