@@ -27,6 +27,8 @@ struct ct_config {
                                  sampling interval; 0: off                  */
     uint32_t max_mb;          /* CUDATRACE_MAX_MB, the trace file's bound;
                                  0: unbounded                               */
+    int nvtx_lookup;          /* CUDATRACE_NVTX, default 1: an unset
+                                 NVTX_INJECTION64_PATH reads as ours        */
 };
 
 enum ct_cupti_mode {
