@@ -84,10 +84,10 @@ def test_nvtx_ranges_open_across_chunks_stay_balanced(trace_run, build_dir):
     begun again there in the next chunk, marked continued: every chunk is
     balanced, so a dropped one leaves no end without its begin (the fixture's
     check), and each continued range picks up where one of its name ended.
-    6,000 steps write more than the head (a quarter of 1 MiB): one chunk
-    ends at least; the run ends inside a range left open."""
+    8,000 steps inside an outer "run" range write more than the head (a
+    quarter of 1 MiB): the head's end at least falls inside "run"."""
     preload = os.path.join(build_dir, "libcudatrace.so")
-    completed, trace, _ = trace_run("nvtx_steps", 6000, "open",
+    completed, trace, _ = trace_run("nvtx_steps", 8000, "outer",
                                     env={"NVTX_INJECTION64_PATH": preload,
                                          "CUDATRACE_MAX_MB": 1})
     assert completed.returncode == 0, completed.stderr
@@ -96,4 +96,5 @@ def test_nvtx_ranges_open_across_chunks_stay_balanced(trace_run, build_dir):
     ends = {(s["name"], s["ts"] + s["dur"]) for s in trace.slices
             if s["args"].get("source") == "nvtx"}
     assert all((s["name"], s["ts"]) in ends for s in continued)
-    assert {s["name"] for s in continued} <= {"step", "forward", "backward"}
+    assert "run" in {s["name"] for s in continued}
+    assert {s["name"] for s in continued} <= {"run", "step", "forward", "backward"}

@@ -40,7 +40,7 @@ enum ct_cupti_mode {
 extern struct ct_config ct_config;
 
 /* The trace file's default bound: what the Perfetto UI opens in a browser
- * tab (README.md, "Long runs"); and the largest allowed, 1 TiB. */
+ * tab (README.md, CUDATRACE_MAX_MB, says why); and the largest allowed. */
 #define CT_MAX_MB_DEFAULT 32u
 #define CT_MAX_MB_MOST (1u << 20)
 
