@@ -13,7 +13,9 @@
  * through NVML on a thread of its own, is written by gpu_state/.
  * Process-wide tracks and instants live in process_tracks.c and
  * library_track.c. At the end it writes the closing instant with the
- * session's totals.
+ * session's totals. A bounded trace begins its chunks here, between
+ * records, where no slice is half written; an NVTX range open across the
+ * boundary is ended there and said again in the new chunk.
  */
 #include "collector/trace_builder.h"
 
@@ -36,6 +38,7 @@
 #include "collector/libraries/loader_events.h"
 #include "collector/tracks/memory_counters.h"
 #include "collector/tracks/nvtx_ranges.h"
+#include "collector/tracks/trace_gap.h"
 #include "collector/perfetto/process_tracks.h"
 #include "collector/string_records.h"
 
@@ -69,6 +72,24 @@ void ct_builder_start(const struct ct_shm_header *shm)
     ct_library_track_start();
     ct_gpu_tracks_start(shm->ring_count);
     ct_gpu_state_start(shm);
+    ct_trace_gap_start();
+    ct_writer_bound((uint64_t)shm->max_trace_mb << 20);
+}
+
+/* Ends the chunk being written once it is full. Each thread's open NVTX
+ * ranges end at its latest event and begin again there, in the new chunk:
+ * later events of a thread are never earlier. */
+static void chunk_point(void)
+{
+    if (!ct_writer_chunk_due())
+        return;
+    for (uint32_t i = 0; i < thread_count; i++)
+        if (threads[i].live)
+            ct_nvtx_suspend(i, &threads[i].seq, threads[i].seq.last_ts);
+    ct_writer_new_chunk();
+    for (uint32_t i = 0; i < thread_count; i++)
+        if (threads[i].live)
+            ct_nvtx_resume(i, &threads[i].seq, threads[i].seq.last_ts);
 }
 
 void ct_builder_thread(uint32_t index, int32_t tid, const char *name)
@@ -150,8 +171,10 @@ static void call(uint32_t index, const struct ct_record *r)
 void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats)
 {
     struct thread_view *t = &threads[index];
-    if (t->live)
-        ct_call_totals(&t->seq, stats, ct_clock_map_now_ns());
+    if (!t->live)
+        return;
+    ct_call_totals(&t->seq, stats, ct_clock_map_now_ns());
+    ct_trace_gap_thread_totals(stats);
 }
 
 void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, uint64_t end_ns)
@@ -166,6 +189,7 @@ void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, ui
 void ct_builder_record(uint32_t index, const struct ct_record *record)
 {
     struct ct_string_done done;
+    chunk_point();
     switch (record->type) {
     case CT_REC_CALL:
     case CT_REC_CUPTI_CALL:
@@ -221,6 +245,7 @@ static uint64_t settled_ns(uint64_t drained_from_ns, uint64_t oldest_call_ticks)
 
 void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest_call_ticks)
 {
+    chunk_point();
     uint64_t now = ct_clock_map_now_ns(), settled = settled_ns(drained_from_ns, oldest_call_ticks);
     if (settled)
         ct_launch_rate_write(settled);
@@ -256,6 +281,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
             ct_nvtx_close(i, &threads[i].seq, end_ns);
     ct_launch_rate_finish();
     ct_memory_counters_settle(UINT64_MAX);
+    ct_writer_refresh_gap(); /* with the peaks all applied */
     ct_library_track_finish(end_ns);
     ct_gpu_tracks_finish(end_ns);
     ct_gpu_state_finish(end_ns);

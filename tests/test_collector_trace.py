@@ -405,13 +405,15 @@ def test_preload_exports_exactly_the_hooks(build_dir, hooked_functions):
     # trampoline that answers lookups in a runtime's handle with our hooks; NVTX's entry
     # point for its tool; and CUPTI's: the driver's injection entry point, its cuInit (where
     # CUPTI starts), and the two CUPTI calls by which a program's own profiler takes CUPTI over;
-    # and libc's five waits, whose waits for any child pass over the collector.
+    # libc's five waits, whose waits for any child pass over the collector; and getenv,
+    # which answers NVTX's look-up of its tool.
     assert exported == collections.Counter([*hooked_functions, "__cudaGetKernel",
                                             "__cudaRegisterFunction", "dlopen", "dlclose",
                                             "dlerror", "dlsym", "InitializeInjectionNvtx2",
                                             "InitializeInjection", "cuptiSubscribe",
                                             "cuptiActivityRegisterCallbacks", "cuInit",
-                                            "wait", "waitpid", "wait3", "wait4", "waitid"])
+                                            "wait", "waitpid", "wait3", "wait4", "waitid",
+                                            "getenv"])
 
 
 # --------------------------------------------------------------------------

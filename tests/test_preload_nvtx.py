@@ -5,7 +5,8 @@ tests/nvtx/steps.c pushes a "step" range holding "forward" (two launches,
 nvtxRangePushA) and "backward" (one launch, nvtxRangePushEx), marks "loss"
 and synchronises, per step; it is built into a program and into a library.
 NVTX finds the tracer through NVTX_INJECTION64_PATH, which `cudatrace run`
-sets and a bare LD_PRELOAD leaves to the user.
+sets; under a bare LD_PRELOAD the preload's getenv answers NVTX's look-up of
+it while it is unset (CUDATRACE_NVTX=0: not), leaving the environment alone.
 """
 import json
 import os
@@ -59,13 +60,45 @@ def test_run_sets_the_nvtx_tool(build_dir, tmp_path):
     assert nested(perfetto_check.load(tmp_path / "t.pftrace.zst")) == expected_steps(STEPS)
 
 
-def test_bare_preload_without_the_variable_records_calls_only(trace_run):
+def calls_only(trace):
+    names, marks = nested(trace)
+    return [n for n, _ in names] == [n for n, _ in expected_steps(STEPS)[0]
+                                     if n.startswith("cuda")] and marks == []
+
+
+def test_bare_preload_without_the_variable_finds_the_ranges(trace_run):
     proc, trace, _ = trace_run("nvtx_steps", STEPS, env={"NVTX_INJECTION64_PATH": None})
     assert proc.returncode == 0, proc.stderr
-    names, marks = nested(trace)
-    assert [n for n, _ in names] == [n for n, _ in expected_steps(STEPS)[0]
-                                     if n.startswith("cuda")]
-    assert marks == []
+    assert nested(trace) == expected_steps(STEPS)
+
+
+def test_nvtx_answer_turned_off_records_calls_only(trace_run):
+    proc, trace, _ = trace_run("nvtx_steps", STEPS, env={"NVTX_INJECTION64_PATH": None,
+                                                         "CUDATRACE_NVTX": "0"})
+    assert proc.returncode == 0, proc.stderr
+    assert calls_only(trace)
+
+
+def test_the_users_own_nvtx_tool_wins(trace_run, tmp_path):
+    """A path the user set (nsys sets its own) is what NVTX gets: here one
+    that does not exist, so NVTX has no tool and the program runs on."""
+    proc, trace, _ = trace_run("nvtx_steps", STEPS,
+                               env={"NVTX_INJECTION64_PATH": tmp_path / "no-such-tool.so"})
+    assert proc.returncode == 0, proc.stderr
+    assert calls_only(trace)
+
+
+def test_the_environment_is_left_alone(build_dir):
+    """The answer is getenv's alone: the environment a program reads and
+    hands its children has no NVTX_INJECTION64_PATH."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CUDATRACE_", "NVTX_")) and k != "LD_PRELOAD"}
+    env["LD_PRELOAD"] = os.path.join(build_dir, "libcudatrace.so")
+    done = subprocess.run(["sh", "-c", "env; echo ${NVTX_INJECTION64_PATH-unset}"], env=env,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and done.stderr == ""
+    assert "NVTX_INJECTION64_PATH" not in done.stdout
+    assert done.stdout.splitlines()[-1] == "unset"
 
 
 def test_a_range_left_open_is_closed_at_the_end(trace_run, build_dir):

@@ -1063,6 +1063,47 @@ def allocations(t, fast_ns, slow_ns, slow, fast=10):
         t.free(at + dur + 10 * US, fast_ns, DEVICE + i * MIB, site=SITE_B)
 
 
+# -- hang: a thread still inside a CUDA call at the end --------------------------------------
+
+HANG_WALL = 90 * S  # a run killed 90 s into a sync that never returned
+
+
+def stuck_sync(t, in_flight=True, tid=TID):
+    """A cudaDeviceSynchronize from FIRST + OFFSET to the end of the run, marked in flight
+    (never returned) or, for the twin, returned just then."""
+    t.first_call()
+    since = FIRST + OFFSET
+    args = {"in_flight": 1} if in_flight else {}
+    if in_flight:
+        t.slice(t.thread(tid), t.vocab.text("function", "cudaDeviceSynchronize"), since,
+                t.end - since, **args)
+    else:
+        t.call("cudaDeviceSynchronize", since, t.end - since, tid=tid)
+    return t.end - since
+
+
+@pytest.mark.parametrize("wall, thresholds", [(HANG_WALL, {}), (2 * S, {"hang_ns": 1 * S})])
+def test_hang(new_trace, findings, wall, thresholds):
+    t = new_trace(wall=wall)
+    inside = stuck_sync(t)
+    f = the(findings(t, **thresholds), "hang", "error")
+    assert numbers(f, "tid", "inside_ns", "since_ns", "threshold_ns") == {
+        "tid": TID, "inside_ns": inside, "since_ns": FIRST + OFFSET,
+        "threshold_ns": thresholds.get("hang_ns", 60 * S)}
+    assert f"thread {TID} was inside cudaDeviceSynchronize for" in f["message"]
+
+
+@pytest.mark.parametrize("wall, in_flight, thresholds", [
+    (2 * S, True, {}),  # in flight at the end, but for under a minute: a crash, not a hang
+    (HANG_WALL, False, {}),  # as long, but it returned
+    (2 * S, True, {"hang_ns": 3 * S}),
+])
+def test_hang_twins(new_trace, findings, wall, in_flight, thresholds):
+    t = new_trace(wall=wall)
+    stuck_sync(t, in_flight)
+    assert "hang" not in ids(findings(t, **thresholds))
+
+
 @pytest.mark.parametrize("fast_ns, slow_ns, slow, thresholds, threshold_ns", [
     (50 * US, 2 * MS, 3, {}, 1 * MS),  # over 1 ms and 10x the 50 us median
     (50 * US, 2 * MS, 2, {}, None),  # two calls

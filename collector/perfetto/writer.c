@@ -16,6 +16,8 @@
 #include "perfetto_trace.pb-c.h"
 #include "common/string_table.h"
 #include "common/varint.h"
+#include "collector/perfetto/chunk_replay.h"
+#include "collector/perfetto/chunks.h"
 #include "collector/perfetto/trace_file.h"
 
 #define SEQ_CLEARED 1
@@ -23,24 +25,68 @@
 #define MAX_ARGS 12           /* annotations per event; more are dropped */
 #define BATCH_SIZE (4u << 20) /* one zstd frame */
 #define MAX_PACKET (64 * 1024)
+#define GAP_BATCH_SIZE (64 * 1024) /* the gap marker's packets */
+#define MIN_BOUNDED_BATCH (64 * 1024)
 
-static uint8_t batch[BATCH_SIZE];
-static size_t batch_used;
+/* Where packets go: the batch that becomes the next frame, or, while the
+ * gap marker is written, a buffer of its own. Each packs its packets in
+ * its own scratch: the gap marker is written from inside a flush, which
+ * may come between the packing of a packet and its copy into the batch. */
+struct output {
+    uint8_t *buf;
+    size_t used, size;
+    uint8_t *scratch;
+};
+
+static uint8_t batch[BATCH_SIZE], gap_batch[GAP_BATCH_SIZE];
+static uint8_t frame_scratch[MAX_PACKET], gap_scratch[MAX_PACKET];
+static struct output frame_out = {batch, 0, BATCH_SIZE, frame_scratch},
+                     gap_out = {gap_batch, 0, GAP_BATCH_SIZE, gap_scratch};
+static struct output *out = &frame_out;
 static uint32_t next_sequence_id = 1;
+static uint64_t latest_ts; /* of any event written: where a new chunk begins */
+static void (*gap_writer)(struct ct_sequence *seq, const struct ct_gap *gap);
+static uint64_t gap_track;
 
-void ct_sequence_init(struct ct_sequence *seq, uint64_t default_track)
+static void sequence_fresh(struct ct_sequence *seq, uint64_t default_track)
 {
     memset(seq, 0, sizeof *seq);
     seq->id = next_sequence_id++;
     seq->default_track = default_track;
 }
 
-void ct_sequence_release(struct ct_sequence *seq)
+void ct_sequence_init(struct ct_sequence *seq, uint64_t default_track)
+{
+    ct_replay_forget(seq);
+    sequence_fresh(seq, default_track);
+    ct_replay_register(seq);
+}
+
+static void free_interning(struct ct_sequence *seq)
 {
     free(seq->event_names.words);
     free(seq->annotation_names.words);
     free(seq->string_values.words);
+}
+
+void ct_sequence_release(struct ct_sequence *seq)
+{
+    ct_replay_forget(seq);
+    free_interning(seq);
     memset(seq, 0, sizeof *seq);
+}
+
+/* A sequence as a new chunk begins: a fresh id, so that nothing cached or
+ * interned for the old one is taken as defined. */
+static void sequence_restart(struct ct_sequence *seq)
+{
+    seq->id = next_sequence_id++;
+    seq->started = 0;
+    seq->end_len = 0;
+    struct ct_bitset *sets[] = {&seq->event_names, &seq->annotation_names, &seq->string_values};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        if (sets[i]->words)
+            memset(sets[i]->words, 0, sets[i]->count * sizeof *sets[i]->words);
 }
 
 /* Sets bit `id`; returns 1 if it was already set. */
@@ -65,8 +111,20 @@ static int bitset_test_and_set(struct ct_bitset *set, uint32_t id)
 
 void ct_writer_flush(void)
 {
-    ct_trace_file_write_frame(batch, batch_used);
-    batch_used = 0;
+    size_t size = ct_trace_file_compress(frame_out.buf, frame_out.used);
+    frame_out.used = 0;
+    if (size) {
+        ct_chunks_make_room(size);
+        ct_trace_file_append();
+    }
+}
+
+static void note_time(struct ct_sequence *seq, uint64_t ts)
+{
+    if (ts > seq->last_ts)
+        seq->last_ts = ts;
+    if (ts > latest_ts)
+        latest_ts = ts;
 }
 
 /* Frames one packet into the batch: the timestamp field (8), when there is
@@ -75,23 +133,25 @@ void ct_writer_flush(void)
 static void append_packet(int has_timestamp, uint64_t timestamp, const uint8_t *body, size_t len)
 {
     size_t ts_len = has_timestamp ? 1 + ct_varint_size(timestamp) : 0;
-    if (batch_used + ts_len + len + 11 > BATCH_SIZE)
+    if (out->used + ts_len + len + 11 > out->size) {
+        if (out != &frame_out)
+            return; /* the gap marker is never that large */
         ct_writer_flush();
-    uint8_t *out = batch + batch_used;
-    out += ct_put_packet_header(out, ts_len + len);
-    if (has_timestamp) {
-        *out++ = 0x40; /* TracePacket.timestamp, field 8, varint */
-        out += ct_put_varint(out, timestamp);
     }
-    memcpy(out, body, len);
-    batch_used = (size_t)(out + len - batch);
+    uint8_t *at = out->buf + out->used;
+    at += ct_put_packet_header(at, ts_len + len);
+    if (has_timestamp) {
+        *at++ = 0x40; /* TracePacket.timestamp, field 8, varint */
+        at += ct_put_varint(at, timestamp);
+    }
+    memcpy(at, body, len);
+    out->used = (size_t)(at + len - out->buf);
 }
 
 /* Packs everything but the timestamp; returns the body's length, 0 if the
  * packet is too large to keep. The body stays valid until the next call. */
 static size_t pack_body(struct ct_sequence *seq, CtPb__TracePacket *packet, const uint8_t **body)
 {
-    static uint8_t scratch[MAX_PACKET];
     packet->has_trusted_packet_sequence_id = 1;
     packet->trusted_packet_sequence_id = seq->id;
     packet->has_sequence_flags = 1;
@@ -105,8 +165,8 @@ static size_t pack_body(struct ct_sequence *seq, CtPb__TracePacket *packet, cons
     }
     if (ct_pb__trace_packet__get_packed_size(packet) > MAX_PACKET)
         return 0;
-    *body = scratch;
-    return ct_pb__trace_packet__pack(packet, scratch);
+    *body = out->scratch;
+    return ct_pb__trace_packet__pack(packet, out->scratch);
 }
 
 static void emit_packet(struct ct_sequence *seq, CtPb__TracePacket *packet, int has_timestamp,
@@ -285,6 +345,7 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
 {
     if (nargs > MAX_ARGS)
         nargs = MAX_ARGS;
+    note_time(seq, ts);
     struct key_view key = key_of(seq, track, type, name, args, nargs);
     struct cached_body *cached = cache_slot(&key);
     if (!flow && cached->len && same_key(&cached->key, &key)) {
@@ -351,6 +412,7 @@ void ct_write_slice_begin(struct ct_sequence *seq, uint64_t track, uint64_t ts_n
 
 void ct_write_slice_end(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns)
 {
+    note_time(seq, ts_ns);
     if ((track == 0 || track == seq->default_track) && seq->end_len) {
         append_packet(1, ts_ns, seq->end_body, seq->end_len);
         return;
@@ -391,10 +453,34 @@ void ct_write_counter(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, i
     event.counter_value = value;
     packet.track_event = &event;
     emit_packet(seq, &packet, 1, ts_ns);
+    ct_replay_counter(track, ts_ns, value);
+}
+
+static void write_descriptor(struct ct_sequence *seq, CtPb__TrackDescriptor *descriptor);
+
+/* Keeps the descriptor for the chunks to come (chunk_replay.c). */
+static void note_descriptor(struct ct_sequence *seq, const CtPb__TrackDescriptor *descriptor)
+{
+    uint8_t packed[MAX_PACKET];
+    size_t size = ct_pb__track_descriptor__get_packed_size(descriptor);
+    if (seq->live && size <= sizeof packed)
+        ct_replay_descriptor(seq, descriptor->uuid, packed,
+                             ct_pb__track_descriptor__pack(descriptor, packed));
+}
+
+/* Writes a kept descriptor again. */
+static void describe_again(struct ct_sequence *seq, const uint8_t *packed, size_t len)
+{
+    CtPb__TrackDescriptor *d = ct_pb__track_descriptor__unpack(NULL, len, packed);
+    if (!d)
+        return;
+    write_descriptor(seq, d);
+    ct_pb__track_descriptor__free_unpacked(d, NULL);
 }
 
 static void write_descriptor(struct ct_sequence *seq, CtPb__TrackDescriptor *descriptor)
 {
+    note_descriptor(seq, descriptor);
     CtPb__TracePacket packet = CT_PB__TRACE_PACKET__INIT;
     CtPb__TracePacketDefaults defaults = CT_PB__TRACE_PACKET_DEFAULTS__INIT;
     CtPb__TrackEventDefaults event_defaults = CT_PB__TRACK_EVENT_DEFAULTS__INIT;
@@ -468,4 +554,54 @@ void ct_write_counter_track(struct ct_sequence *seq, uint64_t uuid, uint64_t par
 void ct_write_named_track(struct ct_sequence *seq, uint64_t uuid, uint64_t parent, const char *name)
 {
     write_child_track(seq, uuid, parent, name, NULL);
+}
+
+void ct_writer_bound(uint64_t max_bytes)
+{
+    ct_chunks_bound(max_bytes);
+    if (max_bytes && max_bytes / 8 < frame_out.size)
+        frame_out.size = max_bytes / 8 > MIN_BOUNDED_BATCH ? max_bytes / 8 : MIN_BOUNDED_BATCH;
+}
+
+int ct_writer_chunk_due(void)
+{
+    return ct_chunks_due();
+}
+
+void ct_writer_new_chunk(void)
+{
+    ct_writer_flush();
+    ct_chunks_begin(latest_ts);
+    ct_replay_all(sequence_restart, describe_again);
+}
+
+uint32_t ct_writer_chunk(void)
+{
+    return ct_chunks_current();
+}
+
+void ct_writer_on_gap(uint64_t track,
+                      void (*write)(struct ct_sequence *seq, const struct ct_gap *gap))
+{
+    gap_track = track;
+    gap_writer = write;
+}
+
+void ct_writer_refresh_gap(void)
+{
+    ct_chunks_refresh_gap();
+}
+
+size_t ct_writer_gap_packets(const struct ct_gap *gap, const uint8_t **packets)
+{
+    struct ct_sequence seq;
+    sequence_fresh(&seq, gap_track);
+    gap_out.used = 0;
+    out = &gap_out;
+    if (gap_writer)
+        gap_writer(&seq, gap);
+    out = &frame_out;
+    free_interning(&seq);
+    *packets = gap_out.buf;
+    return gap_out.used;
 }

@@ -5,6 +5,7 @@
 #ifndef CT_COLLECTOR_PERFETTO_WRITER_H
 #define CT_COLLECTOR_PERFETTO_WRITER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum ct_arg_type { CT_ARG_UINT, CT_ARG_INT, CT_ARG_POINTER, CT_ARG_STRING };
@@ -21,11 +22,16 @@ struct ct_bitset {
     uint32_t count;
 };
 
-/* One trusted_packet_sequence_id with the interned ids defined on it. */
+/* One trusted_packet_sequence_id with the interned ids defined on it. A
+ * sequence made with ct_sequence_init is live (chunk_replay.c) until
+ * released: when a bounded trace begins a chunk it gets a fresh id. */
 struct ct_sequence {
     uint32_t id;
     int started;
+    int live;
     uint64_t default_track;
+    uint64_t last_ts; /* the latest timestamp of an event written on it */
+    struct ct_sequence *prev_live, *next_live;
     struct ct_bitset event_names, annotation_names, string_values;
     /* The body of a slice end on the default track, the same every time:
      * half of all events, written without a cache lookup once it is known. */
@@ -70,5 +76,35 @@ void ct_write_counter(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, i
 
 /* Hands buffered packets to the trace file. */
 void ct_writer_flush(void);
+
+/* A trace of at most `max_bytes` (0: unbounded): past it, the middle is
+ * dropped in whole chunks (perfetto/chunks.c). */
+void ct_writer_bound(uint64_t max_bytes);
+/* Whether the current chunk is full: the builder then ends it with
+ * ct_writer_new_chunk at a point where no slice is half written. */
+int ct_writer_chunk_due(void);
+/* Ends the current chunk and begins the next, after the latest event
+ * written: every live sequence starts afresh, with its track descriptors
+ * and the last value of each counter said again, so the chunk reads alone. */
+void ct_writer_new_chunk(void);
+/* The number of the chunk being written: 0 for the head, kept always. */
+uint32_t ct_writer_chunk(void);
+
+/* The middle dropped so far, as the gap marker says it. */
+struct ct_gap {
+    uint64_t from_ns, to_ns; /* the start of the first dropped chunk and of the first kept */
+    uint64_t bytes;          /* compressed bytes dropped */
+    uint32_t chunks;         /* chunks dropped */
+    uint32_t first_kept; /* the first chunk after the gap; those before, but the head, are gone */
+};
+/* Who writes the gap marker each time the gap grows: on a sequence of its
+ * own whose default track is `track`, which `write` describes first. */
+void ct_writer_on_gap(uint64_t track,
+                      void (*write)(struct ct_sequence *seq, const struct ct_gap *gap));
+/* Writes the gap marker again, if there is one: at the end, once the
+ * figures it carries are final. */
+void ct_writer_refresh_gap(void);
+/* The gap marker's packets, made by that writer (for perfetto/chunks.c). */
+size_t ct_writer_gap_packets(const struct ct_gap *gap, const uint8_t **packets);
 
 #endif

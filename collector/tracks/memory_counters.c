@@ -45,6 +45,20 @@ static struct ct_vmm_ledger vmm;
 static struct ct_time_order pending;
 static int pending_ready;
 static uint64_t applied_up_to, late;
+static struct ct_memory_peaks peaks;
+
+static void raise_peak(uint64_t *peak, uint64_t bytes)
+{
+    if (bytes > *peak)
+        *peak = bytes;
+}
+
+static void note_peaks(void)
+{
+    raise_peak(&peaks.allocated, device.bytes);
+    raise_peak(&peaks.vmm, vmm.bytes);
+    raise_peak(&peaks.device, device.bytes + vmm.bytes);
+}
 
 static void apply(const struct memory_event *e, uint64_t ts)
 {
@@ -53,6 +67,7 @@ static void apply(const struct memory_event *e, uint64_t ts)
         ct_vmm_apply(&vmm, e->vmm_op, e->ptr, e->bytes, e->handle, NULL, NULL);
         if (vmm.bytes != before)
             ct_process_counter(CT_TRACK_VMM_BYTES, ts, (int64_t)vmm.bytes);
+        note_peaks();
         return;
     }
     struct live_memory *m =
@@ -67,6 +82,7 @@ static void apply(const struct memory_event *e, uint64_t ts)
         m->bytes -= bytes;
     }
     ct_process_counter(m->track, ts, (int64_t)m->bytes);
+    note_peaks();
 }
 
 /* Applies the earliest event if it is not after `up_to`; 0 when there is none. */
@@ -121,4 +137,9 @@ void ct_memory_counters_settle(uint64_t up_to_ns)
 uint64_t ct_memory_counters_late(void)
 {
     return late;
+}
+
+struct ct_memory_peaks ct_memory_counters_peaks(void)
+{
+    return peaks;
 }

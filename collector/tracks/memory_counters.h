@@ -19,4 +19,13 @@ void ct_memory_counters_settle(uint64_t up_to_ns);
 /* Events that came after their time had been settled, applied as they came. */
 uint64_t ct_memory_counters_late(void);
 
+/* The highest live device bytes so far: from the allocation calls, from
+ * the virtual-memory API, and of their sum, as the counters had them. A
+ * bounded trace's gap carries them, so that a peak in the dropped middle
+ * is still the report's. */
+struct ct_memory_peaks {
+    uint64_t allocated, vmm, device;
+};
+struct ct_memory_peaks ct_memory_counters_peaks(void);
+
 #endif

@@ -4,7 +4,8 @@
  * in the order it made them. A mark is an instant. Each ring remembers the
  * name sent for its latest push or mark and how deep its ranges are open,
  * so that a thread or process ending inside a range still leaves every
- * slice closed.
+ * slice closed, and the names of the ranges open, so that a bounded
+ * trace's next chunk can begin them again (marked `continued`).
  */
 #include "collector/tracks/nvtx_ranges.h"
 
@@ -13,14 +14,17 @@
 #include "cudatrace/trace_names.h"
 #include "common/string_table.h"
 
+#define NAMES_KEPT 32 /* deeper ranges begin again unnamed */
+
 struct ring_nvtx {
     uint64_t name_key;
     uint32_t name;
     uint32_t open;
+    uint32_t open_names[NAMES_KEPT];
 };
 
 static struct ring_nvtx *rings;
-static uint32_t nvtx_category;
+static uint32_t nvtx_category, continued_key;
 
 void ct_nvtx_start(uint32_t count)
 {
@@ -28,6 +32,7 @@ void ct_nvtx_start(uint32_t count)
     if (!rings)
         abort();
     nvtx_category = ct_strings_intern_cstr(ct_value_source_nvtx);
+    continued_key = ct_strings_intern_cstr(ct_key_continued);
 }
 
 void ct_nvtx_name(uint32_t index, uint64_t key, uint32_t name)
@@ -46,6 +51,8 @@ void ct_nvtx_record(uint32_t index, struct ct_sequence *seq, const struct ct_rec
     switch (r->func) {
     case CT_NVTX_PUSH:
         ct_write_slice_begin(seq, 0, ts_ns, name, &source, 1);
+        if (n->open < NAMES_KEPT)
+            n->open_names[n->open] = name;
         n->open++;
         break;
     case CT_NVTX_POP:
@@ -67,4 +74,22 @@ void ct_nvtx_close(uint32_t index, struct ct_sequence *seq, uint64_t end_ns)
     for (; rings[index].open; rings[index].open--)
         ct_write_slice_end(seq, 0, end_ns);
     rings[index].name_key = 0;
+}
+
+void ct_nvtx_suspend(uint32_t index, struct ct_sequence *seq, uint64_t ts_ns)
+{
+    for (uint32_t i = 0; i < rings[index].open; i++)
+        ct_write_slice_end(seq, 0, ts_ns);
+}
+
+void ct_nvtx_resume(uint32_t index, struct ct_sequence *seq, uint64_t ts_ns)
+{
+    struct ct_arg args[] = {{ct_strings_intern_cstr(ct_key_source), CT_ARG_STRING, nvtx_category},
+                            {continued_key, CT_ARG_UINT, 1}};
+    const struct ring_nvtx *n = &rings[index];
+    for (uint32_t i = 0; i < n->open; i++) {
+        uint32_t name =
+            i < NAMES_KEPT ? n->open_names[i] : ct_strings_intern_cstr(ct_event_unnamed_range);
+        ct_write_slice_begin(seq, 0, ts_ns, name, args, 2);
+    }
 }

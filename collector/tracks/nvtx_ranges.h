@@ -15,6 +15,10 @@ void ct_nvtx_name(uint32_t index, uint64_t key, uint32_t name);
 /* A CT_REC_NVTX of ring `index`, at `ts_ns`, onto the thread's sequence. */
 void ct_nvtx_record(uint32_t index, struct ct_sequence *seq, const struct ct_record *r,
                     uint64_t ts_ns);
+/* Ends the ranges open on ring `index` at `ts_ns`, as a chunk of a
+ * bounded trace ends, and begins them again at `ts_ns` in the next. */
+void ct_nvtx_suspend(uint32_t index, struct ct_sequence *seq, uint64_t ts_ns);
+void ct_nvtx_resume(uint32_t index, struct ct_sequence *seq, uint64_t ts_ns);
 /* Ends the ranges still open on ring `index` at `end_ns` (the thread or
  * the process ended inside them). */
 void ct_nvtx_close(uint32_t index, struct ct_sequence *seq, uint64_t end_ns);

@@ -115,6 +115,8 @@ struct ct_shm_header {
     /* How often the collector samples the GPU through NVML (CUDATRACE_NVML_MS,
      * read with the other settings by the preload); 0: never. */
     uint32_t nvml_ms;
+    /* The trace file's bound in MiB (CUDATRACE_MAX_MB); 0: unbounded. */
+    uint32_t max_trace_mb;
     _Atomic uint64_t spill_free[CT_SPILL_CHAIN / 64]; /* a set bit: that segment is free */
     char output_path[4096];
 };

@@ -47,6 +47,7 @@
     X(track, gpu_memory, CT_GPU_TRACK_PREFIX "%u memory operations", NAMED)                        \
     X(track, cupti_overhead, "CUPTI overhead", NAMED)                                              \
     X(track, findings, "cudatrace findings", NAMED)                                                \
+    X(track, trace_gap, "cudatrace trace gap", NAMED)                                              \
     /* the GPU's own state from NVML (collector/gpu_state/), per device */                         \
     X(track, gpu_utilization, CT_GPU_TRACK_PREFIX "%u utilization (percent)", COUNTER)             \
     X(track, gpu_memory_utilization, CT_GPU_TRACK_PREFIX "%u memory utilization (percent)",        \
@@ -106,6 +107,8 @@
     X(event, memory_allocation, "allocation", INSTANT)                                             \
     X(event, memory_release, "release", INSTANT)                                                   \
     X(event, cupti_overhead, "CUPTI overhead", SLICE)                                              \
+    /* the middle a bounded trace dropped (collector/tracks/trace_gap.c) */                        \
+    X(event, trace_gap, "trace gap: middle dropped", SLICE)                                        \
     /* an NVTX range pushed without a message */                                                   \
     X(event, unnamed_range, "(nvtx)", SLICE)                                                       \
     /* a finding on the findings track: its severity and id */                                     \
@@ -160,6 +163,13 @@
     X(key, memory_events_late, "memory_events_late", UINT)                                         \
     X(key, process_start_ns, "process_start_ns", UINT)                                             \
     X(key, exit, "exit", STRING)                                                                   \
+    /* the gap of a bounded trace, and an NVTX range said again after it */                        \
+    X(key, dropped_bytes, "dropped_bytes", UINT)                                                   \
+    X(key, dropped_chunks, "dropped_chunks", UINT)                                                 \
+    X(key, peak_device_bytes, "peak_device_bytes", UINT)                                           \
+    X(key, peak_allocated_bytes, "peak_allocated_bytes", UINT)                                     \
+    X(key, peak_vmm_bytes, "peak_vmm_bytes", UINT)                                                 \
+    X(key, continued, "continued", UINT)                                                           \
     /* cudatrace.identity and cudatrace.environment */                                             \
     X(key, host, "host", STRING)                                                                   \
     X(key, rank, "rank", INT)                                                                      \

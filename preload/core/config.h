@@ -25,6 +25,10 @@ struct ct_config {
     const char *cupti_path;   /* CUDATRACE_CUPTI_PATH, a file or a folder    */
     uint32_t nvml_ms;         /* CUDATRACE_NVML_MS, the collector's NVML
                                  sampling interval; 0: off                  */
+    uint32_t max_mb;          /* CUDATRACE_MAX_MB, the trace file's bound;
+                                 0: unbounded                               */
+    int nvtx_lookup;          /* CUDATRACE_NVTX, default 1: an unset
+                                 NVTX_INJECTION64_PATH reads as ours        */
 };
 
 enum ct_cupti_mode {
@@ -34,6 +38,11 @@ enum ct_cupti_mode {
 };
 
 extern struct ct_config ct_config;
+
+/* The trace file's default bound: what the Perfetto UI opens in a browser
+ * tab (README.md, CUDATRACE_MAX_MB, says why); and the largest allowed. */
+#define CT_MAX_MB_DEFAULT 32u
+#define CT_MAX_MB_MOST (1u << 20)
 
 /* What the rings may take in all, and the fewest records a ring holds. */
 #define CT_RING_MEMORY_MAX (1ull << 30)

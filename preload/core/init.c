@@ -14,6 +14,7 @@
 #include "preload/sites/call_site.h"
 #include "preload/core/clock.h"
 #include "preload/core/config.h"
+#include "preload/hooks/nvtx_lookup.h"
 #include "preload/loader/loader_view.h"
 #include "preload/core/session.h"
 
@@ -37,6 +38,7 @@ static void initialise(void)
     if (ct_config.disabled || getauxval(AT_SECURE))
         return;
     ct_session_find_collector();
+    ct_nvtx_lookup_init();
     pthread_atfork(ct_session_lock_for_fork, ct_session_unlock_after_fork,
                    ct_session_forget_in_child);
     ct_tracing_allowed = 1;

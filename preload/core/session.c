@@ -144,6 +144,7 @@ static struct ct_shm_header *create_shm(int *fd_out)
     shm->ring_capacity = ct_config.ring_records;
     shm->spill_count = spill;
     shm->nvml_ms = ct_config.nvml_ms;
+    shm->max_trace_mb = ct_config.max_mb;
     shm->clock = ct_clock_kind;
     shm->pid = (int32_t)getpid();
     ct_shm_init_rings(shm);

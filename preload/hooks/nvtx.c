@@ -3,12 +3,12 @@
  * autograd's emit_nvtx, a framework's own step markers) as records, so the
  * trace shows the program's structure around its CUDA calls. NVTX finds its
  * tool through NVTX_INJECTION64_PATH (`cudatrace run` sets it to this
- * library; under a bare LD_PRELOAD the user does) and calls its
- * InitializeInjectionNvtx2 with a table of function slots, which we fill.
- * (NVTX's other way in, its static-injection pointer, is hidden inside each
- * library that carries NVTX's header-only code, so a preload cannot reach
- * it; nor does the preload set the variable itself: that would change the
- * program's environment.) The layouts and ids below are
+ * library; under a bare LD_PRELOAD, nvtx_lookup.c answers NVTX's getenv of
+ * it) and calls its InitializeInjectionNvtx2 with a table of function
+ * slots, which we fill. (NVTX's other way in, its static-injection pointer,
+ * is hidden inside each library that carries NVTX's header-only code, so a
+ * preload cannot reach it; nor does the preload set the variable itself:
+ * that would change the program's environment.) The layouts and ids below are
  * NVTX's (nvtx3/nvToolsExt.h, nvtxDetail/nvtxTypes.h). Range records are
  * kept like syncs: a push whose pop were lost would misnest everything
  * after it.

@@ -37,7 +37,7 @@ per_launch() { sed -n 's/.* launches, \([0-9.]*\) ns per launch/\1/p'; }
 summary() { sed -n 's/^cudatrace: trace .*: \([0-9]*\) calls recorded, \([0-9]*\) dropped, \([0-9]*\) bytes$/\1 \2 \3/p'; }
 
 traced() { # ring-records, run index
-    env CUDATRACE_RING_RECORDS="$1" CUDATRACE_RINGS=4 CUDATRACE_OUTPUT="$work/t$1.$2.pftrace.zst" \
+    env CUDATRACE_RING_RECORDS="$1" CUDATRACE_RINGS=4 CUDATRACE_MAX_MB=0 CUDATRACE_OUTPUT="$work/t$1.$2.pftrace.zst" \
         LD_PRELOAD="$build/libcudatrace.so" "$build/tests/launch_loop" "$calls" 2>"$work/err"
     summary < "$work/err" > "$work/sum.$1.$2"
 }
@@ -167,7 +167,7 @@ report_ranks="${BENCH_REPORT_RANKS:-1024}"
 report_big="${BENCH_REPORT_BIG:-64}"
 job_of() { # calls copies folder -> a folder of `copies` rank traces of `calls` launches
     mkdir -p "$3"
-    env RANK=0 WORLD_SIZE="$2" CUDATRACE_RING_RECORDS="$big_ring" CUDATRACE_RINGS=2 CUDATRACE_QUIET=1 \
+    env RANK=0 WORLD_SIZE="$2" CUDATRACE_RING_RECORDS="$big_ring" CUDATRACE_RINGS=2 CUDATRACE_MAX_MB=0 CUDATRACE_QUIET=1 \
         CUDATRACE_OUTPUT="$3/rank0.pftrace.zst" LD_PRELOAD="$build/libcudatrace.so" \
         "$build/tests/launch_loop" "$1" > /dev/null
     i=1

@@ -2,9 +2,11 @@
  * A training step with NVTX ranges around its CUDA calls, for the NVTX tests
  * (tests/test_preload_nvtx.py): per step a "step" range holding a "forward" range
  * (two launches) and a "backward" range (one launch), a "loss" mark and a
- * cudaDeviceSynchronize. Built into a program (whose NVTX finds the tool
- * through NVTX_INJECTION64_PATH) and into a shared library (where a bare
- * LD_PRELOAD is found through NVTX's static-injection pointer).
+ * cudaDeviceSynchronize; optionally all inside one "run" range (for the
+ * bounded-trace test). Built into a program (whose NVTX finds the tool
+ * through NVTX_INJECTION64_PATH, or the preload's answer to its look-up of
+ * it) and into a shared library (where a bare LD_PRELOAD is found through
+ * NVTX's static-injection pointer).
  */
 #include <nvtx3/nvToolsExt.h>
 
@@ -44,4 +46,12 @@ void run_steps(int steps)
         cudaDeviceSynchronize();
         nvtxRangePop();
     }
+}
+
+/* The steps inside one "run" range, open all the while. */
+void run_steps_inside(int steps)
+{
+    nvtxRangePushA("run");
+    run_steps(steps);
+    nvtxRangePop();
 }

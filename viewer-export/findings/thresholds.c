@@ -3,7 +3,9 @@
  * as trouble (../shared/SCENARIOS.md: over ~15% of host time in launches,
  * over ~100 small copies a second, milliseconds for a cudaMalloc that should
  * take ~100 us; a GPU slowed by its power cap or by heat for more than a
- * passing moment, an SM clock a fifth under its maximum), settable by name.
+ * passing moment, an SM clock a fifth under its maximum; a minute inside one
+ * CUDA call, which no healthy call takes and which PyTorch's collective
+ * watchdog, ten minutes by default, outlasts), settable by name.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -32,6 +34,7 @@ struct ct_thresholds ct_thresholds = {
     .thermal_share = 0.05,
     .clocks_low_ratio = 0.8,
     .pcie_low_share = 0.25,
+    .hang_ns = 60e9,
 };
 
 static const struct {
@@ -48,7 +51,7 @@ static const struct {
     THRESHOLD(growth_share),     THRESHOLD(slow_alloc_ns),    THRESHOLD(slow_alloc_factor),
     THRESHOLD(slow_alloc_calls), THRESHOLD(gpu_idle_share),   THRESHOLD(gpu_bound_share),
     THRESHOLD(power_cap_share),  THRESHOLD(thermal_share),    THRESHOLD(clocks_low_ratio),
-    THRESHOLD(pcie_low_share),
+    THRESHOLD(pcie_low_share),   THRESHOLD(hang_ns),
 #undef THRESHOLD
 };
 

@@ -29,6 +29,7 @@ struct ct_thresholds {
     double thermal_share;     /* thermal-throttle: share of busy samples slowed by heat */
     double clocks_low_ratio;  /* clocks-low: median SM clock under this share of max  */
     double pcie_low_share;    /* pcie-downgraded: share of copy samples on a slow link */
+    double hang_ns;           /* hang: a call still running this long at the end      */
 };
 
 extern struct ct_thresholds ct_thresholds;

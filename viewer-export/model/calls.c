@@ -104,6 +104,19 @@ void ct_calls_device_bytes(struct ct_call_figures *c, enum ct_memory_source_kind
     }
 }
 
+static void raise_to(double *peak, double value)
+{
+    if (value > *peak)
+        *peak = value;
+}
+
+void ct_calls_device_peaks(struct ct_call_figures *c, double device, double allocated, double vmm)
+{
+    raise_to(&c->peak_device_bytes, device);
+    raise_to(&c->device_sources[CT_MEMORY_ALLOCATIONS].peak, allocated);
+    raise_to(&c->device_sources[CT_MEMORY_VMM].peak, vmm);
+}
+
 uint64_t ct_calls_dropped_slices(const struct ct_call_figures *c, int fn)
 {
     return c->totals_used && c->api[fn].calls > c->slices[fn] ? c->api[fn].calls - c->slices[fn]

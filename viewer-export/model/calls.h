@@ -52,6 +52,9 @@ void ct_calls_use_totals(struct ct_call_figures *c);
  * sum at each change. */
 void ct_calls_device_bytes(struct ct_call_figures *c, enum ct_memory_source_kind source,
                            uint64_t ts, double bytes);
+/* Peaks the collector saw, of the total and of each source, where the
+ * counter values that reached them may be gone (a bounded trace's gap). */
+void ct_calls_device_peaks(struct ct_call_figures *c, double device, double allocated, double vmm);
 /* Calls of `fn` whose slices the rings dropped (the totals counted them). */
 uint64_t ct_calls_dropped_slices(const struct ct_call_figures *c, int fn);
 

@@ -125,6 +125,19 @@ static void add_inflight(struct builder *b, struct ct_process_report *p, int fn,
         (struct ct_inflight_call){fn, tid ? (int64_t)*tid : 0, e->ts};
 }
 
+/* The gap marker a bounded trace rewrites as it grows: the memory peaks
+ * it carries were reached in the middle, perhaps, whose counter values are
+ * gone. */
+static void note_gap(struct ct_process_report *p, const struct ct_event *e)
+{
+    p->run.gap =
+        (struct ct_trace_gap){e->ts, e->end, (uint64_t)ct_event_int(e, ct_key_dropped_bytes, 0),
+                              (uint64_t)ct_event_int(e, ct_key_dropped_chunks, 0)};
+    ct_calls_device_peaks(&p->calls, (double)ct_event_int(e, ct_key_peak_device_bytes, 0),
+                          (double)ct_event_int(e, ct_key_peak_allocated_bytes, 0),
+                          (double)ct_event_int(e, ct_key_peak_vmm_bytes, 0));
+}
+
 static void on_slice(void *ctx, const struct ct_event *e)
 {
     struct builder *b = ctx;
@@ -133,6 +146,10 @@ static void on_slice(void *ctx, const struct ct_event *e)
         return;
     note_time(p, e->ts);
     note_time(p, e->end);
+    if (strcmp(e->name, ct_event_trace_gap) == 0) {
+        note_gap(p, e);
+        return;
+    }
     if (ct_gpu_health_slice(&p->gpu_health, e))
         return;
     if (ct_u64_map_find(&b->gpu_tracks, e->track)) {

@@ -26,9 +26,14 @@ struct ct_inflight_call {
     uint64_t since_ns;
 };
 
+/* The middle a bounded trace dropped (CUDATRACE_MAX_MB); chunks 0: none. */
+struct ct_trace_gap {
+    uint64_t from_ns, to_ns, bytes, chunks;
+};
+
 /* How the run went, as the collector said: when it started and ended, how
- * it ended, the clock, the records lost, the collector's own cost, and the
- * calls its threads were still inside. */
+ * it ended, the clock, the records lost, the collector's own cost, the
+ * calls its threads were still inside, and the gap of a bounded trace. */
 struct ct_process_run {
     uint64_t start_ns; /* process start, from the closing instant      */
     uint64_t first_ns; /* first event: the start when the end is missing */
@@ -41,6 +46,7 @@ struct ct_process_run {
     uint64_t memory_events_late; /* applied after their time was settled */
     struct ct_inflight_call *inflight;
     size_t inflight_count;
+    struct ct_trace_gap gap;
 };
 
 /* The CUDA the process ran on: the versions and devices it reported. */

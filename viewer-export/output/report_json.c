@@ -308,6 +308,21 @@ static void json_gpu_health(struct ct_json *j, const struct ct_process_report *p
     ct_json_end_array(j);
 }
 
+/* The middle a bounded trace dropped, or null. */
+static void json_gap(struct ct_json *j, const struct ct_trace_gap *gap)
+{
+    if (!gap->chunks) {
+        ct_json_null(j, "gap");
+        return;
+    }
+    ct_json_begin_object(j, "gap");
+    ct_json_uint(j, "from_ns", gap->from_ns);
+    ct_json_uint(j, "to_ns", gap->to_ns);
+    ct_json_uint(j, "dropped_bytes", gap->bytes);
+    ct_json_uint(j, "dropped_chunks", gap->chunks);
+    ct_json_end_object(j);
+}
+
 /* The NVTX ranges by total time; absent when the trace has none. */
 static void json_nvtx(struct ct_json *j, const struct ct_process_report *p)
 {
@@ -476,6 +491,7 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
         ct_json_end_object(j);
     }
     ct_json_end_array(j);
+    json_gap(j, &p->run.gap);
     ct_json_uint(j, "dropped_events", p->run.dropped);
     ct_json_begin_object(j, "tracer");
     ct_json_uint(j, "calls_recorded", p->run.calls_recorded);

@@ -22,6 +22,24 @@ static void print_version(FILE *out, const char *label, int64_t version)
         fprintf(out, "%s unknown", label);
 }
 
+/* A bounded trace's dropped middle: when, how much, and what stays whole. */
+static void print_gap(FILE *out, const struct ct_process_report *p)
+{
+    const struct ct_trace_gap *gap = &p->run.gap;
+    if (!gap->chunks)
+        return;
+    uint64_t start = p->run.start_ns ? p->run.start_ns : p->run.first_ns;
+    char from[32], length[32], bytes[32];
+    fprintf(out,
+            "  gap            the trace's bound (CUDATRACE_MAX_MB) dropped %s of detail from %s "
+            "after the start, for %s (%llu chunks); the counts and memory above are the whole "
+            "run's\n",
+            ct_human_bytes((double)gap->bytes, bytes, sizeof bytes),
+            ct_human_time(gap->from_ns > start ? gap->from_ns - start : 0, from, sizeof from),
+            ct_human_time(gap->to_ns - gap->from_ns, length, sizeof length),
+            (unsigned long long)gap->chunks);
+}
+
 static void print_nvtx(FILE *out, const struct ct_process_report *p)
 {
     const struct ct_site_costs *t = &p->usage.nvtx_ranges;
@@ -265,6 +283,7 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
     for (size_t i = 0; i < p->run.inflight_count; i++)
         fprintf(out, "  in flight      thread %lld was inside %s when the process ended\n",
                 (long long)p->run.inflight[i].tid, ct_function_name(p->run.inflight[i].fn));
+    print_gap(out, p);
     fprintf(out, "  dropped        %llu records%s\n", (unsigned long long)p->run.dropped,
             p->run.dropped ? " (rings were full: raise CUDATRACE_RING_RECORDS)" : "");
     for (int fn = 0; fn < CT_FN_COUNT; fn++)
