@@ -115,6 +115,9 @@ struct ct_shm_header {
     /* How often the collector samples the GPU through NVML (CUDATRACE_NVML_MS,
      * read with the other settings by the preload); 0: never. */
     uint32_t nvml_ms;
+    /* How often a second the collector samples the process's threads and
+     * workers from /proc (CUDATRACE_SAMPLE_HZ); 0: never. */
+    uint32_t sample_hz;
     _Atomic uint64_t spill_free[CT_SPILL_CHAIN / 64]; /* a set bit: that segment is free */
     char output_path[4096];
 };

@@ -172,4 +172,5 @@ void ct_config_load(void)
     ct_config.cupti = env_cupti_mode();
     ct_config.cupti_path = getenv("CUDATRACE_CUPTI_PATH");
     ct_config.nvml_ms = env_uint("CUDATRACE_NVML_MS", 100, 0, 60000);
+    ct_config.sample_hz = env_uint("CUDATRACE_SAMPLE_HZ", 100, 0, 1000);
 }

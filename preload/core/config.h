@@ -25,6 +25,8 @@ struct ct_config {
     const char *cupti_path;   /* CUDATRACE_CUPTI_PATH, a file or a folder    */
     uint32_t nvml_ms;         /* CUDATRACE_NVML_MS, the collector's NVML
                                  sampling interval; 0: off                  */
+    uint32_t sample_hz;       /* CUDATRACE_SAMPLE_HZ, the collector's host
+                                 sampling rate; 0: off                      */
 };
 
 enum ct_cupti_mode {
