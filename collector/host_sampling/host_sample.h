@@ -3,8 +3,9 @@
  * thread of the traced process and sampling round (its state, what it
  * sleeps in, its CPU and run-queue time since the round before), one per
  * worker process and worker round (its CPU time since the last), and one
- * when a thread or a worker is gone. The sampler makes them (sampler.c),
- * the collector's main thread writes them (host_tracks.c).
+ * when a thread or a worker is gone. The sampler's rounds make them
+ * (rounds.c, on the sampler's thread), the collector's main thread writes
+ * them (host_tracks.c).
  */
 #ifndef CT_COLLECTOR_HOST_SAMPLE_H
 #define CT_COLLECTOR_HOST_SAMPLE_H
