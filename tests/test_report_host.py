@@ -17,6 +17,8 @@ import subprocess
 
 import pytest
 
+from test_export_formats import cudatrace  # noqa: F401 (a fixture)
+from test_export_html import html_of, render
 from test_preload_reliability import report
 from test_report_gpu_timings import append_gpu_work
 
@@ -199,3 +201,20 @@ def test_threshold_changes_the_verdict(host_run, build_dir):
     bad = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--threshold",
                           "input_wait_share=x", str(path)], capture_output=True, text=True)
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_html_page_shows_the_host(host_run, cudatrace, tmp_path):  # noqa: F811
+    proc, _, process, _ = host_run("workers-busy", 20)
+    page = html_of(cudatrace, proc.run_dir / "trace.pftrace.zst", tmp_path)
+    shown = render(page, tmp_path)
+    shown.assert_drawn()
+
+    def pct(v):
+        return f"{round(100 * v)}%"
+    host = process["host"]
+    assert [cells for _, cells in shown.rows("host")] == [
+        [f"thread {t['tid']} {t['name']}", pct(t["running"]), pct(t["runnable"]),
+         pct(t["waiting"]), pct(t["in_cuda"]), pct(t["outside_cuda_waiting"]),
+         t["waiting_in"][0]["wchan"] if t["waiting_in"] else ""] for t in host["threads"][:15]
+    ] + [[f"worker {w['pid']} {w['name']}", pct(w["cpu"]), pct(w["runnable"]), "", "", "", ""]
+         for w in host["workers"]]
