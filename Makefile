@@ -196,7 +196,7 @@ demo: deps all test-programs
 	@sh examples/demo.sh $(BUILD)
 
 bench: deps all test-programs $(BUILD)/bench/collector_throughput $(BUILD)/bench/dlopen_loop \
-		$(BUILD)/bench/nvml_cost $(BUILD)/bench/libfloor.so
+		$(BUILD)/bench/nvml_cost $(BUILD)/bench/libfloor.so $(BUILD)/bench/host_sample_cost
 	@sh tests/bench/bench.sh $(BUILD)
 
 format:
@@ -208,6 +208,12 @@ clean:
 $(BUILD)/bench/collector_throughput: tests/bench/collector_throughput.c $(filter-out %/main.o,$(COLLECTOR_OBJ))
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lstdc++
+
+# What the host sampler costs the collector per thread sample (collector/host_sampling/).
+$(BUILD)/bench/host_sample_cost: tests/bench/host_sample_cost.c $(BUILD)/obj/common/u64_map.o \
+		$(addprefix $(BUILD)/obj/collector/host_sampling/,proc_read.o rounds.o tracked.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $^ -pthread
 
 # What each NVML call of the sampler costs, through whatever libnvidia-ml.so.1 the library path gives.
 $(BUILD)/bench/nvml_cost: tests/bench/nvml_cost.c $(BUILD)/obj/collector/gpu_state/nvml_loader.o | $(BUILD_NVML_INCLUDE)

@@ -10,7 +10,9 @@
  * records of the GPU's work, its clock readings and its state go to
  * gpu_tracks.c and gpu_clock.c, and a call CUPTI correlated carries the
  * flow to that work. The GPU's own state, which the collector samples
- * through NVML on a thread of its own, is written by gpu_state/.
+ * through NVML on a thread of its own, is written by gpu_state/; what the
+ * host's threads and workers were doing, sampled from /proc on another, by
+ * host_sampling/.
  * Process-wide tracks and instants live in process_tracks.c and
  * library_track.c. At the end it writes the closing instant with the
  * session's totals. A bounded trace begins its chunks here, between
@@ -28,6 +30,7 @@
 #include "collector/tracks/call_sites.h"
 #include "collector/tracks/call_slices.h"
 #include "collector/gpu_state/state_tracks.h"
+#include "collector/host_sampling/host_tracks.h"
 #include "collector/perfetto/clock_map.h"
 #include "cudatrace/functions.h"
 #include "collector/tracks/gpu_clock.h"
@@ -58,7 +61,7 @@ static struct thread_view *threads;
 static uint32_t thread_count;
 static uint64_t calls, last_dropped;
 
-void ct_builder_start(const struct ct_shm_header *shm)
+void ct_builder_start(struct ct_shm_header *shm)
 {
     ct_call_slices_start();
     threads = calloc(shm->ring_count, sizeof *threads);
@@ -74,6 +77,7 @@ void ct_builder_start(const struct ct_shm_header *shm)
     ct_gpu_state_start(shm);
     ct_trace_gap_start();
     ct_writer_bound((uint64_t)shm->max_trace_mb << 20);
+    ct_host_state_start(shm);
 }
 
 /* Ends the chunk being written once it is full. Each thread's open NVTX
@@ -251,6 +255,7 @@ void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest
         ct_launch_rate_write(settled);
     ct_memory_counters_settle(settled);
     ct_gpu_state_write();
+    ct_host_state_write();
     if (dropped != last_dropped) {
         ct_process_counter(CT_TRACK_DROPPED, now, (int64_t)dropped);
         last_dropped = dropped;
@@ -285,6 +290,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
     ct_library_track_finish(end_ns);
     ct_gpu_tracks_finish(end_ns);
     ct_gpu_state_finish(end_ns);
+    ct_host_state_finish(end_ns);
     if (dropped != last_dropped)
         ct_process_counter(CT_TRACK_DROPPED, end_ns, (int64_t)dropped);
     struct rusage usage;

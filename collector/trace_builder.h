@@ -8,7 +8,7 @@
 
 #include "cudatrace/shm_layout.h"
 
-void ct_builder_start(const struct ct_shm_header *shm);
+void ct_builder_start(struct ct_shm_header *shm);
 /* A new thread's records begin on ring `index`. */
 void ct_builder_thread(uint32_t index, int32_t tid, const char *name);
 /* The thread on ring `index` ended and its records are all drained. */

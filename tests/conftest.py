@@ -74,6 +74,13 @@ RUN_TIMEOUT_S = 60
 # them from the developer's shell, so only what a test sets is in effect.
 _STEERING_PREFIXES = ("CUDATRACE_", "CT_DOUBLE_")
 _STEERING_VARS = ("LD_PRELOAD", "LD_LIBRARY_PATH")
+# The collector's host sampler (CUDATRACE_SAMPLE_HZ, default 100) adds tracks, slices
+# and, on a busy thread, host findings to every trace. The tests of other parts hold
+# their traces and reports to exact contents, so they run with it off; the host tests
+# (test_report_host.py) and the bench turn it on. CUDATRACE_TEST_SAMPLE_HZ=100 runs
+# the whole suite with it on, to see what it touches.
+SAMPLE_HZ = os.environ.get("CUDATRACE_TEST_SAMPLE_HZ", "0")
+os.environ.setdefault("CUDATRACE_SAMPLE_HZ", SAMPLE_HZ)  # for tests that start programs directly
 
 
 @pytest.fixture(scope="session")
@@ -164,6 +171,7 @@ def trace_run(build_dir, tmp_path, trace_vocabulary):
         full_env = {k: v for k, v in os.environ.items()
                     if not k.startswith(_STEERING_PREFIXES) and k not in _STEERING_VARS}
         full_env["CUDATRACE_OUTPUT"] = str(trace_path)
+        full_env["CUDATRACE_SAMPLE_HZ"] = SAMPLE_HZ
         if double:
             full_env["LD_LIBRARY_PATH"] = os.path.join(build_dir, "double")
             full_env["CT_DOUBLE_STATS"] = str(truth_path)

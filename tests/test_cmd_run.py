@@ -14,6 +14,7 @@ SUMMARY = re.compile(r"cudatrace: trace (.+): (\d+) calls recorded, (\d+) droppe
 def run_cli(build_dir, cwd, *args, double=True, **extra):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("CUDATRACE_", "CT_DOUBLE")) and k != "LD_PRELOAD"}
+    env["CUDATRACE_SAMPLE_HZ"] = "0"  # their slices are all calls (conftest.SAMPLE_HZ)
     env.update({k: str(v) for k, v in extra.items()})
     if double:
         env["LD_LIBRARY_PATH"] = os.path.join(build_dir, "double")

@@ -30,6 +30,7 @@ def wait_for_trace_end(build_dir, path, timeout_s=20):
 
 def start(build_dir, tmp_path, program, *args, **extra_env):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDATRACE_", "CT_DOUBLE"))}
+    env["CUDATRACE_SAMPLE_HZ"] = "0"  # their slices are all calls (conftest.SAMPLE_HZ)
     env.update(LD_LIBRARY_PATH=os.path.join(build_dir, "double"),
                LD_PRELOAD=os.path.join(build_dir, "libcudatrace.so"),
                CUDATRACE_OUTPUT=str(tmp_path / "trace.pftrace.zst"), **extra_env)

@@ -1,13 +1,10 @@
 /*
  * The sampler's thread and what it hands over. NVML is opened on the
  * thread, not the collector's main one, since nvmlInit alone takes tens of
- * milliseconds; events wait in a bounded queue under a lock, which the main
- * thread takes only to copy one out (a full queue drops the newest and
- * counts it). At the end the main thread asks the thread to stop and waits
- * a bounded time: an NVML call that blocks is abandoned with its thread,
- * which dies with the collector, never waited for. Timestamps are read on
- * the thread, from CLOCK_BOOTTIME, the trace's clock, when each device's
- * reading begins.
+ * milliseconds; events wait in a bounded queue (collector/handover.h). At the end the main thread
+ * asks the thread to stop and waits a bounded time: an NVML call that blocks is abandoned with its
+ * thread, which dies with the collector, never waited for. Timestamps are read on the thread, from
+ * CLOCK_BOOTTIME, the trace's clock, when each device's reading begins.
  */
 #include "collector/gpu_state/sampler.h"
 
@@ -18,6 +15,7 @@
 
 #include "collector/gpu_state/devices.h"
 #include "collector/gpu_state/sample_read.h"
+#include "collector/handover.h"
 
 #define QUEUE_EVENTS 256u
 
@@ -28,26 +26,17 @@ static struct {
     int started, stopping, done;
     uint32_t interval_ms;
     const char *visible;
-    struct ct_gpu_event queue[QUEUE_EVENTS];
-    uint32_t head, count;
     struct ct_gpu_status status;
 } sampler = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static struct ct_gpu_event queue_items[QUEUE_EVENTS];
+static struct ct_handover queue = CT_HANDOVER_INIT(queue_items, QUEUE_EVENTS);
 
 static uint64_t boottime_ns(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_BOOTTIME, &t);
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-static void push(const struct ct_gpu_event *e)
-{
-    pthread_mutex_lock(&sampler.lock);
-    if (sampler.count < QUEUE_EVENTS)
-        sampler.queue[(sampler.head + sampler.count++) % QUEUE_EVENTS] = *e;
-    else
-        sampler.status.dropped_events++;
-    pthread_mutex_unlock(&sampler.lock);
 }
 
 static void set_state(enum ct_gpu_state state, const char *reason)
@@ -88,7 +77,7 @@ static void sample_all(const struct ct_nvml *nvml, nvmlDevice_t *handles, int *l
         if (lost[slot])
             e = (struct ct_gpu_event){
                 .kind = CT_GPU_EVENT_LOST, .ts_ns = e.ts_ns, .lost_slot = slot};
-        push(&e);
+        ct_handover_push(&queue, &e);
         pthread_mutex_lock(&sampler.lock);
         sampler.status.failed_calls += failed;
         pthread_mutex_unlock(&sampler.lock);
@@ -100,7 +89,7 @@ static void announce_devices(const struct ct_gpu_device *devices, uint32_t count
     for (uint32_t i = 0; i < count; i++) {
         struct ct_gpu_event e = {.kind = CT_GPU_EVENT_DEVICE, .ts_ns = boottime_ns()};
         e.device = devices[i];
-        push(&e);
+        ct_handover_push(&queue, &e);
     }
 }
 
@@ -170,15 +159,7 @@ void ct_gpu_sampler_start(uint32_t interval_ms, const char *visible)
 
 int ct_gpu_sampler_next(struct ct_gpu_event *out)
 {
-    pthread_mutex_lock(&sampler.lock);
-    int any = sampler.count > 0;
-    if (any) {
-        *out = sampler.queue[sampler.head];
-        sampler.head = (sampler.head + 1) % QUEUE_EVENTS;
-        sampler.count--;
-    }
-    pthread_mutex_unlock(&sampler.lock);
-    return any;
+    return ct_handover_take(&queue, out);
 }
 
 void ct_gpu_sampler_stop(uint32_t bound_ms, struct ct_gpu_status *out)
@@ -200,6 +181,7 @@ void ct_gpu_sampler_stop(uint32_t bound_ms, struct ct_gpu_status *out)
     int finished = !sampler.started || sampler.done;
     if (!finished)
         sampler.status.state = CT_GPU_STATE_STUCK;
+    sampler.status.dropped_events = ct_handover_dropped(&queue);
     *out = sampler.status;
     pthread_mutex_unlock(&sampler.lock);
     if (finished && sampler.started)

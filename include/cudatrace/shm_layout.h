@@ -117,6 +117,9 @@ struct ct_shm_header {
     uint32_t nvml_ms;
     /* The trace file's bound in MiB (CUDATRACE_MAX_MB); 0: unbounded. */
     uint32_t max_trace_mb;
+    /* How often a second the collector samples the process's threads and
+     * workers from /proc (CUDATRACE_SAMPLE_HZ); 0: never. */
+    uint32_t sample_hz;
     _Atomic uint64_t spill_free[CT_SPILL_CHAIN / 64]; /* a set bit: that segment is free */
     char output_path[4096];
 };

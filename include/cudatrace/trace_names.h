@@ -69,6 +69,12 @@
     X(track, gpu_memory_used, CT_GPU_TRACK_PREFIX "%u memory used (bytes)", COUNTER)               \
     X(track, gpu_clock_events, CT_GPU_TRACK_PREFIX "%u clock events", NAMED)                       \
     X(track, gpu_processes, CT_GPU_TRACK_PREFIX "%u processes", NAMED)                             \
+    /* the host sampler's tracks (collector/host_sampling/): per thread and per worker */          \
+    X(track, host_thread_state, "thread %u %s state", NAMED)                                       \
+    X(track, host_thread_cpu, "thread %u %s CPU (percent)", COUNTER)                               \
+    X(track, host_thread_runnable, "thread %u %s runnable (percent)", COUNTER)                     \
+    X(track, host_worker_cpu, "worker %u %s CPU (percent)", COUNTER)                               \
+    X(track, host_worker_runnable, "worker %u %s runnable (percent)", COUNTER)                     \
     /* the process track's instants */                                                             \
     X(event, trace_format, "cudatrace.trace", INSTANT)                                             \
     X(event, versions, "cuda.versions", INSTANT)                                                   \
@@ -84,6 +90,15 @@
     X(event, clock_event, "clocks %s", SLICE)                                                      \
     X(event, gpu_process_start, "gpu.process.start", INSTANT)                                      \
     X(event, gpu_process_end, "gpu.process.end", INSTANT)                                          \
+    /* the host sampler's: how it fared, each thread and worker as first seen, a state span */     \
+    X(event, host, "cudatrace.host", INSTANT)                                                      \
+    X(event, host_thread, "host.thread", INSTANT)                                                  \
+    X(event, host_worker, "host.worker", INSTANT)                                                  \
+    X(event, host_running, "running", SLICE)                                                       \
+    X(event, host_runnable, "runnable", SLICE)                                                     \
+    X(event, host_sleeping, "sleeping", SLICE)                                                     \
+    X(event, host_uninterruptible, "uninterruptible", SLICE)                                       \
+    X(event, host_other_state, "other state", SLICE)                                               \
     /* a thread's totals, when it ended */                                                         \
     X(event, calls, "cudatrace.calls", INSTANT)                                                    \
     /* the libraries track's instants */                                                           \
@@ -222,6 +237,19 @@
     X(key, reasons, "reasons", UINT)                                                               \
     X(key, pid, "pid", UINT)                                                                       \
     X(key, failed_calls, "failed_calls", UINT)                                                     \
+    /* cudatrace.host, host.thread, host.worker and the state spans */                             \
+    X(key, tid, "tid", UINT)                                                                       \
+    X(key, state_track, "state_track", UINT)                                                       \
+    X(key, cpu_track, "cpu_track", UINT)                                                           \
+    X(key, runnable_track, "runnable_track", UINT)                                                 \
+    X(key, wchan, "wchan", STRING)                                                                 \
+    X(key, in_cuda, "in_cuda", UINT)                                                               \
+    X(key, sample_hz, "sample_hz", UINT)                                                           \
+    X(key, rounds, "rounds", UINT)                                                                 \
+    X(key, thread_samples, "thread_samples", UINT)                                                 \
+    X(key, worker_samples, "worker_samples", UINT)                                                 \
+    X(key, untracked, "untracked", UINT)                                                           \
+    X(key, sampler_cpu_ns, "sampler_cpu_ns", UINT)                                                 \
     /* the libraries track */                                                                      \
     X(key, path, "path", STRING)                                                                   \
     X(key, realpath, "realpath", STRING)                                                           \
@@ -285,6 +313,9 @@
     X(value, nvml_failed, "failed", state)                                                         \
     X(value, nvml_lost, "lost", state)                                                             \
     X(value, nvml_stuck, "stuck", state)                                                           \
+    X(value, host_sampling, "sampling", state)                                                     \
+    X(value, host_off, "off", state)                                                               \
+    X(value, host_unavailable, "unavailable", state)                                               \
     X(value, copy_host_to_host, "HostToHost", kind)                                                \
     X(value, copy_host_to_device, "HostToDevice", kind)                                            \
     X(value, copy_device_to_host, "DeviceToHost", kind)                                            \

@@ -174,4 +174,5 @@ void ct_config_load(void)
     ct_config.nvml_ms = env_uint("CUDATRACE_NVML_MS", 100, 0, 60000);
     ct_config.nvtx_lookup = env_flag_default("CUDATRACE_NVTX", 1);
     ct_config.max_mb = env_uint("CUDATRACE_MAX_MB", CT_MAX_MB_DEFAULT, 0, CT_MAX_MB_MOST);
+    ct_config.sample_hz = env_uint("CUDATRACE_SAMPLE_HZ", 100, 0, 1000);
 }

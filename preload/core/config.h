@@ -29,6 +29,8 @@ struct ct_config {
                                  0: unbounded                               */
     int nvtx_lookup;          /* CUDATRACE_NVTX, default 1: an unset
                                  NVTX_INJECTION64_PATH reads as ours        */
+    uint32_t sample_hz;       /* CUDATRACE_SAMPLE_HZ, the collector's host
+                                 sampling rate; 0: off                      */
 };
 
 enum ct_cupti_mode {

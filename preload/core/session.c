@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -145,6 +146,7 @@ static struct ct_shm_header *create_shm(int *fd_out)
     shm->spill_count = spill;
     shm->nvml_ms = ct_config.nvml_ms;
     shm->max_trace_mb = ct_config.max_mb;
+    shm->sample_hz = ct_config.sample_hz;
     shm->clock = ct_clock_kind;
     shm->pid = (int32_t)getpid();
     ct_shm_init_rings(shm);
@@ -191,6 +193,11 @@ static int spawn_collector(int shm_fd, int lifeline_read, int done_write)
         ct_warn("cannot start the collector %s: %s; tracing is off", path, strerror(errno));
         return -1;
     }
+    /* Under Yama's ptrace_scope 1 the collector, our child and not our
+     * ancestor, may read what its sampler needs of us (wchan) only once we
+     * name it; without Yama the call fails and changes nothing. */
+    if (ct_config.sample_hz)
+        prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0);
     return 0;
 }
 

@@ -20,6 +20,11 @@
 #   9. `cudatrace report` over a job's many traces (below).
 #  10. the floor: the least a tracer can add, as the unit of the tracer's cost
 #      (below).
+#  11. the host sampler (CUDATRACE_SAMPLE_HZ): the per-call figure of 1.
+#      again with sampling off, to show the hot path does not see it, and
+#      the collector's CPU per thread sample and share of one core at the
+#      default rate, with 16 threads and 4 busy workers
+#      (tests/bench/host_sample_cost.c).
 set -eu
 build="${1:-build}"
 calls="${BENCH_CALLS:-2000000}"
@@ -49,12 +54,14 @@ while [ "$i" -le "$runs" ]; do
     "$build/tests/launch_loop" "$calls" | per_launch >> "$work/untraced"
     traced "$big_ring" "$i" | per_launch >> "$work/traced"
     traced 32768 "$i" | per_launch >> "$work/traced_drops"
+    CUDATRACE_SAMPLE_HZ=0 traced "$big_ring" "off$i" | per_launch >> "$work/traced_unsampled"
     i=$((i + 1))
 done
 u=$(median < "$work/untraced")
 t=$(median < "$work/traced")
 d=$(median < "$work/traced_drops")
-cat "$work"/sum."$big_ring".* | awk '{r += $1; x += $2; b += $3} END {printf "%d %d %d\n", r, x, b}' > "$work/totals"
+n=$(median < "$work/traced_unsampled")
+cat "$work"/sum."$big_ring".[0-9]* | awk '{r += $1; x += $2; b += $3} END {printf "%d %d %d\n", r, x, b}' > "$work/totals"
 read -r recorded dropped bytes < "$work/totals"
 dropped_share=$(cat "$work"/sum.32768.* | awk '{r += $1; x += $2} END {printf "%.1f", 100 * x / (r + x)}')
 
@@ -63,8 +70,10 @@ echo "  untraced                          $u ns per call"
 calc() { awk "BEGIN {printf \"%.2f\", $1}"; }
 echo "  traced, every call recorded       $t ns per call  (+$(calc "$t - $u") ns)"
 echo "  traced, default ring ($dropped_share% dropped)  $d ns per call  (+$(calc "$d - $u") ns)"
+echo "  traced, host sampling off         $n ns per call  (sampling at 100 Hz: $(calc "$t - $n") ns)"
 echo "  trace size                        $(calc "$bytes / $recorded") bytes per recorded call ($recorded recorded, $dropped dropped)"
 "$build/bench/collector_throughput" 5000000 | sed 's/^collector_throughput: /  collector throughput              /'
+"$build/bench/host_sample_cost" 16 4 1000 | sed 's/^host_sample_cost: /  host sampler                      /'
 
 rss() { # calls -> collector max RSS in KiB, from the trace's closing instant
     env CT_DOUBLE_CALL_NS=150 CUDATRACE_OUTPUT="$work/rss.$1.pftrace.zst" CUDATRACE_QUIET=1 \

@@ -63,7 +63,7 @@ void ct_writer_flush(void)
     event(CT_CAP_FLUSH, 0);
 }
 
-void ct_builder_start(const struct ct_shm_header *shm)
+void ct_builder_start(struct ct_shm_header *shm)
 {
     uint32_t magic = CT_CAPTURE_MAGIC;
     put(&magic, sizeof magic);

@@ -67,6 +67,8 @@ void ct_findings_cupti(const struct ct_process_report *p, struct ct_findings *ou
 void ct_findings_gpu_health(const struct ct_process_report *p, struct ct_findings *out);
 /* A thread still inside a CUDA call past `hang_ns` at the end (hang.c). */
 void ct_findings_hang(const struct ct_process_report *p, struct ct_findings *out);
+/* What the host was doing, from the host sampler (host.c). */
+void ct_findings_host(const struct ct_process_report *p, struct ct_findings *out);
 /* Whether a library name is the driver's (libcuda.so*): its failure to
  * load is the driver findings', not library-load-failed's. */
 int ct_is_driver_name(const char *name);

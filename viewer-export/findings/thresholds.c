@@ -5,7 +5,9 @@
  * take ~100 us; a GPU slowed by its power cap or by heat for more than a
  * passing moment, an SM clock a fifth under its maximum; a minute inside one
  * CUDA call, which no healthy call takes and which PyTorch's collective
- * watchdog, ten minutes by default, outlasts), settable by name.
+ * watchdog, ten minutes by default, outlasts; a training thread that waits
+ * for its input or computes outside CUDA calls for a large share of the
+ * run), settable by name.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -35,6 +37,10 @@ struct ct_thresholds ct_thresholds = {
     .clocks_low_ratio = 0.8,
     .pcie_low_share = 0.25,
     .hang_ns = 60e9,
+    .input_wait_share = 0.4,
+    .workers_busy_share = 0.7,
+    .workers_idle_share = 0.2,
+    .host_busy_share = 0.5,
 };
 
 static const struct {
@@ -45,13 +51,14 @@ static const struct {
     {                                                                                              \
 #field, offsetof(struct ct_thresholds, field)                                              \
     }
-    THRESHOLD(launch_share),     THRESHOLD(launch_rate),      THRESHOLD(sync_share),
-    THRESHOLD(sync_calls),       THRESHOLD(pageable_copies),  THRESHOLD(small_copy_bytes),
-    THRESHOLD(small_copy_rate),  THRESHOLD(small_copy_count), THRESHOLD(growth_bytes),
-    THRESHOLD(growth_share),     THRESHOLD(slow_alloc_ns),    THRESHOLD(slow_alloc_factor),
-    THRESHOLD(slow_alloc_calls), THRESHOLD(gpu_idle_share),   THRESHOLD(gpu_bound_share),
-    THRESHOLD(power_cap_share),  THRESHOLD(thermal_share),    THRESHOLD(clocks_low_ratio),
-    THRESHOLD(pcie_low_share),   THRESHOLD(hang_ns),
+    THRESHOLD(launch_share),       THRESHOLD(launch_rate),      THRESHOLD(sync_share),
+    THRESHOLD(sync_calls),         THRESHOLD(pageable_copies),  THRESHOLD(small_copy_bytes),
+    THRESHOLD(small_copy_rate),    THRESHOLD(small_copy_count), THRESHOLD(growth_bytes),
+    THRESHOLD(growth_share),       THRESHOLD(slow_alloc_ns),    THRESHOLD(slow_alloc_factor),
+    THRESHOLD(slow_alloc_calls),   THRESHOLD(gpu_idle_share),   THRESHOLD(gpu_bound_share),
+    THRESHOLD(power_cap_share),    THRESHOLD(thermal_share),    THRESHOLD(clocks_low_ratio),
+    THRESHOLD(pcie_low_share),     THRESHOLD(input_wait_share), THRESHOLD(workers_busy_share),
+    THRESHOLD(workers_idle_share), THRESHOLD(host_busy_share),  THRESHOLD(hang_ns),
 #undef THRESHOLD
 };
 

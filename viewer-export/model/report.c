@@ -5,6 +5,7 @@
  * call slices to the call figures (calls.c) and the usage figures (usage.c),
  * GPU slices to the GPU's timeline (gpu.c), library instants to the library
  * view (libraries.c), CUPTI's to cupti.c, NVML's samples to gpu_health.c,
+ * the host sampler's to host.c,
  * and the session's own facts (the clock, who the process was in its job,
  * versions, devices, the threads' totals, the end) here. A
  * trace of another trace format never gets here: the decoder refuses it.
@@ -150,7 +151,7 @@ static void on_slice(void *ctx, const struct ct_event *e)
         note_gap(p, e);
         return;
     }
-    if (ct_gpu_health_slice(&p->gpu_health, e))
+    if (ct_gpu_health_slice(&p->gpu_health, e) || ct_host_slice(&p->host, e))
         return;
     if (ct_u64_map_find(&b->gpu_tracks, e->track)) {
         ct_gpu_slice(&p->usage.gpu, e);
@@ -176,6 +177,7 @@ static void on_slice(void *ctx, const struct ct_event *e)
         note_version(&p->cuda.runtime_version, ct_event_int(e, ct_key_version, -1));
     const uint64_t *tid = ct_u64_map_find(&b->thread_of, e->track);
     ct_usage_slice(&p->usage, tid ? (int64_t)*tid : 0, (int)(*fn - 1), e);
+    ct_host_note_call(&p->host, tid ? (int64_t)*tid : 0);
 }
 
 /* A thread's totals for one function, written when it ended: exact however
@@ -242,7 +244,8 @@ static void on_instant(void *ctx, const struct ct_event *e)
     struct builder *b = ctx;
     struct ct_process_report *p = owner_of(b, e->track);
     if (p && !session_instant(b, p, e) && !ct_libraries_instant(&p->libraries, e) &&
-        !ct_cupti_instant(&p->cupti, e) && !ct_gpu_health_instant(&p->gpu_health, e))
+        !ct_cupti_instant(&p->cupti, e) && !ct_gpu_health_instant(&p->gpu_health, e) &&
+        !ct_host_instant(&p->host, e))
         note_time(p, e->ts);
 }
 
@@ -253,7 +256,7 @@ static void on_counter(void *ctx, const struct ct_event *e)
     if (!p)
         return;
     note_time(p, e->ts);
-    if (ct_gpu_health_counter(&p->gpu_health, e))
+    if (ct_gpu_health_counter(&p->gpu_health, e) || ct_host_counter(&p->host, e))
         return;
     const uint64_t *source = ct_u64_map_find(&b->device_counter, e->track);
     if (source)
@@ -321,8 +324,9 @@ int ct_process_gpu_health(const struct ct_process_report *p, int device,
     const struct ct_health_device *d = &p->gpu_health.devices[device];
     if (!d->known || !d->row_count)
         return 0;
-    uint64_t from = p->usage.first_call_ns ? p->usage.first_call_ns : p->run.first_ns;
-    ct_gpu_health_summarise(&p->gpu_health, d, from, p->run.end_ns, out);
+    uint64_t from, to;
+    ct_process_cuda_span(p, &from, &to);
+    ct_gpu_health_summarise(&p->gpu_health, d, from, to, out);
     return 1;
 }
 
@@ -338,6 +342,12 @@ int ct_process_memory_vs_nvml(const struct ct_process_report *p, int device, uin
     return 1;
 }
 
+void ct_process_cuda_span(const struct ct_process_report *p, uint64_t *from, uint64_t *to)
+{
+    *from = p->usage.first_call_ns ? p->usage.first_call_ns : p->run.first_ns;
+    *to = p->run.end_ns;
+}
+
 void ct_report_free(struct ct_report *report)
 {
     for (size_t i = 0; i < report->process_count; i++) {
@@ -346,6 +356,7 @@ void ct_report_free(struct ct_report *report)
         ct_libraries_free(&report->processes[i].libraries);
         ct_usage_free(&report->processes[i].usage);
         ct_gpu_health_free(&report->processes[i].gpu_health);
+        ct_host_free(&report->processes[i].host);
     }
     free(report->processes);
     memset(report, 0, sizeof *report);

@@ -4,7 +4,8 @@
  * and one part per concern, each with its own struct and the file that
  * fills it: the calls (calls.c), the CUDA libraries (libraries.c), CUPTI
  * (cupti.c), the usage figures the findings read (usage.c, gpu.c) and the
- * GPU's own state from NVML (gpu_health.c).
+ * GPU's own state from NVML (gpu_health.c) and what the host's threads and
+ * workers were doing (host.c).
  */
 #ifndef CT_REPORT_MODEL_H
 #define CT_REPORT_MODEL_H
@@ -16,6 +17,7 @@
 #include "viewer-export/model/calls.h"
 #include "viewer-export/model/cupti.h"
 #include "viewer-export/model/gpu_health.h"
+#include "viewer-export/model/host.h"
 #include "viewer-export/model/libraries.h"
 #include "viewer-export/model/usage.h"
 
@@ -79,6 +81,7 @@ struct ct_process_report {
     struct ct_cupti_report cupti;
     struct ct_usage usage;           /* what the usage findings read */
     struct ct_gpu_health gpu_health; /* NVML's samples (model/gpu_health.h) */
+    struct ct_host host;             /* the host sampler's (model/host.h) */
 };
 
 struct ct_report {
@@ -99,6 +102,9 @@ uint64_t ct_process_wall_ns(const struct ct_process_report *p);
  * (what the usage findings take shares of, so that a slow `import torch`
  * does not dilute them); 0 when it made no call. */
 uint64_t ct_cuda_part_ns(const struct ct_process_report *p);
+/* That part as [*from, *to): from the first call (else the first event)
+ * to the end. */
+void ct_process_cuda_span(const struct ct_process_report *p, uint64_t *from, uint64_t *to);
 /* The GPU's side over that part, from the trace's GPU tracks: 0 when it has
  * none. */
 int ct_process_gpu_summary(const struct ct_process_report *p, struct ct_gpu_summary *out);

@@ -113,6 +113,14 @@ void ct_json_null(struct ct_json *j, const char *key)
     fputs("null", j->out);
 }
 
+void ct_json_int_or_null(struct ct_json *j, const char *key, int64_t value)
+{
+    if (value >= 0)
+        ct_json_int(j, key, value);
+    else
+        ct_json_null(j, key);
+}
+
 void ct_json_raw(struct ct_json *j, const char *key, const char *text, size_t len)
 {
     start_value(j, key);

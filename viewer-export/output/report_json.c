@@ -355,21 +355,13 @@ static void json_text_or_null(struct ct_json *j, const char *key, const char *te
         ct_json_null(j, key);
 }
 
-static void json_int_or_null(struct ct_json *j, const char *key, int64_t value)
-{
-    if (value >= 0)
-        ct_json_int(j, key, value);
-    else
-        ct_json_null(j, key);
-}
-
 static void json_identity(struct ct_json *j, const struct ct_process_identity *id)
 {
     ct_json_begin_object(j, "identity");
     json_text_or_null(j, "host", id->host);
-    json_int_or_null(j, "rank", id->rank);
-    json_int_or_null(j, "local_rank", id->local_rank);
-    json_int_or_null(j, "world_size", id->world_size);
+    ct_json_int_or_null(j, "rank", id->rank);
+    ct_json_int_or_null(j, "local_rank", id->local_rank);
+    ct_json_int_or_null(j, "world_size", id->world_size);
     json_text_or_null(j, "job", id->job);
     json_text_or_null(j, "launcher", id->launcher);
     json_text_or_null(j, "visible_devices", id->visible_devices);
@@ -473,6 +465,7 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
     json_gpu(j, p);
     json_cupti(j, p);
     json_gpu_health(j, p);
+    ct_host_json(j, p);
     json_nvtx(j, p);
     ct_json_begin_array(j, "libraries");
     for (size_t i = 0; i < p->libraries.mapped_count; i++)

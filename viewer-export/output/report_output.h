@@ -16,6 +16,10 @@
  * (the finding lines are the job's to print: job_text.c). */
 void ct_process_json(struct ct_json *j, const char *key, const struct ct_process_report *p);
 void ct_process_text(FILE *out, const struct ct_process_report *p);
+/* The host section (host_output.c); nothing when the trace has no host
+ * sampling. */
+void ct_host_json(struct ct_json *j, const struct ct_process_report *p);
+void ct_host_text(FILE *out, const struct ct_process_report *p);
 /* A finding's lines in the text; `first` labels them "findings". */
 void ct_finding_text(FILE *out, const struct ct_finding *f, int first);
 /* Its top sites, each with its share of what the finding counts. */

@@ -279,6 +279,7 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
     print_gpu(out, p);
     print_cupti(out, p);
     print_gpu_health(out, p);
+    ct_host_text(out, p);
     print_nvtx(out, p);
     for (size_t i = 0; i < p->run.inflight_count; i++)
         fprintf(out, "  in flight      thread %lld was inside %s when the process ended\n",

@@ -1,0 +1,226 @@
+/*
+ * Writes the host sampler's events on a sequence of their own. A thread or
+ * worker seen for the first time gets its tracks (under the process track,
+ * uuids from TRACK_BASE and the order it was seen in) and a host.thread or
+ * host.worker instant that names them, which is how the report finds them.
+ * A counter value at a sample's time is the share of the interval that
+ * ended there (CPU: time on a CPU; runnable: time waiting on a run queue,
+ * for a worker its main thread's, which is where a data loader's worker
+ * runs its transforms), in percent. A state span runs from the sample that saw the state to the
+ * one that saw another (or saw it enter or leave a CUDA call, which the
+ * span says with in_cuda); stat's R is "running" unless the thread spent more
+ * of the interval waiting for a CPU than on one.
+ */
+#include "collector/host_sampling/host_tracks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/host_sampling/sampler.h"
+#include "collector/perfetto/process_tracks.h"
+#include "common/array.h"
+#include "common/u64_map.h"
+#include "cudatrace/trace_names.h"
+
+#define TRACK_BASE 0x30000000ull
+
+enum { STATE_TRACK, CPU_TRACK, RUNNABLE_TRACK, WORKER_CPU_TRACK, WORKER_RUNNABLE_TRACK };
+
+struct view {
+    uint64_t base;     /* its tracks' uuids are base | STATE_TRACK and so on */
+    const char *state; /* the span open, NULL for none */
+    int in_cuda;       /* its samples saw the thread inside a CUDA call */
+    char wchan[CT_HOST_WCHAN_MAX];
+    uint64_t since, last_ts;
+};
+
+static struct ct_sequence seq;
+static struct ct_u64_map view_index; /* is worker << 32 | id, + 1 -> place + 1 */
+static struct view *views;
+static size_t view_count;
+static uint32_t sample_hz;
+
+void ct_host_state_start(struct ct_shm_header *shm)
+{
+    ct_sequence_init(&seq, 0);
+    sample_hz = shm->sample_hz;
+    ct_host_sampler_start(shm, sample_hz);
+}
+
+static uint64_t key_of(int worker, int32_t id)
+{
+    return ((uint64_t)worker << 32 | (uint32_t)id) + 1;
+}
+
+/* One of a thread's or worker's tracks: its name's format, its place in
+ * the uuid, the key the first-seen instant names it by; a counter or not. */
+struct track_kind {
+    const char *format;
+    uint64_t which;
+    const char *key;
+    int counter;
+};
+
+static const struct track_kind thread_tracks[] = {
+    {ct_track_host_thread_state, STATE_TRACK, ct_key_state_track, 0},
+    {ct_track_host_thread_cpu, CPU_TRACK, ct_key_cpu_track, 1},
+    {ct_track_host_thread_runnable, RUNNABLE_TRACK, ct_key_runnable_track, 1},
+};
+static const struct track_kind worker_tracks[] = {
+    {ct_track_host_worker_cpu, WORKER_CPU_TRACK, ct_key_cpu_track, 1},
+    {ct_track_host_worker_runnable, WORKER_RUNNABLE_TRACK, ct_key_runnable_track, 1},
+};
+
+/* Writes the tracks of a thread or worker seen first, and the instant
+ * (`event`, with its id under `id_key`) that names them. */
+static void seen(const struct ct_host_event *e, uint64_t base, const struct track_kind *kinds,
+                 int count, const char *event, const char *id_key)
+{
+    struct ct_arg args[2 + sizeof thread_tracks / sizeof thread_tracks[0]] = {
+        CT_UINT_ARG(id_key, e->id),
+        CT_TEXT_ARG(ct_key_name, e->name),
+    };
+    for (int i = 0; i < count; i++) {
+        char name[128];
+        snprintf(name, sizeof name, kinds[i].format, (unsigned)e->id, e->name);
+        if (kinds[i].counter)
+            ct_write_counter_track(&seq, base | kinds[i].which, ct_process.uuid, name,
+                                   CT_UNIT_COUNT);
+        else
+            ct_write_named_track(&seq, base | kinds[i].which, ct_process.uuid, name);
+        args[2 + i] = CT_UINT_ARG(kinds[i].key, base | kinds[i].which);
+    }
+    ct_process_instant(CT_TRACK_PROCESS, e->ts_ns, event, args, 2 + count);
+}
+
+/* The view of the thread or worker `e` is about, made (with its tracks)
+ * when it is seen first; NULL for one gone that was never seen. */
+static struct view *view_of(const struct ct_host_event *e, int worker)
+{
+    uint64_t *place = ct_u64_map_find(&view_index, key_of(worker, e->id));
+    if (place)
+        return &views[*place - 1];
+    if (e->kind == CT_HOST_THREAD_GONE || e->kind == CT_HOST_WORKER_GONE)
+        return NULL;
+    views = ct_array_grow(views, view_count, sizeof *views);
+    struct view *v = &views[view_count++];
+    *v = (struct view){.base = ct_process.uuid | TRACK_BASE | (uint64_t)view_count << 3};
+    ct_u64_map_put(&view_index, key_of(worker, e->id), view_count);
+    if (worker)
+        seen(e, v->base, worker_tracks, 2, ct_event_host_worker, ct_key_pid);
+    else
+        seen(e, v->base, thread_tracks, 3, ct_event_host_thread, ct_key_tid);
+    return v;
+}
+
+static int64_t percent(uint64_t part, uint64_t whole)
+{
+    return (int64_t)((part * 200 + whole) / (2 * whole)); /* rounded */
+}
+
+/* The interval's shares on a CPU and on a run queue, on their counters. */
+static void write_shares(uint64_t cpu_track, uint64_t runnable_track, const struct ct_host_event *e)
+{
+    ct_write_counter(&seq, cpu_track, e->ts_ns, percent(e->cpu_ns, e->interval_ns));
+    ct_write_counter(&seq, runnable_track, e->ts_ns, percent(e->wait_ns, e->interval_ns));
+}
+
+static const char *state_name(const struct ct_host_event *e)
+{
+    switch (e->state) {
+    case 'R':
+        return e->interval_ns && e->wait_ns > e->cpu_ns ? ct_event_host_runnable
+                                                        : ct_event_host_running;
+    case 'S':
+        return ct_event_host_sleeping;
+    case 'D':
+        return ct_event_host_uninterruptible;
+    default:
+        return ct_event_host_other_state;
+    }
+}
+
+static void close_span(struct view *v, uint64_t ts)
+{
+    if (!v->state)
+        return;
+    struct ct_arg args[2];
+    int nargs = 0;
+    if (*v->wchan)
+        args[nargs++] = CT_TEXT_ARG(ct_key_wchan, v->wchan);
+    if (v->in_cuda)
+        args[nargs++] = CT_UINT_ARG(ct_key_in_cuda, 1);
+    ct_write_slice(&seq, v->base | STATE_TRACK, v->since, ts, ct_strings_intern_cstr(v->state),
+                   args, nargs);
+    v->state = NULL;
+}
+
+static void thread_sample(struct view *v, const struct ct_host_event *e)
+{
+    if (e->interval_ns)
+        write_shares(v->base | CPU_TRACK, v->base | RUNNABLE_TRACK, e);
+    const char *state = state_name(e);
+    if (state != v->state || e->in_cuda != v->in_cuda || strcmp(e->wchan, v->wchan) != 0) {
+        close_span(v, e->ts_ns);
+        v->state = state;
+        v->in_cuda = e->in_cuda;
+        v->since = e->ts_ns;
+        memcpy(v->wchan, e->wchan, sizeof v->wchan);
+    }
+    v->last_ts = e->ts_ns;
+}
+
+static void write_event(const struct ct_host_event *e)
+{
+    int worker = e->kind == CT_HOST_WORKER || e->kind == CT_HOST_WORKER_GONE;
+    struct view *v = view_of(e, worker);
+    if (!v)
+        return;
+    if (e->kind == CT_HOST_THREAD)
+        thread_sample(v, e);
+    else if (e->kind == CT_HOST_WORKER && e->interval_ns)
+        write_shares(v->base | WORKER_CPU_TRACK, v->base | WORKER_RUNNABLE_TRACK, e);
+    else if (e->kind == CT_HOST_THREAD_GONE)
+        close_span(v, v->last_ts);
+}
+
+void ct_host_state_write(void)
+{
+    struct ct_host_event e;
+    while (ct_host_sampler_next(&e))
+        write_event(&e);
+}
+
+static const char *state_value(enum ct_host_state state)
+{
+    static const char *const values[] = {
+        [CT_HOST_OFF] = ct_value_host_off,
+        [CT_HOST_SAMPLING] = ct_value_host_sampling,
+        [CT_HOST_UNAVAILABLE] = ct_value_host_unavailable,
+    };
+    return values[state];
+}
+
+void ct_host_state_finish(uint64_t end_ns)
+{
+    struct ct_host_status status;
+    ct_host_sampler_stop(&status);
+    ct_host_state_write();
+    for (size_t i = 0; i < view_count; i++)
+        close_span(&views[i], views[i].last_ts);
+    struct ct_arg args[] = {
+        CT_TEXT_ARG(ct_key_state, state_value(status.state)),
+        CT_TEXT_ARG(ct_key_reason, status.reason),
+        CT_UINT_ARG(ct_key_sample_hz, sample_hz),
+        CT_UINT_ARG(ct_key_rounds, status.rounds),
+        CT_UINT_ARG(ct_key_thread_samples, status.thread_samples),
+        CT_UINT_ARG(ct_key_worker_samples, status.worker_samples),
+        CT_UINT_ARG(ct_key_dropped, status.dropped_events),
+        CT_UINT_ARG(ct_key_untracked, status.untracked),
+        CT_UINT_ARG(ct_key_sampler_cpu_ns, status.cpu_ns),
+    };
+    ct_process_instant(CT_TRACK_PROCESS, end_ns, ct_event_host, args, sizeof args / sizeof args[0]);
+    free(views);
+    ct_u64_map_free(&view_index);
+}

@@ -1,0 +1,220 @@
+"""What the host was doing while the GPU waited: the collector's host sampler
+(collector/host_sampling/), the report's host section and the findings
+input-bound and host-bound (viewer-export/findings/host.c).
+
+tests/python/host_script.py runs a training loop on the CPU runtime double fed
+in one known way: by a real multiprocessing worker that burns the CPU (the loop
+waits for input, the worker is busy), by one that sleeps as a slow read does
+(the loop waits, the worker is idle), by the loop itself (it computes between
+its CUDA calls), or by a worker that keeps ahead of a loop whose synchronise is
+the slow part (the healthy twin: neither finding). The machine is small and
+shared, so shares are held to wide tolerances around values the workload
+makes far from the thresholds; counts that the sampler's bookkeeping makes
+exact are held exactly.
+"""
+import os
+import subprocess
+
+import pytest
+
+from test_export_formats import cudatrace  # noqa: F401 (a fixture)
+from test_export_html import html_of, render
+from test_preload_reliability import report
+from test_report_gpu_timings import append_gpu_work
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(REPO, "tests", "python", "host_script.py")
+PYTHON = "/usr/bin/python3"
+STEPS = 40
+HOST_FINDINGS = {"input-bound", "host-bound"}
+
+
+@pytest.fixture
+def host_run(trace_run, build_dir):
+    """host_run(mode, steps, **env) -> (completed, trace, report/1 process)."""
+    if not os.path.exists(PYTHON):
+        pytest.skip(f"no {PYTHON}")
+
+    def run(mode, steps=STEPS, gpu_us=None, **env):
+        env.setdefault("CUDATRACE_SAMPLE_HZ", 100)
+        proc, trace, _ = trace_run(PYTHON, SCRIPT, mode, steps, env=env)
+        assert proc.returncode == 0, proc.stderr
+        path = proc.run_dir / "trace.pftrace.zst"
+        if gpu_us is not None:
+            append_gpu_work(path, trace, proc.pid, gpu_after_syncs(trace, gpu_us * 1000))
+        r = report(build_dir, path)
+        process, = r["processes"]
+        return proc, trace, process, r["findings"]
+    return run
+
+
+def gpu_after_syncs(trace, ns):
+    """GPU timings, as CUPTI would add them: a kernel of `ns` after each synchronise."""
+    syncs = [s for s in trace.slices if s["name"] == "cudaDeviceSynchronize"]
+    return [("GPU 0 stream 0", "step_kernel", "kernel", s["ts"] + s["dur"] + 1000,
+             s["ts"] + s["dur"] + 1000 + ns) for s in syncs]
+
+
+def loop_truth(proc):
+    """The loop's own CPU time and wall time, as the script measured them."""
+    line, = [x for x in proc.stdout.splitlines() if x.startswith("loop ")]
+    _, cpu, wall = line.split()
+    return float(cpu), float(wall)
+
+
+def launcher(process, pid):
+    """The launching thread's row: the main thread, whose tid is the pid."""
+    host = process["host"]
+    assert host["state"] == "sampling" and host["reason"] == ""
+    assert host["launching_tid"] == pid
+    row, = [t for t in host["threads"] if t["tid"] == pid]
+    return row
+
+
+def ids(findings):
+    return sorted(f["id"] for f in findings)
+
+
+def test_input_bound_with_busy_workers(host_run):
+    proc, _, process, findings = host_run("workers-busy")
+    assert ids(findings) == ["input-bound"], [f["message"] for f in findings]
+    e = findings[0]["evidence"]
+    assert e["tid"] == proc.pid and e["workers"] == 1
+    # The worker burns the CPU the whole run; the loop waits for it nearly all the time.
+    assert e["workers_busy_share"] >= 0.8
+    assert e["waiting_outside_cuda_share"] >= 0.6 and e["in_cuda_share"] <= 0.1
+    assert "CPU-bound" in findings[0]["message"]
+    worker, = process["host"]["workers"]
+    assert worker["cpu"] + worker["runnable"] == pytest.approx(e["workers_busy_share"])
+    row = launcher(process, proc.pid)
+    assert row["outside_cuda_waiting_for_input"] == pytest.approx(e["waiting_outside_cuda_share"])
+    assert row["waiting_in"] and row["waiting_in"][0]["ns"] > 0
+
+
+def test_input_bound_with_idle_workers(host_run):
+    proc, _, process, findings = host_run("workers-io")
+    assert ids(findings) == ["input-bound"], [f["message"] for f in findings]
+    e = findings[0]["evidence"]
+    assert e["workers"] == 1 and e["workers_busy_share"] <= 0.2  # workers_idle_share
+    assert e["waiting_outside_cuda_share"] >= 0.6
+    assert "I/O" in findings[0]["message"]
+
+
+def test_host_bound_when_the_loop_transforms_its_own_input(host_run):
+    # GPU timings (a 100 us kernel a step) show the GPU idle nearly all the time.
+    proc, _, process, findings = host_run("in-thread", gpu_us=100)
+    assert ids(findings) == ["gpu-idle", "host-bound"], [f["message"] for f in findings]
+    e, = [f["evidence"] for f in findings if f["id"] == "host-bound"]
+    assert e["tid"] == proc.pid and e["gpu_idle_share"] >= 0.9
+    assert e["running_outside_cuda_share"] >= 0.85 and e["in_cuda_share"] <= 0.1
+    # Its time on a CPU and waiting for one is all of the loop's: the script's own
+    # thread_time over the loop's wall time is the part on a CPU.
+    row = launcher(process, proc.pid)
+    cpu, wall = loop_truth(proc)
+    # (The rest is the pool's start and end, which a loaded machine stretches.)
+    assert row["running"] + row["runnable"] >= 0.6
+    assert row["running"] == pytest.approx(cpu / wall, abs=0.15)
+
+
+def test_without_gpu_timings_a_busy_loop_is_not_host_bound(host_run):
+    """The same loop with no GPU timings: it may as well be feeding a busy GPU."""
+    proc, _, process, findings = host_run("in-thread")
+    assert ids(findings) == []
+    assert launcher(process, proc.pid)["outside_cuda_running"] >= 0.85
+
+
+def test_healthy_twin_has_no_host_finding(host_run):
+    # The GPU is the slow part (GPU timings busy through each 30 ms synchronise) and the
+    # worker keeps ahead: the loop waits inside CUDA calls, on a busy GPU: nothing to say.
+    proc, _, process, findings = host_run("healthy", gpu_us=29_000,
+                                          CT_DOUBLE_SYNC_NS=30_000_000)
+    # sync-stall stays silent while GPU timings show the GPU busy (gpu_bound_share, 0.8);
+    # on a loaded machine the pool's start may stretch the run past that.
+    assert set(ids(findings)) <= {"sync-stall"}, [f["message"] for f in findings]
+    row = launcher(process, proc.pid)
+    assert row["in_cuda"] >= 0.6 and row["outside_cuda_waiting"] <= 0.3
+
+
+def test_the_trace_holds_every_sample_on_its_tracks(host_run, trace_vocabulary):
+    """Each thread's first sample starts its count, each later one is one value on its
+    CPU and runnable counters: the closing instant's thread_samples add up exactly."""
+    proc, trace, process, _ = host_run("workers-busy", 20)
+    v = trace_vocabulary
+    closing, = [e for e in trace.instants if e["name"] == v.text("event", "host")]
+    args = closing["args"]
+    assert (args["state"], args["sample_hz"], args["dropped"], args["untracked"]) == (
+        "sampling", 100, 0, 0)
+    seen = [e["args"] for e in trace.instants if e["name"] == v.text("event", "host_thread")]
+    assert proc.pid in {a["tid"] for a in seen}
+    values = sum(len(trace.counters_by_uuid.get(a["cpu_track"], [])) for a in seen)
+    assert values + len(seen) == args["thread_samples"]
+    for a in seen:
+        assert len(trace.counters_by_uuid.get(a["runnable_track"], [])) == len(
+            trace.counters_by_uuid.get(a["cpu_track"], []))
+    workers = [e["args"] for e in trace.instants if e["name"] == v.text("event", "host_worker")]
+    assert len(workers) == 1 and workers[0]["pid"] != proc.pid
+    assert process["host"]["workers"][0]["pid"] == workers[0]["pid"]
+    states = {s["name"] for s in trace.slices
+              if s["track_uuid"] in {a["state_track"] for a in seen}}
+    assert v.text("event", "host_sleeping") in states
+    assert args["sampler_cpu_ns"] > 0 and args["rounds"] >= 10
+
+
+def test_sampling_off_leaves_the_rest_of_the_report_as_it_was(host_run, trace_vocabulary):
+    proc, trace, process, findings = host_run("workers-busy", 20, CUDATRACE_SAMPLE_HZ=0)
+    closing, = [e for e in trace.instants if e["name"] == trace_vocabulary.text("event", "host")]
+    assert (closing["args"]["state"], closing["args"]["thread_samples"]) == ("off", 0)
+    assert process["host"]["threads"] == [] and process["host"]["workers"] == []
+    assert findings == []
+    on_proc, _, on_process, on_findings = host_run("workers-busy", 20)
+    assert ids(on_findings) == ["input-bound"]
+    calls = {fn: c["calls"] for fn, c in process["api"].items()}
+    assert calls == {fn: c["calls"] for fn, c in on_process["api"].items()}
+    assert calls == {"cudaDeviceSynchronize": 21}
+    for key in ("launches", "sync", "libraries", "failed_loads", "in_flight", "exit"):
+        assert len(process[key]) == len(on_process[key]), key
+
+
+def test_threads_and_workers_that_come_and_go(host_run):
+    """Hundreds of short threads and pools whose workers exit: the run and the
+    collector end normally, every worker seen is a child that is gone, and the
+    bookkeeping lost nothing."""
+    proc, trace, process, _ = host_run("churn", 3)
+    assert proc.stdout.splitlines()[-1] == "churn 60 6"
+    host = process["host"]
+    assert host["state"] == "sampling"
+    pids = [w["pid"] for w in host["workers"]]
+    assert len(pids) == len(set(pids)) and proc.pid not in pids
+    assert 1 <= len(pids) <= 6
+    for pid in pids:
+        assert not os.path.exists(f"/proc/{pid}/stat") or \
+            int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]) != proc.pid
+    assert process["exit"] == "normal"
+
+
+def test_threshold_changes_the_verdict(host_run, build_dir):
+    proc, _, _, findings = host_run("workers-io")
+    assert ids(findings) == ["input-bound"]
+    path = proc.run_dir / "trace.pftrace.zst"
+    strict = report(build_dir, path, "--threshold", "input_wait_share=0.99")["findings"]
+    assert "input-bound" not in ids(strict)
+    bad = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--threshold",
+                          "input_wait_share=x", str(path)], capture_output=True, text=True)
+    assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_html_page_shows_the_host(host_run, cudatrace, tmp_path):  # noqa: F811
+    proc, _, process, _ = host_run("workers-busy", 20)
+    page = html_of(cudatrace, proc.run_dir / "trace.pftrace.zst", tmp_path)
+    shown = render(page, tmp_path)
+    shown.assert_drawn()
+
+    def pct(v):
+        return f"{round(100 * v)}%"
+    host = process["host"]
+    assert [cells for _, cells in shown.rows("host")] == [
+        [f"thread {t['tid']} {t['name']}", pct(t["running"]), pct(t["runnable"]),
+         pct(t["waiting"]), pct(t["in_cuda"]), pct(t["outside_cuda_waiting"]),
+         t["waiting_in"][0]["wchan"] if t["waiting_in"] else ""] for t in host["threads"][:15]
+    ] + [[f"worker {w['pid']} {w['name']}", pct(w["cpu"]), pct(w["runnable"]), "", "", "", ""]
+         for w in host["workers"]]

@@ -1,0 +1,125 @@
+/*
+ * The host findings, from the host sampler's view of the thread that
+ * launches the GPU work (the one that made the most CUDA calls), over the
+ * CUDA part of the run. input-bound: it spends a large share of its
+ * sampled time asleep outside CUDA calls where a blocking read of a queue
+ * or pipe sleeps, while the process has worker processes: it waits for its
+ * input, and the workers' own business says why (busy on a CPU or waiting
+ * for one: the pipeline is CPU-bound; idle: they wait on I/O). host-bound:
+ * it spends most of its sampled time on a CPU outside CUDA calls while GPU
+ * timings show the GPU idle (gpu_idle_share): the GPU waits on the host's
+ * own work between calls. Without GPU timings a thread busy between its
+ * calls may as well be keeping a busy GPU fed, so host-bound needs them, as
+ * gpu-idle does. Both need the host sampler; a trace without it gets
+ * neither.
+ */
+#include "viewer-export/findings/findings.h"
+
+#include <stdio.h>
+
+#include "viewer-export/findings/thresholds.h"
+
+/* The workers' mean share of their sampled time on a CPU or waiting for
+ * one, over [from, to); their number in *count (0: none sampled). */
+static double workers_busy(const struct ct_host *h, uint64_t from, uint64_t to, int *count)
+{
+    double busy = 0;
+    *count = 0;
+    for (size_t i = 0; i < h->worker_count; i++) {
+        double cpu, runnable;
+        ct_host_worker_shares(&h->workers[i], from, to, &cpu, &runnable);
+        if (cpu < 0)
+            continue;
+        busy += cpu + runnable;
+        ++*count;
+    }
+    return *count ? busy / *count : 0;
+}
+
+static const char *workers_verdict(double busy)
+{
+    if (busy >= ct_thresholds.workers_busy_share)
+        return "busy: the pipeline is CPU-bound (more workers, cheaper transforms, or decode on "
+               "the GPU)";
+    if (busy <= ct_thresholds.workers_idle_share)
+        return "idle: they wait themselves, on I/O (read ahead, faster storage, or more workers "
+               "to overlap the reads)";
+    return "partly busy: they neither keep up nor saturate the CPUs (look at what they wait on)";
+}
+
+static void input_bound(const struct ct_process_report *p, const struct ct_host_thread *t,
+                        const struct ct_host_shares *s, uint64_t from, uint64_t to,
+                        struct ct_findings *out)
+{
+    int workers;
+    double busy = workers_busy(&p->host, from, to, &workers);
+    if (s->outside_waiting_for_input < ct_thresholds.input_wait_share || !workers)
+        return;
+    struct ct_host_wchan wchans[CT_HOST_WCHANS];
+    int waits = ct_host_wchans_sorted(t, wchans);
+    struct ct_finding *f = ct_finding_add(
+        out, "input-bound", CT_SEVERITY_WARNING, p->pid,
+        "thread %lld, which launches the GPU work, waits outside CUDA calls %.0f%% of the time "
+        "(in %s), for its input; its %d worker process%s %s %.0f%% of the time, %s",
+        (long long)t->tid, 100 * s->outside_waiting_for_input,
+        waits ? wchans[0].name : "the kernel", workers, workers == 1 ? " is" : "es are",
+        "on a CPU or waiting for one", 100 * busy, workers_verdict(busy));
+    f->cost_ns = (uint64_t)(s->outside_waiting_for_input * (double)(to - from));
+    ct_finding_add_number(f, "tid", (double)t->tid);
+    ct_finding_add_number(f, "waiting_outside_cuda_share", s->outside_waiting_for_input);
+    ct_finding_add_number(f, "in_cuda_share", s->in_cuda);
+    ct_finding_add_number(f, "workers", workers);
+    ct_finding_add_number(f, "workers_busy_share", busy);
+}
+
+/* The GPU's idle share from GPU timings; -1 without them. */
+static double gpu_idle(const struct ct_process_report *p)
+{
+    struct ct_gpu_summary g;
+    if (!ct_process_gpu_summary(p, &g) || !g.span_ns)
+        return -1;
+    return 1 - (double)g.busy_ns / (double)g.span_ns;
+}
+
+static void host_bound(const struct ct_process_report *p, const struct ct_host_thread *t,
+                       const struct ct_host_shares *s, uint64_t from, uint64_t to,
+                       struct ct_findings *out)
+{
+    double idle = gpu_idle(p);
+    if (s->outside_running < ct_thresholds.host_busy_share || idle < ct_thresholds.gpu_idle_share)
+        return;
+    int workers;
+    workers_busy(&p->host, from, to, &workers);
+    struct ct_finding *f = ct_finding_add(
+        out, "host-bound", CT_SEVERITY_WARNING, p->pid,
+        "thread %lld, which launches the GPU work, is on a CPU outside CUDA calls %.0f%% of the "
+        "time (in CUDA calls %.0f%%) while the GPU is idle %.0f%%: the GPU waits on the host's "
+        "own work between calls (Python between launches, or %s); batch small operations or "
+        "capture the step in a CUDA graph",
+        (long long)t->tid, 100 * s->outside_running, 100 * s->in_cuda, 100 * idle,
+        workers ? "input work done in this thread"
+                : "loading and transforming the input in this "
+                  "thread with no worker processes: load in "
+                  "DataLoader workers (num_workers)");
+    f->cost_ns = (uint64_t)(s->outside_running * (double)(to - from));
+    ct_finding_add_number(f, "tid", (double)t->tid);
+    ct_finding_add_number(f, "running_outside_cuda_share", s->outside_running);
+    ct_finding_add_number(f, "in_cuda_share", s->in_cuda);
+    ct_finding_add_number(f, "gpu_idle_share", idle);
+    ct_finding_add_number(f, "workers", workers);
+}
+
+void ct_findings_host(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_host_thread *t = ct_host_launching_thread(&p->host);
+    uint64_t from, to;
+    ct_process_cuda_span(p, &from, &to);
+    struct ct_host_shares s;
+    if (!t || to <= from)
+        return;
+    ct_host_thread_shares(t, from, to, &s);
+    if (s.sampled_ns <= 0)
+        return;
+    input_bound(p, t, &s, from, to, out);
+    host_bound(p, t, &s, from, to, out);
+}

@@ -1,0 +1,293 @@
+/*
+ * Builds the host view from the host sampler's events. The host.thread and
+ * host.worker instants name each one's tracks, and come before any value
+ * on them. A counter value is the share, in percent, of the interval that
+ * ended at it: the interval since the track's value before (the first value
+ * only starts the count), whose CPU time goes into the timeline from the
+ * interval's start. A state span goes whole into the timeline of what it
+ * was: inside a CUDA call (in_cuda), or outside on a CPU or sleeping, and
+ * a sleep outside CUDA calls adds to what the thread slept in.
+ */
+#include "viewer-export/model/host.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/array.h"
+#include "cudatrace/trace_names.h"
+
+#define SPANS 32
+#define FIRST_SPAN_NS 1000000ull
+
+enum { STATE_TRACK, CPU_TRACK, RUNNABLE_TRACK, WORKER_CPU_TRACK, WORKER_RUNNABLE_TRACK };
+
+static void init_timeline(struct ct_timeline *t)
+{
+    t->capacity = SPANS;
+    t->first_span_ns = FIRST_SPAN_NS;
+}
+
+static void note_track(struct ct_host *h, uint64_t uuid, size_t place, int which)
+{
+    ct_u64_map_put(&h->tracks, uuid, ((uint64_t)place << 3 | (uint64_t)which) + 1);
+}
+
+/* Thread `tid`'s place, made when new: its calls may come before the
+ * sampler saw it. */
+static size_t thread_place(struct ct_host *h, int64_t tid)
+{
+    const uint64_t *place = ct_u64_map_find(&h->by_tid, (uint64_t)tid + 1);
+    if (place)
+        return (size_t)*place - 1;
+    h->threads = ct_array_grow(h->threads, h->thread_count, sizeof *h->threads);
+    struct ct_host_thread *t = &h->threads[h->thread_count++];
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
+    t->name = "";
+    for (int m = 0; m < CT_HOST_MEASURES; m++)
+        init_timeline(&t->measure[m]);
+    ct_u64_map_put(&h->by_tid, (uint64_t)tid + 1, h->thread_count);
+    return h->thread_count - 1;
+}
+
+static void thread_seen(struct ct_host *h, const struct ct_event *e)
+{
+    size_t place = thread_place(h, ct_event_int(e, ct_key_tid, 0));
+    h->threads[place].name = ct_event_text(e, ct_key_name);
+    note_track(h, (uint64_t)ct_event_int(e, ct_key_state_track, 0), place, STATE_TRACK);
+    note_track(h, (uint64_t)ct_event_int(e, ct_key_cpu_track, 0), place, CPU_TRACK);
+    note_track(h, (uint64_t)ct_event_int(e, ct_key_runnable_track, 0), place, RUNNABLE_TRACK);
+}
+
+static void worker_seen(struct ct_host *h, const struct ct_event *e)
+{
+    h->workers = ct_array_grow(h->workers, h->worker_count, sizeof *h->workers);
+    struct ct_host_worker *w = &h->workers[h->worker_count++];
+    memset(w, 0, sizeof *w);
+    w->pid = ct_event_int(e, ct_key_pid, 0);
+    w->name = ct_event_text(e, ct_key_name);
+    init_timeline(&w->cpu);
+    init_timeline(&w->runnable);
+    init_timeline(&w->counted);
+    note_track(h, (uint64_t)ct_event_int(e, ct_key_cpu_track, 0), h->worker_count - 1,
+               WORKER_CPU_TRACK);
+    note_track(h, (uint64_t)ct_event_int(e, ct_key_runnable_track, 0), h->worker_count - 1,
+               WORKER_RUNNABLE_TRACK);
+}
+
+int ct_host_instant(struct ct_host *h, const struct ct_event *e)
+{
+    if (strcmp(e->name, ct_event_host_thread) == 0) {
+        thread_seen(h, e);
+    } else if (strcmp(e->name, ct_event_host_worker) == 0) {
+        worker_seen(h, e);
+    } else if (strcmp(e->name, ct_event_host) == 0) {
+        h->state = ct_event_text(e, ct_key_state);
+        h->reason = ct_event_text(e, ct_key_reason);
+        h->sample_hz = (uint64_t)ct_event_int(e, ct_key_sample_hz, 0);
+        h->thread_samples = (uint64_t)ct_event_int(e, ct_key_thread_samples, 0);
+        h->sampler_cpu_ns = (uint64_t)ct_event_int(e, ct_key_sampler_cpu_ns, 0);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* A share of the interval [*last, ts) into `share`, its whole into `whole`
+ * (NULL: none); the interval's end becomes *last. */
+static void add_share(uint64_t *last, uint64_t ts, double percent, struct ct_timeline *share,
+                      struct ct_timeline *whole)
+{
+    if (*last && ts > *last) {
+        double part = percent < 0 ? 0 : percent > 100 ? 1 : percent / 100;
+        ct_timeline_add_interval(share, *last, *last + (uint64_t)(part * (double)(ts - *last)));
+        if (whole)
+            ct_timeline_add_interval(whole, *last, ts);
+    }
+    if (ts > *last)
+        *last = ts;
+}
+
+int ct_host_counter(struct ct_host *h, const struct ct_event *e)
+{
+    const uint64_t *found = ct_u64_map_find(&h->tracks, e->track);
+    if (!found)
+        return 0;
+    size_t place = (size_t)((*found - 1) >> 3);
+    int which = (int)((*found - 1) & 7);
+    if (which == WORKER_CPU_TRACK || which == WORKER_RUNNABLE_TRACK) {
+        struct ct_host_worker *w = &h->workers[place];
+        int cpu = which == WORKER_CPU_TRACK;
+        add_share(&w->last_ts[!cpu], e->ts, e->counter, cpu ? &w->cpu : &w->runnable,
+                  cpu ? &w->counted : NULL);
+    } else if (which != STATE_TRACK) {
+        struct ct_host_thread *t = &h->threads[place];
+        int cpu = which == CPU_TRACK;
+        add_share(&t->last_counter_ts[!cpu], e->ts, e->counter,
+                  &t->measure[cpu ? CT_HOST_CPU : CT_HOST_RUNNABLE],
+                  cpu ? &t->measure[CT_HOST_COUNTED] : NULL);
+    }
+    return 1;
+}
+
+static void add_wchan(struct ct_host_thread *t, const char *wchan, uint64_t ns)
+{
+    if (!*wchan)
+        return;
+    for (int i = 0; i < t->wchan_count; i++)
+        if (strcmp(t->wchans[i].name, wchan) == 0) {
+            t->wchans[i].ns += ns;
+            return;
+        }
+    if (t->wchan_count < CT_HOST_WCHANS)
+        t->wchans[t->wchan_count++] = (struct ct_host_wchan){wchan, ns};
+}
+
+int ct_host_slice(struct ct_host *h, const struct ct_event *e)
+{
+    const uint64_t *found = ct_u64_map_find(&h->tracks, e->track);
+    if (!found)
+        return 0;
+    if (((*found - 1) & 7) != STATE_TRACK || e->end <= e->ts)
+        return 1;
+    struct ct_host_thread *t = &h->threads[(*found - 1) >> 3];
+    ct_timeline_add_interval(&t->measure[CT_HOST_SPANNED], e->ts, e->end);
+    int on_cpu =
+        strcmp(e->name, ct_event_host_running) == 0 || strcmp(e->name, ct_event_host_runnable) == 0;
+    int asleep = strcmp(e->name, ct_event_host_sleeping) == 0 ||
+                 strcmp(e->name, ct_event_host_uninterruptible) == 0;
+    enum ct_host_measure m = ct_event_int(e, ct_key_in_cuda, 0) ? CT_HOST_IN_CUDA
+                             : on_cpu                           ? CT_HOST_OUTSIDE_RUNNING
+                             : asleep                           ? CT_HOST_OUTSIDE_WAITING
+                                                                : CT_HOST_MEASURES;
+    if (m != CT_HOST_MEASURES)
+        ct_timeline_add_interval(&t->measure[m], e->ts, e->end);
+    if (m == CT_HOST_OUTSIDE_WAITING)
+        add_wchan(t, ct_event_text(e, ct_key_wchan), e->end - e->ts);
+    return 1;
+}
+
+void ct_host_note_call(struct ct_host *h, int64_t tid)
+{
+    if (!tid)
+        return;
+    size_t place = thread_place(h, tid); /* before h->threads is read: it may move */
+    h->threads[place].calls++;
+}
+
+static double ratio(double part, double whole)
+{
+    return whole > 0 ? part / whole : 0;
+}
+
+int ct_host_wchan_is_input(const char *wchan)
+{
+    static const char *const prefixes[] = {
+        "futex",        "pipe_read",       "anon_pipe_read", "unix_stream_read",
+        "sk_wait_data", "poll_schedule",   "do_select",      "ep_poll",
+        "wait_woken",   "inet_csk_accept", "skb_wait_for",   "tcp_recvmsg"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(wchan, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* The share of a thread's sleeps outside CUDA calls spent waiting for data. */
+static double input_part(const struct ct_host_thread *t)
+{
+    double input = 0, all = 0;
+    for (int i = 0; i < t->wchan_count; i++) {
+        all += (double)t->wchans[i].ns;
+        input += ct_host_wchan_is_input(t->wchans[i].name) ? (double)t->wchans[i].ns : 0;
+    }
+    return ratio(input, all);
+}
+
+void ct_host_thread_shares(const struct ct_host_thread *t, uint64_t from, uint64_t to,
+                           struct ct_host_shares *out)
+{
+    double counted = ct_timeline_sum(&t->measure[CT_HOST_COUNTED], from, to);
+    double spanned = ct_timeline_sum(&t->measure[CT_HOST_SPANNED], from, to);
+    out->sampled_ns = counted;
+    out->running = ratio(ct_timeline_sum(&t->measure[CT_HOST_CPU], from, to), counted);
+    out->runnable = ratio(ct_timeline_sum(&t->measure[CT_HOST_RUNNABLE], from, to), counted);
+    out->waiting =
+        counted > 0 && out->running + out->runnable < 1 ? 1 - out->running - out->runnable : 0;
+    out->in_cuda = ratio(ct_timeline_sum(&t->measure[CT_HOST_IN_CUDA], from, to), spanned);
+    out->outside_running =
+        ratio(ct_timeline_sum(&t->measure[CT_HOST_OUTSIDE_RUNNING], from, to), spanned);
+    out->outside_waiting =
+        ratio(ct_timeline_sum(&t->measure[CT_HOST_OUTSIDE_WAITING], from, to), spanned);
+    out->outside_waiting_for_input = out->outside_waiting * input_part(t);
+}
+
+void ct_host_worker_shares(const struct ct_host_worker *w, uint64_t from, uint64_t to, double *cpu,
+                           double *runnable)
+{
+    double counted = ct_timeline_sum(&w->counted, from, to);
+    *cpu = counted > 0 ? ratio(ct_timeline_sum(&w->cpu, from, to), counted) : -1;
+    *runnable = ratio(ct_timeline_sum(&w->runnable, from, to), counted);
+}
+
+static int by_cpu(const void *a, const void *b)
+{
+    const struct ct_host_row *x = a, *y = b;
+    if (x->shares.running != y->shares.running)
+        return x->shares.running > y->shares.running ? -1 : 1;
+    return (x->thread->tid > y->thread->tid) - (x->thread->tid < y->thread->tid);
+}
+
+size_t ct_host_rows(const struct ct_host *h, uint64_t from, uint64_t to, struct ct_host_row **out)
+{
+    *out = calloc(h->thread_count + 1, sizeof **out);
+    if (!*out)
+        abort();
+    size_t count = 0;
+    for (size_t i = 0; i < h->thread_count; i++) {
+        struct ct_host_row *row = &(*out)[count];
+        row->thread = &h->threads[i];
+        ct_host_thread_shares(row->thread, from, to, &row->shares);
+        count += row->shares.sampled_ns > 0;
+    }
+    qsort(*out, count, sizeof **out, by_cpu);
+    return count;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const struct ct_host_wchan *x = a, *y = b;
+    return (x->ns < y->ns) - (x->ns > y->ns);
+}
+
+int ct_host_wchans_sorted(const struct ct_host_thread *t, struct ct_host_wchan *out)
+{
+    memcpy(out, t->wchans, (size_t)t->wchan_count * sizeof *out);
+    qsort(out, (size_t)t->wchan_count, sizeof *out, by_time);
+    return t->wchan_count;
+}
+
+const struct ct_host_thread *ct_host_launching_thread(const struct ct_host *h)
+{
+    const struct ct_host_thread *best = NULL;
+    for (size_t i = 0; i < h->thread_count; i++)
+        if (h->threads[i].calls && (!best || h->threads[i].calls > best->calls))
+            best = &h->threads[i];
+    return best;
+}
+
+void ct_host_free(struct ct_host *h)
+{
+    for (size_t i = 0; i < h->thread_count; i++)
+        for (int m = 0; m < CT_HOST_MEASURES; m++)
+            ct_timeline_free(&h->threads[i].measure[m]);
+    for (size_t i = 0; i < h->worker_count; i++) {
+        ct_timeline_free(&h->workers[i].cpu);
+        ct_timeline_free(&h->workers[i].runnable);
+        ct_timeline_free(&h->workers[i].counted);
+    }
+    free(h->threads);
+    free(h->workers);
+    ct_u64_map_free(&h->tracks);
+    ct_u64_map_free(&h->by_tid);
+    memset(h, 0, sizeof *h);
+}

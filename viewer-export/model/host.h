@@ -1,0 +1,111 @@
+/*
+ * What the host was doing, from the collector's host sampler (host.c): per
+ * thread of the process its CPU and run-queue time, its sampled states
+ * inside and outside CUDA calls with what it slept in, and the CUDA calls
+ * it made; per worker process its CPU time; and how sampling fared. Each
+ * measure is a bounded timeline, so the summary can take it over the CUDA
+ * part of the run.
+ */
+#ifndef CT_HOST_MODEL_H
+#define CT_HOST_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/u64_map.h"
+#include "viewer-export/model/timeline.h"
+#include "viewer-export/read/trace_decode.h"
+
+#define CT_HOST_WCHANS 8 /* what a thread slept in, the first ones kept */
+
+struct ct_host_wchan {
+    const char *name;
+    uint64_t ns;
+};
+
+/* A thread's timelines: CPU and run-queue time and the time the counters
+ * cover; from the state spans, the time they cover, inside CUDA calls, and
+ * outside them on a CPU (running or runnable) or sleeping. */
+enum ct_host_measure {
+    CT_HOST_CPU,
+    CT_HOST_RUNNABLE,
+    CT_HOST_COUNTED,
+    CT_HOST_SPANNED,
+    CT_HOST_IN_CUDA,
+    CT_HOST_OUTSIDE_RUNNING,
+    CT_HOST_OUTSIDE_WAITING,
+    CT_HOST_MEASURES
+};
+
+struct ct_host_thread {
+    int64_t tid;
+    const char *name;
+    uint64_t calls; /* CUDA call slices it made */
+    uint64_t last_counter_ts[2];
+    struct ct_timeline measure[CT_HOST_MEASURES];
+    struct ct_host_wchan wchans[CT_HOST_WCHANS]; /* outside CUDA calls */
+    int wchan_count;
+};
+
+struct ct_host_worker {
+    int64_t pid;
+    const char *name;
+    uint64_t last_ts[2];
+    struct ct_timeline cpu, runnable, counted;
+};
+
+struct ct_host {
+    const char *state, *reason; /* the cudatrace.host instant; NULL without one */
+    uint64_t sample_hz, thread_samples, sampler_cpu_ns;
+    struct ct_u64_map tracks; /* track uuid -> thread or worker place << 2 | which, + 1 */
+    struct ct_u64_map by_tid; /* tid + 1 -> place + 1 */
+    struct ct_host_thread *threads;
+    size_t thread_count;
+    struct ct_host_worker *workers;
+    size_t worker_count;
+};
+
+/* The host sampler's instants, counters and state spans; each returns 0
+ * when the event is not one of its. */
+int ct_host_instant(struct ct_host *h, const struct ct_event *e);
+int ct_host_counter(struct ct_host *h, const struct ct_event *e);
+int ct_host_slice(struct ct_host *h, const struct ct_event *e);
+/* A CUDA call slice of thread `tid`. */
+void ct_host_note_call(struct ct_host *h, int64_t tid);
+
+/* A thread's shares of its sampled time within [from, to). */
+struct ct_host_shares {
+    double sampled_ns;
+    double running, runnable, waiting;                /* of the counters' time */
+    double in_cuda, outside_running, outside_waiting; /* of the state spans' time */
+    /* Of outside_waiting, the part asleep where a blocking read of a queue,
+     * pipe or socket sleeps (ct_host_wchan_is_input), in proportion. */
+    double outside_waiting_for_input;
+};
+/* Whether a thread that sleeps in kernel function `wchan` waits for data
+ * another thread or process sends it: a futex (a queue's lock or
+ * condition), a pipe or socket read, a poll. Not a sleep, a wait for a
+ * child, a disk read. */
+int ct_host_wchan_is_input(const char *wchan);
+void ct_host_thread_shares(const struct ct_host_thread *t, uint64_t from, uint64_t to,
+                           struct ct_host_shares *out);
+/* A thread sampled within [from, to), with its shares. */
+struct ct_host_row {
+    const struct ct_host_thread *thread;
+    struct ct_host_shares shares;
+};
+/* The threads sampled within [from, to), most on a CPU first (ties by
+ * tid), in *out (malloc'd); their number. */
+size_t ct_host_rows(const struct ct_host *h, uint64_t from, uint64_t to, struct ct_host_row **out);
+/* What a thread slept in outside CUDA calls, longest first, in `out`
+ * (room for CT_HOST_WCHANS); their number. */
+int ct_host_wchans_sorted(const struct ct_host_thread *t, struct ct_host_wchan *out);
+/* A worker's shares of its sampled time within [from, to) on a CPU and
+ * waiting for one (its main thread's); cpu -1 when it was not sampled. */
+void ct_host_worker_shares(const struct ct_host_worker *w, uint64_t from, uint64_t to, double *cpu,
+                           double *runnable);
+/* The thread that made the most CUDA calls; NULL when none did. */
+const struct ct_host_thread *ct_host_launching_thread(const struct ct_host *h);
+void ct_host_free(struct ct_host *h);
+
+#endif

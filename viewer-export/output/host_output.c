@@ -1,0 +1,125 @@
+/*
+ * The report's host section, as JSON and as text: how sampling fared, each
+ * sampled thread's shares over the CUDA part of the run (on a CPU, waiting
+ * for one, waiting; and inside CUDA calls, outside them on a CPU, outside
+ * them asleep, with what it slept in), and each worker's CPU share. The
+ * text lists the busiest threads only (HOST_TEXT_THREADS).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "viewer-export/output/report_output.h"
+
+#define HOST_TEXT_THREADS 8
+
+static void json_thread(struct ct_json *j, const struct ct_host_row *row)
+{
+    const struct ct_host_shares *s = &row->shares;
+    ct_json_begin_object(j, NULL);
+    ct_json_int(j, "tid", row->thread->tid);
+    ct_json_string(j, "name", row->thread->name);
+    ct_json_uint(j, "cuda_calls", row->thread->calls);
+    ct_json_uint(j, "sampled_ns", (uint64_t)s->sampled_ns);
+    ct_json_double(j, "running", s->running);
+    ct_json_double(j, "runnable", s->runnable);
+    ct_json_double(j, "waiting", s->waiting);
+    ct_json_double(j, "in_cuda", s->in_cuda);
+    ct_json_double(j, "outside_cuda_running", s->outside_running);
+    ct_json_double(j, "outside_cuda_waiting", s->outside_waiting);
+    ct_json_double(j, "outside_cuda_waiting_for_input", s->outside_waiting_for_input);
+    struct ct_host_wchan wchans[CT_HOST_WCHANS];
+    int count = ct_host_wchans_sorted(row->thread, wchans);
+    ct_json_begin_array(j, "waiting_in");
+    for (int i = 0; i < count; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "wchan", wchans[i].name);
+        ct_json_uint(j, "ns", wchans[i].ns);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+    ct_json_end_object(j);
+}
+
+void ct_host_json(struct ct_json *j, const struct ct_process_report *p)
+{
+    const struct ct_host *h = &p->host;
+    if (!h->state)
+        return;
+    uint64_t from, to;
+    ct_process_cuda_span(p, &from, &to);
+    ct_json_begin_object(j, "host");
+    ct_json_string(j, "state", h->state);
+    ct_json_string(j, "reason", h->reason);
+    ct_json_uint(j, "sample_hz", h->sample_hz);
+    ct_json_uint(j, "thread_samples", h->thread_samples);
+    ct_json_uint(j, "sampler_cpu_ns", h->sampler_cpu_ns);
+    const struct ct_host_thread *launcher = ct_host_launching_thread(h);
+    ct_json_int_or_null(j, "launching_tid", launcher ? launcher->tid : -1);
+    struct ct_host_row *rows;
+    size_t count = ct_host_rows(h, from, to, &rows);
+    ct_json_begin_array(j, "threads");
+    for (size_t i = 0; i < count; i++)
+        json_thread(j, &rows[i]);
+    ct_json_end_array(j);
+    free(rows);
+    ct_json_begin_array(j, "workers");
+    for (size_t i = 0; i < h->worker_count; i++) {
+        double cpu, runnable;
+        ct_host_worker_shares(&h->workers[i], from, to, &cpu, &runnable);
+        if (cpu < 0)
+            continue;
+        ct_json_begin_object(j, NULL);
+        ct_json_int(j, "pid", h->workers[i].pid);
+        ct_json_string(j, "name", h->workers[i].name);
+        ct_json_double(j, "cpu", cpu);
+        ct_json_double(j, "runnable", runnable);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+    ct_json_end_object(j);
+}
+
+static void text_thread(FILE *out, const struct ct_host_row *row)
+{
+    const struct ct_host_shares *s = &row->shares;
+    fprintf(out,
+            "                 thread %lld %s: on a CPU %.0f%%, runnable %.0f%%, waiting %.0f%%; "
+            "in CUDA calls %.0f%%, outside them on a CPU %.0f%%, asleep %.0f%%",
+            (long long)row->thread->tid, row->thread->name, 100 * s->running, 100 * s->runnable,
+            100 * s->waiting, 100 * s->in_cuda, 100 * s->outside_running, 100 * s->outside_waiting);
+    struct ct_host_wchan wchans[CT_HOST_WCHANS];
+    if (ct_host_wchans_sorted(row->thread, wchans))
+        fprintf(out, " (mostly in %s)", wchans[0].name);
+    fprintf(out, "\n");
+}
+
+void ct_host_text(FILE *out, const struct ct_process_report *p)
+{
+    const struct ct_host *h = &p->host;
+    if (!h->state)
+        return;
+    if (!*h->reason && strcmp(h->state, "off") == 0)
+        return;
+    if (*h->reason) {
+        fprintf(out, "  host           sampling %s: %s\n", h->state, h->reason);
+        return;
+    }
+    uint64_t from, to;
+    ct_process_cuda_span(p, &from, &to);
+    fprintf(out, "  host           sampled at %llu Hz over the CUDA part of the run\n",
+            (unsigned long long)h->sample_hz);
+    struct ct_host_row *rows;
+    size_t count = ct_host_rows(h, from, to, &rows);
+    for (size_t i = 0; i < count && i < HOST_TEXT_THREADS; i++)
+        text_thread(out, &rows[i]);
+    if (count > HOST_TEXT_THREADS)
+        fprintf(out, "                 and %zu more threads\n", count - HOST_TEXT_THREADS);
+    free(rows);
+    for (size_t i = 0; i < h->worker_count; i++) {
+        double cpu, runnable;
+        ct_host_worker_shares(&h->workers[i], from, to, &cpu, &runnable);
+        if (cpu >= 0)
+            fprintf(out, "                 worker %lld %s: on a CPU %.0f%%, runnable %.0f%%\n",
+                    (long long)h->workers[i].pid, h->workers[i].name, 100 * cpu, 100 * runnable);
+    }
+}
