@@ -34,7 +34,9 @@ def test_demo_prints_report_and_leaves_valid_trace(repo_root, build_dir, tmp_pat
 
     sync = line_of("CHECK(cudaDeviceSynchronize());")
     kept = line_of("CHECK(cudaMalloc(&kept, KEPT_BYTES_PER_STEP));")
-    assert re.search(rf"^  findings\s+warning sync-stall: .* top: train_loop\.c:{sync} in main ",
+    # sync-stall and gpu-idle cost the loop about the same (the host waits while the GPU
+    # idles), so either may come first.
+    assert re.search(rf"^  (findings)?\s+warning sync-stall: .* top: train_loop\.c:{sync} in main ",
                      done.stdout, re.M), done.stdout
     assert re.search(rf"warning memory-growth: .* still live at the end: train_loop\.c:{kept} in "
                      rf"main ", done.stdout), done.stdout

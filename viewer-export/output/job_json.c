@@ -16,14 +16,8 @@ static void process_ref(struct ct_json *j, const char *key, const struct ct_job_
 {
     ct_json_begin_object(j, key);
     ct_json_int(j, "pid", p->pid);
-    if (p->identity.rank >= 0)
-        ct_json_int(j, "rank", p->identity.rank);
-    else
-        ct_json_null(j, "rank");
-    if (*p->identity.host)
-        ct_json_string(j, "host", p->identity.host);
-    else
-        ct_json_null(j, "host");
+    ct_json_int_or_null(j, "rank", p->identity.rank);
+    ct_json_text_or_null(j, "host", p->identity.host);
     ct_json_end_object(j);
 }
 
@@ -52,10 +46,7 @@ static void group_json(struct ct_json *j, const struct ct_job *job,
     ct_json_begin_object(j, NULL);
     ct_json_string(j, "id", worst->id);
     ct_json_string(j, "severity", ct_severity_name(worst->severity));
-    if (worst->where)
-        ct_json_string(j, "site", worst->where);
-    else
-        ct_json_null(j, "site");
+    ct_json_text_or_null(j, "site", worst->where);
     ct_json_string(j, "message", worst->message);
     ct_json_uint(j, "processes", g->count);
     ct_json_uint(j, "of", g->of);

@@ -121,6 +121,14 @@ void ct_json_int_or_null(struct ct_json *j, const char *key, int64_t value)
         ct_json_null(j, key);
 }
 
+void ct_json_text_or_null(struct ct_json *j, const char *key, const char *text)
+{
+    if (text && *text)
+        ct_json_string(j, key, text);
+    else
+        ct_json_null(j, key);
+}
+
 void ct_json_raw(struct ct_json *j, const char *key, const char *text, size_t len)
 {
     start_value(j, key);

@@ -26,6 +26,8 @@ void ct_json_double(struct ct_json *j, const char *key, double value);
 void ct_json_null(struct ct_json *j, const char *key);
 /* `value`, or null when it is negative (unknown). */
 void ct_json_int_or_null(struct ct_json *j, const char *key, int64_t value);
+/* A string, or null when it is NULL or empty. */
+void ct_json_text_or_null(struct ct_json *j, const char *key, const char *text);
 /* A value written before, as JSON text (a part of a summary carried over). */
 void ct_json_raw(struct ct_json *j, const char *key, const char *text, size_t len);
 

@@ -347,24 +347,16 @@ static void json_nvtx(struct ct_json *j, const struct ct_process_report *p)
     free(sorted);
 }
 
-static void json_text_or_null(struct ct_json *j, const char *key, const char *text)
-{
-    if (*text)
-        ct_json_string(j, key, text);
-    else
-        ct_json_null(j, key);
-}
-
 static void json_identity(struct ct_json *j, const struct ct_process_identity *id)
 {
     ct_json_begin_object(j, "identity");
-    json_text_or_null(j, "host", id->host);
+    ct_json_text_or_null(j, "host", id->host);
     ct_json_int_or_null(j, "rank", id->rank);
     ct_json_int_or_null(j, "local_rank", id->local_rank);
     ct_json_int_or_null(j, "world_size", id->world_size);
-    json_text_or_null(j, "job", id->job);
-    json_text_or_null(j, "launcher", id->launcher);
-    json_text_or_null(j, "visible_devices", id->visible_devices);
+    ct_json_text_or_null(j, "job", id->job);
+    ct_json_text_or_null(j, "launcher", id->launcher);
+    ct_json_text_or_null(j, "visible_devices", id->visible_devices);
     ct_json_begin_object(j, "environment");
     char line[8192];
     for (const char *item = id->environment; ct_list_next(&item, '\n', line, sizeof line);) {
