@@ -122,8 +122,9 @@ static void print_job_line(FILE *out, const struct ct_job *job)
     fprintf(out, "job: %zu %s", job->process_count, ct_job_members_word(job));
     if (hosts)
         fprintf(out, " on %zu %s", hosts, hosts == 1 ? "host" : "hosts");
+    /* processes without a job id sort first: the id is the last process's */
     if (job->jobs == 1)
-        fprintf(out, " (job %s)", job->processes[0].identity.job);
+        fprintf(out, " (job %s)", job->processes[job->process_count - 1].identity.job);
     fprintf(out, "\n");
 }
 
