@@ -113,6 +113,15 @@ def test_a_directory_is_its_traces(trace_run, build_dir, tmp_path):
     assert [int(line.split()[0]) for line in text[1:3]] == [c.pid for c, _, _ in runs]
 
 
+def test_a_trace_then_a_directory_without_traces(trace_run, build_dir, tmp_path):
+    (run, _, _) = trace_run("api_mix", 1)
+    (tmp_path / "empty").mkdir()
+    done = report(build_dir, run.run_dir / "trace.pftrace.zst", tmp_path / "empty")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == f"cudatrace: {tmp_path / 'empty'}: holds no trace (*.pftrace, " \
+        "*.pftrace.zst, *.pftrace.gz)\n"
+
+
 def test_a_directory_without_traces(build_dir, tmp_path):
     (tmp_path / "notes.txt").write_text("nothing here\n")
     done = report(build_dir, tmp_path)

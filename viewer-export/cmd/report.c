@@ -282,7 +282,7 @@ static int annotate(const char *path, const struct ct_job *job)
 
 static int read_job(struct ct_job *job, const struct options *o, int count, char *const *args)
 {
-    char error[1024];
+    char error[1024] = ""; /* add_path says why itself */
     struct paths paths = {0};
     int status = 0;
     for (int i = 0; i < count && !status; i++)
@@ -290,7 +290,7 @@ static int read_job(struct ct_job *job, const struct options *o, int count, char
                           : add_path(&paths, args[i]);
     if (!status && !o->merge)
         status = ct_job_read_traces(job, paths.items, paths.count, error, sizeof error);
-    if (status && (o->merge || paths.count))
+    if (status && *error)
         fprintf(stderr, "cudatrace: %s\n", error);
     free_paths(&paths);
     return status;
