@@ -35,7 +35,8 @@
 #define FRAME_INTERVAL_NS 1000000000ull
 #define LIBRARY_SCAN_NS 100000000ull /* how often /proc/PID/maps is read */
 #define IDLE_POLL_MS 1
-#define BUSY_RECORDS 64 /* fewer per cycle than this: wait before the next */
+#define BUSY_RECORDS 64          /* fewer per cycle than this: wait before the next */
+#define ORDER_SLACK_NS 100000ull /* how far one thread may run ahead of the others in the trace */
 
 struct options {
     int shm_fd, lifeline_fd, done_fd;
@@ -235,6 +236,7 @@ int main(int argc, char **argv)
     if (write(o.done_fd, &ready, 1) != 1)
         return fail(o.done_fd, &w);
     ct_clock_map_init(shm->clock, shm->start_ticks, shm->start_boot_ns);
+    ct_drain_order_slack(ct_clock_map_span_ticks(ORDER_SLACK_NS));
     ct_builder_start(shm);
     int exec_d = run(shm, &w);
     shm->collector_error = (uint32_t)ct_trace_file_error();

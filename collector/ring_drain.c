@@ -1,5 +1,6 @@
 /*
- * Drains the rings in index order, each up to the head it saw on entry. A
+ * Drains the rings, each up to the head it saw as the pass began, merged
+ * in clock order across rings (merge() says why). A
  * ring whose thread ended is drained to the end, then reset and freed for
  * the next thread, which gets a new sequence and thread track. Only the
  * collector frees rings, so a freed ring never holds undrained records.
@@ -48,37 +49,103 @@ static uint32_t segment_of(struct ct_ring *ring, uint64_t position)
         memory_order_relaxed);
 }
 
-static void drain_spill(struct ct_shm_header *shm, struct ct_ring *ring, uint64_t spill_head)
+/* A ring's records published when the pass began: its own from `next` to
+ * `head`, then its spill chain's from `spill_next` to `spill_head`. */
+struct pending {
+    struct ct_ring *ring;
+    uint64_t next, head, spill_next, spill_head;
+    uint64_t key; /* the clock of the latest record taken that has one */
+};
+
+static struct pending pending[CT_RINGS_MAX + 1];
+static uint64_t order_slack_ticks;
+
+void ct_drain_order_slack(uint64_t ticks)
 {
-    uint64_t p = atomic_load_explicit(&ring->spill_tail, memory_order_relaxed);
-    for (; p != spill_head; p++) {
-        uint32_t segment = segment_of(ring, p);
-        ct_builder_record(ring->index,
-                          ct_shm_spill_segment(shm, segment) + p % CT_SPILL_SEGMENT_RECORDS);
-        if (p % CT_SPILL_SEGMENT_RECORDS == CT_SPILL_SEGMENT_RECORDS - 1)
-            release_segment(shm, segment);
-    }
-    atomic_store_explicit(&ring->spill_tail, spill_head, memory_order_release);
+    order_slack_ticks = ticks;
 }
 
-static uint64_t drain_one(struct ct_shm_header *shm, struct ct_ring *ring, uint32_t mask,
-                          int is_loader)
+/* 1 when the ring has records to give. */
+static int note_pending(struct pending *p, struct ct_ring *ring)
 {
     /* The chain's head before the ring's: what was spilled by then was
      * written after everything the ring holds by the time head is read. */
-    uint64_t spill_head = atomic_load_explicit(&ring->spill_head, memory_order_acquire);
-    uint64_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
-    uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-    uint64_t spill_tail = atomic_load_explicit(&ring->spill_tail, memory_order_relaxed);
-    if (head == tail && spill_head == spill_tail)
-        return 0;
-    if (!is_loader)
-        ensure_thread(ring);
-    for (uint64_t i = tail; i != head; i++)
-        ct_builder_record(ring->index, &ring->records[i & mask]);
-    atomic_store_explicit(&ring->tail, head, memory_order_release);
-    drain_spill(shm, ring, spill_head);
-    return head - tail + spill_head - spill_tail;
+    p->spill_head = atomic_load_explicit(&ring->spill_head, memory_order_acquire);
+    p->head = atomic_load_explicit(&ring->head, memory_order_acquire);
+    p->next = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+    p->spill_next = atomic_load_explicit(&ring->spill_tail, memory_order_relaxed);
+    p->ring = ring;
+    p->key = 0;
+    return p->next != p->head || p->spill_next != p->spill_head;
+}
+
+static const struct ct_record *peek(struct ct_shm_header *shm, const struct pending *p,
+                                    uint32_t mask)
+{
+    if (p->next != p->head)
+        return &p->ring->records[p->next & mask];
+    if (p->spill_next != p->spill_head)
+        return ct_shm_spill_segment(shm, segment_of(p->ring, p->spill_next)) +
+               p->spill_next % CT_SPILL_SEGMENT_RECORDS;
+    return NULL;
+}
+
+/* Records stamped with the program's clock order the merge; the others
+ * (strings, GPU work on CUPTI's clock) go with the record before them. */
+static uint64_t order_key(const struct pending *p, const struct ct_record *r)
+{
+    return ct_record_on_program_clock(r->type) ? r->begin : p->key;
+}
+
+/* Hands one record to the builder, then gives its slot back: the ring's
+ * once all it held is taken, a spill segment once read to its end. */
+static void take(struct ct_shm_header *shm, struct pending *p, const struct ct_record *r)
+{
+    p->key = order_key(p, r);
+    ct_builder_record(p->ring->index, r);
+    if (p->next != p->head) {
+        if (++p->next == p->head)
+            atomic_store_explicit(&p->ring->tail, p->head, memory_order_release);
+        return;
+    }
+    if (p->spill_next % CT_SPILL_SEGMENT_RECORDS == CT_SPILL_SEGMENT_RECORDS - 1)
+        release_segment(shm, segment_of(p->ring, p->spill_next));
+    if (++p->spill_next == p->spill_head)
+        atomic_store_explicit(&p->ring->spill_tail, p->spill_head, memory_order_release);
+}
+
+/* The ring whose next record is earliest gives records until its next is
+ * later than every other's next by more than the slack, so a thread that
+ * fell behind (a backlog the collector is still working through) is not
+ * written after threads that ran later: a bounded trace's chunks then hold
+ * a span of time, not of drain order. Each ring keeps its own order. */
+static uint64_t merge(struct ct_shm_header *shm, uint32_t *live, uint32_t n, uint32_t mask)
+{
+    uint64_t taken = 0;
+    while (n) {
+        uint32_t first = 0;
+        uint64_t first_key = UINT64_MAX, second_key = UINT64_MAX;
+        for (uint32_t i = 0; i < n; i++) {
+            struct pending *p = &pending[live[i]];
+            uint64_t key = order_key(p, peek(shm, p, mask));
+            if (key < first_key)
+                second_key = first_key, first_key = key, first = i;
+            else if (key < second_key)
+                second_key = key;
+        }
+        uint64_t limit = second_key > UINT64_MAX - order_slack_ticks
+                             ? UINT64_MAX
+                             : second_key + order_slack_ticks;
+        struct pending *p = &pending[live[first]];
+        const struct ct_record *r = peek(shm, p, mask);
+        do {
+            take(shm, p, r);
+            taken++;
+        } while ((r = peek(shm, p, mask)) && order_key(p, r) <= limit);
+        if (!r)
+            live[first] = live[--n];
+    }
+    return taken;
 }
 
 /* A ring going back to the free list keeps no segment: the one its chain
@@ -105,9 +172,9 @@ static void write_calls(struct ct_ring *ring)
         }
 }
 
-static uint64_t free_retired(struct ct_shm_header *shm, struct ct_ring *ring, uint32_t mask)
+/* A ring whose thread ended, once its last records are taken. */
+static void free_retired(struct ct_shm_header *shm, struct ct_ring *ring)
 {
-    uint64_t drained = drain_one(shm, ring, mask, 0);
     write_calls(ring);
     memset(ring->stats, 0, sizeof ring->stats);
     if (ring_seen[ring->index])
@@ -117,7 +184,6 @@ static uint64_t free_retired(struct ct_shm_header *shm, struct ct_ring *ring, ui
     atomic_store_explicit(&ring->head, 0, memory_order_relaxed);
     atomic_store_explicit(&ring->tail, 0, memory_order_relaxed);
     atomic_store_explicit(&ring->state, CT_RING_FREE, memory_order_release);
-    return drained;
 }
 
 /* The call a ring's thread is inside, read before the ring is drained: its
@@ -131,19 +197,26 @@ static void note_call_in_flight(const struct ct_ring *ring, uint64_t *oldest)
 
 uint64_t ct_drain_rings(struct ct_shm_header *shm, uint64_t *oldest_call)
 {
-    uint32_t mask = shm->ring_capacity - 1;
-    uint64_t drained = 0;
+    uint32_t live[CT_RINGS_MAX + 1], retired[CT_RINGS_MAX + 1], n = 0, ended = 0;
     *oldest_call = 0;
     for (uint32_t i = 0; i < shm->ring_count; i++) {
         struct ct_ring *ring = ct_shm_ring(shm, i);
         uint32_t state = atomic_load_explicit(&ring->state, memory_order_acquire);
+        if (state != CT_RING_ACTIVE && state != CT_RING_RETIRED)
+            continue;
         if (state == CT_RING_ACTIVE && i != shm->loader_ring)
             note_call_in_flight(ring, oldest_call);
-        if (state == CT_RING_ACTIVE)
-            drained += drain_one(shm, ring, mask, i == shm->loader_ring);
-        else if (state == CT_RING_RETIRED)
-            drained += free_retired(shm, ring, mask);
+        if (state == CT_RING_RETIRED)
+            retired[ended++] = i;
+        if (!note_pending(&pending[i], ring))
+            continue;
+        if (i != shm->loader_ring)
+            ensure_thread(ring);
+        live[n++] = i;
     }
+    uint64_t drained = merge(shm, live, n, shm->ring_capacity - 1);
+    for (uint32_t k = 0; k < ended; k++)
+        free_retired(shm, ct_shm_ring(shm, retired[k]));
     return drained;
 }
 

@@ -13,6 +13,9 @@
  * inside as its ring was drained, 0 when none was: no record still to come
  * from a thread with a ring begins before that. */
 uint64_t ct_drain_rings(struct ct_shm_header *shm, uint64_t *oldest_call);
+/* How far (in the records' ticks) one ring may run ahead of the others
+ * before the merge turns to them: 0 (the default) merges record by record. */
+void ct_drain_order_slack(uint64_t ticks);
 /* Once the process has ended: each live thread's totals, and the calls its
  * threads were still inside, written as slices that last until `end_ns`. */
 void ct_drain_finish(struct ct_shm_header *shm, uint64_t end_ns);

@@ -80,6 +80,10 @@ void ct_builder_start(struct ct_shm_header *shm)
     ct_host_state_start(shm);
 }
 
+/* The clock of the latest record that has one: where the drain's merge
+ * across threads has got to, and so where a chunk begun now begins. */
+static uint64_t clock_reached;
+
 /* Ends the chunk being written once it is full. Each thread's open NVTX
  * ranges end at its latest event and begin again there, in the new chunk:
  * later events of a thread are never earlier. */
@@ -90,7 +94,7 @@ static void chunk_point(void)
     for (uint32_t i = 0; i < thread_count; i++)
         if (threads[i].live)
             ct_nvtx_suspend(i, &threads[i].seq, threads[i].seq.last_ts);
-    ct_writer_new_chunk();
+    ct_writer_new_chunk(clock_reached ? ct_clock_map_ns(clock_reached) : 0);
     for (uint32_t i = 0; i < thread_count; i++)
         if (threads[i].live)
             ct_nvtx_resume(i, &threads[i].seq, threads[i].seq.last_ts);
@@ -193,6 +197,8 @@ void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, ui
 void ct_builder_record(uint32_t index, const struct ct_record *record)
 {
     struct ct_string_done done;
+    if (ct_record_on_program_clock(record->type))
+        clock_reached = record->begin;
     chunk_point();
     switch (record->type) {
     case CT_REC_CALL:

@@ -14,6 +14,7 @@ import subprocess
 from test_preload_reliability import report
 
 MIB = 1 << 20
+MS = 1000000
 GAP = "trace gap: middle dropped"
 ROUNDS = 1000
 
@@ -48,6 +49,13 @@ def test_a_long_run_under_a_small_cap_keeps_its_ends_and_its_totals(trace_run, b
     mallocs = [s["args"]["bytes"] for s in trace.slices if s["name"] == "cudaMalloc"]
     assert mallocs == [MIB] * 10
     assert {s["tid"] for s in trace.slices if s["tid"] is not None} == {completed.pid}
+    # The gap is a span of the run's time, not of the order the collector
+    # drained the threads in: no kept call begins inside it (a thread may run
+    # 100 us ahead of another in the file), and it lies within the run.
+    calls = sorted(s["ts"] for s in trace.slices if s["tid"] is not None)
+    assert calls[0] < gap["ts"] and gap["ts"] + gap["dur"] <= calls[-1]
+    inside = [t for t in calls if gap["ts"] + MS < t < gap["ts"] + gap["dur"] - MS]
+    assert not inside
     launches = sum(s["name"] == "cudaLaunchKernel" for s in trace.slices)
     assert 0 < launches < ROUNDS * 10 / 2
     # ... the head and the end are there, and the live-memory counter only

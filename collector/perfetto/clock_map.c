@@ -135,6 +135,14 @@ uint64_t ct_clock_map_duration_ns(uint64_t ticks)
     return (uint64_t)((double)ticks * newest->ns_per_tick + 0.5);
 }
 
+uint64_t ct_clock_map_span_ticks(uint64_t ns)
+{
+    if (kind != CT_CLOCK_TSC)
+        return ns;
+    const struct segment *newest = &segments[(segment_total - 1) % SEGMENTS];
+    return (uint64_t)((double)ns / newest->ns_per_tick);
+}
+
 uint64_t ct_clock_map_now_ns(void)
 {
     return kind == CT_CLOCK_TSC ? ct_clock_map_ns(__rdtsc()) : boottime_ns();

@@ -13,6 +13,8 @@ void ct_clock_map_refresh(void);
 uint64_t ct_clock_map_ns(uint64_t ticks);
 /* A span of ticks in nanoseconds, at the newest segment's rate. */
 uint64_t ct_clock_map_duration_ns(uint64_t ticks);
+/* The inverse: a span of nanoseconds in ticks, at the same rate. */
+uint64_t ct_clock_map_span_ticks(uint64_t ns);
 uint64_t ct_clock_map_now_ns(void);
 
 #endif

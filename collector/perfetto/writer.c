@@ -568,10 +568,10 @@ int ct_writer_chunk_due(void)
     return ct_chunks_due();
 }
 
-void ct_writer_new_chunk(void)
+void ct_writer_new_chunk(uint64_t start_ns)
 {
     ct_writer_flush();
-    ct_chunks_begin(latest_ts);
+    ct_chunks_begin(start_ns ? start_ns : latest_ts);
     ct_replay_all(sequence_restart, describe_again);
 }
 

@@ -83,10 +83,11 @@ void ct_writer_bound(uint64_t max_bytes);
 /* Whether the current chunk is full: the builder then ends it with
  * ct_writer_new_chunk at a point where no slice is half written. */
 int ct_writer_chunk_due(void);
-/* Ends the current chunk and begins the next, after the latest event
- * written: every live sequence starts afresh, with its track descriptors
+/* Ends the current chunk and begins the next, at `start_ns` (0: the
+ * latest event written), where the gap that its dropping would leave
+ * ends: every live sequence starts afresh, with its track descriptors
  * and the last value of each counter said again, so the chunk reads alone. */
-void ct_writer_new_chunk(void);
+void ct_writer_new_chunk(uint64_t start_ns);
 /* The number of the chunk being written: 0 for the head, kept always. */
 uint32_t ct_writer_chunk(void);
 

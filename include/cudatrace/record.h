@@ -33,6 +33,14 @@ enum ct_record_type {
     CT_REC_CUPTI_STATE = 10, /* what became of CUPTI, see enum ct_cupti_state   */
 };
 
+/* Whether a record's begin is the program's clock, the same on every ring
+ * (records of other kinds carry a key or CUPTI's clock there). */
+static inline int ct_record_on_program_clock(uint16_t type)
+{
+    return type == CT_REC_CALL || type == CT_REC_CUPTI_CALL || type == CT_REC_NVTX ||
+           type == CT_REC_LIBRARY || type == CT_REC_CORRELATION;
+}
+
 /* CT_REC_CORRELATION: begin is the begin clock of the call record that
  * follows it on the same ring, arg[0] CUPTI's correlation id for that call,
  * which the GPU work it caused carries too. */
