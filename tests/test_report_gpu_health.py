@@ -18,14 +18,17 @@ MS = 1_000_000
 
 @pytest.fixture
 def reported(trace_run, build_dir, tmp_path):
-    """reported(script, ms=500, copies=0, report_args=()) -> (report JSON, pid)."""
-    def run(script, ms=500, copies=0, report_args=()):
+    """reported(script, ms=500, copies=0, report_args=(), program="gpu_steps", env={},
+    status=0) -> (report JSON, pid); the program's stdout is in run.stdout."""
+    def run(script, ms=500, copies=0, report_args=(), program="gpu_steps", env=None, status=0):
         path = tmp_path / f"script{len(list(tmp_path.glob('script*')))}"
         path.write_text("".join(line + "\n" for line in script))
         env = {"LD_LIBRARY_PATH": os.path.join(build_dir, "double") + ":" +
-               os.path.join(build_dir, "nvml"), "CT_DOUBLE_NVML_SCRIPT": path}
-        completed, _, _ = trace_run("gpu_steps", ms, copies, env=env)
-        assert completed.returncode == 0, completed.stderr
+               os.path.join(build_dir, "nvml"), "CT_DOUBLE_NVML_SCRIPT": path, **(env or {})}
+        args = (ms, copies) if program == "gpu_steps" else (ms,)
+        completed, _, _ = trace_run(program, *args, env=env)
+        assert completed.returncode == status, completed.stderr
+        run.stdout = completed.stdout
         trace = completed.run_dir / "trace.pftrace.zst"
         out = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
                               *report_args, str(trace)], capture_output=True, text=True,
@@ -170,6 +173,32 @@ def test_compute_mode(reported, mode):
     assert set(f) == {"compute-mode"}
     assert (f["compute-mode"]["severity"], f["compute-mode"]["evidence"]["compute_mode"]) == (
         "info", mode)
+    assert f["compute-mode"]["evidence"]["refused_calls"] == 0
+
+
+UNAVAILABLE = {"CT_DOUBLE_DEVICES_UNAVAILABLE": 1}
+
+
+def test_compute_mode_that_explains_failed_calls_is_an_error(reported):
+    """busy_device's every cudaMalloc fails with cudaErrorDevicesUnavailable (46) on a device in
+    the exclusive-process mode: the finding becomes an error and counts them all."""
+    report, _ = reported(["0 0 compute_mode 3"], ms=400, program="busy_device", env=UNAVAILABLE,
+                         status=1)
+    failed = int(reported.stdout.split()[3])
+    assert reported.stdout == f"devices 1 failed {failed} error 46\n" and failed == 20
+    f = nvml_findings(report)
+    assert set(f) == {"compute-mode"}
+    e = f["compute-mode"]
+    assert (e["severity"], e["evidence"]["compute_mode"], e["evidence"]["refused_calls"]) == (
+        "error", 3, failed)
+    assert f"it explains the {failed} calls that failed with cudaErrorDevicesUnavailable" in \
+        e["message"]
+
+
+def test_calls_refused_in_the_default_mode_are_not_the_modes(reported):
+    """The twin: the same refusals on a device in the default mode give no compute-mode."""
+    report, _ = reported([], ms=400, program="busy_device", env=UNAVAILABLE, status=1)
+    assert "compute-mode" not in nvml_findings(report)
 
 
 def test_ecc_errors(reported):

@@ -5,7 +5,9 @@
  * (thermal-throttle), an SM clock well under its maximum for another reason
  * or none (clocks-low), a PCIe link below its best while copies ran
  * (pcie-downgraded), another process on the device (gpu-shared), a compute
- * mode other than the default (compute-mode) and ECC errors (ecc-errors).
+ * mode other than the default (compute-mode: an error when calls failed
+ * because no context could be made, which that mode explains) and ECC
+ * errors (ecc-errors).
  * GpuIdle among the clock-event reasons says only that the GPU had no
  * work: it counts for none of them. Each gives its numbers and the time it
  * covered: its samples times the sampling interval.
@@ -17,6 +19,7 @@
 #include "viewer-export/findings/thresholds.h"
 
 #define MS 1e6
+#define CUDA_ERROR_DEVICES_UNAVAILABLE 46 /* cudaErrorDevicesUnavailable */
 #define WATT_MW 1000.0
 
 struct device_case {
@@ -189,14 +192,24 @@ static void compute_mode(const struct device_case *c, struct ct_findings *out)
     int64_t mode = c->s.compute_mode;
     if (mode <= 0)
         return;
-    char detail[256];
-    snprintf(detail, sizeof detail, "is in the %s compute mode: %s",
+    /* What the runtime answers when it cannot make its context. */
+    uint64_t refused = c->p->calls.calls_failed_with[CUDA_ERROR_DEVICES_UNAVAILABLE];
+    char detail[384], why[160] = "";
+    if (refused)
+        snprintf(why, sizeof why,
+                 "; it explains the %llu calls that failed with cudaErrorDevicesUnavailable "
+                 "(busy or unavailable)",
+                 (unsigned long long)refused);
+    snprintf(detail, sizeof detail, "is in the %s compute mode: %s%s",
              mode < 4 ? modes[mode] : "unknown",
              mode == 2 ? "no process may make a context on it"
-                       : "a second process (or context) cannot use it while this one does");
+                       : "a second process (or context) cannot use it while this one does",
+             why);
     struct ct_finding *f =
-        add(out, c, "compute-mode", CT_SEVERITY_INFO, c->s.samples, "GPU %u (%s) %s", detail);
+        add(out, c, "compute-mode", refused ? CT_SEVERITY_ERROR : CT_SEVERITY_INFO, c->s.samples,
+            "GPU %u (%s) %s", detail);
     ct_finding_add_number(f, "compute_mode", (double)mode);
+    ct_finding_add_number(f, "refused_calls", (double)refused);
 }
 
 static void ecc(const struct device_case *c, struct ct_findings *out)

@@ -10,6 +10,9 @@
  * see the tracer's cost rather than the double's. CT_DOUBLE_DRIVER=1 makes it load the driver
  * double (libcuda.so.1) at its first call, as the real runtime does, and report every call and
  * the work it submits there (double_gpu.h), which turns them into CUPTI callbacks and activity.
+ * CT_DOUBLE_DEVICES_UNAVAILABLE=1 plays a device no context can be made on (a compute mode that
+ * forbids it, or another process holding it exclusively): every call but the version, device and
+ * error queries fails with cudaErrorDevicesUnavailable.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -68,6 +71,7 @@ static const CUpti_CallbackId api_cbids[API_COUNT] = {
     X(cudaErrorInvalidDeviceFunction, "invalid device function")                                   \
     X(cudaErrorNoDevice, "no CUDA-capable device is detected")                                     \
     X(cudaErrorInvalidDevice, "invalid device ordinal")                                            \
+    X(cudaErrorDevicesUnavailable, "CUDA-capable device(s) is/are busy or unavailable")            \
     X(cudaErrorNoKernelImageForDevice, "no kernel image is available for execution on the device") \
     X(cudaErrorInvalidResourceHandle, "invalid resource handle")                                   \
     X(cudaErrorNotReady, "device not ready")                                                       \
@@ -125,9 +129,10 @@ static struct {
     int compute_capability; /* CT_DOUBLE_SM: 90 means 9.0 */
     bool no_kernel_image;   /* CT_DOUBLE_NO_KERNEL_IMAGE=1: launches fail with 209 */
     char *stats_path;
-    bool driver; /* CT_DOUBLE_DRIVER=1: load the driver double and report to it */
-} knobs = {0,  0,     0,    0,    SIZE_MAX, SIZE_MAX, RUNTIME_VERSION, RUNTIME_VERSION,
-           90, false, NULL, false};
+    bool driver;              /* CT_DOUBLE_DRIVER=1: load the driver double and report to it */
+    bool devices_unavailable; /* CT_DOUBLE_DEVICES_UNAVAILABLE=1 */
+} knobs = {0,  0,     0,    0,     SIZE_MAX, SIZE_MAX, RUNTIME_VERSION, RUNTIME_VERSION,
+           90, false, NULL, false, false};
 
 /* The variable naming the statistics file. A copy of the double linked into a library (the
  * static-runtime test) is built to read another, so that two copies never write one file. */
@@ -194,6 +199,8 @@ static void load_knobs(void)
         knobs.no_kernel_image = value == 1;
     if (parse_decimal(getenv("CT_DOUBLE_DRIVER"), 1, &value))
         knobs.driver = value == 1;
+    if (parse_decimal(getenv("CT_DOUBLE_DEVICES_UNAVAILABLE"), 1, &value))
+        knobs.devices_unavailable = value == 1;
     const char *stats_path = getenv(CT_DOUBLE_STATS_ENV);
     if (stats_path && stats_path[0] != '\0')
         knobs.stats_path = strdup(stats_path);
@@ -393,14 +400,25 @@ static inline cudaError_t leave(enum api_id id, cudaError_t rc)
     return rc;
 }
 
-/* Starts every export that returns a cudaError_t. A driver too old refuses the call here, before
- * it has any effect (no output written, nothing allocated, copied or launched), as the real
- * runtime without a usable driver does. */
+/* With CT_DOUBLE_DEVICES_UNAVAILABLE, what the real runtime answers when it cannot make its
+ * context: the device queries still work, as they need none. */
+static inline bool context_refused_for(enum api_id id)
+{
+    return knobs.devices_unavailable && id != API_cudaRuntimeGetVersion &&
+           id != API_cudaDriverGetVersion && id != API_cudaGetDeviceCount &&
+           id != API_cudaGetDeviceProperties && id != API_cudaDeviceGetAttribute;
+}
+
+/* Starts every export that returns a cudaError_t. A driver too old, or a device no context can be
+ * made on, refuses the call here, before it has any effect (no output written, nothing
+ * allocated, copied or launched), as the real runtime then does. */
 #define ENTER_OR_REFUSE(id)                                                                        \
     do {                                                                                           \
         enter(id);                                                                                 \
         if (__builtin_expect(driver_too_old_for(id), 0))                                           \
             return leave(id, cudaErrorInsufficientDriver);                                         \
+        if (__builtin_expect(context_refused_for(id), 0))                                          \
+            return leave(id, cudaErrorDevicesUnavailable);                                         \
     } while (0)
 
 /* Exports that share an implementation; the implementation receives the exported name's id. */
