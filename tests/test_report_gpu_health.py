@@ -129,7 +129,27 @@ def test_pcie_downgraded_while_copies_run(reported):
     e = f["pcie-downgraded"]["evidence"]
     assert (e["generation"], e["width"], e["generation_max"], e["width_max"], e["share"]) == (
         3, 8, 5, 16, 1)
+    assert "copy_bandwidth_gbps" not in e  # no CUPTI: the copies were not timed on the GPU
     assert health(report)["copy_samples_link_below_max"] == health(report)["copy_samples"] >= 3
+
+
+def test_pcie_downgraded_gives_the_copies_achieved_bandwidth(reported, build_dir):
+    """With the driver double's CUPTI, each 1 MiB copy takes 1000 + 2**20 / 5 ns on the GPU
+    (CT_DOUBLE_COPY_BYTES_PER_NS=5): the finding gives that bandwidth beside the Gen3 x8 link's
+    (8 x 0.985 GB/s) and the Gen5 x16 one's (16 x 3.938 GB/s)."""
+    env = {"LD_LIBRARY_PATH": ":".join(os.path.join(build_dir, d)
+                                       for d in ("double", "driver", "nvml")),
+           "CT_DOUBLE_DRIVER": 1, "CT_DOUBLE_COPY_BYTES_PER_NS": 5}
+    report, _ = reported(["0 0 pcie_gen 3", "0 0 pcie_width 8"], copies=1, env=env)
+    f = nvml_findings(report)
+    assert set(f) == {"pcie-downgraded"}
+    e = f["pcie-downgraded"]["evidence"]
+    copies = int(reported.stdout.split()[1])
+    assert e["copy_bandwidth_gbps"] == pytest.approx((1 << 20) / (1000 + (1 << 20) // 5), 1e-12)
+    assert (e["link_gbps"], e["link_max_gbps"]) == (pytest.approx(7.88), pytest.approx(63.008))
+    assert f"CUPTI's {copies} copies across it moved {copies:.1f} MiB at 4.98 GB/s " \
+        "(the link as it ran carries 7.88 GB/s, at its best 63.01 GB/s)" in \
+        f["pcie-downgraded"]["message"]
 
 
 def test_pcie_twin_link_down_without_copies(reported):

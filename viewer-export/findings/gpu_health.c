@@ -136,19 +136,43 @@ static void clocks_low(const struct device_case *c, struct ct_findings *out)
     ct_finding_add_number(f, "sm_clock_max_mhz", (double)c->d->sm_clock_max);
 }
 
+/* What a PCIe link carries each way, in GB/s: a lane's rate after its
+ * encoding (8b/10b to Gen2, 128b/130b to Gen5, FLIT from Gen6). */
+static double link_gbps(int64_t generation, int64_t width)
+{
+    static const double lane[] = {0, 0.25, 0.5, 0.985, 1.969, 3.938, 7.563};
+    return generation > 0 && generation < 7 && width > 0 ? lane[generation] * (double)width : 0;
+}
+
+/* With CUPTI's timings: the bandwidth the copies across the link achieved,
+ * beside what the link they ran on, and the link at its best, carry. */
+static void achieved(const struct device_case *c, char *text, size_t size, double *gbps)
+{
+    const struct ct_gpu_health *h = &c->p->gpu_health;
+    *gbps = h->timed_copy_ns ? (double)h->timed_copy_bytes / (double)h->timed_copy_ns : 0;
+    if (*gbps)
+        snprintf(text, size,
+                 "; CUPTI's %llu copies across it moved %.1f MiB at %.2f GB/s (the link as it ran "
+                 "carries %.2f GB/s, at its best %.2f GB/s)",
+                 (unsigned long long)h->timed_copies, (double)h->timed_copy_bytes / (1 << 20),
+                 *gbps, link_gbps(c->s.copy_generation_min, c->s.copy_width_min),
+                 link_gbps((int64_t)c->d->pcie_generation_max, (int64_t)c->d->pcie_width_max));
+}
+
 static void pcie(const struct device_case *c, struct ct_findings *out)
 {
-    double part = share(c->s.link_below, c->s.copy_samples);
+    double part = share(c->s.link_below, c->s.copy_samples), gbps;
     if (!c->s.link_below || part < ct_thresholds.pcie_low_share)
         return;
-    char detail[256];
-    snprintf(detail, sizeof detail,
-             "had its PCIe link at Gen%lld x%lld, below its Gen%llu x%llu, in %llu of the %llu "
-             "samples taken while copies ran",
-             (long long)c->s.copy_generation_min, (long long)c->s.copy_width_min,
-             (unsigned long long)c->d->pcie_generation_max,
-             (unsigned long long)c->d->pcie_width_max, (unsigned long long)c->s.link_below,
-             (unsigned long long)c->s.copy_samples);
+    char detail[512];
+    size_t len = (size_t)snprintf(
+        detail, sizeof detail,
+        "had its PCIe link at Gen%lld x%lld, below its Gen%llu x%llu, in %llu of the %llu "
+        "samples taken while copies ran",
+        (long long)c->s.copy_generation_min, (long long)c->s.copy_width_min,
+        (unsigned long long)c->d->pcie_generation_max, (unsigned long long)c->d->pcie_width_max,
+        (unsigned long long)c->s.link_below, (unsigned long long)c->s.copy_samples);
+    achieved(c, detail + len, sizeof detail - len, &gbps);
     struct ct_finding *f = add(out, c, "pcie-downgraded", CT_SEVERITY_WARNING, c->s.link_below,
                                "GPU %u (%s) %s", detail);
     ct_finding_add_number(f, "generation", (double)c->s.copy_generation_min);
@@ -156,6 +180,14 @@ static void pcie(const struct device_case *c, struct ct_findings *out)
     ct_finding_add_number(f, "generation_max", (double)c->d->pcie_generation_max);
     ct_finding_add_number(f, "width_max", (double)c->d->pcie_width_max);
     ct_finding_add_number(f, "share", part);
+    if (gbps) {
+        ct_finding_add_number(f, "copy_bandwidth_gbps", gbps);
+        ct_finding_add_number(f, "link_gbps",
+                              link_gbps(c->s.copy_generation_min, c->s.copy_width_min));
+        ct_finding_add_number(
+            f, "link_max_gbps",
+            link_gbps((int64_t)c->d->pcie_generation_max, (int64_t)c->d->pcie_width_max));
+    }
 }
 
 static void shared(const struct device_case *c, struct ct_findings *out)

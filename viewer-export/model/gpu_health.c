@@ -187,8 +187,12 @@ void ct_gpu_health_host_copy(struct ct_gpu_health *h, const struct ct_event *e)
 void ct_gpu_health_gpu_copy(struct ct_gpu_health *h, const struct ct_event *e)
 {
     const char *kind = ct_event_text(e, ct_key_copy_kind);
-    if (strcmp(kind, ct_value_gpu_copy_htod) == 0 || strcmp(kind, ct_value_gpu_copy_dtoh) == 0)
-        add_copy(h, e);
+    if (strcmp(kind, ct_value_gpu_copy_htod) != 0 && strcmp(kind, ct_value_gpu_copy_dtoh) != 0)
+        return;
+    add_copy(h, e);
+    h->timed_copies++;
+    h->timed_copy_bytes += (uint64_t)ct_event_int(e, ct_key_bytes, 0);
+    h->timed_copy_ns += e->end > e->ts ? e->end - e->ts : 0;
 }
 
 /* The reasons of the span that covers `ts`, 0 outside every span. */

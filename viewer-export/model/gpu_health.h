@@ -58,6 +58,9 @@ struct ct_gpu_health {
     uint64_t failed_calls;
     struct ct_gpu_interval *copies; /* host-to-device and back, as they ran */
     size_t copy_count;
+    /* Of those, the ones CUPTI timed on the GPU: how many, what they moved
+     * and the time they took, which give the bandwidth the link achieved. */
+    uint64_t timed_copies, timed_copy_bytes, timed_copy_ns;
 };
 
 /* What a measure came to over the busy samples. */
