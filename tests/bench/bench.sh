@@ -7,7 +7,8 @@
 #      no-op runtime and most calls take the drop path.
 #   2. trace bytes per recorded call (zstd), from the no-drop traced runs.
 #   3. collector throughput on one core (tests/bench/collector_throughput.c).
-#   4. collector peak RSS, for runs of SHORT and LONG calls, from the trace.
+#   4. collector peak RSS, for runs of SHORT and LONG calls, from the trace, and LONG again
+#      with an 8 MiB spill pool (CUDATRACE_SPILL_MB): what bounds it.
 #   5. start-up cost on a process that never touches CUDA: STARTS runs of
 #      /bin/true, untraced and traced, wall time per run.
 #   6. one dlopen of an already-loaded library, untraced and traced (the
@@ -75,8 +76,9 @@ echo "  trace size                        $(calc "$bytes / $recorded") bytes per
 "$build/bench/collector_throughput" 5000000 | sed 's/^collector_throughput: /  collector throughput              /'
 "$build/bench/host_sample_cost" 16 4 1000 | sed 's/^host_sample_cost: /  host sampler                      /'
 
-rss() { # calls -> collector max RSS in KiB, from the trace's closing instant
+rss() { # calls [spill MiB] -> collector max RSS in KiB, from the trace's closing instant
     env CT_DOUBLE_CALL_NS=150 CUDATRACE_OUTPUT="$work/rss.$1.pftrace.zst" CUDATRACE_QUIET=1 \
+        ${2:+CUDATRACE_SPILL_MB=$2} \
         LD_PRELOAD="$build/libcudatrace.so" "$build/tests/launch_loop" "$1" > /dev/null
     "$build/cudatrace" report --json "$work/rss.$1.pftrace.zst" | python3 -c '
 import json, sys
@@ -85,6 +87,9 @@ print(t["collector_max_rss_kb"], "KiB after", t["calls_recorded"], "recorded cal
 }
 echo "  collector peak RSS                $(rss "$short")"
 echo "  collector peak RSS                $(rss "$long")"
+# The spill pool's pages count in the collector's RSS too (it maps them to read them): with a
+# small pool the same run shows what the collector itself holds.
+echo "  collector peak RSS, 8 MiB pool    $(rss "$long" 8)"
 
 starts="${BENCH_STARTS:-1000}"
 start_loop() { # preload-or-empty -> microseconds per /bin/true
