@@ -82,7 +82,7 @@ int ct_trace_file_open(char *path, size_t path_size)
     cctx = ZSTD_createCCtx();
     if (!cctx)
         return ENOMEM;
-    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, CT_TRACE_ZSTD_LEVEL);
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_stableInBuffer, 1);
     int err = create_unique(path, path_size);

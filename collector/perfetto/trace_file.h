@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* zstd's fastest level: the collector must keep up with the program, and
+ * level 1 already takes a launch to a few bytes. */
+#define CT_TRACE_ZSTD_LEVEL 1
+
 /* Creates the file at `path` (or path-1, path-2, ... when taken) and writes
  * the name used back into `path`. Returns 0, an errno value, or
  * CT_ERROR_NOT_A_FILE when `path` names a device, FIFO, socket or folder. */

@@ -6,7 +6,8 @@
 #      again with the default ring, where the collector cannot keep up with a
 #      no-op runtime and most calls take the drop path.
 #   2. trace bytes per recorded call (zstd), from the no-drop traced runs.
-#   3. collector throughput on one core (tests/bench/collector_throughput.c).
+#   3. collector throughput on one core (tests/bench/collector_throughput.c), and zstd alone
+#      on the same bytes at the same level: the share of it that is compression.
 #   4. collector peak RSS, for runs of SHORT and LONG calls, from the trace, and LONG again
 #      with an 8 MiB spill pool (CUDATRACE_SPILL_MB): what bounds it.
 #   5. start-up cost on a process that never touches CUDA: STARTS runs of
@@ -73,7 +74,8 @@ echo "  traced, every call recorded       $t ns per call  (+$(calc "$t - $u") ns
 echo "  traced, default ring ($dropped_share% dropped)  $d ns per call  (+$(calc "$d - $u") ns)"
 echo "  traced, host sampling off         $n ns per call  (sampling at 100 Hz: $(calc "$t - $n") ns)"
 echo "  trace size                        $(calc "$bytes / $recorded") bytes per recorded call ($recorded recorded, $dropped dropped)"
-"$build/bench/collector_throughput" 5000000 | sed 's/^collector_throughput: /  collector throughput              /'
+"$build/bench/collector_throughput" 5000000 | sed -e 's/^collector_throughput: /  collector throughput              /' \
+    -e 's/^collector_zstd: /  collector against zstd alone      /'
 "$build/bench/host_sample_cost" 16 4 1000 | sed 's/^host_sample_cost: /  host sampler                      /'
 
 rss() { # calls [spill MiB] -> collector max RSS in KiB, from the trace's closing instant
