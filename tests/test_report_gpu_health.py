@@ -221,6 +221,43 @@ def test_calls_refused_in_the_default_mode_are_not_the_modes(reported):
     assert "compute-mode" not in nvml_findings(report)
 
 
+GPU0 = "GPU-c0ffee00-0000-4000-8000-000000000000"
+MIG1 = "MIG-c0ffee00-0002-4000-8000-000000000000"  # the NVML double's second instance of GPU 0
+
+
+def health_gpu_uuids(report):
+    return [d["gpu_uuid"] for d in report["processes"][0]["gpu_health"]]
+
+
+def test_a_mig_instance_is_sampled_for_its_own_and_its_gpu_for_the_rest(reported):
+    """CUDA_VISIBLE_DEVICES names a MIG instance: its UUID, name, memory (an eighth of the
+    GPU's in the double) and processes are its own, the clocks and power its GPU's; NVML gives
+    no utilization in MIG mode, so the busy samples are those not idle by the clock-event
+    reasons, and the GPU's power cap is found."""
+    report, _ = reported(["0 0 mig 2", "0 0 reasons 4", "0 0 power_limit_mw 300000",
+                          "0 0 power_mw 299000"], env={"CUDA_VISIBLE_DEVICES": MIG1})
+    d = health(report)
+    assert (d["uuid"], d["gpu_uuid"], d["name"]) == (
+        MIG1, GPU0, "NVIDIA H100 80GB HBM3 MIG 1g.10gb (double)")
+    assert "utilization_percent" not in d and d["busy_samples"] == d["samples"] >= 4
+    assert d["power_mw"]["median"] == 299000 and d["sm_clock_max_mhz"] == 1980
+    assert report["processes"][0]["memory"]["nvml"][0]["used_peak_bytes"] == (512 << 20) >> 3
+    assert set(nvml_findings(report)) == {"power-capped"}
+
+
+def test_a_healthy_mig_instance_has_no_finding_and_an_idle_one_no_busy_sample(reported):
+    report, _ = reported(["0 0 mig 2"], env={"CUDA_VISIBLE_DEVICES": MIG1})
+    assert nvml_findings(report) == {} and health(report)["busy_samples"] >= 4
+    report, _ = reported(["0 0 mig 2", "0 0 reasons 1"], env={"CUDA_VISIBLE_DEVICES": MIG1})
+    assert health(report)["busy_samples"] == 0 and nvml_findings(report) == {}
+
+
+def test_a_mig_instance_nvml_does_not_list_is_not_sampled(reported):
+    report, _ = reported(["0 0 mig 1"], env={"CUDA_VISIBLE_DEVICES": MIG1})
+    assert report["processes"][0]["gpu_health"] == []
+    assert health_gpu_uuids(reported(["0 0 mig 2"])[0]) == [""]  # unset: the GPU itself
+
+
 def test_ecc_errors(reported):
     report, _ = reported(["0 0 ecc_corrected 10", "200 0 ecc_corrected 14",
                           "0 0 ecc_uncorrected 2"])

@@ -9,7 +9,11 @@
  * used the trace tells by its pid among their processes
  * (gpu.process.start). Unset, ordinals are taken as NVML's order, which
  * CUDA follows only under CUDA_DEVICE_ORDER=PCI_BUS_ID: the UUID and bus id
- * written with each device say which it is. MIG instances are not followed.
+ * written with each device say which it is. An entry "MIG-<uuid>" names
+ * a MIG instance, matched whole against each instance NVML lists: the
+ * instance is then sampled for what is its own, its GPU for the rest (the
+ * older "MIG-GPU-<uuid>/<gi>/<ci>" form is not matched). Unset, a GPU in
+ * MIG mode is followed as the GPU.
  */
 #include "collector/gpu_state/devices.h"
 
@@ -59,9 +63,56 @@ static int index_of(const char *entry, size_t len, const struct ct_gpu_device *a
     return found;
 }
 
+/* The instance, of a GPU among `all`, whose UUID is the `len` bytes of
+ * `entry`: its facts are its GPU's but for its UUID and name. */
+static int mig_instance(const struct ct_nvml *n, const char *entry, size_t len,
+                        const struct ct_gpu_device *all, const nvmlDevice_t *gpus, uint32_t count,
+                        struct ct_gpu_device *out, struct ct_gpu_handles *handles)
+{
+    if (!n->nvmlDeviceGetMaxMigDeviceCount || !n->nvmlDeviceGetMigDeviceHandleByIndex ||
+        !n->nvmlDeviceGetUUID)
+        return 0;
+    for (uint32_t i = 0; i < count; i++) {
+        unsigned int max = 0;
+        if (!gpus[i] || n->nvmlDeviceGetMaxMigDeviceCount(gpus[i], &max) != NVML_SUCCESS)
+            continue;
+        for (unsigned int m = 0; m < max; m++) {
+            nvmlDevice_t mig;
+            char uuid[sizeof out->uuid] = "";
+            if (n->nvmlDeviceGetMigDeviceHandleByIndex(gpus[i], m, &mig) != NVML_SUCCESS ||
+                n->nvmlDeviceGetUUID(mig, uuid, sizeof uuid) != NVML_SUCCESS ||
+                strlen(uuid) != len || strncmp(uuid, entry, len) != 0)
+                continue;
+            *out = all[i];
+            memcpy(out->gpu_uuid, all[i].uuid, sizeof out->gpu_uuid);
+            memcpy(out->uuid, uuid, sizeof out->uuid);
+            if (n->nvmlDeviceGetName)
+                n->nvmlDeviceGetName(mig, out->name, sizeof out->name);
+            *handles = (struct ct_gpu_handles){mig, gpus[i]};
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The device one entry of CUDA_VISIBLE_DEVICES names, into `out`. */
+static int chosen_by(const struct ct_nvml *n, const char *entry, size_t len,
+                     const struct ct_gpu_device *all, const nvmlDevice_t *gpus, uint32_t count,
+                     struct ct_gpu_device *out, struct ct_gpu_handles *handles)
+{
+    if (strncmp(entry, "MIG-", 4) == 0)
+        return mig_instance(n, entry, len, all, gpus, count, out, handles);
+    int index = index_of(entry, len, all, count);
+    if (index < 0)
+        return 0;
+    *out = all[index];
+    *handles = (struct ct_gpu_handles){gpus[index], gpus[index]};
+    return 1;
+}
+
 uint32_t ct_gpu_devices_choose(const struct ct_nvml *nvml, const char *visible,
                                struct ct_gpu_device out[CT_GPU_DEVICES_MAX],
-                               nvmlDevice_t handles[CT_GPU_DEVICES_MAX])
+                               struct ct_gpu_handles handles[CT_GPU_DEVICES_MAX])
 {
     static struct ct_gpu_device all[CT_GPU_DEVICES_MAX];
     static nvmlDevice_t all_handles[CT_GPU_DEVICES_MAX];
@@ -78,20 +129,18 @@ uint32_t ct_gpu_devices_choose(const struct ct_nvml *nvml, const char *visible,
             all_handles[known] = NULL;
     }
     uint32_t chosen = 0;
-    for (const char *entry = visible ? visible : ""; visible && chosen < known;) {
+    for (const char *entry = visible ? visible : ""; visible && chosen < CT_GPU_DEVICES_MAX;) {
         size_t len = strcspn(entry, ",");
-        int index = index_of(entry, len, all, known);
-        if (index < 0)
+        if (!chosen_by(nvml, entry, len, all, all_handles, known, &out[chosen], &handles[chosen]))
             break;
-        out[chosen] = all[index];
-        handles[chosen++] = all_handles[index];
+        chosen++;
         if (!entry[len])
             break;
         entry += len + 1;
     }
     for (uint32_t i = 0; !visible && i < known; i++) {
         out[chosen] = all[i];
-        handles[chosen++] = all_handles[i];
+        handles[chosen++] = (struct ct_gpu_handles){all_handles[i], all_handles[i]};
     }
     for (uint32_t i = 0; i < chosen; i++)
         out[i].slot = out[i].ordinal = i;

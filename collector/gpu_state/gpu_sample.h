@@ -19,6 +19,7 @@
 struct ct_gpu_device {
     uint32_t slot, nvml_index, ordinal;
     char uuid[96], pci_bus_id[32], name[96];
+    char gpu_uuid[96]; /* for a MIG instance, the GPU it is part of; else empty */
     uint32_t sm_clock_max, memory_clock_max, power_default_limit, pcie_generation_max,
         pcie_width_max; /* 0: unknown */
 };

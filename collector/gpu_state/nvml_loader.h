@@ -42,7 +42,10 @@
       (nvmlDevice_t, nvmlMemoryErrorType_t, nvmlEccCounterType_t, unsigned long long *))           \
     X(nvmlDeviceGetComputeMode, (nvmlDevice_t, nvmlComputeMode_t *))                               \
     X(nvmlDeviceGetPersistenceMode, (nvmlDevice_t, nvmlEnableState_t *))                           \
-    X(nvmlDeviceGetComputeRunningProcesses_v3, (nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *))
+    X(nvmlDeviceGetComputeRunningProcesses_v3,                                                     \
+      (nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *))                                         \
+    X(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t, unsigned int *))                              \
+    X(nvmlDeviceGetMigDeviceHandleByIndex, (nvmlDevice_t, unsigned int, nvmlDevice_t *))
 
 /* The library and its entry points; an entry point this driver lacks is
  * NULL, and what it measures goes unsampled. */

@@ -2,7 +2,9 @@
  * Reads a device's state: each measure through the one NVML call that
  * gives it. A call that fails leaves its measure out of the sample and is
  * counted; one that says the GPU is lost ends the reading, since every
- * later call on the device would say so too. The PCIe throughput query is
+ * later call on the device would say so too. A MIG instance gives its own
+ * memory, processes and utilization (which NVML does not report in MIG
+ * mode); the rest is its GPU's. The PCIe throughput query is
  * left out: it waits about 20 ms for its own sample window. What the calls
  * cost is in docs/performance.md.
  */
@@ -136,12 +138,13 @@ static void read_processes(struct reading *r, const struct ct_nvml *n, nvmlDevic
         r->sample->processes[i] = (struct ct_gpu_process){infos[i].pid, infos[i].usedGpuMemory};
 }
 
-nvmlReturn_t ct_gpu_sample_read(const struct ct_nvml *n, nvmlDevice_t d, struct ct_gpu_sample *out,
-                                uint64_t *failed)
+nvmlReturn_t ct_gpu_sample_read(const struct ct_nvml *n, struct ct_gpu_handles h,
+                                struct ct_gpu_sample *out, uint64_t *failed)
 {
-    struct reading r = {out, failed, d == NULL};
-    read_utilization(&r, n, d);
-    read_memory(&r, n, d);
+    struct reading r = {out, failed, h.own == NULL || h.gpu == NULL};
+    nvmlDevice_t d = h.gpu;
+    read_utilization(&r, n, h.own);
+    read_memory(&r, n, h.own);
     read_clocks(&r, n, d);
     read_uint(&r, n->nvmlDeviceGetPowerUsage, d, CT_GPU_POWER);
     read_uint(&r, n->nvmlDeviceGetEnforcedPowerLimit, d, CT_GPU_POWER_LIMIT);
@@ -152,6 +155,6 @@ nvmlReturn_t ct_gpu_sample_read(const struct ct_nvml *n, nvmlDevice_t d, struct 
     read_ecc(&r, n, d);
     read_modes(&r, n, d);
     read_reasons(&r, n, d);
-    read_processes(&r, n, d);
+    read_processes(&r, n, h.own);
     return r.lost ? NVML_ERROR_GPU_IS_LOST : NVML_SUCCESS;
 }

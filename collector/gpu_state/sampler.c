@@ -63,7 +63,8 @@ static int wait_interval(const struct timespec *since)
 }
 
 /* One reading of every device not lost. */
-static void sample_all(const struct ct_nvml *nvml, nvmlDevice_t *handles, int *lost, uint32_t count)
+static void sample_all(const struct ct_nvml *nvml, const struct ct_gpu_handles *handles, int *lost,
+                       uint32_t count)
 {
     for (uint32_t slot = 0; slot < count; slot++) {
         if (lost[slot])
@@ -96,7 +97,7 @@ static void announce_devices(const struct ct_gpu_device *devices, uint32_t count
 static void sample_until_stopped(const struct ct_nvml *nvml)
 {
     static struct ct_gpu_device devices[CT_GPU_DEVICES_MAX];
-    static nvmlDevice_t handles[CT_GPU_DEVICES_MAX];
+    static struct ct_gpu_handles handles[CT_GPU_DEVICES_MAX];
     int lost[CT_GPU_DEVICES_MAX] = {0};
     char driver[80] = "";
     if (nvml->nvmlSystemGetDriverVersion)

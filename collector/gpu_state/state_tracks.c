@@ -94,6 +94,7 @@ static void device_chosen(const struct ct_gpu_device *d, uint64_t ts)
         CT_UINT_ARG(ct_key_device, d->ordinal),
         CT_UINT_ARG(ct_key_nvml_index, d->nvml_index),
         CT_TEXT_ARG(ct_key_uuid, d->uuid),
+        CT_TEXT_ARG(ct_key_gpu_uuid, d->gpu_uuid),
         CT_TEXT_ARG(ct_key_pci_bus_id, d->pci_bus_id),
         CT_TEXT_ARG(ct_key_name, d->name),
         CT_UINT_ARG(ct_key_interval_ms, interval_ms),

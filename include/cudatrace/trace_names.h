@@ -226,6 +226,7 @@
     /* cudatrace.nvml, nvml.device and the NVML tracks */                                          \
     X(key, nvml_index, "nvml_index", UINT)                                                         \
     X(key, uuid, "uuid", STRING)                                                                   \
+    X(key, gpu_uuid, "gpu_uuid", STRING) /* a MIG instance's GPU */                                \
     X(key, pci_bus_id, "pci_bus_id", STRING)                                                       \
     X(key, nvml_driver, "nvml_driver", STRING)                                                     \
     X(key, interval_ms, "interval_ms", UINT)                                                       \

@@ -4,7 +4,9 @@
  * order, so a counter at a new time begins a new row and one at the row's
  * time joins it. Tracks are known by their names (trace_names.h), read
  * back with the device number they carry. A sample counts as busy when
- * the GPU's utilization was above 0 and it fell in the span summarised;
+ * the GPU's utilization was above 0 (or, where NVML gives none, as for a
+ * GPU in MIG mode, when its clock-event reasons do not say GpuIdle) and it
+ * fell in the span summarised;
  * each covers the sampling interval. The link counts only for the samples
  * with a copy running in the interval before them: a link trains down
  * when idle, and NVML reads it at the instant of the sample.
@@ -131,6 +133,7 @@ static void device_facts(struct ct_gpu_health *h, const struct ct_event *e)
     d->nvml_index = (uint32_t)ct_event_int(e, ct_key_nvml_index, 0);
     d->interval_ms = (uint32_t)ct_event_int(e, ct_key_interval_ms, 0);
     d->uuid = ct_event_text(e, ct_key_uuid);
+    d->gpu_uuid = ct_event_text(e, ct_key_gpu_uuid);
     d->name = ct_event_text(e, ct_key_name);
     d->pci_bus_id = ct_event_text(e, ct_key_pci_bus_id);
     d->sm_clock_max = (uint64_t)ct_event_int(e, ct_key_sm_clock_max, 0);
@@ -294,6 +297,13 @@ static void count_state(const struct ct_health_device *d, const char *in_span,
     }
 }
 
+static int sample_busy(const struct ct_health_device *d, const struct ct_health_row *r)
+{
+    if (r->have & 1u << CT_GPU_UTILIZATION)
+        return r->value[CT_GPU_UTILIZATION] > 0;
+    return !(reasons_at(d, r->ts) & CT_GPU_REASON_IDLE);
+}
+
 void ct_gpu_health_summarise(const struct ct_gpu_health *h, const struct ct_health_device *d,
                              uint64_t from, uint64_t to, struct ct_health_summary *out)
 {
@@ -306,8 +316,7 @@ void ct_gpu_health_summarise(const struct ct_gpu_health *h, const struct ct_heal
         const struct ct_health_row *r = &d->rows[i];
         in_span[i] = r->ts >= from && r->ts <= to;
         out->samples += (uint64_t)in_span[i];
-        busy[i] =
-            in_span[i] && (r->have & 1u << CT_GPU_UTILIZATION) && r->value[CT_GPU_UTILIZATION] > 0;
+        busy[i] = in_span[i] && sample_busy(d, r);
         if (!busy[i])
             continue;
         out->busy_samples++;

@@ -40,6 +40,7 @@ struct ct_health_device {
     int known;
     uint32_t ordinal, nvml_index, interval_ms;
     const char *uuid, *name, *pci_bus_id;
+    const char *gpu_uuid; /* a MIG instance's GPU; "" for a GPU */
     uint64_t sm_clock_max, memory_clock_max, power_default_limit, pcie_generation_max,
         pcie_width_max;
     struct ct_health_row *rows;

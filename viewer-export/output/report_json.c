@@ -258,6 +258,7 @@ static void json_gpu_device(struct ct_json *j, const struct ct_process_report *p
     ct_json_uint(j, "device", d->ordinal);
     ct_json_uint(j, "nvml_index", d->nvml_index);
     ct_json_string(j, "uuid", d->uuid);
+    ct_json_string(j, "gpu_uuid", d->gpu_uuid);
     ct_json_string(j, "name", d->name);
     ct_json_string(j, "pci_bus_id", d->pci_bus_id);
     ct_json_uint(j, "samples", s->samples);

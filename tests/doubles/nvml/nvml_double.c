@@ -16,8 +16,14 @@
  *                          it fails with NVML_ERROR_GPU_IS_LOST
  *   T - fail FUNCTION      that function fails with NVML_ERROR_UNKNOWN
  *   T - block FUNCTION MS  each call of it sleeps MS first
+ *   T D mig N              the device is in MIG mode with N instances
  * A line it cannot read fails nvmlInit, so a broken script cannot pass for
  * a healthy GPU. Unscripted, a device is a healthy, busy GPU (defaults[]).
+ * A MIG instance's handle answers, as the real library's does, only for
+ * what is the instance's own: its UUID ("MIG-..."), name, PCI info, memory
+ * (an eighth of the GPU's, here) and compute processes (the GPU's, here);
+ * the rest is NOT_SUPPORTED and read from the GPU, whose utilization is
+ * NOT_SUPPORTED too while it is in MIG mode.
  */
 #include <nvml.h>
 
@@ -29,6 +35,7 @@
 
 #define STEPS_MAX 4096
 #define DEVICES_MAX 16
+#define MIG_MAX 7 /* instances a GPU can be split into */
 
 enum field {
     UTIL_GPU,
@@ -55,6 +62,7 @@ enum field {
     PERSISTENCE,
     MEM_USED,
     MEM_TOTAL,
+    MIG_INSTANCES,
     LOST,
     FIELD_COUNT,
     /* steps that are not measures */
@@ -91,6 +99,7 @@ static const char *const fields[FIELD_COUNT] = {
     "persistence",
     "mem_used",
     "mem_total",
+    "mig",
     "lost",
 };
 
@@ -121,13 +130,14 @@ struct step {
 };
 
 struct nvmlDevice_st {
-    unsigned int index;
+    unsigned int index; /* the GPU's; a MIG instance's is its GPU's */
+    unsigned int mig;   /* 0: the GPU; n: its instance n - 1 */
 };
 
 static struct step steps[STEPS_MAX];
 static int step_count, initialized;
 static struct timespec init_time;
-static struct nvmlDevice_st devices[DEVICES_MAX];
+static struct nvmlDevice_st devices[DEVICES_MAX], migs[DEVICES_MAX][MIG_MAX];
 
 static unsigned long long now_ms(void)
 {
@@ -236,10 +246,17 @@ static nvmlReturn_t enter_device(const char *function, nvmlDevice_t d, const voi
     nvmlReturn_t r = enter(function);
     if (r != NVML_SUCCESS)
         return r;
-    if (!d || d->index >= device_count() || !out)
+    if (!d || d->index >= device_count() || !out || d->mig > value(d, MIG_INSTANCES))
         return NVML_ERROR_INVALID_ARGUMENT;
     return value(d, LOST) ? NVML_ERROR_GPU_IS_LOST : NVML_SUCCESS;
 }
+
+/* What only the GPU answers, not a MIG instance of it. */
+#define GPU_ONLY(d)                                                                                \
+    do {                                                                                           \
+        if ((d) && (d)->mig)                                                                       \
+            return NVML_ERROR_NOT_SUPPORTED;                                                       \
+    } while (0)
 
 #define ENTER(d, out)                                                                              \
     do {                                                                                           \
@@ -252,6 +269,7 @@ static nvmlReturn_t enter_device(const char *function, nvmlDevice_t d, const voi
 #define GET_UINT(d, out, f)                                                                        \
     do {                                                                                           \
         ENTER(d, out);                                                                             \
+        GPU_ONLY(d);                                                                               \
         *(out) = (unsigned int)value(d, f);                                                        \
         return NVML_SUCCESS;                                                                       \
     } while (0)
@@ -263,8 +281,11 @@ nvmlReturn_t nvmlInit_v2(void)
         return NVML_ERROR_UNKNOWN;
     nvmlReturn_t r = enter(__func__);
     initialized = r == NVML_SUCCESS;
-    for (unsigned int i = 0; i < DEVICES_MAX; i++)
+    for (unsigned int i = 0; i < DEVICES_MAX; i++) {
         devices[i].index = i;
+        for (unsigned int m = 0; m < MIG_MAX; m++)
+            migs[i][m] = (struct nvmlDevice_st){i, m + 1};
+    }
     return r;
 }
 
@@ -331,15 +352,36 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
 {
     ENTER(device, uuid);
     char text[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-    snprintf(text, sizeof text, "GPU-c0ffee%02u-0000-4000-8000-%012u", device->index,
-             device->index);
+    snprintf(text, sizeof text, "%s-c0ffee%02u-%04u-4000-8000-%012u", device->mig ? "MIG" : "GPU",
+             device->index, device->mig, device->index);
     return copy_text(text, uuid, length);
 }
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
 {
     ENTER(device, name);
-    return copy_text("NVIDIA H100 80GB HBM3 (double)", name, length);
+    return copy_text(device->mig ? "NVIDIA H100 80GB HBM3 MIG 1g.10gb (double)"
+                                 : "NVIDIA H100 80GB HBM3 (double)",
+                     name, length);
+}
+
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count)
+{
+    ENTER(device, count);
+    GPU_ONLY(device);
+    *count = value(device, MIG_INSTANCES) ? MIG_MAX : 0;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
+                                                 nvmlDevice_t *mig)
+{
+    ENTER(device, mig);
+    GPU_ONLY(device);
+    if (index >= value(device, MIG_INSTANCES))
+        return NVML_ERROR_NOT_FOUND;
+    *mig = &migs[device->index][index];
+    return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
@@ -356,6 +398,9 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization)
 {
     ENTER(device, utilization);
+    GPU_ONLY(device);
+    if (value(device, MIG_INSTANCES))
+        return NVML_ERROR_NOT_SUPPORTED;
     utilization->gpu = (unsigned int)value(device, UTIL_GPU);
     utilization->memory = (unsigned int)value(device, UTIL_MEM);
     return NVML_SUCCESS;
@@ -375,8 +420,9 @@ nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 {
     ENTER(device, memory);
-    memory->total = value(device, MEM_TOTAL);
-    memory->used = value(device, MEM_USED);
+    unsigned int share = device->mig ? 3 : 0; /* an instance has an eighth */
+    memory->total = value(device, MEM_TOTAL) >> share;
+    memory->used = value(device, MEM_USED) >> share;
     memory->free = memory->total > memory->used ? memory->total - memory->used : 0;
     return NVML_SUCCESS;
 }
@@ -407,6 +453,7 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
                                                     unsigned long long *reasons)
 {
     ENTER(device, reasons);
+    GPU_ONLY(device);
     *reasons = value(device, REASONS);
     return NVML_SUCCESS;
 }
@@ -415,6 +462,7 @@ nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvmlPerfPolicyTyp
                                           nvmlViolationTime_t *violation)
 {
     ENTER(device, violation);
+    GPU_ONLY(device);
     if (policy != NVML_PERF_POLICY_POWER && policy != NVML_PERF_POLICY_THERMAL)
         return NVML_ERROR_NOT_SUPPORTED;
     violation->referenceTime = now_ms() * 1000;
@@ -452,6 +500,7 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
                                          nvmlEccCounterType_t counter, unsigned long long *count)
 {
     ENTER(device, count);
+    GPU_ONLY(device);
     (void)counter;
     *count =
         value(device, type == NVML_MEMORY_ERROR_TYPE_UNCORRECTED ? ECC_UNCORRECTED : ECC_CORRECTED);
@@ -461,6 +510,7 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
 nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t *mode)
 {
     ENTER(device, mode);
+    GPU_ONLY(device);
     *mode = (nvmlComputeMode_t)value(device, COMPUTE_MODE);
     return NVML_SUCCESS;
 }
@@ -468,6 +518,7 @@ nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t *mo
 nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t *mode)
 {
     ENTER(device, mode);
+    GPU_ONLY(device);
     *mode = value(device, PERSISTENCE) ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
     return NVML_SUCCESS;
 }
