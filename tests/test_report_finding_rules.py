@@ -1104,6 +1104,39 @@ def test_hang_twins(new_trace, findings, wall, in_flight, thresholds):
     assert "hang" not in ids(findings(t, **thresholds))
 
 
+def ranks_stuck(new_trace, stuck):
+    """One process per entry of `stuck`: those True are stuck in a cudaDeviceSynchronize at the
+    end, killed after HANG_WALL; the others made the same call and returned. Also how long the
+    stuck were inside it."""
+    ranks = []
+    for i, is_stuck in enumerate(stuck):
+        rank = new_trace(pid=PID + i, wall=HANG_WALL)
+        inside = stuck_sync(rank, in_flight=is_stuck)
+        ranks.append(rank)
+    return ranks, inside
+
+
+def test_hang_missing_names_the_rank_the_others_wait_for(new_trace, findings):
+    ranks, inside = ranks_stuck(new_trace, [True, True, False, True])
+    found = findings(*ranks)
+    assert ids(found) == ["hang", "hang", "hang", "hang-missing"]
+    f = the([x for x in found if x["id"] == "hang-missing"], "hang-missing", "error", pid=PID + 2)
+    assert f["evidence"] == {"stuck": 3, "processes": 4, "longest_ns": inside}
+    assert f["message"].startswith(
+        f"pid {PID + 2} was not inside a CUDA call when its trace ended, while 3 of the 4 "
+        f"processes were stuck in one (the longest, pid {PID}, for {inside / 1e9:.1f} s)")
+
+
+@pytest.mark.parametrize("stuck", [
+    [True, True, True],  # all stuck: nothing says which is missing
+    [True, False, False],  # one stuck: its own hang, not a job's
+    [True, True, False, False],  # half
+])
+def test_hang_missing_twins(new_trace, findings, stuck):
+    found = findings(*ranks_stuck(new_trace, stuck)[0])
+    assert ids(found) == ["hang"] * sum(stuck)
+
+
 @pytest.mark.parametrize("fast_ns, slow_ns, slow, thresholds, threshold_ns", [
     (50 * US, 2 * MS, 3, {}, 1 * MS),  # over 1 ms and 10x the 50 us median
     (50 * US, 2 * MS, 2, {}, None),  # two calls

@@ -6,10 +6,13 @@
  * process waits in synchronising calls far longer than the others; and
  * inconsistent-environment, when processes ran with different values of a
  * variable that changes CUDA's behaviour (a node with another
- * LD_LIBRARY_PATH or NCCL_* setting). Processes are compared only with
+ * LD_LIBRARY_PATH or NCCL_* setting); and hang-missing, on each process
+ * that was not stuck in a CUDA call at the end while most of its job was
+ * (the one a collective waits for). Processes are compared only with
  * those of their own job (the same job id, or none); a job of one process
  * gets none of these.
  */
+#include "viewer-export/job/aggregate.h"
 #include "viewer-export/job/job.h"
 
 #include <stdarg.h>
@@ -270,6 +273,57 @@ static void inconsistent_environment(const struct group *g)
     free(variables);
 }
 
+/* The hang finding of member `i`, or NULL. */
+static const struct ct_finding *hang_of(const struct group *g, size_t i)
+{
+    for (size_t k = 0; k < g->job->findings.count; k++) {
+        const struct ct_finding *f = &g->job->findings.items[k];
+        if (!f->across && f->process == g->start + i && strcmp(f->id, "hang") == 0)
+            return f;
+    }
+    return NULL;
+}
+
+/* Most of the job stuck in a CUDA call at the end and a few not: the few
+ * are most often what the rest wait for (a collective they never reached,
+ * their part of the work never sent). With half or fewer stuck, or all of
+ * them, nothing says which is missing. */
+static void hang_missing(const struct group *g)
+{
+    size_t stuck = 0;
+    const struct ct_finding *longest = NULL;
+    for (size_t i = 0; i < g->count; i++) {
+        const struct ct_finding *f = hang_of(g, i);
+        stuck += f != NULL;
+        if (f && (!longest || f->cost_ns > longest->cost_ns))
+            longest = f;
+    }
+    if (stuck < 2 || stuck * 2 <= g->count || stuck == g->count)
+        return;
+    /* Taken now: adding findings moves them. */
+    uint64_t longest_ns = longest->cost_ns;
+    const char *word = ct_job_members_word(g->job);
+    char message[1024], name[128], stuck_name[128];
+    ct_job_process_name(g->job, &g->job->processes[longest->process], stuck_name,
+                        sizeof stuck_name);
+    for (size_t i = 0; i < g->count; i++) {
+        if (hang_of(g, i))
+            continue;
+        snprintf(message, sizeof message,
+                 "%s was not inside a CUDA call when its trace ended, while %zu of the %zu %s "
+                 "were stuck in one (the longest, %s, for %.1f s): the others most often wait "
+                 "for it, in a collective it never reached or for work of its that never came; "
+                 "look at what it did last in its trace",
+                 ct_job_process_name(g->job, member(g, i), name, sizeof name), stuck, g->count,
+                 word, stuck_name, (double)longest_ns / 1e9);
+        struct ct_finding *f = add(g, i, "hang-missing", message);
+        f->severity = CT_SEVERITY_ERROR;
+        ct_finding_add_number(f, "stuck", (double)stuck);
+        ct_finding_add_number(f, "processes", (double)g->count);
+        ct_finding_add_number(f, "longest_ns", (double)longest_ns);
+    }
+}
+
 void ct_findings_across(struct ct_job *job)
 {
     struct group g = {job, 0, 0};
@@ -284,5 +338,6 @@ void ct_findings_across(struct ct_job *job)
         inconsistent_libraries(&g);
         straggler(&g);
         inconsistent_environment(&g);
+        hang_missing(&g);
     }
 }
