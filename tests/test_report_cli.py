@@ -159,7 +159,7 @@ def expected_from_trace(trace):
                                           "final_bytes": int(device[-1][1]) if device else 0},
                           "vmm": {"peak_bytes": 0, "final_bytes": 0}},
             # the programs allocate for themselves, and no NVML is loaded
-            "by_library": [], "nvml": [],
+            "by_library": [], "nvml": [], "pools": pool_figures(by_name),
         },
         "versions": {"runtime": runtime if runtime > 0 else None,
                      "driver": driver if driver > 0 else None},
@@ -209,6 +209,21 @@ def assert_matches_trace(process, trace):
         for i in instants(trace, "cuda.library.failed")]
 
 
+def pool_figures(by_name):
+    """What the pools held as the trace's reads of ReservedMemCurrent (5) said, each pool's
+    latest reading summed in time order, and the trims."""
+    reads = sorted((s for s in by_name.get("cudaMemPoolGetAttribute", [])
+                    if s["args"]["result"] == 0 and s["args"].get("attribute") == 5),
+                   key=lambda s: s["ts"] + s["dur"])
+    latest, peak = {}, 0
+    for s in reads:
+        latest[s["args"]["handle"]] = s["args"]["value"]
+        peak = max(peak, sum(latest.values()))
+    trims = sum(s["args"]["result"] == 0 for s in by_name.get("cudaMemPoolTrimTo", []))
+    return {"readings": len(reads), "pools": len(latest), "trims": trims,
+            "reserved_peak_bytes": peak, "reserved_final_bytes": sum(latest.values())}
+
+
 def truth_counts(truth, names, key="calls"):
     return sum(truth[key].get(n, 0) for n in names)
 
@@ -230,7 +245,9 @@ def assert_matches_truth(process, truth, hooked):
         "by_source": {"allocations": {"peak_bytes": truth["peak_device_bytes"],
                                       "final_bytes": truth["final_device_bytes"]},
                       "vmm": {"peak_bytes": 0, "final_bytes": 0}},
-        "by_library": [], "nvml": []}
+        "by_library": [], "nvml": [],
+        # the double keeps no count of pool readings: the trace's check holds them
+        "pools": process["memory"]["pools"]}
 
 
 def varint(value):

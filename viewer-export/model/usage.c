@@ -399,6 +399,9 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
         if (!failed)
             unpin(u, e);
         break;
+    case CT_FAMILY_HANDLE:
+        ct_pool_reserve_slice(&u->pools, fn, e);
+        break;
     default:
         break;
     }
@@ -455,6 +458,7 @@ void ct_usage_free(struct ct_usage *u)
     free(u->threads);
     ct_u64_map_free(&u->live);
     ct_vmm_ledger_free(&u->vmm);
+    ct_pool_reserve_free(&u->pools);
     ct_time_order_free(&u->memory_order);
     free(u->blocks);
     free(u->alloc_times);

@@ -12,6 +12,7 @@
 
 #include "viewer-export/model/gpu.h"
 #include "viewer-export/model/holders.h"
+#include "viewer-export/model/pools.h"
 #include "viewer-export/model/timeline.h"
 #include "viewer-export/read/trace_decode.h"
 #include "common/time_order.h"
@@ -78,6 +79,7 @@ struct ct_usage {
     size_t block_count;
     uint64_t live_bytes;
     struct ct_holders holders;     /* of it, what each CUDA library allocated */
+    struct ct_pool_reserve pools;  /* what the pools held, as the runtime said */
     struct ct_timeline low_points; /* the lowest live bytes in each span of time */
     /* The same by the number of calls made, not by time: a leak that runs in
      * milliseconds fills a run's calls though not its time. */

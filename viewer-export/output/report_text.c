@@ -207,6 +207,24 @@ static void print_identity(FILE *out, const struct ct_process_identity *id)
 }
 
 /* What NVML saw in use on each device beside the tracer's own figure. */
+/* What the pools held beyond their live allocations, when the program asked. */
+static void print_pools(FILE *out, const struct ct_process_report *p)
+{
+    struct ct_pool_summary s;
+    char a[32], b[32];
+    ct_pool_reserve_summarise(&p->usage.pools, &s);
+    if (s.readings)
+        fprintf(out,
+                "                 pools (cudaMallocAsync) held up to %s as the runtime said when "
+                "asked, %s when last asked (%llu readings of %llu pool%s)\n",
+                ct_human_bytes((double)s.peak_bytes, a, sizeof a),
+                ct_human_bytes((double)s.final_bytes, b, sizeof b), (unsigned long long)s.readings,
+                (unsigned long long)s.pools, s.pools == 1 ? "" : "s");
+    if (s.trims)
+        fprintf(out, "                 pools trimmed %llu times (cudaMemPoolTrimTo)\n",
+                (unsigned long long)s.trims);
+}
+
 static void print_memory_vs_nvml(FILE *out, const struct ct_process_report *p)
 {
     char a[32], b[32];
@@ -270,6 +288,7 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
                 ct_human_bytes((double)h->peak, a, sizeof a),
                 ct_human_bytes((double)h->live, b, sizeof b));
     }
+    print_pools(out, p);
     print_memory_vs_nvml(out, p);
     if (p->run.memory_events_late)
         fprintf(out,

@@ -163,6 +163,7 @@ struct block {
     size_t size;
     enum mem_kind kind;
     struct block *next;
+    cudaMemPool_t pool; /* the pool it came from (cudaMallocAsync and the like), or NULL */
 };
 
 /* Frees need each pointer's size and kind; allocation is never on a benchmark's hot path. */
@@ -474,7 +475,7 @@ static struct block **bucket_for(const void *ptr)
 /* Adds a block of `size` bytes at ptr to the table and the live counts; the lock is held. */
 static void link_block(struct block *entry, void *ptr, size_t size, enum mem_kind kind)
 {
-    *entry = (struct block){ptr, size, kind, *bucket_for(ptr)};
+    *entry = (struct block){ptr, size, kind, *bucket_for(ptr), NULL};
     *bucket_for(ptr) = entry;
     blocks.live_bytes[kind] += size;
     if (blocks.live_bytes[kind] > blocks.peak_bytes[kind])
@@ -553,6 +554,74 @@ static cudaError_t allocate(void **out, size_t size, enum mem_kind kind)
 }
 
 /* Freeing through the wrong family (cudaFree on pinned memory) is an error, as on a GPU. */
+/* ---- what a pool holds ----------------------------------------------------------------------
+ * A pool reserves device memory in granules as its allocations need it and keeps it when they
+ * are freed; it gives back what no allocation uses down to its release threshold at a
+ * synchronisation (the default pool's and the device's current pool's) and down to the bytes to
+ * keep at cudaMemPoolTrimTo, as the real runtime does. The figures are its ReservedMem* and
+ * UsedMem* attributes; blocks.lock guards them. */
+#define POOL_GRANULE (2u << 20)
+
+static uint64_t pool_granules(uint64_t bytes)
+{
+    return (bytes + POOL_GRANULE - 1) / POOL_GRANULE * POOL_GRANULE;
+}
+
+static void raise_to(uint64_t *high, uint64_t value)
+{
+    if (value > *high)
+        *high = value;
+}
+
+/* The pool's reserve once it gives back what its allocations do not use beyond `keep`. */
+static void pool_shrink(cudaMemPool_t pool, uint64_t keep)
+{
+    uint64_t *a = pool->attributes, needed = pool_granules(a[cudaMemPoolAttrUsedMemCurrent]);
+    uint64_t kept = keep < a[cudaMemPoolAttrReservedMemCurrent]
+                        ? pool_granules(keep)
+                        : a[cudaMemPoolAttrReservedMemCurrent];
+    a[cudaMemPoolAttrReservedMemCurrent] = kept > needed ? kept : needed;
+}
+
+/* The block at `ptr` came from `pool`. */
+static void pool_took(cudaMemPool_t pool, void *ptr)
+{
+    pthread_mutex_lock(&blocks.lock);
+    struct block **link = find_block(ptr, MEM_DEVICE);
+    if (link) {
+        uint64_t *a = pool->attributes;
+        (*link)->pool = pool;
+        a[cudaMemPoolAttrUsedMemCurrent] += (*link)->size;
+        raise_to(&a[cudaMemPoolAttrUsedMemHigh], a[cudaMemPoolAttrUsedMemCurrent]);
+        raise_to(&a[cudaMemPoolAttrReservedMemCurrent],
+                 pool_granules(a[cudaMemPoolAttrUsedMemCurrent]));
+        raise_to(&a[cudaMemPoolAttrReservedMemHigh], a[cudaMemPoolAttrReservedMemCurrent]);
+    }
+    pthread_mutex_unlock(&blocks.lock);
+}
+
+/* A device reset forgets what the default pool held, so a later free may find less. */
+static void pool_gave_back(const struct block *b)
+{
+    if (!b->pool)
+        return;
+    pthread_mutex_lock(&blocks.lock);
+    uint64_t *used = &b->pool->attributes[cudaMemPoolAttrUsedMemCurrent];
+    *used -= b->size < *used ? b->size : *used;
+    pthread_mutex_unlock(&blocks.lock);
+}
+
+/* A destroyed pool's blocks stay valid until freed, and no longer count for it. */
+static void pool_forget(cudaMemPool_t pool)
+{
+    pthread_mutex_lock(&blocks.lock);
+    for (size_t i = 0; i < BLOCK_TABLE_BUCKETS; i++)
+        for (struct block *b = blocks.buckets[i]; b; b = b->next)
+            if (b->pool == pool)
+                b->pool = NULL;
+    pthread_mutex_unlock(&blocks.lock);
+}
+
 static cudaError_t release(void *ptr, enum mem_kind kind)
 {
     if (!ptr)
@@ -560,6 +629,7 @@ static cudaError_t release(void *ptr, enum mem_kind kind)
     struct block *found = unlink_block(ptr, kind);
     if (!found)
         return cudaErrorInvalidValue;
+    pool_gave_back(found);
     const struct ct_gpu_table *driver = tracing_driver();
     if (driver)
         driver->released(ptr, CT_GPU_LEGACY_STREAM_ID);
@@ -574,10 +644,16 @@ static cudaError_t allocate_as(enum api_id id, void **out, size_t size, enum mem
     return leave(id, allocate(out, size, kind));
 }
 
+static cudaMemPool_t current_device_pool(void);
+
+/* From the device's current pool. */
 static cudaError_t allocate_on_stream(enum api_id id, void **out, size_t size, cudaStream_t stream)
 {
     (void)stream;
-    return allocate_as(id, out, size, MEM_DEVICE);
+    cudaError_t rc = allocate_as(id, out, size, MEM_DEVICE);
+    if (rc == cudaSuccess && *out)
+        pool_took(current_device_pool(), *out);
+    return rc;
 }
 
 static cudaError_t release_as(enum api_id id, void *ptr, enum mem_kind kind)
@@ -642,7 +718,10 @@ static cudaError_t allocate_from_pool(enum api_id id, void **out, size_t size, c
 {
     (void)stream;
     ENTER_OR_REFUSE(id);
-    return leave(id, pool ? allocate(out, size, MEM_DEVICE) : cudaErrorInvalidValue);
+    cudaError_t rc = pool ? allocate(out, size, MEM_DEVICE) : cudaErrorInvalidValue;
+    if (rc == cudaSuccess && *out)
+        pool_took(pool, *out);
+    return leave(id, rc);
 }
 
 DEFINE_TRACED_PAIR(cudaMallocFromPoolAsync, cudaMallocFromPoolAsync_ptsz,
@@ -1214,6 +1293,8 @@ DEFINE_EXPORT(cudaEventQuery, (cudaEvent_t event), require_handle, event,
 /* The simulated wait is what makes synchronising calls visible on a trace's timeline; with the
  * driver, the call also waits for the device to reach the end of the work it waits for (an event
  * waits for the whole device) and leaves a SYNCHRONIZATION record. */
+static void pools_release_at_sync(void);
+
 static cudaError_t synchronize(enum api_id id, bool handle_valid,
                                CUpti_ActivitySynchronizationType type, uint32_t stream_id)
 {
@@ -1225,6 +1306,7 @@ static cudaError_t synchronize(enum api_id id, bool handle_valid,
     const struct ct_gpu_table *driver = tracing_driver();
     if (driver)
         driver->synchronize(type, stream_id);
+    pools_release_at_sync();
     return leave(id, cudaSuccess);
 }
 
@@ -1374,6 +1456,21 @@ DEFINE_GUARDED(cudaDeviceGetAttribute, (int *value, enum cudaDeviceAttr attr, in
 /* What the program set on its one device; cudaDeviceReset forgets it. */
 static struct CUmemPoolHandle_st default_pool = POOL_DEFAULTS;
 static _Atomic(cudaMemPool_t) current_pool = &default_pool;
+
+static cudaMemPool_t current_device_pool(void)
+{
+    return atomic_load(&current_pool);
+}
+
+static void pools_release_at_sync(void)
+{
+    cudaMemPool_t current = atomic_load(&current_pool);
+    pthread_mutex_lock(&blocks.lock);
+    pool_shrink(&default_pool, default_pool.attributes[cudaMemPoolAttrReleaseThreshold]);
+    if (current != &default_pool)
+        pool_shrink(current, current->attributes[cudaMemPoolAttrReleaseThreshold]);
+    pthread_mutex_unlock(&blocks.lock);
+}
 static atomic_uint device_flags;
 
 static cudaError_t set_device_flags(unsigned int flags)
@@ -1461,15 +1558,19 @@ static cudaError_t destroy_pool(cudaMemPool_t pool)
         return cudaErrorInvalidValue;
     cudaMemPool_t expected = pool;
     atomic_compare_exchange_strong(&current_pool, &expected, &default_pool);
+    pool_forget(pool);
     free(pool);
     return cudaSuccess;
 }
 
-/* The memory is the process's own, so there is never anything to give back. */
 static cudaError_t trim_pool(cudaMemPool_t pool, size_t keep)
 {
-    (void)keep;
-    return pool ? cudaSuccess : cudaErrorInvalidValue;
+    if (!pool)
+        return cudaErrorInvalidValue;
+    pthread_mutex_lock(&blocks.lock);
+    pool_shrink(pool, keep);
+    pthread_mutex_unlock(&blocks.lock);
+    return cudaSuccess;
 }
 
 DEFINE_GUARDED(cudaMemPoolCreate,
@@ -1511,10 +1612,12 @@ static cudaError_t get_pool_attribute(cudaMemPool_t pool, enum cudaMemPoolAttr a
 {
     if (!pool_attribute_known(pool, attr, value))
         return cudaErrorInvalidValue;
+    pthread_mutex_lock(&blocks.lock);
     if (pool_attribute_is_int(attr))
         *(int *)value = (int)pool->attributes[attr];
     else
         *(uint64_t *)value = pool->attributes[attr];
+    pthread_mutex_unlock(&blocks.lock);
     return cudaSuccess;
 }
 
