@@ -41,7 +41,9 @@ def test_threads_that_hand_addresses_to_each_other(trace_run, build_dir, threads
                                  "by_source": {"allocations": {"peak_bytes": peak,
                                                                "final_bytes": 0},
                                                "vmm": {"peak_bytes": 0, "final_bytes": 0}},
-                                 "by_library": [], "nvml": []}
+                                 "by_library": [], "nvml": [],
+                                 "pools": {"readings": 0, "pools": 0, "trims": 0,
+                                           "reserved_peak_bytes": 0, "reserved_final_bytes": 0}}
     values = [v for _, v in trace.counters[DEVICE_TRACK]]
     assert (max(values), min(values), values[-1]) == (peak, 0, 0)
     assert end_args(trace)["memory_events_late"] == 0
