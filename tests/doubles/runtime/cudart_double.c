@@ -130,7 +130,7 @@ static struct {
     /* CT_DOUBLE_SYNC_BLOCK_FILE: synchronising calls wait until this file exists, as a sync
      * on work that never completes waits, until a test releases the program. */
     char *sync_block_file;
-} knobs = {0,  0,     0,    0,    SIZE_MAX, SIZE_MAX, RUNTIME_VERSION, RUNTIME_VERSION,
+} knobs = {0,  0,     0,    0,     SIZE_MAX, SIZE_MAX, RUNTIME_VERSION, RUNTIME_VERSION,
            90, false, NULL, false, NULL};
 
 /* The variable naming the statistics file. A copy of the double linked into a library (the
