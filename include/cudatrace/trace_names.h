@@ -162,7 +162,6 @@
     X(key, in_flight, "in_flight", UINT)                                                           \
     /* cudatrace.snapshot (collector/snapshot/) */                                                 \
     X(key, trigger, "trigger", STRING)                                                             \
-    X(key, snapshot, "snapshot", UINT)                                                             \
     X(key, since_ns, "since_ns", UINT)                                                             \
     X(key, hang_ns, "hang_ns", UINT)                                                               \
     /* cudatrace.calls */                                                                          \
