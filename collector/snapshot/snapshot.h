@@ -31,8 +31,11 @@ struct ct_snapshot_reason {
 void ct_snapshot_start(struct ct_shm_header *shm);
 /* Writes trace.snapshot-N.pftrace.zst beside the trace (perfetto/
  * trace_file.c names it) and its name into `path`; 0, or an errno value
- * when it could not (nothing is left behind then). The drain waits for it:
- * one copy of the trace file, which a bound keeps to CUDATRACE_MAX_MB. */
+ * when it could not (nothing is left behind then). Called from the
+ * collector's loop between drain passes (the builder and the writer are
+ * that thread's), as the triggers do; `ctl snapshot` must ask it there too.
+ * The drain waits for it: one copy of the trace file, which a bound keeps
+ * to CUDATRACE_MAX_MB. */
 int ct_snapshot_write(const struct ct_snapshot_reason *why, char *path, size_t path_size);
 
 #endif
