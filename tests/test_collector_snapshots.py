@@ -1,7 +1,7 @@
 """Snapshots (collector/snapshot/, docs/snapshots.md): the collector copies the trace
 as it is, plus every running thread's state, to trace.snapshot-N.pftrace.zst beside it,
-by itself on a hang, an out-of-memory or a CUDA error (CUDATRACE_SNAPSHOT_ON), while the
-program and the trace go on unchanged.
+by itself on a hang (the default), an out-of-memory or a CUDA error (CUDATRACE_SNAPSHOT_ON),
+while the program and the trace go on unchanged.
 
 The hang: gpu_steps on the runtime double with the driver and CUPTI doubles, whose
 synchronise blocks until a file the test makes exists (CT_DOUBLE_SYNC_BLOCK_FILE), and
@@ -13,8 +13,8 @@ as it does untraced, and the final report says the hang snapshot and that the ca
 returned. The twin without the block takes no snapshot and has no hang.
 
 The triggers: usage_patterns `failing` fails cudaSetDevice three times (one code) and a
-2^62-byte cudaMalloc twice (out of memory): one snapshot per code, exactly, and none for
-the healthy twin; the cap and `none` hold; a bad value is said in one line and changes
+2^62-byte cudaMalloc twice (out of memory): one snapshot per code, exactly, none by default
+and none for the healthy twin; the cap and `none` hold; a bad value is said in one line and changes
 nothing else. A snapshot of a bounded trace that has dropped its middle opens too.
 """
 import glob
@@ -164,9 +164,11 @@ def test_one_snapshot_per_error_code(trace_run, build_dir, trace_vocabulary):
         assert the_process(report(build_dir, path))["snapshot"]["trigger"] in ("error", "oom")
 
 
-def test_default_triggers_take_the_oom_only(trace_run, build_dir):
-    proc, _ = run_failing(trace_run)
+def test_oom_alone_and_the_default_takes_none(trace_run, build_dir):
+    proc, _ = run_failing(trace_run, CUDATRACE_SNAPSHOT_ON="oom")
     assert taken(build_dir, proc) == [("oom", "cudaMalloc", 2)]
+    proc, _ = run_failing(trace_run)  # hang alone
+    assert taken(build_dir, proc) == []
 
 
 def test_triggers_off_and_capped(trace_run, build_dir):
@@ -182,18 +184,21 @@ def test_healthy_twin_takes_no_snapshot(trace_run, build_dir):
 
 
 def test_bad_values_are_said_once_and_change_nothing(trace_run, build_dir):
-    proc, _ = run_failing(trace_run, CUDATRACE_SNAPSHOT_ON="errors", CUDATRACE_HANG_S="soon")
+    proc, _ = run_failing(trace_run, CUDATRACE_SNAPSHOT_ON="errors", CUDATRACE_HANG_S="soon",
+                          CUDATRACE_SNAPSHOT_MAX="-1")
     said = [line for line in proc.stderr.splitlines() if "ignoring CUDATRACE_" in line]
     assert said == [
         "cudatrace: ignoring CUDATRACE_SNAPSHOT_ON=errors: expected none or a list of error, "
         "oom and hang",
-        "cudatrace: ignoring CUDATRACE_HANG_S=soon: expected a whole number from 1 to 86400"]
-    assert taken(build_dir, proc) == [("oom", "cudaMalloc", 2)]  # the defaults
+        "cudatrace: ignoring CUDATRACE_HANG_S=soon: expected a whole number from 1 to 86400",
+        "cudatrace: ignoring CUDATRACE_SNAPSHOT_MAX=-1: expected a whole number from 0 to 1000"]
+    assert taken(build_dir, proc) == []  # the defaults: hang alone
 
 
 def test_snapshot_of_a_bounded_trace_opens(trace_run, build_dir, trace_vocabulary):
     """api_mix's last call fails out of memory, after its middle was dropped."""
-    proc, _, _ = trace_run("api_mix", 5000, env={"CUDATRACE_MAX_MB": 1})
+    proc, _, _ = trace_run("api_mix", 5000,
+                           env={"CUDATRACE_MAX_MB": 1, "CUDATRACE_SNAPSHOT_ON": "oom"})
     assert proc.returncode == 0, proc.stderr
     [path] = snapshots(proc.run_dir)
     snap = perfetto_check.load(path)

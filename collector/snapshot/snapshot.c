@@ -43,7 +43,7 @@ static int marker_args(const struct ct_snapshot_reason *why, const char *path, s
 {
     int n = 0;
     args[n++] = CT_TEXT_ARG(ct_key_trigger, trigger_name(why->trigger));
-    if (why->func < CT_FN_COUNT)
+    if (why->trigger != CT_SNAPSHOT_ASKED && why->func < CT_FN_COUNT)
         args[n++] = CT_TEXT_ARG(ct_key_function, ct_function_name(why->func));
     if (why->trigger == CT_SNAPSHOT_ERROR || why->trigger == CT_SNAPSHOT_OOM)
         args[n++] = CT_INT_ARG(ct_key_result, why->result);

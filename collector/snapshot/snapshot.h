@@ -20,7 +20,7 @@ enum ct_snapshot_trigger {
 /* Why a snapshot is written, as its cudatrace.snapshot instant says. */
 struct ct_snapshot_reason {
     enum ct_snapshot_trigger trigger;
-    uint32_t func;     /* the call that failed or hangs; CT_FN_COUNT: none */
+    uint32_t func;     /* the call that failed or hangs (not read for ASKED) */
     int32_t result;    /* ERROR, OOM: the code it failed with */
     int32_t tid;       /* HANG: the thread */
     uint64_t since_ns; /* HANG: when the call began */

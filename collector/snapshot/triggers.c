@@ -4,10 +4,13 @@
  * code but out-of-memory; cudaErrorNotReady, a query's answer, is no
  * failure), `oom` (the first out-of-memory failure) and `hang` (a thread
  * inside one CUDA call longer than CUDATRACE_HANG_S, the first time for
- * each function); `none` for none. The default is oom,hang: the moments a
- * stuck or dying job is worth a copy, and rare; `error` is off because
- * many programs fail calls on purpose as they start (probing devices or
- * peer access), and each first code would copy the trace. The hang
+ * each function); `none` for none. The default is hang alone: a stuck job
+ * is the one whose state is lost when its watchdog kills it, while a
+ * failure is in the trace anyway, and failures are often on purpose
+ * (programs probe devices and peer access as they start; PyTorch's
+ * allocator frees its cache and retries after an out-of-memory), where
+ * each first code would leave a copy of the trace the user never asked
+ * for. The hang
  * default, 120 s, is well inside the watchdogs that kill a stuck job
  * (PyTorch's NCCL timeout, 10 minutes; torchrun's and schedulers' longer)
  * and past any call a healthy step makes. At most one snapshot per kind
@@ -82,7 +85,7 @@ static uint32_t env_count(const char *name, uint32_t fallback, uint32_t least, u
 
 void ct_snapshot_triggers_start(void)
 {
-    t.on = 1u << CT_SNAPSHOT_OOM | 1u << CT_SNAPSHOT_HANG;
+    t.on = 1u << CT_SNAPSHOT_HANG;
     const char *kinds = ct_process_env("CUDATRACE_SNAPSHOT_ON");
     unsigned parsed = kinds ? parse_kinds(kinds) : t.on;
     if (parsed == ~0u)
