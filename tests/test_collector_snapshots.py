@@ -1,4 +1,4 @@
-"""Snapshots (collector/snapshot/, docs/snapshots.md): the collector copies the trace
+"""Snapshots (collector/snapshot/; README, CUDATRACE_SNAPSHOT_ON): the collector copies the trace
 as it is, plus every running thread's state, to trace.snapshot-N.pftrace.zst beside it,
 by itself on a hang (the default), an out-of-memory or a CUDA error (CUDATRACE_SNAPSHOT_ON),
 while the program and the trace go on unchanged.
