@@ -129,6 +129,8 @@ def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tm
     assert f"when the hang snapshot {found[0]} was taken, and returned later" in \
         resolved["message"]
     assert snapshots(tmp_path) == found
+    # A directory stands for its traces, not the snapshots taken of them.
+    assert [q["pid"] for q in report(build_dir, tmp_path)["processes"]] == [proc.pid]
 
 
 def test_no_hang_no_snapshot(build_dir, tmp_path):
