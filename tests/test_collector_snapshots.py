@@ -25,7 +25,7 @@ import time
 import perfetto_check
 from trace_vocabulary import check as check_vocabulary
 
-from test_preload_reliability import report
+from test_preload_reliability import finished_report, report
 
 HANG_S = 1
 STEPS_MS = 50  # gpu_steps: 5 steps of a launch and a sync
@@ -131,6 +131,29 @@ def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tm
     assert snapshots(tmp_path) == found
     # A directory stands for its traces, not the snapshots taken of them.
     assert [q["pid"] for q in report(build_dir, tmp_path)["processes"]] == [proc.pid]
+
+
+def test_killed_while_stuck_the_trace_names_what_it_waited_for(build_dir, tmp_path):
+    """Its launcher kills the stuck program after the snapshot: the trace, ended by the
+    collector, has the same hang error (CUDATRACE_HANG_S is the threshold there too)."""
+    env = steps_env(build_dir, tmp_path, CT_DOUBLE_SYNC_BLOCK_FILE=tmp_path / "never",
+                    CT_DOUBLE_CUPTI_LOSE_KERNEL=1, CUDATRACE_HANG_S=HANG_S)
+    proc = run_steps(build_dir, env)
+    deadline = time.time() + 30
+    while not snapshots(tmp_path) and time.time() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert proc.returncode == -9 and len(snapshots(tmp_path)) == 1
+    rep = finished_report(build_dir, tmp_path / "trace.pftrace.zst")
+    p = the_process(rep)
+    assert p["exit"] == "lost" and [c["function"] for c in p["in_flight"]] == [
+        "cudaDeviceSynchronize"]
+    [hang] = findings(rep, "hang")
+    assert hang["severity"] == "error" and "when the trace ended" in hang["message"]
+    assert "the default stream: 1 launched and not completed; the first, step_kernel" in \
+        hang["message"]
+    assert hang["evidence"]["threshold_ns"] == HANG_S * 10**9
 
 
 def test_no_hang_no_snapshot(build_dir, tmp_path):

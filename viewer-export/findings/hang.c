@@ -10,8 +10,9 @@
  * (model/unfinished.c). A call that blocks the host waits for the GPU, so
  * the classic case is a kernel or a collective that never completed: one
  * rank of a job missing from an all-reduce leaves every other rank here.
- * A snapshot taken by the hang trigger judged the call stuck at
- * CUDATRACE_HANG_S, which then is the threshold when it is the lower. In
+ * A snapshot taken by the hang trigger judged a call stuck at
+ * CUDATRACE_HANG_S, which then is the threshold, in the snapshot and in
+ * the trace it was taken of, when it is the lower. In
  * the trace a hang snapshot was taken from, a call that returned since is
  * said as a warning: the job was stuck for that long, then went on.
  */
@@ -25,13 +26,22 @@
 
 #define STREAMS_SAID 3
 
+static void lower_to_trigger(const struct ct_snapshot_mark *m, double *threshold)
+{
+    if (m->trigger && strcmp(m->trigger, "hang") == 0 && m->hang_ns &&
+        (double)m->hang_ns < *threshold)
+        *threshold = (double)m->hang_ns;
+}
+
+/* The report's threshold, or the hang trigger's where it took a snapshot
+ * (this one, or one of this trace) and is the lower. */
 static double threshold_ns(const struct ct_process_report *p)
 {
-    const struct ct_snapshot_mark *s = &p->run.snapshot;
-    if (s->trigger && strcmp(s->trigger, "hang") == 0 && s->hang_ns &&
-        (double)s->hang_ns < ct_thresholds.hang_ns)
-        return (double)s->hang_ns;
-    return ct_thresholds.hang_ns;
+    double threshold = ct_thresholds.hang_ns;
+    lower_to_trigger(&p->run.snapshot, &threshold);
+    for (size_t i = 0; i < p->run.snapshot_count; i++)
+        lower_to_trigger(&p->run.snapshots[i], &threshold);
+    return threshold;
 }
 
 /* "stream 7" by CUPTI's id, else by the program's handle. */
