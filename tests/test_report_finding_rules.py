@@ -1127,12 +1127,15 @@ def flow_kernel(t, ts, flow, stream_id, kernel):
 HANDLE_A, HANDLE_B = 0x5000A, 0x5000B
 
 
-@pytest.mark.parametrize("completed", [False, True])
-def test_hang_names_the_gpu_work_never_completed(new_trace, findings, completed):
+@pytest.mark.parametrize("completed, dropped", [(False, 0), (True, 0), (False, 5)])
+def test_hang_names_the_gpu_work_never_completed(new_trace, findings, completed, dropped):
     """Stream handle A's work runs as CUPTI's stream 7 (flow 1 completes); flows 2 and 3 on A
     and 4 on B never complete when `completed` is False; flow 5, launched after the sync
-    began, is not what it waits for. The twin completes them all."""
+    began, is not what it waits for. The twin completes them all. Records CUPTI dropped
+    make the unfinished work uncertain, which the message says."""
     t = new_trace(wall=HANG_WALL)
+    if dropped:
+        t.gpu_totals(dropped)
     t.first_call()
     at = FIRST + 2 * US  # the launches, 1 us apart, before the sync at FIRST + OFFSET
     flow_launch(t, at, 1, HANDLE_A, "warmup_kernel", "train.py:80 in warmup")
@@ -1152,8 +1155,9 @@ def test_hang_names_the_gpu_work_never_completed(new_trace, findings, completed)
     assert f["message"].endswith(
         ". On the GPU, stream 7: 2 launched and not completed; the first, "
         "ncclDevKernel_AllReduce, launched at train.py:88 in step; stream 0x5000b: 1 launched "
-        "and not completed; the first, loss_kernel, launched at train.py:90 in step"), \
-        f["message"]
+        "and not completed; the first, loss_kernel, launched at train.py:90 in step"
+        + (f" (CUPTI dropped {dropped} records: some of this work may have completed)"
+           if dropped else "")), f["message"]
     assert numbers(f, "unfinished_launches", "unfinished_streams") == {
         "unfinished_launches": 3, "unfinished_streams": 2}
 

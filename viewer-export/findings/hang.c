@@ -76,6 +76,11 @@ static void say_unfinished(const struct ct_process_report *p, uint64_t since_ns,
         f->sites[f->site_count++] = (struct ct_finding_site){s->first->site, s->launches, 0, 0, 0};
         launches += s->launches;
     }
+    size_t used = strlen(f->message);
+    if (n && p->cupti.dropped)
+        snprintf(f->message + used, sizeof f->message - used,
+                 " (CUPTI dropped %llu records: some of this work may have completed)",
+                 (unsigned long long)p->cupti.dropped);
     for (int i = 0; i < f->site_count; i++)
         f->sites[i].share = (double)f->sites[i].calls / (double)launches;
     if (n) {
