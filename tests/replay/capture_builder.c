@@ -153,15 +153,11 @@ void ct_snapshot_start(struct ct_shm_header *shm)
     (void)shm;
 }
 
-void ct_snapshot_triggers_start(void)
-{
-}
+void ct_snapshot_triggers_start(void) {}
 
 void ct_snapshot_check_hangs(struct ct_shm_header *shm)
 {
     (void)shm;
 }
 
-void ct_snapshot_run_pending(void)
-{
-}
+void ct_snapshot_run_pending(void) {}
