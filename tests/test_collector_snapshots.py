@@ -120,6 +120,8 @@ def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tm
     main = perfetto_check.load(tmp_path / "trace.pftrace.zst")
     check_vocabulary(main, trace_vocabulary)
     assert not [s for s in main.slices if "in_flight" in s["args"]]
+    names = [s["name"] for s in main.slices]
+    assert (names.count("cudaLaunchKernel"), names.count("cudaDeviceSynchronize")) == (5, 5)
     rep = report(build_dir, tmp_path / "trace.pftrace.zst")
     p = the_process(rep)
     assert p["snapshot"] is None
