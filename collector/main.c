@@ -12,6 +12,8 @@
  * exited, failed or not, so that its own end signals nothing to the program;
  * only a process that exec'd, whose next program never started it, sees it
  * go at once. It touches nothing in the traced process but the rings.
+ * Between drain passes it looks, every LIBRARY_SCAN_NS, for a thread stuck
+ * in a call, and writes the snapshots its triggers asked for (snapshot/).
  */
 #include <errno.h>
 #include <poll.h>
@@ -29,6 +31,8 @@
 #include "cudatrace/shm_layout.h"
 #include "collector/perfetto/writer.h"
 #include "collector/ring_drain.h"
+#include "collector/snapshot/snapshot.h"
+#include "collector/snapshot/triggers.h"
 #include "collector/trace_builder.h"
 #include "collector/perfetto/trace_file.h"
 
@@ -177,7 +181,9 @@ static int run(struct ct_shm_header *shm, struct watch *w)
             exec_d = ct_builder_scan_libraries(0) == 0;
             ended |= exec_d;
             last_scan_ns = now;
+            ct_snapshot_check_hangs(shm);
         }
+        ct_snapshot_run_pending();
         if (now - last_frame_ns >= FRAME_INTERVAL_NS) { /* a full batch ends one sooner */
             ct_writer_flush();
             ct_drain_trim_spill(shm);
@@ -238,6 +244,8 @@ int main(int argc, char **argv)
     ct_clock_map_init(shm->clock, shm->start_ticks, shm->start_boot_ns);
     ct_drain_order_slack(ct_clock_map_span_ticks(ORDER_SLACK_NS));
     ct_builder_start(shm);
+    ct_snapshot_start(shm);
+    ct_snapshot_triggers_start();
     int exec_d = run(shm, &w);
     shm->collector_error = (uint32_t)ct_trace_file_error();
     atomic_store(&shm->collector_records, ct_builder_calls());

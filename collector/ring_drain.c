@@ -11,6 +11,8 @@
  * goes back to the pool. Its pages stay, so a burst that goes on reuses
  * them without faulting; ct_drain_trim_spill gives back, once a second, the
  * pages of the segments used since its last pass that are free by now.
+ * The running threads can also be looked at without draining: the call each
+ * is inside (the hang trigger) and their state for a snapshot.
  */
 #include "collector/ring_drain.h"
 
@@ -21,14 +23,21 @@
 
 static uint8_t ring_seen[CT_RINGS_MAX + 1]; /* rings whose current thread has its track */
 
+/* The ring's thread's name, which the thread may be renaming: a copy. */
+static void thread_name(const struct ct_ring *ring, char name[sizeof ring->thread_name + 1])
+{
+    for (size_t i = 0; i < sizeof ring->thread_name; i++)
+        name[i] = ring->thread_name[i];
+    name[sizeof ring->thread_name] = '\0';
+}
+
 /* Gives the ring's current thread its track, once. */
 static void ensure_thread(struct ct_ring *ring)
 {
     if (ring_seen[ring->index])
         return;
-    char name[sizeof ring->thread_name + 1] = {0};
-    for (size_t i = 0; i < sizeof ring->thread_name; i++)
-        name[i] = ring->thread_name[i];
+    char name[sizeof ring->thread_name + 1];
+    thread_name(ring, name);
     ct_builder_thread(ring->index, ring->tid, name);
     ring_seen[ring->index] = 1;
 }
@@ -220,17 +229,67 @@ uint64_t ct_drain_rings(struct ct_shm_header *shm, uint64_t *oldest_call)
     return drained;
 }
 
+/* The rings of threads that are still running (not the loader's). */
+static struct ct_ring *live_ring(struct ct_shm_header *shm, uint32_t i)
+{
+    struct ct_ring *ring = ct_shm_ring(shm, i);
+    return atomic_load(&ring->state) == CT_RING_ACTIVE && i != shm->loader_ring ? ring : NULL;
+}
+
 void ct_drain_finish(struct ct_shm_header *shm, uint64_t end_ns)
 {
     for (uint32_t i = 0; i < shm->ring_count; i++) {
-        struct ct_ring *ring = ct_shm_ring(shm, i);
-        if (atomic_load(&ring->state) != CT_RING_ACTIVE || i == shm->loader_ring)
+        struct ct_ring *ring = live_ring(shm, i);
+        if (!ring)
             continue;
         write_calls(ring);
         if (ring->inflight_begin == 0)
             continue;
         ensure_thread(ring);
         ct_builder_inflight(ring->index, ring->inflight_func, ring->inflight_begin, end_ns);
+    }
+}
+
+/* The call a running thread is inside, read twice around its function so
+ * that a call that ended meanwhile is not paired with the next one's. */
+static struct ct_call_now call_now(const struct ct_ring *ring)
+{
+    uint64_t begin = __atomic_load_n(&ring->inflight_begin, __ATOMIC_ACQUIRE);
+    uint32_t func = __atomic_load_n(&ring->inflight_func, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&ring->inflight_begin, __ATOMIC_ACQUIRE) != begin)
+        begin = 0;
+    return (struct ct_call_now){ring->index, ring->tid, func, begin};
+}
+
+uint32_t ct_drain_calls_now(struct ct_shm_header *shm, struct ct_call_now *calls)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < shm->ring_count; i++) {
+        struct ct_ring *ring = live_ring(shm, i);
+        if (ring && (calls[n] = call_now(ring)).begin_ticks)
+            n++;
+    }
+    return n;
+}
+
+void ct_drain_describe_live(struct ct_shm_header *shm)
+{
+    for (uint32_t i = 0; i < shm->ring_count; i++) {
+        struct ct_ring *ring = live_ring(shm, i);
+        if (ring)
+            ensure_thread(ring);
+    }
+}
+
+void ct_drain_write_live(struct ct_shm_header *shm, uint64_t now_ns)
+{
+    for (uint32_t i = 0; i < shm->ring_count; i++) {
+        struct ct_ring *ring = live_ring(shm, i);
+        if (!ring)
+            continue;
+        char name[sizeof ring->thread_name + 1];
+        thread_name(ring, name);
+        ct_builder_thread_now(ring->index, name, ring->stats, call_now(ring), now_ns);
     }
 }
 

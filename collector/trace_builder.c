@@ -15,7 +15,8 @@
  * host_sampling/.
  * Process-wide tracks and instants live in process_tracks.c and
  * library_track.c. At the end it writes the closing instant with the
- * session's totals. A bounded trace begins its chunks here, between
+ * session's totals; a failed call may ask for a snapshot (snapshot/
+ * triggers.c). A bounded trace begins its chunks here, between
  * records, where no slice is half written; an NVTX range open across the
  * boundary is ended there and said again in the new chunk.
  */
@@ -43,6 +44,7 @@
 #include "collector/tracks/nvtx_ranges.h"
 #include "collector/tracks/trace_gap.h"
 #include "collector/perfetto/process_tracks.h"
+#include "collector/snapshot/triggers.h"
 #include "collector/string_records.h"
 
 #define CUDA_ERROR_NO_KERNEL_IMAGE 209 /* cudaErrorNoKernelImageForDevice */
@@ -168,6 +170,7 @@ static void call(uint32_t index, const struct ct_record *r)
     ct_call_slice(&t->seq, r, begin, end, ct_call_sites_take(index, r->begin),
                   ct_gpu_flow_id(correlation));
     ct_memory_counters_note((uint8_t)family, r, begin, end);
+    ct_snapshot_note_result(r->func, r->result);
     if (family == CT_FAMILY_LAUNCH) {
         ct_launch_rate_count(begin);
         if (r->result == CUDA_ERROR_NO_KERNEL_IMAGE)
@@ -192,6 +195,24 @@ void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, ui
         return;
     uint64_t begin = ct_clock_map_ns(begin_ticks);
     ct_call_inflight_slice(&t->seq, func, begin, end_ns > begin ? end_ns : begin);
+}
+
+void ct_builder_thread_now(uint32_t index, const char *name, const struct ct_call_stats *stats,
+                           struct ct_call_now call, uint64_t now_ns)
+{
+    struct thread_view *t = &threads[index];
+    if (!t->live)
+        return;
+    struct ct_sequence seq;
+    uint64_t track = ct_process_thread_track(t->tid);
+    ct_sequence_aside(&seq, track);
+    ct_write_thread_track(&seq, track, ct_process.pid, t->tid, name);
+    ct_call_totals(&seq, stats, now_ns);
+    if (call.begin_ticks && call.func < CT_FN_COUNT) {
+        uint64_t begin = ct_clock_map_ns(call.begin_ticks);
+        ct_call_inflight_slice(&seq, call.func, begin, now_ns > begin ? now_ns : begin);
+    }
+    ct_sequence_aside_done(&seq);
 }
 
 void ct_builder_record(uint32_t index, const struct ct_record *record)

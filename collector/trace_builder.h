@@ -18,6 +18,19 @@ void ct_builder_record(uint32_t index, const struct ct_record *record);
 void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats);
 /* A call the thread on ring `index` was still inside when the process ended. */
 void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, uint64_t end_ns);
+/* The call a running thread is inside: ring, thread, function and its
+ * begin in ticks (0: none). */
+struct ct_call_now {
+    uint32_t index;
+    int32_t tid;
+    uint32_t func;
+    uint64_t begin_ticks;
+};
+/* The thread on ring `index` as it is at `now_ns`, on a sequence of its own
+ * (ct_sequence_aside): its track, its totals so far and the call it is
+ * inside, as a slice marked in_flight that lasts until now. */
+void ct_builder_thread_now(uint32_t index, const char *name, const struct ct_call_stats *stats,
+                           struct ct_call_now call, uint64_t now_ns);
 /* Writes the CUDA-stack libraries the process has mapped, and the loads and
  * failed loads its loader logged, since the last scan; 0 when the process
  * no longer maps the rings (it has exec'd), else 1, or -1 when it is gone. */

@@ -1137,6 +1137,64 @@ def test_hang_missing_twins(new_trace, findings, stuck):
     assert ids(found) == ["hang"] * sum(stuck)
 
 
+def flow_launch(t, ts, flow, stream, kernel, site):
+    """A launch whose GPU work carries flow `flow` (CUPTI's correlation under the pid)."""
+    args = {"result": 0, "kernel": kernel, "grid": "1x1x1", "block": "32x1x1", "stream": stream,
+            "site": site}
+    track = t.thread(TID2)
+    t._event(track, ts, pb.TrackEvent.TYPE_SLICE_BEGIN,
+             t.vocab.text("function", "cudaLaunchKernel"), args, flow_ids=[PID << 32 | flow])
+    t._event(track, ts + 500, pb.TrackEvent.TYPE_SLICE_END)
+
+
+def flow_kernel(t, ts, flow, stream_id, kernel):
+    """That launch's kernel as the GPU ran it, on its stream's GPU track."""
+    track = t._track(("gpu", stream_id), name=t.vocab.text("track", "gpu_stream")
+                     .replace("%u", "0", 1).replace("%u", str(stream_id), 1))
+    t._event(track, ts, pb.TrackEvent.TYPE_SLICE_BEGIN, kernel,
+             {"gpu_kind": "gpu_kind_kernel", "correlation": flow, "stream": stream_id},
+             terminating_flow_ids=[PID << 32 | flow])
+    t._event(track, ts + 200, pb.TrackEvent.TYPE_SLICE_END)
+
+
+HANDLE_A, HANDLE_B = 0x5000A, 0x5000B
+
+
+@pytest.mark.parametrize("completed, dropped", [(False, 0), (True, 0), (False, 5)])
+def test_hang_names_the_gpu_work_never_completed(new_trace, findings, completed, dropped):
+    """Stream handle A's work runs as CUPTI's stream 7 (flow 1 completes); flows 2 and 3 on A
+    and 4 on B never complete when `completed` is False; flow 5, launched after the sync
+    began, is not what it waits for. The twin completes them all. Records CUPTI dropped
+    make the unfinished work uncertain, which the message says."""
+    t = new_trace(wall=HANG_WALL)
+    if dropped:
+        t.gpu_totals(dropped)
+    t.first_call()
+    at = FIRST + 2 * US  # the launches, 1 us apart, before the sync at FIRST + OFFSET
+    flow_launch(t, at, 1, HANDLE_A, "warmup_kernel", "train.py:80 in warmup")
+    flow_kernel(t, at + 600, 1, 7, "warmup_kernel")
+    flow_launch(t, at + 1 * US, 2, HANDLE_A, "ncclDevKernel_AllReduce", "train.py:88 in step")
+    flow_launch(t, at + 2 * US, 3, HANDLE_A, "ncclDevKernel_AllReduce", "train.py:89 in step")
+    flow_launch(t, at + 3 * US, 4, HANDLE_B, "loss_kernel", "train.py:90 in step")
+    if completed:
+        for flow, stream in ((2, 7), (3, 7), (4, 8)):
+            flow_kernel(t, at + 4 * US + flow * US, flow, stream, "k")
+    stuck_sync(t)
+    flow_launch(t, FIRST + OFFSET + 1 * MS, 5, HANDLE_B, "late_kernel", "train.py:99 in log")
+    f = the(findings(t), "hang", "error", also=["gpu-idle"])  # the GPU idle while it waits
+    if completed:
+        assert "On the GPU" not in f["message"] and "unfinished_launches" not in f["evidence"]
+        return
+    assert f["message"].endswith(
+        ". On the GPU, stream 7: 2 launched and not completed; the first, "
+        "ncclDevKernel_AllReduce, launched at train.py:88 in step; stream 0x5000b: 1 launched "
+        "and not completed; the first, loss_kernel, launched at train.py:90 in step"
+        + (f" (CUPTI dropped {dropped} records: some of this work may have completed)"
+           if dropped else "")), f["message"]
+    assert numbers(f, "unfinished_launches", "unfinished_streams") == {
+        "unfinished_launches": 3, "unfinished_streams": 2}
+
+
 @pytest.mark.parametrize("fast_ns, slow_ns, slow, thresholds, threshold_ns", [
     (50 * US, 2 * MS, 3, {}, 1 * MS),  # over 1 ms and 10x the 50 us median
     (50 * US, 2 * MS, 2, {}, None),  # two calls

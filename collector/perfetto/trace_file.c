@@ -16,7 +16,10 @@
  * and the kept tail are copied into a new file beside it (created the same
  * way), which is renamed over the trace, so that whoever opens the path at
  * any moment reads a whole trace; a path that no longer names our file is
- * left alone.
+ * left alone. A snapshot copies the file as it is (complete frames, so a
+ * valid trace, bounded or not) into trace.snapshot-N.pftrace.zst beside it
+ * and ends the copy with one more frame of its own; the copy is written
+ * under a temporary name and linked to its own once whole.
  */
 #include "collector/perfetto/trace_file.h"
 
@@ -189,6 +192,59 @@ int ct_trace_file_splice(uint64_t keep, uint64_t tail_from, const void *packets,
     file_size = keep + n + (file_size - tail_from);
     *gap_size = n;
     return 0;
+}
+
+/* PATH with ".snapshot-N" before its trace extension (or at its end). */
+static void snapshot_name(char *path, size_t size, int number)
+{
+    const char *slash = strrchr(file_path, '/');
+    const char *ext = strstr(slash ? slash : file_path, ".pftrace");
+    size_t stem = ext ? (size_t)(ext - file_path) : strlen(file_path);
+    snprintf(path, size, "%.*s.snapshot-%d%s", (int)stem, file_path, number, file_path + stem);
+}
+
+/* The whole trace, then `closing` (a frame), into `to`. */
+static int write_copy(int to, const unsigned char *closing, size_t closing_size)
+{
+    return copy_range(to, 0, file_size) || ct_write_all(to, closing, closing_size) != closing_size
+               ? -1
+               : 0;
+}
+
+/* Gives the finished copy its name, the first free snapshot number from
+ * `*number` on: link() never replaces a file, so nothing is overwritten. */
+static int name_copy(const char *tmp, char *path, size_t path_size, int *number)
+{
+    for (int tries = 0; tries < 1000; tries++, ++*number) {
+        snapshot_name(path, path_size, *number);
+        if (link(tmp, path) == 0)
+            return 0;
+        if (errno != EEXIST)
+            return errno;
+    }
+    return EEXIST;
+}
+
+int ct_trace_file_copy(const void *packets, size_t size, char *path, size_t path_size)
+{
+    static unsigned char *closing;
+    static size_t closing_capacity;
+    static int number = 1;
+    size_t n = compress_into(&closing, &closing_capacity, packets, size);
+    if (fd < 0 || write_error || !n)
+        return EIO;
+    char tmp[sizeof file_path + 48];
+    snprintf(tmp, sizeof tmp, "%s.snapshot.%d.tmp", file_path, (int)getpid());
+    int to = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (to < 0)
+        return errno;
+    int err = write_copy(to, closing, n) ? (errno ? errno : EIO) : 0;
+    close(to);
+    if (!err)
+        err = name_copy(tmp, path, path_size, &number);
+    unlink(tmp);
+    number += !err;
+    return err;
 }
 
 void ct_trace_file_close(void)

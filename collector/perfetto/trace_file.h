@@ -26,6 +26,10 @@ void ct_trace_file_append(void);
  * not, the file unchanged. */
 int ct_trace_file_splice(uint64_t keep, uint64_t tail_from, const void *packets, size_t size,
                          uint64_t *gap_size);
+/* Copies the trace as it is now, followed by a frame of `packets`, to the
+ * next free trace.snapshot-N.pftrace.zst beside it, whose name goes into
+ * `path`. Returns 0 or an errno value; the trace itself is not touched. */
+int ct_trace_file_copy(const void *packets, size_t size, char *path, size_t path_size);
 void ct_trace_file_close(void);
 /* The file's size now. */
 uint64_t ct_trace_file_bytes(void);

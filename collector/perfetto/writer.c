@@ -25,7 +25,8 @@
 #define MAX_ARGS 12           /* annotations per event; more are dropped */
 #define BATCH_SIZE (4u << 20) /* one zstd frame */
 #define MAX_PACKET (64 * 1024)
-#define GAP_BATCH_SIZE (64 * 1024) /* the gap marker's packets */
+#define GAP_BATCH_SIZE (64 * 1024)  /* the gap marker's packets */
+#define ASIDE_BATCH_SIZE (1u << 20) /* a snapshot's own packets: every thread's state */
 #define MIN_BOUNDED_BATCH (64 * 1024)
 
 /* Where packets go: the batch that becomes the next frame, or, while the
@@ -38,10 +39,11 @@ struct output {
     uint8_t *scratch;
 };
 
-static uint8_t batch[BATCH_SIZE], gap_batch[GAP_BATCH_SIZE];
-static uint8_t frame_scratch[MAX_PACKET], gap_scratch[MAX_PACKET];
+static uint8_t batch[BATCH_SIZE], gap_batch[GAP_BATCH_SIZE], aside_batch[ASIDE_BATCH_SIZE];
+static uint8_t frame_scratch[MAX_PACKET], gap_scratch[MAX_PACKET], aside_scratch[MAX_PACKET];
 static struct output frame_out = {batch, 0, BATCH_SIZE, frame_scratch},
-                     gap_out = {gap_batch, 0, GAP_BATCH_SIZE, gap_scratch};
+                     gap_out = {gap_batch, 0, GAP_BATCH_SIZE, gap_scratch},
+                     aside_out = {aside_batch, 0, ASIDE_BATCH_SIZE, aside_scratch};
 static struct output *out = &frame_out;
 static uint32_t next_sequence_id = 1;
 static uint64_t latest_ts; /* of any event written: where a new chunk begins */
@@ -135,7 +137,7 @@ static void append_packet(int has_timestamp, uint64_t timestamp, const uint8_t *
     size_t ts_len = has_timestamp ? 1 + ct_varint_size(timestamp) : 0;
     if (out->used + ts_len + len + 11 > out->size) {
         if (out != &frame_out)
-            return; /* the gap marker is never that large */
+            return; /* the gap marker is never that large; a snapshot's state loses the rest */
         ct_writer_flush();
     }
     uint8_t *at = out->buf + out->used;
@@ -592,16 +594,43 @@ void ct_writer_refresh_gap(void)
     ct_chunks_refresh_gap();
 }
 
-size_t ct_writer_gap_packets(const struct ct_gap *gap, const uint8_t **packets)
+/* Packets `write` makes into `o` rather than the batch; their size. */
+static size_t write_aside(struct output *o, void (*write)(void *ctx), void *ctx,
+                          const uint8_t **packets)
+{
+    o->used = 0;
+    out = o;
+    write(ctx);
+    out = &frame_out;
+    *packets = o->buf;
+    return o->used;
+}
+
+static void write_gap(void *ctx)
 {
     struct ct_sequence seq;
     sequence_fresh(&seq, gap_track);
-    gap_out.used = 0;
-    out = &gap_out;
     if (gap_writer)
-        gap_writer(&seq, gap);
-    out = &frame_out;
+        gap_writer(&seq, ctx);
     free_interning(&seq);
-    *packets = gap_out.buf;
-    return gap_out.used;
+}
+
+size_t ct_writer_gap_packets(const struct ct_gap *gap, const uint8_t **packets)
+{
+    return write_aside(&gap_out, write_gap, (void *)gap, packets);
+}
+
+size_t ct_writer_aside(void (*write)(void *ctx), void *ctx, const uint8_t **packets)
+{
+    return write_aside(&aside_out, write, ctx, packets);
+}
+
+void ct_sequence_aside(struct ct_sequence *seq, uint64_t default_track)
+{
+    sequence_fresh(seq, default_track);
+}
+
+void ct_sequence_aside_done(struct ct_sequence *seq)
+{
+    free_interning(seq);
 }

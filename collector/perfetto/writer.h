@@ -108,4 +108,13 @@ void ct_writer_refresh_gap(void);
 /* The gap marker's packets, made by that writer (for perfetto/chunks.c). */
 size_t ct_writer_gap_packets(const struct ct_gap *gap, const uint8_t **packets);
 
+/* Packets written by `write` into a buffer of their own instead of the
+ * trace (a snapshot's closing frame, collector/snapshot/); their size, and
+ * where they are until the next call. `write` writes on sequences made
+ * with ct_sequence_aside, which define all they use and are not the
+ * trace's: what they intern is not taken as defined on the trace's own. */
+size_t ct_writer_aside(void (*write)(void *ctx), void *ctx, const uint8_t **packets);
+void ct_sequence_aside(struct ct_sequence *seq, uint64_t default_track);
+void ct_sequence_aside_done(struct ct_sequence *seq);
+
 #endif

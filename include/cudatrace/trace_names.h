@@ -84,6 +84,7 @@
     X(event, cupti, "cudatrace.cupti", INSTANT)                                                    \
     X(event, gpu_totals, "cudatrace.gpu", INSTANT)                                                 \
     X(event, end, "cudatrace.end", INSTANT)                                                        \
+    X(event, snapshot, "cudatrace.snapshot", INSTANT)                                              \
     X(event, nvml, "cudatrace.nvml", INSTANT)                                                      \
     X(event, nvml_device, "nvml.device", INSTANT)                                                  \
     /* the NVML tracks' events: a span of clock-event reasons, processes coming and going */       \
@@ -159,6 +160,10 @@
     X(key, stack, "stack", STRING)                                                                 \
     X(key, seen_by, "seen_by", STRING)                                                             \
     X(key, in_flight, "in_flight", UINT)                                                           \
+    /* cudatrace.snapshot (collector/snapshot/) */                                                 \
+    X(key, trigger, "trigger", STRING)                                                             \
+    X(key, since_ns, "since_ns", UINT)                                                             \
+    X(key, hang_ns, "hang_ns", UINT)                                                               \
     /* cudatrace.calls */                                                                          \
     X(key, function, "function", STRING)                                                           \
     X(key, calls, "calls", UINT)                                                                   \
@@ -294,6 +299,10 @@
     X(value, clock_boottime, "boottime", clock)                                                    \
     X(value, exit_normal, "normal", exit)                                                          \
     X(value, exit_lost, "lost", exit)                                                              \
+    X(value, trigger_asked, "asked", trigger)                                                      \
+    X(value, trigger_error, "error", trigger)                                                      \
+    X(value, trigger_oom, "oom", trigger)                                                          \
+    X(value, trigger_hang, "hang", trigger)                                                        \
     X(value, seen_by_cupti, "cupti", seen_by)                                                      \
     X(value, seen_by_audit, "audit", seen_by)                                                      \
     X(value, seen_by_preload, "preload", seen_by)                                                  \

@@ -286,6 +286,18 @@ static void errno_after_calls(void)
     printf("failed %d\n", errno);
 }
 
+/* Two error codes, each failing more than once, for the snapshot triggers: cudaErrorInvalidDevice
+ * three times, then out of memory (a 2^62-byte allocation) twice. */
+static void failing_calls(void)
+{
+    for (int i = 0; i < 3; i++)
+        failures += cudaSetDevice(-1) == cudaSuccess; /* each must fail */
+    for (int i = 0; i < 2; i++) {
+        void *p = NULL;
+        failures += cudaMalloc(&p, (size_t)1 << 62) == cudaSuccess;
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -318,6 +330,8 @@ int main(int argc, char **argv)
         allocations(n);
     else if (strcmp(mode, "errno") == 0)
         errno_after_calls();
+    else if (strcmp(mode, "failing") == 0)
+        failing_calls();
     else {
         fprintf(stderr, "usage: usage_patterns MODE [N]\n");
         return 2;

@@ -79,6 +79,12 @@ void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin, uint64_t
     (void)index, (void)func, (void)begin, (void)end_ns;
 }
 
+void ct_builder_thread_now(uint32_t index, const char *name, const struct ct_call_stats *stats,
+                           struct ct_call_now call, uint64_t now_ns)
+{
+    (void)index, (void)name, (void)stats, (void)call, (void)now_ns;
+}
+
 static void emit(uint16_t type, uint64_t begin)
 {
     struct ct_record r = {.type = type, .func = CT_FN_cudaMemcpy, .begin = begin, .end = begin};

@@ -42,9 +42,23 @@ static void free_paths(struct paths *paths)
     free(paths->items);
 }
 
+/* NAME.snapshot-N.pftrace...: a copy the collector took of the trace NAME
+ * beside it, which a directory's job would count twice. */
+static int is_snapshot_name(const char *name)
+{
+    const char *at = strstr(name, ".snapshot-");
+    if (!at)
+        return 0;
+    at += strlen(".snapshot-");
+    size_t digits = strspn(at, "0123456789");
+    return digits && strncmp(at + digits, ".pftrace", strlen(".pftrace")) == 0;
+}
+
 static int is_trace_name(const struct dirent *entry)
 {
     static const char *const endings[] = {".pftrace", ".pftrace.zst", ".pftrace.gz"};
+    if (is_snapshot_name(entry->d_name))
+        return 0;
     size_t len = strlen(entry->d_name);
     for (size_t i = 0; i < sizeof endings / sizeof endings[0]; i++) {
         size_t n = strlen(endings[i]);
@@ -91,7 +105,8 @@ static const char help[] =
     "per runtime function, launches, time in synchronisation, allocator activity,\n"
     "dropped records, the CUDA libraries loaded (and those that failed to load),\n"
     "and findings. A directory stands for every trace in it (one per rank or\n"
-    "worker). Over several processes (the ranks of a job) the report starts with a\n"
+    "worker), but the snapshots taken of them (NAME.snapshot-N.pftrace.zst: name\n"
+    "one to read it). Over several processes (the ranks of a job) the report starts with a\n"
     "line per process, by job, host and rank, gives each finding once with the\n"
     "processes it fired on, and adds the findings that compare them. Traces are\n"
     "read in parallel, one reader per core. Reads zstd, gzip or plain traces, also\n"

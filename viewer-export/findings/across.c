@@ -273,12 +273,13 @@ static void inconsistent_environment(const struct group *g)
     free(variables);
 }
 
-/* The hang finding of member `i`, or NULL. */
+/* The hang finding of member `i` that never resolved, or NULL. */
 static const struct ct_finding *hang_of(const struct group *g, size_t i)
 {
     for (size_t k = 0; k < g->job->findings.count; k++) {
         const struct ct_finding *f = &g->job->findings.items[k];
-        if (!f->across && f->process == g->start + i && strcmp(f->id, "hang") == 0)
+        if (!f->across && f->process == g->start + i && strcmp(f->id, "hang") == 0 &&
+            f->severity == CT_SEVERITY_ERROR) /* a hang that resolved is a warning */
             return f;
     }
     return NULL;

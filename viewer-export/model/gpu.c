@@ -95,6 +95,12 @@ void ct_gpu_host_flow(struct ct_gpu_work *g, uint64_t id)
     set_flow_bit(&g->host_flows, id);
 }
 
+int ct_gpu_flow_ended(const struct ct_gpu_work *g, uint64_t id)
+{
+    uint32_t bit = (uint32_t)id;
+    return bit && bit / 64 < g->gpu_flows.count && (g->gpu_flows.words[bit / 64] >> (bit % 64) & 1);
+}
+
 struct ct_gpu_flows ct_gpu_flows(const struct ct_gpu_work *g)
 {
     struct ct_gpu_flows f = {0, 0};

@@ -69,5 +69,7 @@ void ct_gpu_busy_within(const struct ct_gpu_work *g, const struct ct_gpu_interva
 /* A host call's slice that began flow `id` (0: none). */
 void ct_gpu_host_flow(struct ct_gpu_work *g, uint64_t id);
 struct ct_gpu_flows ct_gpu_flows(const struct ct_gpu_work *g);
+/* Whether GPU work that ended flow `id` has been seen. */
+int ct_gpu_flow_ended(const struct ct_gpu_work *g, uint64_t id);
 
 #endif

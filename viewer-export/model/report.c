@@ -154,6 +154,7 @@ static void on_slice(void *ctx, const struct ct_event *e)
     if (ct_gpu_health_slice(&p->gpu_health, e) || ct_host_slice(&p->host, e))
         return;
     if (ct_u64_map_find(&b->gpu_tracks, e->track)) {
+        ct_unfinished_gpu(&p->unfinished, e);
         ct_gpu_slice(&p->usage.gpu, e);
         ct_gpu_health_gpu_copy(&p->gpu_health, e);
         return;
@@ -176,6 +177,8 @@ static void on_slice(void *ctx, const struct ct_event *e)
     if (*fn - 1 == CT_FN_cudaRuntimeGetVersion && result == 0)
         note_version(&p->cuda.runtime_version, ct_event_int(e, ct_key_version, -1));
     const uint64_t *tid = ct_u64_map_find(&b->thread_of, e->track);
+    ct_unfinished_call(&p->unfinished, tid ? (int64_t)*tid : 0, e->name, e,
+                       ct_gpu_flow_ended(&p->usage.gpu, e->flow_out));
     ct_usage_slice(&p->usage, tid ? (int64_t)*tid : 0, (int)(*fn - 1), e);
     ct_host_note_call(&p->host, tid ? (int64_t)*tid : 0);
 }
@@ -191,6 +194,26 @@ static void add_totals(struct builder *b, struct ct_process_report *p, const str
     ct_calls_add_totals(&p->calls, (int)(*fn - 1), (uint64_t)ct_event_int(e, ct_key_calls, 0),
                         (uint64_t)ct_event_int(e, ct_key_errors, 0),
                         (uint64_t)ct_event_int(e, ct_key_total_ns, 0));
+}
+
+/* A snapshot the collector took: this trace, when it has no path. */
+static void note_snapshot(struct ct_process_report *p, const struct ct_event *e)
+{
+    struct ct_snapshot_mark m = {ct_event_text(e, ct_key_trigger),
+                                 ct_event_text(e, ct_key_function),
+                                 ct_event_text(e, ct_key_path),
+                                 ct_event_int(e, ct_key_result, 0),
+                                 ct_event_int(e, ct_key_tid, 0),
+                                 e->ts,
+                                 (uint64_t)ct_event_int(e, ct_key_since_ns, 0),
+                                 (uint64_t)ct_event_int(e, ct_key_hang_ns, 0)};
+    if (!*m.path) {
+        p->run.snapshot = m;
+        return;
+    }
+    p->run.snapshots =
+        ct_array_grow(p->run.snapshots, p->run.snapshot_count, sizeof *p->run.snapshots);
+    p->run.snapshots[p->run.snapshot_count++] = m;
 }
 
 /* The session's facts, from the instants the collector writes on the
@@ -223,6 +246,8 @@ static int session_instant(struct builder *b, struct ct_process_report *p, const
         p->identity.environment = ct_event_text(e, ct_key_variables);
     } else if (strcmp(e->name, ct_event_calls) == 0) {
         add_totals(b, p, e);
+    } else if (strcmp(e->name, ct_event_snapshot) == 0) {
+        note_snapshot(p, e);
     } else if (strcmp(e->name, ct_event_end) == 0) {
         p->run.dropped = (uint64_t)ct_event_int(e, ct_key_dropped, 0);
         p->run.calls_recorded = (uint64_t)ct_event_int(e, ct_key_calls, 0);
@@ -353,6 +378,8 @@ void ct_report_free(struct ct_report *report)
     for (size_t i = 0; i < report->process_count; i++) {
         free(report->processes[i].cmdline);
         free(report->processes[i].run.inflight);
+        free(report->processes[i].run.snapshots);
+        ct_unfinished_free(&report->processes[i].unfinished);
         ct_libraries_free(&report->processes[i].libraries);
         ct_usage_free(&report->processes[i].usage);
         ct_gpu_health_free(&report->processes[i].gpu_health);

@@ -4,8 +4,9 @@
  * and one part per concern, each with its own struct and the file that
  * fills it: the calls (calls.c), the CUDA libraries (libraries.c), CUPTI
  * (cupti.c), the usage figures the findings read (usage.c, gpu.c) and the
- * GPU's own state from NVML (gpu_health.c) and what the host's threads and
- * workers were doing (host.c).
+ * GPU's own state from NVML (gpu_health.c), what the host's threads and
+ * workers were doing (host.c) and the GPU work never completed
+ * (unfinished.c).
  */
 #ifndef CT_REPORT_MODEL_H
 #define CT_REPORT_MODEL_H
@@ -19,6 +20,7 @@
 #include "viewer-export/model/gpu_health.h"
 #include "viewer-export/model/host.h"
 #include "viewer-export/model/libraries.h"
+#include "viewer-export/model/unfinished.h"
 #include "viewer-export/model/usage.h"
 
 /* A call a thread was still inside when the process ended. */
@@ -26,6 +28,14 @@ struct ct_inflight_call {
     int fn;
     int64_t tid;
     uint64_t since_ns;
+};
+
+/* A cudatrace.snapshot instant (collector/snapshot/): why and when a
+ * snapshot was taken; path is "" in the snapshot's own closing frame. */
+struct ct_snapshot_mark {
+    const char *trigger, *function, *path;
+    int64_t result, tid;
+    uint64_t at_ns, since_ns, hang_ns; /* since and hang: for a hang only */
 };
 
 /* The middle a bounded trace dropped (CUDATRACE_MAX_MB); chunks 0: none. */
@@ -49,6 +59,11 @@ struct ct_process_run {
     struct ct_inflight_call *inflight;
     size_t inflight_count;
     struct ct_trace_gap gap;
+    /* This trace is a snapshot (trigger set): the one it is; and the
+     * snapshots the trace says were copied from it, with their paths. */
+    struct ct_snapshot_mark snapshot;
+    struct ct_snapshot_mark *snapshots;
+    size_t snapshot_count;
 };
 
 /* The CUDA the process ran on: the versions and devices it reported. */
@@ -79,9 +94,10 @@ struct ct_process_report {
     struct ct_call_figures calls;     /* model/calls.h */
     struct ct_library_view libraries; /* model/libraries.h */
     struct ct_cupti_report cupti;
-    struct ct_usage usage;           /* what the usage findings read */
-    struct ct_gpu_health gpu_health; /* NVML's samples (model/gpu_health.h) */
-    struct ct_host host;             /* the host sampler's (model/host.h) */
+    struct ct_usage usage;                /* what the usage findings read */
+    struct ct_gpu_health gpu_health;      /* NVML's samples (model/gpu_health.h) */
+    struct ct_host host;                  /* the host sampler's (model/host.h) */
+    struct ct_unfinished_work unfinished; /* GPU work launched, never completed */
 };
 
 struct ct_report {

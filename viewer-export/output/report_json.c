@@ -324,6 +324,37 @@ static void json_gap(struct ct_json *j, const struct ct_trace_gap *gap)
     ct_json_end_object(j);
 }
 
+static void json_snapshot_mark(struct ct_json *j, const char *key, const struct ct_snapshot_mark *m)
+{
+    ct_json_begin_object(j, key);
+    ct_json_string(j, "trigger", m->trigger);
+    ct_json_uint(j, "at_ns", m->at_ns);
+    ct_json_text_or_null(j, "function", m->function);
+    if (*m->path)
+        ct_json_string(j, "path", m->path);
+    if (strcmp(m->trigger, "error") == 0 || strcmp(m->trigger, "oom") == 0)
+        ct_json_int(j, "result", m->result);
+    if (strcmp(m->trigger, "hang") == 0) {
+        ct_json_int(j, "tid", m->tid);
+        ct_json_uint(j, "since_ns", m->since_ns);
+        ct_json_uint(j, "hang_ns", m->hang_ns);
+    }
+    ct_json_end_object(j);
+}
+
+/* The snapshot this trace is (null: none), and those taken of it. */
+static void json_snapshots(struct ct_json *j, const struct ct_process_run *run)
+{
+    if (run->snapshot.trigger)
+        json_snapshot_mark(j, "snapshot", &run->snapshot);
+    else
+        ct_json_null(j, "snapshot");
+    ct_json_begin_array(j, "snapshots");
+    for (size_t i = 0; i < run->snapshot_count; i++)
+        json_snapshot_mark(j, NULL, &run->snapshots[i]);
+    ct_json_end_array(j);
+}
+
 /* The NVTX ranges by total time; absent when the trace has none. */
 static void json_nvtx(struct ct_json *j, const struct ct_process_report *p)
 {
@@ -486,6 +517,7 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
         ct_json_end_object(j);
     }
     ct_json_end_array(j);
+    json_snapshots(j, &p->run);
     json_gap(j, &p->run.gap);
     ct_json_uint(j, "dropped_events", p->run.dropped);
     ct_json_begin_object(j, "tracer");

@@ -243,6 +243,20 @@ static void print_memory_vs_nvml(FILE *out, const struct ct_process_report *p)
     }
 }
 
+/* The snapshot this trace is, and those taken of it. */
+static void print_snapshots(FILE *out, const struct ct_process_report *p)
+{
+    char a[32];
+    if (p->run.snapshot.trigger)
+        fprintf(out, "  snapshot       this trace is a snapshot (%s), taken at +%s\n",
+                p->run.snapshot.trigger,
+                ct_human_time(p->run.snapshot.at_ns - p->run.first_ns, a, sizeof a));
+    for (size_t i = 0; i < p->run.snapshot_count; i++)
+        fprintf(out, "  snapshot       %s (%s), taken at +%s\n", p->run.snapshots[i].path,
+                p->run.snapshots[i].trigger,
+                ct_human_time(p->run.snapshots[i].at_ns - p->run.first_ns, a, sizeof a));
+}
+
 void ct_process_text(FILE *out, const struct ct_process_report *p)
 {
     char a[32], b[32];
@@ -252,7 +266,8 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
     fprintf(out, "\n  wall time      %s%s\n", ct_human_time(ct_process_wall_ns(p), a, sizeof a),
             p->run.ended
                 ? (p->run.exited_normally ? "" : " (ended without exit: killed or crashed)")
-                : " (trace has no end: cut short)");
+            : p->run.snapshot.trigger ? " (a snapshot: the process was running on)"
+                                      : " (trace has no end: cut short)");
     print_identity(out, &p->identity);
     fprintf(out, "  CUDA           ");
     print_version(out, "runtime", p->cuda.runtime_version);
@@ -301,8 +316,10 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
     ct_host_text(out, p);
     print_nvtx(out, p);
     for (size_t i = 0; i < p->run.inflight_count; i++)
-        fprintf(out, "  in flight      thread %lld was inside %s when the process ended\n",
-                (long long)p->run.inflight[i].tid, ct_function_name(p->run.inflight[i].fn));
+        fprintf(out, "  in flight      thread %lld was inside %s when %s\n",
+                (long long)p->run.inflight[i].tid, ct_function_name(p->run.inflight[i].fn),
+                p->run.snapshot.trigger ? "the snapshot was taken" : "the process ended");
+    print_snapshots(out, p);
     print_gap(out, p);
     fprintf(out, "  dropped        %llu records%s\n", (unsigned long long)p->run.dropped,
             p->run.dropped ? " (rings were full: raise CUDATRACE_RING_RECORDS)" : "");

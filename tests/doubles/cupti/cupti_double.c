@@ -66,6 +66,9 @@ static const char *const stat_names[STAT_COUNT] = {
 static struct {
     bool taken;
     uint64_t drop_every;
+    /* CT_DOUBLE_CUPTI_LOSE_KERNEL=N: the Nth kernel's record is never delivered, neither
+     * written nor counted as dropped, as a kernel that never completes leaves none. */
+    uint64_t lose_kernel;
     char *stats_path;
 } knobs;
 
@@ -73,6 +76,7 @@ __attribute__((constructor)) static void load_knobs(void)
 {
     knobs.taken = knob_or("CT_DOUBLE_CUPTI_TAKEN", 0, 0) == 1;
     knobs.drop_every = knob_or("CT_DOUBLE_CUPTI_DROP_EVERY", 0, 0);
+    knobs.lose_kernel = knob_or("CT_DOUBLE_CUPTI_LOSE_KERNEL", 0, 0);
     const char *path = getenv("CT_DOUBLE_CUPTI_STATS");
     if (path && path[0])
         knobs.stats_path = strdup(path);
@@ -525,9 +529,16 @@ static bool drop_this(const struct ct_gpu_work *w)
     return (atomic_fetch_add(&gpu_records, 1) + 1) % knobs.drop_every == 0;
 }
 
+static bool never_completes(const struct ct_gpu_work *w)
+{
+    static atomic_ullong kernels;
+    return knobs.lose_kernel && w->kind == CT_WORK_KERNEL &&
+           atomic_fetch_add(&kernels, 1) + 1 == knobs.lose_kernel;
+}
+
 static void on_work(const struct ct_gpu_work *w)
 {
-    if (!atomic_load(&kind_on[kind_of_work[w->kind]]))
+    if (!atomic_load(&kind_on[kind_of_work[w->kind]]) || never_completes(w))
         return;
     if (drop_this(w)) {
         count_drop();

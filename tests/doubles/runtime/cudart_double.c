@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tests/doubles/shared/cudart_apis.h"
 #include "tests/doubles/runtime/cudart_extra.h"
@@ -131,8 +132,11 @@ static struct {
     char *stats_path;
     bool driver;              /* CT_DOUBLE_DRIVER=1: load the driver double and report to it */
     bool devices_unavailable; /* CT_DOUBLE_DEVICES_UNAVAILABLE=1 */
+    /* CT_DOUBLE_SYNC_BLOCK_FILE: synchronising calls wait until this file exists, as a sync
+     * on work that never completes waits, until a test releases the program. */
+    char *sync_block_file;
 } knobs = {0,  0,     0,    0,     SIZE_MAX, SIZE_MAX, RUNTIME_VERSION, RUNTIME_VERSION,
-           90, false, NULL, false, false};
+           90, false, NULL, false, false,    NULL};
 
 /* The variable naming the statistics file. A copy of the double linked into a library (the
  * static-runtime test) is built to read another, so that two copies never write one file. */
@@ -205,6 +209,9 @@ static void load_knobs(void)
     const char *stats_path = getenv(CT_DOUBLE_STATS_ENV);
     if (stats_path && stats_path[0] != '\0')
         knobs.stats_path = strdup(stats_path);
+    const char *block = getenv("CT_DOUBLE_SYNC_BLOCK_FILE");
+    if (block && block[0] != '\0')
+        knobs.sync_block_file = strdup(block);
     atomic_store_explicit(&knobs_loaded, true, memory_order_release);
 }
 
@@ -1303,6 +1310,8 @@ static cudaError_t synchronize(enum api_id id, bool handle_valid,
         return leave(id, cudaErrorInvalidResourceHandle);
     if (knobs.sync_ns != 0)
         sleep_for_ns(knobs.sync_ns);
+    while (knobs.sync_block_file && access(knobs.sync_block_file, F_OK) != 0)
+        sleep_for_ns(10000000ULL);
     const struct ct_gpu_table *driver = tracing_driver();
     if (driver)
         driver->synchronize(type, stream_id);
