@@ -14,10 +14,10 @@
  * host's threads and workers were doing, sampled from /proc on another, by
  * host_sampling/.
  * Process-wide tracks and instants live in process_tracks.c and
- * library_track.c. At the end it writes the closing instant with the
- * session's totals. A bounded trace begins its chunks here, between
- * records, where no slice is half written; an NVTX range open across the
- * boundary is ended there and said again in the new chunk.
+ * library_track.c, capture windows in capture_windows.c. At the end it writes the closing instant
+ * with the session's totals. A bounded trace begins its chunks here, between records, where no
+ * slice is half written; an NVTX range open across the boundary is ended there and said again in
+ * the new chunk.
  */
 #include "collector/trace_builder.h"
 
@@ -28,6 +28,7 @@
 
 #include "cudatrace/trace_names.h"
 #include "collector/tracks/call_sites.h"
+#include "collector/tracks/capture_windows.h"
 #include "collector/tracks/call_slices.h"
 #include "collector/gpu_state/state_tracks.h"
 #include "collector/host_sampling/host_tracks.h"
@@ -78,6 +79,7 @@ void ct_builder_start(struct ct_shm_header *shm)
     ct_trace_gap_start();
     ct_writer_bound((uint64_t)shm->max_trace_mb << 20);
     ct_host_state_start(shm);
+    ct_capture_windows_start(shm);
 }
 
 /* The clock of the latest record that has one: where the drain's merge
@@ -228,6 +230,9 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
     case CT_REC_LIBRARY:
         ct_loader_events_record(record);
         break;
+    case CT_REC_CAPTURE:
+        ct_capture_windows_record(record);
+        break;
     case CT_REC_NVTX:
         if (threads[index].live)
             ct_nvtx_record(index, &threads[index].seq, record, ct_clock_map_ns(record->begin));
@@ -257,6 +262,7 @@ void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest
 {
     chunk_point();
     uint64_t now = ct_clock_map_now_ns(), settled = settled_ns(drained_from_ns, oldest_call_ticks);
+    ct_capture_windows_tick(now);
     if (settled)
         ct_launch_rate_write(settled);
     ct_memory_counters_settle(settled);
@@ -290,6 +296,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
     for (uint32_t i = 0; i < thread_count; i++)
         if (threads[i].live)
             ct_nvtx_close(i, &threads[i].seq, end_ns);
+    ct_capture_windows_finish(end_ns);
     ct_launch_rate_finish();
     ct_memory_counters_settle(UINT64_MAX);
     ct_writer_refresh_gap(); /* with the peaks all applied */
