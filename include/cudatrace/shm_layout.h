@@ -43,6 +43,16 @@ struct ct_call_stats {
     uint64_t ticks; /* summed durations, in the record clock */
 };
 
+/* Adds one set of per-function totals (CT_FN_COUNT entries) to another. */
+static inline void ct_call_stats_add(struct ct_call_stats *to, const struct ct_call_stats *from)
+{
+    for (int fn = 0; fn < CT_FN_COUNT; fn++) {
+        to[fn].calls += from[fn].calls;
+        to[fn].errors += from[fn].errors;
+        to[fn].ticks += from[fn].ticks;
+    }
+}
+
 /* A ring that fills spills into segments of a pool shared by all rings, in
  * the same memfd, so a burst gets more room before anything is dropped. The
  * producer writes to the spill chain from the moment the ring is full until
