@@ -12,6 +12,8 @@ import json
 import os
 import subprocess
 
+import pytest
+
 WINDOW = "capture window"
 PROFILER_STEPS = ["3", "start", "5", "stop", "7", "start", "2", "stop", "1"]
 STEPS = 4
@@ -139,3 +141,25 @@ def test_run_sets_the_time_window(build_dir, tmp_path):
     assert process["capture"]["setting"] == "time:0.5:1"
     assert process["api"]["cudaLaunchKernel"]["calls"] == 15
     assert len(process["capture"]["windows"]) == 1
+
+
+def test_a_time_window_without_a_duration_lasts_to_the_end(trace_run, build_dir):
+    done, trace, _ = trace_run("capture_steps", "5", "sleep:1000", "7",
+                               env={"CUDATRACE_CAPTURE": "time:0.5"})
+    assert done.returncode == 0, done.stderr
+    assert counted(trace, "cudaLaunchKernel") == 7
+    (mark,) = windows(trace)
+    last = max(s["ts"] + s["dur"] for s in trace.slices if s["name"] == "cudaLaunchKernel")
+    assert mark["args"]["opened_by"] == "time" and mark["ts"] + mark["dur"] >= last
+
+
+@pytest.mark.parametrize("value", ["profilers", "nvtx:", "time:", "time:1:0", "time:-1",
+                                   "time:1:2:3", "time: 1", "nvtx:" + "x" * 80])
+def test_each_malformed_setting_warns_and_records_everything(trace_run, value):
+    done, trace, _ = trace_run("capture_steps", "start", "3", "stop", "2",
+                               env={"CUDATRACE_CAPTURE": value})
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "CUDATRACE_CAPTURE" in line]
+    assert len(warnings) == 1 and "recording everything" in warnings[0]
+    assert counted(trace, "cudaLaunchKernel") == 5
+    assert not windows(trace)

@@ -7,6 +7,7 @@
  */
 #include "preload/core/capture.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "preload/core/clock.h"
@@ -16,8 +17,11 @@
 static _Atomic uint32_t always_open = 1;
 _Atomic uint32_t *ct_capture_flag = &always_open;
 
-/* Capture ranges open now, over all threads. */
-static _Atomic uint32_t open_ranges;
+/* Capture ranges open now, over all threads. Under a lock, so that one
+ * thread's close cannot land after another's reopening: taken only by the
+ * push and pop of the capture range, a few times a step. */
+static uint32_t open_ranges;
+static pthread_mutex_t ranges_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void ct_capture_write_header(struct ct_shm_header *shm)
 {
@@ -37,7 +41,8 @@ void ct_capture_session_start(struct ct_shm_header *shm)
 void ct_capture_forget_in_child(void)
 {
     ct_capture_flag = &always_open;
-    atomic_store(&open_ranges, 0);
+    open_ranges = 0;
+    pthread_mutex_init(&ranges_lock, NULL);
 }
 
 static void flip(int open, uint16_t by)
@@ -63,13 +68,17 @@ int ct_capture_nvtx_push(const char *message)
 {
     if (ct_config.capture != CT_CAPTURE_NVTX || strcmp(message, ct_config.capture_nvtx) != 0)
         return 0;
-    if (atomic_fetch_add(&open_ranges, 1) == 0)
+    pthread_mutex_lock(&ranges_lock);
+    if (open_ranges++ == 0)
         flip(1, CT_NVTX_PUSH);
+    pthread_mutex_unlock(&ranges_lock);
     return 1;
 }
 
 void ct_capture_nvtx_pop(void)
 {
-    if (atomic_fetch_sub(&open_ranges, 1) == 1)
+    pthread_mutex_lock(&ranges_lock);
+    if (--open_ranges == 0)
         flip(0, CT_NVTX_POP);
+    pthread_mutex_unlock(&ranges_lock);
 }
