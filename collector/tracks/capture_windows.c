@@ -12,7 +12,6 @@
 
 #include "collector/perfetto/clock_map.h"
 #include "collector/perfetto/process_tracks.h"
-#include "cudatrace/functions.h"
 #include "cudatrace/trace_names.h"
 
 static struct ct_shm_header *header;
@@ -73,7 +72,7 @@ static void mark(int open, uint64_t ns, const char *by)
 
 void ct_capture_windows_record(const struct ct_record *record)
 {
-    const char *by = record->result == CT_FN_cudaProfilerStart ? "cudaProfilerStart" : "NVTX range";
+    const char *by = record->result == CT_CAPTURE_PROFILER ? "cudaProfilerStart" : "NVTX range";
     mark(record->func != 0, ct_clock_map_ns(record->begin), by);
 }
 

@@ -43,8 +43,8 @@ static inline int ct_record_on_program_clock(uint16_t type)
 }
 
 /* CT_REC_CAPTURE: begin the clock when the preload opened or closed the
- * capture window (CUDATRACE_CAPTURE=profiler or nvtx:NAME), result the
- * CUDA function or NVTX event that did. */
+ * capture window, result what opened it: CT_CAPTURE_PROFILER or
+ * CT_CAPTURE_NVTX (enum ct_capture_kind, shm_layout.h). */
 
 /* CT_REC_CORRELATION: begin is the begin clock of the call record that
  * follows it on the same ring, arg[0] CUPTI's correlation id for that call,

@@ -45,22 +45,25 @@ void ct_capture_forget_in_child(void)
     pthread_mutex_init(&ranges_lock, NULL);
 }
 
-static void flip(int open, uint16_t by)
+static void flip(int open)
 {
     atomic_store_explicit(ct_capture_flag, (uint32_t)open, memory_order_relaxed);
     struct ct_ring *ring = ct_ring_current();
     if (!ring)
         return;
     uint64_t now = ct_clock_now();
-    struct ct_record r = {
-        .type = CT_REC_CAPTURE, .func = (uint16_t)open, .result = by, .begin = now, .end = now};
+    struct ct_record r = {.type = CT_REC_CAPTURE,
+                          .func = (uint16_t)open,
+                          .result = ct_config.capture,
+                          .begin = now,
+                          .end = now};
     ct_emit_record(ring, &r, 1);
 }
 
-uint64_t ct_capture_profiler(int open, uint16_t func)
+uint64_t ct_capture_profiler(int open)
 {
     if (ct_config.capture == CT_CAPTURE_PROFILER)
-        flip(open, func);
+        flip(open);
     return 0;
 }
 
@@ -70,7 +73,7 @@ int ct_capture_nvtx_push(const char *message)
         return 0;
     pthread_mutex_lock(&ranges_lock);
     if (open_ranges++ == 0)
-        flip(1, CT_NVTX_PUSH);
+        flip(1);
     pthread_mutex_unlock(&ranges_lock);
     return 1;
 }
@@ -79,6 +82,6 @@ void ct_capture_nvtx_pop(void)
 {
     pthread_mutex_lock(&ranges_lock);
     if (--open_ranges == 0)
-        flip(0, CT_NVTX_POP);
+        flip(0);
     pthread_mutex_unlock(&ranges_lock);
 }

@@ -30,7 +30,7 @@ void ct_capture_forget_in_child(void);
 
 /* cudaProfilerStart (open) or cudaProfilerStop returned; the value is 0,
  * for the hook's record. */
-uint64_t ct_capture_profiler(int open, uint16_t func);
+uint64_t ct_capture_profiler(int open);
 
 /* An NVTX range with `message` is pushed; 1 when it is the capture range,
  * whose pop must then call ct_capture_nvtx_pop. */

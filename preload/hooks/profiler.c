@@ -11,5 +11,5 @@
 #include "preload/core/capture.h"
 #include "preload/hooks/hook.h"
 
-CT_HOOK(cudaProfilerStart, (void), (), ct_capture_profiler(1, CT_FN_cudaProfilerStart), 0, 0, 0, 0)
-CT_HOOK(cudaProfilerStop, (void), (), ct_capture_profiler(0, CT_FN_cudaProfilerStop), 0, 0, 0, 0)
+CT_HOOK(cudaProfilerStart, (void), (), ct_capture_profiler(1), 0, 0, 0, 0)
+CT_HOOK(cudaProfilerStop, (void), (), ct_capture_profiler(0), 0, 0, 0, 0)
