@@ -163,3 +163,21 @@ def test_each_malformed_setting_warns_and_records_everything(trace_run, value):
     assert len(warnings) == 1 and "recording everything" in warnings[0]
     assert counted(trace, "cudaLaunchKernel") == 5
     assert not windows(trace)
+
+
+def test_with_cupti_the_gpu_work_stays_whole_and_only_window_calls_carry_flows(
+        trace_run, build_dir, tmp_path):
+    """CUPTI hands the GPU's work over later, in buffers, so it is not
+    windowed; a call outside the window writes no correlation either, so
+    only the calls inside begin flows to their kernels (a kernel of a call
+    outside ends a flow nothing began, which Perfetto passes over)."""
+    env = {"LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver", "CT_DOUBLE_DRIVER": "1", "CUDATRACE_CAPTURE": "profiler",
+           "CT_DOUBLE_CUPTI_STATS": str(tmp_path / "cupti-truth.txt")}
+    done, trace, _ = trace_run("capture_steps", *PROFILER_STEPS, env=env)
+    assert done.returncode == 0, done.stderr
+    launches = [s for s in trace.slices if s["name"] == "cudaLaunchKernel"]
+    assert len(launches) == 7 and all(s["flow_ids"] for s in launches)
+    kernels = [s for s in trace.slices if s["name"] == "capture_step_kernel"]
+    assert len(kernels) == 18
+    ended = {f for s in kernels for f in s["terminating_flow_ids"]}
+    assert {f for s in launches for f in s["flow_ids"]} <= ended
