@@ -181,3 +181,18 @@ def test_with_cupti_the_gpu_work_stays_whole_and_only_window_calls_carry_flows(
     assert len(kernels) == 18
     ended = {f for s in kernels for f in s["terminating_flow_ids"]}
     assert {f for s in launches for f in s["flow_ids"]} <= ended
+
+
+def test_a_window_opened_before_any_cuda_call_records(trace_run, build_dir):
+    """The window's first event starts the session: its flag is the one opened."""
+    done, trace, _ = trace_run("capture_steps", "start", "4", "stop", "2",
+                               env={"CUDATRACE_CAPTURE": "profiler"})
+    assert done.returncode == 0, done.stderr
+    assert counted(trace, "cudaLaunchKernel") == 4 and len(windows(trace)) == 1
+    preload = os.path.join(build_dir, "libcudatrace.so")
+    done, trace, _ = trace_run("nvtx_steps", STEPS, env={"NVTX_INJECTION64_PATH": preload,
+                                                        "CUDATRACE_CAPTURE": "nvtx:step"})
+    assert done.returncode == 0, done.stderr
+    assert [counted(trace, n) for n in ("step", "forward", "backward", "cudaLaunchKernel",
+                                        "cudaDeviceSynchronize")] == [STEPS] * 3 + [3 * STEPS, STEPS]
+    assert len(windows(trace)) == STEPS

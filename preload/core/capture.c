@@ -45,10 +45,12 @@ void ct_capture_forget_in_child(void)
     pthread_mutex_init(&ranges_lock, NULL);
 }
 
+/* The ring first: a window opened before any CUDA call starts the session
+ * here, and it is that session's flag that must be flipped. */
 static void flip(int open)
 {
-    atomic_store_explicit(ct_capture_flag, (uint32_t)open, memory_order_relaxed);
     struct ct_ring *ring = ct_ring_current();
+    atomic_store_explicit(ct_capture_flag, (uint32_t)open, memory_order_relaxed);
     if (!ring)
         return;
     uint64_t now = ct_clock_now();
