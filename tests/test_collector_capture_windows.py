@@ -119,7 +119,7 @@ def test_a_time_window_opens_after_its_delay_for_its_duration(trace_run, build_d
     assert counted(trace, "cudaLaunchKernel") == 7
     (mark,) = windows(trace)
     assert mark["args"]["opened_by"] == "time"
-    assert abs(mark["dur"] - 1000000000) < 50000000
+    assert abs(mark["dur"] - 1000000000) < 200000000  # the collector checks every cycle
     process = report_json(build_dir, done.run_dir / "trace.pftrace.zst")
     assert calls(process) == {"cudaLaunchKernel": 15}
     assert process["capture"]["setting"] == "time:0.5:1"
