@@ -44,7 +44,7 @@
         ct_cupti_in_hook--;                                                                        \
         uint64_t end = ct_clock_now();                                                             \
         ct_call_leave(inflight);                                                                   \
-        if (ct_capture_recording() && ct_call_site_due(CT_FN_##name, (int)result, begin))          \
+        if (ct_call_site_due(CT_FN_##name, (int)result, begin))                                    \
             ct_call_site_capture(begin, __builtin_return_address(0),                               \
                                  ct_function_is_kept(CT_FN_##name));                               \
         ct_cupti_correlate(begin, CT_FN_##name);                                                   \
