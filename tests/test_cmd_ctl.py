@@ -233,3 +233,26 @@ def test_a_directory_others_can_enter_is_refused(build_dir, tmp_path):
     assert done.returncode == 1
     assert f"refusing {runtime}/cudatrace: it must be a directory owned by uid" in done.stderr
     assert "mode 0755" in done.stderr
+
+
+def test_held_connections_make_it_busy_not_stuck(build_dir, tmp_path):
+    """Four silent peers fill its slots: the next is told it is busy at once,
+    the program runs on, and once they are let go status answers again."""
+    live = Live(build_dir, tmp_path)
+    live.step("1")
+    path = live.socket_path()
+    held = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(4)]
+    try:
+        for s in held:
+            s.connect(path)
+        time.sleep(0.2)  # accepted, each in a slot
+        assert ask_raw(path, b"status\n") == b"error: busy: try again\n"
+        live.step("2")
+        for s in held:
+            s.settimeout(10)
+            assert s.recv(4096).startswith(b"error: no command came")
+    finally:
+        for s in held:
+            s.close()
+    assert status(live)[1] == {"cudaLaunchKernel": 3}
+    assert live.finish()[0] == 0

@@ -21,6 +21,7 @@
 #include "common/control_socket.h"
 
 #define CLIENTS 4
+#define ACCEPTS_PER_CYCLE 8
 #define LINE_WAIT_NS 1000000000ull
 #define REPLY_MAX 16384
 
@@ -88,10 +89,14 @@ static int from_our_uid(int fd)
     return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.uid == geteuid();
 }
 
+/* A few a cycle at most: a flood of connections waits in the backlog
+ * rather than holding up the drain. */
 static void accept_new(uint64_t now_ns)
 {
     int fd;
-    while ((fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+    for (int i = 0; i < ACCEPTS_PER_CYCLE &&
+                    (fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;
+         i++) {
         struct client *slot = NULL;
         for (int i = 0; i < CLIENTS && !slot; i++)
             if (clients[i].fd < 0)
