@@ -81,6 +81,7 @@ def test_status_gives_the_totals_so_far(build_dir, tmp_path):
     figures, calls = status(live)
     assert calls == {"cudaLaunchKernel": 3}
     assert figures["pid"] == str(live.pid) and figures["window"] == "open"
+    assert figures["capture"] == "all"
     assert int(figures["records"]) <= 3
     live.step("malloc")
     live.step("4")
@@ -101,6 +102,7 @@ def test_start_and_stop_open_and_close_a_window(build_dir, tmp_path):
     live = Live(build_dir, tmp_path, env={"CUDATRACE_CAPTURE": "profiler"})
     live.step("2")
     assert status(live)[0]["window"] == "closed"
+    assert status(live)[0]["capture"] == "profiler"
     done = live.ctl("start")
     assert (done.returncode, done.stdout) == (0, "window open\n")
     live.step("5")

@@ -44,7 +44,8 @@ static void status(const struct context *c, struct ct_reply *reply)
 {
     static struct ct_call_stats totals[CT_FN_COUNT];
     ct_control_totals_now(c->shm, totals);
-    ct_reply_printf(reply, "ok\npid %d\n", (int)c->shm->pid);
+    ct_reply_printf(reply, "ok\npid %d\ncapture %s\n", (int)c->shm->pid,
+                    c->shm->capture_setting[0] ? c->shm->capture_setting : "all");
     window_line(reply);
     ct_reply_printf(reply, "records %llu\ndropped %llu\ntrace_bytes %llu\ndevice_bytes %llu\n",
                     (unsigned long long)ct_builder_calls(),
