@@ -1,6 +1,7 @@
 /*
  * What each control command does. The table is the whole list: `help`
- * prints it, and a command is added as one more entry. They run on the
+ * prints it, and a command is added as one more entry (its function, a
+ * ct_control_command, may live in a file of its own). They run on the
  * collector's own thread between drains, so they read its state as it
  * stands and never wait on the program.
  */
@@ -30,26 +31,21 @@ void ct_reply_printf(struct ct_reply *reply, const char *fmt, ...)
             (size_t)n < reply->size - reply->len ? (size_t)n : reply->size - reply->len - 1;
 }
 
-struct context {
-    struct ct_shm_header *shm;
-    uint64_t now_ns;
-};
-
 static void window_line(struct ct_reply *reply)
 {
     ct_reply_printf(reply, "window %s\n", ct_capture_windows_open() ? "open" : "closed");
 }
 
-static void status(const struct context *c, struct ct_reply *reply)
+static void status(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
 {
+    (void)now_ns;
     static struct ct_call_stats totals[CT_FN_COUNT];
-    ct_control_totals_now(c->shm, totals);
-    ct_reply_printf(reply, "ok\npid %d\ncapture %s\n", (int)c->shm->pid,
-                    c->shm->capture_setting[0] ? c->shm->capture_setting : "all");
+    ct_control_totals_now(shm, totals);
+    ct_reply_printf(reply, "ok\npid %d\ncapture %s\n", (int)shm->pid,
+                    shm->capture_setting[0] ? shm->capture_setting : "all");
     window_line(reply);
     ct_reply_printf(reply, "records %llu\ndropped %llu\ntrace_bytes %llu\ndevice_bytes %llu\n",
-                    (unsigned long long)ct_builder_calls(),
-                    (unsigned long long)ct_shm_dropped(c->shm),
+                    (unsigned long long)ct_builder_calls(), (unsigned long long)ct_shm_dropped(shm),
                     (unsigned long long)ct_trace_file_bytes(),
                     (unsigned long long)ct_memory_counters_live_device());
     for (int fn = 0; fn < CT_FN_COUNT; fn++)
@@ -59,25 +55,30 @@ static void status(const struct context *c, struct ct_reply *reply)
                             (unsigned long long)totals[fn].errors);
 }
 
-static void start(const struct context *c, struct ct_reply *reply)
+static void set_window(int open, uint64_t now_ns, struct ct_reply *reply)
 {
-    ct_capture_windows_set(1, c->now_ns, "cudatrace ctl");
+    ct_capture_windows_set(open, now_ns, "cudatrace ctl");
     ct_reply_printf(reply, "ok\n");
     window_line(reply);
 }
 
-static void stop(const struct context *c, struct ct_reply *reply)
+static void start(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
 {
-    ct_capture_windows_set(0, c->now_ns, "cudatrace ctl");
-    ct_reply_printf(reply, "ok\n");
-    window_line(reply);
+    (void)shm;
+    set_window(1, now_ns, reply);
 }
 
-static void help(const struct context *c, struct ct_reply *reply);
+static void stop(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
+{
+    (void)shm;
+    set_window(0, now_ns, reply);
+}
+
+static ct_control_command help;
 
 static const struct {
     const char *name, *help;
-    void (*run)(const struct context *c, struct ct_reply *reply);
+    ct_control_command *run;
 } commands[] = {
     {"status", "calls per function so far, live device memory, records, trace bytes, window",
      status},
@@ -88,9 +89,9 @@ static const struct {
 
 #define COMMANDS (sizeof commands / sizeof commands[0])
 
-static void help(const struct context *c, struct ct_reply *reply)
+static void help(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
 {
-    (void)c;
+    (void)shm, (void)now_ns;
     ct_reply_printf(reply, "ok\n");
     for (size_t i = 0; i < COMMANDS; i++)
         ct_reply_printf(reply, "%-8s %s\n", commands[i].name, commands[i].help);
@@ -99,10 +100,9 @@ static void help(const struct context *c, struct ct_reply *reply)
 void ct_control_run(struct ct_shm_header *shm, const char *line, uint64_t now_ns,
                     struct ct_reply *reply)
 {
-    const struct context c = {shm, now_ns};
     for (size_t i = 0; i < COMMANDS; i++)
         if (strcmp(line, commands[i].name) == 0) {
-            commands[i].run(&c, reply);
+            commands[i].run(shm, now_ns, reply);
             return;
         }
     /* The bytes as given, those that would garble a terminal replaced. */

@@ -21,6 +21,10 @@ struct ct_reply {
 void ct_reply_printf(struct ct_reply *reply, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A command: writes its reply for the process whose header is `shm`, at
+ * `now_ns` on the trace's clock. */
+typedef void ct_control_command(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply);
+
 /* Runs the command `line` (without its newline) on the process whose
  * header is `shm`, at `now_ns`, and writes its reply. */
 void ct_control_run(struct ct_shm_header *shm, const char *line, uint64_t now_ns,
