@@ -14,9 +14,10 @@
  * host's threads and workers were doing, sampled from /proc on another, by
  * host_sampling/.
  * Process-wide tracks and instants live in process_tracks.c and
- * library_track.c. At the end it writes the closing instant with the
- * session's totals; a failed call may ask for a snapshot (snapshot/
- * triggers.c). A bounded trace begins its chunks here, between
+ * library_track.c, capture windows in capture_windows.c; each drain cycle
+ * also serves `cudatrace ctl` (control/). At the end it writes the closing
+ * instant with the session's totals; a failed call may ask for a snapshot
+ * (snapshot/triggers.c). A bounded trace begins its chunks here, between
  * records, where no slice is half written; an NVTX range open across the
  * boundary is ended there and said again in the new chunk.
  */
@@ -28,7 +29,10 @@
 #include <sys/resource.h>
 
 #include "cudatrace/trace_names.h"
+#include "collector/control/listener.h"
+#include "collector/control/totals.h"
 #include "collector/tracks/call_sites.h"
+#include "collector/tracks/capture_windows.h"
 #include "collector/tracks/call_slices.h"
 #include "collector/gpu_state/state_tracks.h"
 #include "collector/host_sampling/host_tracks.h"
@@ -80,6 +84,8 @@ void ct_builder_start(struct ct_shm_header *shm)
     ct_trace_gap_start();
     ct_writer_bound((uint64_t)shm->max_trace_mb << 20);
     ct_host_state_start(shm);
+    ct_capture_windows_start(shm);
+    ct_control_listen(shm);
 }
 
 /* The clock of the latest record that has one: where the drain's merge
@@ -186,6 +192,7 @@ void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats)
         return;
     ct_call_totals(&t->seq, stats, ct_clock_map_now_ns());
     ct_trace_gap_thread_totals(stats);
+    ct_control_totals_ended(stats);
 }
 
 void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, uint64_t end_ns)
@@ -249,6 +256,9 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
     case CT_REC_LIBRARY:
         ct_loader_events_record(record);
         break;
+    case CT_REC_CAPTURE:
+        ct_capture_windows_record(record);
+        break;
     case CT_REC_NVTX:
         if (threads[index].live)
             ct_nvtx_record(index, &threads[index].seq, record, ct_clock_map_ns(record->begin));
@@ -278,6 +288,8 @@ void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest
 {
     chunk_point();
     uint64_t now = ct_clock_map_now_ns(), settled = settled_ns(drained_from_ns, oldest_call_ticks);
+    ct_capture_windows_tick(now);
+    ct_control_serve(now);
     if (settled)
         ct_launch_rate_write(settled);
     ct_memory_counters_settle(settled);
@@ -311,6 +323,8 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
     for (uint32_t i = 0; i < thread_count; i++)
         if (threads[i].live)
             ct_nvtx_close(i, &threads[i].seq, end_ns);
+    ct_control_close();
+    ct_capture_windows_finish(end_ns);
     ct_launch_rate_finish();
     ct_memory_counters_settle(UINT64_MAX);
     ct_writer_refresh_gap(); /* with the peaks all applied */

@@ -12,6 +12,7 @@ int ct_cmd_recover(int argc, char **argv);
 int ct_cmd_doctor(int argc, char **argv);
 int ct_cmd_open(int argc, char **argv);
 int ct_cmd_export(int argc, char **argv);
+int ct_cmd_ctl(int argc, char **argv);
 
 /* Sets LD_PRELOAD and LD_AUDIT so that what is started next is traced. */
 int ct_run_environment(void);

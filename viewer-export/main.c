@@ -28,6 +28,9 @@ static const char help[] =
     "  recover DAMAGED_TRACE OUTPUT\n"
     "                      copy what is sound of a trace whose writer died\n"
     "  doctor [--json]     load the CUDA stack here and explain what loaded\n"
+    "  ctl PID status|start|stop\n"
+    "                      ask a live traced process's collector; open or close\n"
+    "                      a capture window\n"
     "  help [COMMAND]      this text, or COMMAND's own (cudatrace COMMAND --help)\n"
     "\n"
     "examples:\n"
@@ -78,6 +81,8 @@ int main(int argc, char **argv)
         return ct_cmd_open(argc - 1, argv + 1);
     if (strcmp(command, "export") == 0)
         return ct_cmd_export(argc - 1, argv + 1);
+    if (strcmp(command, "ctl") == 0)
+        return ct_cmd_ctl(argc - 1, argv + 1);
     if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0)
         return fputs(help, stdout) == EOF;
     return ct_usage_error("unknown command %s", command);

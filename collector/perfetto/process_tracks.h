@@ -22,7 +22,8 @@ enum ct_process_track {
     CT_TRACK_LAUNCH_RATE,
     CT_TRACK_DROPPED,
     CT_TRACK_LIBRARIES,
-    CT_TRACK_GAP, /* described only in a bounded trace's gap frame */
+    CT_TRACK_GAP,     /* described only in a bounded trace's gap frame */
+    CT_TRACK_CAPTURE, /* described with each capture window */
 };
 
 struct ct_process {

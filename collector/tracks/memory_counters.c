@@ -143,3 +143,8 @@ struct ct_memory_peaks ct_memory_counters_peaks(void)
 {
     return peaks;
 }
+
+uint64_t ct_memory_counters_live_device(void)
+{
+    return device.bytes;
+}

@@ -18,6 +18,8 @@ void ct_memory_counters_note(uint8_t family, const struct ct_record *r, uint64_t
 void ct_memory_counters_settle(uint64_t up_to_ns);
 /* Events that came after their time had been settled, applied as they came. */
 uint64_t ct_memory_counters_late(void);
+/* Live device bytes as applied so far (for `cudatrace ctl PID status`). */
+uint64_t ct_memory_counters_live_device(void);
 
 /* The highest live device bytes so far: from the allocation calls, from
  * the virtual-memory API, and of their sum, as the counters had them. A

@@ -28,15 +28,6 @@ struct chunk_totals {
 static struct chunk_totals *slots;
 static struct ct_call_stats dropped[CT_FN_COUNT];
 
-static void add_stats(struct ct_call_stats *to, const struct ct_call_stats *from)
-{
-    for (int fn = 0; fn < CT_FN_COUNT; fn++) {
-        to[fn].calls += from[fn].calls;
-        to[fn].errors += from[fn].errors;
-        to[fn].ticks += from[fn].ticks;
-    }
-}
-
 void ct_trace_gap_thread_totals(const struct ct_call_stats *stats)
 {
     uint32_t chunk = ct_writer_chunk();
@@ -49,7 +40,7 @@ void ct_trace_gap_thread_totals(const struct ct_call_stats *stats)
         memset(slot, 0, sizeof *slot);
         slot->chunk = chunk;
     }
-    add_stats(slot->stats, stats);
+    ct_call_stats_add(slot->stats, stats);
 }
 
 /* Moves the totals of the chunks before `first_kept` into `dropped`. */
@@ -57,7 +48,7 @@ static void fold_dropped(uint32_t first_kept)
 {
     for (int i = 0; slots && i < SLOTS; i++)
         if (slots[i].chunk && slots[i].chunk < first_kept) {
-            add_stats(dropped, slots[i].stats);
+            ct_call_stats_add(dropped, slots[i].stats);
             slots[i].chunk = 0;
         }
 }

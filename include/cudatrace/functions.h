@@ -138,6 +138,8 @@ enum ct_wrote { CT_WROTE_COUNT, CT_WROTE_DEVICE, CT_WROTE_VERSION, CT_WROTE_FLAG
     X(cudaGraphInstantiateWithParams_ptsz, CT_FAMILY_HANDLE, 0)                                    \
     X(cudaGetLastError, CT_FAMILY_PLAIN, 0)                                                        \
     X(cudaPeekAtLastError, CT_FAMILY_PLAIN, 0)                                                     \
+    X(cudaProfilerStart, CT_FAMILY_PLAIN, 0)                                                       \
+    X(cudaProfilerStop, CT_FAMILY_PLAIN, 0)                                                        \
     X(cuLaunchKernel, CT_FAMILY_LAUNCH, 1)                                                         \
     X(cuLaunchKernelEx, CT_FAMILY_LAUNCH, 1)                                                       \
     X(cuLaunchCooperativeKernel, CT_FAMILY_LAUNCH, 1)                                              \

@@ -18,7 +18,7 @@
 
 #include "cudatrace/functions.h"
 
-#define CT_RECORD_VERSION 10u
+#define CT_RECORD_VERSION 11u
 
 enum ct_record_type {
     CT_REC_CALL = 1,         /* one CUDA runtime call, see functions.h         */
@@ -31,6 +31,7 @@ enum ct_record_type {
     CT_REC_GPU = 8,          /* GPU work as the GPU ran it, see enum ct_gpu_kind */
     CT_REC_GPU_CLOCK = 9,    /* CUPTI's clock read between two of ours          */
     CT_REC_CUPTI_STATE = 10, /* what became of CUPTI, see enum ct_cupti_state   */
+    CT_REC_CAPTURE = 11,     /* a capture window opened (func 1) or closed (0)  */
 };
 
 /* Whether a record's begin is the program's clock, the same on every ring
@@ -38,8 +39,12 @@ enum ct_record_type {
 static inline int ct_record_on_program_clock(uint16_t type)
 {
     return type == CT_REC_CALL || type == CT_REC_CUPTI_CALL || type == CT_REC_NVTX ||
-           type == CT_REC_LIBRARY || type == CT_REC_CORRELATION;
+           type == CT_REC_LIBRARY || type == CT_REC_CORRELATION || type == CT_REC_CAPTURE;
 }
+
+/* CT_REC_CAPTURE: begin the clock when the preload opened or closed the
+ * capture window, result what opened it: CT_CAPTURE_PROFILER or
+ * CT_CAPTURE_NVTX (enum ct_capture_kind, shm_layout.h). */
 
 /* CT_REC_CORRELATION: begin is the begin clock of the call record that
  * follows it on the same ring, arg[0] CUPTI's correlation id for that call,

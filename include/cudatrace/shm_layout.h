@@ -43,6 +43,16 @@ struct ct_call_stats {
     uint64_t ticks; /* summed durations, in the record clock */
 };
 
+/* Adds one set of per-function totals (CT_FN_COUNT entries) to another. */
+static inline void ct_call_stats_add(struct ct_call_stats *to, const struct ct_call_stats *from)
+{
+    for (int fn = 0; fn < CT_FN_COUNT; fn++) {
+        to[fn].calls += from[fn].calls;
+        to[fn].errors += from[fn].errors;
+        to[fn].ticks += from[fn].ticks;
+    }
+}
+
 /* A ring that fills spills into segments of a pool shared by all rings, in
  * the same memfd, so a burst gets more room before anything is dropped. The
  * producer writes to the spill chain from the moment the ring is full until
@@ -88,6 +98,13 @@ struct ct_ring {
     alignas(64) struct ct_record records[];
 };
 
+enum ct_capture_kind {
+    CT_CAPTURE_ALL = 0,      /* unset: everything is recorded         */
+    CT_CAPTURE_PROFILER = 1, /* between cudaProfilerStart and Stop    */
+    CT_CAPTURE_NVTX = 2,     /* while an NVTX range of that name is open */
+    CT_CAPTURE_TIME = 3,     /* from a delay after start, for a duration */
+};
+
 struct ct_shm_header {
     uint32_t magic;
     uint32_t version;
@@ -120,6 +137,15 @@ struct ct_shm_header {
     /* How often a second the collector samples the process's threads and
      * workers from /proc (CUDATRACE_SAMPLE_HZ); 0: never. */
     uint32_t sample_hz;
+    /* Capture windows (CUDATRACE_CAPTURE): while capture_open is 0 the hooks
+     * count calls in the totals and write no record. The preload opens and
+     * closes it for the profiler API and NVTX ranges, the collector for the
+     * time window and `cudatrace ctl`; 1 all run long when capture is unset. */
+    _Atomic uint32_t capture_open;
+    uint32_t capture_kind;        /* enum ct_capture_kind                  */
+    uint64_t capture_delay_ns;    /* CT_CAPTURE_TIME: opens this long after start */
+    uint64_t capture_duration_ns; /* and closes this much later; 0: never  */
+    char capture_setting[64];     /* CUDATRACE_CAPTURE as given, for the trace */
     _Atomic uint64_t spill_free[CT_SPILL_CHAIN / 64]; /* a set bit: that segment is free */
     char output_path[4096];
 };

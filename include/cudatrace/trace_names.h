@@ -48,6 +48,7 @@
     X(track, cupti_overhead, "CUPTI overhead", NAMED)                                              \
     X(track, findings, "cudatrace findings", NAMED)                                                \
     X(track, trace_gap, "cudatrace trace gap", NAMED)                                              \
+    X(track, capture_windows, "cudatrace capture windows", NAMED)                                  \
     /* the GPU's own state from NVML (collector/gpu_state/), per device */                         \
     X(track, gpu_utilization, CT_GPU_TRACK_PREFIX "%u utilization (percent)", COUNTER)             \
     X(track, gpu_memory_utilization, CT_GPU_TRACK_PREFIX "%u memory utilization (percent)",        \
@@ -125,6 +126,9 @@
     X(event, cupti_overhead, "CUPTI overhead", SLICE)                                              \
     /* the middle a bounded trace dropped (collector/tracks/trace_gap.c) */                        \
     X(event, trace_gap, "trace gap: middle dropped", SLICE)                                        \
+    /* CUDATRACE_CAPTURE and its windows (collector/tracks/capture_windows.c) */                   \
+    X(event, capture_setting, "capture setting", INSTANT)                                          \
+    X(event, capture_window, "capture window", SLICE)                                              \
     /* an NVTX range pushed without a message */                                                   \
     X(event, unnamed_range, "(nvtx)", SLICE)                                                       \
     /* a finding on the findings track: its severity and id */                                     \
@@ -190,6 +194,9 @@
     X(key, peak_allocated_bytes, "peak_allocated_bytes", UINT)                                     \
     X(key, peak_vmm_bytes, "peak_vmm_bytes", UINT)                                                 \
     X(key, continued, "continued", UINT)                                                           \
+    /* capture windows */                                                                          \
+    X(key, capture, "capture", STRING)                                                             \
+    X(key, opened_by, "opened_by", STRING)                                                         \
     /* cudatrace.identity and cudatrace.environment */                                             \
     X(key, host, "host", STRING)                                                                   \
     X(key, rank, "rank", INT)                                                                      \

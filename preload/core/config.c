@@ -8,6 +8,7 @@
 
 #include "cudatrace/shm_layout.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -128,6 +129,56 @@ static int env_cupti_mode(void)
     return CT_CUPTI_AUTO;
 }
 
+/* Seconds, decimals allowed, from 0 to a year, as nanoseconds; -1 if not. */
+static int64_t parse_seconds(const char *text, const char *stop)
+{
+    char *end;
+    errno = 0;
+    double seconds = strtod(text, &end);
+    if (end == text || end != stop || errno || !(seconds >= 0 && seconds <= 31536000) ||
+        !isdigit((unsigned char)text[0]))
+        return -1;
+    return (int64_t)(seconds * 1e9);
+}
+
+/* time:DELAY[:DURATION]; 0 when it is not that. */
+static int parse_time_window(const char *spec)
+{
+    const char *colon = strchr(spec, ':');
+    int64_t delay = parse_seconds(spec, colon ? colon : spec + strlen(spec));
+    int64_t duration = colon ? parse_seconds(colon + 1, colon + 1 + strlen(colon + 1)) : 0;
+    if (delay < 0 || duration < 0 || (colon && duration == 0))
+        return 0;
+    ct_config.capture_delay_ns = (uint64_t)delay;
+    ct_config.capture_duration_ns = (uint64_t)duration;
+    return 1;
+}
+
+/* CUDATRACE_CAPTURE: profiler, nvtx:NAME or time:DELAY[:DURATION]. The
+ * value travels to the collector in the shared header, hence the bound. */
+static int env_capture(void)
+{
+    const char *text = getenv("CUDATRACE_CAPTURE");
+    if (!text || !*text)
+        return CT_CAPTURE_ALL;
+    ct_config.capture_text = text;
+    if (strlen(text) < sizeof((struct ct_shm_header *)0)->capture_setting) {
+        if (strcmp(text, "profiler") == 0)
+            return CT_CAPTURE_PROFILER;
+        if (strncmp(text, "nvtx:", 5) == 0 && text[5]) {
+            ct_config.capture_nvtx = text + 5;
+            return CT_CAPTURE_NVTX;
+        }
+        if (strncmp(text, "time:", 5) == 0 && parse_time_window(text + 5))
+            return CT_CAPTURE_TIME;
+    }
+    ct_config.capture_text = NULL;
+    hold_warning("ignoring CUDATRACE_CAPTURE=%s: expected profiler, nvtx:NAME or "
+                 "time:DELAY[:DURATION] in seconds; recording everything",
+                 text);
+    return CT_CAPTURE_ALL;
+}
+
 static uint32_t round_up_pow2(uint32_t v)
 {
     uint32_t p = 1;
@@ -175,4 +226,5 @@ void ct_config_load(void)
     ct_config.nvtx_lookup = env_flag_default("CUDATRACE_NVTX", 1);
     ct_config.max_mb = env_uint("CUDATRACE_MAX_MB", CT_MAX_MB_DEFAULT, 0, CT_MAX_MB_MOST);
     ct_config.sample_hz = env_uint("CUDATRACE_SAMPLE_HZ", 100, 0, 1000);
+    ct_config.capture = env_capture();
 }

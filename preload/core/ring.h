@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "cudatrace/shm_layout.h"
+#include "preload/core/capture.h"
 #include "preload/core/session.h"
 
 #define CT_TLS __attribute__((tls_model("initial-exec")))
@@ -117,7 +118,7 @@ static inline void ct_call_leave(struct ct_ring *ring)
 }
 
 /* A call's record of `type`: CT_REC_CALL from a hook, CT_REC_CUPTI_CALL
- * from a CUPTI callback. */
+ * from a CUPTI callback; outside a capture window only its totals. */
 static inline void ct_emit_typed_call(uint16_t type, uint16_t func, uint64_t begin, uint64_t end,
                                       int32_t result, uint64_t a0, uint64_t a1, uint64_t a2,
                                       uint64_t a3, uint64_t a4)
@@ -134,7 +135,7 @@ static inline void ct_emit_typed_call(uint16_t type, uint16_t func, uint64_t beg
         return;
     }
     ct_ring_count_call(ring, func, begin, end, result);
-    if (!(r = ct_ring_reserve(ring, &head, ct_function_is_kept(func)))) {
+    if (!ct_capture_recording() || !(r = ct_ring_reserve(ring, &head, ct_function_is_kept(func)))) {
         ct_ring_leave(ring);
         return;
     }

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "common/launcher.h"
+#include "preload/core/capture.h"
 #include "preload/core/clock.h"
 #include "preload/core/collector_spawn.h"
 #include "preload/core/descriptors.h"
@@ -153,6 +154,7 @@ static struct ct_shm_header *create_shm(int *fd_out)
     shm->start_ticks = ct_clock_kind == CT_CLOCK_TSC ? ct_start_ticks : ct_start_boot_ns;
     shm->start_boot_ns = ct_start_boot_ns;
     format_output_path(shm->output_path, sizeof shm->output_path);
+    ct_capture_write_header(shm);
     ct_ring_mask = ct_config.ring_records - 1;
     *fd_out = fd;
     return shm;
@@ -264,6 +266,7 @@ static void start_session(void)
     if (shm->collector_watches_pid)
         ct_fd_release(&lifeline);
     ct_call_sites_prepare();
+    ct_capture_session_start(shm);
     session_shm = shm;
     atomic_fetch_or(&ct_deferred, CT_DEFER_CUDA_INFO | CT_DEFER_LIBRARY_VERSIONS);
     atomic_store(&session_state, SESSION_ACTIVE);
@@ -409,6 +412,7 @@ void ct_session_forget_in_child(void)
     ct_fd_release(&lifeline);
     ct_fd_release(&done);
     ct_collector_forget();
+    ct_capture_forget_in_child();
     session_shm = NULL;
     atomic_store(&session_state, SESSION_NONE);
 }

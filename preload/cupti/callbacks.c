@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "preload/sites/call_site.h"
+#include "preload/core/capture.h"
 #include "preload/core/clock.h"
 #include "preload/cupti/gpu_trace.h"
 #include "preload/cupti/api.h"
@@ -108,8 +109,8 @@ void ct_cupti_emit_correlation(uint64_t begin, uint16_t func)
     uint32_t id = ct_cupti_correlation;
     ct_cupti_correlation = 0;
     struct ct_ring *ring = ct_ring_current();
-    if (!ring || !makes_gpu_work(func))
-        return;
+    if (!ring || !makes_gpu_work(func) || !ct_capture_recording())
+        return; /* outside a capture window its call leaves no record to tie */
     struct ct_record r = {.type = CT_REC_CORRELATION, .begin = begin, .end = begin, .arg = {id}};
     ct_emit_record(ring, &r, ct_function_is_kept(func));
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "preload/core/capture.h"
 #include "preload/core/clock.h"
 #include "preload/core/export.h"
 #include "preload/core/ring.h"
@@ -63,12 +64,15 @@ static __thread int depth CT_TLS;
 /* Bit d: the push to depth d was recorded, so its pop must be too; a push
  * that found no room is popped unrecorded, and nothing misnests. */
 static __thread uint64_t recorded_pushes CT_TLS;
+/* Bit d: the push to depth d opened the capture range (CUDATRACE_CAPTURE). */
+static __thread uint64_t capture_pushes CT_TLS;
 
-/* The record, after its name when it has one; whether it was written. */
+/* The record, after its name when it has one; whether it was written. A
+ * pop goes wherever its push went, inside a capture window or not. */
 static int record(enum ct_nvtx_event event, const char *name, int level)
 {
     struct ct_ring *ring = ct_ring_current();
-    if (!ring)
+    if (!ring || (event != CT_NVTX_POP && !ct_capture_recording()))
         return 0;
     uint64_t now = ct_clock_now();
     if (name && ct_emit_string(ring, CT_STR_NVTX_NAME, now, name) != 0)
@@ -89,6 +93,10 @@ static const char *message_of(const struct nvtx_event_attributes *attributes)
 static int range_push(const char *message)
 {
     uint64_t bit = depth < 64 ? 1ull << depth : 0;
+    if (bit && ct_capture_nvtx_push(message ? message : ""))
+        capture_pushes |= bit;
+    else
+        capture_pushes &= ~bit;
     if (bit && record(CT_NVTX_PUSH, message ? message : "", depth))
         recorded_pushes |= bit;
     else
@@ -113,6 +121,8 @@ static int range_pop(void)
     --depth;
     if (depth < 64 && (recorded_pushes & 1ull << depth))
         record(CT_NVTX_POP, NULL, depth);
+    if (depth < 64 && (capture_pushes & 1ull << depth))
+        ct_capture_nvtx_pop();
     return depth;
 }
 

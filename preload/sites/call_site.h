@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "cudatrace/functions.h"
+#include "preload/core/capture.h"
 #include "preload/core/ring.h"
 
 enum ct_site_rule { CT_SITE_ON_ERROR, CT_SITE_ALWAYS, CT_SITE_SAMPLED };
@@ -54,9 +55,12 @@ static inline enum ct_site_rule ct_site_rule_of(enum ct_function fn)
 }
 
 /* Whether this call of `fn`, which began at `begin` and returned `result`,
- * carries its site. */
+ * carries its site: never outside a capture window, where the call writes
+ * no record for the site to wait for. */
 static inline int ct_call_site_due(enum ct_function fn, int result, uint64_t begin)
 {
+    if (!ct_capture_recording())
+        return 0;
     switch (ct_site_rule_of(fn)) {
     case CT_SITE_ALWAYS:
         return ct_call_sites_on;

@@ -4,7 +4,9 @@
 #      untraced and traced alternately, RUNS times each; medians compared.
 #      Traced with a ring large enough to record every call (no drops), and
 #      again with the default ring, where the collector cannot keep up with a
-#      no-op runtime and most calls take the drop path.
+#      no-op runtime and most calls take the drop path. And outside a
+#      capture window (CUDATRACE_CAPTURE=profiler, which launch_loop never
+#      opens): the call counted in the totals, no record.
 #   2. trace bytes per recorded call (zstd), from the no-drop traced runs.
 #   3. collector throughput on one core (tests/bench/collector_throughput.c), and zstd alone
 #      on the same bytes at the same level: the share of it that is compression.
@@ -57,12 +59,14 @@ while [ "$i" -le "$runs" ]; do
     traced "$big_ring" "$i" | per_launch >> "$work/traced"
     traced 32768 "$i" | per_launch >> "$work/traced_drops"
     CUDATRACE_SAMPLE_HZ=0 traced "$big_ring" "off$i" | per_launch >> "$work/traced_unsampled"
+    CUDATRACE_CAPTURE=profiler traced "$big_ring" "out$i" | per_launch >> "$work/traced_outside"
     i=$((i + 1))
 done
 u=$(median < "$work/untraced")
 t=$(median < "$work/traced")
 d=$(median < "$work/traced_drops")
 n=$(median < "$work/traced_unsampled")
+o=$(median < "$work/traced_outside")
 cat "$work"/sum."$big_ring".[0-9]* | awk '{r += $1; x += $2; b += $3} END {printf "%d %d %d\n", r, x, b}' > "$work/totals"
 read -r recorded dropped bytes < "$work/totals"
 dropped_share=$(cat "$work"/sum.32768.* | awk '{r += $1; x += $2} END {printf "%.1f", 100 * x / (r + x)}')
@@ -73,6 +77,7 @@ calc() { awk "BEGIN {printf \"%.2f\", $1}"; }
 echo "  traced, every call recorded       $t ns per call  (+$(calc "$t - $u") ns)"
 echo "  traced, default ring ($dropped_share% dropped)  $d ns per call  (+$(calc "$d - $u") ns)"
 echo "  traced, host sampling off         $n ns per call  (sampling at 100 Hz: $(calc "$t - $n") ns)"
+echo "  traced, outside a capture window  $o ns per call  (+$(calc "$o - $u") ns)"
 echo "  trace size                        $(calc "$bytes / $recorded") bytes per recorded call ($recorded recorded, $dropped dropped)"
 "$build/bench/collector_throughput" 5000000 | sed -e 's/^collector_throughput: /  collector throughput              /' \
     -e 's/^collector_zstd: /  collector against zstd alone      /'

@@ -51,7 +51,8 @@ int ct_run_environment(void)
 }
 
 static const char help[] =
-    "usage: cudatrace run [-o TRACE] [-q] [--ring-records N] -- PROGRAM [ARGS...]\n"
+    "usage: cudatrace run [-o TRACE] [-q] [--ring-records N] [--delay S] [--duration S]\n"
+    "                     -- PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM with the tracer (LD_PRELOAD), the loader's audit module\n"
     "(LD_AUDIT) and the tracer as NVTX's tool and the driver's injection library\n"
@@ -65,6 +66,9 @@ static const char help[] =
     "  -q, --quiet           no summary line on stderr at exit (CUDATRACE_QUIET=1)\n"
     "  --ring-records N      records per thread ring (CUDATRACE_RING_RECORDS;\n"
     "                        default 32768)\n"
+    "  --delay S             record detail only from S seconds after the start\n"
+    "  --duration S          and for S seconds (both: CUDATRACE_CAPTURE=time:S:S);\n"
+    "                        the report's counts stay the whole run's\n"
     "  --help                this text\n"
     "\n"
     "examples:\n"
@@ -80,8 +84,30 @@ static const struct {
     {"--ring-records", "CUDATRACE_RING_RECORDS"},
 };
 
+/* Seconds as CUDATRACE_CAPTURE's time window takes them; 0 if not. */
+static int is_seconds(const char *text)
+{
+    char *end;
+    double seconds = strtod(text, &end);
+    return text[0] >= '0' && text[0] <= '9' && !*end && seconds >= 0;
+}
+
+/* --delay and --duration, as the one setting the preload reads. */
+static int set_time_window(const char *delay, const char *duration)
+{
+    char value[128];
+    if (!delay && !duration)
+        return 0;
+    if ((delay && !is_seconds(delay)) || (duration && !is_seconds(duration)))
+        return ct_usage_error("run: --delay and --duration take seconds (e.g. 2.5)");
+    snprintf(value, sizeof value, "time:%s%s%s", delay ? delay : "0", duration ? ":" : "",
+             duration ? duration : "");
+    return setenv("CUDATRACE_CAPTURE", value, 1);
+}
+
 int ct_cmd_run(int argc, char **argv)
 {
+    const char *delay = NULL, *duration = NULL;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "--") == 0) {
@@ -94,6 +120,13 @@ int ct_cmd_run(int argc, char **argv)
             setenv("CUDATRACE_QUIET", "1", 1);
             continue;
         }
+        if (strcmp(argv[i], "--delay") == 0 || strcmp(argv[i], "--duration") == 0) {
+            if (i + 1 >= argc)
+                return ct_usage_error("run: %s needs a value", argv[i]);
+            *(strcmp(argv[i], "--delay") == 0 ? &delay : &duration) = argv[i + 1];
+            i++;
+            continue;
+        }
         size_t k = 0, n = sizeof value_options / sizeof value_options[0];
         while (k < n && strcmp(argv[i], value_options[k].flag) != 0)
             k++;
@@ -103,6 +136,8 @@ int ct_cmd_run(int argc, char **argv)
             return ct_usage_error("run: %s needs a value", argv[i]);
         setenv(value_options[k].variable, argv[++i], 1);
     }
+    if (set_time_window(delay, duration))
+        return 2;
     if (i >= argc)
         return ct_usage_error("run: no program given (cudatrace run -- PROGRAM ARGS...)");
     if (ct_run_environment())

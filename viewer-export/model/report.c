@@ -151,6 +151,8 @@ static void on_slice(void *ctx, const struct ct_event *e)
         note_gap(p, e);
         return;
     }
+    if (ct_capture_slice(&p->run.capture, e))
+        return;
     if (ct_gpu_health_slice(&p->gpu_health, e) || ct_host_slice(&p->host, e))
         return;
     if (ct_u64_map_find(&b->gpu_tracks, e->track)) {
@@ -268,9 +270,9 @@ static void on_instant(void *ctx, const struct ct_event *e)
 {
     struct builder *b = ctx;
     struct ct_process_report *p = owner_of(b, e->track);
-    if (p && !session_instant(b, p, e) && !ct_libraries_instant(&p->libraries, e) &&
-        !ct_cupti_instant(&p->cupti, e) && !ct_gpu_health_instant(&p->gpu_health, e) &&
-        !ct_host_instant(&p->host, e))
+    if (p && !session_instant(b, p, e) && !ct_capture_instant(&p->run.capture, e) &&
+        !ct_libraries_instant(&p->libraries, e) && !ct_cupti_instant(&p->cupti, e) &&
+        !ct_gpu_health_instant(&p->gpu_health, e) && !ct_host_instant(&p->host, e))
         note_time(p, e->ts);
 }
 
@@ -380,6 +382,7 @@ void ct_report_free(struct ct_report *report)
         free(report->processes[i].run.inflight);
         free(report->processes[i].run.snapshots);
         ct_unfinished_free(&report->processes[i].unfinished);
+        free(report->processes[i].run.capture.windows);
         ct_libraries_free(&report->processes[i].libraries);
         ct_usage_free(&report->processes[i].usage);
         ct_gpu_health_free(&report->processes[i].gpu_health);

@@ -16,6 +16,7 @@
 
 #include "cudatrace/functions.h"
 #include "viewer-export/model/calls.h"
+#include "viewer-export/model/capture.h"
 #include "viewer-export/model/cupti.h"
 #include "viewer-export/model/gpu_health.h"
 #include "viewer-export/model/host.h"
@@ -45,7 +46,8 @@ struct ct_trace_gap {
 
 /* How the run went, as the collector said: when it started and ended, how
  * it ended, the clock, the records lost, the collector's own cost, the
- * calls its threads were still inside, and the gap of a bounded trace. */
+ * calls its threads were still inside, the gap of a bounded trace and the
+ * capture windows. */
 struct ct_process_run {
     uint64_t start_ns; /* process start, from the closing instant      */
     uint64_t first_ns; /* first event: the start when the end is missing */
@@ -64,6 +66,7 @@ struct ct_process_run {
     struct ct_snapshot_mark snapshot;
     struct ct_snapshot_mark *snapshots;
     size_t snapshot_count;
+    struct ct_capture_view capture; /* model/capture.h */
 };
 
 /* The CUDA the process ran on: the versions and devices it reported. */

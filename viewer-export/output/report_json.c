@@ -355,6 +355,28 @@ static void json_snapshots(struct ct_json *j, const struct ct_process_run *run)
     ct_json_end_array(j);
 }
 
+/* The capture windows, or null when everything was recorded. */
+static void json_capture(struct ct_json *j, const struct ct_capture_view *c)
+{
+    if (!ct_capture_windowed(c)) {
+        ct_json_null(j, "capture");
+        return;
+    }
+    ct_json_begin_object(j, "capture");
+    ct_json_text_or_null(j, "setting", c->setting);
+    ct_json_begin_array(j, "windows");
+    for (size_t i = 0; i < c->count; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_uint(j, "from_ns", c->windows[i].from_ns);
+        ct_json_uint(j, "to_ns", c->windows[i].to_ns);
+        ct_json_string(j, "opened_by", c->windows[i].opened_by);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+    ct_json_raw(j, "counts_are_whole_run", "true", 4);
+    ct_json_end_object(j);
+}
+
 /* The NVTX ranges by total time; absent when the trace has none. */
 static void json_nvtx(struct ct_json *j, const struct ct_process_report *p)
 {
@@ -519,6 +541,7 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
     ct_json_end_array(j);
     json_snapshots(j, &p->run);
     json_gap(j, &p->run.gap);
+    json_capture(j, &p->run.capture);
     ct_json_uint(j, "dropped_events", p->run.dropped);
     ct_json_begin_object(j, "tracer");
     ct_json_uint(j, "calls_recorded", p->run.calls_recorded);

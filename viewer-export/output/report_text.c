@@ -40,6 +40,28 @@ static void print_gap(FILE *out, const struct ct_process_report *p)
             (unsigned long long)gap->chunks);
 }
 
+/* The capture windows: what was asked for, and when each window was open. */
+static void print_capture(FILE *out, const struct ct_process_report *p)
+{
+    const struct ct_capture_view *c = &p->run.capture;
+    if (!ct_capture_windowed(c))
+        return;
+    uint64_t start = p->run.start_ns ? p->run.start_ns : p->run.first_ns;
+    fprintf(out,
+            "  capture        %s%s: %zu window%s recorded in detail; the counts above are the "
+            "whole run's\n",
+            c->setting ? "CUDATRACE_CAPTURE=" : "cudatrace ctl", c->setting ? c->setting : "",
+            c->count, c->count == 1 ? "" : "s");
+    for (size_t i = 0; i < c->count; i++) {
+        char from[32], length[32];
+        const struct ct_capture_window *w = &c->windows[i];
+        fprintf(out, "                 window %zu from %s after the start for %s, opened by %s\n",
+                i + 1,
+                ct_human_time(w->from_ns > start ? w->from_ns - start : 0, from, sizeof from),
+                ct_human_time(w->to_ns - w->from_ns, length, sizeof length), w->opened_by);
+    }
+}
+
 static void print_nvtx(FILE *out, const struct ct_process_report *p)
 {
     const struct ct_site_costs *t = &p->usage.nvtx_ranges;
@@ -321,13 +343,16 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
                 p->run.snapshot.trigger ? "the snapshot was taken" : "the process ended");
     print_snapshots(out, p);
     print_gap(out, p);
+    print_capture(out, p);
     fprintf(out, "  dropped        %llu records%s\n", (unsigned long long)p->run.dropped,
             p->run.dropped ? " (rings were full: raise CUDATRACE_RING_RECORDS)" : "");
     for (int fn = 0; fn < CT_FN_COUNT; fn++)
         if (ct_calls_dropped_slices(&p->calls, fn))
-            fprintf(out, "  detail lost    %llu %s slices (its counts above are whole)\n",
-                    (unsigned long long)ct_calls_dropped_slices(&p->calls, fn),
-                    ct_function_name(fn));
+            fprintf(
+                out, "  detail lost    %llu %s slices%s (its counts above are whole)\n",
+                (unsigned long long)ct_calls_dropped_slices(&p->calls, fn), ct_function_name(fn),
+                ct_capture_windowed(&p->run.capture) ? ", outside the capture windows or dropped"
+                                                     : "");
     if (p->run.ended)
         fprintf(out,
                 "  tracer         %llu calls recorded; collector used %s of CPU, %llu KiB peak\n",

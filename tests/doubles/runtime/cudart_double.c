@@ -1520,6 +1520,10 @@ DEFINE_GUARDED(cudaGetDeviceFlags, (unsigned int *flags), get_device_flags(flags
 DEFINE_GUARDED(cudaInitDevice, (int device, unsigned int deviceFlags, unsigned int flags),
                init_device(device, deviceFlags, flags))
 DEFINE_GUARDED(cudaDeviceReset, (void), reset_device())
+/* Without a profiler attached the real runtime answers both with success
+ * and does nothing else. */
+DEFINE_GUARDED(cudaProfilerStart, (void), cudaSuccess)
+DEFINE_GUARDED(cudaProfilerStop, (void), cudaSuccess)
 
 static cudaError_t device_pool(cudaMemPool_t *out, int device, bool current)
 {

@@ -80,6 +80,8 @@
     X(cudaSetDeviceFlags, cudaSetDeviceFlags_v3020)                                                \
     X(cudaGetDeviceFlags, cudaGetDeviceFlags_v7000)                                                \
     X(cudaDeviceReset, cudaDeviceReset_v3020)                                                      \
+    X(cudaProfilerStart, cudaProfilerStart_v4000)                                                  \
+    X(cudaProfilerStop, cudaProfilerStop_v4000)                                                    \
     X(cudaInitDevice, cudaInitDevice_v12000)                                                       \
     X(cudaMemGetInfo, cudaMemGetInfo_v3020)                                                        \
     X(cudaStreamCreateWithFlags, cudaStreamCreateWithFlags_v5000)                                  \

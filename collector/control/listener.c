@@ -1,0 +1,167 @@
+/*
+ * Serves `cudatrace ctl` without stalling the drain loop: the socket and
+ * every connection are non-blocking, and each cycle takes what is there. A
+ * connection is from our own uid (SO_PEERCRED) or refused; it has a second
+ * to send one line of at most CT_CONTROL_LINE_MAX bytes, then gets one reply
+ * and is closed. A line too long, a peer that sends nothing or goes away,
+ * bytes that are not a command: each gets an error reply at most, and the
+ * program never notices. Only a few connections are held at once; one more
+ * is told the collector is busy.
+ */
+#include "collector/control/listener.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "collector/control/commands.h"
+#include "common/control_socket.h"
+
+#define CLIENTS 4
+#define ACCEPTS_PER_CYCLE 8
+#define LINE_WAIT_NS 1000000000ull
+#define REPLY_MAX 16384
+
+struct client {
+    int fd; /* -1: the slot is free */
+    uint64_t deadline_ns;
+    size_t len;
+    char line[CT_CONTROL_LINE_MAX];
+};
+
+static struct ct_shm_header *header;
+static int listen_fd = -1;
+static char socket_path[sizeof((struct sockaddr_un *)0)->sun_path];
+/* The socket file we made: after an exec the next session's collector may
+ * have put its own at the same path (the pid is the same), not ours to remove. */
+static ino_t socket_inode;
+static struct client clients[CLIENTS];
+
+void ct_control_listen(struct ct_shm_header *shm)
+{
+    char why[256];
+    header = shm;
+    for (int i = 0; i < CLIENTS; i++)
+        clients[i].fd = -1;
+    if (ct_control_socket_path(shm->pid, 1, socket_path, sizeof socket_path, why, sizeof why))
+        return;
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    memcpy(address.sun_path, socket_path, sizeof socket_path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    unlink(socket_path); /* a pid's earlier process left it: that one is gone */
+    struct stat st;
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0 || listen(fd, CLIENTS) != 0 ||
+        stat(socket_path, &st) != 0) {
+        close(fd);
+        return;
+    }
+    socket_inode = st.st_ino;
+    listen_fd = fd;
+}
+
+/* Closing with unread bytes would reset the connection, and the peer might
+ * read the reset before the reply: what is waiting is read first. */
+static void reply_and_close(struct client *c, const char *text, size_t len)
+{
+    ssize_t sent = send(c->fd, text, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)sent; /* a peer that cannot take it has only itself to blame */
+    char unread[4096];
+    for (int i = 0; i < 16 && recv(c->fd, unread, sizeof unread, MSG_DONTWAIT) > 0; i++)
+        ;
+    close(c->fd);
+    c->fd = -1;
+}
+
+static void refuse(struct client *c, const char *text)
+{
+    reply_and_close(c, text, strlen(text));
+}
+
+static int from_our_uid(int fd)
+{
+    struct ucred peer;
+    socklen_t len = sizeof peer;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.uid == geteuid();
+}
+
+/* A few a cycle at most: a flood of connections waits in the backlog
+ * rather than holding up the drain. */
+static void accept_new(uint64_t now_ns)
+{
+    int fd;
+    for (int i = 0; i < ACCEPTS_PER_CYCLE &&
+                    (fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;
+         i++) {
+        struct client *slot = NULL;
+        for (int i = 0; i < CLIENTS && !slot; i++)
+            if (clients[i].fd < 0)
+                slot = &clients[i];
+        struct client c = {.fd = fd, .deadline_ns = now_ns + LINE_WAIT_NS};
+        if (!from_our_uid(fd))
+            refuse(&c, "error: refused: not the owner of the traced process\n");
+        else if (!slot)
+            refuse(&c, "error: busy: try again\n");
+        else
+            *slot = c;
+    }
+}
+
+/* Reads what the peer sent; the command once its line is whole. */
+static void read_line(struct client *c, uint64_t now_ns)
+{
+    ssize_t n = read(c->fd, c->line + c->len, sizeof c->line - c->len);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+        if (now_ns > c->deadline_ns)
+            refuse(c, "error: no command came within a second\n");
+        return;
+    }
+    if (n <= 0) {
+        refuse(c, "error: the connection ended before a whole line\n");
+        return;
+    }
+    c->len += (size_t)n;
+    char *end = memchr(c->line, '\n', c->len);
+    if (!end) {
+        if (c->len == sizeof c->line)
+            refuse(c, "error: the command is too long\n");
+        return;
+    }
+    *end = 0;
+    if (strlen(c->line) != (size_t)(end - c->line)) {
+        refuse(c, "error: the command holds a NUL byte\n");
+        return;
+    }
+    static char text[REPLY_MAX];
+    struct ct_reply reply = {text, sizeof text, 0};
+    ct_control_run(header, c->line, now_ns, &reply);
+    reply_and_close(c, text, reply.len);
+}
+
+void ct_control_serve(uint64_t now_ns)
+{
+    if (listen_fd < 0)
+        return;
+    accept_new(now_ns);
+    for (int i = 0; i < CLIENTS; i++)
+        if (clients[i].fd >= 0)
+            read_line(&clients[i], now_ns);
+}
+
+void ct_control_close(void)
+{
+    if (listen_fd < 0)
+        return;
+    for (int i = 0; i < CLIENTS; i++)
+        if (clients[i].fd >= 0)
+            refuse(&clients[i], "error: the traced process has ended\n");
+    close(listen_fd);
+    listen_fd = -1;
+    struct stat st;
+    if (stat(socket_path, &st) == 0 && st.st_ino == socket_inode)
+        unlink(socket_path);
+}

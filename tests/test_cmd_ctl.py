@@ -1,0 +1,260 @@
+"""`cudatrace ctl PID status|start|stop` (issue 22): a live traced process's
+collector answers on a unix socket in a directory only its owner may open
+(here /tmp/cudatrace-0 or $XDG_RUNTIME_DIR/cudatrace), named by the pid. The
+program is tests/programs/capture_steps.c, steered line by line on stdin
+(each line answered "ok" once done), so the test knows what it did before
+each question. status gives the totals so far; start and stop open and close
+a capture window (the same flag as CUDATRACE_CAPTURE); another uid is
+refused; garbage and over-long lines get an error reply and change nothing
+in the program; a pid without a collector is a one-line error."""
+import ctypes
+import json
+import os
+import socket
+import subprocess
+import time
+
+import perfetto_check
+from conftest import SAMPLE_HZ, _STEERING_PREFIXES, _STEERING_VARS
+
+NOBODY = 65534
+MIB = 1 << 20
+
+
+class Live:
+    """capture_steps under the tracer, steered one line at a time."""
+
+    def __init__(self, build_dir, tmp_path, env=None):
+        self.build_dir = build_dir
+        self.trace = tmp_path / "trace.pftrace.zst"
+        full = {k: v for k, v in os.environ.items()
+                if not k.startswith(_STEERING_PREFIXES) and k not in _STEERING_VARS}
+        full.update(CUDATRACE_OUTPUT=str(self.trace), CUDATRACE_SAMPLE_HZ=SAMPLE_HZ,
+                    LD_LIBRARY_PATH=os.path.join(build_dir, "double"),
+                    LD_PRELOAD=os.path.join(build_dir, "libcudatrace.so"), **(env or {}))
+        self.proc = subprocess.Popen([os.path.join(build_dir, "tests", "capture_steps")],
+                                     env=full, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.pid = self.proc.pid
+
+    def step(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        assert self.proc.stdout.readline() == "ok\n"
+        # The collector starts with the first call and listens soon after.
+        deadline = time.monotonic() + 10
+        while not os.path.exists(self.socket_path()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def ctl(self, *args):
+        return subprocess.run([os.path.join(self.build_dir, "cudatrace"), "ctl", str(self.pid),
+                               *args], capture_output=True, text=True, timeout=30)
+
+    def finish(self):
+        out, err = self.proc.communicate(timeout=60)
+        return self.proc.returncode, out, err
+
+    def socket_path(self):
+        runtime = os.environ.get("XDG_RUNTIME_DIR")
+        folder = (os.path.join(runtime, "cudatrace") if runtime and runtime.startswith("/")
+                  else f"/tmp/cudatrace-{os.geteuid()}")
+        return os.path.join(folder, f"{self.pid}.sock")
+
+
+def status(live):
+    done = live.ctl("status")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    calls = {parts[1]: int(parts[2]) for parts in (l.split() for l in lines) if parts[0] == "calls"}
+    figures = {parts[0]: parts[1] for parts in (l.split() for l in lines) if parts[0] != "calls"}
+    return figures, calls
+
+
+def slices(live, name):
+    trace = perfetto_check.load(live.trace)
+    return sum(s["name"] == name for s in trace.slices), trace
+
+
+def test_status_gives_the_totals_so_far(build_dir, tmp_path):
+    live = Live(build_dir, tmp_path)
+    live.step("3")
+    figures, calls = status(live)
+    assert calls == {"cudaLaunchKernel": 3}
+    assert figures["pid"] == str(live.pid) and figures["window"] == "open"
+    assert figures["capture"] == "all"
+    assert int(figures["records"]) <= 3
+    live.step("malloc")
+    live.step("4")
+    # Live memory is applied once no earlier event can still come: about a second.
+    deadline = time.monotonic() + 10
+    while status(live)[0]["device_bytes"] != str(MIB) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    figures, calls = status(live)
+    assert calls == {"cudaLaunchKernel": 7, "cudaMalloc": 1}
+    assert figures["device_bytes"] == str(MIB) and figures["records"] == "8"
+    assert figures["dropped"] == "0" and int(figures["trace_bytes"]) > 0
+    code, out, _ = live.finish()
+    assert (code, out) == (0, "")  # each step answered "ok", nothing more
+    assert not os.path.exists(live.socket_path())  # the collector removed it
+
+
+def test_start_and_stop_open_and_close_a_window(build_dir, tmp_path):
+    live = Live(build_dir, tmp_path, env={"CUDATRACE_CAPTURE": "profiler"})
+    live.step("2")
+    assert status(live)[0]["window"] == "closed"
+    assert status(live)[0]["capture"] == "profiler"
+    done = live.ctl("start")
+    assert (done.returncode, done.stdout) == (0, "window open\n")
+    live.step("5")
+    assert live.ctl("stop").stdout == "window closed\n"
+    live.step("7")
+    assert status(live)[1] == {"cudaLaunchKernel": 14}
+    code, _, err = live.finish()
+    assert code == 0, err
+    launches, trace = slices(live, "cudaLaunchKernel")
+    assert launches == 5
+    windows = [s for s in trace.slices if s["name"] == "capture window"]
+    assert [w["args"]["opened_by"] for w in windows] == ["cudatrace ctl"]
+    report = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
+                             str(live.trace)], capture_output=True, text=True, check=True)
+    process = json.loads(report.stdout)["processes"][0]
+    assert process["api"]["cudaLaunchKernel"]["calls"] == 14
+    assert [w["opened_by"] for w in process["capture"]["windows"]] == ["cudatrace ctl"]
+
+
+def test_stop_without_capture_set_keeps_the_start(build_dir, tmp_path):
+    """Unset, everything is recorded from the start: stop closes that window."""
+    live = Live(build_dir, tmp_path)
+    live.step("4")
+    assert live.ctl("stop").returncode == 0
+    live.step("6")
+    assert live.finish()[0] == 0
+    launches, trace = slices(live, "cudaLaunchKernel")
+    assert launches == 4
+    assert [w["args"]["opened_by"] for w in trace.slices if w["name"] == "capture window"] == [
+        "the start"]
+
+
+def ask_raw(path, data):
+    """Sends `data` to the socket and returns the whole reply."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(10)
+        s.connect(path)
+        s.sendall(data)
+        reply = b""
+        while chunk := s.recv(4096):
+            reply += chunk
+        return reply
+
+
+def test_garbage_gets_an_error_and_changes_nothing(build_dir, tmp_path):
+    live = Live(build_dir, tmp_path)
+    live.step("3")
+    path = live.socket_path()
+    assert ask_raw(path, b"\xff\x00\x01status\n").startswith(b"error: ")
+    assert ask_raw(path, b"x" * 10000) == b"error: the command is too long\n"
+    assert ask_raw(path, b"status extra\n").startswith(b"error: unknown command 'status extra'")
+    # A peer that sends nothing is let go after a second, and nobody waits on it.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:
+        idle.connect(path)
+        assert status(live)[1] == {"cudaLaunchKernel": 3}
+        idle.settimeout(10)
+        assert idle.recv(4096).startswith(b"error: no command came")
+    done = live.ctl("bogus")
+    assert done.returncode == 1
+    assert done.stderr == f"cudatrace: ctl: pid {live.pid}: unknown command 'bogus' (try help)\n"
+    live.step("2")
+    code, out, _ = live.finish()
+    assert (code, out) == (0, "")
+    assert slices(live, "cudaLaunchKernel")[0] == 5
+
+
+def in_child_as_nobody(fn):
+    """Runs fn() in a forked child; its exit status."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os._exit(fn())
+        except BaseException as e:
+            print(f"child: {e!r}", flush=True)
+            os._exit(99)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def test_another_uid_is_refused(build_dir, tmp_path):
+    live = Live(build_dir, tmp_path)
+    live.step("1")
+    path = live.socket_path()
+
+    def through_the_directory():
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+        done = subprocess.run([os.path.join(build_dir, "cudatrace"), "ctl", str(live.pid),
+                               "status"], capture_output=True, text=True, timeout=30)
+        ok = done.returncode == 1 and done.stderr.startswith(f"cudatrace: ctl: pid {live.pid}: ")
+        return 0 if ok and done.stdout == "" else 1
+
+    def past_the_directory():
+        # Files as root (fsuid 0) reach the socket; the connection is nobody's
+        # (euid), which SO_PEERCRED reports.
+        os.setresuid(0, NOBODY, 0)
+        ctypes.CDLL(None, use_errno=True).setfsuid(0)
+        reply = ask_raw(path, b"status\n")
+        return 0 if reply == b"error: refused: not the owner of the traced process\n" else 1
+
+    assert in_child_as_nobody(through_the_directory) == 0
+    assert in_child_as_nobody(past_the_directory) == 0
+    assert status(live)[1] == {"cudaLaunchKernel": 1}
+    assert live.finish()[0] == 0
+
+
+def test_a_pid_without_a_collector_is_a_clear_error(build_dir):
+    untraced = subprocess.Popen(["sleep", "30"])
+    try:
+        done = subprocess.run([os.path.join(build_dir, "cudatrace"), "ctl", str(untraced.pid),
+                               "status"], capture_output=True, text=True, timeout=30)
+    finally:
+        untraced.kill()
+        untraced.wait()
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith(f"cudatrace: ctl: pid {untraced.pid}: no cudatrace collector "
+                                  "is listening")
+    assert done.stderr.count("\n") == 1
+    bad = subprocess.run([os.path.join(build_dir, "cudatrace"), "ctl", "nope", "status"],
+                         capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 2 and "not a process id" in bad.stderr
+
+
+def test_a_directory_others_can_enter_is_refused(build_dir, tmp_path):
+    runtime = tmp_path / "runtime"
+    (runtime / "cudatrace").mkdir(parents=True)
+    os.chmod(runtime / "cudatrace", 0o755)
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime))
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "ctl", "1", "status"],
+                          capture_output=True, text=True, timeout=30, env=env)
+    assert done.returncode == 1
+    assert f"refusing {runtime}/cudatrace: it must be a directory owned by uid" in done.stderr
+    assert "mode 0755" in done.stderr
+
+
+def test_held_connections_make_it_busy_not_stuck(build_dir, tmp_path):
+    """Four silent peers fill its slots: the next is told it is busy at once,
+    the program runs on, and once they are let go status answers again."""
+    live = Live(build_dir, tmp_path)
+    live.step("1")
+    path = live.socket_path()
+    held = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(4)]
+    try:
+        for s in held:
+            s.connect(path)
+        time.sleep(0.2)  # accepted, each in a slot
+        assert ask_raw(path, b"status\n") == b"error: busy: try again\n"
+        live.step("2")
+        for s in held:
+            s.settimeout(10)
+            assert s.recv(4096).startswith(b"error: no command came")
+    finally:
+        for s in held:
+            s.close()
+    assert status(live)[1] == {"cudaLaunchKernel": 3}
+    assert live.finish()[0] == 0

@@ -1,0 +1,198 @@
+"""Capture windows (issue 22): CUDATRACE_CAPTURE=profiler, nvtx:NAME or
+time:DELAY[:DURATION] records detail only inside its windows, while the
+report's per-function counts stay the whole run's (the hooks still count
+every call in their thread's totals). Each window is a "capture window"
+slice on the process's "cudatrace capture windows" track, after a "capture
+setting" instant; the report lists the windows in text and JSON. The
+programs are tests/programs/capture_steps.c, whose steps the arguments give,
+and tests/nvtx/steps.c (per step, "forward" holds two launches, "backward"
+one). The twins: unset, everything is recorded and nothing said about
+windows; a bad value warns once and also records everything."""
+import json
+import os
+import subprocess
+
+import pytest
+
+WINDOW = "capture window"
+PROFILER_STEPS = ["3", "start", "5", "stop", "7", "start", "2", "stop", "1"]
+STEPS = 4
+
+
+def report(build_dir, path, *flags):
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", *flags, str(path)],
+                          capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout
+
+
+def report_json(build_dir, path):
+    return json.loads(report(build_dir, path, "--json"))["processes"][0]
+
+
+def counted(trace, name):
+    return sum(s["name"] == name for s in trace.slices)
+
+
+def calls(process):
+    return {name: s["calls"] for name, s in process["api"].items()}
+
+
+def windows(trace):
+    return [s for s in trace.slices if s["name"] == WINDOW]
+
+
+def test_the_profiler_api_opens_and_closes_windows(trace_run, build_dir):
+    done, trace, _ = trace_run("capture_steps", *PROFILER_STEPS,
+                               env={"CUDATRACE_CAPTURE": "profiler"})
+    assert done.returncode == 0, done.stderr
+    assert "ignoring" not in done.stderr
+    # Inside: 5 + 2 launches and both starts (a window holds its start call,
+    # not its stop call); the 3 + 7 + 1 launches outside left no slice.
+    assert counted(trace, "cudaLaunchKernel") == 7
+    assert counted(trace, "cudaProfilerStart") == 2
+    assert counted(trace, "cudaProfilerStop") == 0
+    marks = windows(trace)
+    assert len(marks) == 2 and all(m["args"]["opened_by"] == "cudaProfilerStart" for m in marks)
+    assert [i["args"]["capture"] for i in trace.instants if i["name"] == "capture setting"] == [
+        "profiler"]
+    launches = sorted(s["ts"] for s in trace.slices if s["name"] == "cudaLaunchKernel")
+    assert all(any(m["ts"] <= t <= m["ts"] + m["dur"] for m in marks) for t in launches)
+    process = report_json(build_dir, done.run_dir / "trace.pftrace.zst")
+    assert calls(process) == {"cudaLaunchKernel": 18, "cudaProfilerStart": 2,
+                              "cudaProfilerStop": 2}
+    assert process["capture"]["setting"] == "profiler"
+    assert process["capture"]["counts_are_whole_run"] is True
+    assert [(w["from_ns"], w["to_ns"]) for w in process["capture"]["windows"]] == [
+        (m["ts"], m["ts"] + m["dur"]) for m in marks]
+    text = report(build_dir, done.run_dir / "trace.pftrace.zst")
+    assert ("capture        CUDATRACE_CAPTURE=profiler: 2 windows recorded in detail; the counts "
+            "above are the whole run's") in text
+    assert "window 2 from" in text
+
+
+def test_without_capture_everything_is_recorded(trace_run, build_dir):
+    """The twin: the same program, CUDATRACE_CAPTURE unset."""
+    done, trace, _ = trace_run("capture_steps", *PROFILER_STEPS)
+    assert done.returncode == 0, done.stderr
+    assert counted(trace, "cudaLaunchKernel") == 18
+    assert counted(trace, "cudaProfilerStop") == 2
+    assert not windows(trace)
+    assert not [i for i in trace.instants if i["name"] == "capture setting"]
+    path = done.run_dir / "trace.pftrace.zst"
+    assert report_json(build_dir, path)["capture"] is None
+    assert "capture " not in report(build_dir, path)
+
+
+def test_a_bad_setting_warns_once_and_records_everything(trace_run):
+    done, trace, _ = trace_run("capture_steps", *PROFILER_STEPS,
+                               env={"CUDATRACE_CAPTURE": "time:soon"})
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "CUDATRACE_CAPTURE" in line]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("cudatrace: ignoring CUDATRACE_CAPTURE=time:soon: expected")
+    assert counted(trace, "cudaLaunchKernel") == 18
+    assert not windows(trace)
+
+
+def test_an_nvtx_range_is_a_window(trace_run, build_dir):
+    preload = os.path.join(build_dir, "libcudatrace.so")
+    done, trace, _ = trace_run("nvtx_steps", STEPS, env={"NVTX_INJECTION64_PATH": preload,
+                                                        "CUDATRACE_CAPTURE": "nvtx:forward"})
+    assert done.returncode == 0, done.stderr
+    assert counted(trace, "forward") == STEPS
+    assert counted(trace, "cudaLaunchKernel") == 2 * STEPS
+    assert counted(trace, "step") == counted(trace, "backward") == 0
+    assert counted(trace, "cudaDeviceSynchronize") == 0
+    marks = windows(trace)
+    assert len(marks) == STEPS and all(m["args"]["opened_by"] == "NVTX range" for m in marks)
+    process = report_json(build_dir, done.run_dir / "trace.pftrace.zst")
+    assert calls(process) == {"cudaLaunchKernel": 3 * STEPS, "cudaDeviceSynchronize": STEPS}
+    assert len(process["capture"]["windows"]) == STEPS
+
+
+def test_a_time_window_opens_after_its_delay_for_its_duration(trace_run, build_dir):
+    """Launches at about 0 s, 1 s and 2 s; the window from 0.5 s for 1 s
+    holds only the middle ones. The collector opens and closes it."""
+    done, trace, _ = trace_run("capture_steps", "5", "sleep:1000", "7", "sleep:1000", "3",
+                               env={"CUDATRACE_CAPTURE": "time:0.5:1"})
+    assert done.returncode == 0, done.stderr
+    assert counted(trace, "cudaLaunchKernel") == 7
+    (mark,) = windows(trace)
+    assert mark["args"]["opened_by"] == "time"
+    assert abs(mark["dur"] - 1000000000) < 200000000  # the collector checks every cycle
+    process = report_json(build_dir, done.run_dir / "trace.pftrace.zst")
+    assert calls(process) == {"cudaLaunchKernel": 15}
+    assert process["capture"]["setting"] == "time:0.5:1"
+
+
+def test_run_sets_the_time_window(build_dir, tmp_path):
+    """`cudatrace run --delay S --duration S` is CUDATRACE_CAPTURE=time:S:S."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CUDATRACE_", "CT_DOUBLE")) and k != "LD_PRELOAD"}
+    env["CUDATRACE_SAMPLE_HZ"] = "0"
+    env["LD_LIBRARY_PATH"] = os.path.join(build_dir, "double")
+    program = os.path.join(build_dir, "tests", "capture_steps")
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "-o", "t.pftrace.zst",
+                           "--delay", "0.5", "--duration", "1", "--", program, "5", "sleep:1000",
+                           "7", "sleep:1000", "3"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    process = report_json(build_dir, tmp_path / "t.pftrace.zst")
+    assert process["capture"]["setting"] == "time:0.5:1"
+    assert process["api"]["cudaLaunchKernel"]["calls"] == 15
+    assert len(process["capture"]["windows"]) == 1
+
+
+def test_a_time_window_without_a_duration_lasts_to_the_end(trace_run, build_dir):
+    done, trace, _ = trace_run("capture_steps", "5", "sleep:1000", "7",
+                               env={"CUDATRACE_CAPTURE": "time:0.5"})
+    assert done.returncode == 0, done.stderr
+    assert counted(trace, "cudaLaunchKernel") == 7
+    (mark,) = windows(trace)
+    last = max(s["ts"] + s["dur"] for s in trace.slices if s["name"] == "cudaLaunchKernel")
+    assert mark["args"]["opened_by"] == "time" and mark["ts"] + mark["dur"] >= last
+
+
+@pytest.mark.parametrize("value", ["profilers", "nvtx:", "time:", "time:1:0", "time:-1",
+                                   "time:1:2:3", "time: 1", "nvtx:" + "x" * 80])
+def test_each_malformed_setting_warns_and_records_everything(trace_run, value):
+    done, trace, _ = trace_run("capture_steps", "start", "3", "stop", "2",
+                               env={"CUDATRACE_CAPTURE": value})
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "CUDATRACE_CAPTURE" in line]
+    assert len(warnings) == 1 and "recording everything" in warnings[0]
+    assert counted(trace, "cudaLaunchKernel") == 5
+    assert not windows(trace)
+
+
+def test_with_cupti_the_gpu_work_stays_whole_and_only_window_calls_carry_flows(
+        trace_run, build_dir, tmp_path):
+    """CUPTI hands the GPU's work over later, in buffers, so it is not
+    windowed; a call outside the window writes no correlation either, so
+    only the calls inside begin flows to their kernels (a kernel of a call
+    outside ends a flow nothing began, which Perfetto passes over)."""
+    env = {"LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver", "CT_DOUBLE_DRIVER": "1", "CUDATRACE_CAPTURE": "profiler",
+           "CT_DOUBLE_CUPTI_STATS": str(tmp_path / "cupti-truth.txt")}
+    done, trace, _ = trace_run("capture_steps", *PROFILER_STEPS, env=env)
+    assert done.returncode == 0, done.stderr
+    launches = [s for s in trace.slices if s["name"] == "cudaLaunchKernel"]
+    assert len(launches) == 7 and all(s["flow_ids"] for s in launches)
+    kernels = [s for s in trace.slices if s["name"] == "capture_step_kernel"]
+    assert len(kernels) == 18
+    ended = {f for s in kernels for f in s["terminating_flow_ids"]}
+    assert {f for s in launches for f in s["flow_ids"]} <= ended
+
+
+def test_a_window_opened_before_any_cuda_call_records(trace_run, build_dir):
+    """The window's first event starts the session: its flag is the one opened."""
+    done, trace, _ = trace_run("capture_steps", "start", "4", "stop", "2",
+                               env={"CUDATRACE_CAPTURE": "profiler"})
+    assert done.returncode == 0, done.stderr
+    assert counted(trace, "cudaLaunchKernel") == 4 and len(windows(trace)) == 1
+    preload = os.path.join(build_dir, "libcudatrace.so")
+    done, trace, _ = trace_run("nvtx_steps", STEPS, env={"NVTX_INJECTION64_PATH": preload,
+                                                        "CUDATRACE_CAPTURE": "nvtx:step"})
+    assert done.returncode == 0, done.stderr
+    assert [counted(trace, n) for n in ("step", "forward", "backward", "cudaLaunchKernel",
+                                        "cudaDeviceSynchronize")] == [STEPS] * 3 + [3 * STEPS, STEPS]
+    assert len(windows(trace)) == STEPS
