@@ -29,7 +29,8 @@ PRELOAD_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -I$(CUDA_HOME)/includ
 PRELOAD_SRC := $(filter-out preload/audit/%,$(wildcard preload/*/*.c))
 # The pieces of common/ the preload needs, compiled with the preload's flags.
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/preload/loader/dl_trampoline.o \
-	$(BUILD)/obj/preload/common/library_family.o $(BUILD)/obj/preload/common/launcher.o
+	$(BUILD)/obj/preload/common/library_family.o $(BUILD)/obj/preload/common/launcher.o \
+	$(BUILD)/obj/preload/common/python_layout.o
 
 PROTO := include/cudatrace/perfetto_trace.proto
 PROTO_C := $(BUILD)/gen/perfetto_trace.pb-c.c
