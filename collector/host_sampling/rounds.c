@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collector/host_sampling/python_stacks.h"
+
 #define THREADS_MAX 4096
 #define WORKERS_MAX 1024
 #define FORGET_EVERY 64 /* scans: the processes known not to be children are read again */
@@ -102,6 +104,7 @@ static void sample_thread(struct ct_host_rounds *r, int32_t tid, uint64_t ts_ns)
     e.in_cuda = bsearch(&tid, r->in_call, r->in_call_count, sizeof tid, by_tid) != NULL;
     memcpy(e.name, now.name, sizeof e.name);
     memcpy(e.wchan, now.wchan, sizeof e.wchan);
+    ct_py_stacks_read(r->pid, tid, &e.py);
     since_last(t, &e, now.run_ns, now.wait_ns);
     r->thread_samples++;
     r->emit(&e);
@@ -116,6 +119,8 @@ struct gone_context {
 static void emit_gone(const struct ct_tracked *t, void *ctx)
 {
     struct gone_context *g = ctx;
+    if (g->kind == CT_HOST_WORKER_GONE)
+        ct_py_stacks_forget(t->id);
     struct ct_host_event e = {.kind = g->kind, .ts_ns = t->ts_ns, .id = t->id};
     g->rounds->emit(&e);
 }
@@ -124,6 +129,7 @@ void ct_host_thread_round(struct ct_host_rounds *r, uint64_t ts_ns)
 {
     r->round++;
     note_calls_in_flight(r);
+    ct_py_stacks_round(r->pid);
     rewinddir(r->tasks);
     for (struct dirent *d; (d = readdir(r->tasks));) {
         int32_t tid = entry_id(d);
@@ -143,6 +149,8 @@ static void sample_worker(struct ct_host_rounds *r, struct ct_tracked *t, uint64
     t->round = r->worker_round;
     struct ct_host_event e = {.kind = CT_HOST_WORKER, .ts_ns = ts_ns, .id = t->id};
     memcpy(e.name, now.name, sizeof e.name);
+    ct_py_stacks_round(t->id);
+    ct_py_stacks_read(t->id, t->id, &e.py);
     since_last(t, &e, now.cpu_ns, now.wait_ns);
     r->worker_samples++;
     r->emit(&e);
