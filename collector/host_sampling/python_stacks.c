@@ -408,7 +408,7 @@ int ct_py_stacks_read(int32_t pid, int32_t tid, struct ct_py_stack *out)
         out->depth = 0;
     if (bad && p->state == READY)
         py.status.raced++;
-    else if (!bad)
+    else if (!bad && out->depth) /* a thread in no Python frame has no stack */
         py.status.stacks++;
     return bad ? -1 : 0;
 }
