@@ -195,6 +195,7 @@ def test_threads_and_workers_that_come_and_go(host_run):
     assert proc.stdout.splitlines()[-1] == "churn 60 6"
     host = process["host"]
     assert host["state"] == "sampling"
+    assert host["python_stacks"] == "read"  # of threads and workers that vanish mid-read too
     pids = [w["pid"] for w in host["workers"]]
     assert len(pids) == len(set(pids)) and proc.pid not in pids
     assert 1 <= len(pids) <= 6

@@ -38,7 +38,7 @@
 #define TEXT_MAX 1024
 #define LINES_MAX (256u << 10)
 
-enum { UNSEEN, READY, ABSENT, REFUSED };
+enum { UNSEEN, READY, ABSENT, UNSUPPORTED, REFUSED };
 
 struct process {
     int32_t pid;
@@ -144,12 +144,13 @@ static int take_version(struct process *p, uintptr_t version_addr, int debug)
         snprintf(what, sizeof what, "%lu.%d%s", version >> 24, minor,
                  debug ? " (debug build)" : "");
         say_once("Python %s is not read from outside (3.11 only)", what);
-        return ABSENT;
+        return UNSUPPORTED;
     }
     return READY;
 }
 
-/* Finds the runtime in the files the process maps; READY, ABSENT, REFUSED. */
+/* Finds the runtime in the files the process maps: READY, ABSENT (looked
+ * for again later), UNSUPPORTED or REFUSED (for good). */
 static int locate(struct process *p)
 {
     char path[64], file[4096];
@@ -179,6 +180,7 @@ static int locate(struct process *p)
         p->unicode_type = bias + at[SYM_UNICODE_TYPE];
         if (!at[SYM_VERSION]) { /* added in 3.11 */
             say_once("Python %s is not read from outside (3.11 only)", "before 3.11");
+            state = UNSUPPORTED;
             break;
         }
         state = take_version(p, bias + at[SYM_VERSION], at[SYM_DEBUG] != 0);

@@ -45,8 +45,8 @@ void ct_py_stacks_forget(int32_t pid);
 
 struct ct_py_stacks_status {
     char reason[192]; /* "" when read; else why not, said once */
-    uint64_t stacks; /* read, with one frame or more */
-    uint64_t raced;  /* dropped: changed under the read, or a check failed */
+    uint64_t stacks;  /* read, with one frame or more */
+    uint64_t raced;   /* dropped: changed under the read, or a check failed */
     uint64_t read_ns;
 };
 void ct_py_stacks_status(struct ct_py_stacks_status *out);

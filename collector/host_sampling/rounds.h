@@ -8,7 +8,9 @@
  * lack) that reads only the processes new since the scan before: a child
  * is followed from the first worker round after it started, one that
  * exits or is no longer the process's child is gone at the next.
- * Grandchildren are not followed.
+ * Grandchildren are not followed. Each thread's sample, and each worker's
+ * (its main thread's), carries its Python stack where one could be read
+ * (python_stacks.h).
  */
 #ifndef CT_COLLECTOR_HOST_ROUNDS_H
 #define CT_COLLECTOR_HOST_ROUNDS_H
