@@ -32,7 +32,8 @@
 #define PROCESSES_MAX 1100
 #define THREAD_STATES_MAX 4096
 #define INTERPRETERS_MAX 16
-#define WALK_SLACK 64
+#define WALK_MAX (CT_PY_STACK_MAX + 8) /* frames copied, shown or not */
+#define WINDOW 8192                    /* bytes under the innermost frame read at once */
 #define RETRY_ROUNDS 64
 #define CODES_MAX 65536
 #define TEXT_MAX 1024
@@ -325,26 +326,91 @@ struct anchor {
     unsigned long tid;
 };
 
+/* Three reads: the thread state (its frame pointer and its thread id in
+ * one copy), where the frame pointer points, and the frame's code. */
 static int read_anchor(struct process *p, uintptr_t tstate, struct anchor *a)
 {
     const struct ct_py_layout *l = p->layout;
-    uintptr_t cframe = peek_ptr(p, tstate + (uintptr_t)l->tstate_frame);
-    a->frame = cframe ? peek_ptr(p, cframe + (uintptr_t)l->cframe_frame) : 0;
+    unsigned char state[256];
+    int16_t end = l->tstate_native_id > l->tstate_frame ? l->tstate_native_id : l->tstate_frame;
+    if ((size_t)end + 8 > sizeof state || peek(p, tstate, state, (size_t)end + 8))
+        return -1;
+    uintptr_t cframe = ct_py_load_ptr(state, l->tstate_frame);
+    memcpy(&a->tid, state + l->tstate_native_id, sizeof a->tid);
+    a->frame = aligned(cframe) ? peek_ptr(p, cframe + (uintptr_t)l->cframe_frame) : 0;
     a->code = a->frame ? peek_ptr(p, a->frame + (uintptr_t)l->frame_code) : 0;
-    return cframe && peek(p, tstate + (uintptr_t)l->tstate_native_id, &a->tid, sizeof a->tid) == 0
-               ? 0
-               : -1;
+    return aligned(cframe) ? 0 : -1;
+}
+
+/* How much of a frame the walk reads: up to its last field used. */
+static size_t frame_span(const struct ct_py_layout *l)
+{
+    int16_t end = l->frame_owner + 1;
+    const int16_t pointers[] = {l->frame_back, l->frame_code, l->frame_instr};
+    for (int i = 0; i < 3; i++)
+        if (pointers[i] + 8 > end)
+            end = (int16_t)(pointers[i] + 8);
+    return (size_t)end;
+}
+
+/* The memory below the innermost frame, copied in one read: a thread's
+ * frames are pushed upwards on its data stack, so most of the frames
+ * under it lie there. Frames elsewhere (a generator's, an older chunk's)
+ * are read one by one. */
+struct below {
+    uintptr_t base;
+    size_t len;
+    unsigned char bytes[WINDOW];
+};
+
+static void read_below(struct process *p, uintptr_t frame, size_t span, struct below *w)
+{
+    uintptr_t end = frame + span, page = frame & ~(uintptr_t)4095;
+    w->len = 0;
+    w->base = end > WINDOW ? end - WINDOW : 0;
+    if (peek(p, w->base, w->bytes, end - w->base) == 0) {
+        w->len = end - w->base;
+        return;
+    }
+    w->base = page; /* the frame's own page, at least, is mapped */
+    if (peek(p, page, w->bytes, end - page) == 0)
+        w->len = end - page;
+}
+
+static int frame_copy(struct process *p, const struct below *w, uintptr_t frame, size_t span,
+                      unsigned char *out)
+{
+    if (frame >= w->base && frame - w->base + span <= w->len) {
+        memcpy(out, w->bytes + (frame - w->base), span);
+        return 0;
+    }
+    return peek(p, frame, out, span);
+}
+
+/* The frames' code objects, each copied whole, in one system call; -1
+ * when any of them cannot be read. */
+static int read_codes(struct process *p, const uintptr_t *addrs, int n,
+                      unsigned char (*codes)[CT_PY_CODE_READ])
+{
+    struct iovec local[WALK_MAX], remote[WALK_MAX];
+    size_t len = (size_t)p->layout->code_bytecode, total = len * (size_t)n;
+    for (int i = 0; i < n; i++) {
+        local[i] = (struct iovec){codes[i], len};
+        remote[i] = (struct iovec){(void *)addrs[i], len};
+    }
+    ssize_t got = process_vm_readv(p->pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
+    if (got < 0 && errno == EPERM)
+        peek(p, addrs[0], codes[0], len); /* says it, as any refused read does */
+    return got == (ssize_t)total ? 0 : -1;
 }
 
 /* Adds the frame to the stack if Python would show it; -1 when the frame
  * is no frame of a live code object. */
-static int add_frame(struct process *p, const void *frame, struct ct_py_stack *out)
+static int add_frame(struct process *p, const void *frame, uintptr_t addr, const void *code,
+                     struct ct_py_stack *out)
 {
     const struct ct_py_layout *l = p->layout;
-    unsigned char code[CT_PY_CODE_READ];
-    uintptr_t addr = ct_py_load_ptr(frame, l->frame_code);
-    if (!aligned(addr) || peek(p, addr, code, (size_t)l->code_bytecode) ||
-        ct_py_load_ptr(code, CT_PY_OB_TYPE) != p->code_type)
+    if (ct_py_load_ptr(code, CT_PY_OB_TYPE) != p->code_type)
         return -1;
     if (!ct_py_frame_complete(l, frame, code, addr))
         return 0;
@@ -360,29 +426,33 @@ static int add_frame(struct process *p, const void *frame, struct ct_py_stack *o
     return 0;
 }
 
-/* How much of a frame the walk reads: up to its last field used. */
-static size_t frame_span(const struct ct_py_layout *l)
-{
-    int16_t end = l->frame_owner + 1;
-    const int16_t pointers[] = {l->frame_back, l->frame_code, l->frame_instr};
-    for (int i = 0; i < 3; i++)
-        if (pointers[i] + 8 > end)
-            end = (int16_t)(pointers[i] + 8);
-    return (size_t)end;
-}
-
+/* Copies up to WALK_MAX frames from the innermost (deeper ones are not
+ * kept anyway), then their code objects, then keeps those Python would
+ * show. A few system calls whatever the depth. */
 static int walk(struct process *p, uintptr_t frame, struct ct_py_stack *out)
 {
+    static struct below below;
+    static unsigned char frames[WALK_MAX][CT_PY_FRAME_READ], codes[WALK_MAX][CT_PY_CODE_READ];
     const struct ct_py_layout *l = p->layout;
-    int budget = CT_PY_STACK_MAX + WALK_SLACK;
     size_t span = frame_span(l);
-    unsigned char copy[CT_PY_FRAME_READ];
+    uintptr_t addrs[WALK_MAX];
+    int n = 0;
     out->depth = 0;
-    for (; frame && out->depth < CT_PY_STACK_MAX; frame = ct_py_load_ptr(copy, l->frame_back)) {
-        if (budget-- == 0 || !aligned(frame) || peek(p, frame, copy, span) ||
-            add_frame(p, copy, out))
+    if (!frame)
+        return 0;
+    read_below(p, frame, span, &below);
+    for (; frame && n < WALK_MAX; frame = ct_py_load_ptr(frames[n - 1], l->frame_back)) {
+        if (!aligned(frame) || frame_copy(p, &below, frame, span, frames[n]))
+            return -1;
+        addrs[n] = ct_py_load_ptr(frames[n], l->frame_code);
+        if (!aligned(addrs[n++]))
             return -1;
     }
+    if (read_codes(p, addrs, n, codes))
+        return -1;
+    for (int i = 0; i < n && out->depth < CT_PY_STACK_MAX; i++)
+        if (add_frame(p, frames[i], addrs[i], codes[i], out))
+            return -1;
     return 0;
 }
 

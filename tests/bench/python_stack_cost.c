@@ -4,7 +4,8 @@
  * (PYTHON, /usr/bin/python3 unless given) spinning DEPTH frames deep, lets
  * it start, then reads its main thread's stack READS times, timing the reads
  * on its own CPU clock (the system calls included), after one read that
- * fills the code-object cache. Prints the CPU time per stack read and per
+ * fills the code-object cache; past CT_PY_STACK_MAX frames only the
+ * innermost are kept. Prints the CPU time per stack read and per
  * frame, and how many reads were dropped as changed under the read.
  * Usage: python_stack_cost DEPTH READS [PYTHON].
  */
@@ -47,11 +48,12 @@ int main(int argc, char **argv)
     const char *python = argc > 3 ? argv[3] : "/usr/bin/python3";
     pid_t pid = start_python(python, depth);
     struct ct_py_stack stack;
-    int ok = -1;
+    int ok = -1, kept = depth < CT_PY_STACK_MAX ? depth : CT_PY_STACK_MAX;
+    usleep(300000); /* past its start-up, whose imports are stacks too */
     for (int tries = 0; tries < 50 && ok; tries++) { /* until it is up and deep enough */
         usleep(20000);
         ct_py_stacks_round(pid);
-        ok = ct_py_stacks_read(pid, pid, &stack) || (int)stack.depth < depth;
+        ok = ct_py_stacks_read(pid, pid, &stack) || (int)stack.depth < kept;
     }
     struct ct_py_stacks_status before, after;
     ct_py_stacks_status(&before);
