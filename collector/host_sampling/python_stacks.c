@@ -66,6 +66,16 @@ static void say_once(const char *format, const char *detail)
         snprintf(py.status.reason, sizeof py.status.reason, format, detail);
 }
 
+/* EPERM, whichever read met it, marks the process refused for good. */
+static void note_refusal(struct process *p, ssize_t got)
+{
+    if (got >= 0 || errno != EPERM)
+        return;
+    p->state = REFUSED;
+    say_once("process_vm_readv refused (%s): Yama ptrace_scope, another uid or a seccomp profile",
+             strerror(EPERM));
+}
+
 /* Copies `len` bytes at `addr` of the process; 0, or -1 (EPERM marks it
  * refused). */
 static int peek(struct process *p, uintptr_t addr, void *buf, size_t len)
@@ -74,12 +84,7 @@ static int peek(struct process *p, uintptr_t addr, void *buf, size_t len)
     if (!addr)
         return -1;
     ssize_t got = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
-    if (got < 0 && errno == EPERM) {
-        p->state = REFUSED;
-        say_once("process_vm_readv refused (%s): Yama ptrace_scope, another uid or a seccomp "
-                 "profile",
-                 strerror(EPERM));
-    }
+    note_refusal(p, got);
     return got == (ssize_t)len ? 0 : -1;
 }
 
@@ -399,8 +404,7 @@ static int read_codes(struct process *p, const uintptr_t *addrs, int n,
         remote[i] = (struct iovec){(void *)addrs[i], len};
     }
     ssize_t got = process_vm_readv(p->pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
-    if (got < 0 && errno == EPERM)
-        peek(p, addrs[0], codes[0], len); /* says it, as any refused read does */
+    note_refusal(p, got);
     return got == (ssize_t)total ? 0 : -1;
 }
 
