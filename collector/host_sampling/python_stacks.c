@@ -5,11 +5,13 @@
  * libpython that defines _PyRuntime (looked for again every RETRY_ROUNDS
  * rounds while there is none, for a program that loads Python late), and
  * each round the map from native thread id to thread state. A stack is
- * read frame by frame, each frame and its code object copied whole, and is
- * dropped when a check fails: a misaligned pointer, a code object whose
- * type is not PyCode_Type, a walk past its bound, or a second look at the
- * innermost frame and its instruction (and the thread state's thread) that
- * differs from the first, which is a frame pushed or popped under the read.
+ * read in a few system calls whatever its depth (the memory under the
+ * innermost frame, where most of its callers' frames lie, then all their
+ * code objects at once), and is dropped when a check fails: a misaligned
+ * pointer, a code object whose type is not PyCode_Type, or a second look at
+ * the innermost frame and its code object (and the thread state's thread)
+ * that differs from the first, which is a frame pushed or popped under the
+ * read. The walk is bounded (WALK_MAX frames), so a cycle ends it.
  * A bad address only fails the read (EFAULT). EPERM, from Yama's
  * ptrace_scope, another uid or a seccomp profile, marks the process
  * refused and is said once.
@@ -223,11 +225,14 @@ static void read_thread_states(struct process *p)
     uintptr_t interp = peek_ptr(p, p->runtime + (uintptr_t)l->runtime_interpreters);
     int budget = THREAD_STATES_MAX;
     for (int i = 0; interp && i < INTERPRETERS_MAX; i++) {
+        unsigned char state[256]; /* its next pointer and thread id, in one copy */
+        size_t span = (size_t)l->tstate_native_id + 8;
         uintptr_t t = peek_ptr(p, interp + (uintptr_t)l->interp_threads);
-        for (; t && budget-- > 0; t = peek_ptr(p, t + (uintptr_t)l->tstate_next)) {
-            unsigned long tid = 0;
-            if (peek(p, t + (uintptr_t)l->tstate_native_id, &tid, sizeof tid) == 0 && tid &&
-                tid < INT32_MAX)
+        for (; aligned(t) && span <= sizeof state && budget-- > 0 && peek(p, t, state, span) == 0;
+             t = ct_py_load_ptr(state, l->tstate_next)) {
+            unsigned long tid;
+            memcpy(&tid, state + l->tstate_native_id, sizeof tid);
+            if (tid && tid < INT32_MAX)
                 ct_u64_map_put(&p->tstates, tid + 1, t);
         }
         interp = peek_ptr(p, interp + (uintptr_t)l->interp_next);
