@@ -323,3 +323,17 @@ def test_refused_reads_skip_the_stacks_and_say_so_once(host_run, build_dir):
                           capture_output=True, text=True).stdout
     said = [x for x in text.splitlines() if "Python stacks: not read" in x]
     assert len(said) == 1 and "Python at" not in text
+
+
+def test_a_thread_storm_reads_a_bounded_number_of_stacks_a_round(host_run, trace_vocabulary):
+    """150 Python threads at once: each round reads the stacks of 32 of them (the rest
+    keep their turn), so every thread is read in time and the sampler's cost stays bounded."""
+    proc, trace, process, _ = host_run("storm", 60)
+    assert proc.stdout.splitlines()[-1] == "storm 150"
+    assert process["exit"] == "normal"
+    closing, = [e for e in trace.instants if e["name"] == trace_vocabulary.text("event", "host")]
+    args = closing["args"]
+    assert args["python_stacks"] == "read" and args["untracked"] == 0
+    assert args["python_stack_count"] <= 32 * args["rounds"] + args["worker_samples"]
+    read = [t for t in process["host"]["threads"] if t["python_samples"] > 0]
+    assert len(read) > 100, len(read)
