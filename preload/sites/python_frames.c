@@ -5,9 +5,10 @@
  * never linked: its few symbols are found with dlsym when Python is first
  * seen, and looked for again rarely, for programs that load it late. The
  * offsets are the per-version table the collector's outside reader shares
- * (common/python_layout.h); 3.13 uses the table too rather than its _Py_DebugOffsets, which lack
- * _co_firsttraceable. No GIL is needed because the walk only reads, and only the calling thread's
- * own frames, which cannot change or be freed while that thread is inside our
+ * (common/python_layout.h); 3.13 uses the table too rather than its
+ * _Py_DebugOffsets, which lack _co_firsttraceable. No GIL is needed because
+ * the walk only reads, and only the calling thread's own frames, which
+ * cannot change or be freed while that thread is inside our
  * hook; the code objects and strings they point to live as long as they do.
  * Since the hooks usually run without the GIL, nothing here allocates, locks
  * or touches a reference count: the only CPython functions called are
