@@ -115,7 +115,7 @@ static int next_python(FILE *maps, char *path, size_t size, uintptr_t *start)
             continue;
         char *name = line + name_at, *base = strrchr(name, '/') + 1;
         name[strcspn(name, "\n")] = '\0';
-        if (strncmp(base, "python3", 7) == 0 || strncmp(base, "libpython3", 10) == 0) {
+        if (strncmp(base, "python", 6) == 0 || strncmp(base, "libpython", 9) == 0) {
             snprintf(path, size, "%s", name);
             *start = from;
             return 1;
@@ -332,24 +332,63 @@ static const struct ct_py_code *code_entry(struct process *p, uintptr_t addr, co
  * its place has, nearly always, another code object. (The instruction is
  * left out: a running thread's moves between any two reads.) */
 struct anchor {
-    uintptr_t frame, code;
+    uintptr_t cframe, frame, code;
     unsigned long tid;
 };
 
-/* Three reads: the thread state (its frame pointer and its thread id in
- * one copy), where the frame pointer points, and the frame's code. */
+/* How much of a thread state the anchor reads: its frame pointer and its
+ * thread id, in one copy. */
+static size_t state_span(const struct ct_py_layout *l)
+{
+    int16_t end = l->tstate_native_id > l->tstate_frame ? l->tstate_native_id : l->tstate_frame;
+    return (size_t)end + 8;
+}
+
+static void anchor_from_state(const struct ct_py_layout *l, const unsigned char *state,
+                              struct anchor *a)
+{
+    a->cframe = ct_py_load_ptr(state, l->tstate_frame);
+    memcpy(&a->tid, state + l->tstate_native_id, sizeof a->tid);
+}
+
+/* Three dependent reads: the thread state, where its frame pointer points,
+ * and the frame's code. */
 static int read_anchor(struct process *p, uintptr_t tstate, struct anchor *a)
 {
     const struct ct_py_layout *l = p->layout;
     unsigned char state[256];
-    int16_t end = l->tstate_native_id > l->tstate_frame ? l->tstate_native_id : l->tstate_frame;
-    if ((size_t)end + 8 > sizeof state || peek(p, tstate, state, (size_t)end + 8))
+    if (state_span(l) > sizeof state || peek(p, tstate, state, state_span(l)))
         return -1;
-    uintptr_t cframe = ct_py_load_ptr(state, l->tstate_frame);
-    memcpy(&a->tid, state + l->tstate_native_id, sizeof a->tid);
-    a->frame = aligned(cframe) ? peek_ptr(p, cframe + (uintptr_t)l->cframe_frame) : 0;
+    anchor_from_state(l, state, a);
+    if (!aligned(a->cframe))
+        return -1;
+    a->frame = peek_ptr(p, a->cframe + (uintptr_t)l->cframe_frame);
     a->code = a->frame ? peek_ptr(p, a->frame + (uintptr_t)l->frame_code) : 0;
-    return aligned(cframe) ? 0 : -1;
+    return 0;
+}
+
+/* The second look, in one system call: the same three places as the first
+ * look found them, which must hold the same. */
+static int same_anchor(struct process *p, uintptr_t tstate, const struct anchor *before)
+{
+    const struct ct_py_layout *l = p->layout;
+    unsigned char state[256];
+    struct anchor after;
+    struct iovec local[3] = {{state, state_span(l)},
+                             {&after.frame, sizeof after.frame},
+                             {&after.code, sizeof after.code}};
+    struct iovec remote[3] = {{(void *)tstate, state_span(l)},
+                              {(void *)(before->cframe + (uintptr_t)l->cframe_frame), 8},
+                              {(void *)(before->frame + (uintptr_t)l->frame_code), 8}};
+    unsigned long count = before->frame ? 3 : 2;
+    size_t want = state_span(l) + 8 * (count - 1);
+    after.code = 0;
+    ssize_t got = process_vm_readv(p->pid, local, count, remote, count, 0);
+    note_refusal(p, got);
+    if (got != (ssize_t)want)
+        return 0;
+    anchor_from_state(l, state, &after);
+    return memcmp(before, &after, sizeof after) == 0;
 }
 
 /* How much of a frame the walk reads: up to its last field used. */
@@ -480,10 +519,9 @@ int ct_py_stacks_read(int32_t pid, int32_t tid, struct ct_py_stack *out)
     if (!tstate)
         return -1;
     uint64_t start = now_ns();
-    struct anchor before, after;
+    struct anchor before;
     int bad = read_anchor(p, *tstate, &before) || before.tid != (unsigned long)tid ||
-              walk(p, before.frame, out) || read_anchor(p, *tstate, &after) ||
-              memcmp(&before, &after, sizeof before) != 0;
+              walk(p, before.frame, out) || !same_anchor(p, *tstate, &before);
     py.status.read_ns += now_ns() - start;
     if (bad)
         out->depth = 0;
