@@ -12,6 +12,7 @@ shared, so shares are held to wide tolerances around values the workload
 makes far from the thresholds; counts that the sampler's bookkeeping makes
 exact are held exactly.
 """
+import ctypes
 import os
 import subprocess
 
@@ -39,6 +40,36 @@ def site_line(tag):
 
 TRANSFORM = site_line("transform")
 READ = site_line("read")
+
+
+class _Iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+def outside_reads_refused():
+    """Why this machine refuses process_vm_readv of another process (a container's
+    seccomp profile, Yama), or None when it allows it."""
+    child = subprocess.Popen(["sleep", "10"])
+    try:
+        with open(f"/proc/{child.pid}/maps") as maps:
+            start = int(maps.readline().split("-")[0], 16)
+        buf = ctypes.create_string_buffer(8)
+        local, remote = _Iovec(ctypes.addressof(buf), 8), _Iovec(start, 8)
+        libc = ctypes.CDLL(None, use_errno=True)
+        got = libc.process_vm_readv(child.pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+        return None if got == 8 else os.strerror(ctypes.get_errno())
+    finally:
+        child.kill()
+        child.wait()
+
+
+@pytest.fixture(scope="session")
+def outside_reads():
+    """Skips a test that needs Python stacks where the machine refuses the reads: the
+    refusal itself is tested under a filter of the test's own."""
+    refused = outside_reads_refused()
+    if refused:
+        pytest.skip(f"process_vm_readv refused here: {refused}")
 
 
 @pytest.fixture
@@ -195,7 +226,8 @@ def test_threads_and_workers_that_come_and_go(host_run):
     assert proc.stdout.splitlines()[-1] == "churn 60 6"
     host = process["host"]
     assert host["state"] == "sampling"
-    assert host["python_stacks"] == "read"  # of threads and workers that vanish mid-read too
+    if not outside_reads_refused():  # of threads and workers that vanish mid-read too
+        assert host["python_stacks"] == "read"
     pids = [w["pid"] for w in host["workers"]]
     assert len(pids) == len(set(pids)) and proc.pid not in pids
     assert 1 <= len(pids) <= 6
@@ -239,7 +271,7 @@ def top_site(row):
     return (site["file"], site["line"], site["function"]), site["share"]
 
 
-def test_host_bound_names_the_loops_top_python_site(host_run):
+def test_host_bound_names_the_loops_top_python_site(host_run, outside_reads):
     """The loop burns the CPU on one line between its launches: the stacks read from
     outside put nearly all of its samples there, and host-bound says so."""
     proc, _, process, findings = host_run("in-thread", gpu_us=100)
@@ -252,7 +284,7 @@ def test_host_bound_names_the_loops_top_python_site(host_run):
     assert share == pytest.approx(f["evidence"]["top_site_share"])
 
 
-def test_input_bound_names_the_workers_transform(host_run):
+def test_input_bound_names_the_workers_transform(host_run, outside_reads):
     proc, _, process, findings = host_run("workers-busy")
     f, = findings
     assert f["id"] == "input-bound"
@@ -266,7 +298,7 @@ def test_input_bound_names_the_workers_transform(host_run):
     assert loop_site[0] != SCRIPT
 
 
-def test_input_bound_on_io_names_the_workers_read(host_run):
+def test_input_bound_on_io_names_the_workers_read(host_run, outside_reads):
     _, _, process, findings = host_run("workers-io")
     f, = findings
     assert f["evidence"]["workers_top_site_line"] == READ
@@ -274,7 +306,7 @@ def test_input_bound_on_io_names_the_workers_read(host_run):
     assert site == (SCRIPT, READ, "slow_read")
 
 
-def test_healthy_twin_reads_stacks_and_stays_silent(host_run):
+def test_healthy_twin_reads_stacks_and_stays_silent(host_run, outside_reads):
     proc, _, process, findings = host_run("healthy", gpu_us=29_000, CT_DOUBLE_SYNC_NS=30_000_000)
     assert not HOST_FINDINGS & set(ids(findings)), [f["message"] for f in findings]
     assert process["host"]["python_stacks"] == "read"
@@ -283,7 +315,7 @@ def test_healthy_twin_reads_stacks_and_stays_silent(host_run):
     assert site == (SCRIPT, site_line("step"), "run") and share >= 0.6
 
 
-def test_every_stack_read_is_one_slice_on_its_python_track(host_run, trace_vocabulary):
+def test_every_stack_read_is_one_slice_on_its_python_track(host_run, trace_vocabulary, outside_reads):
     proc, trace, process, _ = host_run("workers-busy", 20)
     v = trace_vocabulary
     closing, = [e for e in trace.instants if e["name"] == v.text("event", "host")]
@@ -325,7 +357,7 @@ def test_refused_reads_skip_the_stacks_and_say_so_once(host_run, build_dir):
     assert len(said) == 1 and "Python at" not in text
 
 
-def test_a_thread_storm_reads_a_bounded_number_of_stacks_a_round(host_run, trace_vocabulary):
+def test_a_thread_storm_reads_a_bounded_number_of_stacks_a_round(host_run, trace_vocabulary, outside_reads):
     """150 Python threads at once: each round reads the stacks of 32 of them (the rest
     keep their turn), so every thread is read in time and the sampler's cost stays bounded."""
     proc, trace, process, _ = host_run("storm", 60)
