@@ -29,7 +29,8 @@ PRELOAD_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -I$(CUDA_HOME)/includ
 PRELOAD_SRC := $(filter-out preload/audit/%,$(wildcard preload/*/*.c))
 # The pieces of common/ the preload needs, compiled with the preload's flags.
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/preload/loader/dl_trampoline.o \
-	$(BUILD)/obj/preload/common/library_family.o $(BUILD)/obj/preload/common/launcher.o
+	$(BUILD)/obj/preload/common/library_family.o $(BUILD)/obj/preload/common/launcher.o \
+	$(BUILD)/obj/preload/common/python_layout.o
 
 PROTO := include/cudatrace/perfetto_trace.proto
 PROTO_C := $(BUILD)/gen/perfetto_trace.pb-c.c
@@ -196,7 +197,8 @@ demo: deps all test-programs
 	@sh examples/demo.sh $(BUILD)
 
 bench: deps all test-programs $(BUILD)/bench/collector_throughput $(BUILD)/bench/dlopen_loop \
-		$(BUILD)/bench/nvml_cost $(BUILD)/bench/libfloor.so $(BUILD)/bench/host_sample_cost
+		$(BUILD)/bench/nvml_cost $(BUILD)/bench/libfloor.so $(BUILD)/bench/host_sample_cost \
+		$(BUILD)/bench/python_stack_cost
 	@sh tests/bench/bench.sh $(BUILD)
 
 format:
@@ -210,10 +212,19 @@ $(BUILD)/bench/collector_throughput: tests/bench/collector_throughput.c $(filter
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lstdc++
 
 # What the host sampler costs the collector per thread sample (collector/host_sampling/).
-$(BUILD)/bench/host_sample_cost: tests/bench/host_sample_cost.c $(BUILD)/obj/common/u64_map.o \
+# The outside Python reader, which the rounds call, and what it needs.
+CT_PY_STACK_OBJ := $(addprefix $(BUILD)/obj/,collector/host_sampling/python_stacks.o \
+	collector/host_sampling/python_lines.o collector/elf/elf_symbols.o collector/elf/elf_file.o \
+	common/python_layout.o common/u64_map.o)
+$(BUILD)/bench/host_sample_cost: tests/bench/host_sample_cost.c $(CT_PY_STACK_OBJ) \
 		$(addprefix $(BUILD)/obj/collector/host_sampling/,proc_read.o rounds.o tracked.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $^ -pthread
+
+# What one Python stack read from outside costs (collector/host_sampling/python_stacks.c).
+$(BUILD)/bench/python_stack_cost: tests/bench/python_stack_cost.c $(CT_PY_STACK_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $^
 
 # What each NVML call of the sampler costs, through whatever libnvidia-ml.so.1 the library path gives.
 $(BUILD)/bench/nvml_cost: tests/bench/nvml_cost.c $(BUILD)/obj/collector/gpu_state/nvml_loader.o | $(BUILD_NVML_INCLUDE)

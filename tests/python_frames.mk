@@ -3,8 +3,10 @@
 # probe runs exactly what the preload runs; the embedding program exports its
 # probe (-rdynamic) for the Python it loads to find through ctypes.
 
-CT_PYFRAMES_SRC := tests/probe/python_frames_probe.c preload/sites/python_frames.c preload/loader/dl_real.c
-CT_PYFRAMES_DEPS := $(CT_PYFRAMES_SRC) preload/sites/python_frames.h preload/loader/dl_real.h
+CT_PYFRAMES_SRC := tests/probe/python_frames_probe.c preload/sites/python_frames.c preload/loader/dl_real.c \
+	common/python_layout.c
+CT_PYFRAMES_DEPS := $(CT_PYFRAMES_SRC) preload/sites/python_frames.h preload/loader/dl_real.h \
+	common/python_layout.h
 
 test-programs: $(BUILD)/tests/libpython_frames_probe.so $(BUILD)/tests/python_frames_embed
 

@@ -12,6 +12,7 @@ shared, so shares are held to wide tolerances around values the workload
 makes far from the thresholds; counts that the sampler's bookkeeping makes
 exact are held exactly.
 """
+import ctypes
 import os
 import subprocess
 
@@ -29,15 +30,57 @@ STEPS = 40
 HOST_FINDINGS = {"input-bound", "host-bound"}
 
 
+def site_line(tag):
+    """The line of host_script.py that carries `# site: TAG`."""
+    with open(SCRIPT) as f:
+        lines = [n for n, text in enumerate(f, 1) if text.rstrip().endswith(f"# site: {tag}")]
+    line, = lines
+    return line
+
+
+TRANSFORM = site_line("transform")
+READ = site_line("read")
+
+
+class _Iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+def outside_reads_refused():
+    """Why this machine refuses process_vm_readv of another process (a container's
+    seccomp profile, Yama), or None when it allows it."""
+    child = subprocess.Popen(["sleep", "10"])
+    try:
+        with open(f"/proc/{child.pid}/maps") as maps:
+            start = int(maps.readline().split("-")[0], 16)
+        buf = ctypes.create_string_buffer(8)
+        local, remote = _Iovec(ctypes.addressof(buf), 8), _Iovec(start, 8)
+        libc = ctypes.CDLL(None, use_errno=True)
+        got = libc.process_vm_readv(child.pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+        return None if got == 8 else os.strerror(ctypes.get_errno())
+    finally:
+        child.kill()
+        child.wait()
+
+
+@pytest.fixture(scope="session")
+def outside_reads():
+    """Skips a test that needs Python stacks where the machine refuses the reads: the
+    refusal itself is tested under a filter of the test's own."""
+    refused = outside_reads_refused()
+    if refused:
+        pytest.skip(f"process_vm_readv refused here: {refused}")
+
+
 @pytest.fixture
 def host_run(trace_run, build_dir):
     """host_run(mode, steps, **env) -> (completed, trace, report/1 process)."""
     if not os.path.exists(PYTHON):
         pytest.skip(f"no {PYTHON}")
 
-    def run(mode, steps=STEPS, gpu_us=None, **env):
+    def run(mode, steps=STEPS, gpu_us=None, under=(), **env):
         env.setdefault("CUDATRACE_SAMPLE_HZ", 100)
-        proc, trace, _ = trace_run(PYTHON, SCRIPT, mode, steps, env=env)
+        proc, trace, _ = trace_run(*under, PYTHON, SCRIPT, mode, steps, env=env)
         assert proc.returncode == 0, proc.stderr
         path = proc.run_dir / "trace.pftrace.zst"
         if gpu_us is not None:
@@ -183,6 +226,8 @@ def test_threads_and_workers_that_come_and_go(host_run):
     assert proc.stdout.splitlines()[-1] == "churn 60 6"
     host = process["host"]
     assert host["state"] == "sampling"
+    if not outside_reads_refused():  # of threads and workers that vanish mid-read too
+        assert host["python_stacks"] == "read"
     pids = [w["pid"] for w in host["workers"]]
     assert len(pids) == len(set(pids)) and proc.pid not in pids
     assert 1 <= len(pids) <= 6
@@ -218,3 +263,109 @@ def test_the_html_page_shows_the_host(host_run, cudatrace, tmp_path):  # noqa: F
          t["waiting_in"][0]["wchan"] if t["waiting_in"] else ""] for t in host["threads"][:15]
     ] + [[f"worker {w['pid']} {w['name']}", pct(w["cpu"]), pct(w["runnable"]), "", "", "", ""]
          for w in host["workers"]]
+
+
+def top_site(row):
+    """A thread's or worker's top Python site as (file, line, function), and its share."""
+    site = row["python_sites"][0]
+    return (site["file"], site["line"], site["function"]), site["share"]
+
+
+def test_host_bound_names_the_loops_top_python_site(host_run, outside_reads):
+    """The loop burns the CPU on one line between its launches: the stacks read from
+    outside put nearly all of its samples there, and host-bound says so."""
+    proc, _, process, findings = host_run("in-thread", gpu_us=100)
+    assert process["host"]["python_stacks"] == "read"
+    f, = [f for f in findings if f["id"] == "host-bound"]
+    assert f["evidence"]["top_site_line"] == TRANSFORM
+    assert f"{SCRIPT}:{TRANSFORM} in burn" in f["message"]
+    site, share = top_site(launcher(process, proc.pid))
+    assert site == (SCRIPT, TRANSFORM, "burn") and share >= 0.6
+    assert share == pytest.approx(f["evidence"]["top_site_share"])
+
+
+def test_input_bound_names_the_workers_transform(host_run, outside_reads):
+    proc, _, process, findings = host_run("workers-busy")
+    f, = findings
+    assert f["id"] == "input-bound"
+    assert f["evidence"]["workers_top_site_line"] == TRANSFORM
+    assert f"their Python is mostly at {SCRIPT}:{TRANSFORM} in burn" in f["message"]
+    worker, = process["host"]["workers"]
+    site, share = top_site(worker)
+    assert site == (SCRIPT, TRANSFORM, "burn") and share >= 0.6
+    # The loop itself waits for the pool's results, in Python's own threading code.
+    loop_site, _ = top_site(launcher(process, proc.pid))
+    assert loop_site[0] != SCRIPT
+
+
+def test_input_bound_on_io_names_the_workers_read(host_run, outside_reads):
+    _, _, process, findings = host_run("workers-io")
+    f, = findings
+    assert f["evidence"]["workers_top_site_line"] == READ
+    site, _ = top_site(process["host"]["workers"][0])
+    assert site == (SCRIPT, READ, "slow_read")
+
+
+def test_healthy_twin_reads_stacks_and_stays_silent(host_run, outside_reads):
+    proc, _, process, findings = host_run("healthy", gpu_us=29_000, CT_DOUBLE_SYNC_NS=30_000_000)
+    assert not HOST_FINDINGS & set(ids(findings)), [f["message"] for f in findings]
+    assert process["host"]["python_stacks"] == "read"
+    # The loop is in its synchronise, the `# site: step` line, nearly all the time.
+    site, share = top_site(launcher(process, proc.pid))
+    assert site == (SCRIPT, site_line("step"), "run") and share >= 0.6
+
+
+def test_every_stack_read_is_one_slice_on_its_python_track(host_run, trace_vocabulary, outside_reads):
+    proc, trace, process, _ = host_run("workers-busy", 20)
+    v = trace_vocabulary
+    closing, = [e for e in trace.instants if e["name"] == v.text("event", "host")]
+    args = closing["args"]
+    assert args["python_stacks"] == "read" and args["python_stack_count"] > 0
+    seen = [e["args"] for e in trace.instants
+            if e["name"] in (v.text("event", "host_thread"), v.text("event", "host_worker"))]
+    tracks = {a["python_track"] for a in seen}
+    samples = [s for s in trace.slices if s["track_uuid"] in tracks]
+    assert len(samples) == args["python_stack_count"]
+    for s in samples:
+        a = s["args"]
+        assert s["name"] == f"{a['python_file']}:{a['python_line']} in {a['python_function']}"
+        assert a["python_stack"].splitlines()[0] == \
+            f"{a['python_function']} ({a['python_file']}:{a['python_line']})"
+    total = sum(t["python_samples"] for t in process["host"]["threads"]) + \
+        sum(w["python_samples"] for w in process["host"]["workers"])
+    assert total <= len(samples)  # the report's are within the CUDA part of the run
+    assert args["python_read_ns"] > 0
+
+
+def test_refused_reads_skip_the_stacks_and_say_so_once(host_run, build_dir):
+    """process_vm_readv refused with EPERM, by a seccomp filter the collector inherits
+    (as a container's profile refuses it): no stacks, one line saying why, and the rest
+    of the host section and the findings as they are."""
+    deny = os.path.join(build_dir, "tests", "deny_vm_readv")
+    proc, trace, process, findings = host_run("workers-busy", under=(deny,))
+    host = process["host"]
+    assert host["python_stacks"].startswith("not read: process_vm_readv refused")
+    assert host["state"] == "sampling" and host["reason"] == ""
+    assert ids(findings) == ["input-bound"]
+    assert "Python is mostly" not in findings[0]["message"]
+    assert all(t["python_sites"] == [] for t in host["threads"])
+    assert all(w["python_sites"] == [] for w in host["workers"])
+    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report",
+                           str(proc.run_dir / "trace.pftrace.zst")],
+                          capture_output=True, text=True).stdout
+    said = [x for x in text.splitlines() if "Python stacks: not read" in x]
+    assert len(said) == 1 and "Python at" not in text
+
+
+def test_a_thread_storm_reads_a_bounded_number_of_stacks_a_round(host_run, trace_vocabulary, outside_reads):
+    """150 Python threads at once: each round reads the stacks of 32 of them (the rest
+    keep their turn), so every thread is read in time and the sampler's cost stays bounded."""
+    proc, trace, process, _ = host_run("storm", 60)
+    assert proc.stdout.splitlines()[-1] == "storm 150"
+    assert process["exit"] == "normal"
+    closing, = [e for e in trace.instants if e["name"] == trace_vocabulary.text("event", "host")]
+    args = closing["args"]
+    assert args["python_stacks"] == "read" and args["untracked"] == 0
+    assert args["python_stack_count"] <= 32 * args["rounds"] + args["worker_samples"]
+    read = [t for t in process["host"]["threads"] if t["python_samples"] > 0]
+    assert len(read) > 100, len(read)

@@ -2,7 +2,8 @@
  * What the host sampler's thread hands the trace writer: one event per
  * thread of the traced process and sampling round (its state, what it
  * sleeps in, its CPU and run-queue time since the round before), one per
- * worker process and worker round (its CPU time since the last), and one
+ * worker process and worker round (its CPU time since the last), each with
+ * its Python stack where one was read (python_stacks.h), and one
  * when a thread or a worker is gone. The sampler's rounds make them
  * (rounds.c, on the sampler's thread), the collector's main thread writes
  * them (host_tracks.c).
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "collector/host_sampling/proc_read.h"
+#include "collector/host_sampling/python_stacks.h"
 
 enum ct_host_event_kind {
     CT_HOST_THREAD,
@@ -32,6 +34,8 @@ struct ct_host_event {
     /* Since the entity's sample before (interval 0 for its first): time on a
      * CPU and on a run queue (a worker's: its main thread's). */
     uint64_t interval_ns, cpu_ns, wait_ns;
+    /* Its Python stack when read (depth 0: none); a worker's main thread's. */
+    struct ct_py_stack py;
 };
 
 #endif

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collector/host_sampling/python_stacks.h"
+
 #define THREADS_MAX 4096
 #define WORKERS_MAX 1024
 #define FORGET_EVERY 64 /* scans: the processes known not to be children are read again */
@@ -86,7 +88,16 @@ static void note_calls_in_flight(struct ct_host_rounds *r)
 
 /* A thread that has gone since the listing fails its read and stays out
  * of the round, which its sweep then says. */
-static void sample_thread(struct ct_host_rounds *r, int32_t tid, uint64_t ts_ns)
+/* Whether the `index`-th thread listed this round has its stack read: the
+ * CT_HOST_STACKS_PER_ROUND from where this round's turn starts, wrapping
+ * round the listing. */
+static int stack_turn(const struct ct_host_rounds *r, uint32_t index)
+{
+    uint32_t n = r->listed > index ? r->listed : index + 1;
+    return (index + n - r->stacks_from % n) % n < CT_HOST_STACKS_PER_ROUND;
+}
+
+static void sample_thread(struct ct_host_rounds *r, int32_t tid, uint32_t index, uint64_t ts_ns)
 {
     struct ct_tracked *t = ct_tracked_get(&r->threads, tid);
     struct ct_task_reading now;
@@ -102,6 +113,8 @@ static void sample_thread(struct ct_host_rounds *r, int32_t tid, uint64_t ts_ns)
     e.in_cuda = bsearch(&tid, r->in_call, r->in_call_count, sizeof tid, by_tid) != NULL;
     memcpy(e.name, now.name, sizeof e.name);
     memcpy(e.wchan, now.wchan, sizeof e.wchan);
+    if (stack_turn(r, index))
+        ct_py_stacks_read(r->pid, tid, &e.py);
     since_last(t, &e, now.run_ns, now.wait_ns);
     r->thread_samples++;
     r->emit(&e);
@@ -116,6 +129,8 @@ struct gone_context {
 static void emit_gone(const struct ct_tracked *t, void *ctx)
 {
     struct gone_context *g = ctx;
+    if (g->kind == CT_HOST_WORKER_GONE)
+        ct_py_stacks_forget(t->id);
     struct ct_host_event e = {.kind = g->kind, .ts_ns = t->ts_ns, .id = t->id};
     g->rounds->emit(&e);
 }
@@ -124,12 +139,16 @@ void ct_host_thread_round(struct ct_host_rounds *r, uint64_t ts_ns)
 {
     r->round++;
     note_calls_in_flight(r);
+    ct_py_stacks_round(r->pid);
     rewinddir(r->tasks);
+    uint32_t index = 0;
     for (struct dirent *d; (d = readdir(r->tasks));) {
         int32_t tid = entry_id(d);
         if (tid)
-            sample_thread(r, tid, ts_ns);
+            sample_thread(r, tid, index++, ts_ns);
     }
+    r->listed = index;
+    r->stacks_from += CT_HOST_STACKS_PER_ROUND;
     struct gone_context g = {r, CT_HOST_THREAD_GONE};
     ct_tracked_sweep(&r->threads, r->round, emit_gone, &g);
 }
@@ -143,6 +162,8 @@ static void sample_worker(struct ct_host_rounds *r, struct ct_tracked *t, uint64
     t->round = r->worker_round;
     struct ct_host_event e = {.kind = CT_HOST_WORKER, .ts_ns = ts_ns, .id = t->id};
     memcpy(e.name, now.name, sizeof e.name);
+    ct_py_stacks_round(t->id);
+    ct_py_stacks_read(t->id, t->id, &e.py);
     since_last(t, &e, now.cpu_ns, now.wait_ns);
     r->worker_samples++;
     r->emit(&e);

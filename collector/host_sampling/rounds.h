@@ -8,7 +8,9 @@
  * lack) that reads only the processes new since the scan before: a child
  * is followed from the first worker round after it started, one that
  * exits or is no longer the process's child is gone at the next.
- * Grandchildren are not followed.
+ * Grandchildren are not followed. Each thread's sample, and each worker's
+ * (its main thread's), carries its Python stack where one could be read
+ * (python_stacks.h), for a bounded number of threads a round.
  */
 #ifndef CT_COLLECTOR_HOST_ROUNDS_H
 #define CT_COLLECTOR_HOST_ROUNDS_H
@@ -21,6 +23,8 @@
 #include "collector/host_sampling/tracked.h"
 #include "cudatrace/shm_layout.h"
 
+#define CT_HOST_STACKS_PER_ROUND 32
+
 struct ct_host_rounds {
     pid_t pid, self;
     struct ct_shm_header *shm; /* whose rings say which threads are inside a call */
@@ -29,6 +33,11 @@ struct ct_host_rounds {
     DIR *tasks, *proc; /* /proc/PID/task, /proc */
     uint32_t round;    /* of threads; worker rounds count their own */
     uint32_t worker_round;
+    /* Python stacks are read for at most CT_HOST_STACKS_PER_ROUND threads a
+     * round, from `stacks_from` in the listing on (threads listed in the
+     * round before: `listed`), so a thread storm costs a bounded share of a
+     * core and every thread still gets its turn. */
+    uint32_t listed, stacks_from;
     struct ct_tracked_set threads, workers;
     struct ct_u64_map others; /* pid + 1: processes seen that are no children */
     uint64_t thread_samples, worker_samples, untracked;

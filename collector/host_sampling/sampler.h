@@ -3,7 +3,8 @@
  * process set (CUDATRACE_SAMPLE_HZ), reads from /proc every thread of the
  * traced process and, at a tenth of that rate, its worker processes, and
  * hands what it read to the main thread. Nothing it does reaches the
- * program's threads: it reads files the kernel keeps about them.
+ * program's threads: it reads files the kernel keeps about them, and their
+ * Python stacks with process_vm_readv.
  */
 #ifndef CT_COLLECTOR_HOST_SAMPLER_H
 #define CT_COLLECTOR_HOST_SAMPLER_H

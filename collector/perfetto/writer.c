@@ -22,7 +22,7 @@
 
 #define SEQ_CLEARED 1
 #define SEQ_NEEDS_STATE 2
-#define MAX_ARGS 12           /* annotations per event; more are dropped */
+#define MAX_ARGS 16           /* annotations per event; more are dropped */
 #define BATCH_SIZE (4u << 20) /* one zstd frame */
 #define MAX_PACKET (64 * 1024)
 #define GAP_BATCH_SIZE (64 * 1024)  /* the gap marker's packets */

@@ -76,6 +76,8 @@
     X(track, host_thread_runnable, "thread %u %s runnable (percent)", COUNTER)                     \
     X(track, host_worker_cpu, "worker %u %s CPU (percent)", COUNTER)                               \
     X(track, host_worker_runnable, "worker %u %s runnable (percent)", COUNTER)                     \
+    X(track, host_thread_python, "thread %u %s Python", NAMED)                                     \
+    X(track, host_worker_python, "worker %u %s Python", NAMED)                                     \
     /* the process track's instants */                                                             \
     X(event, trace_format, "cudatrace.trace", INSTANT)                                             \
     X(event, versions, "cuda.versions", INSTANT)                                                   \
@@ -101,6 +103,8 @@
     X(event, host_sleeping, "sleeping", SLICE)                                                     \
     X(event, host_uninterruptible, "uninterruptible", SLICE)                                       \
     X(event, host_other_state, "other state", SLICE)                                               \
+    /* a Python stack sample, till the next: named by its innermost frame */                       \
+    X(event, host_python_sample, "%s:%u in %s", SLICE)                                             \
     /* a thread's totals, when it ended */                                                         \
     X(event, calls, "cudatrace.calls", INSTANT)                                                    \
     /* the libraries track's instants */                                                           \
@@ -263,6 +267,15 @@
     X(key, worker_samples, "worker_samples", UINT)                                                 \
     X(key, untracked, "untracked", UINT)                                                           \
     X(key, sampler_cpu_ns, "sampler_cpu_ns", UINT)                                                 \
+    X(key, python_track, "python_track", UINT)                                                     \
+    X(key, python_stacks, "python_stacks", STRING)                                                 \
+    X(key, python_stack_count, "python_stack_count", UINT)                                         \
+    X(key, python_raced, "python_raced", UINT)                                                     \
+    X(key, python_read_ns, "python_read_ns", UINT)                                                 \
+    X(key, python_stack, "python_stack", STRING)                                                   \
+    X(key, python_file, "python_file", STRING)                                                     \
+    X(key, python_line, "python_line", UINT)                                                       \
+    X(key, python_function, "python_function", STRING)                                             \
     /* the libraries track */                                                                      \
     X(key, path, "path", STRING)                                                                   \
     X(key, realpath, "realpath", STRING)                                                           \

@@ -4,11 +4,11 @@
  * free-threaded builds, and any other version, read nothing). libpython is
  * never linked: its few symbols are found with dlsym when Python is first
  * seen, and looked for again rarely, for programs that load it late. The
- * offsets are a per-version table written down from offsetof() against each
- * version's own headers (the internal ones with Py_BUILD_CORE); 3.13 uses the
- * table too rather than its _Py_DebugOffsets, which lack _co_firsttraceable.
- * No GIL is needed because the walk only reads, and only the calling thread's
- * own frames, which cannot change or be freed while that thread is inside our
+ * offsets are the per-version table the collector's outside reader shares
+ * (common/python_layout.h); 3.13 uses the table too rather than its
+ * _Py_DebugOffsets, which lack _co_firsttraceable. No GIL is needed because
+ * the walk only reads, and only the calling thread's own frames, which
+ * cannot change or be freed while that thread is inside our
  * hook; the code objects and strings they point to live as long as they do.
  * Since the hooks usually run without the GIL, nothing here allocates, locks
  * or touches a reference count: the only CPython functions called are
@@ -17,6 +17,7 @@
  */
 #include "preload/sites/python_frames.h"
 
+#include "common/python_layout.h"
 #include "preload/loader/dl_real.h"
 
 #include <dlfcn.h>
@@ -24,42 +25,6 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
-
-/* How the frame says which instruction it is at. */
-enum instr_mode {
-    LASTI_BYTES,  /* 3.9: int f_lasti, a byte offset */
-    LASTI_UNITS,  /* 3.10: int f_lasti, in 2-byte code units */
-    INSTR_POINTER /* 3.11+: a pointer into the code object's bytecode */
-};
-
-struct py_layout {
-    int minor;
-    /* tstate → the innermost frame, or → a _PyCFrame when cframe_frame >= 0. */
-    int16_t tstate_frame, cframe_frame;
-    int16_t frame_back, frame_code, frame_instr, frame_owner;
-    int8_t instr_mode, owner_generator, owner_cstack; /* owner_cstack < 0: none */
-    /* code_name is co_qualname where the version has it. */
-    int16_t code_filename, code_name, code_firstlineno, code_firsttraceable, code_bytecode;
-    /* sizeof(PyASCIIObject), offsetof(PyCompactUnicodeObject, utf8) */
-    int16_t str_ascii_data, str_utf8;
-};
-
-static const struct py_layout layouts[] = {
-    {9, 24, -1, 24, 32, 104, -1, LASTI_BYTES, -1, -1, 104, 112, 40, -1, -1, 48, 56},
-    {10, 24, -1, 24, 32, 96, -1, LASTI_UNITS, -1, -1, 104, 112, 40, -1, -1, 48, 56},
-    {11, 56, 8, 48, 32, 56, 69, INSTR_POINTER, 1, -1, 112, 128, 72, 168, 184, 48, 56},
-    {12, 56, 0, 8, 0, 56, 70, INSTR_POINTER, 1, 3, 112, 128, 68, 176, 192, 40, 48},
-    {13, 72, -1, 8, 0, 56, 70, INSTR_POINTER, 1, 3, 112, 128, 68, 184, 200, 40, 48},
-};
-
-/* The same in every supported version: PyObject/PyVarObject and the
- * PyASCIIObject length and state bit-field. */
-#define OB_TYPE 8
-#define OB_SIZE 16
-#define STR_LENGTH 16
-#define STR_STATE 32
-#define STR_COMPACT 0x20u
-#define STR_ASCII 0x40u
 
 /* Frames skipped (C-stack shims, incomplete frames) count against this too,
  * so a cycle in corrupted memory ends the walk. */
@@ -70,7 +35,7 @@ static struct {
     void *(*this_thread_state)(void);
     int (*addr2line)(void *code, int byte_offset);
     const void *code_type, *unicode_type, *frame_type;
-    const struct py_layout *layout;
+    const struct ct_py_layout *layout;
 } py;
 
 enum { PY_UNKNOWN, PY_BUSY, PY_READY, PY_ABSENT, PY_UNSUPPORTED };
@@ -81,16 +46,7 @@ static unsigned long long py_loads_seen; /* written only while PY_BUSY */
 
 static const char *load_ptr(const char *base, int16_t off)
 {
-    const char *p;
-    memcpy(&p, base + off, sizeof p);
-    return p;
-}
-
-static int32_t load_i32(const char *base, int16_t off)
-{
-    int32_t v;
-    memcpy(&v, base + off, sizeof v);
-    return v;
+    return (const char *)ct_py_load_ptr(base, off);
 }
 
 static int aligned(const void *p)
@@ -100,7 +56,7 @@ static int aligned(const void *p)
 
 static int is_a(const char *obj, const void *type)
 {
-    return aligned(obj) && load_ptr(obj, OB_TYPE) == type;
+    return aligned(obj) && load_ptr(obj, CT_PY_OB_TYPE) == type;
 }
 
 static int loads_seen(struct dl_phdr_info *info, size_t size, void *data)
@@ -115,21 +71,6 @@ static unsigned long long loads_so_far(void)
     unsigned long long adds = 0;
     dl_iterate_phdr(loads_seen, &adds);
     return adds;
-}
-
-/* "3.X.Y (": a free-threaded build says "3.13.0 experimental free-threading
- * build (", and is refused. */
-static int version_minor(const char *version)
-{
-    if (version == NULL || version[0] != '3' || version[1] != '.')
-        return -1;
-    int minor = 0;
-    const char *p = version + 2;
-    for (; *p >= '0' && *p <= '9'; p++)
-        minor = minor * 10 + (*p - '0');
-    while (*p != '\0' && *p != ' ')
-        p++;
-    return p[0] == ' ' && p[1] == '(' ? minor : -1;
 }
 
 /* A failed dlsym leaves its error for the program's next dlerror(): ours
@@ -156,10 +97,7 @@ static int resolve(void)
     if (get_version == NULL || py.addr2line == NULL || py.code_type == NULL ||
         py.unicode_type == NULL || py.frame_type == NULL || debug_build)
         return PY_UNSUPPORTED;
-    int minor = version_minor(get_version());
-    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
-        if (layouts[i].minor == minor)
-            py.layout = &layouts[i];
+    py.layout = ct_py_layout_for(ct_py_version_minor(get_version()));
     return py.layout != NULL ? PY_READY : PY_UNSUPPORTED;
 }
 
@@ -193,64 +131,30 @@ static int py_ready(void)
     return state == PY_READY || py_ready_slow(state);
 }
 
-/* A compact ASCII string's characters follow its header; any other string
- * only has UTF-8 if someone asked for it, and making it would allocate. */
+/* "?" for what is no str or has no UTF-8 to hand (making it would allocate). */
 static void read_str(const char *s, const char **text, size_t *len)
 {
+    uintptr_t at;
+    if (is_a(s, py.unicode_type) && ct_py_str_text(py.layout, s, (uintptr_t)s, &at, len) == 0) {
+        *text = (const char *)at;
+        return;
+    }
     *text = "?";
     *len = 1;
-    if (!is_a(s, py.unicode_type))
-        return;
-    const struct py_layout *l = py.layout;
-    uint32_t state = (uint32_t)load_i32(s, STR_STATE);
-    if ((state & (STR_COMPACT | STR_ASCII)) == (STR_COMPACT | STR_ASCII)) {
-        *text = s + l->str_ascii_data;
-        memcpy(len, s + STR_LENGTH, sizeof *len);
-    } else if (load_ptr(s, l->str_utf8) != NULL) {
-        *text = load_ptr(s, l->str_utf8);
-        memcpy(len, s + l->str_utf8 - 8, sizeof *len); /* utf8_length precedes utf8 */
-    }
 }
 
 /* The line of the instruction the frame is at; the def line when the
  * instruction is unknown, out of range or has no line. */
 static int frame_line(const char *frame, const char *code)
 {
-    const struct py_layout *l = py.layout;
-    long offset;
-    if (l->instr_mode == INSTR_POINTER) {
-        intptr_t units =
-            ((intptr_t)load_ptr(frame, l->frame_instr) - (intptr_t)(code + l->code_bytecode)) / 2;
-        long size;
-        memcpy(&size, code + OB_SIZE, sizeof size);
-        offset = units >= 0 && units < size ? units * 2 : -1;
-    } else {
-        offset = load_i32(frame, l->frame_instr);
-        if (l->instr_mode == LASTI_UNITS && offset >= 0)
-            offset *= 2;
-    }
+    long offset = ct_py_instr_offset(py.layout, frame, code, (uintptr_t)code);
     int line = offset >= 0 ? py.addr2line((void *)code, (int)offset) : -1;
-    return line >= 0 ? line : load_i32(code, l->code_firstlineno);
-}
-
-/* Whether the interpreter frame is one Python itself would show: not a shim
- * the C stack pushed, and past its set-up instructions. */
-static int frame_complete(const char *frame, const char *code)
-{
-    const struct py_layout *l = py.layout;
-    if (l->frame_owner < 0)
-        return 1;
-    int8_t owner = (int8_t)frame[l->frame_owner];
-    if (owner == l->owner_cstack)
-        return 0;
-    uintptr_t first = (uintptr_t)(code + l->code_bytecode) +
-                      2 * (uintptr_t)load_i32(code, l->code_firsttraceable);
-    return owner == l->owner_generator || (uintptr_t)load_ptr(frame, l->frame_instr) >= first;
+    return line >= 0 ? line : ct_py_load_i32(code, py.layout->code_firstlineno);
 }
 
 static const char *innermost_frame(const char *tstate)
 {
-    const struct py_layout *l = py.layout;
+    const struct ct_py_layout *l = py.layout;
     const char *p = load_ptr(tstate, l->tstate_frame);
     if (l->cframe_frame >= 0 && aligned(p))
         p = load_ptr(p, l->cframe_frame);
@@ -261,7 +165,7 @@ size_t ct_python_frames(struct ct_py_frame *out, size_t max)
 {
     if (max == 0 || !py_ready())
         return 0;
-    const struct py_layout *l = py.layout;
+    const struct ct_py_layout *l = py.layout;
     const char *tstate = py.this_thread_state();
     if (!aligned(tstate))
         return 0;
@@ -272,7 +176,7 @@ size_t ct_python_frames(struct ct_py_frame *out, size_t max)
         if (!aligned(frame) || (l->frame_owner < 0 && !is_a(frame, py.frame_type)))
             break;
         const char *code = load_ptr(frame, l->frame_code);
-        if (!is_a(code, py.code_type) || !frame_complete(frame, code))
+        if (!is_a(code, py.code_type) || !ct_py_frame_complete(l, frame, code, (uintptr_t)code))
             continue;
         struct ct_py_frame *f = &out[n++];
         read_str(load_ptr(code, l->code_filename), &f->file, &f->file_len);

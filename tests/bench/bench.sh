@@ -28,7 +28,8 @@
 #      again with sampling off, to show the hot path does not see it, and
 #      the collector's CPU per thread sample and share of one core at the
 #      default rate, with 16 threads and 4 busy workers
-#      (tests/bench/host_sample_cost.c).
+#      (tests/bench/host_sample_cost.c), and one Python stack read from
+#      outside, 20 frames deep (tests/bench/python_stack_cost.c).
 set -eu
 build="${1:-build}"
 calls="${BENCH_CALLS:-2000000}"
@@ -82,6 +83,7 @@ echo "  trace size                        $(calc "$bytes / $recorded") bytes per
 "$build/bench/collector_throughput" 5000000 | sed -e 's/^collector_throughput: /  collector throughput              /' \
     -e 's/^collector_zstd: /  collector against zstd alone      /'
 "$build/bench/host_sample_cost" 16 4 1000 | sed 's/^host_sample_cost: /  host sampler                      /'
+"$build/bench/python_stack_cost" 20 2000 | sed 's/^python_stack_cost: /  Python stack from outside         /'
 
 rss() { # calls [spill MiB] -> collector max RSS in KiB, from the trace's closing instant
     env CT_DOUBLE_CALL_NS=150 CUDATRACE_OUTPUT="$work/rss.$1.pftrace.zst" CUDATRACE_QUIET=1 \

@@ -10,7 +10,9 @@ batches come from:
   healthy       a worker with a cheap transform keeps ahead of a loop whose
                 synchronise is the slow part;
   churn         threads that come and go by the hundred and pools whose
-                workers exit, around each step, for the sampler's bookkeeping.
+                workers exit, around each step, for the sampler's bookkeeping;
+  storm         STORM threads alive at once, each in Python, through all the
+                steps: more than the sampler reads stacks of in one round.
 It prints the loop's own CPU time and wall time (the truth for the shares)
 as "loop cpu_s wall_s", and in churn mode the threads and workers started.
 """
@@ -21,6 +23,7 @@ import threading
 import time
 
 TRANSFORM_S = 0.03
+STORM = 150
 
 
 def burn(seconds):
@@ -71,13 +74,31 @@ def churn(steps, sync):
     print("churn", threads, workers)
 
 
+def storm(steps, sync):
+    done = threading.Event()
+
+    def idle():
+        while not done.wait(0.005):  # in Python, without holding the GIL long
+            pass
+    started = [threading.Thread(target=idle) for _ in range(STORM)]
+    for t in started:
+        t.start()
+    for _ in range(steps):
+        time.sleep(0.01)
+        sync()
+    done.set()
+    for t in started:
+        t.join()
+    print("storm", len(started))
+
+
 def run(mode, steps):
     cudart = ctypes.CDLL("libcudart.so.13")
     sync = cudart.cudaDeviceSynchronize
     sync()
     cpu, wall = time.thread_time(), time.perf_counter()
-    if mode == "churn":
-        churn(steps, sync)
+    if mode in ("churn", "storm"):
+        {"churn": churn, "storm": storm}[mode](steps, sync)
         return
     with multiprocessing.get_context("fork").Pool(1) as pool:
         for _ in batches(mode, steps, pool):

@@ -11,7 +11,8 @@
  * own work between calls. Without GPU timings a thread busy between its
  * calls may as well be keeping a busy GPU fed, so host-bound needs them, as
  * gpu-idle does. Both need the host sampler; a trace without it gets
- * neither.
+ * neither. Where Python stacks were read, each names the top site: of the
+ * workers for input-bound, of the launching thread for host-bound.
  */
 #include "viewer-export/findings/findings.h"
 
@@ -47,6 +48,30 @@ static const char *workers_verdict(double busy)
     return "partly busy: they neither keep up nor saturate the CPUs (look at what they wait on)";
 }
 
+/* "; its Python is mostly at FILE:LINE in FUNCTION (N% of its samples)",
+ * or "" when it has no Python samples. */
+static const char *site_phrase(char *out, size_t size, const char *whose,
+                               const struct ct_host_site *site, double share)
+{
+    *out = '\0';
+    if (site)
+        snprintf(out, size, "; %s Python is mostly at %s:%lld in %s (%.0f%% of the samples)", whose,
+                 site->file, (long long)site->line, site->function, 100 * share);
+    return out;
+}
+
+/* The thread's top Python site and its share; NULL when it has none. */
+static const struct ct_host_site *thread_top_site(const struct ct_host_thread *t,
+                                                  struct ct_host_site *out, double *share)
+{
+    struct ct_host_site sites[CT_HOST_SITES];
+    if (!ct_host_sites_sorted(&t->python, sites))
+        return NULL;
+    *out = sites[0];
+    *share = (double)out->samples / (double)t->python.samples;
+    return out;
+}
+
 static void input_bound(const struct ct_process_report *p, const struct ct_host_thread *t,
                         const struct ct_host_shares *s, uint64_t from, uint64_t to,
                         struct ct_findings *out)
@@ -57,19 +82,28 @@ static void input_bound(const struct ct_process_report *p, const struct ct_host_
         return;
     struct ct_host_wchan wchans[CT_HOST_WCHANS];
     int waits = ct_host_wchans_sorted(t, wchans);
+    struct ct_host_site site;
+    double share = 0;
+    char phrase[512];
+    int sited = ct_host_workers_top_site(&p->host, &site, &share);
     struct ct_finding *f = ct_finding_add(
         out, "input-bound", CT_SEVERITY_WARNING, p->pid,
         "thread %lld, which launches the GPU work, waits outside CUDA calls %.0f%% of the time "
-        "(in %s), for its input; its %d worker process%s %s %.0f%% of the time, %s",
+        "(in %s), for its input; its %d worker process%s %s %.0f%% of the time, %s%s",
         (long long)t->tid, 100 * s->outside_waiting_for_input,
         waits ? wchans[0].name : "the kernel", workers, workers == 1 ? " is" : "es are",
-        "on a CPU or waiting for one", 100 * busy, workers_verdict(busy));
+        "on a CPU or waiting for one", 100 * busy, workers_verdict(busy),
+        site_phrase(phrase, sizeof phrase, "their", sited ? &site : NULL, share));
     f->cost_ns = (uint64_t)(s->outside_waiting_for_input * (double)(to - from));
     ct_finding_add_number(f, "tid", (double)t->tid);
     ct_finding_add_number(f, "waiting_outside_cuda_share", s->outside_waiting_for_input);
     ct_finding_add_number(f, "in_cuda_share", s->in_cuda);
     ct_finding_add_number(f, "workers", workers);
     ct_finding_add_number(f, "workers_busy_share", busy);
+    if (sited) {
+        ct_finding_add_number(f, "workers_top_site_line", (double)site.line);
+        ct_finding_add_number(f, "workers_top_site_share", share);
+    }
 }
 
 /* The GPU's idle share from GPU timings; -1 without them. */
@@ -90,23 +124,32 @@ static void host_bound(const struct ct_process_report *p, const struct ct_host_t
         return;
     int workers;
     workers_busy(&p->host, from, to, &workers);
+    struct ct_host_site site_store;
+    double share = 0;
+    char phrase[512];
+    const struct ct_host_site *site = thread_top_site(t, &site_store, &share);
     struct ct_finding *f = ct_finding_add(
         out, "host-bound", CT_SEVERITY_WARNING, p->pid,
         "thread %lld, which launches the GPU work, is on a CPU outside CUDA calls %.0f%% of the "
         "time (in CUDA calls %.0f%%) while the GPU is idle %.0f%%: the GPU waits on the host's "
         "own work between calls (Python between launches, or %s); batch small operations or "
-        "capture the step in a CUDA graph",
+        "capture the step in a CUDA graph%s",
         (long long)t->tid, 100 * s->outside_running, 100 * s->in_cuda, 100 * idle,
         workers ? "input work done in this thread"
                 : "loading and transforming the input in this "
                   "thread with no worker processes: load in "
-                  "DataLoader workers (num_workers)");
+                  "DataLoader workers (num_workers)",
+        site_phrase(phrase, sizeof phrase, "its", site, share));
     f->cost_ns = (uint64_t)(s->outside_running * (double)(to - from));
     ct_finding_add_number(f, "tid", (double)t->tid);
     ct_finding_add_number(f, "running_outside_cuda_share", s->outside_running);
     ct_finding_add_number(f, "in_cuda_share", s->in_cuda);
     ct_finding_add_number(f, "gpu_idle_share", idle);
     ct_finding_add_number(f, "workers", workers);
+    if (site) {
+        ct_finding_add_number(f, "top_site_line", (double)site->line);
+        ct_finding_add_number(f, "top_site_share", share);
+    }
 }
 
 void ct_findings_host(const struct ct_process_report *p, struct ct_findings *out)

@@ -19,7 +19,15 @@
 #define SPANS 32
 #define FIRST_SPAN_NS 1000000ull
 
-enum { STATE_TRACK, CPU_TRACK, RUNNABLE_TRACK, WORKER_CPU_TRACK, WORKER_RUNNABLE_TRACK };
+enum {
+    STATE_TRACK,
+    CPU_TRACK,
+    RUNNABLE_TRACK,
+    WORKER_CPU_TRACK,
+    WORKER_RUNNABLE_TRACK,
+    THREAD_PYTHON_TRACK,
+    WORKER_PYTHON_TRACK
+};
 
 static void init_timeline(struct ct_timeline *t)
 {
@@ -57,6 +65,7 @@ static void thread_seen(struct ct_host *h, const struct ct_event *e)
     note_track(h, (uint64_t)ct_event_int(e, ct_key_state_track, 0), place, STATE_TRACK);
     note_track(h, (uint64_t)ct_event_int(e, ct_key_cpu_track, 0), place, CPU_TRACK);
     note_track(h, (uint64_t)ct_event_int(e, ct_key_runnable_track, 0), place, RUNNABLE_TRACK);
+    note_track(h, (uint64_t)ct_event_int(e, ct_key_python_track, 0), place, THREAD_PYTHON_TRACK);
 }
 
 static void worker_seen(struct ct_host *h, const struct ct_event *e)
@@ -73,6 +82,8 @@ static void worker_seen(struct ct_host *h, const struct ct_event *e)
                WORKER_CPU_TRACK);
     note_track(h, (uint64_t)ct_event_int(e, ct_key_runnable_track, 0), h->worker_count - 1,
                WORKER_RUNNABLE_TRACK);
+    note_track(h, (uint64_t)ct_event_int(e, ct_key_python_track, 0), h->worker_count - 1,
+               WORKER_PYTHON_TRACK);
 }
 
 int ct_host_instant(struct ct_host *h, const struct ct_event *e)
@@ -87,6 +98,7 @@ int ct_host_instant(struct ct_host *h, const struct ct_event *e)
         h->sample_hz = (uint64_t)ct_event_int(e, ct_key_sample_hz, 0);
         h->thread_samples = (uint64_t)ct_event_int(e, ct_key_thread_samples, 0);
         h->sampler_cpu_ns = (uint64_t)ct_event_int(e, ct_key_sampler_cpu_ns, 0);
+        h->python_stacks = ct_event_text(e, ct_key_python_stacks);
     } else {
         return 0;
     }
@@ -143,12 +155,48 @@ static void add_wchan(struct ct_host_thread *t, const char *wchan, uint64_t ns)
         t->wchans[t->wchan_count++] = (struct ct_host_wchan){wchan, ns};
 }
 
+/* The site's entry, made (with no samples) when new; NULL when the list
+ * is full. */
+static struct ct_host_site *site_of(struct ct_host_python *py, const char *file,
+                                    const char *function, int64_t line)
+{
+    for (int i = 0; i < py->count; i++)
+        if (py->sites[i].line == line && strcmp(py->sites[i].file, file) == 0 &&
+            strcmp(py->sites[i].function, function) == 0)
+            return &py->sites[i];
+    if (py->count == CT_HOST_SITES)
+        return NULL;
+    if (!py->sites && !(py->sites = calloc(CT_HOST_SITES, sizeof *py->sites)))
+        abort();
+    py->sites[py->count] = (struct ct_host_site){file, function, line, 0};
+    return &py->sites[py->count++];
+}
+
+/* Adds `samples` at a site. */
+static void add_site(struct ct_host_python *py, const char *file, const char *function,
+                     int64_t line, uint64_t samples)
+{
+    struct ct_host_site *site = site_of(py, file, function, line);
+    py->samples += samples;
+    if (site)
+        site->samples += samples;
+}
+
 int ct_host_slice(struct ct_host *h, const struct ct_event *e)
 {
     const uint64_t *found = ct_u64_map_find(&h->tracks, e->track);
     if (!found)
         return 0;
-    if (((*found - 1) & 7) != STATE_TRACK || e->end <= e->ts)
+    int which = (int)((*found - 1) & 7);
+    if (which == THREAD_PYTHON_TRACK || which == WORKER_PYTHON_TRACK) {
+        size_t place = (size_t)((*found - 1) >> 3);
+        add_site(which == THREAD_PYTHON_TRACK ? &h->threads[place].python
+                                              : &h->workers[place].python,
+                 ct_event_text(e, ct_key_python_file), ct_event_text(e, ct_key_python_function),
+                 ct_event_int(e, ct_key_python_line, 0), 1);
+        return 1;
+    }
+    if (which != STATE_TRACK || e->end <= e->ts)
         return 1;
     struct ct_host_thread *t = &h->threads[(*found - 1) >> 3];
     ct_timeline_add_interval(&t->measure[CT_HOST_SPANNED], e->ts, e->end);
@@ -266,6 +314,45 @@ int ct_host_wchans_sorted(const struct ct_host_thread *t, struct ct_host_wchan *
     return t->wchan_count;
 }
 
+static int by_samples(const void *a, const void *b)
+{
+    const struct ct_host_site *x = a, *y = b;
+    if (x->samples != y->samples)
+        return x->samples > y->samples ? -1 : 1;
+    int files = strcmp(x->file, y->file);
+    return files ? files : (x->line > y->line) - (x->line < y->line);
+}
+
+int ct_host_sites_sorted(const struct ct_host_python *py, struct ct_host_site *out)
+{
+    if (py->count)
+        memcpy(out, py->sites, (size_t)py->count * sizeof *out);
+    qsort(out, (size_t)py->count, sizeof *out, by_samples);
+    return py->count;
+}
+
+int ct_host_workers_top_site(const struct ct_host *h, struct ct_host_site *out, double *share)
+{
+    struct ct_host_python all = {0};
+    uint64_t samples = 0; /* at sites kept or not */
+    for (size_t w = 0; w < h->worker_count; w++) {
+        const struct ct_host_python *py = &h->workers[w].python;
+        for (int i = 0; i < py->count; i++)
+            add_site(&all, py->sites[i].file, py->sites[i].function, py->sites[i].line,
+                     py->sites[i].samples);
+        samples += py->samples;
+    }
+    all.samples = samples;
+    struct ct_host_site sorted[CT_HOST_SITES];
+    int found = ct_host_sites_sorted(&all, sorted) > 0;
+    if (found) {
+        *out = sorted[0];
+        *share = (double)out->samples / (double)all.samples;
+    }
+    free(all.sites);
+    return found;
+}
+
 const struct ct_host_thread *ct_host_launching_thread(const struct ct_host *h)
 {
     const struct ct_host_thread *best = NULL;
@@ -277,10 +364,13 @@ const struct ct_host_thread *ct_host_launching_thread(const struct ct_host *h)
 
 void ct_host_free(struct ct_host *h)
 {
-    for (size_t i = 0; i < h->thread_count; i++)
+    for (size_t i = 0; i < h->thread_count; i++) {
         for (int m = 0; m < CT_HOST_MEASURES; m++)
             ct_timeline_free(&h->threads[i].measure[m]);
+        free(h->threads[i].python.sites);
+    }
     for (size_t i = 0; i < h->worker_count; i++) {
+        free(h->workers[i].python.sites);
         ct_timeline_free(&h->workers[i].cpu);
         ct_timeline_free(&h->workers[i].runnable);
         ct_timeline_free(&h->workers[i].counted);

@@ -2,7 +2,8 @@
  * What the host was doing, from the collector's host sampler (host.c): per
  * thread of the process its CPU and run-queue time, its sampled states
  * inside and outside CUDA calls with what it slept in, and the CUDA calls
- * it made; per worker process its CPU time; and how sampling fared. Each
+ * it made; per worker process its CPU time; per thread and worker where its
+ * Python stack samples were; and how sampling fared. Each
  * measure is a bounded timeline, so the summary can take it over the CUDA
  * part of the run.
  */
@@ -17,10 +18,25 @@
 #include "viewer-export/read/trace_decode.h"
 
 #define CT_HOST_WCHANS 8 /* what a thread slept in, the first ones kept */
+#define CT_HOST_SITES 64 /* Python sites a thread or worker was sampled at, the first ones kept */
 
 struct ct_host_wchan {
     const char *name;
     uint64_t ns;
+};
+
+/* Where a thread's or worker's Python stack samples were: the innermost
+ * frame's file, line and function, and how many samples were there. */
+struct ct_host_site {
+    const char *file, *function;
+    int64_t line;
+    uint64_t samples;
+};
+
+struct ct_host_python {
+    struct ct_host_site *sites; /* at most CT_HOST_SITES */
+    int count;
+    uint64_t samples; /* all of them, at a site kept or not */
 };
 
 /* A thread's timelines: CPU and run-queue time and the time the counters
@@ -45,6 +61,7 @@ struct ct_host_thread {
     struct ct_timeline measure[CT_HOST_MEASURES];
     struct ct_host_wchan wchans[CT_HOST_WCHANS]; /* outside CUDA calls */
     int wchan_count;
+    struct ct_host_python python;
 };
 
 struct ct_host_worker {
@@ -52,10 +69,12 @@ struct ct_host_worker {
     const char *name;
     uint64_t last_ts[2];
     struct ct_timeline cpu, runnable, counted;
+    struct ct_host_python python;
 };
 
 struct ct_host {
     const char *state, *reason; /* the cudatrace.host instant; NULL without one */
+    const char *python_stacks;  /* "read", "none" or "not read: why"; NULL without */
     uint64_t sample_hz, thread_samples, sampler_cpu_ns;
     struct ct_u64_map tracks; /* track uuid -> thread or worker place << 2 | which, + 1 */
     struct ct_u64_map by_tid; /* tid + 1 -> place + 1 */
@@ -104,6 +123,12 @@ int ct_host_wchans_sorted(const struct ct_host_thread *t, struct ct_host_wchan *
  * waiting for one (its main thread's); cpu -1 when it was not sampled. */
 void ct_host_worker_shares(const struct ct_host_worker *w, uint64_t from, uint64_t to, double *cpu,
                            double *runnable);
+/* The Python sites, most samples first (ties by file and line), in `out`
+ * (room for CT_HOST_SITES); their number. */
+int ct_host_sites_sorted(const struct ct_host_python *py, struct ct_host_site *out);
+/* The top site of the process's workers together in *out, its share of
+ * all their Python samples in *share; 0 when none was sampled in Python. */
+int ct_host_workers_top_site(const struct ct_host *h, struct ct_host_site *out, double *share);
 /* The thread that made the most CUDA calls; NULL when none did. */
 const struct ct_host_thread *ct_host_launching_thread(const struct ct_host *h);
 void ct_host_free(struct ct_host *h);

@@ -2,8 +2,10 @@
  * The report's host section, as JSON and as text: how sampling fared, each
  * sampled thread's shares over the CUDA part of the run (on a CPU, waiting
  * for one, waiting; and inside CUDA calls, outside them on a CPU, outside
- * them asleep, with what it slept in), and each worker's CPU share. The
- * text lists the busiest threads only (HOST_TEXT_THREADS).
+ * them asleep, with what it slept in), and each worker's CPU share; for
+ * each, the Python sites its stack samples were at, by share of them, and
+ * once, when the stacks could not be read, why. The text lists the busiest
+ * threads only (HOST_TEXT_THREADS).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,37 @@
 #include "viewer-export/output/report_output.h"
 
 #define HOST_TEXT_THREADS 8
+#define JSON_SITES 5 /* Python sites per thread or worker */
+#define TEXT_SITES 3
+
+static void json_sites(struct ct_json *j, const struct ct_host_python *py)
+{
+    struct ct_host_site sites[CT_HOST_SITES];
+    int count = ct_host_sites_sorted(py, sites);
+    ct_json_uint(j, "python_samples", py->samples);
+    ct_json_begin_array(j, "python_sites");
+    for (int i = 0; i < count && i < JSON_SITES; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "file", sites[i].file);
+        ct_json_int(j, "line", sites[i].line);
+        ct_json_string(j, "function", sites[i].function);
+        ct_json_uint(j, "samples", sites[i].samples);
+        ct_json_double(j, "share", (double)sites[i].samples / (double)py->samples);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+}
+
+/* "; Python at FILE:LINE in FUNCTION 80%, ..." for the top sites. */
+static void text_sites(FILE *out, const struct ct_host_python *py)
+{
+    struct ct_host_site sites[CT_HOST_SITES];
+    int count = ct_host_sites_sorted(py, sites);
+    for (int i = 0; i < count && i < TEXT_SITES; i++)
+        fprintf(out, "%s%s:%lld in %s %.0f%%", i ? ", " : "; Python at ", sites[i].file,
+                (long long)sites[i].line, sites[i].function,
+                100.0 * (double)sites[i].samples / (double)py->samples);
+}
 
 static void json_thread(struct ct_json *j, const struct ct_host_row *row)
 {
@@ -37,6 +70,7 @@ static void json_thread(struct ct_json *j, const struct ct_host_row *row)
         ct_json_end_object(j);
     }
     ct_json_end_array(j);
+    json_sites(j, &row->thread->python);
     ct_json_end_object(j);
 }
 
@@ -53,6 +87,7 @@ void ct_host_json(struct ct_json *j, const struct ct_process_report *p)
     ct_json_uint(j, "sample_hz", h->sample_hz);
     ct_json_uint(j, "thread_samples", h->thread_samples);
     ct_json_uint(j, "sampler_cpu_ns", h->sampler_cpu_ns);
+    ct_json_text_or_null(j, "python_stacks", h->python_stacks);
     const struct ct_host_thread *launcher = ct_host_launching_thread(h);
     ct_json_int_or_null(j, "launching_tid", launcher ? launcher->tid : -1);
     struct ct_host_row *rows;
@@ -73,6 +108,7 @@ void ct_host_json(struct ct_json *j, const struct ct_process_report *p)
         ct_json_string(j, "name", h->workers[i].name);
         ct_json_double(j, "cpu", cpu);
         ct_json_double(j, "runnable", runnable);
+        json_sites(j, &h->workers[i].python);
         ct_json_end_object(j);
     }
     ct_json_end_array(j);
@@ -90,6 +126,7 @@ static void text_thread(FILE *out, const struct ct_host_row *row)
     struct ct_host_wchan wchans[CT_HOST_WCHANS];
     if (ct_host_wchans_sorted(row->thread, wchans))
         fprintf(out, " (mostly in %s)", wchans[0].name);
+    text_sites(out, &row->thread->python);
     fprintf(out, "\n");
 }
 
@@ -108,6 +145,8 @@ void ct_host_text(FILE *out, const struct ct_process_report *p)
     ct_process_cuda_span(p, &from, &to);
     fprintf(out, "  host           sampled at %llu Hz over the CUDA part of the run\n",
             (unsigned long long)h->sample_hz);
+    if (h->python_stacks && strncmp(h->python_stacks, "not read", 8) == 0)
+        fprintf(out, "                 Python stacks: %s\n", h->python_stacks);
     struct ct_host_row *rows;
     size_t count = ct_host_rows(h, from, to, &rows);
     for (size_t i = 0; i < count && i < HOST_TEXT_THREADS; i++)
@@ -118,8 +157,11 @@ void ct_host_text(FILE *out, const struct ct_process_report *p)
     for (size_t i = 0; i < h->worker_count; i++) {
         double cpu, runnable;
         ct_host_worker_shares(&h->workers[i], from, to, &cpu, &runnable);
-        if (cpu >= 0)
-            fprintf(out, "                 worker %lld %s: on a CPU %.0f%%, runnable %.0f%%\n",
-                    (long long)h->workers[i].pid, h->workers[i].name, 100 * cpu, 100 * runnable);
+        if (cpu < 0)
+            continue;
+        fprintf(out, "                 worker %lld %s: on a CPU %.0f%%, runnable %.0f%%",
+                (long long)h->workers[i].pid, h->workers[i].name, 100 * cpu, 100 * runnable);
+        text_sites(out, &h->workers[i].python);
+        fprintf(out, "\n");
     }
 }

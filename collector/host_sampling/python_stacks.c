@@ -1,0 +1,567 @@
+/*
+ * The outside Python reader. Per process (the traced one and each worker)
+ * it keeps where CPython's runtime and type objects are, found once from
+ * /proc/PID/maps and the ELF symbols of the first mapped python or
+ * libpython that defines _PyRuntime (looked for again every RETRY_ROUNDS
+ * rounds while there is none, for a program that loads Python late), and
+ * each round the map from native thread id to thread state. A stack is
+ * read in a few system calls whatever its depth (the memory under the
+ * innermost frame, where most of its callers' frames lie, then all their
+ * code objects at once), and is dropped when a check fails: a misaligned
+ * pointer, a code object whose type is not PyCode_Type, or a second look at
+ * the innermost frame and its code object (and the thread state's thread)
+ * that differs from the first, which is a frame pushed or popped under the
+ * read. The walk is bounded (WALK_MAX frames), so a cycle ends it.
+ * A bad address only fails the read (EFAULT). EPERM, from Yama's
+ * ptrace_scope, another uid or a seccomp profile, marks the process
+ * refused and is said once.
+ */
+#include "collector/host_sampling/python_stacks.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "collector/elf/elf_symbols.h"
+#include "collector/host_sampling/python_lines.h"
+#include "common/array.h"
+#include "common/python_layout.h"
+#include "common/u64_map.h"
+
+#define PROCESSES_MAX 1100
+#define THREAD_STATES_MAX 4096
+#define INTERPRETERS_MAX 16
+#define WALK_MAX (CT_PY_STACK_MAX + 8) /* frames copied, shown or not */
+#define WINDOW 8192                    /* bytes under the innermost frame read at once */
+#define RETRY_ROUNDS 64
+#define CODES_MAX 65536
+#define TEXT_MAX 1024
+#define LINES_MAX (256u << 10)
+
+enum { UNSEEN, READY, ABSENT, UNSUPPORTED, REFUSED };
+
+struct process {
+    int32_t pid;
+    int state;
+    uint32_t rounds; /* since it was last looked for, while ABSENT */
+    const struct ct_py_layout *layout;
+    uintptr_t runtime, code_type, unicode_type;
+    struct ct_u64_map tstates; /* tid + 1 -> thread state */
+};
+
+static struct {
+    struct ct_u64_map by_pid; /* pid + 1 -> place + 1 */
+    struct process *processes;
+    size_t process_count;
+    struct ct_u64_map by_addr; /* code address -> place + 1 of its latest entry */
+    struct ct_py_code **codes;
+    size_t code_count;
+    struct ct_py_stacks_status status;
+} py;
+
+static void say_once(const char *format, const char *detail)
+{
+    if (!*py.status.reason)
+        snprintf(py.status.reason, sizeof py.status.reason, format, detail);
+}
+
+/* EPERM, whichever read met it, marks the process refused for good. */
+static void note_refusal(struct process *p, ssize_t got)
+{
+    if (got >= 0 || errno != EPERM)
+        return;
+    p->state = REFUSED;
+    say_once("process_vm_readv refused (%s): Yama ptrace_scope, another uid or a seccomp profile",
+             strerror(EPERM));
+}
+
+/* Copies `len` bytes at `addr` of the process; 0, or -1 (EPERM marks it
+ * refused). */
+static int peek(struct process *p, uintptr_t addr, void *buf, size_t len)
+{
+    struct iovec local = {buf, len}, remote = {(void *)addr, len};
+    if (!addr)
+        return -1;
+    ssize_t got = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
+    note_refusal(p, got);
+    return got == (ssize_t)len ? 0 : -1;
+}
+
+static int aligned(uintptr_t addr)
+{
+    return addr && (addr & 7) == 0;
+}
+
+/* The pointer at `addr`; 0 when it cannot be read or is misaligned. */
+static uintptr_t peek_ptr(struct process *p, uintptr_t addr)
+{
+    uintptr_t v = 0;
+    return peek(p, addr, &v, sizeof v) || !aligned(v) ? 0 : v;
+}
+
+/* The next python or libpython the maps list, as its path and the start
+ * of its mapping at file offset 0; 0 when there is none. */
+static int next_python(FILE *maps, char *path, size_t size, uintptr_t *start)
+{
+    char line[4096];
+    while (fgets(line, sizeof line, maps)) {
+        unsigned long from, offset;
+        int name_at = 0;
+        if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %n", &from, &offset, &name_at) < 2 || !name_at ||
+            offset != 0 || line[name_at] != '/')
+            continue;
+        char *name = line + name_at, *base = strrchr(name, '/') + 1;
+        name[strcspn(name, "\n")] = '\0';
+        if (strncmp(base, "python", 6) == 0 || strncmp(base, "libpython", 9) == 0) {
+            snprintf(path, size, "%s", name);
+            *start = from;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+enum { SYM_RUNTIME, SYM_CODE_TYPE, SYM_UNICODE_TYPE, SYM_VERSION, SYM_DEBUG, SYMBOLS };
+static const char *const symbol_names[SYMBOLS] = {
+    "_PyRuntime", "PyCode_Type", "PyUnicode_Type", "Py_Version", "_Py_NegativeRefcount",
+};
+
+/* The load bias of the file whose first mapping starts at `start`: its
+ * first PT_LOAD segment is mapped there. */
+static uintptr_t load_bias(const struct ct_elf *elf, uintptr_t start)
+{
+    for (int i = 0; i < elf->count; i++)
+        if (elf->ph[i].p_type == PT_LOAD)
+            return start - (elf->ph[i].p_vaddr & ~(uint64_t)0xfff);
+    return start;
+}
+
+/* Reads the version the runtime says it is and takes its layout. */
+static int take_version(struct process *p, uintptr_t version_addr, int debug)
+{
+    unsigned long version = 0;
+    if (peek(p, version_addr, &version, sizeof version))
+        return p->state == REFUSED ? REFUSED : ABSENT;
+    int minor = (int)(version >> 16 & 0xff);
+    p->layout = ct_py_layout_for(minor);
+    if (version >> 24 != 3 || debug || !p->layout || p->layout->runtime_interpreters < 0) {
+        char what[64];
+        snprintf(what, sizeof what, "%lu.%d%s", version >> 24, minor,
+                 debug ? " (debug build)" : "");
+        say_once("Python %s is not read from outside (3.11 only)", what);
+        return UNSUPPORTED;
+    }
+    return READY;
+}
+
+/* Finds the runtime in the files the process maps: READY, ABSENT (looked
+ * for again later), UNSUPPORTED or REFUSED (for good). */
+static int locate(struct process *p)
+{
+    char path[64], file[4096];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
+    FILE *maps = fopen(path, "re");
+    if (!maps) {
+        if (errno == EACCES || errno == EPERM) {
+            say_once("cannot read the process's maps: %s", strerror(errno));
+            return REFUSED;
+        }
+        return ABSENT;
+    }
+    uintptr_t start;
+    int state = ABSENT;
+    while (state == ABSENT && next_python(maps, file, sizeof file, &start)) {
+        struct ct_elf elf;
+        uint64_t at[SYMBOLS];
+        if (ct_elf_open(file, &elf))
+            continue;
+        ct_elf_find_symbols(&elf, symbol_names, SYMBOLS, at);
+        uintptr_t bias = load_bias(&elf, start);
+        ct_elf_close(&elf);
+        if (!at[SYM_RUNTIME] || !at[SYM_CODE_TYPE] || !at[SYM_UNICODE_TYPE])
+            continue;
+        p->runtime = bias + at[SYM_RUNTIME];
+        p->code_type = bias + at[SYM_CODE_TYPE];
+        p->unicode_type = bias + at[SYM_UNICODE_TYPE];
+        if (!at[SYM_VERSION]) { /* added in 3.11 */
+            say_once("Python %s is not read from outside (3.11 only)", "before 3.11");
+            state = UNSUPPORTED;
+            break;
+        }
+        state = take_version(p, bias + at[SYM_VERSION], at[SYM_DEBUG] != 0);
+    }
+    fclose(maps);
+    return state;
+}
+
+static struct process *process_of(int32_t pid)
+{
+    uint64_t *place = ct_u64_map_find(&py.by_pid, (uint64_t)(uint32_t)pid + 1);
+    if (place)
+        return &py.processes[*place - 1];
+    if (py.process_count == PROCESSES_MAX)
+        return NULL;
+    py.processes = ct_array_grow(py.processes, py.process_count, sizeof *py.processes);
+    struct process *p = &py.processes[py.process_count++];
+    *p = (struct process){.pid = pid};
+    ct_u64_map_put(&py.by_pid, (uint64_t)(uint32_t)pid + 1, py.process_count);
+    return p;
+}
+
+/* Whether the process can be read now, looking for Python when due. */
+static int ready(struct process *p)
+{
+    if (p->state == UNSEEN || (p->state == ABSENT && ++p->rounds % RETRY_ROUNDS == 0))
+        p->state = locate(p);
+    return p->state == READY;
+}
+
+static void read_thread_states(struct process *p)
+{
+    const struct ct_py_layout *l = p->layout;
+    uintptr_t interp = peek_ptr(p, p->runtime + (uintptr_t)l->runtime_interpreters);
+    int budget = THREAD_STATES_MAX;
+    for (int i = 0; interp && i < INTERPRETERS_MAX; i++) {
+        unsigned char state[256]; /* its next pointer and thread id, in one copy */
+        size_t span = (size_t)l->tstate_native_id + 8;
+        uintptr_t t = peek_ptr(p, interp + (uintptr_t)l->interp_threads);
+        for (; aligned(t) && span <= sizeof state && budget-- > 0 && peek(p, t, state, span) == 0;
+             t = ct_py_load_ptr(state, l->tstate_next)) {
+            unsigned long tid;
+            memcpy(&tid, state + l->tstate_native_id, sizeof tid);
+            if (tid && tid < INT32_MAX)
+                ct_u64_map_put(&p->tstates, tid + 1, t);
+        }
+        interp = peek_ptr(p, interp + (uintptr_t)l->interp_next);
+    }
+}
+
+void ct_py_stacks_round(int32_t pid)
+{
+    struct process *p = process_of(pid);
+    if (!p || !ready(p))
+        return;
+    ct_u64_map_free(&p->tstates);
+    read_thread_states(p);
+}
+
+/* A str's text, malloc'd and NUL-terminated; "?" where it cannot be read. */
+static char *read_text(struct process *p, uintptr_t str)
+{
+    unsigned char head[64];
+    uintptr_t text;
+    size_t len;
+    char *out = NULL;
+    if (aligned(str) && peek(p, str, head, sizeof head) == 0 &&
+        ct_py_load_ptr(head, CT_PY_OB_TYPE) == p->unicode_type &&
+        ct_py_str_text(p->layout, head, str, &text, &len) == 0 && len < TEXT_MAX) {
+        if (!(out = malloc(len + 1)))
+            abort();
+        out[len] = '\0';
+        if (peek(p, text, out, len) == 0 && !memchr(out, '\0', len))
+            return out;
+    }
+    free(out);
+    if (!(out = strdup("?")))
+        abort();
+    return out;
+}
+
+/* A bytes object's data, malloc'd, in *size; NULL when it cannot be read. */
+static uint8_t *read_bytes(struct process *p, uintptr_t bytes, size_t *size)
+{
+    unsigned char head[CT_PY_BYTES_DATA];
+    long n;
+    if (!aligned(bytes) || peek(p, bytes, head, sizeof head))
+        return NULL;
+    memcpy(&n, head + CT_PY_OB_SIZE, sizeof n);
+    uint8_t *data = n > 0 && n < (long)LINES_MAX ? malloc((size_t)n) : NULL;
+    if (data && peek(p, bytes + CT_PY_BYTES_DATA, data, (size_t)n)) {
+        free(data);
+        return NULL;
+    }
+    *size = data ? (size_t)n : 0;
+    return data;
+}
+
+/* Whether a cached entry is the code object just copied: one freed and
+ * its address taken again has other strings and another table. */
+static int same_code(const struct ct_py_code *c, const struct ct_py_layout *l, const void *copy)
+{
+    return c->filename == ct_py_load_ptr(copy, l->code_filename) &&
+           c->name == ct_py_load_ptr(copy, l->code_name) &&
+           c->linetable == ct_py_load_ptr(copy, l->code_linetable) &&
+           c->first_line == ct_py_load_i32(copy, l->code_firstlineno);
+}
+
+/* The entry of the code object copied from `addr`, made when new; NULL
+ * when the cache is full. Entries are never changed or freed before the
+ * end, since events the writer has yet to write point at them. */
+static const struct ct_py_code *code_entry(struct process *p, uintptr_t addr, const void *copy)
+{
+    const struct ct_py_layout *l = p->layout;
+    uint64_t *place = ct_u64_map_find(&py.by_addr, addr);
+    if (place && same_code(py.codes[*place - 1], l, copy))
+        return py.codes[*place - 1];
+    if (py.code_count == CODES_MAX)
+        return NULL;
+    struct ct_py_code *c = malloc(sizeof *c);
+    if (!c)
+        abort();
+    *c = (struct ct_py_code){
+        .addr = addr,
+        .filename = ct_py_load_ptr(copy, l->code_filename),
+        .name = ct_py_load_ptr(copy, l->code_name),
+        .linetable = ct_py_load_ptr(copy, l->code_linetable),
+        .first_line = ct_py_load_i32(copy, l->code_firstlineno),
+    };
+    c->file = read_text(p, c->filename);
+    c->function = read_text(p, c->name);
+    c->lines = read_bytes(p, c->linetable, &c->lines_size);
+    py.codes = ct_array_grow(py.codes, py.code_count, sizeof *py.codes);
+    py.codes[py.code_count++] = c;
+    ct_u64_map_put(&py.by_addr, addr, py.code_count);
+    return c;
+}
+
+/* The innermost frame, its code object and the thread the state is of,
+ * read before the walk and after it: a frame popped and another pushed in
+ * its place has, nearly always, another code object. (The instruction is
+ * left out: a running thread's moves between any two reads.) */
+struct anchor {
+    uintptr_t cframe, frame, code;
+    unsigned long tid;
+};
+
+/* How much of a thread state the anchor reads: its frame pointer and its
+ * thread id, in one copy. */
+static size_t state_span(const struct ct_py_layout *l)
+{
+    int16_t end = l->tstate_native_id > l->tstate_frame ? l->tstate_native_id : l->tstate_frame;
+    return (size_t)end + 8;
+}
+
+static void anchor_from_state(const struct ct_py_layout *l, const unsigned char *state,
+                              struct anchor *a)
+{
+    a->cframe = ct_py_load_ptr(state, l->tstate_frame);
+    memcpy(&a->tid, state + l->tstate_native_id, sizeof a->tid);
+}
+
+/* Three dependent reads: the thread state, where its frame pointer points,
+ * and the frame's code. */
+static int read_anchor(struct process *p, uintptr_t tstate, struct anchor *a)
+{
+    const struct ct_py_layout *l = p->layout;
+    unsigned char state[256];
+    if (state_span(l) > sizeof state || peek(p, tstate, state, state_span(l)))
+        return -1;
+    anchor_from_state(l, state, a);
+    if (!aligned(a->cframe))
+        return -1;
+    a->frame = peek_ptr(p, a->cframe + (uintptr_t)l->cframe_frame);
+    a->code = a->frame ? peek_ptr(p, a->frame + (uintptr_t)l->frame_code) : 0;
+    return 0;
+}
+
+/* The second look, in one system call: the same three places as the first
+ * look found them, which must hold the same. */
+static int same_anchor(struct process *p, uintptr_t tstate, const struct anchor *before)
+{
+    const struct ct_py_layout *l = p->layout;
+    unsigned char state[256];
+    struct anchor after;
+    struct iovec local[3] = {{state, state_span(l)},
+                             {&after.frame, sizeof after.frame},
+                             {&after.code, sizeof after.code}};
+    struct iovec remote[3] = {{(void *)tstate, state_span(l)},
+                              {(void *)(before->cframe + (uintptr_t)l->cframe_frame), 8},
+                              {(void *)(before->frame + (uintptr_t)l->frame_code), 8}};
+    unsigned long count = before->frame ? 3 : 2;
+    size_t want = state_span(l) + 8 * (count - 1);
+    after.code = 0;
+    ssize_t got = process_vm_readv(p->pid, local, count, remote, count, 0);
+    note_refusal(p, got);
+    if (got != (ssize_t)want)
+        return 0;
+    anchor_from_state(l, state, &after);
+    return memcmp(before, &after, sizeof after) == 0;
+}
+
+/* How much of a frame the walk reads: up to its last field used. */
+static size_t frame_span(const struct ct_py_layout *l)
+{
+    int16_t end = l->frame_owner + 1;
+    const int16_t pointers[] = {l->frame_back, l->frame_code, l->frame_instr};
+    for (int i = 0; i < 3; i++)
+        if (pointers[i] + 8 > end)
+            end = (int16_t)(pointers[i] + 8);
+    return (size_t)end;
+}
+
+/* The memory below the innermost frame, copied in one read: a thread's
+ * frames are pushed upwards on its data stack, so most of the frames
+ * under it lie there. Frames elsewhere (a generator's, an older chunk's)
+ * are read one by one. */
+struct below {
+    uintptr_t base;
+    size_t len;
+    unsigned char bytes[WINDOW];
+};
+
+static void read_below(struct process *p, uintptr_t frame, size_t span, struct below *w)
+{
+    uintptr_t end = frame + span, page = frame & ~(uintptr_t)4095;
+    w->len = 0;
+    w->base = end > WINDOW ? end - WINDOW : 0;
+    if (peek(p, w->base, w->bytes, end - w->base) == 0) {
+        w->len = end - w->base;
+        return;
+    }
+    w->base = page; /* the frame's own page, at least, is mapped */
+    if (peek(p, page, w->bytes, end - page) == 0)
+        w->len = end - page;
+}
+
+static int frame_copy(struct process *p, const struct below *w, uintptr_t frame, size_t span,
+                      unsigned char *out)
+{
+    if (frame >= w->base && frame - w->base + span <= w->len) {
+        memcpy(out, w->bytes + (frame - w->base), span);
+        return 0;
+    }
+    return peek(p, frame, out, span);
+}
+
+/* The frames' code objects, each copied whole, in one system call; -1
+ * when any of them cannot be read. */
+static int read_codes(struct process *p, const uintptr_t *addrs, int n,
+                      unsigned char (*codes)[CT_PY_CODE_READ])
+{
+    struct iovec local[WALK_MAX], remote[WALK_MAX];
+    size_t len = (size_t)p->layout->code_bytecode, total = len * (size_t)n;
+    for (int i = 0; i < n; i++) {
+        local[i] = (struct iovec){codes[i], len};
+        remote[i] = (struct iovec){(void *)addrs[i], len};
+    }
+    ssize_t got = process_vm_readv(p->pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
+    note_refusal(p, got);
+    return got == (ssize_t)total ? 0 : -1;
+}
+
+/* Adds the frame to the stack if Python would show it; -1 when the frame
+ * is no frame of a live code object. */
+static int add_frame(struct process *p, const void *frame, uintptr_t addr, const void *code,
+                     struct ct_py_stack *out)
+{
+    const struct ct_py_layout *l = p->layout;
+    if (ct_py_load_ptr(code, CT_PY_OB_TYPE) != p->code_type)
+        return -1;
+    if (!ct_py_frame_complete(l, frame, code, addr))
+        return 0;
+    const struct ct_py_code *c = code_entry(p, addr, code);
+    if (!c)
+        return -1;
+    long offset = ct_py_instr_offset(l, frame, code, addr);
+    int line = offset >= 0 && c->lines
+                   ? ct_py_line_at(c->lines, c->lines_size, c->first_line, offset)
+                   : -1;
+    out->frames[out->depth].code = c;
+    out->frames[out->depth++].line = line >= 0 ? line : c->first_line;
+    return 0;
+}
+
+/* Copies up to WALK_MAX frames from the innermost (deeper ones are not
+ * kept anyway), then their code objects, then keeps those Python would
+ * show. A few system calls whatever the depth. */
+static int walk(struct process *p, uintptr_t frame, struct ct_py_stack *out)
+{
+    static struct below below;
+    static unsigned char frames[WALK_MAX][CT_PY_FRAME_READ], codes[WALK_MAX][CT_PY_CODE_READ];
+    const struct ct_py_layout *l = p->layout;
+    size_t span = frame_span(l);
+    uintptr_t addrs[WALK_MAX];
+    int n = 0;
+    out->depth = 0;
+    if (!frame)
+        return 0;
+    read_below(p, frame, span, &below);
+    for (; frame && n < WALK_MAX; frame = ct_py_load_ptr(frames[n - 1], l->frame_back)) {
+        if (!aligned(frame) || frame_copy(p, &below, frame, span, frames[n]))
+            return -1;
+        addrs[n] = ct_py_load_ptr(frames[n], l->frame_code);
+        if (!aligned(addrs[n++]))
+            return -1;
+    }
+    if (read_codes(p, addrs, n, codes))
+        return -1;
+    for (int i = 0; i < n && out->depth < CT_PY_STACK_MAX; i++)
+        if (add_frame(p, frames[i], addrs[i], codes[i], out))
+            return -1;
+    return 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+int ct_py_stacks_read(int32_t pid, int32_t tid, struct ct_py_stack *out)
+{
+    struct process *p = process_of(pid);
+    uint64_t *tstate =
+        p && p->state == READY ? ct_u64_map_find(&p->tstates, (uint64_t)(uint32_t)tid + 1) : NULL;
+    if (!tstate)
+        return -1;
+    uint64_t start = now_ns();
+    struct anchor before;
+    int bad = read_anchor(p, *tstate, &before) || before.tid != (unsigned long)tid ||
+              walk(p, before.frame, out) || !same_anchor(p, *tstate, &before);
+    py.status.read_ns += now_ns() - start;
+    if (bad)
+        out->depth = 0;
+    if (bad && p->state == READY)
+        py.status.raced++;
+    else if (!bad && out->depth) /* a thread in no Python frame has no stack */
+        py.status.stacks++;
+    return bad ? -1 : 0;
+}
+
+void ct_py_stacks_forget(int32_t pid)
+{
+    uint64_t place;
+    if (!ct_u64_map_remove(&py.by_pid, (uint64_t)(uint32_t)pid + 1, &place))
+        return;
+    struct process *gone = &py.processes[place - 1];
+    ct_u64_map_free(&gone->tstates);
+    *gone = py.processes[--py.process_count];
+    if (place - 1 < py.process_count)
+        ct_u64_map_put(&py.by_pid, (uint64_t)(uint32_t)gone->pid + 1, place);
+}
+
+void ct_py_stacks_status(struct ct_py_stacks_status *out)
+{
+    *out = py.status;
+}
+
+void ct_py_stacks_free(void)
+{
+    for (size_t i = 0; i < py.process_count; i++)
+        ct_u64_map_free(&py.processes[i].tstates);
+    for (size_t i = 0; i < py.code_count; i++) {
+        free(py.codes[i]->file);
+        free(py.codes[i]->function);
+        free(py.codes[i]->lines);
+        free(py.codes[i]);
+    }
+    free(py.processes);
+    free(py.codes);
+    ct_u64_map_free(&py.by_pid);
+    ct_u64_map_free(&py.by_addr);
+    memset(&py, 0, sizeof py);
+}

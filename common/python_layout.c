@@ -1,0 +1,106 @@
+/*
+ * The per-version table of CPython's layouts and the arithmetic on copied
+ * frames, code objects and strings that both Python readers share (see
+ * python_layout.h). Only 3.11 is read from outside: its runtime, interpreter
+ * and thread-state offsets are the ones checked here against its headers;
+ * 3.9 and 3.10 keep lines in other formats (lnotab, the 3.10 linetable), and
+ * 3.12 and 3.13 moved the thread states' fields, which nobody has checked
+ * against a running one yet.
+ */
+#include "common/python_layout.h"
+
+#include <string.h>
+
+#define NOT_OUTSIDE -1, -1, -1, -1, -1, -1
+
+static const struct ct_py_layout layouts[] = {
+    {9, 24, -1, 24, 32, 104, -1, CT_PY_LASTI_BYTES, -1, -1, 104, 112, 40, -1, -1, 48, 56,
+     NOT_OUTSIDE},
+    {10, 24, -1, 24, 32, 96, -1, CT_PY_LASTI_UNITS, -1, -1, 104, 112, 40, -1, -1, 48, 56,
+     NOT_OUTSIDE},
+    {11, 56, 8, 48, 32, 56,  69, CT_PY_INSTR_POINTER, 1, -1, 112, 128, 72, 168, 184, 48,
+     56, 40, 0, 16, 8,  160, 136},
+    {12, 56, 0, 8, 0, 56, 70, CT_PY_INSTR_POINTER, 1, 3, 112, 128, 68, 176, 192, 40, 48,
+     NOT_OUTSIDE},
+    {13, 72, -1, 8, 0, 56, 70, CT_PY_INSTR_POINTER, 1, 3, 112, 128, 68, 184, 200, 40, 48,
+     NOT_OUTSIDE},
+};
+
+const struct ct_py_layout *ct_py_layout_for(int minor)
+{
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+        if (layouts[i].minor == minor)
+            return &layouts[i];
+    return NULL;
+}
+
+int ct_py_version_minor(const char *version)
+{
+    if (version == NULL || version[0] != '3' || version[1] != '.')
+        return -1;
+    int minor = 0;
+    const char *p = version + 2;
+    for (; *p >= '0' && *p <= '9'; p++)
+        minor = minor * 10 + (*p - '0');
+    while (*p != '\0' && *p != ' ')
+        p++;
+    return p[0] == ' ' && p[1] == '(' ? minor : -1;
+}
+
+uintptr_t ct_py_load_ptr(const void *base, int16_t off)
+{
+    uintptr_t p;
+    memcpy(&p, (const char *)base + off, sizeof p);
+    return p;
+}
+
+int32_t ct_py_load_i32(const void *base, int16_t off)
+{
+    int32_t v;
+    memcpy(&v, (const char *)base + off, sizeof v);
+    return v;
+}
+
+long ct_py_instr_offset(const struct ct_py_layout *l, const void *frame, const void *code,
+                        uintptr_t code_addr)
+{
+    if (l->instr_mode == CT_PY_INSTR_POINTER) {
+        intptr_t units = ((intptr_t)ct_py_load_ptr(frame, l->frame_instr) -
+                          (intptr_t)(code_addr + (uintptr_t)l->code_bytecode)) /
+                         2;
+        long size;
+        memcpy(&size, (const char *)code + CT_PY_OB_SIZE, sizeof size);
+        return units >= 0 && units < size ? units * 2 : -1;
+    }
+    long offset = ct_py_load_i32(frame, l->frame_instr);
+    if (l->instr_mode == CT_PY_LASTI_UNITS && offset >= 0)
+        offset *= 2;
+    return offset;
+}
+
+int ct_py_frame_complete(const struct ct_py_layout *l, const void *frame, const void *code,
+                         uintptr_t code_addr)
+{
+    if (l->frame_owner < 0)
+        return 1;
+    int8_t owner = ((const int8_t *)frame)[l->frame_owner];
+    if (owner == l->owner_cstack)
+        return 0;
+    uintptr_t first = code_addr + (uintptr_t)l->code_bytecode +
+                      2 * (uintptr_t)ct_py_load_i32(code, l->code_firsttraceable);
+    return owner == l->owner_generator || ct_py_load_ptr(frame, l->frame_instr) >= first;
+}
+
+int ct_py_str_text(const struct ct_py_layout *l, const void *str, uintptr_t str_addr,
+                   uintptr_t *text, size_t *len)
+{
+    uint32_t state = (uint32_t)ct_py_load_i32(str, CT_PY_STR_STATE);
+    if ((state & (CT_PY_STR_COMPACT | CT_PY_STR_ASCII)) == (CT_PY_STR_COMPACT | CT_PY_STR_ASCII)) {
+        *text = str_addr + (uintptr_t)l->str_ascii_data;
+        memcpy(len, (const char *)str + CT_PY_STR_LENGTH, sizeof *len);
+        return 0;
+    }
+    *text = ct_py_load_ptr(str, l->str_utf8);
+    memcpy(len, (const char *)str + l->str_utf8 - 8, sizeof *len); /* utf8_length precedes utf8 */
+    return *text ? 0 : -1;
+}
