@@ -1,10 +1,11 @@
-"""`cudatrace ctl PID status|start|stop` (issue 22): a live traced process's
+"""`cudatrace ctl PID status|start|stop|snapshot` (issue 22): a live traced process's
 collector answers on a unix socket in a directory only its owner may open
 (here /tmp/cudatrace-0 or $XDG_RUNTIME_DIR/cudatrace), named by the pid. The
 program is tests/programs/capture_steps.c, steered line by line on stdin
 (each line answered "ok" once done), so the test knows what it did before
 each question. status gives the totals so far; start and stop open and close
-a capture window (the same flag as CUDATRACE_CAPTURE); another uid is
+a capture window (the same flag as CUDATRACE_CAPTURE); snapshot copies the
+trace so far beside it while the program goes on; another uid is
 refused; garbage and over-long lines get an error reply and change nothing
 in the program; a pid without a collector is a one-line error."""
 import ctypes
@@ -96,6 +97,38 @@ def test_status_gives_the_totals_so_far(build_dir, tmp_path):
     code, out, _ = live.finish()
     assert (code, out) == (0, "")  # each step answered "ok", nothing more
     assert not os.path.exists(live.socket_path())  # the collector removed it
+
+
+def snapshot(live):
+    done = live.ctl("snapshot")
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stdout.splitlines()
+    word, path = line.split(" ", 1)
+    assert word == "snapshot"
+    return path
+
+
+def test_snapshot_twice_on_a_running_program(build_dir, tmp_path):
+    """Each snapshot opens (the suite's Perfetto checks) and holds what was recorded by then;
+    the program's output and exit status are unchanged, and the trace lists both."""
+    live = Live(build_dir, tmp_path)
+    live.step("3")
+    first = snapshot(live)
+    live.step("4")
+    second = snapshot(live)
+    assert (first, second) == (str(tmp_path / "trace.snapshot-1.pftrace.zst"),
+                               str(tmp_path / "trace.snapshot-2.pftrace.zst"))
+    for path, launches in ((first, 3), (second, 7)):
+        trace = perfetto_check.load(path)
+        assert sum(s["name"] == "cudaLaunchKernel" for s in trace.slices) == launches
+    code, out, err = live.finish()
+    assert (code, out) == (0, ""), err
+    report = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
+                             str(live.trace)], capture_output=True, text=True, check=True)
+    process = json.loads(report.stdout)["processes"][0]
+    assert process["api"]["cudaLaunchKernel"]["calls"] == 7
+    assert [(s["trigger"], s["path"]) for s in process["snapshots"]] == [
+        ("asked", first), ("asked", second)]
 
 
 def test_start_and_stop_open_and_close_a_window(build_dir, tmp_path):

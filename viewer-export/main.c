@@ -28,7 +28,7 @@ static const char help[] =
     "  recover DAMAGED_TRACE OUTPUT\n"
     "                      copy what is sound of a trace whose writer died\n"
     "  doctor [--json]     load the CUDA stack here and explain what loaded\n"
-    "  ctl PID status|start|stop\n"
+    "  ctl PID status|start|stop|snapshot\n"
     "                      ask a live traced process's collector; open or close\n"
     "                      a capture window\n"
     "  help [COMMAND]      this text, or COMMAND's own (cudatrace COMMAND --help)\n"

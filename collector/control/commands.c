@@ -7,12 +7,14 @@
  */
 #include "collector/control/commands.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "collector/control/totals.h"
 #include "collector/perfetto/trace_file.h"
+#include "collector/snapshot/snapshot.h"
 #include "collector/tracks/capture_windows.h"
 #include "collector/tracks/memory_counters.h"
 #include "collector/trace_builder.h"
@@ -74,6 +76,19 @@ static void stop(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *re
     set_window(0, now_ns, reply);
 }
 
+/* A copy of the trace so far, with every thread's state, beside it. */
+static void snapshot(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
+{
+    (void)shm, (void)now_ns;
+    char path[PATH_MAX];
+    struct ct_snapshot_reason why = {.trigger = CT_SNAPSHOT_ASKED};
+    int err = ct_snapshot_write(&why, path, sizeof path);
+    if (err)
+        ct_reply_printf(reply, "error: no snapshot written: %s\n", strerror(err));
+    else
+        ct_reply_printf(reply, "ok\nsnapshot %s\n", path);
+}
+
 static ct_control_command help;
 
 static const struct {
@@ -84,6 +99,7 @@ static const struct {
      status},
     {"start", "open a capture window: record detail from now", start},
     {"stop", "close the capture window: from now only the totals", stop},
+    {"snapshot", "write the trace so far, with each thread's state, beside the trace", snapshot},
     {"help", "this list", help},
 };
 

@@ -28,6 +28,8 @@ static const char help[] =
     "           bytes, and whether a capture window is open\n"
     "  start    open a capture window: record detail from now\n"
     "  stop     close it: from now on only the whole-run totals\n"
+    "  snapshot write the trace so far, with each thread's state, beside the\n"
+    "           trace (NAME.snapshot-N.pftrace.zst), and print its path\n"
     "  help     the commands that collector knows\n"
     "The program is never signalled or stopped.\n"
     "\n"
