@@ -242,8 +242,10 @@ $(BUILD)/bench/dlopen_loop: tests/bench/dlopen_loop.c
 
 # The rings' producer (preload/core/ring.c) and consumer (collector/ring_drain.c)
 # in one process, for the thread sanitizer: `make test SANITIZE=thread`.
-$(BUILD)/unit/ring_stress: tests/unit/ring_stress.c preload/core/ring.c collector/ring_drain.c \
+$(BUILD)/unit/ring_stress: tests/unit/ring_stress.c tests/unit/builder_stubs.c preload/core/ring.c \
+		collector/ring_drain.c \
 		$(wildcard preload/*/*.h collector/*.h include/cudatrace/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -I$(CUDA_HOME)/include -o $@ \
-		tests/unit/ring_stress.c preload/core/ring.c collector/ring_drain.c -pthread
+		tests/unit/ring_stress.c tests/unit/builder_stubs.c preload/core/ring.c \
+		collector/ring_drain.c -pthread

@@ -101,11 +101,6 @@ void ct_builder_thread(uint32_t index, int32_t tid, const char *name)
     threads_seen++;
 }
 
-void ct_builder_thread_end(uint32_t index)
-{
-    (void)index;
-}
-
 void ct_builder_record(uint32_t index, const struct ct_record *r)
 {
     struct received *seen = &by_producer[ring_owner[index]];
@@ -114,22 +109,6 @@ void ct_builder_record(uint32_t index, const struct ct_record *r)
     seen->next_expected = r->arg[0] + 1;
     seen->hash = hash_next(seen->hash, r->arg[0]);
     seen->count++;
-}
-
-void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats)
-{
-    (void)index, (void)stats;
-}
-
-void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin, uint64_t end_ns)
-{
-    (void)index, (void)func, (void)begin, (void)end_ns;
-}
-
-void ct_builder_thread_now(uint32_t index, const char *name, const struct ct_call_stats *stats,
-                           struct ct_call_now call, uint64_t now_ns)
-{
-    (void)index, (void)name, (void)stats, (void)call, (void)now_ns;
 }
 
 static void *producer(void *arg)

@@ -17,7 +17,7 @@ $(BUILD)/unit/json_reader_check: viewer-export/read/json_reader.c viewer-export/
 $(BUILD)/unit/clock_map_check: collector/perfetto/clock_map.c
 $(BUILD)/unit/timeline_check: viewer-export/model/timeline.c
 $(BUILD)/unit/dwarf_lines_check: collector/elf/dwarf_lines.c common/string_table.c
-$(BUILD)/unit/drain_order_check: collector/ring_drain.c preload/core/ring.c
+$(BUILD)/unit/drain_order_check: collector/ring_drain.c preload/core/ring.c tests/unit/builder_stubs.c
 $(BUILD)/unit/python_lines_check: collector/host_sampling/python_lines.c
 
 $(CT_UNIT_PURE): $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.c $(wildcard tests/unit/check.h \
