@@ -135,6 +135,40 @@ def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tm
     assert [q["pid"] for q in report(build_dir, tmp_path)["processes"]] == [proc.pid]
 
 
+def test_a_python_thread_stuck_in_a_call_is_named_by_its_line(build_dir, repo_root, tmp_path):
+    """With the host sampler on, the stuck thread's Python stack is read from outside while it
+    waits: the snapshot's hang names the line that made the call (the hooks take a call's site
+    only as it returns). The twin, sampling off, names no line."""
+    python = "/usr/bin/python3"
+    script = os.path.join(repo_root, "tests", "python", "stuck_script.py")
+    with open(script) as f:
+        line = next(n for n, text in enumerate(f, 1) if "site: stuck" in text)
+    for hz, named in ((100, True), (0, False)):
+        run_dir = tmp_path / f"hz{hz}"
+        run_dir.mkdir()
+        release = run_dir / "release"
+        env = steps_env(build_dir, run_dir, CT_DOUBLE_SYNC_BLOCK_FILE=release,
+                        CUDATRACE_HANG_S=HANG_S, CUDATRACE_SAMPLE_HZ=hz,
+                        LD_PRELOAD=os.path.join(build_dir, "libcudatrace.so"))
+        env.pop("CT_DOUBLE_DRIVER")
+        proc = subprocess.Popen([python, script], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.time() + 30
+            while not snapshots(run_dir) and time.time() < deadline:
+                time.sleep(0.05)
+            found = snapshots(run_dir)
+        finally:
+            release.touch()
+            out, err = proc.communicate(timeout=60)
+        assert (proc.returncode, out) == (0, "done\n") and len(found) == 1, err
+        [hang] = findings(report(build_dir, found[0]), "hang")
+        said = f". It was called at {script}:{line} in step (its Python stack, as the host " \
+            "sampler last read it)"
+        assert (said in hang["message"]) == named, hang["message"]
+        assert hang["evidence"].get("python_line") == (line if named else None)
+
+
 def test_killed_while_stuck_the_trace_names_what_it_waited_for(build_dir, tmp_path):
     """Its launcher kills the stuck program after the snapshot: the trace, ended by the
     collector, has the same hang error (CUDATRACE_HANG_S is the threshold there too)."""

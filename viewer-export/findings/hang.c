@@ -4,7 +4,9 @@
  * launcher's watchdog, or ended some other way while it waited) or when a
  * snapshot of it was taken. The collector marks such a call in_flight
  * (model/report.c reads them); the finding names the call, the thread and
- * how long it had waited, the longest first, and, with CUPTI, what the GPU
+ * how long it had waited, the longest first, the Python line it was
+ * called at where the host sampler read the thread's stack while it
+ * waited, and, with CUPTI, what the GPU
  * still had to do: per stream, the work launched before the call began
  * that never completed, the first such kernel and where it was launched
  * (model/unfinished.c). A call that blocks the host waits for the GPU, so
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/string_table.h"
 #include "viewer-export/findings/thresholds.h"
 #include "viewer-export/output/human_units.h"
 
@@ -84,10 +87,30 @@ static void say_unfinished(const struct ct_process_report *p, uint64_t since_ns,
     for (int i = 0; i < f->site_count; i++)
         f->sites[i].share = (double)f->sites[i].calls / (double)launches;
     if (n) {
-        f->where = streams[0].first->site;
+        if (!f->where) /* the stuck call's own line comes first */
+            f->where = streams[0].first->site;
         ct_finding_add_number(f, "unfinished_launches", (double)launches);
         ct_finding_add_number(f, "unfinished_streams", (double)n);
     }
+}
+
+/* The Python line a thread stood at inside the call, from the stack the
+ * host sampler last read of it from outside while it waited: the line that
+ * made the call (the hooks take a call's site only as it returns). */
+static void say_python_line(const struct ct_process_report *p, const struct ct_inflight_call *call,
+                            struct ct_finding *f)
+{
+    const struct ct_host_python *py = ct_host_python_since(&p->host, call->tid, call->since_ns);
+    if (!py)
+        return;
+    char site[512];
+    snprintf(site, sizeof site, "%s:%lld in %s", py->last_file, (long long)py->last_line,
+             py->last_function);
+    size_t used = strlen(f->message);
+    snprintf(f->message + used, sizeof f->message - used,
+             ". It was called at %s (its Python stack, as the host sampler last read it)", site);
+    f->where = ct_strings_get(ct_strings_intern_cstr(site));
+    ct_finding_add_number(f, "python_line", (double)py->last_line);
 }
 
 static void stuck_call(const struct ct_process_report *p, const struct ct_inflight_call *call,
@@ -110,6 +133,7 @@ static void stuck_call(const struct ct_process_report *p, const struct ct_inflig
     ct_finding_add_number(f, "inside_ns", (double)inside);
     ct_finding_add_number(f, "since_ns", (double)call->since_ns);
     ct_finding_add_number(f, "threshold_ns", threshold);
+    say_python_line(p, call, f);
     say_unfinished(p, call->since_ns, f);
 }
 

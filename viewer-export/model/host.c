@@ -182,6 +182,29 @@ static void add_site(struct ct_host_python *py, const char *file, const char *fu
         site->samples += samples;
 }
 
+/* One stack the sampler read: its innermost frame's site, and the latest. */
+static void add_stack(struct ct_host_python *py, const struct ct_event *e)
+{
+    const char *file = ct_event_text(e, ct_key_python_file);
+    const char *function = ct_event_text(e, ct_key_python_function);
+    int64_t line = ct_event_int(e, ct_key_python_line, 0);
+    add_site(py, file, function, line, 1);
+    if (e->ts >= py->last_ts) {
+        py->last_ts = e->ts;
+        py->last_file = file;
+        py->last_function = function;
+        py->last_line = line;
+    }
+}
+
+const struct ct_host_python *ct_host_python_since(const struct ct_host *h, int64_t tid,
+                                                  uint64_t since_ns)
+{
+    const uint64_t *place = ct_u64_map_find(&h->by_tid, (uint64_t)tid + 1);
+    const struct ct_host_python *py = place ? &h->threads[*place - 1].python : NULL;
+    return py && py->last_ts && py->last_ts >= since_ns ? py : NULL;
+}
+
 int ct_host_slice(struct ct_host *h, const struct ct_event *e)
 {
     const uint64_t *found = ct_u64_map_find(&h->tracks, e->track);
@@ -190,10 +213,9 @@ int ct_host_slice(struct ct_host *h, const struct ct_event *e)
     int which = (int)((*found - 1) & 7);
     if (which == THREAD_PYTHON_TRACK || which == WORKER_PYTHON_TRACK) {
         size_t place = (size_t)((*found - 1) >> 3);
-        add_site(which == THREAD_PYTHON_TRACK ? &h->threads[place].python
-                                              : &h->workers[place].python,
-                 ct_event_text(e, ct_key_python_file), ct_event_text(e, ct_key_python_function),
-                 ct_event_int(e, ct_key_python_line, 0), 1);
+        add_stack(which == THREAD_PYTHON_TRACK ? &h->threads[place].python
+                                               : &h->workers[place].python,
+                  e);
         return 1;
     }
     if (which != STATE_TRACK || e->end <= e->ts)

@@ -37,6 +37,10 @@ struct ct_host_python {
     struct ct_host_site *sites; /* at most CT_HOST_SITES */
     int count;
     uint64_t samples; /* all of them, at a site kept or not */
+    /* The latest stack's innermost frame and when it was read (0: none). */
+    uint64_t last_ts;
+    const char *last_file, *last_function;
+    int64_t last_line;
 };
 
 /* A thread's timelines: CPU and run-queue time and the time the counters
@@ -91,6 +95,10 @@ int ct_host_counter(struct ct_host *h, const struct ct_event *e);
 int ct_host_slice(struct ct_host *h, const struct ct_event *e);
 /* A CUDA call slice of thread `tid`. */
 void ct_host_note_call(struct ct_host *h, int64_t tid);
+/* Thread `tid`'s Python stack as last read, when that was at `since_ns` or
+ * later; NULL else (no Python, sampling off, or not read since). */
+const struct ct_host_python *ct_host_python_since(const struct ct_host *h, int64_t tid,
+                                                  uint64_t since_ns);
 
 /* A thread's shares of its sampled time within [from, to). */
 struct ct_host_shares {
