@@ -45,6 +45,7 @@
 #include "collector/tracks/library_track.h"
 #include "collector/libraries/loader_events.h"
 #include "collector/tracks/memory_counters.h"
+#include "collector/tracks/pool_reserve.h"
 #include "collector/tracks/nvtx_ranges.h"
 #include "collector/tracks/trace_gap.h"
 #include "collector/perfetto/process_tracks.h"
@@ -176,6 +177,7 @@ static void call(uint32_t index, const struct ct_record *r)
     ct_call_slice(&t->seq, r, begin, end, ct_call_sites_take(index, r->begin),
                   ct_gpu_flow_id(correlation));
     ct_memory_counters_note((uint8_t)family, r, begin, end);
+    ct_pool_reserve_note(r, end);
     ct_snapshot_note_result(r->func, r->result);
     if (family == CT_FAMILY_LAUNCH) {
         ct_launch_rate_count(begin);

@@ -132,24 +132,30 @@ def test_healthy_twin_memory_any_other_library_allocated_is_the_programs(trace_r
     assert (memory["peak_bytes"], memory["final_bytes"]) == (64 * MIB, 32 * MIB)
 
 
+POOL_TRACK = "CUDA memory pools reserved (bytes, as the runtime said when asked)"
+
+
 def pool_report(trace_run, build_dir, program, *args):
-    completed, _, _ = trace_run(program, *args)
+    completed, trace, _ = trace_run(program, *args)
     assert completed.returncode == 0, completed.stderr
     path = str(completed.run_dir / "trace.pftrace.zst")
     as_json, as_text = (subprocess.run([os.path.join(build_dir, "cudatrace"), "report", *flag,
                                         path], capture_output=True, text=True, check=True).stdout
                         for flag in (["--json"], []))
     (process,) = json.loads(as_json)["processes"]
-    return completed.stdout, process["memory"], as_text
+    pool_counter = [v for _, v in sorted(trace.counters.get(POOL_TRACK, []))]
+    return completed.stdout, process["memory"], as_text, pool_counter
 
 
 def test_a_pools_reserve_is_what_the_runtime_said_when_asked(trace_run, build_dir):
     """tests/programs/pool_reserve.c reads its pool's ReservedMemCurrent 8 times (the double
-    reserves in 2 MiB granules and gives back at a sync and a trim): the report's peak is the
-    most it was told, its final the last answer; 12 MiB held while only 6 MiB were live."""
-    stdout, memory, text = pool_report(trace_run, build_dir, "pool_reserve")
+    reserves in 2 MiB granules and gives back at a sync and a trim): the trace's counter steps
+    at each answer, the report's peak is the most it was told, its final the last answer;
+    12 MiB held while only 6 MiB were live."""
+    stdout, memory, text, counter = pool_report(trace_run, build_dir, "pool_reserve")
     readings = [int(v) for v in stdout.split()]
     assert readings == [4 * MIB, 6 * MIB, 10 * MIB, 12 * MIB, 12 * MIB, 6 * MIB, 6 * MIB, 0]
+    assert counter == readings  # the live view's counter steps at each answer
     assert memory["pools"] == {"readings": 8, "pools": 1, "trims": 1,
                                "reserved_peak_bytes": 12 * MIB, "reserved_final_bytes": 0}
     assert memory["peak_bytes"] == 12 * MIB and memory["final_bytes"] == 0
@@ -158,7 +164,8 @@ def test_a_pools_reserve_is_what_the_runtime_said_when_asked(trace_run, build_di
 
 
 def test_a_job_that_never_asks_a_pool_has_no_pool_figures(trace_run, build_dir):
-    _, memory, text = pool_report(trace_run, build_dir, "api_mix")
+    _, memory, text, counter = pool_report(trace_run, build_dir, "api_mix")
+    assert counter == []
     assert memory["pools"] == {"readings": 0, "pools": 0, "trims": 0,
                                "reserved_peak_bytes": 0, "reserved_final_bytes": 0}
     assert "pools (cudaMallocAsync)" not in text

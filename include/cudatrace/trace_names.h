@@ -38,6 +38,8 @@
     X(track, device_memory, "CUDA device memory (live bytes)", COUNTER)                            \
     X(track, pinned_memory, "CUDA pinned host memory (live bytes)", COUNTER)                       \
     X(track, vmm_memory, "CUDA device memory, virtual-memory API (physical bytes)", COUNTER)       \
+    X(track, pool_reserved, "CUDA memory pools reserved (bytes, as the runtime said when asked)",  \
+      COUNTER)                                                                                     \
     X(track, launch_rate, "CUDA kernel launches per second", COUNTER)                              \
     X(track, dropped, "cudatrace dropped records", COUNTER)                                        \
     X(track, libraries, "CUDA libraries", NAMED)                                                   \
