@@ -86,10 +86,11 @@ echo "  trace size                        $(calc "$bytes / $recorded") bytes per
 "$build/bench/python_stack_cost" 20 2000 | sed 's/^python_stack_cost: /  Python stack from outside         /'
 
 rss() { # calls [spill MiB] -> collector max RSS in KiB, from the trace's closing instant
-    env CT_DOUBLE_CALL_NS=150 CUDATRACE_OUTPUT="$work/rss.$1.pftrace.zst" CUDATRACE_QUIET=1 \
+    trace="$work/rss.$1.${2:-default}.pftrace.zst"
+    env CT_DOUBLE_CALL_NS=150 CUDATRACE_OUTPUT="$trace" CUDATRACE_QUIET=1 \
         ${2:+CUDATRACE_SPILL_MB=$2} \
         LD_PRELOAD="$build/libcudatrace.so" "$build/tests/launch_loop" "$1" > /dev/null
-    "$build/cudatrace" report --json "$work/rss.$1.pftrace.zst" | python3 -c '
+    "$build/cudatrace" report --json "$trace" | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["processes"][0]["tracer"]
 print(t["collector_max_rss_kb"], "KiB after", t["calls_recorded"], "recorded calls")'
