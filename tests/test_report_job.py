@@ -207,6 +207,9 @@ def test_summaries_of_other_thresholds_do_not_merge(job_dir, build_dir, tmp_path
     ('{"schema": "cudatrace.report/1"}', "not a cudatrace summary"),
     ('{"schema": "cudatrace.summary/1", "traces": [', "unexpected end"),
     ("not json at all", "unexpected character"),
+    # the fuzzer's find: a process without its report/1 object
+    ('{"schema": "cudatrace.summary/1", "traces": [{"path": "t", "thresholds": "", '
+     '"processes": [{"text": "x"}]}]}', "process 1 has no report"),
     ('[' * 100 + ']' * 100, "nested too deeply"),
 ])
 def test_a_bad_summary_is_one_line(build_dir, tmp_path, content, says):

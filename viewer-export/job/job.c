@@ -152,6 +152,14 @@ static int add_trace_summary(struct ct_job *job, const struct ct_json_value *v, 
         snprintf(error, error_size, "not a cudatrace summary (%s)", CT_SUMMARY_SCHEMA);
         return -1;
     }
+    for (size_t i = 0; i < processes->count; i++) {
+        const struct ct_json_value *report = ct_json_member(&processes->items[i], "report");
+        if (!report || report->type != CT_JSON_OBJECT) {
+            snprintf(error, error_size, "not a cudatrace summary (%s): process %zu has no report",
+                     CT_SUMMARY_SCHEMA, i + 1);
+            return -1;
+        }
+    }
     if (job->thresholds && strcmp(job->thresholds, thresholds) != 0) {
         snprintf(error, error_size,
                  "its findings were made with other thresholds (%s) than the summaries before it "
