@@ -11,8 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CUDA_ERROR_STUB_LIBRARY 34
-#define CUDA_ERROR_INSUFFICIENT_DRIVER 35
+#include "cuda_error_names.h"
 
 int ct_is_driver_name(const char *name)
 {
@@ -63,8 +62,8 @@ static void calls_seen(const struct ct_process_report *p, uint64_t driver_failur
 void ct_findings_driver(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_library_entry *libcuda = driver_library(p);
-    uint64_t stub_failures = p->calls.calls_failed_with[CUDA_ERROR_STUB_LIBRARY];
-    uint64_t driver_failures = p->calls.calls_failed_with[CUDA_ERROR_INSUFFICIENT_DRIVER];
+    uint64_t stub_failures = p->calls.calls_failed_with[ct_cudaErrorStubLibrary];
+    uint64_t driver_failures = p->calls.calls_failed_with[ct_cudaErrorInsufficientDriver];
     if ((libcuda && strstr(libcuda->realpath, "/stubs/")) || stub_failures) {
         struct ct_finding *f = ct_finding_add(
             out, "stub-driver", CT_SEVERITY_ERROR, p->pid,

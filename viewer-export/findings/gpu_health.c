@@ -15,11 +15,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cuda_error_names.h"
 #include "viewer-export/findings/findings.h"
 #include "viewer-export/findings/thresholds.h"
 
 #define MS 1e6
-#define CUDA_ERROR_DEVICES_UNAVAILABLE 46 /* cudaErrorDevicesUnavailable */
 #define WATT_MW 1000.0
 
 struct device_case {
@@ -225,7 +225,7 @@ static void compute_mode(const struct device_case *c, struct ct_findings *out)
     if (mode <= 0)
         return;
     /* What the runtime answers when it cannot make its context. */
-    uint64_t refused = c->p->calls.calls_failed_with[CUDA_ERROR_DEVICES_UNAVAILABLE];
+    uint64_t refused = c->p->calls.calls_failed_with[ct_cudaErrorDevicesUnavailable];
     char detail[384], why[160] = "";
     if (refused)
         snprintf(why, sizeof why,

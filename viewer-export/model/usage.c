@@ -16,13 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_error_names.h"
 #include "cudatrace/trace_names.h"
 #include "common/array.h"
 #include "common/time_order.h"
 #include "cudatrace/functions.h"
 #include "viewer-export/findings/thresholds.h"
-
-#define CUDA_ERROR_MEMORY_ALLOCATION 2
 
 static const uint8_t family_of[CT_FN_COUNT] = {
 #define FAMILY_OF(fn, family, stream) [CT_FN_##fn] = family,
@@ -148,7 +147,7 @@ static uint64_t handle_block(uint64_t handle)
 
 static void allocation_failed(struct ct_usage *u, const struct memory_event *m)
 {
-    if (u->oom || m->result != CUDA_ERROR_MEMORY_ALLOCATION)
+    if (u->oom || m->result != ct_cudaErrorMemoryAllocation)
         return;
     u->oom = 1;
     u->oom_bytes = m->bytes;
