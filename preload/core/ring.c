@@ -133,6 +133,15 @@ static struct ct_record *spill_reserve(struct ct_shm_header *shm, struct ct_ring
             return NULL;
         atomic_store_explicit(&ring->spill_segments[ordinal % CT_SPILL_CHAIN], (uint32_t)segment,
                               memory_order_relaxed);
+        /* One call maps the segment's 256 pages, where first touches took a
+         * fault each (the collector gives a read segment's pages back): a
+         * fifth of a burst's cost per record. An older kernel or a filter
+         * that refuses it leaves the faults, as before, and the program's
+         * errno as it was. */
+        int program_errno = errno;
+        madvise(ct_shm_spill_segment(shm, (uint32_t)segment), CT_SPILL_SEGMENT_BYTES,
+                MADV_POPULATE_WRITE);
+        errno = program_errno;
     }
     uint32_t segment =
         atomic_load_explicit(&ring->spill_segments[ordinal % CT_SPILL_CHAIN], memory_order_relaxed);
