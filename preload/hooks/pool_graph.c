@@ -6,6 +6,11 @@
  */
 #include "preload/hooks/hook.h"
 
+#include "cudatrace/runtime_attributes.h"
+
+_Static_assert(cudaMemPoolAttrReservedMemCurrent == CT_POOL_ATTR_RESERVED_MEM_CURRENT,
+               "the collector and the report read pools' reserve by this number");
+
 #define HOOK_DEVICE_POOL(name)                                                                     \
     CT_HOOK(name, (cudaMemPool_t * pool, int device), (pool, device), device, 0, 0, 0, CT_OUT(pool))
 HOOK_DEVICE_POOL(cudaDeviceGetDefaultMemPool)

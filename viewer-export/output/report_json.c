@@ -506,14 +506,13 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
         ct_json_end_object(j);
     }
     ct_json_end_array(j);
-    struct ct_pool_summary pools;
-    ct_pool_reserve_summarise(&p->usage.pools, &pools);
+    const struct ct_pool_reserve *pools = &p->usage.pools;
     ct_json_begin_object(j, "pools");
-    ct_json_uint(j, "readings", pools.readings);
-    ct_json_uint(j, "pools", pools.pools);
-    ct_json_uint(j, "trims", pools.trims);
-    ct_json_uint(j, "reserved_peak_bytes", pools.peak_bytes);
-    ct_json_uint(j, "reserved_final_bytes", pools.final_bytes);
+    ct_json_uint(j, "readings", pools->readings);
+    ct_json_uint(j, "pools", pools->pools_read.count);
+    ct_json_uint(j, "trims", pools->trims);
+    ct_json_uint(j, "reserved_peak_bytes", (uint64_t)pools->peak_bytes);
+    ct_json_uint(j, "reserved_final_bytes", (uint64_t)pools->final_bytes);
     ct_json_end_object(j);
     json_memory_vs_nvml(j, p);
     ct_json_end_object(j);

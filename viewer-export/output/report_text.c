@@ -228,25 +228,24 @@ static void print_identity(FILE *out, const struct ct_process_identity *id)
     fprintf(out, "\n");
 }
 
-/* What NVML saw in use on each device beside the tracer's own figure. */
-/* What the pools held beyond their live allocations, when the program asked. */
+/* What the pools held of the device, used or not, when the program asked. */
 static void print_pools(FILE *out, const struct ct_process_report *p)
 {
-    struct ct_pool_summary s;
+    const struct ct_pool_reserve *s = &p->usage.pools;
     char a[32], b[32];
-    ct_pool_reserve_summarise(&p->usage.pools, &s);
-    if (s.readings)
+    if (s->readings)
         fprintf(out,
                 "                 pools (cudaMallocAsync) held up to %s as the runtime said when "
                 "asked, %s when last asked (%llu readings of %llu pool%s)\n",
-                ct_human_bytes((double)s.peak_bytes, a, sizeof a),
-                ct_human_bytes((double)s.final_bytes, b, sizeof b), (unsigned long long)s.readings,
-                (unsigned long long)s.pools, s.pools == 1 ? "" : "s");
-    if (s.trims)
+                ct_human_bytes(s->peak_bytes, a, sizeof a),
+                ct_human_bytes(s->final_bytes, b, sizeof b), (unsigned long long)s->readings,
+                (unsigned long long)s->pools_read.count, s->pools_read.count == 1 ? "" : "s");
+    if (s->trims)
         fprintf(out, "                 pools trimmed %llu times (cudaMemPoolTrimTo)\n",
-                (unsigned long long)s.trims);
+                (unsigned long long)s->trims);
 }
 
+/* What NVML saw in use on each device beside the tracer's own figure. */
 static void print_memory_vs_nvml(FILE *out, const struct ct_process_report *p)
 {
     char a[32], b[32];
