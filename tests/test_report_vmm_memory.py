@@ -100,6 +100,12 @@ def test_oom_under_the_virtual_memory_api(trace_run, build_dir):
     assert (e["requested_bytes"], e["live_bytes"], e["peak_bytes"], e["site"]) == (
         GRANULE, 10 * MIB, 10 * MIB, create_site())
     assert [(s["site"], s["bytes"]) for s in e["sites"]] == [(create_site(), GRANULE)] * 3
+    assert (e["live_allocations_bytes"], e["live_vmm_bytes"], e["by_library"]) == (
+        0, 10 * MIB, [])
+    assert "pools_reserved_bytes" not in e  # it never asked a pool
+    assert ("with 10.00 MiB live (peak 10.00 MiB): 0 B from allocations, 10.00 MiB physical "
+            "memory of the virtual-memory API; largest live block from " + create_site()) \
+        in oom["message"]
     assert p["api"]["cuMemCreate"]["errors"] == 1
 
 

@@ -44,6 +44,8 @@ struct ct_finding {
         double share;
     } sites[3];
     int site_count;
+    /* oom: what each CUDA library held at the failure (NULL elsewhere). */
+    const struct ct_holders *holders;
 };
 
 struct ct_findings {

@@ -13,6 +13,10 @@
  */
 #include "viewer-export/model/pools.h"
 
+#include <stdlib.h>
+
+#include "common/array.h"
+
 #include "cudatrace/functions.h"
 #include "cudatrace/runtime_attributes.h"
 #include "cudatrace/trace_names.h"
@@ -40,10 +44,24 @@ void ct_pool_reserve_counter(struct ct_pool_reserve *r, uint64_t ts, double byte
         r->final_bytes = bytes;
         r->final_ts = ts;
     }
+    r->points = ct_array_grow(r->points, r->point_count, sizeof *r->points);
+    r->points[r->point_count++] = (struct ct_pool_point){ts, bytes};
+}
+
+int ct_pool_reserve_at(const struct ct_pool_reserve *r, uint64_t ts, double *bytes)
+{
+    const struct ct_pool_point *latest = NULL;
+    for (size_t i = 0; i < r->point_count; i++)
+        if (r->points[i].ts <= ts && (!latest || r->points[i].ts >= latest->ts))
+            latest = &r->points[i];
+    if (latest)
+        *bytes = latest->bytes;
+    return latest != NULL;
 }
 
 void ct_pool_reserve_free(struct ct_pool_reserve *r)
 {
     ct_u64_map_free(&r->pools_read);
+    free(r->points);
     *r = (struct ct_pool_reserve){0};
 }

@@ -87,12 +87,30 @@ void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
     ct_json_end_object(j);
 }
 
+/* What each CUDA library held: live (and peak) bytes, by library family. */
+static void json_holders(struct ct_json *j, const char *key, const struct ct_holders *h,
+                         int with_peak)
+{
+    ct_json_begin_array(j, key);
+    for (int i = 0; i < h->count; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "library", h->items[i].library);
+        if (with_peak)
+            ct_json_uint(j, "peak_bytes", h->items[i].peak);
+        ct_json_uint(j, with_peak ? "final_bytes" : "live_bytes", h->items[i].live);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+}
+
 static void usage_evidence_json(struct ct_json *j, const struct ct_finding *f)
 {
     for (int i = 0; i < f->number_count; i++)
         ct_json_double(j, f->numbers[i].key, f->numbers[i].value);
     if (f->where)
         ct_json_string(j, "site", f->where);
+    if (f->holders)
+        json_holders(j, "by_library", f->holders, 0);
     if (!f->site_count)
         return;
     ct_json_begin_array(j, "sites");
@@ -496,16 +514,7 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
         ct_json_end_object(j);
     }
     ct_json_end_object(j);
-    ct_json_begin_array(j, "by_library");
-    for (int i = 0; i < p->usage.holders.count; i++) {
-        const struct ct_holder *h = &p->usage.holders.items[i];
-        ct_json_begin_object(j, NULL);
-        ct_json_string(j, "library", h->library);
-        ct_json_uint(j, "peak_bytes", h->peak);
-        ct_json_uint(j, "final_bytes", h->live);
-        ct_json_end_object(j);
-    }
-    ct_json_end_array(j);
+    json_holders(j, "by_library", &p->usage.holders, 1);
     const struct ct_pool_reserve *pools = &p->usage.pools;
     ct_json_begin_object(j, "pools");
     ct_json_uint(j, "readings", pools->readings);
