@@ -10,5 +10,8 @@
 
 /* enum cudaMemPoolAttr: the device memory a pool holds, used or not. */
 #define CT_POOL_ATTR_RESERVED_MEM_CURRENT 5 /* cudaMemPoolAttrReservedMemCurrent */
+/* enum cudaGraphMemAttributeType: the device memory the graphs' own
+ * allocator holds for memory-allocation nodes, used or not. */
+#define CT_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT 2 /* cudaGraphMemAttrReservedMemCurrent */
 
 #endif

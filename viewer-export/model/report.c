@@ -98,6 +98,8 @@ static void on_track(void *ctx, const struct ct_track_info *t)
         ct_u64_map_put(&b->device_counter, t->uuid, CT_MEMORY_ALLOCATIONS + 1);
     if (t->is_counter && t->name && strcmp(t->name, ct_track_vmm_memory) == 0)
         ct_u64_map_put(&b->device_counter, t->uuid, CT_MEMORY_VMM + 1);
+    if (t->is_counter && t->name && strcmp(t->name, ct_track_graph_reserved) == 0)
+        ct_u64_map_put(&b->device_counter, t->uuid, CT_MEMORY_GRAPHS + 1);
     if (t->is_counter && t->name && strcmp(t->name, ct_track_pool_reserved) == 0)
         ct_u64_map_put(&b->pool_counter, t->uuid, 1);
 }

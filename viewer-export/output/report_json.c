@@ -504,8 +504,9 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
     ct_json_uint(j, "frees", p->calls.frees);
     ct_json_uint(j, "failed_allocs", p->calls.failed_allocs);
     ct_json_uint(j, "late_events", p->run.memory_events_late);
-    static const char *const sources[CT_MEMORY_SOURCES] = {
-        [CT_MEMORY_ALLOCATIONS] = "allocations", [CT_MEMORY_VMM] = "vmm"};
+    static const char *const sources[CT_MEMORY_SOURCES] = {[CT_MEMORY_ALLOCATIONS] = "allocations",
+                                                           [CT_MEMORY_VMM] = "vmm",
+                                                           [CT_MEMORY_GRAPHS] = "graphs"};
     ct_json_begin_object(j, "by_source");
     for (int i = 0; i < CT_MEMORY_SOURCES; i++) {
         ct_json_begin_object(j, sources[i]);

@@ -318,6 +318,13 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
                 "                 of it through the virtual-memory API (cuMemCreate): peak %s, "
                 "final %s\n",
                 ct_human_bytes(vmm->peak, a, sizeof a), ct_human_bytes(vmm->now, b, sizeof b));
+    const struct ct_memory_source *graphs = &p->calls.device_sources[CT_MEMORY_GRAPHS];
+    if (graphs->peak > 0)
+        fprintf(out,
+                "                 of it held by CUDA graphs' allocator (memory nodes), as the "
+                "runtime said when asked: peak %s, final %s\n",
+                ct_human_bytes(graphs->peak, a, sizeof a),
+                ct_human_bytes(graphs->now, b, sizeof b));
     for (int i = 0; i < p->usage.holders.count; i++) {
         const struct ct_holder *h = &p->usage.holders.items[i];
         fprintf(out, "                 of it allocated by lib%s: peak %s, final %s\n", h->library,
