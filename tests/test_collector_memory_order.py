@@ -40,7 +40,8 @@ def test_threads_that_hand_addresses_to_each_other(trace_run, build_dir, threads
                                  "failed_allocs": 0, "late_events": 0,
                                  "by_source": {"allocations": {"peak_bytes": peak,
                                                                "final_bytes": 0},
-                                               "vmm": {"peak_bytes": 0, "final_bytes": 0}},
+                                               "vmm": {"peak_bytes": 0, "final_bytes": 0},
+                                               "graphs": {"peak_bytes": 0, "final_bytes": 0}},
                                  "by_library": [], "nvml": [],
                                  "pools": {"readings": 0, "pools": 0, "trims": 0,
                                            "reserved_peak_bytes": 0, "reserved_final_bytes": 0}}

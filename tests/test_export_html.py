@@ -47,6 +47,7 @@ SERIES_BUCKETS = 2048  # html.c
 SYNC_WIDTH_NS = 100_000_000
 LAUNCH_BUCKET_NS = 100_000_000  # the collector's launch-rate buckets
 MEMORY_TRACK = "CUDA device memory (live bytes)"
+MIB = 1 << 20
 
 
 def embedded(page, block):
@@ -441,3 +442,60 @@ def test_help_lists_html(cudatrace):
     done = cudatrace("export", "--help")
     assert done.returncode == 0
     assert re.search(r"^ +html +one self-contained page.*\(\.html\)$", done.stdout.decode(), re.M)
+
+
+def test_memory_by_source_and_the_pools_on_the_page(trace_run, cudatrace, build_dir, tmp_path):
+    """tests/programs/pool_reserve.c asks its pool 8 times (the reserve peaks at 12 MiB, ends
+    at 0): the page has the pools' reserve counter as a series and a plot with the report's
+    peak and final, and the memory table names each source with its peak and final."""
+    proc, trace, _ = trace_run("pool_reserve")
+    assert proc.returncode == 0, proc.stderr
+    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    (process,) = embedded(page, "report-data")["processes"]
+    (plots,) = embedded(page, "plot-data")["processes"]
+    reserved = series_values(plots["pool_reserved"])
+    assert max(hi for _, hi, _ in reserved) == 12 * MIB and reserved[-1][2] == 0
+    assert plots["graph_reserved"]["points"] == []
+    shown = render(page, tmp_path)
+    shown.assert_drawn()
+    assert shown.rows("memory") == [
+        ("", ["Allocations (cudaMalloc*, cuMemAlloc*)", "12 MiB", "0 B"]),
+        ("", ["All of them", "12 MiB", "0 B"]),
+        ("", ["cudaMallocAsync pools, their allocations included, as the runtime said when "
+              "asked (8 readings of 1 pool)", "12 MiB", "0 B"])]
+    assert ("Memory pools reserved, as the runtime said when asked: peak 12 MiB, final 0 B"
+            in shown.dom)
+    (_, pools, _, _) = shown.plots()
+    assert pools[0] > 0 and pools[1] > 100, pools
+
+
+def test_graphs_memory_on_the_page(trace_run, cudatrace, build_dir, tmp_path):
+    """tests/programs/graph_memory.c: the graphs' reserve (16 MiB at most, 0 at the end) is a
+    source in the memory table, a series and a plot of its own."""
+    proc, _, _ = trace_run("graph_memory")
+    assert proc.returncode == 0, proc.stderr
+    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    (plots,) = embedded(page, "plot-data")["processes"]
+    reserved = series_values(plots["graph_reserved"])
+    assert max(hi for _, hi, _ in reserved) == 16 * MIB and reserved[-1][2] == 0
+    shown = render(page, tmp_path)
+    shown.assert_drawn()
+    assert shown.rows("memory") == [
+        ("", ["Allocations (cudaMalloc*, cuMemAlloc*)", "0 B", "0 B"]),
+        ("", ["CUDA graphs' allocator (memory nodes), as the runtime said when asked",
+              "16 MiB", "0 B"]),
+        ("", ["All of them", "16 MiB", "0 B"])]
+    assert "Live device memory, allocations: peak 0 B, final 0 B" in shown.dom
+    assert len(shown.plots()) == 4
+
+
+def test_healthy_twin_a_page_without_pools_or_graphs_has_neither(trace_run, cudatrace,
+                                                                 tmp_path):
+    page, _ = train_loop_page(trace_run, cudatrace, tmp_path)
+    (plots,) = embedded(page, "plot-data")["processes"]
+    assert plots["pool_reserved"]["points"] == plots["graph_reserved"]["points"] == []
+    shown = render(page, tmp_path)
+    (allocations, total) = shown.rows("memory")
+    assert allocations[1][0] == "Allocations (cudaMalloc*, cuMemAlloc*)"
+    assert total[1][0] == "All of them" and total[1][1:] == allocations[1][1:]
+    assert len(shown.plots()) == 3  # memory, launches, sync: no reserve plots

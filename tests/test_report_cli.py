@@ -157,7 +157,8 @@ def expected_from_trace(trace):
             "late_events": end[0]["args"].get("memory_events_late", 0) if end else 0,
             "by_source": {"allocations": {"peak_bytes": int(max((v for _, v in device), default=0)),
                                           "final_bytes": int(device[-1][1]) if device else 0},
-                          "vmm": {"peak_bytes": 0, "final_bytes": 0}},
+                          "vmm": {"peak_bytes": 0, "final_bytes": 0},
+                          "graphs": {"peak_bytes": 0, "final_bytes": 0}},
             # the programs allocate for themselves, and no NVML is loaded
             "by_library": [], "nvml": [], "pools": pool_figures(by_name),
         },
@@ -244,7 +245,8 @@ def assert_matches_truth(process, truth, hooked):
         "allocs": allocs - failed, "frees": frees, "failed_allocs": failed, "late_events": 0,
         "by_source": {"allocations": {"peak_bytes": truth["peak_device_bytes"],
                                       "final_bytes": truth["final_device_bytes"]},
-                      "vmm": {"peak_bytes": 0, "final_bytes": 0}},
+                      "vmm": {"peak_bytes": 0, "final_bytes": 0},
+                      "graphs": {"peak_bytes": 0, "final_bytes": 0}},
         "by_library": [], "nvml": [],
         # the double keeps no count of pool readings: the trace's check holds them
         "pools": process["memory"]["pools"]}

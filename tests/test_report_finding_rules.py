@@ -169,12 +169,18 @@ class ProcessTrace:
                                 counter=pb.CounterDescriptor()),
                     ts, pb.TrackEvent.TYPE_COUNTER, counter_value=sum(self.live.values()))
 
-    def malloc(self, ts, dur, ptr, size, site=None, result=0, tid=TID):
+    def malloc(self, ts, dur, ptr, size, site=None, result=0, tid=TID, **args):
         self.call("cudaMalloc", ts, dur, tid=tid, site=site, result=result,
-                  ptr=0 if result else ptr, bytes=size)
+                  ptr=0 if result else ptr, bytes=size, **args)
         if not result:
             self.live[ptr] = size
             self._device_bytes(ts + dur)
+
+    def pools_reserved(self, ts, size):
+        """A value of the collector's counter of the pools' reserve (their latest answers)."""
+        self._event(self._track("pools", name=self.vocab.text("track", "pool_reserved"),
+                                counter=pb.CounterDescriptor()),
+                    ts, pb.TrackEvent.TYPE_COUNTER, counter_value=size)
 
     def free(self, ts, dur, ptr, site=None, tid=TID):
         self.call("cudaFree", ts, dur, tid=tid, site=site, ptr=ptr)
@@ -1025,6 +1031,37 @@ def test_oom(new_trace, findings, failures):
         "requested_bytes": 64 * MIB, "live_bytes": 15 * MIB, "peak_bytes": 15 * MIB,
         "site": SITE_OOM}  # the first failure's
     assert sites(f) == [(site, 1, 0, size, size / (15 * MIB)) for size, site in LIVE_BLOCKS[:3]]
+
+
+def test_oom_names_the_live_bytes_by_source(new_trace, findings):
+    """The LIVE_BLOCKS (15 MiB the program allocated), 4 MiB more that NCCL allocated (its
+    stack's innermost frame outside the runtime is libnccl's), the pools' reserve asked at
+    24 MiB before the failure and 0 after it: the evidence has each source at the failure."""
+    t = new_trace()
+    out_of_memory(t)
+    at = FIRST + OFFSET
+    t.malloc(at + 800, 100, DEVICE + 8 * 64 * MIB, 4 * MIB, site=SITE_B,
+             stack="cudaMalloc (libcudart.so.13)\nncclMemAlloc (libnccl.so.2)\nmain (prog)")
+    t.pools_reserved(at + 900, 24 * MIB)
+    t.malloc(at + 1000, 100, 0, 64 * MIB, site=SITE_OOM, result=2)
+    t.pools_reserved(at + 2000, 0)
+    f = the(findings(t), "oom", "error")
+    assert numbers(f, "live_bytes", "live_allocations_bytes", "live_vmm_bytes",
+                   "pools_reserved_bytes", "by_library") == {
+        "live_bytes": 19 * MIB, "live_allocations_bytes": 19 * MIB, "live_vmm_bytes": 0,
+        "pools_reserved_bytes": 24 * MIB,
+        "by_library": [{"library": "nccl", "live_bytes": 4 * MIB}]}
+    assert ("with 19.00 MiB live (peak 19.00 MiB): 19.00 MiB from allocations, 0 B physical "
+            "memory of the virtual-memory API; the pools held 24.00 MiB when last asked; nccl "
+            "held 4.00 MiB; largest live block from " + SITE_A) in f["message"]
+
+
+def test_oom_without_pools_or_libraries_names_neither(new_trace, findings):
+    t = new_trace()
+    out_of_memory(t, (64 * MIB, 2))
+    f = the(findings(t), "oom", "error")
+    assert "pools_reserved_bytes" not in f["evidence"] and f["evidence"]["by_library"] == []
+    assert "the pools held" not in f["message"] and " held " not in f["message"]
 
 
 @pytest.mark.parametrize("written", ["in time order", "second thread first"])

@@ -225,6 +225,8 @@ def test_oom(trace_run, build_dir):
     assert (e["requested_bytes"], e["live_bytes"], e["peak_bytes"]) == (
         32 * MIB, 56 * MIB, truth["peak_device_bytes"])
     assert e["site"] == site("oom", "main")
+    assert (e["live_allocations_bytes"], e["live_vmm_bytes"], e["by_library"]) == (
+        56 * MIB, 0, [])
     block = site("block", "allocate")
     assert [(s["site"], s["bytes"]) for s in e["sites"]] == [
         (block, 32 * MIB), (block, 16 * MIB), (block, 8 * MIB)]

@@ -50,7 +50,8 @@ def test_a_segment_grown_by_granules_is_counted_exactly(trace_run, build_dir):
     assert (memory["peak_bytes"], memory["final_bytes"]) == (30 * GRANULE, 30 * GRANULE)
     assert memory["by_source"] == {"allocations": {"peak_bytes": 0, "final_bytes": 0},
                                    "vmm": {"peak_bytes": 30 * GRANULE,
-                                           "final_bytes": 30 * GRANULE}}
+                                           "final_bytes": 30 * GRANULE},
+                                   "graphs": {"peak_bytes": 0, "final_bytes": 0}}
     calls = {name: s["calls"] for name, s in p["api"].items()}
     assert {name: calls.get(name) for name in ("cuMemCreate", "cuMemMap", "cuMemSetAccess",
                                                "cuMemAddressReserve")} == {
@@ -100,6 +101,12 @@ def test_oom_under_the_virtual_memory_api(trace_run, build_dir):
     assert (e["requested_bytes"], e["live_bytes"], e["peak_bytes"], e["site"]) == (
         GRANULE, 10 * MIB, 10 * MIB, create_site())
     assert [(s["site"], s["bytes"]) for s in e["sites"]] == [(create_site(), GRANULE)] * 3
+    assert (e["live_allocations_bytes"], e["live_vmm_bytes"], e["by_library"]) == (
+        0, 10 * MIB, [])
+    assert "pools_reserved_bytes" not in e  # it never asked a pool
+    assert ("with 10.00 MiB live (peak 10.00 MiB): 0 B from allocations, 10.00 MiB physical "
+            "memory of the virtual-memory API; largest live block from " + create_site()) \
+        in oom["message"]
     assert p["api"]["cuMemCreate"]["errors"] == 1
 
 
@@ -169,3 +176,43 @@ def test_a_job_that_never_asks_a_pool_has_no_pool_figures(trace_run, build_dir):
     assert memory["pools"] == {"readings": 0, "pools": 0, "trims": 0,
                                "reserved_peak_bytes": 0, "reserved_final_bytes": 0}
     assert "pools (cudaMallocAsync)" not in text
+
+
+GRAPH_TRACK = "CUDA graphs' memory reserved (bytes, as the runtime said when asked)"
+
+
+def graph_report(trace_run, build_dir, *args):
+    completed, trace, _ = trace_run("graph_memory", *args)
+    assert completed.returncode == 0, completed.stderr
+    path = str(completed.run_dir / "trace.pftrace.zst")
+    as_json, as_text = (subprocess.run([os.path.join(build_dir, "cudatrace"), "report", *flag,
+                                        path], capture_output=True, text=True, check=True).stdout
+                        for flag in (["--json"], []))
+    (process,) = json.loads(as_json)["processes"]
+    counter = [v for _, v in sorted(trace.counters.get(GRAPH_TRACK, []))]
+    return completed.stdout, process, as_text, counter
+
+
+def test_graphs_memory_is_what_the_runtime_said_when_asked(trace_run, build_dir):
+    """tests/programs/graph_memory.c: two executable graphs of 8 MiB of memory nodes, the
+    graphs' reserve asked 6 times (the double holds an exec's allocations from its first launch
+    to its destruction, and the reserve until a trim): the counter steps at each answer (the
+    UsedMemCurrent read is not one), and the graphs are a source of device memory of their
+    own, summed into the total, since no allocation call the tracer sees makes it."""
+    stdout, p, text, counter = graph_report(trace_run, build_dir)
+    readings = [int(v) for v in stdout.split()]
+    assert readings == [8 * MIB, 8 * MIB, 16 * MIB, 16 * MIB, 8 * MIB, 0]
+    assert counter == readings
+    memory = p["memory"]
+    assert memory["by_source"]["graphs"] == {"peak_bytes": 16 * MIB, "final_bytes": 0}
+    assert (memory["peak_bytes"], memory["final_bytes"]) == (16 * MIB, 0)
+    assert p["api"]["cudaDeviceGetGraphMemAttribute"]["calls"] == 7
+    assert "of it held by CUDA graphs' allocator (memory nodes), as the runtime said when " \
+        "asked: peak 16.00 MiB, final 0 B" in text
+
+
+def test_healthy_twin_graphs_never_asked_have_no_figures(trace_run, build_dir):
+    stdout, p, text, counter = graph_report(trace_run, build_dir, "quiet")
+    assert stdout == "" and counter == []
+    assert p["memory"]["by_source"]["graphs"] == {"peak_bytes": 0, "final_bytes": 0}
+    assert p["memory"]["peak_bytes"] == 0 and "graphs' allocator" not in text

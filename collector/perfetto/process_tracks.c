@@ -125,6 +125,8 @@ void ct_process_tracks_start(const struct ct_shm_header *shm)
                            ct_track_vmm_memory, CT_UNIT_BYTES);
     ct_write_counter_track(&ct_process.seq, ct_process_track(CT_TRACK_POOL_RESERVED),
                            ct_process.uuid, ct_track_pool_reserved, CT_UNIT_BYTES);
+    ct_write_counter_track(&ct_process.seq, ct_process_track(CT_TRACK_GRAPH_RESERVED),
+                           ct_process.uuid, ct_track_graph_reserved, CT_UNIT_BYTES);
     ct_write_counter_track(&ct_process.seq, ct_process_track(CT_TRACK_LAUNCH_RATE), ct_process.uuid,
                            ct_track_launch_rate, CT_UNIT_COUNT);
     ct_write_counter_track(&ct_process.seq, ct_process_track(CT_TRACK_DROPPED), ct_process.uuid,

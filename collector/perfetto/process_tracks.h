@@ -25,6 +25,7 @@ enum ct_process_track {
     CT_TRACK_LIBRARIES,
     CT_TRACK_GAP,     /* described only in a bounded trace's gap frame */
     CT_TRACK_CAPTURE, /* described with each capture window */
+    CT_TRACK_GRAPH_RESERVED,
 };
 
 struct ct_process {

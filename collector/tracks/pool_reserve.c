@@ -1,32 +1,49 @@
 /*
- * What cudaMallocAsync's pools hold of the device beyond their live
- * allocations, as a counter beside the live-memory one: the sum of each
- * pool's latest cudaMemPoolGetAttribute(cudaMemPoolAttrReservedMemCurrent)
- * answer, written at the answer's time. The runtime says it only when the
- * program asks (torch.cuda.memory_reserved() does under PyTorch's
- * cudaMallocAsync backend), so the counter steps at each answer and has
- * no value for a program that never asks. The report reads the
- * same answers from the call slices (viewer-export/model/pools.c).
+ * What the runtime's own allocators hold of the device, as counters beside
+ * the live-memory ones: cudaMallocAsync's pools (the sum of each pool's
+ * latest cudaMemPoolGetAttribute(cudaMemPoolAttrReservedMemCurrent)
+ * answer) and the CUDA graphs' allocator for memory-allocation nodes (the
+ * sum of each device's latest
+ * cudaDeviceGetGraphMemAttribute(cudaGraphMemAttrReservedMemCurrent)
+ * answer), each written at the answer's time. The runtime says them only
+ * when the program asks (torch.cuda.memory_reserved() does under PyTorch's
+ * cudaMallocAsync backend), so a counter steps at each answer and has no
+ * value for a program that never asks. These counters are the one place
+ * the answers are summed: the report reads peak and final from them
+ * (viewer-export/model/pools.c, and the graphs as a memory source).
  */
 #include "collector/tracks/pool_reserve.h"
 
 #include "collector/perfetto/process_tracks.h"
 #include "common/u64_map.h"
 #include "cudatrace/functions.h"
+#include "cudatrace/runtime_attributes.h"
 
-#define RESERVED_MEM_CURRENT 5 /* cudaMemPoolAttrReservedMemCurrent */
+struct reserve {
+    struct ct_u64_map latest; /* pool, or device + 1 -> its latest answer + 1 */
+    uint64_t sum;
+};
 
-static struct ct_u64_map latest; /* pool -> its latest answer + 1 */
-static uint64_t sum;
+static struct reserve pools, graphs;
+
+static void answer(struct reserve *r, enum ct_process_track track, uint64_t key, uint64_t bytes,
+                   uint64_t end_ns)
+{
+    const uint64_t *before = ct_u64_map_find(&r->latest, key);
+    r->sum = r->sum - (before ? *before - 1 : 0) + bytes;
+    ct_u64_map_put(&r->latest, key, bytes + 1);
+    ct_process_counter(track, end_ns, (int64_t)r->sum);
+}
 
 void ct_pool_reserve_note(const struct ct_record *r, uint64_t end_ns)
 {
-    /* The hook's arguments: the pool, 0, the attribute, the value read. */
-    if (r->func != CT_FN_cudaMemPoolGetAttribute || r->result != 0 ||
-        r->arg[2] != RESERVED_MEM_CURRENT)
+    if (r->result != 0)
         return;
-    const uint64_t *before = ct_u64_map_find(&latest, r->arg[0]);
-    sum = sum - (before ? *before - 1 : 0) + r->arg[3];
-    ct_u64_map_put(&latest, r->arg[0], r->arg[3] + 1);
-    ct_process_counter(CT_TRACK_POOL_RESERVED, end_ns, (int64_t)sum);
+    /* The hooks' arguments: the pool, 0, the attribute, the value read;
+     * the device, the attribute, the value read. */
+    if (r->func == CT_FN_cudaMemPoolGetAttribute && r->arg[2] == CT_POOL_ATTR_RESERVED_MEM_CURRENT)
+        answer(&pools, CT_TRACK_POOL_RESERVED, r->arg[0], r->arg[3], end_ns);
+    else if (r->func == CT_FN_cudaDeviceGetGraphMemAttribute &&
+             r->arg[1] == CT_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)
+        answer(&graphs, CT_TRACK_GRAPH_RESERVED, r->arg[0] + 1, r->arg[2], end_ns);
 }

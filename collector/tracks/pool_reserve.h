@@ -1,5 +1,5 @@
 /*
- * The memory pools' reserve as a counter (pool_reserve.c).
+ * The memory pools' and the CUDA graphs' reserve as counters (pool_reserve.c).
  */
 #ifndef CT_COLLECTOR_POOL_RESERVE_H
 #define CT_COLLECTOR_POOL_RESERVE_H
@@ -8,7 +8,8 @@
 
 #include "cudatrace/record.h"
 
-/* A call record; only a successful read of a pool's reserved memory counts. */
+/* A call record; only a successful read of a pool's or the graphs' reserved
+ * memory counts. */
 void ct_pool_reserve_note(const struct ct_record *r, uint64_t end_ns);
 
 #endif

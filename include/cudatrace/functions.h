@@ -140,6 +140,7 @@ enum ct_wrote { CT_WROTE_COUNT, CT_WROTE_DEVICE, CT_WROTE_VERSION, CT_WROTE_FLAG
     X(cudaPeekAtLastError, CT_FAMILY_PLAIN, 0)                                                     \
     X(cudaProfilerStart, CT_FAMILY_PLAIN, 0)                                                       \
     X(cudaProfilerStop, CT_FAMILY_PLAIN, 0)                                                        \
+    X(cudaDeviceGetGraphMemAttribute, CT_FAMILY_DEVICE, 0)                                         \
     X(cuLaunchKernel, CT_FAMILY_LAUNCH, 1)                                                         \
     X(cuLaunchKernelEx, CT_FAMILY_LAUNCH, 1)                                                       \
     X(cuLaunchCooperativeKernel, CT_FAMILY_LAUNCH, 1)                                              \

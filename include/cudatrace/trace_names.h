@@ -51,6 +51,8 @@
     X(track, findings, "cudatrace findings", NAMED)                                                \
     X(track, trace_gap, "cudatrace trace gap", NAMED)                                              \
     X(track, capture_windows, "cudatrace capture windows", NAMED)                                  \
+    X(track, graph_reserved,                                                                       \
+      "CUDA graphs' memory reserved (bytes, as the runtime said when asked)", COUNTER)             \
     /* the GPU's own state from NVML (collector/gpu_state/), per device */                         \
     X(track, gpu_utilization, CT_GPU_TRACK_PREFIX "%u utilization (percent)", COUNTER)             \
     X(track, gpu_memory_utilization, CT_GPU_TRACK_PREFIX "%u memory utilization (percent)",        \

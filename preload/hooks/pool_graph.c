@@ -6,6 +6,13 @@
  */
 #include "preload/hooks/hook.h"
 
+#include "cudatrace/runtime_attributes.h"
+
+_Static_assert(cudaMemPoolAttrReservedMemCurrent == CT_POOL_ATTR_RESERVED_MEM_CURRENT,
+               "the collector and the report read pools' reserve by this number");
+_Static_assert(cudaGraphMemAttrReservedMemCurrent == CT_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT,
+               "the collector reads the graphs' reserve by this number");
+
 #define HOOK_DEVICE_POOL(name)                                                                     \
     CT_HOOK(name, (cudaMemPool_t * pool, int device), (pool, device), device, 0, 0, 0, CT_OUT(pool))
 HOOK_DEVICE_POOL(cudaDeviceGetDefaultMemPool)
@@ -37,6 +44,13 @@ static uint64_t pool_attribute_value(cudaError_t result, enum cudaMemPoolAttr at
             0)
 HOOK_POOL_ATTRIBUTE(cudaMemPoolSetAttribute)
 HOOK_POOL_ATTRIBUTE(cudaMemPoolGetAttribute)
+
+/* What the graphs' allocator holds on a device (every attribute is a
+ * cuuint64_t), asked as a pool's reserve is: the runtime says it only when
+ * asked. UsedMemCurrent is attribute 0, which a record shows as none. */
+CT_HOOK(cudaDeviceGetGraphMemAttribute,
+        (int device, enum cudaGraphMemAttributeType attr, void *value), (device, attr, value),
+        device, attr, result == cudaSuccess && value ? *(const uint64_t *)value : 0, 0, 0)
 
 #define HOOK_INSTANTIATE(name)                                                                     \
     CT_HOOK(name, (cudaGraphExec_t * exec, cudaGraph_t graph, unsigned long long flags),           \

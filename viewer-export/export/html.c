@@ -1,12 +1,13 @@
 /*
  * `--format html`: one self-contained page per trace (html_page.c
  * draws it) showing each traced process as `cudatrace report` knows it, and
- * three plots over its time. The report part is the report JSON itself
+ * plots over its time. The report part is the report JSON itself
  * (ct_job_json_fields), embedded in the page, so the page and `report
  * --json` never disagree. The plots' series are gathered while the trace
  * streams through the decoder, each a timeline (model/timeline.c) of
  * SERIES_BUCKETS spans, so memory stays the same whatever the trace's
- * length: live device bytes and launches per second keep the min, max and
+ * length: live device bytes (and the pools' and graphs' reserve, as the
+ * runtime said when asked) and launches per second keep the min, max and
  * latest of the counters' samples per span (1 ms to begin with); time in
  * the synchronising calls is summed per span (100 ms to begin with), a call
  * that spans several split across them, so the spans add up to the report's
@@ -35,11 +36,11 @@
 #define COUNTER_WIDTH_NS 1000000ull /* 1 ms: finer than the samples of a short run */
 #define SYNC_WIDTH_NS 100000000ull  /* 100 ms */
 
-enum { MEMORY, VMM_MEMORY, LAUNCH_RATE, SYNC, SERIES_COUNT };
+enum { MEMORY, VMM_MEMORY, POOL_RESERVED, GRAPH_RESERVED, LAUNCH_RATE, SYNC, SERIES_COUNT };
 
 static const char *const counter_tracks[] = {
-    [MEMORY] = ct_track_device_memory,
-    [VMM_MEMORY] = ct_track_vmm_memory,
+    [MEMORY] = ct_track_device_memory,        [VMM_MEMORY] = ct_track_vmm_memory,
+    [POOL_RESERVED] = ct_track_pool_reserved, [GRAPH_RESERVED] = ct_track_graph_reserved,
     [LAUNCH_RATE] = ct_track_launch_rate,
 };
 
@@ -197,6 +198,8 @@ static void json_plots(struct ct_json *j, const struct plots *pl, const char *tr
         ct_json_uint(j, "span_ns", p->end - p->origin);
         json_series(j, "memory", &p->series[MEMORY], 0);
         json_series(j, "vmm_memory", &p->series[VMM_MEMORY], 0);
+        json_series(j, "pool_reserved", &p->series[POOL_RESERVED], 0);
+        json_series(j, "graph_reserved", &p->series[GRAPH_RESERVED], 0);
         json_series(j, "launch_rate", &p->series[LAUNCH_RATE], 0);
         json_series(j, "sync", &p->series[SYNC], 1);
         ct_json_end_object(j);

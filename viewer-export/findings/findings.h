@@ -44,6 +44,8 @@ struct ct_finding {
         double share;
     } sites[3];
     int site_count;
+    /* oom: what each CUDA library held at the failure (NULL elsewhere). */
+    const struct ct_holders *holders;
 };
 
 struct ct_findings {
@@ -78,6 +80,9 @@ int ct_severity_parse(const char *name);
 struct ct_finding *ct_finding_add(struct ct_findings *out, const char *id,
                                   enum ct_severity severity, int32_t pid, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* Adds to the end of a finding's message (what does not fit is cut). */
+void ct_finding_append(struct ct_finding *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Adds a library to a finding's evidence (up to its capacity). */
 void ct_finding_add_library(struct ct_finding *f, const struct ct_library_entry *lib);
 /* Adds a named number to a finding's evidence (up to its capacity). */

@@ -14,7 +14,6 @@
  */
 #include "viewer-export/findings/findings.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,18 +37,6 @@ static int copy_beside(const struct ct_library_entry *a, const struct ct_library
            (!b->unloaded_ns || a->loaded_ns < b->unloaded_ns);
 }
 
-/* Adds to the end of a finding's message. */
-static void append(struct ct_finding *f, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void append(struct ct_finding *f, const char *fmt, ...)
-{
-    size_t used = strlen(f->message);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(f->message + used, sizeof f->message - used, fmt, ap);
-    va_end(ap);
-}
-
 static void duplicates(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_library_entry *libs = p->libraries.mapped;
@@ -71,12 +58,13 @@ static void duplicates(const struct ct_process_report *p, struct ct_findings *ou
         for (size_t k = i + 1; k < count; k++) {
             if (!copy_beside(a, &libs[k]))
                 continue;
-            append(f, " and %s (%s)", libs[k].realpath, version_or_unknown(&libs[k]));
+            ct_finding_append(f, " and %s (%s)", libs[k].realpath, version_or_unknown(&libs[k]));
             ct_finding_add_library(f, &libs[k]);
         }
-        append(f, "; calls may reach either copy (invalid handles, crashes). Keep the one the "
-                  "framework was built for: remove the other from LD_LIBRARY_PATH, the "
-                  "environment or the install.");
+        ct_finding_append(
+            f, "; calls may reach either copy (invalid handles, crashes). Keep the one the "
+               "framework was built for: remove the other from LD_LIBRARY_PATH, the "
+               "environment or the install.");
     }
 }
 
@@ -150,20 +138,22 @@ static void fix_failed_load(const struct ct_failed_load *load, struct ct_finding
     long built_for = cuda_major(load->missing), installed = cuda_major(load->other_majors);
     const char *others = comma_list(load->other_majors, &count);
     if (!count)
-        append(f,
-               " Install %s, or put %s directory on the asking library's RUNPATH or on "
-               "LD_LIBRARY_PATH.",
-               many ? "them" : "it", many ? "their" : "its");
+        ct_finding_append(f,
+                          " Install %s, or put %s directory on the asking library's RUNPATH or on "
+                          "LD_LIBRARY_PATH.",
+                          many ? "them" : "it", many ? "their" : "its");
     else if (built_for > 0 && installed > 0 && built_for != installed)
-        append(f,
-               " It was built for CUDA %ld; this machine has CUDA %ld's (%s): install the CUDA "
-               "%ld runtime wheels or a build for CUDA %ld.",
-               built_for, installed, others, built_for, installed);
+        ct_finding_append(
+            f,
+            " It was built for CUDA %ld; this machine has CUDA %ld's (%s): install the CUDA "
+            "%ld runtime wheels or a build for CUDA %ld.",
+            built_for, installed, others, built_for, installed);
     else
-        append(f,
-               " Other majors of %s are installed (%s): install the ones it was built for, or "
-               "a build made for these.",
-               many ? "them" : "it", others);
+        ct_finding_append(
+            f,
+            " Other majors of %s are installed (%s): install the ones it was built for, or "
+            "a build made for these.",
+            many ? "them" : "it", others);
 }
 
 /* The rest of the story of a dependency that failed: the others missing
@@ -174,13 +164,13 @@ static void explain_failed_load(const struct ct_process_report *p,
     int count;
     const char *missing = comma_list(load->missing, &count);
     if (count > 1)
-        append(f,
-               " %s needs %d libraries that cannot be found (the loader stops at the first): %s.",
-               load->requested_by, count, missing);
+        ct_finding_append(
+            f, " %s needs %d libraries that cannot be found (the loader stops at the first): %s.",
+            load->requested_by, count, missing);
     const char *rolled_back = comma_list(load->rolled_back, &count);
     if (count)
-        append(f, " The failed load had mapped %s and unmapped %s again.", rolled_back,
-               count > 1 ? "them" : "it");
+        ct_finding_append(f, " The failed load had mapped %s and unmapped %s again.", rolled_back,
+                          count > 1 ? "them" : "it");
     for (size_t i = 0; i < p->libraries.mapped_count; i++)
         if (p->libraries.mapped[i].rolled_back_by &&
             strcmp(p->libraries.mapped[i].rolled_back_by, load->requested_as) == 0)

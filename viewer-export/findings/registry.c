@@ -38,6 +38,15 @@ struct ct_finding *ct_finding_add(struct ct_findings *out, const char *id,
     return f;
 }
 
+void ct_finding_append(struct ct_finding *f, const char *fmt, ...)
+{
+    size_t used = strlen(f->message);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message + used, sizeof f->message - used, fmt, ap);
+    va_end(ap);
+}
+
 void ct_finding_add_library(struct ct_finding *f, const struct ct_library_entry *lib)
 {
     if (f->library_count < (int)(sizeof f->libraries / sizeof f->libraries[0]))

@@ -294,25 +294,52 @@ static void memory_growth(const struct ct_process_report *p, struct ct_findings 
     ct_finding_add_number(f, "peak_bytes", p->calls.peak_device_bytes);
 }
 
+/* The live bytes at the failure by where they came from, as words at the
+ * end of the message and as numbers in the evidence. */
+static void oom_sources(const struct ct_process_report *p, struct ct_finding *f)
+{
+    const struct ct_usage *u = &p->usage;
+    char a[32], b[32];
+    uint64_t allocated = u->oom_live - u->oom_live_vmm;
+    ct_finding_append(f, "%s from allocations, %s physical memory of the virtual-memory API",
+                      ct_human_bytes((double)allocated, a, sizeof a),
+                      ct_human_bytes((double)u->oom_live_vmm, b, sizeof b));
+    ct_finding_add_number(f, "live_allocations_bytes", (double)allocated);
+    ct_finding_add_number(f, "live_vmm_bytes", (double)u->oom_live_vmm);
+    double reserved;
+    if (ct_pool_reserve_at(&u->pools, u->oom_ts, &reserved)) {
+        ct_finding_add_number(f, "pools_reserved_bytes", reserved);
+        ct_finding_append(f, "; the pools held %s when last asked",
+                          ct_human_bytes(reserved, a, sizeof a));
+    }
+    for (int i = 0; i < u->oom_holders.count; i++)
+        if (u->oom_holders.items[i].live)
+            ct_finding_append(f, "; %s held %s", u->oom_holders.items[i].library,
+                              ct_human_bytes((double)u->oom_holders.items[i].live, a, sizeof a));
+    f->holders = &u->oom_holders;
+}
+
 static void oom(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_usage *u = &p->usage;
     if (!u->oom)
         return;
     char a[32], b[32], c[32];
-    struct ct_finding *f = ct_finding_add(
-        out, "oom", CT_SEVERITY_ERROR, p->pid,
-        "an allocation of %s failed (out of memory) at %s with %s live (peak %s)%s%s",
-        ct_human_bytes((double)u->oom_bytes, a, sizeof a),
-        u->oom_site ? u->oom_site : "an unknown site",
-        ct_human_bytes((double)u->oom_live, b, sizeof b),
-        ct_human_bytes(p->calls.peak_device_bytes, c, sizeof c),
-        u->oom_largest[0].bytes ? "; largest live block from " : "",
-        u->oom_largest[0].bytes && u->oom_largest[0].site ? u->oom_largest[0].site : "");
-    f->where = u->oom_site;
+    struct ct_finding *f =
+        ct_finding_add(out, "oom", CT_SEVERITY_ERROR, p->pid,
+                       "an allocation of %s failed (out of memory) at %s with %s live (peak %s): ",
+                       ct_human_bytes((double)u->oom_bytes, a, sizeof a),
+                       u->oom_site ? u->oom_site : "an unknown site",
+                       ct_human_bytes((double)u->oom_live, b, sizeof b),
+                       ct_human_bytes(p->calls.peak_device_bytes, c, sizeof c));
     ct_finding_add_number(f, "requested_bytes", (double)u->oom_bytes);
     ct_finding_add_number(f, "live_bytes", (double)u->oom_live);
     ct_finding_add_number(f, "peak_bytes", p->calls.peak_device_bytes);
+    oom_sources(p, f);
+    if (u->oom_largest[0].bytes)
+        ct_finding_append(f, "; largest live block from %s",
+                          u->oom_largest[0].site ? u->oom_largest[0].site : "");
+    f->where = u->oom_site;
     for (int i = 0; i < CT_USAGE_LARGEST && u->oom_largest[i].bytes; i++)
         f->sites[f->site_count++] = (struct ct_finding_site){
             u->oom_largest[i].site ? u->oom_largest[i].site : "", 1, 0, u->oom_largest[i].bytes,

@@ -17,8 +17,15 @@ struct ct_api_stats {
 };
 
 /* Where device memory came from: the allocation calls (cudaMalloc and the
- * driver's cuMemAlloc), or the virtual-memory API's physical memory. */
-enum ct_memory_source_kind { CT_MEMORY_ALLOCATIONS, CT_MEMORY_VMM, CT_MEMORY_SOURCES };
+ * driver's cuMemAlloc), the virtual-memory API's physical memory, or the
+ * CUDA graphs' allocator for memory-allocation nodes (as the runtime said
+ * when asked: no call the tracer sees makes it). */
+enum ct_memory_source_kind {
+    CT_MEMORY_ALLOCATIONS,
+    CT_MEMORY_VMM,
+    CT_MEMORY_GRAPHS,
+    CT_MEMORY_SOURCES
+};
 
 struct ct_call_figures {
     struct ct_api_stats api[CT_FN_COUNT];

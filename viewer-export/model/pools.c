@@ -5,9 +5,10 @@
  * how much, and the runtime tells only when asked: cudaMemPoolGetAttribute
  * with cudaMemPoolAttrReservedMemCurrent, which is what
  * torch.cuda.memory_reserved() asks under PyTorch's cudaMallocAsync
- * backend. So the report keeps each answer with its time, and sums the
- * pools' latest answers in time order: the most they held together as far
- * as the answers show, and what they held when last asked. Between two
+ * backend. The collector sums the pools' latest answers into a counter
+ * (collector/tracks/pool_reserve.c); the report takes the peak and final
+ * from it, as it takes the live bytes from theirs, and counts from the call
+ * slices only the readings, the pools read and the trims. Between two
  * answers the reserve is not known, so the peak is a floor.
  */
 #include "viewer-export/model/pools.h"
@@ -15,10 +16,10 @@
 #include <stdlib.h>
 
 #include "common/array.h"
-#include "cudatrace/functions.h"
-#include "cudatrace/trace_names.h"
 
-#define RESERVED_MEM_CURRENT 5 /* cudaMemPoolAttrReservedMemCurrent */
+#include "cudatrace/functions.h"
+#include "cudatrace/runtime_attributes.h"
+#include "cudatrace/trace_names.h"
 
 void ct_pool_reserve_slice(struct ct_pool_reserve *r, int fn, const struct ct_event *e)
 {
@@ -29,51 +30,38 @@ void ct_pool_reserve_slice(struct ct_pool_reserve *r, int fn, const struct ct_ev
         return;
     }
     if (fn != CT_FN_cudaMemPoolGetAttribute ||
-        ct_event_int(e, ct_key_attribute, 0) != RESERVED_MEM_CURRENT)
+        ct_event_int(e, ct_key_attribute, 0) != CT_POOL_ATTR_RESERVED_MEM_CURRENT)
         return;
-    r->readings = ct_array_grow(r->readings, r->count, sizeof *r->readings);
-    r->readings[r->count++] =
-        (struct ct_pool_reading){e->end, (uint64_t)ct_event_int(e, ct_key_handle, 0),
-                                 (uint64_t)ct_event_int(e, ct_key_value, 0)};
+    r->readings++;
+    ct_u64_map_put(&r->pools_read, (uint64_t)ct_event_int(e, ct_key_handle, 0), 1);
 }
 
-static int by_time(const void *a, const void *b)
+void ct_pool_reserve_counter(struct ct_pool_reserve *r, uint64_t ts, double bytes)
 {
-    uint64_t x = ((const struct ct_pool_reading *)a)->ts,
-             y = ((const struct ct_pool_reading *)b)->ts;
-    return (x > y) - (x < y);
-}
-
-void ct_pool_reserve_summarise(const struct ct_pool_reserve *r, struct ct_pool_summary *out)
-{
-    *out = (struct ct_pool_summary){.readings = r->count, .trims = r->trims};
-    struct ct_pool_reading *sorted = malloc((r->count + 1) * sizeof *sorted);
-    struct ct_pool_reading *latest = malloc((r->count + 1) * sizeof *latest); /* by pool */
-    if (!sorted || !latest)
-        abort();
-    for (size_t i = 0; i < r->count; i++)
-        sorted[i] = r->readings[i];
-    qsort(sorted, r->count, sizeof *sorted, by_time);
-    uint64_t sum = 0;
-    for (size_t i = 0; i < r->count; i++) {
-        size_t k = 0;
-        while (k < out->pools && latest[k].pool != sorted[i].pool)
-            k++;
-        if (k == out->pools)
-            latest[out->pools++] = (struct ct_pool_reading){0, sorted[i].pool, 0};
-        sum = sum - latest[k].bytes + sorted[i].bytes;
-        latest[k].bytes = sorted[i].bytes;
-        if (sum > out->peak_bytes)
-            out->peak_bytes = sum;
+    if (bytes > r->peak_bytes)
+        r->peak_bytes = bytes;
+    if (ts >= r->final_ts) {
+        r->final_bytes = bytes;
+        r->final_ts = ts;
     }
-    out->final_bytes = sum;
-    free(sorted);
-    free(latest);
+    r->points = ct_array_grow(r->points, r->point_count, sizeof *r->points);
+    r->points[r->point_count++] = (struct ct_pool_point){ts, bytes};
+}
+
+int ct_pool_reserve_at(const struct ct_pool_reserve *r, uint64_t ts, double *bytes)
+{
+    const struct ct_pool_point *latest = NULL;
+    for (size_t i = 0; i < r->point_count; i++)
+        if (r->points[i].ts <= ts && (!latest || r->points[i].ts >= latest->ts))
+            latest = &r->points[i];
+    if (latest)
+        *bytes = latest->bytes;
+    return latest != NULL;
 }
 
 void ct_pool_reserve_free(struct ct_pool_reserve *r)
 {
-    free(r->readings);
-    r->readings = NULL;
-    r->count = 0;
+    ct_u64_map_free(&r->pools_read);
+    free(r->points);
+    *r = (struct ct_pool_reserve){0};
 }

@@ -28,6 +28,7 @@ struct builder {
     struct ct_u64_map owner;          /* any track uuid -> index + 1 */
     struct ct_u64_map thread_of;      /* thread track uuid -> tid */
     struct ct_u64_map device_counter; /* device memory's counter tracks -> source + 1 */
+    struct ct_u64_map pool_counter;   /* the pools' reserve counter tracks -> 1 */
     struct ct_u64_map gpu_tracks;     /* track uuids of GPU work (gpu.h) */
     struct ct_u64_map functions;      /* string id of a function name -> fn + 1 */
 };
@@ -97,6 +98,10 @@ static void on_track(void *ctx, const struct ct_track_info *t)
         ct_u64_map_put(&b->device_counter, t->uuid, CT_MEMORY_ALLOCATIONS + 1);
     if (t->is_counter && t->name && strcmp(t->name, ct_track_vmm_memory) == 0)
         ct_u64_map_put(&b->device_counter, t->uuid, CT_MEMORY_VMM + 1);
+    if (t->is_counter && t->name && strcmp(t->name, ct_track_graph_reserved) == 0)
+        ct_u64_map_put(&b->device_counter, t->uuid, CT_MEMORY_GRAPHS + 1);
+    if (t->is_counter && t->name && strcmp(t->name, ct_track_pool_reserved) == 0)
+        ct_u64_map_put(&b->pool_counter, t->uuid, 1);
 }
 
 static void note_time(struct ct_process_report *p, uint64_t ts)
@@ -289,6 +294,8 @@ static void on_counter(void *ctx, const struct ct_event *e)
     if (source)
         ct_calls_device_bytes(&p->calls, (enum ct_memory_source_kind)(*source - 1), e->ts,
                               e->counter);
+    else if (ct_u64_map_find(&b->pool_counter, e->track))
+        ct_pool_reserve_counter(&p->usage.pools, e->ts, e->counter);
 }
 
 int ct_report_add_trace(struct ct_report *report, const char *path, char *error, size_t error_size)
@@ -319,6 +326,7 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
     ct_u64_map_free(&b.owner);
     ct_u64_map_free(&b.thread_of);
     ct_u64_map_free(&b.device_counter);
+    ct_u64_map_free(&b.pool_counter);
     ct_u64_map_free(&b.gpu_tracks);
     ct_u64_map_free(&b.functions);
     return r;

@@ -103,11 +103,28 @@ static int is_pinned(const struct ct_usage *u, uint64_t ptr)
     return 0;
 }
 
-static void remember_largest(struct ct_usage *u)
+/* A handle's block among the pointers' in `live`: the top bit, which no
+ * device address has, tells them apart. */
+static uint64_t handle_block(uint64_t handle)
+{
+    return handle | 1ull << 63;
+}
+
+static int is_handle_block(uint64_t ptr)
+{
+    return (ptr >> 63) != 0;
+}
+
+/* The live memory at a failed allocation: its largest blocks, how much of
+ * it is physical memory of the virtual-memory API, who held it. */
+static void remember_live(struct ct_usage *u)
 {
     memset(u->oom_largest, 0, sizeof u->oom_largest);
+    u->oom_holders = u->holders;
     for (size_t i = 0; i < u->block_count; i++) {
         const struct ct_live_block *b = &u->blocks[i];
+        if (is_handle_block(b->ptr))
+            u->oom_live_vmm += b->bytes;
         for (int k = 0; k < CT_USAGE_LARGEST; k++) {
             if (b->bytes > u->oom_largest[k].bytes) {
                 memmove(&u->oom_largest[k + 1], &u->oom_largest[k],
@@ -138,13 +155,6 @@ struct memory_event {
 
 enum { ALLOCATED, ALLOCATION_FAILED, FREED, VMM_CALL };
 
-/* A handle's block among the pointers' in `live`: the top bit, which no
- * device address has, tells them apart. */
-static uint64_t handle_block(uint64_t handle)
-{
-    return handle | 1ull << 63;
-}
-
 static void allocation_failed(struct ct_usage *u, const struct memory_event *m)
 {
     if (u->oom || m->result != ct_cudaErrorMemoryAllocation)
@@ -154,7 +164,7 @@ static void allocation_failed(struct ct_usage *u, const struct memory_event *m)
     u->oom_ts = m->ts;
     u->oom_live = u->live_bytes;
     u->oom_site = m->site;
-    remember_largest(u);
+    remember_live(u);
 }
 
 /* Live bytes changed at `ts` from `before`: a low point by time, and by

@@ -92,6 +92,8 @@ struct ct_usage {
     /* The first failed allocation. */
     int oom;
     uint64_t oom_bytes, oom_ts, oom_live;
+    uint64_t oom_live_vmm;         /* of oom_live, the virtual-memory API's physical memory */
+    struct ct_holders oom_holders; /* what each CUDA library held then */
     const char *oom_site;
     struct ct_live_block oom_largest[CT_USAGE_LARGEST];
     /* Allocation and free durations (the first CT_USAGE_MAX_TIMED). */

@@ -87,12 +87,30 @@ void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
     ct_json_end_object(j);
 }
 
+/* What each CUDA library held: live (and peak) bytes, by library family. */
+static void json_holders(struct ct_json *j, const char *key, const struct ct_holders *h,
+                         int with_peak)
+{
+    ct_json_begin_array(j, key);
+    for (int i = 0; i < h->count; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "library", h->items[i].library);
+        if (with_peak)
+            ct_json_uint(j, "peak_bytes", h->items[i].peak);
+        ct_json_uint(j, with_peak ? "final_bytes" : "live_bytes", h->items[i].live);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+}
+
 static void usage_evidence_json(struct ct_json *j, const struct ct_finding *f)
 {
     for (int i = 0; i < f->number_count; i++)
         ct_json_double(j, f->numbers[i].key, f->numbers[i].value);
     if (f->where)
         ct_json_string(j, "site", f->where);
+    if (f->holders)
+        json_holders(j, "by_library", f->holders, 0);
     if (!f->site_count)
         return;
     ct_json_begin_array(j, "sites");
@@ -486,8 +504,9 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
     ct_json_uint(j, "frees", p->calls.frees);
     ct_json_uint(j, "failed_allocs", p->calls.failed_allocs);
     ct_json_uint(j, "late_events", p->run.memory_events_late);
-    static const char *const sources[CT_MEMORY_SOURCES] = {
-        [CT_MEMORY_ALLOCATIONS] = "allocations", [CT_MEMORY_VMM] = "vmm"};
+    static const char *const sources[CT_MEMORY_SOURCES] = {[CT_MEMORY_ALLOCATIONS] = "allocations",
+                                                           [CT_MEMORY_VMM] = "vmm",
+                                                           [CT_MEMORY_GRAPHS] = "graphs"};
     ct_json_begin_object(j, "by_source");
     for (int i = 0; i < CT_MEMORY_SOURCES; i++) {
         ct_json_begin_object(j, sources[i]);
@@ -496,24 +515,14 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
         ct_json_end_object(j);
     }
     ct_json_end_object(j);
-    ct_json_begin_array(j, "by_library");
-    for (int i = 0; i < p->usage.holders.count; i++) {
-        const struct ct_holder *h = &p->usage.holders.items[i];
-        ct_json_begin_object(j, NULL);
-        ct_json_string(j, "library", h->library);
-        ct_json_uint(j, "peak_bytes", h->peak);
-        ct_json_uint(j, "final_bytes", h->live);
-        ct_json_end_object(j);
-    }
-    ct_json_end_array(j);
-    struct ct_pool_summary pools;
-    ct_pool_reserve_summarise(&p->usage.pools, &pools);
+    json_holders(j, "by_library", &p->usage.holders, 1);
+    const struct ct_pool_reserve *pools = &p->usage.pools;
     ct_json_begin_object(j, "pools");
-    ct_json_uint(j, "readings", pools.readings);
-    ct_json_uint(j, "pools", pools.pools);
-    ct_json_uint(j, "trims", pools.trims);
-    ct_json_uint(j, "reserved_peak_bytes", pools.peak_bytes);
-    ct_json_uint(j, "reserved_final_bytes", pools.final_bytes);
+    ct_json_uint(j, "readings", pools->readings);
+    ct_json_uint(j, "pools", pools->pools_read.count);
+    ct_json_uint(j, "trims", pools->trims);
+    ct_json_uint(j, "reserved_peak_bytes", (uint64_t)pools->peak_bytes);
+    ct_json_uint(j, "reserved_final_bytes", (uint64_t)pools->final_bytes);
     ct_json_end_object(j);
     json_memory_vs_nvml(j, p);
     ct_json_end_object(j);

@@ -228,25 +228,24 @@ static void print_identity(FILE *out, const struct ct_process_identity *id)
     fprintf(out, "\n");
 }
 
-/* What NVML saw in use on each device beside the tracer's own figure. */
-/* What the pools held beyond their live allocations, when the program asked. */
+/* What the pools held of the device, used or not, when the program asked. */
 static void print_pools(FILE *out, const struct ct_process_report *p)
 {
-    struct ct_pool_summary s;
+    const struct ct_pool_reserve *s = &p->usage.pools;
     char a[32], b[32];
-    ct_pool_reserve_summarise(&p->usage.pools, &s);
-    if (s.readings)
+    if (s->readings)
         fprintf(out,
                 "                 pools (cudaMallocAsync) held up to %s as the runtime said when "
                 "asked, %s when last asked (%llu readings of %llu pool%s)\n",
-                ct_human_bytes((double)s.peak_bytes, a, sizeof a),
-                ct_human_bytes((double)s.final_bytes, b, sizeof b), (unsigned long long)s.readings,
-                (unsigned long long)s.pools, s.pools == 1 ? "" : "s");
-    if (s.trims)
+                ct_human_bytes(s->peak_bytes, a, sizeof a),
+                ct_human_bytes(s->final_bytes, b, sizeof b), (unsigned long long)s->readings,
+                (unsigned long long)s->pools_read.count, s->pools_read.count == 1 ? "" : "s");
+    if (s->trims)
         fprintf(out, "                 pools trimmed %llu times (cudaMemPoolTrimTo)\n",
-                (unsigned long long)s.trims);
+                (unsigned long long)s->trims);
 }
 
+/* What NVML saw in use on each device beside the tracer's own figure. */
 static void print_memory_vs_nvml(FILE *out, const struct ct_process_report *p)
 {
     char a[32], b[32];
@@ -319,6 +318,13 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
                 "                 of it through the virtual-memory API (cuMemCreate): peak %s, "
                 "final %s\n",
                 ct_human_bytes(vmm->peak, a, sizeof a), ct_human_bytes(vmm->now, b, sizeof b));
+    const struct ct_memory_source *graphs = &p->calls.device_sources[CT_MEMORY_GRAPHS];
+    if (graphs->peak > 0)
+        fprintf(out,
+                "                 of it held by CUDA graphs' allocator (memory nodes), as the "
+                "runtime said when asked: peak %s, final %s\n",
+                ct_human_bytes(graphs->peak, a, sizeof a),
+                ct_human_bytes(graphs->now, b, sizeof b));
     for (int i = 0; i < p->usage.holders.count; i++) {
         const struct ct_holder *h = &p->usage.holders.items[i];
         fprintf(out, "                 of it allocated by lib%s: peak %s, final %s\n", h->library,

@@ -112,9 +112,13 @@ struct CUmemPoolHandle_st {
     uint64_t attributes[cudaMemPoolAttrUsedMemHigh + 1]; /* by enum cudaMemPoolAttr */
 };
 struct CUgraph_st {
-    char unused;
+    uint64_t alloc_bytes; /* what its memory-allocation nodes ask for */
 };
 struct CUgraphExec_st {
+    uint64_t alloc_bytes; /* its graph's, when instantiated */
+    bool launched;        /* its allocations are made and held */
+};
+struct CUgraphNode_st {
     char unused;
 };
 
@@ -1192,6 +1196,102 @@ static cudaError_t create_graph(cudaGraph_t *out, unsigned int flags)
 DEFINE_GUARDED(cudaGraphCreate, (cudaGraph_t * pGraph, unsigned int flags),
                create_graph(pGraph, flags))
 
+/* The graphs' own allocator, as the runtime keeps it for memory-allocation nodes: an executable
+ * graph's allocations are made at its first launch and held until it is destroyed (no free node
+ * is modelled); the memory they used stays reserved for graphs until cudaDeviceGraphMemTrim. The
+ * figures are the runtime's cudaGraphMemAttr* ones, one device's. */
+static struct {
+    pthread_mutex_t lock;
+    uint64_t used, used_high, reserved, reserved_high;
+} graph_memory = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Dependencies order nothing in a graph that runs inside its launch call. */
+static cudaError_t add_mem_alloc_node(cudaGraphNode_t *node, cudaGraph_t graph,
+                                      const cudaGraphNode_t *dependencies, size_t count,
+                                      struct cudaMemAllocNodeParams *params)
+{
+    (void)dependencies;
+    (void)count;
+    if (!node || !graph || !params || !params->bytesize)
+        return cudaErrorInvalidValue;
+    cudaError_t rc = NEW_HANDLE(node);
+    if (rc != cudaSuccess)
+        return rc;
+    pthread_mutex_lock(&graph_memory.lock);
+    params->dptr = (void *)(uintptr_t)(0x7f0000000000ull + graph->alloc_bytes);
+    graph->alloc_bytes += params->bytesize;
+    pthread_mutex_unlock(&graph_memory.lock);
+    return cudaSuccess;
+}
+
+DEFINE_GUARDED(cudaGraphAddMemAllocNode,
+               (cudaGraphNode_t * pGraphNode, cudaGraph_t graph,
+                const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                struct cudaMemAllocNodeParams *nodeParams),
+               add_mem_alloc_node(pGraphNode, graph, pDependencies, numDependencies, nodeParams))
+
+static void graph_memory_launch(cudaGraphExec_t exec)
+{
+    pthread_mutex_lock(&graph_memory.lock);
+    if (!exec->launched) {
+        exec->launched = true;
+        graph_memory.used += exec->alloc_bytes;
+        if (graph_memory.used > graph_memory.reserved)
+            graph_memory.reserved = graph_memory.used;
+        if (graph_memory.used > graph_memory.used_high)
+            graph_memory.used_high = graph_memory.used;
+        if (graph_memory.reserved > graph_memory.reserved_high)
+            graph_memory.reserved_high = graph_memory.reserved;
+    }
+    pthread_mutex_unlock(&graph_memory.lock);
+}
+
+static cudaError_t destroy_exec(cudaGraphExec_t exec)
+{
+    if (!exec)
+        return cudaErrorInvalidValue;
+    pthread_mutex_lock(&graph_memory.lock);
+    if (exec->launched)
+        graph_memory.used -= exec->alloc_bytes;
+    pthread_mutex_unlock(&graph_memory.lock);
+    free(exec);
+    return cudaSuccess;
+}
+
+static cudaError_t graph_mem_trim(int device)
+{
+    if (device != 0)
+        return cudaErrorInvalidDevice;
+    pthread_mutex_lock(&graph_memory.lock);
+    graph_memory.reserved = graph_memory.used;
+    pthread_mutex_unlock(&graph_memory.lock);
+    return cudaSuccess;
+}
+
+static cudaError_t get_graph_mem_attribute(int device, enum cudaGraphMemAttributeType attr,
+                                           void *value)
+{
+    if (device != 0)
+        return cudaErrorInvalidDevice;
+    if (!value || attr > cudaGraphMemAttrReservedMemHigh)
+        return cudaErrorInvalidValue;
+    pthread_mutex_lock(&graph_memory.lock);
+    const uint64_t figures[] = {
+        [cudaGraphMemAttrUsedMemCurrent] = graph_memory.used,
+        [cudaGraphMemAttrUsedMemHigh] = graph_memory.used_high,
+        [cudaGraphMemAttrReservedMemCurrent] = graph_memory.reserved,
+        [cudaGraphMemAttrReservedMemHigh] = graph_memory.reserved_high,
+    };
+    *(uint64_t *)value = figures[attr];
+    pthread_mutex_unlock(&graph_memory.lock);
+    return cudaSuccess;
+}
+
+DEFINE_GUARDED(cudaDeviceGraphMemTrim, (int device), graph_mem_trim(device))
+DEFINE_GUARDED(cudaDeviceGetGraphMemAttribute,
+               (int device, enum cudaGraphMemAttributeType attr, void *value),
+               get_graph_mem_attribute(device, attr, value))
+
 /* Every instantiation is cudaGraphInstantiateWithParams underneath; the flags change nothing
  * for a graph that never runs. */
 static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t graph,
@@ -1200,6 +1300,8 @@ static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t graph,
     if (!out || !graph || !params)
         return cudaErrorInvalidValue;
     cudaError_t rc = NEW_HANDLE(out);
+    if (rc == cudaSuccess)
+        (*out)->alloc_bytes = graph->alloc_bytes;
     params->result_out =
         rc == cudaSuccess ? cudaGraphInstantiateSuccess : cudaGraphInstantiateError;
     return rc;
@@ -1220,8 +1322,7 @@ DEFINE_GUARDED(cudaStreamDestroy, (cudaStream_t stream),
                destroy_handle(stream, cudaErrorInvalidResourceHandle))
 DEFINE_GUARDED(cudaEventDestroy, (cudaEvent_t event),
                destroy_handle(event, cudaErrorInvalidResourceHandle))
-DEFINE_GUARDED(cudaGraphExecDestroy, (cudaGraphExec_t graphExec),
-               destroy_handle(graphExec, cudaErrorInvalidValue))
+DEFINE_GUARDED(cudaGraphExecDestroy, (cudaGraphExec_t graphExec), destroy_exec(graphExec))
 DEFINE_GUARDED(cudaGraphDestroy, (cudaGraph_t graph), destroy_handle(graph, cudaErrorInvalidValue))
 
 /* Work completes inside the call that issues it, so anything that has a handle is done. */
@@ -1234,7 +1335,10 @@ static cudaError_t require_handle(enum api_id id, const void *handle, cudaError_
 static cudaError_t launch_graph(enum api_id id, cudaGraphExec_t exec, cudaStream_t stream)
 {
     (void)stream;
-    return require_handle(id, exec, cudaErrorInvalidValue);
+    cudaError_t rc = require_handle(id, exec, cudaErrorInvalidValue);
+    if (rc == cudaSuccess)
+        graph_memory_launch(exec);
+    return rc;
 }
 
 /* An event remembers when it was recorded, for cudaEventElapsedTime. */

@@ -104,6 +104,9 @@
     X(cudaMallocFromPoolAsync_ptsz, cudaMallocFromPoolAsync_ptsz_v11020)                           \
     X(cudaGraphInstantiateWithFlags, cudaGraphInstantiateWithFlags_v11040)                         \
     X(cudaGraphInstantiateWithParams, cudaGraphInstantiateWithParams_v12000)                       \
-    X(cudaGraphInstantiateWithParams_ptsz, cudaGraphInstantiateWithParams_ptsz_v12000)
+    X(cudaGraphInstantiateWithParams_ptsz, cudaGraphInstantiateWithParams_ptsz_v12000)             \
+    X(cudaGraphAddMemAllocNode, cudaGraphAddMemAllocNode_v11040)                                   \
+    X(cudaDeviceGetGraphMemAttribute, cudaDeviceGetGraphMemAttribute_v11040)                       \
+    X(cudaDeviceGraphMemTrim, cudaDeviceGraphMemTrim_v11040)
 
 #endif
