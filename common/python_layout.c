@@ -7,7 +7,8 @@
  * _PyRuntime.debug_offsets (_Py_DebugOffsets) says
  * (collector/host_sampling/python_stacks.c). 3.9 and 3.10 are not read
  * from outside: they keep lines in other formats (co_lnotab, the 3.10
- * linetable) and have no Py_Version to tell them apart. 3.12 and 3.13
+ * linetable), have no Py_Version to tell them apart, and their thread
+ * states hold no native thread id to match them to threads. 3.12 and 3.13
  * were checked against a double laid out from their headers
  * (tests/programs/python_double.c), not against a running interpreter.
  */

@@ -67,6 +67,9 @@ def test_each_thread_is_read_at_its_innermost_frame(double_run, outside_reads, v
                          'with the "xdebugpy" debug offsets'),
     ("13", "other-version", "Python 3.13 is not read from outside: its debug offsets are of "
                             "another version than its Py_Version"),
+    ("13", "free-threaded", "Python 3.13 is not read from outside: a free-threaded build"),
+    ("13", "too-far", "Python 3.13 is not read from outside: its debug offsets reach past what "
+                      "this reader copies"),
     ("13", "unknown", "Python 3.14 is not read from outside: no layout of it is known here "
                       "(3.11 to 3.13 are read)"),
 ])

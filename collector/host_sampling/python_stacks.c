@@ -212,8 +212,8 @@ static int locate(struct process *p)
         p->code_type = bias + at[SYM_CODE_TYPE];
         p->unicode_type = bias + at[SYM_UNICODE_TYPE];
         if (!at[SYM_VERSION]) { /* added in 3.11 */
-            say_once("Python before 3.11 is not read from outside: it keeps its lines in "
-                     "another format and has no Py_Version to tell its layout");
+            say_once("Python before 3.11 is not read from outside: its thread states hold "
+                     "no native thread id, and its lines are in another format");
             state = UNSUPPORTED;
             break;
         }

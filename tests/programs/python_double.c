@@ -22,7 +22,8 @@
  * Usage: python_double 12|13 MODE STEPS, MODE one of: ok; moved (3.13 with
  * the thread state's and interpreter's fields elsewhere, as said in its
  * debug offsets); bad-cookie; other-version (debug offsets of 3.12 in a
- * 3.13); unknown (Py_Version 3.14). Exits 1 if a CUDA call failed.
+ * 3.13); free-threaded; too-far (a debug offset past what the reader
+ * copies); unknown (Py_Version 3.14). Exits 1 if a CUDA call failed.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -298,17 +299,18 @@ static void debug_offsets(const char *mode)
 {
     memcpy(py_runtime, strcmp(mode, "bad-cookie") == 0 ? "xdebugpz" : "xdebugpy", 8);
     put64(py_runtime, 8, strcmp(mode, "other-version") == 0 ? 0x030c04f0 : py_version);
-    put64(py_runtime, 16, 0);                                  /* free_threaded */
+    put64(py_runtime, 16, strcmp(mode, "free-threaded") == 0); /* free_threaded */
     put64(py_runtime, 40, (uint64_t)at->runtime_interpreters); /* runtime_state */
     put64(py_runtime, 64, (uint64_t)at->interp_next);          /* interpreter_state.next */
     put64(py_runtime, 72, (uint64_t)at->interp_threads);       /* .threads_head */
     put64(py_runtime, 152, 256);                               /* thread_state.size */
     put64(py_runtime, 168, (uint64_t)at->tstate_next);
-    put64(py_runtime, 184, (uint64_t)at->tstate_frame);     /* .current_frame */
-    put64(py_runtime, 200, (uint64_t)at->tstate_native_id); /* .native_thread_id */
-    put64(py_runtime, 232, (uint64_t)at->frame_previous);   /* interpreter_frame */
-    put64(py_runtime, 240, (uint64_t)at->frame_code);       /* .executable */
-    put64(py_runtime, 248, (uint64_t)at->frame_instr);      /* .instr_ptr */
+    put64(py_runtime, 184, (uint64_t)at->tstate_frame); /* .current_frame */
+    /* .native_thread_id; "too-far": past any thread state the reader copies */
+    put64(py_runtime, 200, strcmp(mode, "too-far") == 0 ? 4096 : (uint64_t)at->tstate_native_id);
+    put64(py_runtime, 232, (uint64_t)at->frame_previous); /* interpreter_frame */
+    put64(py_runtime, 240, (uint64_t)at->frame_code);     /* .executable */
+    put64(py_runtime, 248, (uint64_t)at->frame_instr);    /* .instr_ptr */
     put64(py_runtime, 264, (uint64_t)at->frame_owner);
     put64(py_runtime, 280, (uint64_t)at->code_filename); /* code_object */
     put64(py_runtime, 288, 120);                         /* .name */
