@@ -51,8 +51,9 @@ struct ct_py_layout {
 #define CT_PY_STR_COMPACT 0x20u
 #define CT_PY_STR_ASCII 0x40u
 #define CT_PY_BYTES_DATA 32
-/* The most of a frame or code object any layout reads: a copy this long
- * holds every field. */
+/* The most of a thread state, frame or code object any layout reads: a
+ * copy this long holds every field. */
+#define CT_PY_STATE_READ 256
 #define CT_PY_FRAME_READ 112
 #define CT_PY_CODE_READ 208
 

@@ -17,7 +17,6 @@
 #include <string.h>
 
 #define COOKIE "xdebugpy"
-#define STATE_COPY 256 /* what python_stacks.c copies of a thread state */
 
 struct debug_offsets_3_13 {
     char cookie[8];
@@ -98,7 +97,7 @@ static int fits_copies(const struct debug_offsets_3_13 *d, const struct ct_py_la
                                  d->interpreter_state.threads_head,
                                  d->unicode_object.asciiobject_size};
     uint64_t bytecode = d->code_object.co_code_adaptive;
-    return fit(state, 3, STATE_COPY) && fit(frame, 4, CT_PY_FRAME_READ) &&
+    return fit(state, 3, CT_PY_STATE_READ) && fit(frame, 4, CT_PY_FRAME_READ) &&
            bytecode <= CT_PY_CODE_READ && fit(code, 5, bytecode) && fit(anywhere, 4, INT16_MAX);
 }
 

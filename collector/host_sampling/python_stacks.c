@@ -251,8 +251,10 @@ static void read_thread_states(struct process *p)
     uintptr_t interp = peek_ptr(p, p->runtime + (uintptr_t)l->runtime_interpreters);
     int budget = THREAD_STATES_MAX;
     for (int i = 0; interp && i < INTERPRETERS_MAX; i++) {
-        unsigned char state[256]; /* its next pointer and thread id, in one copy */
-        size_t span = (size_t)l->tstate_native_id + 8;
+        unsigned char state[CT_PY_STATE_READ]; /* its next pointer and thread id, in one copy */
+        size_t span =
+            (size_t)(l->tstate_native_id > l->tstate_next ? l->tstate_native_id : l->tstate_next) +
+            8;
         uintptr_t t = peek_ptr(p, interp + (uintptr_t)l->interp_threads);
         for (; aligned(t) && span <= sizeof state && budget-- > 0 && peek(p, t, state, span) == 0;
              t = ct_py_load_ptr(state, l->tstate_next)) {
@@ -383,7 +385,7 @@ static void anchor_from_state(const struct ct_py_layout *l, const unsigned char 
 static int read_anchor(struct process *p, uintptr_t tstate, struct anchor *a)
 {
     const struct ct_py_layout *l = &p->layout;
-    unsigned char state[256];
+    unsigned char state[CT_PY_STATE_READ];
     if (state_span(l) > sizeof state || peek(p, tstate, state, state_span(l)))
         return -1;
     anchor_from_state(l, state, a);
@@ -400,7 +402,7 @@ static int read_anchor(struct process *p, uintptr_t tstate, struct anchor *a)
 static int same_anchor(struct process *p, uintptr_t tstate, const struct anchor *before)
 {
     const struct ct_py_layout *l = &p->layout;
-    unsigned char state[256];
+    unsigned char state[CT_PY_STATE_READ];
     struct anchor after = {0};
     struct iovec local[3] = {{state, state_span(l)}}, remote[3] = {{(void *)tstate, state_span(l)}};
     unsigned long count = 1;
