@@ -214,6 +214,7 @@ $(BUILD)/bench/collector_throughput: tests/bench/collector_throughput.c $(filter
 # What the host sampler costs the collector per thread sample (collector/host_sampling/).
 # The outside Python reader, which the rounds call, and what it needs.
 CT_PY_STACK_OBJ := $(addprefix $(BUILD)/obj/,collector/host_sampling/python_stacks.o \
+	collector/host_sampling/python_debug_offsets.o \
 	collector/host_sampling/python_lines.o collector/elf/elf_symbols.o collector/elf/elf_file.o \
 	common/python_layout.o common/u64_map.o)
 $(BUILD)/bench/host_sample_cost: tests/bench/host_sample_cost.c $(CT_PY_STACK_OBJ) \

@@ -1,11 +1,16 @@
 /*
  * The per-version table of CPython's layouts and the arithmetic on copied
  * frames, code objects and strings that both Python readers share (see
- * python_layout.h). Only 3.11 is read from outside: its runtime, interpreter
- * and thread-state offsets are the ones checked here against its headers;
- * 3.9 and 3.10 keep lines in other formats (lnotab, the 3.10 linetable), and
- * 3.12 and 3.13 moved the thread states' fields, which nobody has checked
- * against a running one yet.
+ * python_layout.h). 3.11 and 3.12 are read from outside with the runtime,
+ * interpreter and thread-state offsets written here from their headers;
+ * 3.13 with its entry as the defaults, overridden by the offsets its own
+ * _PyRuntime.debug_offsets (_Py_DebugOffsets) says
+ * (collector/host_sampling/python_stacks.c). 3.9 and 3.10 are not read
+ * from outside: they keep lines in other formats (co_lnotab, the 3.10
+ * linetable), have no Py_Version to tell them apart, and their thread
+ * states hold no native thread id to match them to threads. 3.12 and 3.13
+ * were checked against a double laid out from their headers
+ * (tests/programs/python_double.c), not against a running interpreter.
  */
 #include "common/python_layout.h"
 
@@ -20,8 +25,19 @@ static const struct ct_py_layout layouts[] = {
      NOT_OUTSIDE},
     {11, 56, 8, 48, 32, 56,  69, CT_PY_INSTR_POINTER, 1, -1, 112, 128, 72, 168, 184, 48,
      56, 40, 0, 16, 8,  160, 136},
-    {12, 56, 0, 8, 0, 56, 70, CT_PY_INSTR_POINTER, 1, 3, 112, 128, 68, 176, 192, 40, 48,
-     NOT_OUTSIDE},
+    /* 3.12, outside: _PyRuntimeState.interpreters.head 40 (five ints, the
+     * _finalizing address, the mutex); PyInterpreterState.next 0 and
+     * .threads.head 72 (after id, id_refcount, requires_idref, id_mutex,
+     * _initialized, finalizing, monitoring_version, last_restart_version,
+     * threads.next_unique_id); PyThreadState.next 8 and .native_thread_id
+     * 144 (cframe 56, then four tracing fields, current_exception,
+     * exc_info, dict, gilstate_counter, async_exc, thread_id);
+     * PyCodeObject.co_linetable 136 (after co_qualname 128). */
+    {12, 56, 0, 8,  0, 56,  70, CT_PY_INSTR_POINTER, 1, 3, 112, 128, 68, 176, 192, 40,
+     48, 40, 0, 72, 8, 144, 136},
+    /* 3.13, outside: the offsets come from the target's own
+     * _Py_DebugOffsets, which also replace the frame, code and str ones
+     * above where it gives them. */
     {13, 72, -1, 8, 0, 56, 70, CT_PY_INSTR_POINTER, 1, 3, 112, 128, 68, 184, 200, 40, 48,
      NOT_OUTSIDE},
 };
@@ -78,13 +94,19 @@ long ct_py_instr_offset(const struct ct_py_layout *l, const void *frame, const v
     return offset;
 }
 
+int ct_py_frame_is_shim(const struct ct_py_layout *l, const void *frame)
+{
+    return l->frame_owner >= 0 && l->owner_cstack >= 0 &&
+           ((const int8_t *)frame)[l->frame_owner] == l->owner_cstack;
+}
+
 int ct_py_frame_complete(const struct ct_py_layout *l, const void *frame, const void *code,
                          uintptr_t code_addr)
 {
     if (l->frame_owner < 0)
         return 1;
     int8_t owner = ((const int8_t *)frame)[l->frame_owner];
-    if (owner == l->owner_cstack)
+    if (ct_py_frame_is_shim(l, frame))
         return 0;
     uintptr_t first = code_addr + (uintptr_t)l->code_bytecode +
                       2 * (uintptr_t)ct_py_load_i32(code, l->code_firsttraceable);

@@ -33,7 +33,8 @@ struct ct_py_layout {
     int16_t code_filename, code_name, code_firstlineno, code_firsttraceable, code_bytecode;
     /* sizeof(PyASCIIObject), offsetof(PyCompactUnicodeObject, utf8) */
     int16_t str_ascii_data, str_utf8;
-    /* From outside only (-1: the version is not read from outside):
+    /* From outside only (-1: not in the table; 3.13 takes them from its
+     * _Py_DebugOffsets, earlier versions are not read from outside):
      * _PyRuntime.interpreters.head, PyInterpreterState.next and
      * .threads.head, PyThreadState.next and .native_thread_id, and
      * co_linetable, a bytes object in the location-table format. */
@@ -50,8 +51,9 @@ struct ct_py_layout {
 #define CT_PY_STR_COMPACT 0x20u
 #define CT_PY_STR_ASCII 0x40u
 #define CT_PY_BYTES_DATA 32
-/* The most of a frame or code object any layout reads: a copy this long
- * holds every field. */
+/* The most of a thread state, frame or code object any layout reads: a
+ * copy this long holds every field. */
+#define CT_PY_STATE_READ 256
 #define CT_PY_FRAME_READ 112
 #define CT_PY_CODE_READ 208
 
@@ -70,6 +72,9 @@ int32_t ct_py_load_i32(const void *base, int16_t off);
  * when unknown or out of range. */
 long ct_py_instr_offset(const struct ct_py_layout *l, const void *frame, const void *code,
                         uintptr_t code_addr);
+/* Whether the frame is an entry frame the C stack pushed (3.12+), whose
+ * executable is no code of the program's (3.13: not even a code object). */
+int ct_py_frame_is_shim(const struct ct_py_layout *l, const void *frame);
 /* Whether the interpreter frame is one Python itself would show: not a
  * shim the C stack pushed, and past its set-up instructions. */
 int ct_py_frame_complete(const struct ct_py_layout *l, const void *frame, const void *code,

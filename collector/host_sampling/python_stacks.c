@@ -19,6 +19,7 @@
 #include "collector/host_sampling/python_stacks.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include <time.h>
 
 #include "collector/elf/elf_symbols.h"
+#include "collector/host_sampling/python_debug_offsets.h"
 #include "collector/host_sampling/python_lines.h"
 #include "common/array.h"
 #include "common/python_layout.h"
@@ -46,8 +48,8 @@ enum { UNSEEN, READY, ABSENT, UNSUPPORTED, REFUSED };
 struct process {
     int32_t pid;
     int state;
-    uint32_t rounds; /* since it was last looked for, while ABSENT */
-    const struct ct_py_layout *layout;
+    uint32_t rounds;            /* since it was last looked for, while ABSENT */
+    struct ct_py_layout layout; /* the table's, or 3.13's own debug offsets */
     uintptr_t runtime, code_type, unicode_type;
     struct ct_u64_map tstates; /* tid + 1 -> thread state */
 };
@@ -62,10 +64,13 @@ static struct {
     struct ct_py_stacks_status status;
 } py;
 
-static void say_once(const char *format, const char *detail)
+static void say_once(const char *format, ...)
 {
+    va_list args;
+    va_start(args, format);
     if (!*py.status.reason)
-        snprintf(py.status.reason, sizeof py.status.reason, format, detail);
+        vsnprintf(py.status.reason, sizeof py.status.reason, format, args);
+    va_end(args);
 }
 
 /* EPERM, whichever read met it, marks the process refused for good. */
@@ -139,19 +144,39 @@ static uintptr_t load_bias(const struct ct_elf *elf, uintptr_t start)
     return start;
 }
 
+/* Why a process whose Py_Version is `version` (release builds only) cannot
+ * be read, having set its layout; NULL when it can. 3.13 and later say
+ * where their fields are in the _Py_DebugOffsets at _PyRuntime's start. */
+static const char *take_layout(struct process *p, unsigned long version)
+{
+    int minor = (int)(version >> 16 & 0xff);
+    const struct ct_py_layout *known = version >> 24 == 3 ? ct_py_layout_for(minor) : NULL;
+    if (!known)
+        return "no layout of it is known here (3.11 to 3.13 are read)";
+    p->layout = *known;
+    if (minor >= 13) {
+        unsigned char table[CT_PY_DEBUG_OFFSETS_READ];
+        if (peek(p, p->runtime, table, sizeof table))
+            return "its _Py_DebugOffsets cannot be read";
+        return ct_py_debug_offsets_apply(table, version, &p->layout);
+    }
+    return known->runtime_interpreters < 0
+               ? "its thread states and line tables are not laid out here (3.11 to 3.13 are read)"
+               : NULL;
+}
+
 /* Reads the version the runtime says it is and takes its layout. */
 static int take_version(struct process *p, uintptr_t version_addr, int debug)
 {
     unsigned long version = 0;
     if (peek(p, version_addr, &version, sizeof version))
         return p->state == REFUSED ? REFUSED : ABSENT;
-    int minor = (int)(version >> 16 & 0xff);
-    p->layout = ct_py_layout_for(minor);
-    if (version >> 24 != 3 || debug || !p->layout || p->layout->runtime_interpreters < 0) {
-        char what[64];
-        snprintf(what, sizeof what, "%lu.%d%s", version >> 24, minor,
-                 debug ? " (debug build)" : "");
-        say_once("Python %s is not read from outside (3.11 only)", what);
+    const char *why = debug ? "a debug build, laid out otherwise" : take_layout(p, version);
+    if (p->state == REFUSED)
+        return REFUSED;
+    if (why) {
+        say_once("Python %lu.%lu is not read from outside: %s", version >> 24, version >> 16 & 0xff,
+                 why);
         return UNSUPPORTED;
     }
     return READY;
@@ -187,7 +212,8 @@ static int locate(struct process *p)
         p->code_type = bias + at[SYM_CODE_TYPE];
         p->unicode_type = bias + at[SYM_UNICODE_TYPE];
         if (!at[SYM_VERSION]) { /* added in 3.11 */
-            say_once("Python %s is not read from outside (3.11 only)", "before 3.11");
+            say_once("Python before 3.11 is not read from outside: its thread states hold "
+                     "no native thread id, and its lines are in another format");
             state = UNSUPPORTED;
             break;
         }
@@ -221,12 +247,14 @@ static int ready(struct process *p)
 
 static void read_thread_states(struct process *p)
 {
-    const struct ct_py_layout *l = p->layout;
+    const struct ct_py_layout *l = &p->layout;
     uintptr_t interp = peek_ptr(p, p->runtime + (uintptr_t)l->runtime_interpreters);
     int budget = THREAD_STATES_MAX;
     for (int i = 0; interp && i < INTERPRETERS_MAX; i++) {
-        unsigned char state[256]; /* its next pointer and thread id, in one copy */
-        size_t span = (size_t)l->tstate_native_id + 8;
+        unsigned char state[CT_PY_STATE_READ]; /* its next pointer and thread id, in one copy */
+        size_t span =
+            (size_t)(l->tstate_native_id > l->tstate_next ? l->tstate_native_id : l->tstate_next) +
+            8;
         uintptr_t t = peek_ptr(p, interp + (uintptr_t)l->interp_threads);
         for (; aligned(t) && span <= sizeof state && budget-- > 0 && peek(p, t, state, span) == 0;
              t = ct_py_load_ptr(state, l->tstate_next)) {
@@ -257,7 +285,7 @@ static char *read_text(struct process *p, uintptr_t str)
     char *out = NULL;
     if (aligned(str) && peek(p, str, head, sizeof head) == 0 &&
         ct_py_load_ptr(head, CT_PY_OB_TYPE) == p->unicode_type &&
-        ct_py_str_text(p->layout, head, str, &text, &len) == 0 && len < TEXT_MAX) {
+        ct_py_str_text(&p->layout, head, str, &text, &len) == 0 && len < TEXT_MAX) {
         if (!(out = malloc(len + 1)))
             abort();
         out[len] = '\0';
@@ -302,7 +330,7 @@ static int same_code(const struct ct_py_code *c, const struct ct_py_layout *l, c
  * end, since events the writer has yet to write point at them. */
 static const struct ct_py_code *code_entry(struct process *p, uintptr_t addr, const void *copy)
 {
-    const struct ct_py_layout *l = p->layout;
+    const struct ct_py_layout *l = &p->layout;
     uint64_t *place = ct_u64_map_find(&py.by_addr, addr);
     if (place && same_code(py.codes[*place - 1], l, copy))
         return py.codes[*place - 1];
@@ -351,18 +379,20 @@ static void anchor_from_state(const struct ct_py_layout *l, const unsigned char 
     memcpy(&a->tid, state + l->tstate_native_id, sizeof a->tid);
 }
 
-/* Three dependent reads: the thread state, where its frame pointer points,
- * and the frame's code. */
+/* Up to three dependent reads: the thread state, where its frame pointer
+ * points (3.11 and 3.12 reach the frame through a _PyCFrame; 3.13's
+ * thread state points at it) and the frame's code. */
 static int read_anchor(struct process *p, uintptr_t tstate, struct anchor *a)
 {
-    const struct ct_py_layout *l = p->layout;
-    unsigned char state[256];
+    const struct ct_py_layout *l = &p->layout;
+    unsigned char state[CT_PY_STATE_READ];
     if (state_span(l) > sizeof state || peek(p, tstate, state, state_span(l)))
         return -1;
     anchor_from_state(l, state, a);
-    if (!aligned(a->cframe))
+    if (l->cframe_frame >= 0 && !aligned(a->cframe))
         return -1;
-    a->frame = peek_ptr(p, a->cframe + (uintptr_t)l->cframe_frame);
+    a->frame =
+        l->cframe_frame < 0 ? a->cframe : peek_ptr(p, a->cframe + (uintptr_t)l->cframe_frame);
     a->code = a->frame ? peek_ptr(p, a->frame + (uintptr_t)l->frame_code) : 0;
     return 0;
 }
@@ -371,23 +401,27 @@ static int read_anchor(struct process *p, uintptr_t tstate, struct anchor *a)
  * look found them, which must hold the same. */
 static int same_anchor(struct process *p, uintptr_t tstate, const struct anchor *before)
 {
-    const struct ct_py_layout *l = p->layout;
-    unsigned char state[256];
-    struct anchor after;
-    struct iovec local[3] = {{state, state_span(l)},
-                             {&after.frame, sizeof after.frame},
-                             {&after.code, sizeof after.code}};
-    struct iovec remote[3] = {{(void *)tstate, state_span(l)},
-                              {(void *)(before->cframe + (uintptr_t)l->cframe_frame), 8},
-                              {(void *)(before->frame + (uintptr_t)l->frame_code), 8}};
-    unsigned long count = before->frame ? 3 : 2;
+    const struct ct_py_layout *l = &p->layout;
+    unsigned char state[CT_PY_STATE_READ];
+    struct anchor after = {0};
+    struct iovec local[3] = {{state, state_span(l)}}, remote[3] = {{(void *)tstate, state_span(l)}};
+    unsigned long count = 1;
+    if (l->cframe_frame >= 0) {
+        local[count] = (struct iovec){&after.frame, sizeof after.frame};
+        remote[count++] = (struct iovec){(void *)(before->cframe + (uintptr_t)l->cframe_frame), 8};
+    }
+    if (before->frame) {
+        local[count] = (struct iovec){&after.code, sizeof after.code};
+        remote[count++] = (struct iovec){(void *)(before->frame + (uintptr_t)l->frame_code), 8};
+    }
     size_t want = state_span(l) + 8 * (count - 1);
-    after.code = 0;
     ssize_t got = process_vm_readv(p->pid, local, count, remote, count, 0);
     note_refusal(p, got);
     if (got != (ssize_t)want)
         return 0;
     anchor_from_state(l, state, &after);
+    if (l->cframe_frame < 0)
+        after.frame = after.cframe;
     return memcmp(before, &after, sizeof after) == 0;
 }
 
@@ -436,20 +470,23 @@ static int frame_copy(struct process *p, const struct below *w, uintptr_t frame,
     return peek(p, frame, out, span);
 }
 
-/* The frames' code objects, each copied whole, in one system call; -1
- * when any of them cannot be read. */
-static int read_codes(struct process *p, const uintptr_t *addrs, int n,
-                      unsigned char (*codes)[CT_PY_CODE_READ])
+/* The code objects of the frames that are not shims (whose executable, in
+ * 3.13, is not even a code object), each copied whole, in one system call;
+ * -1 when any of them cannot be read. */
+static int read_codes(struct process *p, unsigned char (*frames)[CT_PY_FRAME_READ],
+                      const uintptr_t *addrs, int n, unsigned char (*codes)[CT_PY_CODE_READ])
 {
     struct iovec local[WALK_MAX], remote[WALK_MAX];
-    size_t len = (size_t)p->layout->code_bytecode, total = len * (size_t)n;
-    for (int i = 0; i < n; i++) {
-        local[i] = (struct iovec){codes[i], len};
-        remote[i] = (struct iovec){(void *)addrs[i], len};
-    }
-    ssize_t got = process_vm_readv(p->pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
+    size_t len = (size_t)p->layout.code_bytecode;
+    unsigned long count = 0;
+    for (int i = 0; i < n; i++)
+        if (!ct_py_frame_is_shim(&p->layout, frames[i])) {
+            local[count] = (struct iovec){codes[i], len};
+            remote[count++] = (struct iovec){(void *)addrs[i], len};
+        }
+    ssize_t got = count ? process_vm_readv(p->pid, local, count, remote, count, 0) : 0;
     note_refusal(p, got);
-    return got == (ssize_t)total ? 0 : -1;
+    return got == (ssize_t)(len * count) ? 0 : -1;
 }
 
 /* Adds the frame to the stack if Python would show it; -1 when the frame
@@ -457,7 +494,9 @@ static int read_codes(struct process *p, const uintptr_t *addrs, int n,
 static int add_frame(struct process *p, const void *frame, uintptr_t addr, const void *code,
                      struct ct_py_stack *out)
 {
-    const struct ct_py_layout *l = p->layout;
+    const struct ct_py_layout *l = &p->layout;
+    if (ct_py_frame_is_shim(l, frame))
+        return 0;
     if (ct_py_load_ptr(code, CT_PY_OB_TYPE) != p->code_type)
         return -1;
     if (!ct_py_frame_complete(l, frame, code, addr))
@@ -481,7 +520,7 @@ static int walk(struct process *p, uintptr_t frame, struct ct_py_stack *out)
 {
     static struct below below;
     static unsigned char frames[WALK_MAX][CT_PY_FRAME_READ], codes[WALK_MAX][CT_PY_CODE_READ];
-    const struct ct_py_layout *l = p->layout;
+    const struct ct_py_layout *l = &p->layout;
     size_t span = frame_span(l);
     uintptr_t addrs[WALK_MAX];
     int n = 0;
@@ -496,7 +535,7 @@ static int walk(struct process *p, uintptr_t frame, struct ct_py_stack *out)
         if (!aligned(addrs[n++]))
             return -1;
     }
-    if (read_codes(p, addrs, n, codes))
+    if (read_codes(p, frames, addrs, n, codes))
         return -1;
     for (int i = 0; i < n && out->depth < CT_PY_STACK_MAX; i++)
         if (add_frame(p, frames[i], addrs[i], codes[i], out))

@@ -5,8 +5,9 @@
  * the python executable or libpython it maps: _PyRuntime → interpreters →
  * thread states (each matched to its thread by its native thread id) →
  * frames → code objects, whose file, function and line table are kept per
- * code object, so a sample costs a few reads. CPython 3.11 only (see
- * common/python_layout.c for why). Everything here runs on the sampler's
+ * code object, so a sample costs a few reads. CPython 3.11 to 3.13, 3.13
+ * through the offsets its own _Py_DebugOffsets give (see
+ * common/python_layout.c). Everything here runs on the sampler's
  * thread; the code objects it hands out stay valid until ct_py_stacks_free.
  */
 #ifndef CT_COLLECTOR_HOST_PYTHON_STACKS_H

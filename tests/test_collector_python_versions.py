@@ -1,0 +1,93 @@
+"""The collector's outside Python reader (collector/host_sampling/python_stacks.c) on the
+CPython versions this machine lacks: tests/programs/python_double plays a CPython 3.12 or
+3.13 process, laid out from the version's headers (3.13 with its _Py_DebugOffsets), with two
+threads whose stacks never move. The real collector samples it under the preload, and the
+report's host section must put every stack sample of each thread at exactly the innermost
+frame the double built, the shim frame under the second thread's left out. A bad debug-offsets
+table or an unknown version is said once, and the host section is otherwise as it was.
+"""
+import os
+import subprocess
+
+import pytest
+
+from test_preload_reliability import report
+from test_report_host import outside_reads  # noqa: F401 (a fixture)
+
+STEPS = 40  # 10 ms each, at 100 Hz: dozens of samples per thread
+MAIN = ("/srv/double/train.py", 47, "load_batch")
+SECOND = ("/srv/double/worker.py", 14, "decode")
+
+
+@pytest.fixture
+def double_run(trace_run, build_dir):
+    """double_run(version, mode) -> (completed, report's process, {tid: expected site})."""
+    def run(version, mode="ok"):
+        proc, _, _ = trace_run(os.path.join(build_dir, "tests", "python_double"), version, mode,
+                               str(STEPS), env={"CUDATRACE_SAMPLE_HZ": 100})
+        assert proc.returncode == 0, proc.stderr
+        truth = {}
+        for line in proc.stdout.splitlines():
+            _, tid, where, function = line.split()
+            file, number = where.rsplit(":", 1)
+            truth[int(tid)] = (file, int(number), function)
+        assert list(truth.values()) == [MAIN, SECOND] and proc.pid in truth
+        r = report(build_dir, proc.run_dir / "trace.pftrace.zst")
+        process, = r["processes"]
+        return proc, process, truth
+    return run
+
+
+def sites(row):
+    return [((s["file"], s["line"], s["function"]), s["samples"]) for s in row["python_sites"]]
+
+
+def rows_of(process, truth):
+    rows = {t["tid"]: t for t in process["host"]["threads"]}
+    assert set(truth) <= set(rows)
+    return rows
+
+
+@pytest.mark.parametrize("version,mode", [("12", "ok"), ("13", "ok"), ("13", "moved")])
+def test_each_thread_is_read_at_its_innermost_frame(double_run, outside_reads, version, mode):  # noqa: F811
+    """"moved" places 3.13's thread-state and interpreter fields where only its debug
+    offsets say: reading it proves they are followed, not the table's own."""
+    _, process, truth = double_run(version, mode)
+    host = process["host"]
+    assert host["state"] == "sampling" and host["python_stacks"] == "read"
+    rows = rows_of(process, truth)
+    for tid, site in truth.items():
+        row = rows[tid]
+        assert row["python_samples"] >= 10, row
+        assert sites(row) == [(site, row["python_samples"])]
+
+
+@pytest.mark.parametrize("version,mode,said", [
+    ("13", "bad-cookie", 'Python 3.13 is not read from outside: _PyRuntime does not start '
+                         'with the "xdebugpy" debug offsets'),
+    ("13", "other-version", "Python 3.13 is not read from outside: its debug offsets are of "
+                            "another version than its Py_Version"),
+    ("13", "free-threaded", "Python 3.13 is not read from outside: a free-threaded build"),
+    ("13", "too-far", "Python 3.13 is not read from outside: its debug offsets reach past what "
+                      "this reader copies"),
+    ("13", "unknown", "Python 3.14 is not read from outside: no layout of it is known here "
+                      "(3.11 to 3.13 are read)"),
+])
+def test_an_unreadable_version_is_said_once_and_nothing_else_changes(
+        double_run, build_dir, outside_reads, version, mode, said):  # noqa: F811
+    proc, process, truth = double_run(version, mode)
+    _, healthy, _ = double_run(version)
+    host = process["host"]
+    assert host["python_stacks"] == f"not read: {said}"
+    assert host["state"] == "sampling" and host["reason"] == ""
+    rows = rows_of(process, truth)
+    assert all(t["python_samples"] == 0 and t["python_sites"] == [] for t in rows.values())
+    calls = {fn: c["calls"] for fn, c in process["api"].items()}
+    assert calls == {fn: c["calls"] for fn, c in healthy["api"].items()}
+    assert calls == {"cudaMalloc": 1, "cudaDeviceSynchronize": STEPS, "cudaFree": 1}
+    assert process["exit"] == healthy["exit"] == "normal"
+    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report",
+                           str(proc.run_dir / "trace.pftrace.zst")],
+                          capture_output=True, text=True).stdout
+    assert [x.strip() for x in text.splitlines() if "Python stacks:" in x] == [
+        f"Python stacks: not read: {said}"]
