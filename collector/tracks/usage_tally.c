@@ -23,6 +23,7 @@
 
 #define SLOTS 64                /* as trace_gap.c: more than the chunks a file holds at once */
 #define THREAD_KEY (1ull << 62) /* a thread's blocked time, not a site's */
+#define MAX_WRITTEN 64          /* sites of one cost, or threads, in the gap */
 
 struct tally_entry {
     uint64_t key; /* cost << 32 | site, or THREAD_KEY | tid */
@@ -131,6 +132,53 @@ static void write_entry(struct ct_sequence *seq, const struct tally_entry *e, ui
     ct_write_instant(seq, 0, ts, name, args, nargs);
 }
 
+/* The finding's measure of an entry: time for the blocking calls (and the
+ * threads), calls for the others, as findings/usage.c ranks its sites. */
+static uint64_t measure(const struct tally_entry *e)
+{
+    return (e->key & THREAD_KEY) || e->key >> 32 == CT_COST_BLOCKS ? e->ns : e->calls;
+}
+
+static int by_group_then_measure(const void *a, const void *b)
+{
+    const struct tally_entry *x = a, *y = b;
+    uint64_t gx = x->key >> 32, gy = y->key >> 32, mx = measure(x), my = measure(y);
+    if (gx != gy)
+        return gx < gy ? -1 : 1;
+    return (mx < my) - (mx > my);
+}
+
+/* Writes the costliest MAX_WRITTEN sites of each cost, and the rest of it
+ * as one entry with no site, so that the totals stay whole and the gap
+ * frame small however many sites the middle had; the MAX_WRITTEN threads
+ * that waited longest. */
+static void write_dropped(struct ct_sequence *seq, uint64_t ts)
+{
+    struct tally_entry *sorted = malloc((dropped.count + 1) * sizeof *sorted);
+    if (!sorted)
+        abort();
+    memcpy(sorted, dropped.entries, dropped.count * sizeof *sorted);
+    qsort(sorted, dropped.count, sizeof *sorted, by_group_then_measure);
+    struct tally_entry rest = {0};
+    size_t in_group = 0;
+    for (size_t k = 0; k < dropped.count; k++) {
+        const struct tally_entry *e = &sorted[k];
+        if (k && e->key >> 32 != sorted[k - 1].key >> 32)
+            in_group = 0;
+        if (in_group++ < MAX_WRITTEN) {
+            write_entry(seq, e, ts);
+        } else if (!(e->key & THREAD_KEY)) {
+            rest = (struct tally_entry){e->key >> 32 << 32, rest.calls + e->calls, rest.ns + e->ns,
+                                        rest.bytes + e->bytes};
+        }
+        if (rest.calls && (k + 1 == dropped.count || sorted[k + 1].key >> 32 != e->key >> 32)) {
+            write_entry(seq, &rest, ts);
+            rest = (struct tally_entry){0};
+        }
+    }
+    free(sorted);
+}
+
 void ct_usage_tally_write_dropped(struct ct_sequence *seq, uint32_t first_kept, uint64_t ts)
 {
     for (int i = 0; i < SLOTS; i++) {
@@ -142,6 +190,5 @@ void ct_usage_tally_write_dropped(struct ct_sequence *seq, uint32_t first_kept, 
                       t->entries[k].bytes);
         tally_clear(t);
     }
-    for (size_t k = 0; k < dropped.count; k++)
-        write_entry(seq, &dropped.entries[k], ts);
+    write_dropped(seq, ts);
 }
