@@ -20,10 +20,18 @@ COUNTS = {"sync-stall": ("sync_calls",), "pageable-memcpy": ("copies", "bytes"),
 
 
 def run(trace_run, build_dir, tmp_path, mode, cap):
-    path = tmp_path / f"{mode}-{cap}.pftrace.zst"
-    completed, _, _ = trace_run("bounded_usage", mode, env={
-        "CUDATRACE_MAX_MB": cap, "CUDATRACE_OUTPUT": path, "CT_DOUBLE_SYNC_NS": MS})
+    """The bounded trace is the fixture's, which checks it (Perfetto's rules,
+    the trace vocabulary); the unbounded one is read by the report only."""
+    env = {"CUDATRACE_MAX_MB": cap, "CT_DOUBLE_SYNC_NS": MS}
+    if not cap:
+        env["CUDATRACE_OUTPUT"] = tmp_path / f"{mode}-unbounded.pftrace.zst"
+    completed, trace, _ = trace_run("bounded_usage", mode, env=env)
     assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == ["syncs", str(MIDDLE if mode == "stalls" else 0),
+                                        "copies", str(MIDDLE)]
+    path = env.get("CUDATRACE_OUTPUT", completed.run_dir / "trace.pftrace.zst")
+    if cap:
+        assert sum(s["name"] == "trace gap: middle dropped" for s in trace.slices) == 1
     return path, {f["id"]: f for f in report(build_dir, path)["findings"] if f["id"] in USAGE}
 
 
