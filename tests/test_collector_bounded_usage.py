@@ -67,3 +67,25 @@ def test_a_healthy_middle_stays_silent(trace_run, build_dir, tmp_path):
     _, bounded = run(trace_run, build_dir, tmp_path, "healthy", 1)
     assert not set(bounded) & {"sync-stall", "pageable-memcpy", "small-copy-storm"}, [
         f["message"] for f in bounded.values()]
+
+
+def test_findings_made_from_the_kept_detail_say_so(trace_run, build_dir, tmp_path):
+    """memory-growth needs the live bytes over the whole timeline, which a
+    dropped middle takes away: it says it was made from the kept detail.
+    leak_loop's 20,000 steps (a 4 KiB copy and a 1 KiB block kept each)
+    under a 1 MiB cap; small-copy-storm beside it counts every copy."""
+    steps = 20000
+    findings = {}
+    for cap in (1, 0):
+        path = tmp_path / f"leak-{cap}.pftrace.zst"
+        completed, _, _ = trace_run("leak_loop", steps, 1024, 4096, env={
+            "CUDATRACE_MAX_MB": cap, "CUDATRACE_OUTPUT": path})
+        assert completed.returncode == 0, completed.stderr
+        findings[cap] = {f["id"]: f for f in report(build_dir, path)["findings"]}
+    bounded, whole = findings[1], findings[0]
+    assert bounded["memory-growth"]["evidence"]["kept_detail_only"] == 1
+    assert bounded["memory-growth"]["message"].endswith(
+        "(made from the kept detail only: the bounded trace dropped its middle)")
+    assert "kept_detail_only" not in whole["memory-growth"]["evidence"]
+    for f in (bounded["small-copy-storm"], whole["small-copy-storm"]):
+        assert f["evidence"]["copies"] == steps and "kept_detail_only" not in f["evidence"]
