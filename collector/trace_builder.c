@@ -3,8 +3,8 @@
  * thread that called CUDA gets a sequence and a thread track, and its calls
  * become slices there (call_slices.c); the same record feeds the memory
  * counters and the launch rate when its family says so, and the usage
- * tallies that outlive a bounded trace's dropped middle (usage_tally.c); strings, once whole,
- * go to whoever asked for them (kernel names, devices, library versions,
+ * tallies that outlive a bounded trace's dropped middle (usage_tally.c);
+ * strings, once whole, go to whoever asked for them (kernel names, devices, library versions,
  * call sites, which wait for their call; NVTX names, which wait for their
  * range); NVTX ranges go to nvtx_ranges.c;
  * library events from the loader's ring go to loader_events.c; CUPTI's
