@@ -2,8 +2,9 @@
  * Routes each drained record to the part of the trace it belongs to. Each
  * thread that called CUDA gets a sequence and a thread track, and its calls
  * become slices there (call_slices.c); the same record feeds the memory
- * counters and the launch rate when its family says so; strings, once whole,
- * go to whoever asked for them (kernel names, devices, library versions,
+ * counters and the launch rate when its family says so, and the usage
+ * tallies that outlive a bounded trace's dropped middle (usage_tally.c);
+ * strings, once whole, go to whoever asked for them (kernel names, devices, library versions,
  * call sites, which wait for their call; NVTX names, which wait for their
  * range); NVTX ranges go to nvtx_ranges.c;
  * library events from the loader's ring go to loader_events.c; CUPTI's
@@ -48,6 +49,7 @@
 #include "collector/tracks/pool_reserve.h"
 #include "collector/tracks/nvtx_ranges.h"
 #include "collector/tracks/trace_gap.h"
+#include "collector/tracks/usage_tally.h"
 #include "collector/perfetto/process_tracks.h"
 #include "collector/snapshot/triggers.h"
 #include "collector/string_records.h"
@@ -174,8 +176,9 @@ static void call(uint32_t index, const struct ct_record *r)
     if (end < begin)
         end = begin;
     uint32_t correlation = t->correlated_begin == r->begin ? t->correlation : 0;
-    ct_call_slice(&t->seq, r, begin, end, ct_call_sites_take(index, r->begin),
-                  ct_gpu_flow_id(correlation));
+    struct ct_call_site site = ct_call_sites_take(index, r->begin);
+    ct_call_slice(&t->seq, r, begin, end, site, ct_gpu_flow_id(correlation));
+    ct_usage_tally_call(r, t->tid, site.site, end - begin);
     ct_memory_counters_note((uint8_t)family, r, begin, end);
     ct_pool_reserve_note(r, end);
     ct_snapshot_note_result(r->func, r->result);

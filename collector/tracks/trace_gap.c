@@ -5,8 +5,9 @@
  * memory peaks so far (a peak in the middle is still the report's), and
  * the totals of the threads whose end, and so whose totals instants, fell
  * in a dropped chunk, summed: the report's per-function totals stay those
- * of the whole run. Totals are kept per chunk until that chunk is kept or
- * gone; the head's are never dropped.
+ * of the whole run; and what the usage findings read of the dropped chunks
+ * (usage_tally.c), so that theirs do too. Totals are kept per chunk until
+ * that chunk is kept or gone; the head's are never dropped.
  */
 #include "collector/tracks/trace_gap.h"
 
@@ -16,6 +17,7 @@
 #include "collector/perfetto/process_tracks.h"
 #include "collector/tracks/call_slices.h"
 #include "collector/tracks/memory_counters.h"
+#include "collector/tracks/usage_tally.h"
 #include "cudatrace/trace_names.h"
 
 #define SLOTS 64 /* more than the chunks a file holds at once */
@@ -68,6 +70,7 @@ static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap)
     ct_write_slice(seq, 0, gap->from_ns, gap->to_ns, ct_strings_intern_cstr(ct_event_trace_gap),
                    args, sizeof args / sizeof args[0]);
     ct_call_totals(seq, dropped, gap->to_ns);
+    ct_usage_tally_write_dropped(seq, gap->first_kept, gap->to_ns);
 }
 
 void ct_trace_gap_start(void)

@@ -134,6 +134,8 @@
     X(event, cupti_overhead, "CUPTI overhead", SLICE)                                              \
     /* the middle a bounded trace dropped (collector/tracks/trace_gap.c) */                        \
     X(event, trace_gap, "trace gap: middle dropped", SLICE)                                        \
+    /* what the usage findings read of the dropped middle (collector/tracks/usage_tally.c) */     \
+    X(event, usage_tally, "cudatrace.usage", INSTANT)                                              \
     /* CUDATRACE_CAPTURE and its windows (collector/tracks/capture_windows.c) */                   \
     X(event, capture_setting, "capture setting", INSTANT)                                          \
     X(event, capture_window, "capture window", SLICE)                                              \
@@ -198,6 +200,7 @@
     /* the gap of a bounded trace, and an NVTX range said again after it */                        \
     X(key, dropped_bytes, "dropped_bytes", UINT)                                                   \
     X(key, dropped_chunks, "dropped_chunks", UINT)                                                 \
+    X(key, cost, "cost", UINT)                                                                     \
     X(key, peak_device_bytes, "peak_device_bytes", UINT)                                           \
     X(key, peak_allocated_bytes, "peak_allocated_bytes", UINT)                                     \
     X(key, peak_vmm_bytes, "peak_vmm_bytes", UINT)                                                 \

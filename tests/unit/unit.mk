@@ -4,13 +4,14 @@
 # `make test SANITIZE=...` runs them instrumented.
 
 CT_UNIT_PURE := $(patsubst %,$(BUILD)/unit/%_check,string_table u64_map clock_map timeline dwarf_lines \
-	time_order vmm_ledger entry_list json_reader holders drain_order python_lines)
+	time_order vmm_ledger entry_list json_reader holders drain_order python_lines call_cost)
 test-programs: $(CT_UNIT_PURE)
 
 $(BUILD)/unit/string_table_check: common/string_table.c
 $(BUILD)/unit/u64_map_check: common/u64_map.c
 $(BUILD)/unit/time_order_check: common/time_order.c
 $(BUILD)/unit/vmm_ledger_check: common/vmm_ledger.c common/u64_map.c
+$(BUILD)/unit/call_cost_check: common/call_cost.c common/u64_map.c
 $(BUILD)/unit/entry_list_check: common/entry_list.c
 $(BUILD)/unit/holders_check: viewer-export/model/holders.c common/library_family.c common/string_table.c
 $(BUILD)/unit/json_reader_check: viewer-export/read/json_reader.c viewer-export/output/json_writer.c

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "viewer-export/findings/thresholds.h"
+#include "common/call_cost.h"
 
 struct ct_thresholds ct_thresholds = {
     .launch_share = 0.15,
@@ -22,7 +23,7 @@ struct ct_thresholds ct_thresholds = {
     .sync_share = 0.20,
     .sync_calls = 10,
     .pageable_copies = 10,
-    .small_copy_bytes = 65536,
+    .small_copy_bytes = CT_SMALL_COPY_BYTES,
     .small_copy_rate = 100,
     .small_copy_count = 100,
     .growth_bytes = 1 << 20,

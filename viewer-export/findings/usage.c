@@ -9,7 +9,12 @@
  * of the CUDA part of the run: from the first CUDA call to the end, so that
  * a slow `import torch` does not dilute them. gpu-idle, and the kernel
  * times launch-overhead compares with the launch cost, need GPU timings:
- * the trace's GPU tracks (gpu.c), when it has them.
+ * the trace's GPU tracks (gpu.c), when it has them. In a bounded trace
+ * whose middle was dropped, launch-overhead, sync-stall, pageable-memcpy
+ * and small-copy-storm count that middle too (the collector's tallies,
+ * model/usage.c); memory-growth, slow-alloc and gpu-idle need the run's
+ * timeline and its calls one by one, and say they were made from the kept
+ * detail only.
  */
 #include "viewer-export/findings/findings.h"
 
@@ -37,6 +42,18 @@ static void add_sites(struct ct_finding *f, const struct ct_site_costs *t, enum 
             c->site, c->calls, c->ns, c->bytes, total > 0 ? ct_site_cost_of(c, by) / total : 0};
     }
     free(sorted);
+}
+
+/* A finding made from the slices alone, in a trace that dropped some of
+ * them: it says so, rather than pass for the whole run's. */
+static void from_kept_detail(const struct ct_process_report *p, struct ct_finding *f)
+{
+    if (!p->run.gap.chunks)
+        return;
+    size_t len = strlen(f->message);
+    snprintf(f->message + len, sizeof f->message - len, "%s",
+             " (made from the kept detail only: the bounded trace dropped its middle)");
+    ct_finding_add_number(f, "kept_detail_only", 1);
 }
 
 static const char *top_site(const struct ct_finding *f)
@@ -292,6 +309,7 @@ static void memory_growth(const struct ct_process_report *p, struct ct_findings 
     ct_finding_add_number(f, "low_last_bytes", last);
     ct_finding_add_number(f, "bytes_per_s", rate);
     ct_finding_add_number(f, "peak_bytes", p->calls.peak_device_bytes);
+    from_kept_detail(p, f);
 }
 
 /* The live bytes at the failure by where they came from, as words at the
@@ -396,6 +414,7 @@ static void slow_alloc(const struct ct_process_report *p, struct ct_findings *ou
     ct_finding_add_number(f, "threshold_ns", limit);
     add_sites(f, &sites, CT_SITE_BY_TIME);
     ct_site_costs_free(&sites);
+    from_kept_detail(p, f);
 }
 
 /* What the host did during a GPU gap: in blocking calls, in other CUDA
@@ -449,6 +468,7 @@ static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
         ct_finding_add_number(f, keys[i][1], (double)s.gaps[i].start);
         ct_finding_add_number(f, keys[i][2], outside);
     }
+    from_kept_detail(p, f);
 }
 
 void ct_findings_usage(const struct ct_process_report *p, struct ct_findings *out)

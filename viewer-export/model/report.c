@@ -253,6 +253,8 @@ static int session_instant(struct builder *b, struct ct_process_report *p, const
         p->identity.environment = ct_event_text(e, ct_key_variables);
     } else if (strcmp(e->name, ct_event_calls) == 0) {
         add_totals(b, p, e);
+    } else if (strcmp(e->name, ct_event_usage_tally) == 0) {
+        ct_usage_gap_instant(&p->usage, e);
     } else if (strcmp(e->name, ct_event_snapshot) == 0) {
         note_snapshot(p, e);
     } else if (strcmp(e->name, ct_event_end) == 0) {

@@ -1,11 +1,9 @@
 /*
- * Gathers the usage figures from call slices. A call blocks the host when it
- * synchronises (device, stream, event syncs), copies synchronously, copies
- * asynchronously from pageable memory (the runtime stages it through a
- * pinned buffer and returns only when the host side is read or written), or
- * frees device memory with cudaFree (which waits for the device). Pinned
- * host memory is what cudaMallocHost, cudaHostAlloc and cudaHostRegister
- * returned and was not yet released. Live device memory is recomputed from
+ * Gathers the usage figures from call slices. Which calls block the host
+ * and which copies are pageable or small is common/call_cost.c's to say,
+ * the rules by which the collector tallies a bounded trace's dropped middle
+ * too: the tallies of that middle, which the trace's gap carries, are added
+ * here (ct_usage_gap_instant). Live device memory is recomputed from
  * the allocation and free slices (which the rings never drop), so that each
  * live block keeps its site, once they are all read and put in time order;
  * the physical memory the driver's virtual-memory API made counts with it,
@@ -19,6 +17,7 @@
 #include "cuda_error_names.h"
 #include "cudatrace/trace_names.h"
 #include "common/array.h"
+#include "common/call_cost.h"
 #include "common/time_order.h"
 #include "cudatrace/functions.h"
 #include "viewer-export/findings/thresholds.h"
@@ -34,11 +33,9 @@ static uint64_t arg_uint(const struct ct_event *e, const char *name)
     return (uint64_t)ct_event_int(e, name, 0);
 }
 
-void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes)
+/* The entry of `site` in `t`, made empty if it had none. */
+static struct ct_site_cost *site_entry(struct ct_site_costs *t, const char *site)
 {
-    if (!site)
-        return;
-    t->calls_with_site++;
     uint64_t *index = ct_u64_map_find(&t->index, (uint64_t)(uintptr_t)site);
     if (!index) {
         t->items = ct_array_grow(t->items, t->count, sizeof *t->items);
@@ -46,10 +43,25 @@ void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, u
         ct_u64_map_put(&t->index, (uint64_t)(uintptr_t)site, t->count);
         index = ct_u64_map_find(&t->index, (uint64_t)(uintptr_t)site);
     }
-    struct ct_site_cost *c = &t->items[*index - 1];
-    c->calls++;
+    return &t->items[*index - 1];
+}
+
+/* Adds `calls` calls that cost `ns` and `bytes` in all to `site`'s entry. */
+static void site_costs_add_calls(struct ct_site_costs *t, const char *site, uint64_t calls,
+                                 uint64_t ns, uint64_t bytes)
+{
+    if (!site)
+        return;
+    t->calls_with_site += calls;
+    struct ct_site_cost *c = site_entry(t, site);
+    c->calls += calls;
     c->ns += ns;
     c->bytes += bytes;
+}
+
+void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes)
+{
+    site_costs_add_calls(t, site, 1, ns, bytes);
 }
 
 double ct_site_cost_of(const struct ct_site_cost *c, enum ct_site_measure by)
@@ -90,17 +102,6 @@ void ct_site_costs_free(struct ct_site_costs *t)
     ct_u64_map_free(&t->index);
     free(t->items);
     memset(t, 0, sizeof *t);
-}
-
-/* Whether [ptr, ptr + bytes) lies in memory the runtime pinned. */
-static int is_pinned(const struct ct_usage *u, uint64_t ptr)
-{
-    for (uint32_t i = 0; i < u->pinned.capacity; i++) {
-        uint64_t start = u->pinned.keys[i];
-        if (start && start != UINT64_MAX && ptr >= start && ptr - start < u->pinned.values[i])
-            return 1;
-    }
-    return 0;
 }
 
 /* A handle's block among the pointers' in `live`: the top bit, which no
@@ -285,6 +286,18 @@ void ct_usage_settle(struct ct_usage *u)
     note_level(u, u->last_call_end_ns, u->live_bytes);
 }
 
+static struct ct_thread_wait *thread_wait(struct ct_usage *u, int64_t tid)
+{
+    uint64_t *index = ct_u64_map_find(&u->thread_index, (uint64_t)tid + 1);
+    if (!index) {
+        u->threads = ct_array_grow(u->threads, u->thread_count, sizeof *u->threads);
+        u->threads[u->thread_count++] = (struct ct_thread_wait){tid, 0, 0};
+        ct_u64_map_put(&u->thread_index, (uint64_t)tid + 1, u->thread_count);
+        index = ct_u64_map_find(&u->thread_index, (uint64_t)tid + 1);
+    }
+    return &u->threads[*index - 1];
+}
+
 /* A call that held the host up: counted for the process and for the
  * thread that made it (threads wait in parallel, so a share of the run is
  * only meaningful per thread). */
@@ -296,51 +309,48 @@ static void blocking(struct ct_usage *u, int64_t tid, const struct ct_event *e, 
     u->sync_calls++;
     u->sync_ns += ns;
     ct_site_costs_add(&u->sync_sites, site, ns, bytes);
-    uint64_t *index = ct_u64_map_find(&u->thread_index, (uint64_t)tid + 1);
-    if (!index) {
-        u->threads = ct_array_grow(u->threads, u->thread_count, sizeof *u->threads);
-        u->threads[u->thread_count++].tid = tid;
-        ct_u64_map_put(&u->thread_index, (uint64_t)tid + 1, u->thread_count);
-        index = ct_u64_map_find(&u->thread_index, (uint64_t)tid + 1);
-    }
-    u->threads[*index - 1].sync_calls++;
-    u->threads[*index - 1].sync_ns += ns;
+    struct ct_thread_wait *t = thread_wait(u, tid);
+    t->sync_calls++;
+    t->sync_ns += ns;
 }
 
-static void copy(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e, uint64_t ns,
+/* The shape call_cost.c classifies a slice by. */
+static struct ct_call_shape shape_of(int fn, const struct ct_event *e)
+{
+    struct ct_call_shape shape = {(enum ct_function)fn, CT_COPY_OTHER, 0, 0};
+    if (ct_function_family((unsigned)fn) != CT_FAMILY_COPY)
+        return shape;
+    const char *kind = ct_event_text(e, ct_key_kind);
+    shape.direction = strcmp(kind, ct_value_copy_host_to_device) == 0   ? CT_COPY_TO_DEVICE
+                      : strcmp(kind, ct_value_copy_device_to_host) == 0 ? CT_COPY_TO_HOST
+                                                                        : CT_COPY_OTHER;
+    shape.bytes = arg_uint(e, ct_key_bytes);
+    shape.host =
+        ct_copy_host_address(shape.direction, arg_uint(e, ct_key_ptr), arg_uint(e, ct_key_src));
+    return shape;
+}
+
+/* What the call cost the host, by the shared rules. */
+static void cost(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e, uint64_t ns,
                  const char *site)
 {
-    const char *kind = ct_event_text(e, ct_key_kind);
-    uint64_t bytes = arg_uint(e, ct_key_bytes);
-    int to_device = strcmp(kind, ct_value_copy_host_to_device) == 0;
-    int to_host = strcmp(kind, ct_value_copy_device_to_host) == 0;
-    int is_async = strstr(ct_function_name(fn), "Async") != NULL;
-    if (!to_device && !to_host) {
-        if (!is_async)
-            blocking(u, tid, e, site, bytes);
-        return;
-    }
-    if (bytes < ct_thresholds.small_copy_bytes) {
+    struct ct_call_shape shape = shape_of(fn, e);
+    unsigned flags = ct_call_cost(&u->pinned, &shape, (uint64_t)ct_thresholds.small_copy_bytes);
+    if (flags & CT_COST_LAUNCH)
+        ct_site_costs_add(&u->launch_sites, site, ns, 0);
+    if (flags & CT_COST_SMALL) {
         u->small_copies++;
-        u->small_copy_bytes += bytes;
-        ct_site_costs_add(&u->small_copy_sites, site, ns, bytes);
+        u->small_copy_bytes += shape.bytes;
+        ct_site_costs_add(&u->small_copy_sites, site, ns, shape.bytes);
     }
-    uint64_t host = arg_uint(e, to_device ? ct_key_src : ct_key_ptr);
-    int pageable = is_async && !is_pinned(u, host);
-    if (pageable) {
+    if (flags & CT_COST_PAGEABLE) {
         u->pageable_copies++;
-        u->pageable_bytes += bytes;
+        u->pageable_bytes += shape.bytes;
         u->pageable_ns += ns;
-        ct_site_costs_add(&u->pageable_sites, site, ns, bytes);
+        ct_site_costs_add(&u->pageable_sites, site, ns, shape.bytes);
     }
-    if (!is_async || pageable)
-        blocking(u, tid, e, site, bytes);
-}
-
-static void unpin(struct ct_usage *u, const struct ct_event *e)
-{
-    uint64_t gone;
-    ct_u64_map_remove(&u->pinned, arg_uint(e, ct_key_ptr), &gone);
+    if (flags & CT_COST_BLOCKS)
+        blocking(u, tid, e, site, shape.bytes);
 }
 
 /* A failed cuMemCreate is an allocation that failed, for the oom finding;
@@ -370,19 +380,8 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
         u->last_call_end_ns = e->end;
     ct_timeline_note(&u->calls_by_time, e->ts, 0);
     ct_timeline_add_interval(&u->host_in_cuda, e->ts, e->end);
+    cost(u, tid, fn, e, ns, site);
     switch (family_of[fn]) {
-    case CT_FAMILY_LAUNCH:
-    case CT_FAMILY_GRAPH:
-        ct_site_costs_add(&u->launch_sites, site, ns, 0);
-        break;
-    case CT_FAMILY_SYNC_DEVICE:
-    case CT_FAMILY_SYNC_STREAM:
-    case CT_FAMILY_SYNC_EVENT:
-        blocking(u, tid, e, site, 0);
-        break;
-    case CT_FAMILY_COPY:
-        copy(u, tid, fn, e, ns, site);
-        break;
     case CT_FAMILY_ALLOC_DEVICE:
         queue_memory(u, failed ? ALLOCATION_FAILED : ALLOCATED, fn, e, site);
         note_alloc_time(u, ns, site);
@@ -394,19 +393,13 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
         if (!failed)
             queue_memory(u, FREED, fn, e, site);
         note_alloc_time(u, ns, site);
-        if (fn == CT_FN_cudaFree)
-            blocking(u, tid, e, site, 0);
         break;
     case CT_FAMILY_ALLOC_HOST:
     case CT_FAMILY_HOST_REGISTER:
-        if (!failed && fn != CT_FN_cudaHostUnregister)
-            ct_u64_map_put(&u->pinned, arg_uint(e, ct_key_ptr), arg_uint(e, ct_key_bytes));
-        else if (!failed)
-            unpin(u, e);
-        break;
     case CT_FAMILY_FREE_HOST:
         if (!failed)
-            unpin(u, e);
+            ct_pinned_note(&u->pinned, (enum ct_function)fn, arg_uint(e, ct_key_ptr),
+                           arg_uint(e, ct_key_bytes));
         break;
     case CT_FAMILY_HANDLE:
         ct_pool_reserve_slice(&u->pools, fn, e);
@@ -414,6 +407,47 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
     default:
         break;
     }
+}
+
+/* The dropped middle's tallies are those of the slices it held: the
+ * totals and the sites' entries get them as if they had been read. */
+void ct_usage_gap_instant(struct ct_usage *u, const struct ct_event *e)
+{
+    uint64_t calls = arg_uint(e, ct_key_calls), ns = arg_uint(e, ct_key_total_ns);
+    uint64_t bytes = arg_uint(e, ct_key_bytes);
+    u->gap_tallies++;
+    if (ct_event_arg(e, ct_key_tid)) {
+        struct ct_thread_wait *t = thread_wait(u, ct_event_int(e, ct_key_tid, 0));
+        t->sync_calls += calls;
+        t->sync_ns += ns;
+        return;
+    }
+    const char *site = ct_event_text(e, ct_key_site);
+    struct ct_site_costs *sites;
+    switch (arg_uint(e, ct_key_cost)) {
+    case CT_COST_BLOCKS:
+        u->sync_calls += calls;
+        u->sync_ns += ns;
+        sites = &u->sync_sites;
+        break;
+    case CT_COST_PAGEABLE:
+        u->pageable_copies += calls;
+        u->pageable_bytes += bytes;
+        u->pageable_ns += ns;
+        sites = &u->pageable_sites;
+        break;
+    case CT_COST_SMALL:
+        u->small_copies += calls;
+        u->small_copy_bytes += bytes;
+        sites = &u->small_copy_sites;
+        break;
+    case CT_COST_LAUNCH:
+        sites = &u->launch_sites;
+        break;
+    default:
+        return;
+    }
+    site_costs_add_calls(sites, *site ? site : NULL, calls, ns, bytes);
 }
 
 int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e)
@@ -460,7 +494,7 @@ void ct_usage_free(struct ct_usage *u)
                                       &u->small_copy_sites, &u->nvtx_ranges};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
         ct_site_costs_free(tables[i]);
-    ct_u64_map_free(&u->pinned);
+    ct_pinned_free(&u->pinned);
     ct_u64_map_free(&u->thread_index);
     ct_gpu_free(&u->gpu);
     free(u->nvtx_spans);

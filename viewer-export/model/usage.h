@@ -15,6 +15,7 @@
 #include "viewer-export/model/pools.h"
 #include "viewer-export/model/timeline.h"
 #include "viewer-export/read/trace_decode.h"
+#include "common/call_cost.h"
 #include "common/time_order.h"
 #include "common/u64_map.h"
 #include "common/vmm_ledger.h"
@@ -71,7 +72,7 @@ struct ct_usage {
     size_t thread_count;
     uint64_t pageable_copies, pageable_bytes, pageable_ns;
     uint64_t small_copies, small_copy_bytes;
-    struct ct_u64_map pinned;          /* start -> bytes, host memory the runtime pinned */
+    struct ct_pinned_memory pinned;    /* host memory the runtime pinned */
     struct ct_time_order memory_order; /* device allocations and frees, until settled */
     struct ct_u64_map live;            /* device pointer -> index + 1 in blocks */
     struct ct_vmm_ledger vmm;          /* the virtual-memory API's physical memory */
@@ -89,6 +90,10 @@ struct ct_usage {
     /* Host time inside CUDA calls, and inside those that block, per span. */
     struct ct_timeline host_in_cuda, host_blocked;
     struct ct_gpu_work gpu; /* from the GPU tracks, when the trace has them */
+    /* The dropped middle's tallies added (ct_usage_gap_instant): the figures
+     * above, but for the timelines, the live memory and the allocations'
+     * times, are the whole run's. */
+    uint64_t gap_tallies;
     /* The first failed allocation. */
     int oom;
     uint64_t oom_bytes, oom_ts, oom_live;
@@ -109,6 +114,9 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
 /* Once every slice is in: the live device memory, from the allocations and
  * frees in time order. */
 void ct_usage_settle(struct ct_usage *u);
+/* Adds a "cudatrace.usage" instant of a bounded trace's gap: what the
+ * usage findings read of the calls in its dropped middle. */
+void ct_usage_gap_instant(struct ct_usage *u, const struct ct_event *e);
 /* Notes a slice that is an NVTX range (its `source` is "nvtx"); 0 when it is
  * not one. */
 int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e);

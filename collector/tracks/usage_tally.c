@@ -1,0 +1,203 @@
+/*
+ * The usage findings' figures of the chunks a bounded trace may drop: per
+ * call site, the calls, time and bytes of the calls that blocked the host,
+ * of the pageable and the small copies and of the launches, and each
+ * thread's blocked time, by the rules the report applies to the slices it
+ * reads (common/call_cost.c). Kept per chunk until that chunk is kept or
+ * gone; the head's (chunk 0) are never dropped and never tallied, so an
+ * unbounded trace pays only for the pinned memory's ledger. The gap marker
+ * (trace_gap.c) writes what the dropped chunks summed to, one
+ * "cudatrace.usage" instant per site and cost, one per thread, and the
+ * report adds them to what it read.
+ */
+#include "collector/tracks/usage_tally.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/tracks/call_slices.h"
+#include "common/array.h"
+#include "common/call_cost.h"
+#include "common/string_table.h"
+#include "cudatrace/trace_names.h"
+
+#define SLOTS 64                /* as trace_gap.c: more than the chunks a file holds at once */
+#define THREAD_KEY (1ull << 62) /* a thread's blocked time, not a site's */
+#define MAX_WRITTEN 64          /* sites of one cost, or threads, in the gap */
+
+struct tally_entry {
+    uint64_t key; /* cost << 32 | site, or THREAD_KEY | tid */
+    uint64_t calls, ns, bytes;
+};
+
+struct tally {
+    uint32_t chunk;          /* 0: the slot is free */
+    struct ct_u64_map index; /* key -> index + 1 */
+    struct tally_entry *entries;
+    size_t count, last; /* last: the entry added to last */
+};
+
+static struct tally slots[SLOTS], dropped;
+static struct ct_pinned_memory pinned;
+
+static void tally_add(struct tally *t, uint64_t key, uint64_t calls, uint64_t ns, uint64_t bytes)
+{
+    /* Launches come in runs from one site: the last entry, without a look-up. */
+    if (t->count && t->entries[t->last].key == key) {
+        struct tally_entry *e = &t->entries[t->last];
+        e->calls += calls;
+        e->ns += ns;
+        e->bytes += bytes;
+        return;
+    }
+    uint64_t *index = ct_u64_map_find(&t->index, key);
+    if (!index) {
+        t->entries = ct_array_grow(t->entries, t->count, sizeof *t->entries);
+        t->entries[t->count++] = (struct tally_entry){key, 0, 0, 0};
+        ct_u64_map_put(&t->index, key, t->count);
+        index = ct_u64_map_find(&t->index, key);
+    }
+    t->last = (size_t)*index - 1;
+    struct tally_entry *e = &t->entries[t->last];
+    e->calls += calls;
+    e->ns += ns;
+    e->bytes += bytes;
+}
+
+static void tally_clear(struct tally *t)
+{
+    ct_u64_map_free(&t->index);
+    free(t->entries);
+    memset(t, 0, sizeof *t);
+}
+
+static struct tally *current_slot(uint32_t chunk)
+{
+    struct tally *t = &slots[chunk % SLOTS];
+    if (t->chunk != chunk) {
+        tally_clear(t);
+        t->chunk = chunk;
+    }
+    return t;
+}
+
+/* The call's shape from its record's arguments (functions.h's layouts). */
+static struct ct_call_shape shape_of(const struct ct_record *r)
+{
+    struct ct_call_shape shape = {(enum ct_function)r->func, CT_COPY_OTHER, 0, 0};
+    if (ct_function_family(r->func) == CT_FAMILY_COPY) {
+        shape.direction = ct_copy_direction_of_kind(r->arg[3]);
+        shape.bytes = r->arg[1];
+        shape.host = ct_copy_host_address(shape.direction, r->arg[0], r->arg[4]);
+    }
+    return shape;
+}
+
+void ct_usage_tally_call(const struct ct_record *r, int32_t tid, uint32_t site, uint64_t ns)
+{
+    enum ct_family family = ct_function_family(r->func);
+    if (r->result == 0 && (family == CT_FAMILY_ALLOC_HOST || family == CT_FAMILY_FREE_HOST ||
+                           family == CT_FAMILY_HOST_REGISTER))
+        ct_pinned_note(&pinned, (enum ct_function)r->func, r->arg[0], r->arg[1]);
+    uint32_t chunk = ct_writer_chunk();
+    if (chunk == 0)
+        return;
+    struct ct_call_shape shape = shape_of(r);
+    unsigned flags = ct_call_cost(&pinned, &shape, CT_SMALL_COPY_BYTES);
+    if (!flags)
+        return;
+    struct tally *t = current_slot(chunk);
+    for (unsigned cost = CT_COST_BLOCKS; cost <= CT_COST_LAUNCH; cost <<= 1)
+        if (flags & cost)
+            tally_add(t, (uint64_t)cost << 32 | site, 1, ns,
+                      cost == CT_COST_LAUNCH ? 0 : shape.bytes);
+    if (flags & CT_COST_BLOCKS)
+        tally_add(t, THREAD_KEY | (uint32_t)tid, 1, ns, 0);
+}
+
+static void write_entry(struct ct_sequence *seq, const struct tally_entry *e, uint64_t ts)
+{
+    static uint32_t name, cost, site, tid, calls, total_ns, bytes;
+    if (!name) {
+        name = ct_strings_intern_cstr(ct_event_usage_tally);
+        cost = ct_strings_intern_cstr(ct_key_cost);
+        site = ct_strings_intern_cstr(ct_key_site);
+        tid = ct_strings_intern_cstr(ct_key_tid);
+        calls = ct_strings_intern_cstr(ct_key_calls);
+        total_ns = ct_strings_intern_cstr(ct_key_total_ns);
+        bytes = ct_strings_intern_cstr(ct_key_bytes);
+    }
+    struct ct_arg args[5] = {{calls, CT_ARG_UINT, e->calls},
+                             {total_ns, CT_ARG_UINT, e->ns},
+                             {bytes, CT_ARG_UINT, e->bytes}};
+    int nargs = 3;
+    if (e->key & THREAD_KEY) {
+        args[nargs++] = (struct ct_arg){tid, CT_ARG_UINT, (uint32_t)e->key};
+    } else {
+        args[nargs++] = (struct ct_arg){cost, CT_ARG_UINT, e->key >> 32};
+        if ((uint32_t)e->key)
+            args[nargs++] = (struct ct_arg){site, CT_ARG_STRING, (uint32_t)e->key};
+    }
+    ct_write_instant(seq, 0, ts, name, args, nargs);
+}
+
+/* The finding's measure of an entry: time for the blocking calls (and the
+ * threads), calls for the others, as findings/usage.c ranks its sites. */
+static uint64_t measure(const struct tally_entry *e)
+{
+    return (e->key & THREAD_KEY) || e->key >> 32 == CT_COST_BLOCKS ? e->ns : e->calls;
+}
+
+static int by_group_then_measure(const void *a, const void *b)
+{
+    const struct tally_entry *x = a, *y = b;
+    uint64_t gx = x->key >> 32, gy = y->key >> 32, mx = measure(x), my = measure(y);
+    if (gx != gy)
+        return gx < gy ? -1 : 1;
+    return (mx < my) - (mx > my);
+}
+
+/* Writes the costliest MAX_WRITTEN sites of each cost, and the rest of it
+ * as one entry with no site, so that the totals stay whole and the gap
+ * frame small however many sites the middle had; the MAX_WRITTEN threads
+ * that waited longest. */
+static void write_dropped(struct ct_sequence *seq, uint64_t ts)
+{
+    struct tally_entry *sorted = malloc((dropped.count + 1) * sizeof *sorted);
+    if (!sorted)
+        abort();
+    memcpy(sorted, dropped.entries, dropped.count * sizeof *sorted);
+    qsort(sorted, dropped.count, sizeof *sorted, by_group_then_measure);
+    struct tally_entry rest = {0};
+    size_t in_group = 0;
+    for (size_t k = 0; k < dropped.count; k++) {
+        const struct tally_entry *e = &sorted[k];
+        if (k && e->key >> 32 != sorted[k - 1].key >> 32)
+            in_group = 0;
+        if (in_group++ < MAX_WRITTEN) {
+            write_entry(seq, e, ts);
+        } else if (!(e->key & THREAD_KEY)) {
+            rest = (struct tally_entry){e->key >> 32 << 32, rest.calls + e->calls, rest.ns + e->ns,
+                                        rest.bytes + e->bytes};
+        }
+        if (rest.calls && (k + 1 == dropped.count || sorted[k + 1].key >> 32 != e->key >> 32)) {
+            write_entry(seq, &rest, ts);
+            rest = (struct tally_entry){0};
+        }
+    }
+    free(sorted);
+}
+
+void ct_usage_tally_write_dropped(struct ct_sequence *seq, uint32_t first_kept, uint64_t ts)
+{
+    for (int i = 0; i < SLOTS; i++) {
+        struct tally *t = &slots[i];
+        if (!t->chunk || t->chunk >= first_kept)
+            continue;
+        for (size_t k = 0; k < t->count; k++)
+            tally_add(&dropped, t->entries[k].key, t->entries[k].calls, t->entries[k].ns,
+                      t->entries[k].bytes);
+        tally_clear(t);
+    }
+    write_dropped(seq, ts);
+}

@@ -1,0 +1,79 @@
+/*
+ * A long run whose trouble lies in its middle, for the usage findings of a
+ * bounded trace (tests/test_collector_bounded_usage.py). `rounds` rounds of
+ * 10 launches and 100 memsets whose arguments vary (detail that compresses
+ * little, as in long_run.c); the middle half of the rounds each add one
+ * cudaDeviceSynchronize (its cost the double's CT_DOUBLE_SYNC_NS) and one
+ * 4 KiB cudaMemcpyAsync to the device from pageable memory in the "stalls"
+ * mode, and one 1 MiB cudaMemcpyAsync from pinned memory in the "healthy"
+ * mode. Prints how many syncs and copies it made.
+ * Usage: bounded_usage stalls|healthy [rounds=1500]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "program_args.h"
+
+#define MIB ((size_t)1 << 20)
+#define NOINLINE __attribute__((noinline))
+#define SMALL 4096
+
+/* Exported (the build links with -rdynamic) so a tracer can resolve its name. */
+void bounded_usage_kernel(void) {}
+
+static void background(void *block)
+{
+    static unsigned long long state = 1;
+    dim3 one = {1, 1, 1};
+    for (int i = 0; i < 10; i++)
+        cudaLaunchKernel((const void *)bounded_usage_kernel, one, one, NULL, 0, NULL);
+    for (int i = 0; i < 100; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        size_t offset = (state >> 20) % (MIB / 2), size = (state >> 44) % 4096;
+        cudaMemsetAsync((char *)block + offset, (int)(state >> 32), size, NULL);
+    }
+}
+
+static NOINLINE void stall(void *device, const void *pageable)
+{
+    cudaDeviceSynchronize();                                                /* site: sync */
+    cudaMemcpyAsync(device, pageable, SMALL, cudaMemcpyHostToDevice, NULL); /* site: pageable */
+}
+
+static NOINLINE void pinned_copy(void *device, const void *pinned)
+{
+    cudaMemcpyAsync(device, pinned, MIB, cudaMemcpyHostToDevice, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || (strcmp(argv[1], "stalls") != 0 && strcmp(argv[1], "healthy") != 0)) {
+        fprintf(stderr, "usage: bounded_usage stalls|healthy [rounds]\n");
+        return 2;
+    }
+    int stalls = strcmp(argv[1], "stalls") == 0;
+    unsigned long long rounds = arg_or(argc, argv, 2, 1500), middle = 0;
+    void *device, *pinned;
+    char *pageable = calloc(1, SMALL);
+    if (!pageable || cudaMalloc(&device, MIB) != cudaSuccess ||
+        cudaMallocHost(&pinned, MIB) != cudaSuccess)
+        return 1;
+    for (unsigned long long r = 0; r < rounds; r++) {
+        background(device);
+        if (r < rounds / 4 || r >= rounds - rounds / 4)
+            continue;
+        middle++;
+        if (stalls)
+            stall(device, pageable);
+        else
+            pinned_copy(device, pinned);
+    }
+    printf("syncs %llu\ncopies %llu\n", stalls ? middle : 0, middle);
+    cudaFreeHost(pinned);
+    cudaFree(device);
+    free(pageable);
+    return 0;
+}

@@ -1,0 +1,91 @@
+"""The usage findings of a bounded trace are the whole run's (issue 22).
+
+The collector tallies, over every call record, what launch-overhead,
+sync-stall, pageable-memcpy and small-copy-storm read (by the rules the
+report applies to slices, common/call_cost.c) and writes the tallies of the
+chunks it drops with the gap marker; the report adds them. On the CPU double
+with tests/programs/bounded_usage.c, whose 750 syncs (1 ms each) and 750
+small pageable copies all lie in the middle a 1 MiB cap drops, the bounded
+trace's findings and their counts and top sites equal those of the same run
+unbounded; the healthy twin, whose middle copies pinned memory in large
+copies, stays silent under the same cap."""
+from test_preload_reliability import report
+
+MIB = 1 << 20
+MS = 1000000
+MIDDLE = 750
+USAGE = {"launch-overhead", "sync-stall", "pageable-memcpy", "small-copy-storm"}
+COUNTS = {"sync-stall": ("sync_calls",), "pageable-memcpy": ("copies", "bytes"),
+          "small-copy-storm": ("copies", "bytes")}
+
+
+def run(trace_run, build_dir, tmp_path, mode, cap):
+    """The bounded trace is the fixture's, which checks it (Perfetto's rules,
+    the trace vocabulary); the unbounded one is read by the report only."""
+    env = {"CUDATRACE_MAX_MB": cap, "CT_DOUBLE_SYNC_NS": MS}
+    if not cap:
+        env["CUDATRACE_OUTPUT"] = tmp_path / f"{mode}-unbounded.pftrace.zst"
+    completed, trace, _ = trace_run("bounded_usage", mode, env=env)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == ["syncs", str(MIDDLE if mode == "stalls" else 0),
+                                        "copies", str(MIDDLE)]
+    path = env.get("CUDATRACE_OUTPUT", completed.run_dir / "trace.pftrace.zst")
+    if cap:
+        assert sum(s["name"] == "trace gap: middle dropped" for s in trace.slices) == 1
+    return path, {f["id"]: f for f in report(build_dir, path)["findings"] if f["id"] in USAGE}
+
+
+def test_findings_of_a_dropped_middle_are_the_whole_runs(trace_run, build_dir, tmp_path):
+    bounded_path, bounded = run(trace_run, build_dir, tmp_path, "stalls", 1)
+    _, whole = run(trace_run, build_dir, tmp_path, "stalls", 0)
+    assert bounded_path.stat().st_size <= MIB
+    process = report(build_dir, bounded_path)["processes"][0]
+    assert process["gap"]["dropped_chunks"] > 0
+    # The middle's syncs are gone from the file's slices ...
+    kept_syncs = process["api"]["cudaDeviceSynchronize"]
+    assert kept_syncs["calls"] == MIDDLE and kept_syncs["dropped_slices"] > MIDDLE / 2
+    # ... and the findings count them all the same.
+    assert set(bounded) == set(whole) >= {"sync-stall", "pageable-memcpy", "small-copy-storm"}
+    for finding_id, keys in COUNTS.items():
+        b, w = bounded[finding_id]["evidence"], whole[finding_id]["evidence"]
+        assert [b[k] for k in keys] == [w[k] for k in keys], finding_id
+        assert [(s["site"], s["calls"]) for s in b["sites"]] == [
+            (s["site"], s["calls"]) for s in w["sites"]], finding_id
+        assert "kept detail only" not in bounded[finding_id]["message"]
+    stall = bounded["sync-stall"]
+    # 750 syncs and 750 pageable copies block, and the final cudaFree.
+    assert stall["evidence"]["sync_calls"] == 2 * MIDDLE + 1
+    assert stall["evidence"]["sync_ns"] >= MIDDLE * MS
+    top = stall["evidence"]["sites"][0]
+    assert "bounded_usage.c" in top["site"] and top["calls"] == MIDDLE and top["ns"] >= MIDDLE * MS
+    copies = bounded["pageable-memcpy"]["evidence"]
+    assert (copies["copies"], copies["bytes"]) == (MIDDLE, MIDDLE * 4096)
+    assert bounded["small-copy-storm"]["evidence"]["copies"] == MIDDLE
+
+
+def test_a_healthy_middle_stays_silent(trace_run, build_dir, tmp_path):
+    _, bounded = run(trace_run, build_dir, tmp_path, "healthy", 1)
+    assert not set(bounded) & {"sync-stall", "pageable-memcpy", "small-copy-storm"}, [
+        f["message"] for f in bounded.values()]
+
+
+def test_findings_made_from_the_kept_detail_say_so(trace_run, build_dir, tmp_path):
+    """memory-growth needs the live bytes over the whole timeline, which a
+    dropped middle takes away: it says it was made from the kept detail.
+    leak_loop's 20,000 steps (a 4 KiB copy and a 1 KiB block kept each)
+    under a 1 MiB cap; small-copy-storm beside it counts every copy."""
+    steps = 20000
+    findings = {}
+    for cap in (1, 0):
+        path = tmp_path / f"leak-{cap}.pftrace.zst"
+        completed, _, _ = trace_run("leak_loop", steps, 1024, 4096, env={
+            "CUDATRACE_MAX_MB": cap, "CUDATRACE_OUTPUT": path})
+        assert completed.returncode == 0, completed.stderr
+        findings[cap] = {f["id"]: f for f in report(build_dir, path)["findings"]}
+    bounded, whole = findings[1], findings[0]
+    assert bounded["memory-growth"]["evidence"]["kept_detail_only"] == 1
+    assert bounded["memory-growth"]["message"].endswith(
+        "(made from the kept detail only: the bounded trace dropped its middle)")
+    assert "kept_detail_only" not in whole["memory-growth"]["evidence"]
+    for f in (bounded["small-copy-storm"], whole["small-copy-storm"]):
+        assert f["evidence"]["copies"] == steps and "kept_detail_only" not in f["evidence"]
