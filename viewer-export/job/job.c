@@ -242,7 +242,8 @@ static int by_job_host_rank(const void *a, const void *b)
 static void lay_out_findings(struct ct_job *job, const size_t *place)
 {
     struct ct_findings *all = &job->findings;
-    struct ct_finding *laid = calloc(all->count ? all->count : 1, sizeof *laid);
+    /* The across-rank findings are added to it later. */
+    struct ct_finding *laid = calloc(ct_array_room(all->count), sizeof *laid);
     if (!laid)
         abort();
     size_t n = 0;
