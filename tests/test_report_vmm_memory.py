@@ -142,7 +142,9 @@ def test_healthy_twin_memory_any_other_library_allocated_is_the_programs(trace_r
 POOL_TRACK = "CUDA memory pools reserved (bytes, as the runtime said when asked)"
 
 
-def pool_report(trace_run, build_dir, program, *args):
+def reserve_report(trace_run, build_dir, track, program, *args):
+    """The program's output, its process report, the text report and the
+    values of the reserve counter `track` in time order."""
     completed, trace, _ = trace_run(program, *args)
     assert completed.returncode == 0, completed.stderr
     path = str(completed.run_dir / "trace.pftrace.zst")
@@ -150,8 +152,13 @@ def pool_report(trace_run, build_dir, program, *args):
                                         path], capture_output=True, text=True, check=True).stdout
                         for flag in (["--json"], []))
     (process,) = json.loads(as_json)["processes"]
-    pool_counter = [v for _, v in sorted(trace.counters.get(POOL_TRACK, []))]
-    return completed.stdout, process["memory"], as_text, pool_counter
+    counter = [v for _, v in sorted(trace.counters.get(track, []))]
+    return completed.stdout, process, as_text, counter
+
+
+def pool_report(trace_run, build_dir, program):
+    stdout, process, text, counter = reserve_report(trace_run, build_dir, POOL_TRACK, program)
+    return stdout, process["memory"], text, counter
 
 
 def test_a_pools_reserve_is_what_the_runtime_said_when_asked(trace_run, build_dir):
@@ -182,15 +189,7 @@ GRAPH_TRACK = "CUDA graphs' memory reserved (bytes, as the runtime said when ask
 
 
 def graph_report(trace_run, build_dir, *args):
-    completed, trace, _ = trace_run("graph_memory", *args)
-    assert completed.returncode == 0, completed.stderr
-    path = str(completed.run_dir / "trace.pftrace.zst")
-    as_json, as_text = (subprocess.run([os.path.join(build_dir, "cudatrace"), "report", *flag,
-                                        path], capture_output=True, text=True, check=True).stdout
-                        for flag in (["--json"], []))
-    (process,) = json.loads(as_json)["processes"]
-    counter = [v for _, v in sorted(trace.counters.get(GRAPH_TRACK, []))]
-    return completed.stdout, process, as_text, counter
+    return reserve_report(trace_run, build_dir, GRAPH_TRACK, "graph_memory", *args)
 
 
 def test_graphs_memory_is_what_the_runtime_said_when_asked(trace_run, build_dir):
