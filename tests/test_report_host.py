@@ -342,6 +342,39 @@ def test_every_stack_read_is_one_slice_on_its_python_track(host_run, trace_vocab
     assert args["python_read_ns"] > 0
 
 
+def test_every_stack_read_is_one_callstack_sample_on_its_thread(host_run, trace_vocabulary,
+                                                                 outside_reads):
+    """Each Python slice has its callstack sample (perf_sample) at its time, on its
+    thread (a worker's: its main thread), whose frames are the slice's stack, bottom
+    first, each in the mapping of its own file."""
+    proc, trace, _, _ = host_run("workers-busy", 20)
+    v = trace_vocabulary
+    seen = {e["args"]["python_track"]: e["args"] for e in trace.instants
+            if e["name"] in (v.text("event", "host_thread"), v.text("event", "host_worker"))}
+    expected, workers = [], set()
+    for s in (s for s in trace.slices if s["track_uuid"] in seen):
+        owner = seen[s["track_uuid"]]
+        workers.update([owner["pid"]] if "pid" in owner else [])
+        pid, tid = (owner["pid"],) * 2 if "pid" in owner else (proc.pid, owner["tid"])
+        expected.append((s["ts"], pid, tid, tuple(s["args"]["python_stack"].splitlines()[::-1])))
+    written = [(s["ts"], s["pid"], s["tid"], tuple(s["frames"])) for s in trace.callstack_samples]
+    assert sorted(written) == sorted(expected) and written
+    for sample in trace.callstack_samples:
+        assert sample["mappings"] == [f.rsplit(" (", 1)[1].rsplit(":", 1)[0]
+                                      for f in sample["frames"]]
+    assert workers
+
+
+def test_the_loops_samples_end_at_its_transform_line(host_run, outside_reads):
+    """The loop that burns the CPU in `burn` has most of its callstack samples end
+    at that exact file:line, as the flame graph would show it."""
+    proc, trace, _, _ = host_run("in-thread", gpu_us=100)
+    leaves = [s["frames"][-1] for s in trace.callstack_samples if s["tid"] == proc.pid]
+    assert leaves
+    top = f"burn ({SCRIPT}:{TRANSFORM})"
+    assert leaves.count(top) >= 0.6 * len(leaves), set(leaves)
+
+
 def test_refused_reads_skip_the_stacks_and_say_so_once(host_run, build_dir):
     """process_vm_readv refused with EPERM, by a seccomp filter the collector inherits
     (as a container's profile refuses it): no stacks, one line saying why, and the rest
