@@ -407,3 +407,18 @@ def test_a_thread_storm_reads_a_bounded_number_of_stacks_a_round(host_run, trace
     assert args["python_stack_count"] <= 32 * args["rounds"] + args["worker_samples"]
     read = [t for t in process["host"]["threads"] if t["python_samples"] > 0]
     assert len(read) > 100, len(read)
+
+
+def test_gpu_idle_names_the_line_the_loop_was_at_in_its_gaps(host_run, outside_reads):
+    """The GPU waits while the loop burns the CPU in `burn`: each of gpu-idle's
+    longest gaps names that exact file:line, from the samples read within it."""
+    _, _, _, findings = host_run("in-thread", gpu_us=100)
+    f, = [f for f in findings if f["id"] == "gpu-idle"]
+    assert f["evidence"]["gap_1_python_line"] == TRANSFORM
+    assert f"the launching thread mostly at {SCRIPT}:{TRANSFORM} in burn" in f["message"]
+
+
+def test_without_gpu_idle_no_gap_line_is_said(host_run, outside_reads):
+    _, _, _, findings = host_run("healthy", gpu_us=29_000, CT_DOUBLE_SYNC_NS=30_000_000)
+    assert not [f for f in findings if f["id"] == "gpu-idle"]
+    assert not any("the launching thread mostly at" in f["message"] for f in findings)
