@@ -422,3 +422,15 @@ def test_without_gpu_idle_no_gap_line_is_said(host_run, outside_reads):
     _, _, _, findings = host_run("healthy", gpu_us=29_000, CT_DOUBLE_SYNC_NS=30_000_000)
     assert not [f for f in findings if f["id"] == "gpu-idle"]
     assert not any("the launching thread mostly at" in f["message"] for f in findings)
+
+
+def test_the_host_says_where_the_loop_was_while_the_gpu_idled(host_run, outside_reads):
+    """With GPU timings, the launching thread's samples while the GPU was idle, by
+    line: the loop's burn; without them, no such part."""
+    _, _, process, _ = host_run("in-thread", gpu_us=100)
+    idle = process["host"]["gpu_idle_python"]
+    site = idle["python_sites"][0]
+    assert (site["file"], site["line"], site["function"]) == (SCRIPT, TRANSFORM, "burn")
+    assert site["share"] >= 0.6 and 0 < idle["python_samples"]
+    _, _, process, _ = host_run("in-thread")
+    assert "gpu_idle_python" not in process["host"]

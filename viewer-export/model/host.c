@@ -401,6 +401,17 @@ int ct_host_top_site_within(const struct ct_host_python *py, uint64_t from, uint
     return 1;
 }
 
+void ct_host_sites_when(const struct ct_host_python *py, int (*keep)(const void *ctx, uint64_t ts),
+                        const void *ctx, struct ct_host_python *out)
+{
+    *out = (struct ct_host_python){0};
+    for (size_t i = 0; i < py->stamp_count; i++)
+        if (keep(ctx, py->stamps[i].ts)) {
+            const struct ct_host_site *s = &py->sites[py->stamps[i].site];
+            add_site(out, s->file, s->function, s->line, 1);
+        }
+}
+
 const struct ct_host_thread *ct_host_launching_thread(const struct ct_host *h)
 {
     const struct ct_host_thread *best = NULL;

@@ -149,6 +149,10 @@ int ct_host_workers_top_site(const struct ct_host *h, struct ct_host_site *out, 
  * when none was. */
 int ct_host_top_site_within(const struct ct_host_python *py, uint64_t from, uint64_t to,
                             struct ct_host_site *out, uint64_t *within);
+/* `py`'s samples at times `keep` says yes to, as sites of their own (the
+ * caller frees out->sites). */
+void ct_host_sites_when(const struct ct_host_python *py, int (*keep)(const void *ctx, uint64_t ts),
+                        const void *ctx, struct ct_host_python *out);
 const struct ct_host_thread *ct_host_launching_thread(const struct ct_host *h);
 void ct_host_free(struct ct_host *h);
 
