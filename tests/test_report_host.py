@@ -268,6 +268,12 @@ def test_the_html_page_shows_the_host(host_run, cudatrace, tmp_path):  # noqa: F
          t["waiting_in"][0]["wchan"] if t["waiting_in"] else ""] for t in host["threads"][:15]
     ] + [[f"worker {w['pid']} {w['name']}", pct(w["cpu"]), pct(w["runnable"]), "", "", "", ""]
          for w in host["workers"]]
+    owners = [(f"thread {t['tid']} {t['name']}", t) for t in host["threads"][:15]] + \
+        [(f"worker {w['pid']} {w['name']}", w) for w in host["workers"]]
+    expected = [[who, f"{s['file']}:{s['line']}", s["function"], pct(s["share"])]
+                for who, o in owners for s in o["python_sites"][:3]]
+    if expected or not outside_reads_refused():  # the table is there when a stack was read
+        assert expected and [cells for _, cells in shown.rows("host-sites")] == expected
 
 
 def top_site(row):
