@@ -291,6 +291,19 @@ def _decode_event(i, p, st):
     }
 
 
+def _decode_sample(p, st):
+    stack = st.lookup("callstacks", p.perf_sample.callstack_iid)
+    frames = [st.lookup("frames", iid) for iid in (stack.frame_ids if stack else ())]
+    paths = [st.lookup("mappings", f.mapping_id) if f else None for f in frames]
+    return {
+        "ts": p.timestamp, "pid": p.perf_sample.pid, "tid": p.perf_sample.tid,
+        "frames": [st.lookup("function_names", f.function_name_id) if f else None
+                   for f in frames],
+        "mappings": [st.lookup("mapping_paths", m.path_string_ids[0]) if m else None
+                     for m in paths],
+    }
+
+
 def _track_dict(d):
     c = d.counter if d.HasField("counter") else None
     kind = d.WhichOneof("static_or_dynamic_name")
@@ -336,10 +349,15 @@ class Trace:
         self.instants = []
         self.counters = {}  # track name -> [(ts, value)]
         self.counters_by_uuid = {}  # track uuid -> [(ts, value)]
+        # callstack samples: {"ts", "pid", "tid", "frames": names bottom
+        # (outermost) first, None where unresolved, "mappings": their paths}
+        self.callstack_samples = []
         self._decode_tracks()
         for i, p, st, _ in _walk(self.packets):
             if p.HasField("track_event"):
                 self.events.append(_decode_event(i, p, st))
+            if p.HasField("perf_sample") and p.perf_sample.HasField("callstack_iid"):
+                self.callstack_samples.append(_decode_sample(p, st))
         self._pair_events()
 
     def owner(self, uuid):
@@ -480,6 +498,43 @@ def check_interning(trace):
                 _fail("3 (interning)",
                       f"packet #{i}: {what} {iid} is not defined in InternedData.{table} "
                       f"earlier on sequence {seq} since its last SEQ_INCREMENTAL_STATE_CLEARED")
+
+
+def _profile_refs(p, st):
+    """(table, iid, what) for every interned id a PerfSample uses, through its
+    callstack's frames to their names and mappings, and their mappings' paths."""
+    if not p.HasField("perf_sample") or not p.perf_sample.HasField("callstack_iid"):
+        return []
+    iid = p.perf_sample.callstack_iid
+    refs = [("callstacks", iid, "PerfSample.callstack_iid")]
+    stack = st.lookup("callstacks", iid)
+    for frame_id in stack.frame_ids if stack is not None else ():
+        refs.append(("frames", frame_id, f"Callstack {iid} frame"))
+        frame = st.lookup("frames", frame_id)
+        if frame is None:
+            continue
+        refs.append(("function_names", frame.function_name_id, f"Frame {frame_id} name"))
+        if frame.mapping_id:
+            refs.append(("mappings", frame.mapping_id, f"Frame {frame_id} mapping"))
+            mapping = st.lookup("mappings", frame.mapping_id)
+            refs += [("mapping_paths", path, f"Mapping {frame.mapping_id} path")
+                     for path in (mapping.path_string_ids if mapping is not None else ())]
+    return refs
+
+
+def check_profile_interning(trace):
+    """3. A callstack sample's callstack, frames, names, mappings and paths are
+    defined earlier on its sequence, since its last clear, which it needs."""
+    for i, p, st, _ in _walk(trace.packets):
+        refs = _profile_refs(p, st)
+        if refs and not p.sequence_flags & (CLEARED | NEEDS):
+            _fail("2 (incremental state)", f"packet #{i}: a PerfSample on sequence "
+                  f"{p.trusted_packet_sequence_id} lacks SEQ_NEEDS_INCREMENTAL_STATE")
+        for table, iid, what in refs:
+            if iid not in st.interned.get(table, {}):
+                _fail("3 (interning)",
+                      f"packet #{i}: {what} {iid} is not defined in InternedData.{table} "
+                      f"earlier on sequence {p.trusted_packet_sequence_id} since its last clear")
 
 
 def _used_tracks(e):
@@ -642,6 +697,7 @@ def validate(trace, allow_unclosed=False):
     check_sequence_ids(trace)
     check_incremental_flags(trace)
     check_interning(trace)
+    check_profile_interning(trace)
     check_tracks_described(trace)
     check_counter_tracks(trace)
     check_slices_balanced(trace, allow_unclosed)

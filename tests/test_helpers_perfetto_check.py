@@ -387,3 +387,41 @@ def test_cli_ok_and_error(write_trace):
     assert run_cli("--allow-unclosed", broken).returncode == 0
     both = run_cli(broken, write_trace(good()))
     assert both.returncode == 1 and both.stdout.count(": ok: ") == 1
+
+
+# ---- callstack samples (PerfSample with interned frames) --------------------
+
+
+def sampled(sample_flags=NEEDS, drop=None):
+    """good() and a callstack sample on sequence 1: two frames, one mapping; `drop`
+    names an InternedData table whose entries are left out."""
+    interned = pb.InternedData(
+        function_names=[pb.InternedString(iid=1, str=b"main (a.py:3)"),
+                        pb.InternedString(iid=2, str=b"f (a.py:9)")],
+        mapping_paths=[pb.InternedString(iid=5, str=b"a.py")],
+        mappings=[pb.Mapping(iid=5, path_string_ids=[5])],
+        frames=[pb.Frame(iid=1, function_name_id=1, mapping_id=5, rel_pc=3),
+                pb.Frame(iid=2, function_name_id=2, mapping_id=5, rel_pc=9)],
+        callstacks=[pb.Callstack(iid=7, frame_ids=[1, 2])])
+    if drop:
+        interned.ClearField(drop)
+    return good() + [packet(flags=sample_flags, ts=2500, interned_data=interned,
+                            perf_sample=pb.PerfSample(pid=PID, tid=TID, callstack_iid=7))]
+
+
+def test_callstack_sample_resolves_bottom_frame_first():
+    s, = parse(sampled()).callstack_samples
+    assert (s["pid"], s["tid"], s["ts"]) == (PID, TID, 2500)
+    assert s["frames"] == ["main (a.py:3)", "f (a.py:9)"] and s["mappings"] == ["a.py"] * 2
+
+
+@pytest.mark.parametrize("table, what", [
+    ("callstacks", "PerfSample.callstack_iid 7"), ("frames", "Callstack 7 frame 1"),
+    ("function_names", "Frame 1 name 1"), ("mappings", "Frame 1 mapping 5"),
+    ("mapping_paths", "Mapping 5 path 5")])
+def test_rule3_callstack_sample_reaches_an_undefined_iid(table, what):
+    assert f"{what} is not defined in InternedData.{table}" in bad(sampled(drop=table), 3)
+
+
+def test_rule2_callstack_sample_needs_the_flag():
+    assert "PerfSample" in bad(sampled(sample_flags=0), 2)

@@ -268,6 +268,12 @@ def test_the_html_page_shows_the_host(host_run, cudatrace, tmp_path):  # noqa: F
          t["waiting_in"][0]["wchan"] if t["waiting_in"] else ""] for t in host["threads"][:15]
     ] + [[f"worker {w['pid']} {w['name']}", pct(w["cpu"]), pct(w["runnable"]), "", "", "", ""]
          for w in host["workers"]]
+    owners = [(f"thread {t['tid']} {t['name']}", t) for t in host["threads"][:15]] + \
+        [(f"worker {w['pid']} {w['name']}", w) for w in host["workers"]]
+    expected = [[who, f"{s['file']}:{s['line']}", s["function"], pct(s["share"])]
+                for who, o in owners for s in o["python_sites"][:3]]
+    if expected or not outside_reads_refused():  # the table is there when a stack was read
+        assert expected and [cells for _, cells in shown.rows("host-sites")] == expected
 
 
 def top_site(row):
@@ -342,6 +348,39 @@ def test_every_stack_read_is_one_slice_on_its_python_track(host_run, trace_vocab
     assert args["python_read_ns"] > 0
 
 
+def test_every_stack_read_is_one_callstack_sample_on_its_thread(host_run, trace_vocabulary,
+                                                                 outside_reads):
+    """Each Python slice has its callstack sample (perf_sample) at its time, on its
+    thread (a worker's: its main thread), whose frames are the slice's stack, bottom
+    first, each in the mapping of its own file."""
+    proc, trace, _, _ = host_run("workers-busy", 20)
+    v = trace_vocabulary
+    seen = {e["args"]["python_track"]: e["args"] for e in trace.instants
+            if e["name"] in (v.text("event", "host_thread"), v.text("event", "host_worker"))}
+    expected, workers = [], set()
+    for s in (s for s in trace.slices if s["track_uuid"] in seen):
+        owner = seen[s["track_uuid"]]
+        workers.update([owner["pid"]] if "pid" in owner else [])
+        pid, tid = (owner["pid"],) * 2 if "pid" in owner else (proc.pid, owner["tid"])
+        expected.append((s["ts"], pid, tid, tuple(s["args"]["python_stack"].splitlines()[::-1])))
+    written = [(s["ts"], s["pid"], s["tid"], tuple(s["frames"])) for s in trace.callstack_samples]
+    assert sorted(written) == sorted(expected) and written
+    for sample in trace.callstack_samples:
+        assert sample["mappings"] == [f.rsplit(" (", 1)[1].rsplit(":", 1)[0]
+                                      for f in sample["frames"]]
+    assert workers
+
+
+def test_the_loops_samples_end_at_its_transform_line(host_run, outside_reads):
+    """The loop that burns the CPU in `burn` has most of its callstack samples end
+    at that exact file:line, as the flame graph would show it."""
+    proc, trace, _, _ = host_run("in-thread", gpu_us=100)
+    leaves = [s["frames"][-1] for s in trace.callstack_samples if s["tid"] == proc.pid]
+    assert leaves
+    top = f"burn ({SCRIPT}:{TRANSFORM})"
+    assert leaves.count(top) >= 0.6 * len(leaves), set(leaves)
+
+
 def test_refused_reads_skip_the_stacks_and_say_so_once(host_run, build_dir):
     """process_vm_readv refused with EPERM, by a seccomp filter the collector inherits
     (as a container's profile refuses it): no stacks, one line saying why, and the rest
@@ -374,3 +413,30 @@ def test_a_thread_storm_reads_a_bounded_number_of_stacks_a_round(host_run, trace
     assert args["python_stack_count"] <= 32 * args["rounds"] + args["worker_samples"]
     read = [t for t in process["host"]["threads"] if t["python_samples"] > 0]
     assert len(read) > 100, len(read)
+
+
+def test_gpu_idle_names_the_line_the_loop_was_at_in_its_gaps(host_run, outside_reads):
+    """The GPU waits while the loop burns the CPU in `burn`: each of gpu-idle's
+    longest gaps names that exact file:line, from the samples read within it."""
+    _, _, _, findings = host_run("in-thread", gpu_us=100)
+    f, = [f for f in findings if f["id"] == "gpu-idle"]
+    assert f["evidence"]["gap_1_python_line"] == TRANSFORM
+    assert f"the launching thread mostly at {SCRIPT}:{TRANSFORM} in burn" in f["message"]
+
+
+def test_without_gpu_idle_no_gap_line_is_said(host_run, outside_reads):
+    _, _, _, findings = host_run("healthy", gpu_us=29_000, CT_DOUBLE_SYNC_NS=30_000_000)
+    assert not [f for f in findings if f["id"] == "gpu-idle"]
+    assert not any("the launching thread mostly at" in f["message"] for f in findings)
+
+
+def test_the_host_says_where_the_loop_was_while_the_gpu_idled(host_run, outside_reads):
+    """With GPU timings, the launching thread's samples while the GPU was idle, by
+    line: the loop's burn; without them, no such part."""
+    _, _, process, _ = host_run("in-thread", gpu_us=100)
+    idle = process["host"]["gpu_idle_python"]
+    site = idle["python_sites"][0]
+    assert (site["file"], site["line"], site["function"]) == (SCRIPT, TRANSFORM, "burn")
+    assert site["share"] >= 0.6 and 0 < idle["python_samples"]
+    _, _, process, _ = host_run("in-thread")
+    assert "gpu_idle_python" not in process["host"]

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/host_sampling/python_samples.h"
 #include "collector/host_sampling/python_stacks.h"
 #include "collector/host_sampling/sampler.h"
 #include "collector/perfetto/process_tracks.h"
@@ -212,10 +213,13 @@ static void close_python(struct view *v, uint64_t ts)
     v->py.depth = 0;
 }
 
-/* A sample's Python stack: it ends the one open and opens its own. */
-static void python_sample(struct view *v, const struct ct_host_event *e)
+/* A sample's Python stack: it ends the one open and opens its own, and
+ * is written as the thread's (a worker's: its main thread's) callstack
+ * sample too. The slices stay because the report reads them. */
+static void python_sample(struct view *v, const struct ct_host_event *e, int worker)
 {
     close_python(v, e->ts_ns);
+    ct_python_sample_write(&seq, worker ? e->id : ct_process.pid, e->id, e->ts_ns, &e->py);
     v->py = e->py;
     v->py_since = e->ts_ns;
 }
@@ -248,7 +252,7 @@ static void write_event(const struct ct_host_event *e)
     if (!v)
         return;
     if (e->kind == CT_HOST_THREAD || e->kind == CT_HOST_WORKER)
-        python_sample(v, e);
+        python_sample(v, e, worker);
     if (e->kind == CT_HOST_THREAD)
         thread_sample(v, e);
     else if (e->kind == CT_HOST_WORKER && e->interval_ns)
@@ -316,6 +320,7 @@ void ct_host_state_finish(uint64_t end_ns)
         CT_UINT_ARG(ct_key_python_read_ns, py.read_ns),
     };
     ct_process_instant(CT_TRACK_PROCESS, end_ns, ct_event_host, args, sizeof args / sizeof args[0]);
+    ct_python_samples_free();
     ct_py_stacks_free();
     free(views);
     ct_u64_map_free(&view_index);

@@ -180,6 +180,12 @@ static void emit_packet(struct ct_sequence *seq, CtPb__TracePacket *packet, int 
         append_packet(has_timestamp, timestamp, body, len);
 }
 
+void ct_write_packet(struct ct_sequence *seq, CtPb__TracePacket *packet, uint64_t ts_ns)
+{
+    note_time(seq, ts_ns);
+    emit_packet(seq, packet, 1, ts_ns);
+}
+
 /* Most events repeat an earlier one on their sequence but for the timestamp
  * (every SLICE_END; every launch of the same kernel with the same shape), so
  * the bodies protobuf-c packed are kept in a direct-mapped cache keyed by the

@@ -74,6 +74,12 @@ void ct_write_instant(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, u
                       const struct ct_arg *args, int nargs);
 void ct_write_counter(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, int64_t value);
 
+/* A packet its caller built (a callstack sample), at `ts_ns`, with the
+ * sequence id and flags set here: what it interns its caller keeps track
+ * of, and defines again once the sequence's id changes (a new chunk). */
+struct CtPb__TracePacket;
+void ct_write_packet(struct ct_sequence *seq, struct CtPb__TracePacket *packet, uint64_t ts_ns);
+
 /* Hands buffered packets to the trace file. */
 void ct_writer_flush(void);
 

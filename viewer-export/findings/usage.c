@@ -417,28 +417,50 @@ static void slow_alloc(const struct ct_process_report *p, struct ct_findings *ou
     from_kept_detail(p, f);
 }
 
-/* What the host did during a GPU gap: in blocking calls, in other CUDA
- * calls, or outside CUDA altogether (data loading, host compute, Python). */
-static void describe_gap(const struct ct_usage *u, const struct ct_gpu_gap *g, char *text,
-                         size_t size, double *outside)
+/* Where the launching thread's Python was during a gap, by its samples
+ * there: ", mostly at FILE:LINE in FUNCTION (N of M samples)"; "" when
+ * none was read in it. Its line, or 0, for the evidence. */
+static int64_t gap_line(const struct ct_process_report *p, const struct ct_gpu_gap *g, char *text,
+                        size_t size)
 {
+    const struct ct_host_thread *t = ct_host_launching_thread(&p->host);
+    struct ct_host_site site;
+    uint64_t within;
+    *text = 0;
+    if (!t || !ct_host_top_site_within(&t->python, g->start, g->start + g->ns, &site, &within))
+        return 0;
+    snprintf(text, size, ", the launching thread mostly at %s:%lld in %s (%llu of %llu samples)",
+             site.file, (long long)site.line, site.function, (unsigned long long)site.samples,
+             (unsigned long long)within);
+    return site.line;
+}
+
+/* What the host did during a GPU gap: in blocking calls, in other CUDA
+ * calls, or outside CUDA altogether (data loading, host compute, Python),
+ * and at which Python line the launching thread was. */
+static int64_t describe_gap(const struct ct_process_report *p, const struct ct_gpu_gap *g,
+                            char *text, size_t size, double *outside)
+{
+    const struct ct_usage *u = &p->usage;
     double blocked = ct_timeline_sum(&u->host_blocked, g->start, g->start + g->ns);
     double in_cuda = ct_timeline_sum(&u->host_in_cuda, g->start, g->start + g->ns);
     *outside = g->ns ? 1 - in_cuda / (double)g->ns : 0;
     if (*outside < 0)
         *outside = 0; /* threads' calls overlap */
-    char a[32], b[32];
-    snprintf(text, size, "%s at +%s, the host outside CUDA %.0f%% of it%s",
+    char a[32], b[32], where[512];
+    int64_t line = gap_line(p, g, where, sizeof where);
+    snprintf(text, size, "%s at +%s, the host outside CUDA %.0f%% of it%s%s",
              ct_human_time(g->ns, a, sizeof a),
              ct_human_time(g->start - u->first_call_ns, b, sizeof b), 100 * *outside,
              blocked > (double)g->ns / 2 ? " (waiting in synchronising calls)"
              : *outside > 0.5            ? " (input pipeline or host compute?)"
-                                         : " (making CUDA calls)");
+                                         : " (making CUDA calls)",
+             where);
+    return line;
 }
 
 static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
 {
-    const struct ct_usage *u = &p->usage;
     struct ct_gpu_summary s;
     if (!ct_process_gpu_summary(p, &s) || !s.span_ns)
         return;
@@ -446,7 +468,7 @@ static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
     double idle = 1 - (double)s.busy_ns / (double)wall;
     if (idle < ct_thresholds.gpu_idle_share)
         return;
-    char a[32], b[32], gap[256];
+    char a[32], b[32], gap[1024];
     struct ct_finding *f =
         ct_finding_add(out, "gpu-idle", CT_SEVERITY_WARNING, p->pid,
                        "the GPU is idle %.0f%% of the run (busy %s of %s)", 100 * idle,
@@ -454,19 +476,21 @@ static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
     f->cost_ns = wall - s.busy_ns;
     ct_finding_add_number(f, "idle_share", idle);
     ct_finding_add_number(f, "busy_ns", (double)s.busy_ns);
-    static const char *const keys[CT_GPU_GAPS][3] = {
-        {"gap_1_ns", "gap_1_start_ns", "gap_1_host_outside_cuda"},
-        {"gap_2_ns", "gap_2_start_ns", "gap_2_host_outside_cuda"},
-        {"gap_3_ns", "gap_3_start_ns", "gap_3_host_outside_cuda"}};
+    static const char *const keys[CT_GPU_GAPS][4] = {
+        {"gap_1_ns", "gap_1_start_ns", "gap_1_host_outside_cuda", "gap_1_python_line"},
+        {"gap_2_ns", "gap_2_start_ns", "gap_2_host_outside_cuda", "gap_2_python_line"},
+        {"gap_3_ns", "gap_3_start_ns", "gap_3_host_outside_cuda", "gap_3_python_line"}};
     for (int i = 0; i < CT_GPU_GAPS && s.gaps[i].ns; i++) {
         double outside;
-        describe_gap(u, &s.gaps[i], gap, sizeof gap, &outside);
+        int64_t line = describe_gap(p, &s.gaps[i], gap, sizeof gap, &outside);
         size_t len = strlen(f->message);
         snprintf(f->message + len, sizeof f->message - len, "%s%s",
                  i ? "; " : "; longest gaps: ", gap);
         ct_finding_add_number(f, keys[i][0], (double)s.gaps[i].ns);
         ct_finding_add_number(f, keys[i][1], (double)s.gaps[i].start);
         ct_finding_add_number(f, keys[i][2], outside);
+        if (line)
+            ct_finding_add_number(f, keys[i][3], (double)line);
     }
     from_kept_detail(p, f);
 }

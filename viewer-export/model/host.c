@@ -189,6 +189,11 @@ static void add_stack(struct ct_host_python *py, const struct ct_event *e)
     const char *function = ct_event_text(e, ct_key_python_function);
     int64_t line = ct_event_int(e, ct_key_python_line, 0);
     add_site(py, file, function, line, 1);
+    const struct ct_host_site *site = site_of(py, file, function, line);
+    if (site) {
+        py->stamps = ct_array_grow(py->stamps, py->stamp_count, sizeof *py->stamps);
+        py->stamps[py->stamp_count++] = (struct ct_host_stamp){e->ts, (int)(site - py->sites)};
+    }
     if (e->ts >= py->last_ts) {
         py->last_ts = e->ts;
         py->last_file = file;
@@ -375,6 +380,38 @@ int ct_host_workers_top_site(const struct ct_host *h, struct ct_host_site *out, 
     return found;
 }
 
+int ct_host_top_site_within(const struct ct_host_python *py, uint64_t from, uint64_t to,
+                            struct ct_host_site *out, uint64_t *within)
+{
+    uint64_t counts[CT_HOST_SITES] = {0};
+    *within = 0;
+    for (size_t i = 0; i < py->stamp_count; i++)
+        if (py->stamps[i].ts >= from && py->stamps[i].ts < to) {
+            counts[py->stamps[i].site]++;
+            ++*within;
+        }
+    int best = -1;
+    for (int i = 0; i < py->count; i++)
+        if (counts[i] && (best < 0 || counts[i] > counts[best]))
+            best = i;
+    if (best < 0)
+        return 0;
+    *out = py->sites[best];
+    out->samples = counts[best];
+    return 1;
+}
+
+void ct_host_sites_when(const struct ct_host_python *py, int (*keep)(const void *ctx, uint64_t ts),
+                        const void *ctx, struct ct_host_python *out)
+{
+    *out = (struct ct_host_python){0};
+    for (size_t i = 0; i < py->stamp_count; i++)
+        if (keep(ctx, py->stamps[i].ts)) {
+            const struct ct_host_site *s = &py->sites[py->stamps[i].site];
+            add_site(out, s->file, s->function, s->line, 1);
+        }
+}
+
 const struct ct_host_thread *ct_host_launching_thread(const struct ct_host *h)
 {
     const struct ct_host_thread *best = NULL;
@@ -390,9 +427,11 @@ void ct_host_free(struct ct_host *h)
         for (int m = 0; m < CT_HOST_MEASURES; m++)
             ct_timeline_free(&h->threads[i].measure[m]);
         free(h->threads[i].python.sites);
+        free(h->threads[i].python.stamps);
     }
     for (size_t i = 0; i < h->worker_count; i++) {
         free(h->workers[i].python.sites);
+        free(h->workers[i].python.stamps);
         ct_timeline_free(&h->workers[i].cpu);
         ct_timeline_free(&h->workers[i].runnable);
         ct_timeline_free(&h->workers[i].counted);

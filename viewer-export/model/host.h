@@ -37,6 +37,12 @@ struct ct_host_python {
     struct ct_host_site *sites; /* at most CT_HOST_SITES */
     int count;
     uint64_t samples; /* all of them, at a site kept or not */
+    /* Each sample at a site kept: when, and which (for a window's top). */
+    struct ct_host_stamp {
+        uint64_t ts;
+        int site;
+    } * stamps;
+    size_t stamp_count;
     /* The latest stack's innermost frame and when it was read (0: none). */
     uint64_t last_ts;
     const char *last_file, *last_function;
@@ -138,6 +144,15 @@ int ct_host_sites_sorted(const struct ct_host_python *py, struct ct_host_site *o
  * all their Python samples in *share; 0 when none was sampled in Python. */
 int ct_host_workers_top_site(const struct ct_host *h, struct ct_host_site *out, double *share);
 /* The thread that made the most CUDA calls; NULL when none did. */
+/* The site most of `py`'s samples within [from, to) were at, and how many
+ * of them were there (out->samples) of how many in all (`*within`); 0
+ * when none was. */
+int ct_host_top_site_within(const struct ct_host_python *py, uint64_t from, uint64_t to,
+                            struct ct_host_site *out, uint64_t *within);
+/* `py`'s samples at times `keep` says yes to, as sites of their own (the
+ * caller frees out->sites). */
+void ct_host_sites_when(const struct ct_host_python *py, int (*keep)(const void *ctx, uint64_t ts),
+                        const void *ctx, struct ct_host_python *out);
 const struct ct_host_thread *ct_host_launching_thread(const struct ct_host *h);
 void ct_host_free(struct ct_host *h);
 

@@ -74,6 +74,38 @@ static void json_thread(struct ct_json *j, const struct ct_host_row *row)
     ct_json_end_object(j);
 }
 
+/* Whether the GPU was idle at `ts`: no GPU work noted spans it. */
+static int gpu_idle_at(const void *ctx, uint64_t ts)
+{
+    const struct ct_gpu_work *g = ctx;
+    for (size_t i = 0; i < g->interval_count; i++)
+        if (g->intervals[i].start <= ts && ts < g->intervals[i].end)
+            return 0;
+    return 1;
+}
+
+/* The launching thread's Python samples while the GPU was idle, with GPU
+ * timings (0 without, or without a launching thread in Python). */
+static int idle_sites(const struct ct_process_report *p, struct ct_host_python *out)
+{
+    const struct ct_host_thread *t = ct_host_launching_thread(&p->host);
+    if (!t || !t->python.stamp_count || !ct_gpu_seen(&p->usage.gpu))
+        return 0;
+    ct_host_sites_when(&t->python, gpu_idle_at, &p->usage.gpu, out);
+    return 1;
+}
+
+static void json_idle_sites(struct ct_json *j, const struct ct_process_report *p)
+{
+    struct ct_host_python idle;
+    if (!idle_sites(p, &idle))
+        return;
+    ct_json_begin_object(j, "gpu_idle_python");
+    json_sites(j, &idle);
+    ct_json_end_object(j);
+    free(idle.sites);
+}
+
 void ct_host_json(struct ct_json *j, const struct ct_process_report *p)
 {
     const struct ct_host *h = &p->host;
@@ -97,6 +129,7 @@ void ct_host_json(struct ct_json *j, const struct ct_process_report *p)
         json_thread(j, &rows[i]);
     ct_json_end_array(j);
     free(rows);
+    json_idle_sites(j, p);
     ct_json_begin_array(j, "workers");
     for (size_t i = 0; i < h->worker_count; i++) {
         double cpu, runnable;
@@ -154,6 +187,15 @@ void ct_host_text(FILE *out, const struct ct_process_report *p)
     if (count > HOST_TEXT_THREADS)
         fprintf(out, "                 and %zu more threads\n", count - HOST_TEXT_THREADS);
     free(rows);
+    struct ct_host_python idle;
+    if (idle_sites(p, &idle)) {
+        if (idle.samples) {
+            fprintf(out, "                 during GPU-idle time, by line");
+            text_sites(out, &idle);
+            fprintf(out, "\n");
+        }
+        free(idle.sites);
+    }
     for (size_t i = 0; i < h->worker_count; i++) {
         double cpu, runnable;
         ct_host_worker_shares(&h->workers[i], from, to, &cpu, &runnable);
