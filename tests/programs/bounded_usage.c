@@ -6,8 +6,12 @@
  * cudaDeviceSynchronize (its cost the double's CT_DOUBLE_SYNC_NS) and one
  * 4 KiB cudaMemcpyAsync to the device from pageable memory in the "stalls"
  * mode, and one 1 MiB cudaMemcpyAsync from pinned memory in the "healthy"
- * mode. Prints how many syncs and copies it made.
- * Usage: bounded_usage stalls|healthy [rounds=1500]
+ * mode. Prints how many syncs and copies it made. In the "leaks" mode the
+ * middle rounds each allocate a 64 KiB block and keep it, in the "frees"
+ * mode they allocate one and free the one before (the last is freed after
+ * the middle); both then ask for 1 TiB, which fails (CT_DOUBLE_MEM_LIMIT
+ * below it), with 1 MiB and the kept blocks live, and print how many blocks
+ * they kept. Usage: bounded_usage stalls|healthy|leaks|frees [rounds=1500]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +24,7 @@
 #define MIB ((size_t)1 << 20)
 #define NOINLINE __attribute__((noinline))
 #define SMALL 4096
+#define BLOCK (64 * 1024)
 
 /* Exported (the build links with -rdynamic) so a tracer can resolve its name. */
 void bounded_usage_kernel(void) {}
@@ -48,13 +53,36 @@ static NOINLINE void pinned_copy(void *device, const void *pinned)
     cudaMemcpyAsync(device, pinned, MIB, cudaMemcpyHostToDevice, NULL);
 }
 
+static NOINLINE void *middle_block(void)
+{
+    void *block = NULL;
+    cudaMalloc(&block, BLOCK); /* site: the middle's blocks */
+    return block;
+}
+
+/* The memory modes' middle round: a block kept, or one made and the one
+ * before it freed; 1 when it keeps one. */
+static int memory_round(int leaks, void **previous)
+{
+    void *block = middle_block();
+    if (leaks)
+        return 1;
+    cudaFree(*previous);
+    *previous = block;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (strcmp(argv[1], "stalls") != 0 && strcmp(argv[1], "healthy") != 0)) {
-        fprintf(stderr, "usage: bounded_usage stalls|healthy [rounds]\n");
+    const char *mode = argc < 2 ? "" : argv[1];
+    int stalls = strcmp(mode, "stalls") == 0, leaks = strcmp(mode, "leaks") == 0;
+    int memory = leaks || strcmp(mode, "frees") == 0;
+    if (!stalls && !memory && strcmp(mode, "healthy") != 0) {
+        fprintf(stderr, "usage: bounded_usage stalls|healthy|leaks|frees [rounds]\n");
         return 2;
     }
-    int stalls = strcmp(argv[1], "stalls") == 0;
+    unsigned long long kept = 0;
+    void *previous = NULL;
     unsigned long long rounds = arg_or(argc, argv, 2, 1500), middle = 0;
     void *device, *pinned;
     char *pageable = calloc(1, SMALL);
@@ -66,12 +94,22 @@ int main(int argc, char **argv)
         if (r < rounds / 4 || r >= rounds - rounds / 4)
             continue;
         middle++;
-        if (stalls)
+        if (memory)
+            kept += (unsigned long long)memory_round(leaks, &previous);
+        else if (stalls)
             stall(device, pageable);
         else
             pinned_copy(device, pinned);
     }
-    printf("syncs %llu\ncopies %llu\n", stalls ? middle : 0, middle);
+    cudaFree(previous);
+    if (memory) {
+        void *huge = NULL;
+        if (cudaMalloc(&huge, MIB << 20) == cudaSuccess)
+            return 1;
+        printf("blocks %llu\n", kept);
+    } else {
+        printf("syncs %llu\ncopies %llu\n", stalls ? middle : 0, middle);
+    }
     cudaFreeHost(pinned);
     cudaFree(device);
     free(pageable);
