@@ -101,8 +101,8 @@ int main(int argc, char **argv)
         else
             pinned_copy(device, pinned);
     }
-    cudaFree(previous);
     if (memory) {
+        cudaFree(previous);
         void *huge = NULL;
         if (cudaMalloc(&huge, MIB << 20) == cudaSuccess)
             return 1;
