@@ -13,9 +13,9 @@
  * of each, are exact), the rest summed per call site and stack, up to
  * MAX_GROUPS of each kind, and beyond that in one entry with neither: the
  * bytes stay whole and the gap frame within the room the bound keeps for
- * it. With them, one instant carries the lowest and highest live bytes the
- * dropped chunks saw and when, so that memory-growth's low points span the
- * middle.
+ * it. With them, one instant (with neither a pointer nor a handle) carries
+ * the lowest and highest live bytes the dropped chunks saw and when, so that
+ * memory-growth's low points span the middle.
  */
 #include "collector/tracks/gap_memory.h"
 
@@ -188,10 +188,10 @@ static void write_groups(struct ct_sequence *seq, struct groups *g, uint64_t ts)
     ct_u64_map_free(&g->index);
 }
 
+/* Written even when the dropped chunks changed nothing (no levels then):
+ * it says the gap carries live memory. */
 static void write_levels(struct ct_sequence *seq, uint64_t ts)
 {
-    if (!dropped_levels.chunk)
-        return;
     struct ct_arg args[] = {
         {ct_strings_intern_cstr(ct_key_low_live_bytes), CT_ARG_UINT, dropped_levels.low},
         {ct_strings_intern_cstr(ct_key_low_live_ns), CT_ARG_UINT, dropped_levels.low_ns},
@@ -199,7 +199,7 @@ static void write_levels(struct ct_sequence *seq, uint64_t ts)
         {ct_strings_intern_cstr(ct_key_high_live_ns), CT_ARG_UINT, dropped_levels.high_ns},
     };
     ct_write_instant(seq, 0, ts, ct_strings_intern_cstr(ct_event_gap_memory), args,
-                     sizeof args / sizeof args[0]);
+                     dropped_levels.chunk ? (int)(sizeof args / sizeof args[0]) : 0);
 }
 
 void ct_gap_memory_write(struct ct_sequence *seq, uint32_t first_kept, uint64_t ts)

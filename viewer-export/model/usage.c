@@ -284,6 +284,11 @@ static void level(struct ct_usage *u, const struct memory_event *m)
     ct_timeline_note(&u->low_points, m->ts, (double)m->bytes);
 }
 
+static void queue_level(struct ct_usage *u, uint64_t ts, uint64_t bytes)
+{
+    queue_at(u, ts, &(struct memory_event){.ts = ts, .bytes = bytes, .what = LEVEL});
+}
+
 /* A "cudatrace.live_memory" instant of a bounded trace's gap: a block made
  * in its dropped middle and live after it, or a sum of such blocks of one
  * site (which no later free names), live from the gap's end; or the lowest
@@ -292,20 +297,16 @@ void ct_usage_gap_memory(struct ct_usage *u, const struct ct_event *e)
 {
     static uint64_t sums; /* a sum's key: neither a device address nor a handle */
     u->gap_memory++;
-    if (ct_event_arg(e, ct_key_low_live_bytes)) {
-        uint64_t low_ns = arg_uint(e, ct_key_low_live_ns),
-                 high_ns = arg_uint(e, ct_key_high_live_ns);
-        queue_at(u, low_ns,
-                 &(struct memory_event){
-                     .ts = low_ns, .bytes = arg_uint(e, ct_key_low_live_bytes), .what = LEVEL});
-        queue_at(u, high_ns,
-                 &(struct memory_event){
-                     .ts = high_ns, .bytes = arg_uint(e, ct_key_high_live_bytes), .what = LEVEL});
+    int is_handle = ct_event_arg(e, ct_key_handle) != NULL;
+    if (!is_handle && !ct_event_arg(e, ct_key_ptr)) { /* the levels, if it changed */
+        if (ct_event_arg(e, ct_key_low_live_bytes)) {
+            queue_level(u, arg_uint(e, ct_key_low_live_ns), arg_uint(e, ct_key_low_live_bytes));
+            queue_level(u, arg_uint(e, ct_key_high_live_ns), arg_uint(e, ct_key_high_live_bytes));
+        }
         return;
     }
     const char *site = ct_event_text(e, ct_key_site);
     uint64_t blocks = arg_uint(e, ct_key_blocks), address = arg_uint(e, ct_key_ptr);
-    int is_handle = ct_event_arg(e, ct_key_handle) != NULL;
     if (is_handle)
         address = arg_uint(e, ct_key_handle);
     if (!address)
