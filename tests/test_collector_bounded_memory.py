@@ -4,9 +4,10 @@ The report recomputes live memory from the allocation and free slices; the
 blocks a dropped middle made and left live come with the gap marker
 (collector/tracks/gap_memory.c), with the middle's lowest and highest live
 bytes. On the CPU double with tests/programs/bounded_usage.c: in the
-"leaks" mode the middle 750 rounds each keep a 64 KiB block from one line,
-in the "frees" mode they free it again; both then ask for 1 TiB, which
-fails, with 1 MiB made up front still live. Under a 1 MiB cap the middle is
+"leaks" and "holds" modes the middle 750 rounds each keep a 64 KiB block
+from one line, in the "frees" mode they free it again; all then ask for
+1 TiB, which fails, with 1 MiB made up front still live; "holds" then
+frees its blocks, in the kept tail. Under a 1 MiB cap the middle is
 dropped, and memory-growth (its site, blocks and bytes) and oom (its live
 bytes, exact) equal the same run's unbounded; the healthy twin stays silent
 and its live bytes at the failure are the unbounded run's."""
@@ -15,7 +16,7 @@ from test_preload_reliability import report
 MIB = 1 << 20
 MIDDLE = 750
 BLOCK = 64 * 1024
-SITE = "bounded_usage.c:59 in middle_block"
+SITE = "bounded_usage.c:60 in middle_block"
 
 
 def run(trace_run, build_dir, tmp_path, mode, cap):
@@ -24,7 +25,7 @@ def run(trace_run, build_dir, tmp_path, mode, cap):
         env["CUDATRACE_OUTPUT"] = tmp_path / f"{mode}-unbounded.pftrace.zst"
     completed, trace, _ = trace_run("bounded_usage", mode, env=env)
     assert completed.returncode == 0, completed.stderr
-    assert completed.stdout.split() == ["blocks", str(MIDDLE if mode == "leaks" else 0)]
+    assert completed.stdout.split() == ["blocks", str(0 if mode == "frees" else MIDDLE)]
     path = env.get("CUDATRACE_OUTPUT", completed.run_dir / "trace.pftrace.zst")
     if cap:
         assert path.stat().st_size <= MIB
@@ -69,3 +70,14 @@ def test_a_middle_that_frees_what_it_makes_stays_silent(trace_run, build_dir, tm
     assert "memory-growth" not in bounded and "memory-growth" not in whole
     assert bounded["oom"]["evidence"]["live_bytes"] == whole["oom"]["evidence"][
         "live_bytes"] == MIB
+
+
+def test_blocks_freed_after_the_gap_were_live_before_it(trace_run, build_dir, tmp_path):
+    """The middle's blocks, freed in the kept tail after the failure, were
+    live at it: the gap, written again at the end, still carries them, and
+    their frees leave nothing that rose and stayed (no memory-growth)."""
+    bounded = run(trace_run, build_dir, tmp_path, "holds", 1)
+    whole = run(trace_run, build_dir, tmp_path, "holds", 0)
+    assert bounded["oom"]["evidence"]["live_bytes"] == whole["oom"]["evidence"][
+        "live_bytes"] == MIB + MIDDLE * BLOCK
+    assert "memory-growth" not in bounded and "memory-growth" not in whole

@@ -14,8 +14,8 @@
  * made at `ts` by a call whose slice went into chunk `chunk` from `site`. */
 void ct_gap_memory_made(uint64_t key, int is_handle, uint64_t bytes, uint64_t ts,
                         struct ct_call_site site, uint32_t chunk);
-/* Its memory went, by a call whose slice went into chunk `chunk`. */
-void ct_gap_memory_gone(uint64_t key, int is_handle, uint32_t chunk);
+/* Its memory went at `ts`, by a call whose slice went into chunk `chunk`. */
+void ct_gap_memory_gone(uint64_t key, int is_handle, uint64_t ts, uint32_t chunk);
 /* The live device bytes (allocations and the virtual-memory API's) are
  * `bytes` at `ts`, after a call whose slice went into chunk `chunk`. */
 void ct_gap_memory_level(uint64_t bytes, uint64_t ts, uint32_t chunk);

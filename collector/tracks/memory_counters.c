@@ -63,16 +63,23 @@ static void note_peaks(void)
     raise_peak(&peaks.device, device.bytes + vmm.bytes);
 }
 
-static void handle_gone(uint64_t handle, uint64_t bytes, void *chunk)
+struct vmm_call {
+    uint64_t ts;
+    uint32_t chunk;
+};
+
+static void handle_gone(uint64_t handle, uint64_t bytes, void *ctx)
 {
     (void)bytes;
-    ct_gap_memory_gone(handle, 1, *(const uint32_t *)chunk);
+    const struct vmm_call *call = ctx;
+    ct_gap_memory_gone(handle, 1, call->ts, call->chunk);
 }
 
 static void apply_vmm(const struct memory_event *e, uint64_t ts)
 {
     uint64_t before = vmm.bytes;
-    ct_vmm_apply(&vmm, e->vmm_op, e->ptr, e->bytes, e->handle, handle_gone, (void *)&e->chunk);
+    struct vmm_call call = {ts, e->chunk};
+    ct_vmm_apply(&vmm, e->vmm_op, e->ptr, e->bytes, e->handle, handle_gone, &call);
     if (e->vmm_op == CT_VMM_CREATE)
         ct_gap_memory_made(e->handle, 1, e->bytes, ts, e->site, e->chunk);
     if (vmm.bytes != before) {
@@ -104,7 +111,7 @@ static void apply(const struct memory_event *e, uint64_t ts)
         if (e->family == CT_FAMILY_ALLOC_DEVICE)
             ct_gap_memory_made(e->ptr, 0, e->bytes, ts, e->site, e->chunk);
         else
-            ct_gap_memory_gone(e->ptr, 0, e->chunk);
+            ct_gap_memory_gone(e->ptr, 0, ts, e->chunk);
         ct_gap_memory_level(device.bytes + vmm.bytes, ts, e->chunk);
     }
     note_peaks();

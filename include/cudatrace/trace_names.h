@@ -208,6 +208,7 @@
     X(key, peak_vmm_bytes, "peak_vmm_bytes", UINT)                                                 \
     X(key, blocks, "blocks", UINT)                                                                 \
     X(key, made_ns, "made_ns", UINT)                                                               \
+    X(key, freed_ns, "freed_ns", UINT)                                                             \
     X(key, low_live_bytes, "low_live_bytes", UINT)                                                 \
     X(key, low_live_ns, "low_live_ns", UINT)                                                       \
     X(key, high_live_bytes, "high_live_bytes", UINT)                                               \

@@ -6,12 +6,13 @@
  * cudaDeviceSynchronize (its cost the double's CT_DOUBLE_SYNC_NS) and one
  * 4 KiB cudaMemcpyAsync to the device from pageable memory in the "stalls"
  * mode, and one 1 MiB cudaMemcpyAsync from pinned memory in the "healthy"
- * mode. Prints how many syncs and copies it made. In the "leaks" mode the
- * middle rounds each allocate a 64 KiB block and keep it, in the "frees"
- * mode they allocate one and free the one before (the last is freed after
- * the middle); both then ask for 1 TiB, which fails (CT_DOUBLE_MEM_LIMIT
- * below it), with 1 MiB and the kept blocks live, and print how many blocks
- * they kept. Usage: bounded_usage stalls|healthy|leaks|frees [rounds=1500]
+ * mode. Prints how many syncs and copies it made. In the "leaks" and
+ * "holds" modes the middle rounds each allocate a 64 KiB block and keep it,
+ * in the "frees" mode they allocate one and free the one before (the last is
+ * freed after the middle); all three then ask for 1 TiB, which fails
+ * (CT_DOUBLE_MEM_LIMIT below it), with 1 MiB and the kept blocks live, and
+ * print how many blocks they kept; "holds" frees them after that.
+ * Usage: bounded_usage stalls|healthy|leaks|holds|frees [rounds=1500]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,33 +61,51 @@ static NOINLINE void *middle_block(void)
     return block;
 }
 
+static void **kept;
+static unsigned long long kept_count;
+static void *previous;
+
 /* The memory modes' middle round: a block kept, or one made and the one
- * before it freed; 1 when it keeps one. */
-static int memory_round(int leaks, void **previous)
+ * before it freed. */
+static void memory_round(int keeps)
 {
     void *block = middle_block();
-    if (leaks)
+    if (keeps) {
+        kept[kept_count++] = block;
+        return;
+    }
+    cudaFree(previous);
+    previous = block;
+}
+
+/* What the memory modes do after the middle: the allocation that fails,
+ * then, in the "holds" mode, the kept blocks freed. 1 if it did not fail. */
+static int memory_end(int holds)
+{
+    void *huge = NULL;
+    cudaFree(previous);
+    if (cudaMalloc(&huge, MIB << 20) == cudaSuccess)
         return 1;
-    cudaFree(*previous);
-    *previous = block;
+    printf("blocks %llu\n", kept_count);
+    for (unsigned long long i = 0; holds && i < kept_count; i++)
+        cudaFree(kept[i]);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
     const char *mode = argc < 2 ? "" : argv[1];
-    int stalls = strcmp(mode, "stalls") == 0, leaks = strcmp(mode, "leaks") == 0;
-    int memory = leaks || strcmp(mode, "frees") == 0;
+    int stalls = strcmp(mode, "stalls") == 0, holds = strcmp(mode, "holds") == 0;
+    int keeps = holds || strcmp(mode, "leaks") == 0, memory = keeps || strcmp(mode, "frees") == 0;
     if (!stalls && !memory && strcmp(mode, "healthy") != 0) {
-        fprintf(stderr, "usage: bounded_usage stalls|healthy|leaks|frees [rounds]\n");
+        fprintf(stderr, "usage: bounded_usage stalls|healthy|leaks|holds|frees [rounds]\n");
         return 2;
     }
-    unsigned long long kept = 0;
-    void *previous = NULL;
     unsigned long long rounds = arg_or(argc, argv, 2, 1500), middle = 0;
+    kept = calloc(rounds + 1, sizeof *kept);
     void *device, *pinned;
     char *pageable = calloc(1, SMALL);
-    if (!pageable || cudaMalloc(&device, MIB) != cudaSuccess ||
+    if (!pageable || !kept || cudaMalloc(&device, MIB) != cudaSuccess ||
         cudaMallocHost(&pinned, MIB) != cudaSuccess)
         return 1;
     for (unsigned long long r = 0; r < rounds; r++) {
@@ -95,23 +114,19 @@ int main(int argc, char **argv)
             continue;
         middle++;
         if (memory)
-            kept += (unsigned long long)memory_round(leaks, &previous);
+            memory_round(keeps);
         else if (stalls)
             stall(device, pageable);
         else
             pinned_copy(device, pinned);
     }
-    if (memory) {
-        cudaFree(previous);
-        void *huge = NULL;
-        if (cudaMalloc(&huge, MIB << 20) == cudaSuccess)
-            return 1;
-        printf("blocks %llu\n", kept);
-    } else {
+    if (memory && memory_end(holds))
+        return 1;
+    if (!memory)
         printf("syncs %llu\ncopies %llu\n", stalls ? middle : 0, middle);
-    }
     cudaFreeHost(pinned);
     cudaFree(device);
     free(pageable);
+    free(kept);
     return 0;
 }

@@ -291,8 +291,9 @@ static void queue_level(struct ct_usage *u, uint64_t ts, uint64_t bytes)
 
 /* A "cudatrace.live_memory" instant of a bounded trace's gap: a block made
  * in its dropped middle and live after it, or a sum of such blocks of one
- * site (which no later free names), live from the gap's end; or the lowest
- * and highest live bytes of the middle, at their times. */
+ * site (which no later free names), live from the gap's end until the last
+ * of them went, if it says when; or the lowest and highest live bytes of the
+ * middle, at their times. */
 void ct_usage_gap_memory(struct ct_usage *u, const struct ct_event *e)
 {
     static uint64_t sums; /* a sum's key: neither a device address nor a handle */
@@ -324,6 +325,11 @@ void ct_usage_gap_memory(struct ct_usage *u, const struct ct_event *e)
                              .vmm_op = is_handle ? CT_VMM_CREATE : CT_VMM_NONE,
                              .from_gap = 1};
     queue_at(u, e->ts, &m);
+    if (ct_event_arg(e, ct_key_freed_ns)) { /* a sum whose last block went there */
+        uint64_t freed_ns = arg_uint(e, ct_key_freed_ns);
+        uint64_t block = is_handle ? handle_block(address) : address;
+        queue_at(u, freed_ns, &(struct memory_event){.ptr = block, .ts = freed_ns, .what = FREED});
+    }
 }
 
 void ct_usage_settle(struct ct_usage *u)
