@@ -15,9 +15,10 @@
  * did, as no free in the kept detail names a sum), up to MAX_GROUPS of each
  * kind, and beyond that in one entry live and one gone: the bytes stay
  * whole and the gap frame within the room the bound keeps for it (stacks
- * past STACK_BYTES of them are left out: their library is unknown then). With them, one instant
- * (with neither a pointer nor a handle) carries the lowest and highest live bytes the dropped
- * chunks saw and when, so that memory-growth's low points span the middle.
+ * past STACK_BYTES of them are left out: their library is unknown then).
+ * With them, one instant (with neither a pointer nor a handle) carries the
+ * lowest and highest live bytes the dropped chunks saw and when, so that
+ * memory-growth's low points span the middle.
  */
 #include "collector/tracks/gap_memory.h"
 
@@ -84,11 +85,12 @@ void ct_gap_memory_gone(uint64_t key, int is_handle, uint64_t ts, uint32_t chunk
     if (!ct_u64_map_remove(&live, key_of(key, is_handle), &index))
         return;
     struct tail_block *b = &blocks[index - 1];
-    if (chunk > b->chunk) { /* live at the start of the chunks between */
-        b->gone_chunk = chunk;
-        b->gone_ns = ts;
-    } else
+    if (chunk <= b->chunk) {
         remove_at(index - 1);
+        return;
+    }
+    b->gone_chunk = chunk; /* live at the start of the chunks between */
+    b->gone_ns = ts;
 }
 
 static void widen(struct level_span *s, uint64_t low, uint64_t low_ns, uint64_t high,

@@ -7,7 +7,9 @@
  * the allocation and free slices (which the rings never drop), so that each
  * live block keeps its site, once they are all read and put in time order;
  * the physical memory the driver's virtual-memory API made counts with it,
- * a block per handle (common/vmm_ledger.c says when one goes).
+ * a block per handle (common/vmm_ledger.c says when one goes). The blocks a
+ * bounded trace's dropped middle left live, and the levels it went through,
+ * come with its gap (ct_usage_gap_memory).
  */
 #include "viewer-export/model/usage.h"
 
