@@ -179,7 +179,7 @@ static void call(uint32_t index, const struct ct_record *r)
     struct ct_call_site site = ct_call_sites_take(index, r->begin);
     ct_call_slice(&t->seq, r, begin, end, site, ct_gpu_flow_id(correlation));
     ct_usage_tally_call(r, t->tid, site.site, end - begin);
-    ct_memory_counters_note((uint8_t)family, r, begin, end);
+    ct_memory_counters_note((uint8_t)family, r, begin, end, site);
     ct_pool_reserve_note(r, end);
     ct_snapshot_note_result(r->func, r->result);
     if (family == CT_FAMILY_LAUNCH) {

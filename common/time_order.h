@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CT_TIME_ORDER_PAYLOAD_MAX 64
+#define CT_TIME_ORDER_PAYLOAD_MAX 96
 
 struct ct_time_order {
     unsigned char *items; /* each: key, arrival, then the payload */

@@ -20,6 +20,7 @@
 #include "collector/tracks/memory_counters.h"
 
 #include "collector/perfetto/process_tracks.h"
+#include "collector/tracks/gap_memory.h"
 #include "common/time_order.h"
 #include "common/u64_map.h"
 #include "common/vmm_ledger.h"
@@ -36,6 +37,8 @@ struct live_memory {
 
 struct memory_event {
     uint64_t ptr, bytes, handle;
+    struct ct_call_site site;
+    uint32_t chunk; /* of the call's slice: a bounded trace's gap asks (gap_memory.c) */
     uint8_t family, vmm_op;
 };
 
@@ -60,14 +63,36 @@ static void note_peaks(void)
     raise_peak(&peaks.device, device.bytes + vmm.bytes);
 }
 
+struct vmm_call {
+    uint64_t ts;
+    uint32_t chunk;
+};
+
+static void handle_gone(uint64_t handle, uint64_t bytes, void *ctx)
+{
+    (void)bytes;
+    const struct vmm_call *call = ctx;
+    ct_gap_memory_gone(handle, 1, call->ts, call->chunk);
+}
+
+static void apply_vmm(const struct memory_event *e, uint64_t ts)
+{
+    uint64_t before = vmm.bytes;
+    struct vmm_call call = {ts, e->chunk};
+    ct_vmm_apply(&vmm, e->vmm_op, e->ptr, e->bytes, e->handle, handle_gone, &call);
+    if (e->vmm_op == CT_VMM_CREATE)
+        ct_gap_memory_made(e->handle, 1, e->bytes, ts, e->site, e->chunk);
+    if (vmm.bytes != before) {
+        ct_process_counter(CT_TRACK_VMM_BYTES, ts, (int64_t)vmm.bytes);
+        ct_gap_memory_level(device.bytes + vmm.bytes, ts, e->chunk);
+    }
+    note_peaks();
+}
+
 static void apply(const struct memory_event *e, uint64_t ts)
 {
     if (e->family == CT_FAMILY_VMM) {
-        uint64_t before = vmm.bytes;
-        ct_vmm_apply(&vmm, e->vmm_op, e->ptr, e->bytes, e->handle, NULL, NULL);
-        if (vmm.bytes != before)
-            ct_process_counter(CT_TRACK_VMM_BYTES, ts, (int64_t)vmm.bytes);
-        note_peaks();
+        apply_vmm(e, ts);
         return;
     }
     struct live_memory *m =
@@ -82,6 +107,13 @@ static void apply(const struct memory_event *e, uint64_t ts)
         m->bytes -= bytes;
     }
     ct_process_counter(m->track, ts, (int64_t)m->bytes);
+    if (m == &device) {
+        if (e->family == CT_FAMILY_ALLOC_DEVICE)
+            ct_gap_memory_made(e->ptr, 0, e->bytes, ts, e->site, e->chunk);
+        else
+            ct_gap_memory_gone(e->ptr, 0, ts, e->chunk);
+        ct_gap_memory_level(device.bytes + vmm.bytes, ts, e->chunk);
+    }
     note_peaks();
 }
 
@@ -105,7 +137,7 @@ static int is_memory(uint8_t family, enum ct_vmm_op op)
 }
 
 void ct_memory_counters_note(uint8_t family, const struct ct_record *r, uint64_t begin_ns,
-                             uint64_t end_ns)
+                             uint64_t end_ns, struct ct_call_site site)
 {
     enum ct_vmm_op op = family == CT_FAMILY_VMM ? ct_vmm_op_of(r->func) : CT_VMM_NONE;
     if (r->result != 0 || !is_memory(family, op))
@@ -114,7 +146,8 @@ void ct_memory_counters_note(uint8_t family, const struct ct_record *r, uint64_t
         ct_time_order_init(&pending, sizeof(struct memory_event));
         pending_ready = 1;
     }
-    struct memory_event e = {r->arg[0], r->arg[1], r->arg[2], family, (uint8_t)op};
+    struct memory_event e = {r->arg[0],         r->arg[1], r->arg[2],  site,
+                             ct_writer_chunk(), family,    (uint8_t)op};
     uint64_t at = ct_function_gives_memory_back(r->func) ? begin_ns : end_ns;
     if (at < applied_up_to) {
         late++;

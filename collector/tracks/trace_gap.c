@@ -16,6 +16,7 @@
 
 #include "collector/perfetto/process_tracks.h"
 #include "collector/tracks/call_slices.h"
+#include "collector/tracks/gap_memory.h"
 #include "collector/tracks/memory_counters.h"
 #include "collector/tracks/usage_tally.h"
 #include "cudatrace/trace_names.h"
@@ -71,6 +72,7 @@ static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap)
                    args, sizeof args / sizeof args[0]);
     ct_call_totals(seq, dropped, gap->to_ns);
     ct_usage_tally_write_dropped(seq, gap->first_kept, gap->to_ns);
+    ct_gap_memory_write(seq, gap->first_kept, gap->to_ns);
 }
 
 void ct_trace_gap_start(void)

@@ -136,6 +136,8 @@
     X(event, trace_gap, "trace gap: middle dropped", SLICE)                                        \
     /* what the usage findings read of the dropped middle (collector/tracks/usage_tally.c) */     \
     X(event, usage_tally, "cudatrace.usage", INSTANT)                                              \
+    /* the dropped middle's blocks still live after it, and its live-bytes levels */              \
+    X(event, gap_memory, "cudatrace.live_memory", INSTANT)                                         \
     /* CUDATRACE_CAPTURE and its windows (collector/tracks/capture_windows.c) */                   \
     X(event, capture_setting, "capture setting", INSTANT)                                          \
     X(event, capture_window, "capture window", SLICE)                                              \
@@ -204,6 +206,13 @@
     X(key, peak_device_bytes, "peak_device_bytes", UINT)                                           \
     X(key, peak_allocated_bytes, "peak_allocated_bytes", UINT)                                     \
     X(key, peak_vmm_bytes, "peak_vmm_bytes", UINT)                                                 \
+    X(key, blocks, "blocks", UINT)                                                                 \
+    X(key, made_ns, "made_ns", UINT)                                                               \
+    X(key, freed_ns, "freed_ns", UINT)                                                             \
+    X(key, low_live_bytes, "low_live_bytes", UINT)                                                 \
+    X(key, low_live_ns, "low_live_ns", UINT)                                                       \
+    X(key, high_live_bytes, "high_live_bytes", UINT)                                               \
+    X(key, high_live_ns, "high_live_ns", UINT)                                                     \
     X(key, continued, "continued", UINT)                                                           \
     /* capture windows */                                                                          \
     X(key, capture, "capture", STRING)                                                             \

@@ -6,8 +6,13 @@
  * cudaDeviceSynchronize (its cost the double's CT_DOUBLE_SYNC_NS) and one
  * 4 KiB cudaMemcpyAsync to the device from pageable memory in the "stalls"
  * mode, and one 1 MiB cudaMemcpyAsync from pinned memory in the "healthy"
- * mode. Prints how many syncs and copies it made.
- * Usage: bounded_usage stalls|healthy [rounds=1500]
+ * mode. Prints how many syncs and copies it made. In the "leaks" and
+ * "holds" modes the middle rounds each allocate a 64 KiB block and keep it,
+ * in the "frees" mode they allocate one and free the one before (the last is
+ * freed after the middle); all three then ask for 1 TiB, which fails
+ * (CT_DOUBLE_MEM_LIMIT below it), with 1 MiB and the kept blocks live, and
+ * print how many blocks they kept; "holds" frees them after that.
+ * Usage: bounded_usage stalls|healthy|leaks|holds|frees [rounds=1500]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +25,7 @@
 #define MIB ((size_t)1 << 20)
 #define NOINLINE __attribute__((noinline))
 #define SMALL 4096
+#define BLOCK (64 * 1024)
 
 /* Exported (the build links with -rdynamic) so a tracer can resolve its name. */
 void bounded_usage_kernel(void) {}
@@ -48,17 +54,58 @@ static NOINLINE void pinned_copy(void *device, const void *pinned)
     cudaMemcpyAsync(device, pinned, MIB, cudaMemcpyHostToDevice, NULL);
 }
 
+static NOINLINE void *middle_block(void)
+{
+    void *block = NULL;
+    cudaMalloc(&block, BLOCK); /* site: the middle's blocks */
+    return block;
+}
+
+static void **kept;
+static unsigned long long kept_count;
+static void *previous;
+
+/* The memory modes' middle round: a block kept, or one made and the one
+ * before it freed. */
+static void memory_round(int keeps)
+{
+    void *block = middle_block();
+    if (keeps) {
+        kept[kept_count++] = block;
+        return;
+    }
+    cudaFree(previous);
+    previous = block;
+}
+
+/* What the memory modes do after the middle: the allocation that fails,
+ * then, in the "holds" mode, the kept blocks freed. 1 if it did not fail. */
+static int memory_end(int holds)
+{
+    void *huge = NULL;
+    cudaFree(previous);
+    if (cudaMalloc(&huge, MIB << 20) == cudaSuccess)
+        return 1;
+    printf("blocks %llu\n", kept_count);
+    for (unsigned long long i = 0; holds && i < kept_count; i++)
+        cudaFree(kept[i]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (strcmp(argv[1], "stalls") != 0 && strcmp(argv[1], "healthy") != 0)) {
-        fprintf(stderr, "usage: bounded_usage stalls|healthy [rounds]\n");
+    const char *mode = argc < 2 ? "" : argv[1];
+    int stalls = strcmp(mode, "stalls") == 0, holds = strcmp(mode, "holds") == 0;
+    int keeps = holds || strcmp(mode, "leaks") == 0, memory = keeps || strcmp(mode, "frees") == 0;
+    if (!stalls && !memory && strcmp(mode, "healthy") != 0) {
+        fprintf(stderr, "usage: bounded_usage stalls|healthy|leaks|holds|frees [rounds]\n");
         return 2;
     }
-    int stalls = strcmp(argv[1], "stalls") == 0;
     unsigned long long rounds = arg_or(argc, argv, 2, 1500), middle = 0;
+    kept = calloc(rounds + 1, sizeof *kept);
     void *device, *pinned;
     char *pageable = calloc(1, SMALL);
-    if (!pageable || cudaMalloc(&device, MIB) != cudaSuccess ||
+    if (!pageable || !kept || cudaMalloc(&device, MIB) != cudaSuccess ||
         cudaMallocHost(&pinned, MIB) != cudaSuccess)
         return 1;
     for (unsigned long long r = 0; r < rounds; r++) {
@@ -66,14 +113,20 @@ int main(int argc, char **argv)
         if (r < rounds / 4 || r >= rounds - rounds / 4)
             continue;
         middle++;
-        if (stalls)
+        if (memory)
+            memory_round(keeps);
+        else if (stalls)
             stall(device, pageable);
         else
             pinned_copy(device, pinned);
     }
-    printf("syncs %llu\ncopies %llu\n", stalls ? middle : 0, middle);
+    if (memory && memory_end(holds))
+        return 1;
+    if (!memory)
+        printf("syncs %llu\ncopies %llu\n", stalls ? middle : 0, middle);
     cudaFreeHost(pinned);
     cudaFree(device);
     free(pageable);
+    free(kept);
     return 0;
 }

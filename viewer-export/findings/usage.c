@@ -286,7 +286,8 @@ static void memory_growth(const struct ct_process_report *p, struct ct_findings 
     double kept = 0;
     for (size_t i = 0; i < u->block_count; i++)
         if (u->blocks[i].ts >= grown_after) {
-            ct_site_costs_add(&live, u->blocks[i].site, 0, u->blocks[i].bytes);
+            ct_site_costs_add_calls(&live, u->blocks[i].site, u->blocks[i].blocks, 0,
+                                    u->blocks[i].bytes);
             kept += (double)u->blocks[i].bytes;
         }
     if (kept < growth / 2) {
@@ -309,7 +310,8 @@ static void memory_growth(const struct ct_process_report *p, struct ct_findings 
     ct_finding_add_number(f, "low_last_bytes", last);
     ct_finding_add_number(f, "bytes_per_s", rate);
     ct_finding_add_number(f, "peak_bytes", p->calls.peak_device_bytes);
-    from_kept_detail(p, f);
+    if (!u->gap_memory) /* a trace from before the gap carried live memory */
+        from_kept_detail(p, f);
 }
 
 /* The live bytes at the failure by where they came from, as words at the

@@ -255,6 +255,8 @@ static int session_instant(struct builder *b, struct ct_process_report *p, const
         add_totals(b, p, e);
     } else if (strcmp(e->name, ct_event_usage_tally) == 0) {
         ct_usage_gap_instant(&p->usage, e);
+    } else if (strcmp(e->name, ct_event_gap_memory) == 0) {
+        ct_usage_gap_memory(&p->usage, e);
     } else if (strcmp(e->name, ct_event_snapshot) == 0) {
         note_snapshot(p, e);
     } else if (strcmp(e->name, ct_event_end) == 0) {

@@ -7,7 +7,9 @@
  * the allocation and free slices (which the rings never drop), so that each
  * live block keeps its site, once they are all read and put in time order;
  * the physical memory the driver's virtual-memory API made counts with it,
- * a block per handle (common/vmm_ledger.c says when one goes).
+ * a block per handle (common/vmm_ledger.c says when one goes). The blocks a
+ * bounded trace's dropped middle left live, and the levels it went through,
+ * come with its gap (ct_usage_gap_memory).
  */
 #include "viewer-export/model/usage.h"
 
@@ -46,9 +48,8 @@ static struct ct_site_cost *site_entry(struct ct_site_costs *t, const char *site
     return &t->items[*index - 1];
 }
 
-/* Adds `calls` calls that cost `ns` and `bytes` in all to `site`'s entry. */
-static void site_costs_add_calls(struct ct_site_costs *t, const char *site, uint64_t calls,
-                                 uint64_t ns, uint64_t bytes)
+void ct_site_costs_add_calls(struct ct_site_costs *t, const char *site, uint64_t calls, uint64_t ns,
+                             uint64_t bytes)
 {
     if (!site)
         return;
@@ -61,7 +62,7 @@ static void site_costs_add_calls(struct ct_site_costs *t, const char *site, uint
 
 void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes)
 {
-    site_costs_add_calls(t, site, 1, ns, bytes);
+    ct_site_costs_add_calls(t, site, 1, ns, bytes);
 }
 
 double ct_site_cost_of(const struct ct_site_cost *c, enum ct_site_measure by)
@@ -126,6 +127,8 @@ static void remember_live(struct ct_usage *u)
         const struct ct_live_block *b = &u->blocks[i];
         if (is_handle_block(b->ptr))
             u->oom_live_vmm += b->bytes;
+        if (b->blocks != 1)
+            continue; /* a gap's sum of blocks (ct_usage_gap_memory) is none of them */
         for (int k = 0; k < CT_USAGE_LARGEST; k++) {
             if (b->bytes > u->oom_largest[k].bytes) {
                 memmove(&u->oom_largest[k + 1], &u->oom_largest[k],
@@ -149,12 +152,15 @@ static void note_alloc_time(struct ct_usage *u, uint64_t ns, const char *site)
  * until the events are put back in time order (ct_usage_settle). */
 struct memory_event {
     uint64_t ptr, bytes, ts, end, handle;
+    uint64_t made, blocks; /* a block's time and count: a gap's may be a sum made earlier */
     const char *site, *library;
     int32_t result;
     uint8_t what, vmm_op;
+    uint8_t from_gap; /* its level is the gap's (LEVEL), not one a call left */
 };
 
-enum { ALLOCATED, ALLOCATION_FAILED, FREED, VMM_CALL };
+/* LEVEL: live bytes the dropped middle of a bounded trace went through. */
+enum { ALLOCATED, ALLOCATION_FAILED, FREED, VMM_CALL, LEVEL };
 
 static void allocation_failed(struct ct_usage *u, const struct memory_event *m)
 {
@@ -187,11 +193,12 @@ static void allocated(struct ct_usage *u, const struct memory_event *m)
         return;
     u->blocks = ct_array_grow(u->blocks, u->block_count, sizeof *u->blocks);
     u->blocks[u->block_count++] =
-        (struct ct_live_block){m->ptr, m->bytes, m->end, m->site, m->library};
+        (struct ct_live_block){m->ptr, m->bytes, m->made, m->blocks, m->site, m->library};
     ct_u64_map_put(&u->live, m->ptr, u->block_count);
     u->live_bytes += m->bytes;
     ct_holders_add(&u->holders, m->library, m->bytes);
-    note_level(u, m->end, u->live_bytes - m->bytes);
+    if (!m->from_gap)
+        note_level(u, m->end, u->live_bytes - m->bytes);
 }
 
 static void freed(struct ct_usage *u, const struct memory_event *m);
@@ -240,6 +247,13 @@ static void freed(struct ct_usage *u, const struct memory_event *m)
     note_level(u, m->ts, before);
 }
 
+static void queue_at(struct ct_usage *u, uint64_t at, const struct memory_event *m)
+{
+    if (!u->memory_order.payload_size)
+        ct_time_order_init(&u->memory_order, sizeof(struct memory_event));
+    ct_time_order_push(&u->memory_order, at, m);
+}
+
 /* Threads' slices come one sequence after another, so an address one thread
  * freed and another got back can come allocation first: a free is placed
  * when it began and an allocation when it returned, the one order that
@@ -247,8 +261,6 @@ static void freed(struct ct_usage *u, const struct memory_event *m)
 static void queue_memory(struct ct_usage *u, uint8_t what, int fn, const struct ct_event *e,
                          const char *site)
 {
-    if (!u->memory_order.payload_size)
-        ct_time_order_init(&u->memory_order, sizeof(struct memory_event));
     uint8_t vmm_op = (uint8_t)ct_vmm_op_of((enum ct_function)fn);
     int makes_memory = what == ALLOCATED || (what == VMM_CALL && vmm_op == CT_VMM_CREATE);
     struct memory_event m = {arg_uint(e, ct_key_ptr),
@@ -256,14 +268,70 @@ static void queue_memory(struct ct_usage *u, uint8_t what, int fn, const struct 
                              e->ts,
                              e->end,
                              arg_uint(e, ct_key_handle),
+                             e->end,
+                             1,
                              site,
                              makes_memory ? ct_allocating_library(ct_event_text(e, ct_key_stack))
                                           : NULL,
                              (int32_t)arg_uint(e, ct_key_result),
                              what,
-                             vmm_op};
+                             vmm_op,
+                             0};
     int at_begin = ct_function_gives_memory_back((enum ct_function)fn);
-    ct_time_order_push(&u->memory_order, at_begin ? e->ts : e->end, &m);
+    queue_at(u, at_begin ? e->ts : e->end, &m);
+}
+
+static void level(struct ct_usage *u, const struct memory_event *m)
+{
+    ct_timeline_note(&u->low_points, m->ts, (double)m->bytes);
+}
+
+static void queue_level(struct ct_usage *u, uint64_t ts, uint64_t bytes)
+{
+    queue_at(u, ts, &(struct memory_event){.ts = ts, .bytes = bytes, .what = LEVEL});
+}
+
+/* A "cudatrace.live_memory" instant of a bounded trace's gap: a block made
+ * in its dropped middle and live after it, or a sum of such blocks of one
+ * site (which no later free names), live from the gap's end until the last
+ * of them went, if it says when; or the lowest and highest live bytes of the
+ * middle, at their times. */
+void ct_usage_gap_memory(struct ct_usage *u, const struct ct_event *e)
+{
+    static uint64_t sums; /* a sum's key: neither a device address nor a handle */
+    u->gap_memory++;
+    int is_handle = ct_event_arg(e, ct_key_handle) != NULL;
+    if (!is_handle && !ct_event_arg(e, ct_key_ptr)) { /* the levels, if it changed */
+        if (ct_event_arg(e, ct_key_low_live_bytes)) {
+            queue_level(u, arg_uint(e, ct_key_low_live_ns), arg_uint(e, ct_key_low_live_bytes));
+            queue_level(u, arg_uint(e, ct_key_high_live_ns), arg_uint(e, ct_key_high_live_bytes));
+        }
+        return;
+    }
+    const char *site = ct_event_text(e, ct_key_site);
+    uint64_t blocks = arg_uint(e, ct_key_blocks), address = arg_uint(e, ct_key_ptr);
+    if (is_handle)
+        address = arg_uint(e, ct_key_handle);
+    if (!address)
+        address = ++sums | 1ull << 62;
+    struct memory_event m = {.ptr = address,
+                             .bytes = arg_uint(e, ct_key_bytes),
+                             .ts = e->ts,
+                             .end = e->ts,
+                             .handle = address,
+                             .made = arg_uint(e, ct_key_made_ns),
+                             .blocks = blocks ? blocks : 1,
+                             .site = *site ? site : NULL,
+                             .library = ct_allocating_library(ct_event_text(e, ct_key_stack)),
+                             .what = is_handle ? VMM_CALL : ALLOCATED,
+                             .vmm_op = is_handle ? CT_VMM_CREATE : CT_VMM_NONE,
+                             .from_gap = 1};
+    queue_at(u, e->ts, &m);
+    if (ct_event_arg(e, ct_key_freed_ns)) { /* a sum whose last block went there */
+        uint64_t freed_ns = arg_uint(e, ct_key_freed_ns);
+        uint64_t block = is_handle ? handle_block(address) : address;
+        queue_at(u, freed_ns, &(struct memory_event){.ptr = block, .ts = freed_ns, .what = FREED});
+    }
 }
 
 void ct_usage_settle(struct ct_usage *u)
@@ -274,10 +342,9 @@ void ct_usage_settle(struct ct_usage *u)
         return;
     u->low_points_by_call.first_span_ns = 1; /* a call a span, as long as they fit */
     static void (*const apply[])(struct ct_usage *, const struct memory_event *) = {
-        [ALLOCATED] = allocated,
-        [ALLOCATION_FAILED] = allocation_failed,
-        [FREED] = freed,
-        [VMM_CALL] = vmm_call,
+        [ALLOCATED] = allocated, [ALLOCATION_FAILED] = allocation_failed,
+        [FREED] = freed,         [VMM_CALL] = vmm_call,
+        [LEVEL] = level,
     };
     while (ct_time_order_pop(&u->memory_order, UINT64_MAX, &at, &m))
         apply[m.what](u, &m);
@@ -447,7 +514,7 @@ void ct_usage_gap_instant(struct ct_usage *u, const struct ct_event *e)
     default:
         return;
     }
-    site_costs_add_calls(sites, *site ? site : NULL, calls, ns, bytes);
+    ct_site_costs_add_calls(sites, *site ? site : NULL, calls, ns, bytes);
 }
 
 int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e)

@@ -35,6 +35,7 @@ struct ct_site_costs {
 
 struct ct_live_block {
     uint64_t ptr, bytes, ts;
+    uint64_t blocks; /* 1, or more in a sum a bounded trace's gap made (ct_usage_gap_memory) */
     const char *site;
     const char *library; /* the CUDA library that allocated it (holders.h), or NULL */
 };
@@ -94,6 +95,9 @@ struct ct_usage {
      * above, but for the timelines, the live memory and the allocations'
      * times, are the whole run's. */
     uint64_t gap_tallies;
+    /* The gap's blocks and levels of live memory added (ct_usage_gap_memory):
+     * the live memory and its low points are the whole run's too. */
+    uint64_t gap_memory;
     /* The first failed allocation. */
     int oom;
     uint64_t oom_bytes, oom_ts, oom_live;
@@ -117,11 +121,18 @@ void ct_usage_settle(struct ct_usage *u);
 /* Adds a "cudatrace.usage" instant of a bounded trace's gap: what the
  * usage findings read of the calls in its dropped middle. */
 void ct_usage_gap_instant(struct ct_usage *u, const struct ct_event *e);
+/* Adds a "cudatrace.live_memory" instant of a bounded trace's gap: live
+ * device memory its dropped middle made and left, or the lowest and
+ * highest level of it there. */
+void ct_usage_gap_memory(struct ct_usage *u, const struct ct_event *e);
 /* Notes a slice that is an NVTX range (its `source` is "nvtx"); 0 when it is
  * not one. */
 int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e);
 /* Adds a call's cost to its site's entry (nothing when `site` is NULL). */
 void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes);
+/* The same for `calls` calls that cost `ns` and `bytes` in all. */
+void ct_site_costs_add_calls(struct ct_site_costs *t, const char *site, uint64_t calls, uint64_t ns,
+                             uint64_t bytes);
 /* What a site's cost is measured in. */
 enum ct_site_measure { CT_SITE_BY_TIME, CT_SITE_BY_BYTES, CT_SITE_BY_CALLS };
 

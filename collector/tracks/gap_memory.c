@@ -1,0 +1,265 @@
+/*
+ * The live device memory a bounded trace's dropped middle leaves behind.
+ * The report recomputes live memory from the allocation and free slices;
+ * a block made in a dropped chunk and still live after it would be unknown
+ * to it. So, for each block made in a chunk that may be dropped (any but
+ * the head), this keeps its size, time, call site, stack and chunk from the
+ * moment memory_counters.c applies it until its memory goes; one that goes
+ * in a later chunk than it was made is kept until that chunk is dropped as
+ * well, since it was live where the kept detail resumes. The gap marker
+ * (trace_gap.c) writes the blocks made in the dropped chunks and live at
+ * the first kept one as "cudatrace.live_memory" instants: the MAX_BLOCKS
+ * largest one by one (so the oom finding's largest blocks, and a later free
+ * of each, are exact), the rest summed per call site, stack and the chunk
+ * in which they went (a sum of blocks that went says when the last of them
+ * did, as no free in the kept detail names a sum), up to MAX_GROUPS of each
+ * kind, and beyond that in one entry live and one gone: the bytes stay
+ * whole and the gap frame within the room the bound keeps for it (stacks
+ * past STACK_BYTES of them are left out: their library is unknown then).
+ * With them, one instant (with neither a pointer nor a handle) carries the
+ * lowest and highest live bytes the dropped chunks saw and when, so that
+ * memory-growth's low points span the middle.
+ */
+#include "collector/tracks/gap_memory.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/array.h"
+#include "common/string_table.h"
+#include "common/u64_map.h"
+#include "cudatrace/trace_names.h"
+
+#define SLOTS 64 /* as trace_gap.c: more than the chunks a file holds at once */
+/* The gap's packets have 64 KiB (perfetto/writer.c), which the totals and
+ * the usage tallies share: about 80 bytes a block, and its strings. */
+#define MAX_BLOCKS 128
+#define MAX_GROUPS 32
+#define STACK_BYTES 8192        /* of stacks written: past that, blocks go without */
+#define HANDLE_BIT (1ull << 63) /* a handle's key among the pointers' */
+
+struct tail_block {
+    uint64_t key, bytes, made_ns, blocks;
+    uint64_t gone_ns; /* when its memory went, if it did */
+    uint32_t site, stack, chunk;
+    uint32_t gone_chunk; /* 0: still live */
+};
+
+struct level_span {
+    uint32_t chunk; /* 0: the slot is free */
+    uint64_t low, low_ns, high, high_ns;
+};
+
+static struct tail_block *blocks;
+static size_t block_count, block_capacity;
+static struct ct_u64_map live; /* key -> index + 1 in blocks, while live */
+static struct level_span levels[SLOTS], dropped_levels;
+
+static uint64_t key_of(uint64_t key, int is_handle)
+{
+    return is_handle ? key | HANDLE_BIT : key;
+}
+
+void ct_gap_memory_made(uint64_t key, int is_handle, uint64_t bytes, uint64_t ts,
+                        struct ct_call_site site, uint32_t chunk)
+{
+    uint64_t k = key_of(key, is_handle);
+    if (!chunk || !key || ct_u64_map_find(&live, k))
+        return;
+    blocks = ct_array_reserve(blocks, &block_capacity, block_count + 1, sizeof *blocks);
+    blocks[block_count++] =
+        (struct tail_block){k, bytes, ts, 1, 0, site.site, site.stack, chunk, 0};
+    ct_u64_map_put(&live, k, block_count);
+}
+
+static void remove_at(size_t i)
+{
+    blocks[i] = blocks[--block_count];
+    if (i < block_count && !blocks[i].gone_chunk)
+        ct_u64_map_put(&live, blocks[i].key, i + 1);
+}
+
+void ct_gap_memory_gone(uint64_t key, int is_handle, uint64_t ts, uint32_t chunk)
+{
+    uint64_t index;
+    if (!ct_u64_map_remove(&live, key_of(key, is_handle), &index))
+        return;
+    struct tail_block *b = &blocks[index - 1];
+    if (chunk <= b->chunk) {
+        remove_at(index - 1);
+        return;
+    }
+    b->gone_chunk = chunk; /* live at the start of the chunks between */
+    b->gone_ns = ts;
+}
+
+static void widen(struct level_span *s, uint64_t low, uint64_t low_ns, uint64_t high,
+                  uint64_t high_ns)
+{
+    if (!s->chunk || low < s->low)
+        s->low = low, s->low_ns = low_ns;
+    if (!s->chunk || high > s->high)
+        s->high = high, s->high_ns = high_ns;
+}
+
+void ct_gap_memory_level(uint64_t bytes, uint64_t ts, uint32_t chunk)
+{
+    if (!chunk)
+        return;
+    struct level_span *s = &levels[chunk % SLOTS];
+    if (s->chunk != chunk)
+        s->chunk = 0;
+    widen(s, bytes, ts, bytes, ts);
+    s->chunk = chunk;
+}
+
+/* Folds the levels of the chunks before `first_kept` into dropped_levels,
+ * and forgets the blocks whose memory went in one of them. */
+static void fold_dropped(uint32_t first_kept)
+{
+    for (int i = 0; i < SLOTS; i++) {
+        struct level_span *s = &levels[i];
+        if (!s->chunk || s->chunk >= first_kept)
+            continue;
+        widen(&dropped_levels, s->low, s->low_ns, s->high, s->high_ns);
+        dropped_levels.chunk = 1;
+        s->chunk = 0;
+    }
+    for (size_t i = block_count; i-- > 0;)
+        if (blocks[i].gone_chunk && blocks[i].gone_chunk < first_kept)
+            remove_at(i);
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+    const struct tail_block *x = a, *y = b;
+    return (x->bytes < y->bytes) - (x->bytes > y->bytes);
+}
+
+struct names {
+    uint32_t event, ptr, handle, bytes, made, count, freed, site, stack;
+};
+
+/* The stacks written so far, so that their text stays within STACK_BYTES. */
+struct stacks_written {
+    struct ct_u64_map ids;
+    size_t bytes;
+};
+
+static int stack_fits(struct stacks_written *w, uint32_t stack)
+{
+    if (!stack || ct_u64_map_find(&w->ids, stack))
+        return stack != 0;
+    size_t len = strlen(ct_strings_get(stack));
+    if (w->bytes + len > STACK_BYTES)
+        return 0;
+    w->bytes += len;
+    ct_u64_map_put(&w->ids, stack, 1);
+    return 1;
+}
+
+static void write_block(struct ct_sequence *seq, const struct names *n, struct stacks_written *w,
+                        const struct tail_block *b, uint64_t ts)
+{
+    struct ct_arg args[7] = {{n->bytes, CT_ARG_UINT, b->bytes}, {n->made, CT_ARG_UINT, b->made_ns}};
+    int nargs = 2;
+    /* A sum of blocks has no address of its own: 0, and how many. */
+    uint64_t address = b->blocks == 1 ? b->key & ~HANDLE_BIT : 0;
+    args[nargs++] =
+        (struct ct_arg){b->key & HANDLE_BIT ? n->handle : n->ptr, CT_ARG_POINTER, address};
+    if (b->blocks != 1)
+        args[nargs++] = (struct ct_arg){n->count, CT_ARG_UINT, b->blocks};
+    if (b->blocks != 1 && b->gone_chunk)
+        args[nargs++] = (struct ct_arg){n->freed, CT_ARG_UINT, b->gone_ns};
+    if (b->site)
+        args[nargs++] = (struct ct_arg){n->site, CT_ARG_STRING, b->site};
+    if (stack_fits(w, b->stack))
+        args[nargs++] = (struct ct_arg){n->stack, CT_ARG_STRING, b->stack};
+    ct_write_instant(seq, 0, ts, n->event, args, nargs);
+}
+
+/* Sums the blocks of one kind (pointers or handles) past the largest. */
+struct groups {
+    struct tail_block items[MAX_GROUPS + 2]; /* the last two: the rest, live and gone */
+    size_t count;
+};
+
+static int same_group(const struct tail_block *sum, const struct tail_block *b)
+{
+    return sum->site == b->site && sum->stack == b->stack && sum->gone_chunk == b->gone_chunk;
+}
+
+static void group_add(struct groups *g, const struct tail_block *b)
+{
+    struct tail_block *sum = NULL;
+    for (size_t i = 0; !sum && i < g->count; i++)
+        if (same_group(&g->items[i], b))
+            sum = &g->items[i];
+    if (!sum && g->count < MAX_GROUPS) {
+        sum = &g->items[g->count++];
+        *sum = (struct tail_block){.site = b->site, .stack = b->stack, .gone_chunk = b->gone_chunk};
+    }
+    if (!sum) {
+        sum = &g->items[MAX_GROUPS + (b->gone_chunk != 0)];
+        sum->gone_chunk = b->gone_chunk;
+    }
+    sum->key = b->key & HANDLE_BIT;
+    sum->bytes += b->bytes;
+    sum->blocks++;
+    if (b->made_ns > sum->made_ns)
+        sum->made_ns = b->made_ns; /* memory-growth asks whether it came late */
+    if (b->gone_ns > sum->gone_ns)
+        sum->gone_ns = b->gone_ns;
+}
+
+/* Written even when the dropped chunks changed nothing (no levels then):
+ * it says the gap carries live memory. */
+static void write_levels(struct ct_sequence *seq, uint64_t ts, uint32_t event)
+{
+    struct ct_arg args[] = {
+        {ct_strings_intern_cstr(ct_key_low_live_bytes), CT_ARG_UINT, dropped_levels.low},
+        {ct_strings_intern_cstr(ct_key_low_live_ns), CT_ARG_UINT, dropped_levels.low_ns},
+        {ct_strings_intern_cstr(ct_key_high_live_bytes), CT_ARG_UINT, dropped_levels.high},
+        {ct_strings_intern_cstr(ct_key_high_live_ns), CT_ARG_UINT, dropped_levels.high_ns},
+    };
+    ct_write_instant(seq, 0, ts, event, args,
+                     dropped_levels.chunk ? (int)(sizeof args / sizeof args[0]) : 0);
+}
+
+void ct_gap_memory_write(struct ct_sequence *seq, uint32_t first_kept, uint64_t ts)
+{
+    struct names n = {
+        ct_strings_intern_cstr(ct_event_gap_memory), ct_strings_intern_cstr(ct_key_ptr),
+        ct_strings_intern_cstr(ct_key_handle),       ct_strings_intern_cstr(ct_key_bytes),
+        ct_strings_intern_cstr(ct_key_made_ns),      ct_strings_intern_cstr(ct_key_blocks),
+        ct_strings_intern_cstr(ct_key_freed_ns),     ct_strings_intern_cstr(ct_key_site),
+        ct_strings_intern_cstr(ct_key_stack)};
+    fold_dropped(first_kept);
+    write_levels(seq, ts, n.event);
+    struct tail_block *left = malloc((block_count + 1) * sizeof *left);
+    if (!left)
+        abort();
+    size_t count = 0;
+    for (size_t i = 0; i < block_count; i++)
+        if (blocks[i].chunk < first_kept)
+            left[count++] = blocks[i];
+    qsort(left, count, sizeof *left, by_bytes);
+    static struct groups pointers, handles;
+    memset(&pointers, 0, sizeof pointers);
+    memset(&handles, 0, sizeof handles);
+    struct stacks_written written = {0};
+    for (size_t i = 0; i < count; i++) {
+        if (i < MAX_BLOCKS)
+            write_block(seq, &n, &written, &left[i], ts);
+        else
+            group_add(left[i].key & HANDLE_BIT ? &handles : &pointers, &left[i]);
+    }
+    for (size_t i = 0; i < MAX_GROUPS + 2; i++) {
+        if (pointers.items[i].blocks)
+            write_block(seq, &n, &written, &pointers.items[i], ts);
+        if (handles.items[i].blocks)
+            write_block(seq, &n, &written, &handles.items[i], ts);
+    }
+    ct_u64_map_free(&written.ids);
+    free(left);
+}
