@@ -4,9 +4,9 @@
  * become slices there (call_slices.c); the same record feeds the memory
  * counters and the launch rate when its family says so, and the usage
  * tallies that outlive a bounded trace's dropped middle (usage_tally.c);
- * strings, once whole, go to whoever asked for them (kernel names, devices, library versions,
- * call sites, which wait for their call; NVTX names, which wait for their
- * range); NVTX ranges go to nvtx_ranges.c;
+ * strings, once whole, go to whoever asked for them (kernel names, devices,
+ * library versions, call sites, which wait for their call; NVTX names,
+ * which wait for their range); NVTX ranges go to nvtx_ranges.c;
  * library events from the loader's ring go to loader_events.c; CUPTI's
  * records of the GPU's work, its clock readings and its state go to
  * gpu_tracks.c and gpu_clock.c, and a call CUPTI correlated carries the

@@ -43,21 +43,17 @@ static struct ct_pinned_memory pinned;
 static void tally_add(struct tally *t, uint64_t key, uint64_t calls, uint64_t ns, uint64_t bytes)
 {
     /* Launches come in runs from one site: the last entry, without a look-up. */
-    if (t->count && t->entries[t->last].key == key) {
-        struct tally_entry *e = &t->entries[t->last];
-        e->calls += calls;
-        e->ns += ns;
-        e->bytes += bytes;
-        return;
+    if (!t->count || t->entries[t->last].key != key) {
+        uint64_t *index = ct_u64_map_find(&t->index, key);
+        if (index) {
+            t->last = (size_t)*index - 1;
+        } else {
+            t->entries = ct_array_grow(t->entries, t->count, sizeof *t->entries);
+            t->entries[t->count++] = (struct tally_entry){key, 0, 0, 0};
+            ct_u64_map_put(&t->index, key, t->count);
+            t->last = t->count - 1;
+        }
     }
-    uint64_t *index = ct_u64_map_find(&t->index, key);
-    if (!index) {
-        t->entries = ct_array_grow(t->entries, t->count, sizeof *t->entries);
-        t->entries[t->count++] = (struct tally_entry){key, 0, 0, 0};
-        ct_u64_map_put(&t->index, key, t->count);
-        index = ct_u64_map_find(&t->index, key);
-    }
-    t->last = (size_t)*index - 1;
     struct tally_entry *e = &t->entries[t->last];
     e->calls += calls;
     e->ns += ns;
