@@ -88,6 +88,7 @@ struct ct_host {
     uint64_t sample_hz, thread_samples, sampler_cpu_ns;
     struct ct_u64_map tracks; /* track uuid -> thread or worker place << 2 | which, + 1 */
     struct ct_u64_map by_tid; /* tid + 1 -> place + 1 */
+    struct ct_u64_map by_pid; /* a worker's pid + 1 -> place + 1 */
     struct ct_host_thread *threads;
     size_t thread_count;
     struct ct_host_worker *workers;
@@ -99,6 +100,9 @@ struct ct_host {
 int ct_host_instant(struct ct_host *h, const struct ct_event *e);
 int ct_host_counter(struct ct_host *h, const struct ct_event *e);
 int ct_host_slice(struct ct_host *h, const struct ct_event *e);
+/* A callstack sample: of one of the process's own threads (its tid), or
+ * else of a worker (its pid, the worker's main thread). */
+void ct_host_sample(struct ct_host *h, const struct ct_sample *s, int own_thread);
 /* A CUDA call slice of thread `tid`. */
 void ct_host_note_call(struct ct_host *h, int64_t tid);
 /* Thread `tid`'s Python stack as last read, when that was at `since_ns` or
