@@ -258,17 +258,20 @@ int ct_host_slice(struct ct_host *h, const struct ct_event *e)
                                                                 : CT_HOST_MEASURES;
     if (m != CT_HOST_MEASURES)
         ct_timeline_add_interval(&t->measure[m], e->ts, e->end);
+    t->spans = ct_array_grow(t->spans, t->span_count, sizeof *t->spans);
+    t->spans[t->span_count++] = (struct ct_host_span){e->ts, e->end, m};
     if (m == CT_HOST_OUTSIDE_WAITING)
         add_wchan(t, ct_event_text(e, ct_key_wchan), e->end - e->ts);
     return 1;
 }
 
-void ct_host_note_call(struct ct_host *h, int64_t tid)
+void ct_host_note_call(struct ct_host *h, int64_t tid, uint64_t ns)
 {
     if (!tid)
         return;
     size_t place = thread_place(h, tid); /* before h->threads is read: it may move */
     h->threads[place].calls++;
+    h->threads[place].call_ns += ns;
 }
 
 static double ratio(double part, double whole)
@@ -323,6 +326,21 @@ void ct_host_worker_shares(const struct ct_host_worker *w, uint64_t from, uint64
     double counted = ct_timeline_sum(&w->counted, from, to);
     *cpu = counted > 0 ? ratio(ct_timeline_sum(&w->cpu, from, to), counted) : -1;
     *runnable = ratio(ct_timeline_sum(&w->runnable, from, to), counted);
+}
+
+double ct_host_workers_busy(const struct ct_host *h, uint64_t from, uint64_t to, int *count)
+{
+    double busy = 0;
+    *count = 0;
+    for (size_t i = 0; i < h->worker_count; i++) {
+        double cpu, runnable;
+        ct_host_worker_shares(&h->workers[i], from, to, &cpu, &runnable);
+        if (cpu < 0)
+            continue;
+        busy += cpu + runnable;
+        ++*count;
+    }
+    return *count ? busy / *count : 0;
 }
 
 static int by_cpu(const void *a, const void *b)
@@ -449,6 +467,7 @@ void ct_host_free(struct ct_host *h)
             ct_timeline_free(&h->threads[i].measure[m]);
         free(h->threads[i].python.sites);
         free(h->threads[i].python.stamps);
+        free(h->threads[i].spans);
     }
     for (size_t i = 0; i < h->worker_count; i++) {
         free(h->workers[i].python.sites);

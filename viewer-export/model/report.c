@@ -188,7 +188,7 @@ static void on_slice(void *ctx, const struct ct_event *e)
     ct_unfinished_call(&p->unfinished, tid ? (int64_t)*tid : 0, e->name, e,
                        ct_gpu_flow_ended(&p->usage.gpu, e->flow_out));
     ct_usage_slice(&p->usage, tid ? (int64_t)*tid : 0, (int)(*fn - 1), e);
-    ct_host_note_call(&p->host, tid ? (int64_t)*tid : 0);
+    ct_host_note_call(&p->host, tid ? (int64_t)*tid : 0, e->end > e->ts ? e->end - e->ts : 0);
 }
 
 /* A thread's totals for one function, written when it ended: exact however
