@@ -107,7 +107,7 @@
     X(event, host_sleeping, "sleeping", SLICE)                                                     \
     X(event, host_uninterruptible, "uninterruptible", SLICE)                                       \
     X(event, host_other_state, "other state", SLICE)                                               \
-    /* a Python stack sample's frame: FUNCTION (FILE:LINE), in a mapping whose path is FILE */   \
+    /* a Python stack sample's frame: FUNCTION (FILE:LINE), in a mapping whose path is FILE */     \
     X(frame, python, "%s (%s:%d)", FRAME)                                                          \
     /* a thread's totals, when it ended */                                                         \
     X(event, calls, "cudatrace.calls", INSTANT)                                                    \
