@@ -333,12 +333,13 @@ static void handle_sample(struct decoder *d, struct sequence *s, const CtPb__Tra
         return;
     const uint64_t *mapping = ct_u64_map_find(&s->frame_mappings, *leaf);
     const uint64_t *path = mapping ? ct_u64_map_find(&s->mappings, *mapping) : NULL;
+    const uint64_t *pc = ct_u64_map_find(&s->frame_pcs, *leaf);
     struct ct_sample sample = {.ts = p->timestamp,
                                .pid = (int32_t)ps->pid,
                                .tid = (int32_t)ps->tid,
                                .frame = lookup(&s->function_names, *name),
                                .path = path ? lookup(&s->mapping_paths, *path) : "",
-                               .rel_pc = *ct_u64_map_find(&s->frame_pcs, *leaf)};
+                               .rel_pc = pc ? *pc : 0};
     d->visitor->sample(d->visitor->ctx, &sample);
 }
 
