@@ -3,7 +3,9 @@
  * thread of the process its CPU and run-queue time, its sampled states
  * inside and outside CUDA calls with what it slept in, and the CUDA calls
  * it made; per worker process its CPU time; per thread and worker where its
- * Python stack samples were; and how sampling fared. Each
+ * Python stack samples (the trace's callstack samples) were; and how
+ * sampling fared. A thread's state spans and call time are kept too, for
+ * what it did while not feeding the GPU (host_idle.h). Each
  * measure is a bounded timeline, so the summary can take it over the CUDA
  * part of the run.
  */
