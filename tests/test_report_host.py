@@ -497,4 +497,4 @@ def test_without_gpu_timings_the_healthy_twin_is_mostly_inside_its_calls(host_ru
     assert idle["basis"] == "outside_cuda"
     assert idle["ns"] == cuda_outside_ns(trace, trace_vocabulary, proc.pid)
     syncs = sum(s["dur"] for s in trace.slices if s["name"] == "cudaDeviceSynchronize")
-    assert idle["ns"] <= 0.3 * (idle["ns"] + syncs)
+    assert idle["ns"] <= 0.4 * (idle["ns"] + syncs)  # as in_cuda >= 0.6 above, for the pool's end
