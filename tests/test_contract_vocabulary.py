@@ -173,7 +173,7 @@ def preprocessed(paths, build_dir):
 def test_every_entry_is_written_by_a_writer(trace_vocabulary, build_dir):
     used = set(re.findall(r"\bct_\w+", preprocessed(WRITERS, build_dir)))
     unused = [f"ct_{kind}_{ident}"
-              for kind in ("track", "event", "key", "value")
+              for kind in ("track", "event", "key", "value", "frame")
               for ident in trace_vocabulary.entries[kind]
               if f"ct_{kind}_{ident}" not in used]
     assert not unused, f"declared in trace_names.h and written by no one: {unused}"
@@ -187,7 +187,7 @@ NAME_CALLS = re.compile(
 
 @pytest.mark.parametrize("side", ["collector", "viewer-export"])
 def test_no_trace_name_is_spelled_out(trace_vocabulary, side):
-    declared = {t for kind in ("track", "event", "key", "value")
+    declared = {t for kind in ("track", "event", "key", "value", "frame")
                 for t, _ in trace_vocabulary.entries[kind].values()}
     paths = WRITERS[:-1] if side == "collector" else READERS
     spelled = sorted({(os.path.relpath(p, REPO), m.group(1))

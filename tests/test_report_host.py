@@ -269,7 +269,8 @@ def test_the_html_page_shows_the_host(host_run, cudatrace, tmp_path):  # noqa: F
     ] + [[f"worker {w['pid']} {w['name']}", pct(w["cpu"]), pct(w["runnable"]), "", "", "", ""]
          for w in host["workers"]]
     owners = [(f"thread {t['tid']} {t['name']}", t) for t in host["threads"][:15]] + \
-        [(f"worker {w['pid']} {w['name']}", w) for w in host["workers"]]
+        [(f"worker {w['pid']} {w['name']}", w) for w in host["workers"]] + \
+        [("outside its CUDA calls", host["launcher_idle"])]  # no GPU timings: that basis
     expected = [[who, f"{s['file']}:{s['line']}", s["function"], pct(s["share"])]
                 for who, o in owners for s in o["python_sites"][:3]]
     if expected or not outside_reads_refused():  # the table is there when a stack was read
@@ -326,49 +327,38 @@ def test_healthy_twin_reads_stacks_and_stays_silent(host_run, outside_reads):
     assert site == (SCRIPT, site_line("step"), "run") and share >= 0.6
 
 
-def test_every_stack_read_is_one_slice_on_its_python_track(host_run, trace_vocabulary, outside_reads):
+def test_every_stack_read_is_one_callstack_sample_on_its_thread(host_run, trace_vocabulary,
+                                                                 outside_reads):
+    """Each stack read is one callstack sample (perf_sample) on its thread (a worker's:
+    its main thread), each frame in the mapping of its own file, and no slice besides:
+    the report's Python samples are those, one for one."""
     proc, trace, process, _ = host_run("workers-busy", 20)
     v = trace_vocabulary
     closing, = [e for e in trace.instants if e["name"] == v.text("event", "host")]
     args = closing["args"]
     assert args["python_stacks"] == "read" and args["python_stack_count"] > 0
-    seen = [e["args"] for e in trace.instants
-            if e["name"] in (v.text("event", "host_thread"), v.text("event", "host_worker"))]
-    tracks = {a["python_track"] for a in seen}
-    samples = [s for s in trace.slices if s["track_uuid"] in tracks]
-    assert len(samples) == args["python_stack_count"]
-    for s in samples:
-        a = s["args"]
-        assert s["name"] == f"{a['python_file']}:{a['python_line']} in {a['python_function']}"
-        assert a["python_stack"].splitlines()[0] == \
-            f"{a['python_function']} ({a['python_file']}:{a['python_line']})"
-    total = sum(t["python_samples"] for t in process["host"]["threads"]) + \
-        sum(w["python_samples"] for w in process["host"]["workers"])
-    assert total <= len(samples)  # the report's are within the CUDA part of the run
     assert args["python_read_ns"] > 0
-
-
-def test_every_stack_read_is_one_callstack_sample_on_its_thread(host_run, trace_vocabulary,
-                                                                 outside_reads):
-    """Each Python slice has its callstack sample (perf_sample) at its time, on its
-    thread (a worker's: its main thread), whose frames are the slice's stack, bottom
-    first, each in the mapping of its own file."""
-    proc, trace, _, _ = host_run("workers-busy", 20)
-    v = trace_vocabulary
-    seen = {e["args"]["python_track"]: e["args"] for e in trace.instants
-            if e["name"] in (v.text("event", "host_thread"), v.text("event", "host_worker"))}
-    expected, workers = [], set()
-    for s in (s for s in trace.slices if s["track_uuid"] in seen):
-        owner = seen[s["track_uuid"]]
-        workers.update([owner["pid"]] if "pid" in owner else [])
-        pid, tid = (owner["pid"],) * 2 if "pid" in owner else (proc.pid, owner["tid"])
-        expected.append((s["ts"], pid, tid, tuple(s["args"]["python_stack"].splitlines()[::-1])))
-    written = [(s["ts"], s["pid"], s["tid"], tuple(s["frames"])) for s in trace.callstack_samples]
-    assert sorted(written) == sorted(expected) and written
-    for sample in trace.callstack_samples:
+    samples = trace.callstack_samples
+    assert len(samples) == args["python_stack_count"]
+    tids = {e["args"]["tid"] for e in trace.instants if e["name"] == v.text("event", "host_thread")}
+    workers = {e["args"]["pid"] for e in trace.instants
+               if e["name"] == v.text("event", "host_worker")}
+    assert workers and {s["pid"] for s in samples} <= {proc.pid} | workers
+    for sample in samples:
+        assert sample["tid"] in (tids if sample["pid"] == proc.pid else {sample["pid"]})
         assert sample["mappings"] == [f.rsplit(" (", 1)[1].rsplit(":", 1)[0]
                                       for f in sample["frames"]]
-    assert workers
+    # The sampler writes no Python slice: its slices are the threads' state spans.
+    states = {e["args"]["state_track"] for e in trace.instants
+              if e["name"] == v.text("event", "host_thread")}
+    assert not [s for s in trace.slices if s["track_uuid"] not in states and
+                s["track_uuid"] not in trace.threads]
+    host = process["host"]
+    for t in host["threads"]:
+        assert t["python_samples"] == sum(1 for s in samples
+                                          if s["pid"] == proc.pid and s["tid"] == t["tid"])
+    for w in host["workers"]:
+        assert w["python_samples"] == sum(1 for s in samples if s["pid"] == w["pid"])
 
 
 def test_the_loops_samples_end_at_its_transform_line(host_run, outside_reads):
@@ -440,3 +430,71 @@ def test_the_host_says_where_the_loop_was_while_the_gpu_idled(host_run, outside_
     assert site["share"] >= 0.6 and 0 < idle["python_samples"]
     _, _, process, _ = host_run("in-thread")
     assert "gpu_idle_python" not in process["host"]
+
+
+def cuda_outside_ns(trace, v, tid):
+    """Thread `tid`'s time outside its CUDA calls over the CUDA part of the run (its
+    first call to the process's end), from its call slices."""
+    calls = [s for s in trace.slices if s["name"] == "cudaDeviceSynchronize" and
+             trace.owner(s["track_uuid"])[1] == tid]
+    end, = [e["ts"] for e in trace.instants if e["name"] == v.text("event", "end")]
+    first = min(s["ts"] for s in trace.slices if s["name"] == "cudaDeviceSynchronize")
+    return end - first - sum(s["dur"] for s in calls)
+
+
+def test_without_gpu_timings_the_host_says_what_the_loop_did_outside_cuda_calls(
+        host_run, trace_vocabulary, build_dir, outside_reads):
+    """CUPTI off, so no GPU timings: the launching thread's time outside its CUDA calls
+    stands in for GPU-idle time. Its length is the call slices' complement exactly; the
+    loop burns the CPU on its transform line then, with no worker to wait for."""
+    proc, trace, process, findings = host_run("in-thread", CUDATRACE_CUPTI=0)
+    host = process["host"]
+    assert "gpu_idle_python" not in host
+    idle = host["launcher_idle"]
+    assert (idle["basis"], idle["tid"]) == ("outside_cuda", proc.pid)
+    assert idle["ns"] == cuda_outside_ns(trace, trace_vocabulary, proc.pid)
+    assert idle["in_cuda"] == 0 and idle["on_cpu"] >= 0.85
+    assert idle["workers_busy"] is None or idle["workers_busy"] <= 0.2
+    site = idle["python_sites"][0]
+    assert (site["file"], site["line"], site["function"]) == (SCRIPT, TRANSFORM, "burn")
+    assert site["share"] >= 0.6 and idle["python_samples"] > 0
+    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report",
+                           str(proc.run_dir / "trace.pftrace.zst")],
+                          capture_output=True, text=True).stdout
+    said, = [x for x in text.splitlines() if "during time outside CUDA calls" in x]
+    assert f"thread {proc.pid} during" in said and f"Python at {SCRIPT}:{TRANSFORM} in burn" in said
+
+
+def test_without_gpu_timings_the_waiting_loop_and_its_busy_workers(host_run, outside_reads):
+    """The same basis for a loop fed by a busy worker: outside its CUDA calls it sleeps,
+    in Python's own wait, while the worker burns the CPU."""
+    proc, _, process, _ = host_run("workers-busy", CUDATRACE_CUPTI=0)
+    idle = process["host"]["launcher_idle"]
+    assert idle["basis"] == "outside_cuda" and idle["asleep"] >= 0.6
+    assert idle["workers_busy"] >= 0.8
+    assert idle["python_sites"][0]["file"] != SCRIPT
+
+
+def test_with_gpu_timings_the_basis_stays_gpu_idle_time(host_run, outside_reads):
+    """With GPU timings the same loop is told by GPU-idle time, and its lines are the
+    samples gpu_idle_python holds, one for one."""
+    proc, _, process, _ = host_run("in-thread", gpu_us=100)
+    host = process["host"]
+    idle = host["launcher_idle"]
+    assert (idle["basis"], idle["tid"]) == ("gpu_idle", proc.pid)
+    assert idle["python_sites"] == host["gpu_idle_python"]["python_sites"]
+    assert idle["python_samples"] == host["gpu_idle_python"]["python_samples"]
+    assert idle["on_cpu"] >= 0.85 and idle["in_cuda"] <= 0.1
+
+
+def test_without_gpu_timings_the_healthy_twin_is_mostly_inside_its_calls(host_run, trace_vocabulary):
+    """The healthy loop waits inside its synchronise: its time outside CUDA calls is a
+    small part of the run, and nothing is found."""
+    proc, trace, process, findings = host_run("healthy", CUDATRACE_CUPTI=0,
+                                              CT_DOUBLE_SYNC_NS=30_000_000)
+    assert not HOST_FINDINGS & set(ids(findings)), [f["message"] for f in findings]
+    idle = process["host"]["launcher_idle"]
+    assert idle["basis"] == "outside_cuda"
+    assert idle["ns"] == cuda_outside_ns(trace, trace_vocabulary, proc.pid)
+    syncs = sum(s["dur"] for s in trace.slices if s["name"] == "cudaDeviceSynchronize")
+    assert idle["ns"] <= 0.4 * (idle["ns"] + syncs)  # as in_cuda >= 0.6 above, for the pool's end

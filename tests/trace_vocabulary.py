@@ -13,7 +13,8 @@ which build/unit/trace_names_dump prints. ``check(trace, vocabulary)`` raises
   (``source: nvtx``) and kernels on GPU tracks (``gpu_kind: kernel``);
 * an annotation key that is not declared, or written with a type its entry does
   not name; on the findings track the finding's own numbers (DOUBLE) are data;
-* a string value of a key whose values are all declared that is none of them.
+* a string value of a key whose values are all declared that is none of them;
+* a callstack sample's frame named otherwise than a declared frame.
 
 conftest.py runs this on every trace the ``trace_run`` fixture loads.
 """
@@ -45,7 +46,8 @@ class Vocabulary:
     """The entries of the list, by kind: {id: (text, type)}."""
 
     def __init__(self, lines):
-        self.entries = {"track": {}, "event": {}, "key": {}, "value": {}, "function": {}}
+        self.entries = {"track": {}, "event": {}, "key": {}, "value": {}, "frame": {},
+                        "function": {}}
         for line in lines:
             kind, ident, text, kind_type = line.split("\t")
             self.entries[kind][ident] = (text, kind_type)
@@ -61,6 +63,7 @@ class Vocabulary:
         for text, keys in self.entries["value"].values():
             for key in (k.strip() for k in keys.split("|")):
                 self.values.setdefault(key_text[key], set()).add(text)
+        self.frames = [pattern(t) for t, _ in self.entries["frame"].values()]
         self.findings_track = self.text("track", "findings")
         self.gpu_stream = pattern(self.text("track", "gpu_stream"))
         self.nvtx = (self.text("key", "source"), self.text("value", "source_nvtx"))
@@ -135,9 +138,17 @@ def _check_event(trace, vocab, event, typed):
                                   "which trace_names.h does not declare")
 
 
+def _check_frames(trace, vocab):
+    for sample in trace.callstack_samples:
+        for frame in sample["frames"]:
+            if not any(r.match(frame or "") for r in vocab.frames):
+                raise VocabularyError(f"frame {frame!r} is not in trace_names.h")
+
+
 def check(trace, vocab):
     """Raises VocabularyError at the first name, type or value not declared."""
     _check_tracks(trace, vocab)
+    _check_frames(trace, vocab)
     typed = perfetto_check.typed_annotations(trace)
     for event, annotations in zip(trace.events, typed):
         _check_event(trace, vocab, event, [(k, VALUE_TYPES.get(t, t), v)

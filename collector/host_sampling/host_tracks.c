@@ -9,10 +9,9 @@
  * runs its transforms), in percent. A state span runs from the sample that saw the state to the
  * one that saw another (or saw it enter or leave a CUDA call, which the
  * span says with in_cuda); stat's R is "running" unless the thread spent more
- * of the interval waiting for a CPU than on one. A Python stack sample is a
- * slice on the thread's or worker's Python track from its sample to the
- * next (the last lasts one interval), so the UI shows the innermost frame
- * along the time and the whole stack in each slice's args.
+ * of the interval waiting for a CPU than on one. A Python stack is a
+ * callstack sample of the thread (a worker's: its main thread's), which
+ * python_samples.c writes; the report reads those too.
  */
 #include "collector/host_sampling/host_tracks.h"
 
@@ -30,16 +29,7 @@
 
 #define TRACK_BASE 0x30000000ull
 
-enum {
-    STATE_TRACK,
-    CPU_TRACK,
-    RUNNABLE_TRACK,
-    WORKER_CPU_TRACK,
-    WORKER_RUNNABLE_TRACK,
-    PYTHON_TRACK
-};
-
-#define STACK_TEXT_MAX 4096
+enum { STATE_TRACK, CPU_TRACK, RUNNABLE_TRACK, WORKER_CPU_TRACK, WORKER_RUNNABLE_TRACK };
 
 struct view {
     uint64_t base;     /* its tracks' uuids are base | STATE_TRACK and so on */
@@ -47,10 +37,6 @@ struct view {
     int in_cuda;       /* its samples saw the thread inside a CUDA call */
     char wchan[CT_HOST_WCHAN_MAX];
     uint64_t since, last_ts;
-    char python_name[128]; /* its Python track's, described when first used */
-    int python_described;
-    struct ct_py_stack py; /* the Python sample open, depth 0 for none */
-    uint64_t py_since;
 };
 
 static struct ct_sequence seq;
@@ -84,18 +70,14 @@ static const struct track_kind thread_tracks[] = {
     {ct_track_host_thread_state, STATE_TRACK, ct_key_state_track, 0},
     {ct_track_host_thread_cpu, CPU_TRACK, ct_key_cpu_track, 1},
     {ct_track_host_thread_runnable, RUNNABLE_TRACK, ct_key_runnable_track, 1},
-    {ct_track_host_thread_python, PYTHON_TRACK, ct_key_python_track, 0},
 };
 static const struct track_kind worker_tracks[] = {
     {ct_track_host_worker_cpu, WORKER_CPU_TRACK, ct_key_cpu_track, 1},
     {ct_track_host_worker_runnable, WORKER_RUNNABLE_TRACK, ct_key_runnable_track, 1},
-    {ct_track_host_worker_python, PYTHON_TRACK, ct_key_python_track, 0},
 };
 
 /* Writes the tracks of a thread or worker seen first, and the instant
- * (`event`, with its id under `id_key`) that names them. Its Python track
- * (the last kind) is only named there: its descriptor waits for a stack,
- * so a program without Python gets no empty tracks. */
+ * (`event`, with its id under `id_key`) that names them. */
 static void seen(struct view *v, const struct ct_host_event *e, const struct track_kind *kinds,
                  int count, const char *event, const char *id_key)
 {
@@ -107,9 +89,7 @@ static void seen(struct view *v, const struct ct_host_event *e, const struct tra
     for (int i = 0; i < count; i++) {
         char name[128];
         snprintf(name, sizeof name, kinds[i].format, (unsigned)e->id, e->name);
-        if (kinds[i].which == PYTHON_TRACK)
-            memcpy(v->python_name, name, sizeof name);
-        else if (kinds[i].counter)
+        if (kinds[i].counter)
             ct_write_counter_track(&seq, base | kinds[i].which, ct_process.uuid, name,
                                    CT_UNIT_COUNT);
         else
@@ -133,9 +113,9 @@ static struct view *view_of(const struct ct_host_event *e, int worker)
     *v = (struct view){.base = ct_process.uuid | TRACK_BASE | (uint64_t)view_count << 3};
     ct_u64_map_put(&view_index, key_of(worker, e->id), view_count);
     if (worker)
-        seen(v, e, worker_tracks, 3, ct_event_host_worker, ct_key_pid);
+        seen(v, e, worker_tracks, 2, ct_event_host_worker, ct_key_pid);
     else
-        seen(v, e, thread_tracks, 4, ct_event_host_thread, ct_key_tid);
+        seen(v, e, thread_tracks, 3, ct_event_host_thread, ct_key_tid);
     return v;
 }
 
@@ -181,55 +161,6 @@ static void close_span(struct view *v, uint64_t ts)
     v->state = NULL;
 }
 
-/* The open Python sample as a slice till `ts`, named by its innermost
- * frame, with the whole stack (innermost first) in its args. */
-static void close_python(struct view *v, uint64_t ts)
-{
-    if (!v->py.depth)
-        return;
-    if (!v->python_described)
-        ct_write_named_track(&seq, v->base | PYTHON_TRACK, ct_process.uuid, v->python_name);
-    v->python_described = 1;
-    char stack[STACK_TEXT_MAX], name[STACK_TEXT_MAX];
-    size_t used = 0;
-    for (uint32_t i = 0; i < v->py.depth && used < sizeof stack; i++) {
-        int n = snprintf(stack + used, sizeof stack - used, "%s%s (%s:%d)", i ? "\n" : "",
-                         v->py.frames[i].code->function, v->py.frames[i].code->file,
-                         (int)v->py.frames[i].line);
-        used += n > 0 ? (size_t)n : 0;
-    }
-    const struct ct_py_code *top = v->py.frames[0].code;
-    snprintf(name, sizeof name, ct_event_host_python_sample, top->file,
-             (unsigned)v->py.frames[0].line, top->function);
-    struct ct_arg args[] = {
-        CT_TEXT_ARG(ct_key_python_file, top->file),
-        CT_UINT_ARG(ct_key_python_line, (uint32_t)v->py.frames[0].line),
-        CT_TEXT_ARG(ct_key_python_function, top->function),
-        CT_TEXT_ARG(ct_key_python_stack, stack),
-    };
-    ct_write_slice(&seq, v->base | PYTHON_TRACK, v->py_since,
-                   ts > v->py_since ? ts : v->py_since + 1, ct_strings_intern_cstr(name), args,
-                   sizeof args / sizeof args[0]);
-    v->py.depth = 0;
-}
-
-/* A sample's Python stack: it ends the one open and opens its own, and
- * is written as the thread's (a worker's: its main thread's) callstack
- * sample too. The slices stay because the report reads them. */
-static void python_sample(struct view *v, const struct ct_host_event *e, int worker)
-{
-    close_python(v, e->ts_ns);
-    ct_python_sample_write(&seq, worker ? e->id : ct_process.pid, e->id, e->ts_ns, &e->py);
-    v->py = e->py;
-    v->py_since = e->ts_ns;
-}
-
-/* The last sample of a thread or worker lasts one interval. */
-static void close_python_last(struct view *v)
-{
-    close_python(v, v->last_ts + 1000000000ull / (sample_hz ? sample_hz : 1));
-}
-
 static void thread_sample(struct view *v, const struct ct_host_event *e)
 {
     if (e->interval_ns)
@@ -252,7 +183,7 @@ static void write_event(const struct ct_host_event *e)
     if (!v)
         return;
     if (e->kind == CT_HOST_THREAD || e->kind == CT_HOST_WORKER)
-        python_sample(v, e, worker);
+        ct_python_sample_write(&seq, worker ? e->id : ct_process.pid, e->id, e->ts_ns, &e->py);
     if (e->kind == CT_HOST_THREAD)
         thread_sample(v, e);
     else if (e->kind == CT_HOST_WORKER && e->interval_ns)
@@ -261,8 +192,6 @@ static void write_event(const struct ct_host_event *e)
         v->last_ts = e->ts_ns;
     if (e->kind == CT_HOST_THREAD_GONE)
         close_span(v, v->last_ts);
-    if (e->kind == CT_HOST_THREAD_GONE || e->kind == CT_HOST_WORKER_GONE)
-        close_python_last(v);
 }
 
 void ct_host_state_write(void)
@@ -300,10 +229,8 @@ void ct_host_state_finish(uint64_t end_ns)
     ct_host_sampler_stop(&status);
     ct_host_state_write();
     ct_py_stacks_status(&py);
-    for (size_t i = 0; i < view_count; i++) {
+    for (size_t i = 0; i < view_count; i++)
         close_span(&views[i], views[i].last_ts);
-        close_python_last(&views[i]);
-    }
     struct ct_arg args[] = {
         CT_TEXT_ARG(ct_key_state, state_value(status.state)),
         CT_TEXT_ARG(ct_key_reason, status.reason),

@@ -6,10 +6,11 @@
  * (imported into perf_sample, shown by the UI as the thread's and the
  * process's "perf samples" track with a flame graph) names pid and tid in
  * each sample, so every thread's and worker's samples share the sampler's
- * one sequence. PerfSample it is. A frame is named "function (file:line)",
- * so the flame graph parts lines of one function; its mapping is its source
- * file (a synthetic one, path = the file, rel_pc = the line), as Perfetto
- * requires a mapping of every frame. Ids: a function name's and a mapping
+ * one sequence. PerfSample it is. A frame is named "function (file:line)"
+ * (ct_frame_python), so the flame graph parts lines of one function; its
+ * mapping is its source file (a synthetic one, path = the file, rel_pc =
+ * the line), as Perfetto requires a mapping of every frame; the report
+ * reads the innermost frame's back from these three. Ids: a function name's and a mapping
  * path's are their string-table ids, a frame's its name's, a mapping's its
  * file's; a callstack's its place in the list of distinct ones. Each is
  * defined on the sequence in the packet that first uses it, and again
@@ -24,6 +25,7 @@
 #include "common/array.h"
 #include "common/string_table.h"
 #include "common/u64_map.h"
+#include "cudatrace/trace_names.h"
 #include "perfetto_trace.pb-c.h"
 
 #define MAPPING_SPAN (1ull << 32) /* a mapping's size: more than any line number */
@@ -105,7 +107,7 @@ static void add_mapping(struct additions *a, uint32_t file)
 static uint32_t add_frame(struct additions *a, const struct ct_py_code *code, int32_t line)
 {
     char text[1024];
-    snprintf(text, sizeof text, "%s (%s:%d)", code->function, code->file, (int)line);
+    snprintf(text, sizeof text, ct_frame_python, code->function, code->file, (int)line);
     uint32_t name = ct_strings_intern_cstr(text);
     if (!first_use(&defined_frames, name))
         return name;

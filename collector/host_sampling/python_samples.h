@@ -1,7 +1,8 @@
 /*
  * A Python stack as a Perfetto callstack sample (TracePacket.perf_sample)
  * on the host sampler's sequence, with its frames interned there, so the
- * UI shows the samples on the thread's track and in its flame graph.
+ * UI shows the samples on the thread's track and in its flame graph, and
+ * the report finds the threads' and workers' Python lines in them.
  */
 #ifndef CT_COLLECTOR_HOST_PYTHON_SAMPLES_H
 #define CT_COLLECTOR_HOST_PYTHON_SAMPLES_H

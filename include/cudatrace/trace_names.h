@@ -19,7 +19,9 @@
  *          with (UINT, INT, POINTER, STRING, DOUBLE; more than one where the
  *          key serves events of several kinds, such as "device");
  *   value  a string value of a key whose values are all declared here (its
- *          type names the key or keys). Other keys' values are data.
+ *          type names the key or keys). Other keys' values are data;
+ *   frame  a callstack sample's frame name (TracePacket.perf_sample's
+ *          interned frames), %s and %d standing for its parts: FRAME.
  * The findings track's events carry, besides their declared keys, the
  * numbers of the finding's evidence under the names docs/findings.md gives
  * them, as DOUBLE. tests/unit/trace_names_dump.c prints the list for the
@@ -80,8 +82,6 @@
     X(track, host_thread_runnable, "thread %u %s runnable (percent)", COUNTER)                     \
     X(track, host_worker_cpu, "worker %u %s CPU (percent)", COUNTER)                               \
     X(track, host_worker_runnable, "worker %u %s runnable (percent)", COUNTER)                     \
-    X(track, host_thread_python, "thread %u %s Python", NAMED)                                     \
-    X(track, host_worker_python, "worker %u %s Python", NAMED)                                     \
     /* the process track's instants */                                                             \
     X(event, trace_format, "cudatrace.trace", INSTANT)                                             \
     X(event, versions, "cuda.versions", INSTANT)                                                   \
@@ -107,8 +107,8 @@
     X(event, host_sleeping, "sleeping", SLICE)                                                     \
     X(event, host_uninterruptible, "uninterruptible", SLICE)                                       \
     X(event, host_other_state, "other state", SLICE)                                               \
-    /* a Python stack sample, till the next: named by its innermost frame */                       \
-    X(event, host_python_sample, "%s:%u in %s", SLICE)                                             \
+    /* a Python stack sample's frame: FUNCTION (FILE:LINE), in a mapping whose path is FILE */     \
+    X(frame, python, "%s (%s:%d)", FRAME)                                                          \
     /* a thread's totals, when it ended */                                                         \
     X(event, calls, "cudatrace.calls", INSTANT)                                                    \
     /* the libraries track's instants */                                                           \
@@ -283,15 +283,10 @@
     X(key, worker_samples, "worker_samples", UINT)                                                 \
     X(key, untracked, "untracked", UINT)                                                           \
     X(key, sampler_cpu_ns, "sampler_cpu_ns", UINT)                                                 \
-    X(key, python_track, "python_track", UINT)                                                     \
     X(key, python_stacks, "python_stacks", STRING)                                                 \
     X(key, python_stack_count, "python_stack_count", UINT)                                         \
     X(key, python_raced, "python_raced", UINT)                                                     \
     X(key, python_read_ns, "python_read_ns", UINT)                                                 \
-    X(key, python_stack, "python_stack", STRING)                                                   \
-    X(key, python_file, "python_file", STRING)                                                     \
-    X(key, python_line, "python_line", UINT)                                                       \
-    X(key, python_function, "python_function", STRING)                                             \
     /* the libraries track */                                                                      \
     X(key, path, "path", STRING)                                                                   \
     X(key, realpath, "realpath", STRING)                                                           \

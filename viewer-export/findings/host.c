@@ -20,23 +20,6 @@
 
 #include "viewer-export/findings/thresholds.h"
 
-/* The workers' mean share of their sampled time on a CPU or waiting for
- * one, over [from, to); their number in *count (0: none sampled). */
-static double workers_busy(const struct ct_host *h, uint64_t from, uint64_t to, int *count)
-{
-    double busy = 0;
-    *count = 0;
-    for (size_t i = 0; i < h->worker_count; i++) {
-        double cpu, runnable;
-        ct_host_worker_shares(&h->workers[i], from, to, &cpu, &runnable);
-        if (cpu < 0)
-            continue;
-        busy += cpu + runnable;
-        ++*count;
-    }
-    return *count ? busy / *count : 0;
-}
-
 static const char *workers_verdict(double busy)
 {
     if (busy >= ct_thresholds.workers_busy_share)
@@ -77,7 +60,7 @@ static void input_bound(const struct ct_process_report *p, const struct ct_host_
                         struct ct_findings *out)
 {
     int workers;
-    double busy = workers_busy(&p->host, from, to, &workers);
+    double busy = ct_host_workers_busy(&p->host, from, to, &workers);
     if (s->outside_waiting_for_input < ct_thresholds.input_wait_share || !workers)
         return;
     struct ct_host_wchan wchans[CT_HOST_WCHANS];
@@ -123,7 +106,7 @@ static void host_bound(const struct ct_process_report *p, const struct ct_host_t
     if (s->outside_running < ct_thresholds.host_busy_share || idle < ct_thresholds.gpu_idle_share)
         return;
     int workers;
-    workers_busy(&p->host, from, to, &workers);
+    ct_host_workers_busy(&p->host, from, to, &workers);
     struct ct_host_site site_store;
     double share = 0;
     char phrase[512];

@@ -1,33 +1,28 @@
 /*
  * Builds the host view from the host sampler's events. The host.thread and
  * host.worker instants name each one's tracks, and come before any value
- * on them. A counter value is the share, in percent, of the interval that
- * ended at it: the interval since the track's value before (the first value
- * only starts the count), whose CPU time goes into the timeline from the
- * interval's start. A state span goes whole into the timeline of what it
- * was: inside a CUDA call (in_cuda), or outside on a CPU or sleeping, and
- * a sleep outside CUDA calls adds to what the thread slept in.
+ * on them. A Python stack is a callstack sample, a thread's by its tid, a
+ * worker's by its pid, whose innermost frame is the site (its name
+ * ct_frame_python, its mapping's path the file, its rel_pc the line). A counter value is the share,
+ * in percent, of the interval that ended at it: the interval since the track's value before (the
+ * first value only starts the count), whose CPU time goes into the timeline from the interval's
+ * start. A state span goes whole into the timeline of what it was: inside a CUDA call (in_cuda), or
+ * outside on a CPU or sleeping, and a sleep outside CUDA calls adds to what the thread slept in.
  */
 #include "viewer-export/model/host.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/array.h"
+#include "common/string_table.h"
 #include "cudatrace/trace_names.h"
 
 #define SPANS 32
 #define FIRST_SPAN_NS 1000000ull
 
-enum {
-    STATE_TRACK,
-    CPU_TRACK,
-    RUNNABLE_TRACK,
-    WORKER_CPU_TRACK,
-    WORKER_RUNNABLE_TRACK,
-    THREAD_PYTHON_TRACK,
-    WORKER_PYTHON_TRACK
-};
+enum { STATE_TRACK, CPU_TRACK, RUNNABLE_TRACK, WORKER_CPU_TRACK, WORKER_RUNNABLE_TRACK };
 
 static void init_timeline(struct ct_timeline *t)
 {
@@ -65,25 +60,34 @@ static void thread_seen(struct ct_host *h, const struct ct_event *e)
     note_track(h, (uint64_t)ct_event_int(e, ct_key_state_track, 0), place, STATE_TRACK);
     note_track(h, (uint64_t)ct_event_int(e, ct_key_cpu_track, 0), place, CPU_TRACK);
     note_track(h, (uint64_t)ct_event_int(e, ct_key_runnable_track, 0), place, RUNNABLE_TRACK);
-    note_track(h, (uint64_t)ct_event_int(e, ct_key_python_track, 0), place, THREAD_PYTHON_TRACK);
+}
+
+/* Worker `pid`'s place, made when new: its samples may come before the
+ * instant that names it. */
+static size_t worker_place(struct ct_host *h, int64_t pid)
+{
+    const uint64_t *place = ct_u64_map_find(&h->by_pid, (uint64_t)pid + 1);
+    if (place)
+        return (size_t)*place - 1;
+    h->workers = ct_array_grow(h->workers, h->worker_count, sizeof *h->workers);
+    struct ct_host_worker *w = &h->workers[h->worker_count++];
+    memset(w, 0, sizeof *w);
+    w->pid = pid;
+    w->name = "";
+    init_timeline(&w->cpu);
+    init_timeline(&w->runnable);
+    init_timeline(&w->counted);
+    ct_u64_map_put(&h->by_pid, (uint64_t)pid + 1, h->worker_count);
+    return h->worker_count - 1;
 }
 
 static void worker_seen(struct ct_host *h, const struct ct_event *e)
 {
-    h->workers = ct_array_grow(h->workers, h->worker_count, sizeof *h->workers);
-    struct ct_host_worker *w = &h->workers[h->worker_count++];
-    memset(w, 0, sizeof *w);
-    w->pid = ct_event_int(e, ct_key_pid, 0);
-    w->name = ct_event_text(e, ct_key_name);
-    init_timeline(&w->cpu);
-    init_timeline(&w->runnable);
-    init_timeline(&w->counted);
-    note_track(h, (uint64_t)ct_event_int(e, ct_key_cpu_track, 0), h->worker_count - 1,
-               WORKER_CPU_TRACK);
-    note_track(h, (uint64_t)ct_event_int(e, ct_key_runnable_track, 0), h->worker_count - 1,
+    size_t place = worker_place(h, ct_event_int(e, ct_key_pid, 0));
+    h->workers[place].name = ct_event_text(e, ct_key_name);
+    note_track(h, (uint64_t)ct_event_int(e, ct_key_cpu_track, 0), place, WORKER_CPU_TRACK);
+    note_track(h, (uint64_t)ct_event_int(e, ct_key_runnable_track, 0), place,
                WORKER_RUNNABLE_TRACK);
-    note_track(h, (uint64_t)ct_event_int(e, ct_key_python_track, 0), h->worker_count - 1,
-               WORKER_PYTHON_TRACK);
 }
 
 int ct_host_instant(struct ct_host *h, const struct ct_event *e)
@@ -182,23 +186,47 @@ static void add_site(struct ct_host_python *py, const char *file, const char *fu
         site->samples += samples;
 }
 
-/* One stack the sampler read: its innermost frame's site, and the latest. */
-static void add_stack(struct ct_host_python *py, const struct ct_event *e)
+/* The function of a frame named by ct_frame_python, from its file and
+ * line: the name without " (FILE:LINE)"; the whole name when it is not so
+ * named. */
+static const char *frame_function(const char *frame, const char *file, int64_t line)
 {
-    const char *file = ct_event_text(e, ct_key_python_file);
-    const char *function = ct_event_text(e, ct_key_python_function);
-    int64_t line = ct_event_int(e, ct_key_python_line, 0);
-    add_site(py, file, function, line, 1);
-    const struct ct_host_site *site = site_of(py, file, function, line);
+    char suffix[4096];
+    int n = snprintf(suffix, sizeof suffix, ct_frame_python, "", file, (int)line);
+    size_t len = strlen(frame);
+    if (n <= 0 || (size_t)n >= sizeof suffix || (size_t)n > len ||
+        strcmp(frame + len - (size_t)n, suffix) != 0)
+        return frame;
+    return ct_strings_get(ct_strings_intern(frame, len - (size_t)n));
+}
+
+/* One stack the sampler read: its innermost frame's site, and the latest. */
+static void add_stack(struct ct_host_python *py, const struct ct_sample *s)
+{
+    int64_t line = (int64_t)s->rel_pc;
+    const char *function = frame_function(s->frame, s->path, line);
+    add_site(py, s->path, function, line, 1);
+    const struct ct_host_site *site = site_of(py, s->path, function, line);
     if (site) {
         py->stamps = ct_array_grow(py->stamps, py->stamp_count, sizeof *py->stamps);
-        py->stamps[py->stamp_count++] = (struct ct_host_stamp){e->ts, (int)(site - py->sites)};
+        py->stamps[py->stamp_count++] = (struct ct_host_stamp){s->ts, (int)(site - py->sites)};
     }
-    if (e->ts >= py->last_ts) {
-        py->last_ts = e->ts;
-        py->last_file = file;
+    if (s->ts >= py->last_ts) {
+        py->last_ts = s->ts;
+        py->last_file = s->path;
         py->last_function = function;
         py->last_line = line;
+    }
+}
+
+void ct_host_sample(struct ct_host *h, const struct ct_sample *s, int own_thread)
+{
+    if (own_thread) {
+        size_t place = thread_place(h, s->tid);
+        add_stack(&h->threads[place].python, s);
+    } else {
+        size_t place = worker_place(h, s->pid);
+        add_stack(&h->workers[place].python, s);
     }
 }
 
@@ -216,13 +244,6 @@ int ct_host_slice(struct ct_host *h, const struct ct_event *e)
     if (!found)
         return 0;
     int which = (int)((*found - 1) & 7);
-    if (which == THREAD_PYTHON_TRACK || which == WORKER_PYTHON_TRACK) {
-        size_t place = (size_t)((*found - 1) >> 3);
-        add_stack(which == THREAD_PYTHON_TRACK ? &h->threads[place].python
-                                               : &h->workers[place].python,
-                  e);
-        return 1;
-    }
     if (which != STATE_TRACK || e->end <= e->ts)
         return 1;
     struct ct_host_thread *t = &h->threads[(*found - 1) >> 3];
@@ -237,17 +258,20 @@ int ct_host_slice(struct ct_host *h, const struct ct_event *e)
                                                                 : CT_HOST_MEASURES;
     if (m != CT_HOST_MEASURES)
         ct_timeline_add_interval(&t->measure[m], e->ts, e->end);
+    t->spans = ct_array_grow(t->spans, t->span_count, sizeof *t->spans);
+    t->spans[t->span_count++] = (struct ct_host_span){e->ts, e->end, m};
     if (m == CT_HOST_OUTSIDE_WAITING)
         add_wchan(t, ct_event_text(e, ct_key_wchan), e->end - e->ts);
     return 1;
 }
 
-void ct_host_note_call(struct ct_host *h, int64_t tid)
+void ct_host_note_call(struct ct_host *h, int64_t tid, uint64_t ns)
 {
     if (!tid)
         return;
     size_t place = thread_place(h, tid); /* before h->threads is read: it may move */
     h->threads[place].calls++;
+    h->threads[place].call_ns += ns;
 }
 
 static double ratio(double part, double whole)
@@ -302,6 +326,21 @@ void ct_host_worker_shares(const struct ct_host_worker *w, uint64_t from, uint64
     double counted = ct_timeline_sum(&w->counted, from, to);
     *cpu = counted > 0 ? ratio(ct_timeline_sum(&w->cpu, from, to), counted) : -1;
     *runnable = ratio(ct_timeline_sum(&w->runnable, from, to), counted);
+}
+
+double ct_host_workers_busy(const struct ct_host *h, uint64_t from, uint64_t to, int *count)
+{
+    double busy = 0;
+    *count = 0;
+    for (size_t i = 0; i < h->worker_count; i++) {
+        double cpu, runnable;
+        ct_host_worker_shares(&h->workers[i], from, to, &cpu, &runnable);
+        if (cpu < 0)
+            continue;
+        busy += cpu + runnable;
+        ++*count;
+    }
+    return *count ? busy / *count : 0;
 }
 
 static int by_cpu(const void *a, const void *b)
@@ -428,6 +467,7 @@ void ct_host_free(struct ct_host *h)
             ct_timeline_free(&h->threads[i].measure[m]);
         free(h->threads[i].python.sites);
         free(h->threads[i].python.stamps);
+        free(h->threads[i].spans);
     }
     for (size_t i = 0; i < h->worker_count; i++) {
         free(h->workers[i].python.sites);
@@ -440,5 +480,6 @@ void ct_host_free(struct ct_host *h)
     free(h->workers);
     ct_u64_map_free(&h->tracks);
     ct_u64_map_free(&h->by_tid);
+    ct_u64_map_free(&h->by_pid);
     memset(h, 0, sizeof *h);
 }

@@ -3,7 +3,9 @@
  * thread of the process its CPU and run-queue time, its sampled states
  * inside and outside CUDA calls with what it slept in, and the CUDA calls
  * it made; per worker process its CPU time; per thread and worker where its
- * Python stack samples were; and how sampling fared. Each
+ * Python stack samples (the trace's callstack samples) were; and how
+ * sampling fared. A thread's state spans and call time are kept too, for
+ * what it did while not feeding the GPU (host_idle.h). Each
  * measure is a bounded timeline, so the summary can take it over the CUDA
  * part of the run.
  */
@@ -63,10 +65,20 @@ enum ct_host_measure {
     CT_HOST_MEASURES
 };
 
+/* A state span as the sampler wrote it: what it was (a measure of the
+ * spans', CT_HOST_MEASURES for another state). */
+struct ct_host_span {
+    uint64_t ts, end;
+    enum ct_host_measure measure;
+};
+
 struct ct_host_thread {
     int64_t tid;
     const char *name;
-    uint64_t calls; /* CUDA call slices it made */
+    uint64_t calls;             /* CUDA call slices it made */
+    uint64_t call_ns;           /* the time they took */
+    struct ct_host_span *spans; /* every state span, as they came */
+    size_t span_count;
     uint64_t last_counter_ts[2];
     struct ct_timeline measure[CT_HOST_MEASURES];
     struct ct_host_wchan wchans[CT_HOST_WCHANS]; /* outside CUDA calls */
@@ -88,6 +100,7 @@ struct ct_host {
     uint64_t sample_hz, thread_samples, sampler_cpu_ns;
     struct ct_u64_map tracks; /* track uuid -> thread or worker place << 2 | which, + 1 */
     struct ct_u64_map by_tid; /* tid + 1 -> place + 1 */
+    struct ct_u64_map by_pid; /* a worker's pid + 1 -> place + 1 */
     struct ct_host_thread *threads;
     size_t thread_count;
     struct ct_host_worker *workers;
@@ -99,8 +112,11 @@ struct ct_host {
 int ct_host_instant(struct ct_host *h, const struct ct_event *e);
 int ct_host_counter(struct ct_host *h, const struct ct_event *e);
 int ct_host_slice(struct ct_host *h, const struct ct_event *e);
-/* A CUDA call slice of thread `tid`. */
-void ct_host_note_call(struct ct_host *h, int64_t tid);
+/* A callstack sample: of one of the process's own threads (its tid), or
+ * else of a worker (its pid, the worker's main thread). */
+void ct_host_sample(struct ct_host *h, const struct ct_sample *s, int own_thread);
+/* A CUDA call slice of thread `tid`, `ns` long. */
+void ct_host_note_call(struct ct_host *h, int64_t tid, uint64_t ns);
 /* Thread `tid`'s Python stack as last read, when that was at `since_ns` or
  * later; NULL else (no Python, sampling off, or not read since). */
 const struct ct_host_python *ct_host_python_since(const struct ct_host *h, int64_t tid,
@@ -137,6 +153,9 @@ int ct_host_wchans_sorted(const struct ct_host_thread *t, struct ct_host_wchan *
  * waiting for one (its main thread's); cpu -1 when it was not sampled. */
 void ct_host_worker_shares(const struct ct_host_worker *w, uint64_t from, uint64_t to, double *cpu,
                            double *runnable);
+/* The workers' mean share of their sampled time on a CPU or waiting for
+ * one, over [from, to); their number in *count (0: none sampled). */
+double ct_host_workers_busy(const struct ct_host *h, uint64_t from, uint64_t to, int *count);
 /* The Python sites, most samples first (ties by file and line), in `out`
  * (room for CT_HOST_SITES); their number. */
 int ct_host_sites_sorted(const struct ct_host_python *py, struct ct_host_site *out);

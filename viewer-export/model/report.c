@@ -24,6 +24,7 @@
 
 struct builder {
     struct ct_report *report;
+    size_t first_process;             /* the first of this trace's processes */
     struct ct_u64_map process_by_pid; /* pid + 1 -> index + 1 */
     struct ct_u64_map owner;          /* any track uuid -> index + 1 */
     struct ct_u64_map thread_of;      /* thread track uuid -> tid */
@@ -187,7 +188,7 @@ static void on_slice(void *ctx, const struct ct_event *e)
     ct_unfinished_call(&p->unfinished, tid ? (int64_t)*tid : 0, e->name, e,
                        ct_gpu_flow_ended(&p->usage.gpu, e->flow_out));
     ct_usage_slice(&p->usage, tid ? (int64_t)*tid : 0, (int)(*fn - 1), e);
-    ct_host_note_call(&p->host, tid ? (int64_t)*tid : 0);
+    ct_host_note_call(&p->host, tid ? (int64_t)*tid : 0, e->end > e->ts ? e->end - e->ts : 0);
 }
 
 /* A thread's totals for one function, written when it ended: exact however
@@ -285,6 +286,27 @@ static void on_instant(void *ctx, const struct ct_event *e)
         note_time(p, e->ts);
 }
 
+/* A callstack sample is its process's own thread's when its pid is a
+ * traced process's, else a worker's of the process that sampled it: the
+ * one that named it, or the trace's only process. */
+static void on_sample(void *ctx, const struct ct_sample *s)
+{
+    struct builder *b = ctx;
+    uint64_t *index = ct_u64_map_find(&b->process_by_pid, (uint64_t)(uint32_t)s->pid + 1);
+    if (index) {
+        ct_host_sample(&b->report->processes[*index - 1].host, s, 1);
+        return;
+    }
+    struct ct_report *r = b->report;
+    for (size_t i = b->first_process; i < r->process_count; i++)
+        if (ct_u64_map_find(&r->processes[i].host.by_pid, (uint64_t)s->pid + 1)) {
+            ct_host_sample(&r->processes[i].host, s, 0);
+            return;
+        }
+    if (r->process_count == b->first_process + 1)
+        ct_host_sample(&r->processes[b->first_process].host, s, 0);
+}
+
 static void on_counter(void *ctx, const struct ct_event *e)
 {
     struct builder *b = ctx;
@@ -304,17 +326,17 @@ static void on_counter(void *ctx, const struct ct_event *e)
 
 int ct_report_add_trace(struct ct_report *report, const char *path, char *error, size_t error_size)
 {
-    struct builder b = {.report = report};
+    struct builder b = {.report = report, .first_process = report->process_count};
     index_functions(&b);
     struct ct_trace_visitor visitor = {.ctx = &b,
                                        .track = on_track,
                                        .slice = on_slice,
                                        .instant = on_instant,
-                                       .counter = on_counter};
+                                       .counter = on_counter,
+                                       .sample = on_sample};
     struct ct_decode_result result;
-    size_t processes_before = report->process_count;
     int r = ct_trace_decode(path, &visitor, &result, error, error_size);
-    if (r == 0 && report->process_count == processes_before) {
+    if (r == 0 && report->process_count == b.first_process) {
         snprintf(error, error_size, "holds no traced process: not a cudatrace trace");
         r = -1;
     }

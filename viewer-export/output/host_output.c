@@ -3,13 +3,16 @@
  * sampled thread's shares over the CUDA part of the run (on a CPU, waiting
  * for one, waiting; and inside CUDA calls, outside them on a CPU, outside
  * them asleep, with what it slept in), and each worker's CPU share; for
- * each, the Python sites its stack samples were at, by share of them, and
- * once, when the stacks could not be read, why. The text lists the busiest
+ * each, the Python sites its stack samples were at, by share of them; what
+ * the launching thread did while it was not feeding the GPU (host_idle.h);
+ * and once, when the stacks could not be read, why. The text lists the busiest
  * threads only (HOST_TEXT_THREADS).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "viewer-export/model/host_idle.h"
+#include "viewer-export/output/human_units.h"
 #include "viewer-export/output/report_output.h"
 
 #define HOST_TEXT_THREADS 8
@@ -74,36 +77,33 @@ static void json_thread(struct ct_json *j, const struct ct_host_row *row)
     ct_json_end_object(j);
 }
 
-/* Whether the GPU was idle at `ts`: no GPU work noted spans it. */
-static int gpu_idle_at(const void *ctx, uint64_t ts)
+/* The launching thread's Python samples while the GPU was idle, as before
+ * the idle basis: only with GPU timings and samples to say. */
+static void json_gpu_idle_python(struct ct_json *j, const struct ct_host_idle *idle)
 {
-    const struct ct_gpu_work *g = ctx;
-    for (size_t i = 0; i < g->interval_count; i++)
-        if (g->intervals[i].start <= ts && ts < g->intervals[i].end)
-            return 0;
-    return 1;
-}
-
-/* The launching thread's Python samples while the GPU was idle, with GPU
- * timings (0 without, or without a launching thread in Python). */
-static int idle_sites(const struct ct_process_report *p, struct ct_host_python *out)
-{
-    const struct ct_host_thread *t = ct_host_launching_thread(&p->host);
-    if (!t || !t->python.stamp_count || !ct_gpu_seen(&p->usage.gpu))
-        return 0;
-    ct_host_sites_when(&t->python, gpu_idle_at, &p->usage.gpu, out);
-    return 1;
-}
-
-static void json_idle_sites(struct ct_json *j, const struct ct_process_report *p)
-{
-    struct ct_host_python idle;
-    if (!idle_sites(p, &idle))
+    if (idle->basis != CT_HOST_IDLE_GPU || !idle->thread->python.stamp_count)
         return;
     ct_json_begin_object(j, "gpu_idle_python");
-    json_sites(j, &idle);
+    json_sites(j, &idle->python);
     ct_json_end_object(j);
-    free(idle.sites);
+}
+
+static void json_idle(struct ct_json *j, const struct ct_host_idle *idle)
+{
+    ct_json_begin_object(j, "launcher_idle");
+    ct_json_string(j, "basis", ct_host_idle_basis_name(idle->basis));
+    ct_json_int(j, "tid", idle->thread->tid);
+    ct_json_uint(j, "ns", idle->ns);
+    ct_json_uint(j, "sampled_ns", (uint64_t)idle->sampled_ns);
+    ct_json_double(j, "in_cuda", idle->in_cuda);
+    ct_json_double(j, "on_cpu", idle->on_cpu);
+    ct_json_double(j, "asleep", idle->asleep);
+    if (idle->workers)
+        ct_json_double(j, "workers_busy", idle->workers_busy);
+    else
+        ct_json_null(j, "workers_busy");
+    json_sites(j, &idle->python);
+    ct_json_end_object(j);
 }
 
 void ct_host_json(struct ct_json *j, const struct ct_process_report *p)
@@ -129,7 +129,12 @@ void ct_host_json(struct ct_json *j, const struct ct_process_report *p)
         json_thread(j, &rows[i]);
     ct_json_end_array(j);
     free(rows);
-    json_idle_sites(j, p);
+    struct ct_host_idle idle;
+    if (ct_host_idle(p, &idle)) {
+        json_gpu_idle_python(j, &idle);
+        json_idle(j, &idle);
+        ct_host_idle_free(&idle);
+    }
     ct_json_begin_array(j, "workers");
     for (size_t i = 0; i < h->worker_count; i++) {
         double cpu, runnable;
@@ -163,6 +168,24 @@ static void text_thread(FILE *out, const struct ct_host_row *row)
     fprintf(out, "\n");
 }
 
+/* "thread TID during GPU-idle time (1.2 s): ..." or, without GPU
+ * timings, "during time outside CUDA calls". */
+static void text_idle(FILE *out, const struct ct_host_idle *idle)
+{
+    char ns[32];
+    fprintf(out,
+            "                 thread %lld during %s (%s): in CUDA calls %.0f%%, outside them on "
+            "a CPU %.0f%%, asleep %.0f%%",
+            (long long)idle->thread->tid,
+            idle->basis == CT_HOST_IDLE_GPU ? "GPU-idle time" : "time outside CUDA calls",
+            ct_human_time(idle->ns, ns, sizeof ns), 100 * idle->in_cuda, 100 * idle->on_cpu,
+            100 * idle->asleep);
+    if (idle->workers)
+        fprintf(out, "; workers busy %.0f%%", 100 * idle->workers_busy);
+    text_sites(out, &idle->python);
+    fprintf(out, "\n");
+}
+
 void ct_host_text(FILE *out, const struct ct_process_report *p)
 {
     const struct ct_host *h = &p->host;
@@ -187,14 +210,10 @@ void ct_host_text(FILE *out, const struct ct_process_report *p)
     if (count > HOST_TEXT_THREADS)
         fprintf(out, "                 and %zu more threads\n", count - HOST_TEXT_THREADS);
     free(rows);
-    struct ct_host_python idle;
-    if (idle_sites(p, &idle)) {
-        if (idle.samples) {
-            fprintf(out, "                 during GPU-idle time, by line");
-            text_sites(out, &idle);
-            fprintf(out, "\n");
-        }
-        free(idle.sites);
+    struct ct_host_idle idle;
+    if (ct_host_idle(p, &idle)) {
+        text_idle(out, &idle);
+        ct_host_idle_free(&idle);
     }
     for (size_t i = 0; i < h->worker_count; i++) {
         double cpu, runnable;

@@ -39,6 +39,12 @@
 
 struct sequence {
     struct ct_u64_map event_names, annotation_names, string_values; /* iid -> string id */
+    /* Callstack samples' interning: strings (iid -> string id), a mapping
+     * (iid -> its path's string iid), a frame (iid -> its name's, its
+     * mapping's iid and its rel_pc), a callstack (iid -> its innermost
+     * frame's iid). */
+    struct ct_u64_map function_names, mapping_paths, mappings;
+    struct ct_u64_map frame_names, frame_mappings, frame_pcs, callstack_leaves;
     uint64_t default_track;
 };
 
@@ -113,9 +119,14 @@ static struct sequence *sequence_of(struct decoder *d, uint32_t id)
 
 static void clear_sequence(struct sequence *s)
 {
-    ct_u64_map_free(&s->event_names);
-    ct_u64_map_free(&s->annotation_names);
-    ct_u64_map_free(&s->string_values);
+    struct ct_u64_map *tables[] = {&s->event_names,     &s->annotation_names, &s->string_values,
+                                   &s->function_names,  &s->mapping_paths,    &s->mappings,
+                                   &s->frame_names,     &s->frame_mappings,   &s->frame_pcs,
+                                   &s->callstack_leaves};
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        ct_u64_map_free(tables[i]);
+        memset(tables[i], 0, sizeof *tables[i]);
+    }
     s->default_track = 0;
 }
 
@@ -129,8 +140,40 @@ static uint32_t intern_cstr(const char *text)
     return intern_bytes(text, text ? strlen(text) : 0);
 }
 
+static void learn_strings(struct ct_u64_map *table, CtPb__InternedString *const *strings,
+                          size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        ct_u64_map_put(table, strings[i]->iid,
+                       intern_bytes(strings[i]->str.data, strings[i]->str.len));
+}
+
+/* What callstack samples name: only a mapping's first path component and
+ * a callstack's innermost frame are kept, which is all the report reads. */
+static void learn_profile(struct sequence *s, const CtPb__InternedData *data)
+{
+    learn_strings(&s->function_names, data->function_names, data->n_function_names);
+    learn_strings(&s->mapping_paths, data->mapping_paths, data->n_mapping_paths);
+    for (size_t i = 0; i < data->n_mappings; i++)
+        if (data->mappings[i]->n_path_string_ids)
+            ct_u64_map_put(&s->mappings, data->mappings[i]->iid,
+                           data->mappings[i]->path_string_ids[0]);
+    for (size_t i = 0; i < data->n_frames; i++) {
+        const CtPb__Frame *f = data->frames[i];
+        ct_u64_map_put(&s->frame_names, f->iid, f->function_name_id);
+        ct_u64_map_put(&s->frame_mappings, f->iid, f->mapping_id);
+        ct_u64_map_put(&s->frame_pcs, f->iid, f->rel_pc);
+    }
+    for (size_t i = 0; i < data->n_callstacks; i++) {
+        const CtPb__Callstack *c = data->callstacks[i];
+        if (c->n_frame_ids)
+            ct_u64_map_put(&s->callstack_leaves, c->iid, c->frame_ids[c->n_frame_ids - 1]);
+    }
+}
+
 static void learn_interned(struct sequence *s, const CtPb__InternedData *data)
 {
+    learn_profile(s, data);
     for (size_t i = 0; i < data->n_event_names; i++)
         ct_u64_map_put(&s->event_names, data->event_names[i]->iid,
                        intern_cstr(data->event_names[i]->name));
@@ -278,6 +321,28 @@ static void handle_event(struct decoder *d, struct sequence *s, const CtPb__Trac
     }
 }
 
+/* A callstack sample by its innermost frame, resolved through the
+ * sequence's tables; one whose callstack or frame is not defined there is
+ * skipped, as Perfetto's importer skips it. */
+static void handle_sample(struct decoder *d, struct sequence *s, const CtPb__TracePacket *p)
+{
+    const CtPb__PerfSample *ps = p->perf_sample;
+    const uint64_t *leaf = ct_u64_map_find(&s->callstack_leaves, ps->callstack_iid);
+    const uint64_t *name = leaf ? ct_u64_map_find(&s->frame_names, *leaf) : NULL;
+    if (!name)
+        return;
+    const uint64_t *mapping = ct_u64_map_find(&s->frame_mappings, *leaf);
+    const uint64_t *path = mapping ? ct_u64_map_find(&s->mappings, *mapping) : NULL;
+    const uint64_t *pc = ct_u64_map_find(&s->frame_pcs, *leaf);
+    struct ct_sample sample = {.ts = p->timestamp,
+                               .pid = (int32_t)ps->pid,
+                               .tid = (int32_t)ps->tid,
+                               .frame = lookup(&s->function_names, *name),
+                               .path = path ? lookup(&s->mapping_paths, *path) : "",
+                               .rel_pc = pc ? *pc : 0};
+    d->visitor->sample(d->visitor->ctx, &sample);
+}
+
 static void handle_packet(struct decoder *d, const CtPb__TracePacket *p)
 {
     struct sequence *s = sequence_of(d, p->trusted_packet_sequence_id);
@@ -292,6 +357,8 @@ static void handle_packet(struct decoder *d, const CtPb__TracePacket *p)
         report_track(d, p->track_descriptor);
     if (p->track_event)
         handle_event(d, s, p);
+    if (p->perf_sample && p->perf_sample->has_callstack_iid && d->visitor->sample)
+        handle_sample(d, s, p);
 }
 
 static void free_decoder(struct decoder *d, struct ct_decode_result *result)

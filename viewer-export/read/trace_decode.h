@@ -43,12 +43,26 @@ struct ct_track_info {
     size_t cmdline_len;
 };
 
+/* A callstack sample (TracePacket.perf_sample) by its innermost frame: the
+ * frame's name, its mapping's path and its rel_pc, which for the
+ * collector's Python samples are "FUNCTION (FILE:LINE)", the file and the
+ * line (trace_names.h, ct_frame_python). */
+struct ct_sample {
+    uint64_t ts;
+    int32_t pid, tid;
+    const char *frame, *path;
+    uint64_t rel_pc;
+};
+
 struct ct_trace_visitor {
     void *ctx;
     void (*track)(void *ctx, const struct ct_track_info *track);
     void (*slice)(void *ctx, const struct ct_event *slice);
     void (*instant)(void *ctx, const struct ct_event *instant);
     void (*counter)(void *ctx, const struct ct_event *counter);
+    /* Optional: each callstack sample whose callstack and innermost frame
+     * were defined on its sequence. */
+    void (*sample)(void *ctx, const struct ct_sample *sample);
     /* Optional: each slice still open when the trace ends (its end is 0).
      * Slices are paired only for a visitor that takes them (slice set). */
     void (*unclosed)(void *ctx, const struct ct_event *slice);
