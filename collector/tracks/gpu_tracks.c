@@ -44,6 +44,7 @@ static struct {
     struct ct_sequence seq, stages;
     uint32_t typed; /* CT_GPU_RECORDS_TYPED */
     struct ct_u64_map tracks, names, mangled;
+    struct ct_u64_map queues; /* typed records: device << 32 | stream -> queue name */
     struct ring_text *texts;
     uint32_t track_count;
     uint64_t records[CT_GPU_OVERHEAD + 1], unmapped, cupti_dropped;
@@ -153,6 +154,19 @@ static uint32_t correlation_of(const struct ct_record *r)
     return ct_unpack_halves(r->arg[0]).low;
 }
 
+/* The hardware queue of (device, stream), named as its GPU track would be. */
+static uint32_t queue_name(uint32_t device, uint32_t stream)
+{
+    uint64_t key = (uint64_t)device << 32 | stream;
+    uint64_t *known = ct_u64_map_find(&gpu.queues, key + 1);
+    if (known)
+        return (uint32_t)*known;
+    char name[96];
+    snprintf(name, sizeof name, ct_track_gpu_stream, device, stream);
+    ct_u64_map_put(&gpu.queues, key + 1, text(name));
+    return text(name);
+}
+
 /* A piece of work as `work` names and annotates it, with its device and
  * stream as annotations too (what Kineto-style readers look for): on its
  * device and stream's track, or as a typed record on its hardware queue. */
@@ -172,14 +186,12 @@ static void write_work(const struct ct_record *r, uint64_t begin, uint64_t end,
         ct_write_flow_slice(&gpu.seq, t, begin, end, work->name, all, work->nargs, &flow);
         return;
     }
-    char queue[96];
-    snprintf(queue, sizeof queue, ct_track_gpu_stream, device, stream);
     work->event_id = id ? id : CT_GPU_EVENT_UNLINKED | ++gpu.unlinked;
     work->begin_ns = begin;
     work->end_ns = end;
     work->pid = ct_process.pid;
     work->device = device;
-    work->queue = text(queue);
+    work->queue = queue_name(device, stream);
     ct_render_stage_write(&gpu.stages, work);
 }
 
