@@ -107,7 +107,8 @@ void ct_gpu_record_slice(struct ct_gpu_queues *q, const struct ct_gpu_sequence_t
         queue_track(q, pid ? (int32_t)(*pid - 1) : 0,
                     ct_interned_text(&tables->gpu->specifications, g->hw_queue_iid), track, ctx);
     slice->ts = p->timestamp;
-    slice->end = p->timestamp + g->duration;
+    /* A duration past the clock's end, which only a broken file has, ends there. */
+    slice->end = g->duration > UINT64_MAX - p->timestamp ? UINT64_MAX : p->timestamp + g->duration;
     slice->name = ct_interned_text(tables->event_names, g->name_iid);
     slice->flow_in = g->event_id & CT_GPU_EVENT_UNLINKED ? 0 : g->event_id;
     const CtPb__GpuRenderStageEvent__ComputeKernelLaunch *launch = g->launch;
