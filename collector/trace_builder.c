@@ -82,7 +82,7 @@ void ct_builder_start(struct ct_shm_header *shm)
     ct_call_sites_start(shm->ring_count);
     ct_process_tracks_start(shm);
     ct_library_track_start();
-    ct_gpu_tracks_start(shm->ring_count);
+    ct_gpu_tracks_start(shm->ring_count, shm->gpu_records);
     ct_gpu_state_start(shm);
     ct_trace_gap_start();
     ct_writer_bound((uint64_t)shm->max_trace_mb << 20);
@@ -177,7 +177,8 @@ static void call(uint32_t index, const struct ct_record *r)
         end = begin;
     uint32_t correlation = t->correlated_begin == r->begin ? t->correlation : 0;
     struct ct_call_site site = ct_call_sites_take(index, r->begin);
-    ct_call_slice(&t->seq, r, begin, end, site, ct_gpu_flow_id(correlation));
+    struct ct_flow flow = ct_gpu_call_flow(correlation);
+    ct_call_slice(&t->seq, r, begin, end, site, correlation ? &flow : NULL);
     ct_usage_tally_call(r, t->tid, site.site, end - begin);
     ct_memory_counters_note((uint8_t)family, r, begin, end, site);
     ct_pool_reserve_note(r, end);

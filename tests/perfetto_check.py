@@ -10,7 +10,9 @@ This module owns three things:
   one ``check_*`` function each, raising ``TraceError("rule N (...): ...")``:
   1 sequence ids, 2 incremental-state flags, 3 interning, 4 track descriptors,
   5 counters, 6 balanced slices, 7 flow-id encoding, 8 timestamps and clocks,
-  9 one thread per sequence, 10 no field the schema does not know.
+  9 one thread per sequence, 10 no field the schema does not know, 11 typed GPU
+  records (GpuRenderStageEvent and the host calls' gpu_correlation, which
+  perfetto_gpu.py decodes: the package's schema lacks their extension fields).
 
 Nothing is downloaded: Perfetto's TraceProcessor is not used.
 
@@ -31,6 +33,8 @@ import zlib
 from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+import perfetto_gpu
 
 __all__ = ["TraceError", "Trace", "load", "parse", "validate", "typed_annotations"]
 
@@ -168,6 +172,12 @@ class _SeqState:
                 if entry.iid in table and table[entry.iid] != value:
                     conflicts.append((field.name, entry.iid, table[entry.iid], value))
                 table[entry.iid] = value
+        for name, entries in perfetto_gpu.interned_extensions(interned_data).items():
+            table = self.interned.setdefault(name, {})
+            for iid, value in entries:
+                if iid in table and table[iid] != value:
+                    conflicts.append((name, iid, table[iid], value))
+                table[iid] = value
         return conflicts
 
     def lookup(self, table, iid):
@@ -286,6 +296,7 @@ def _decode_event(i, p, st):
         "args": dict(_annotation(a, st) for a in f.get("debug_annotations", ())),
         "flow_ids": list(f.get("flow_ids", ())),
         "terminating_flow_ids": list(f.get("terminating_flow_ids", ())),
+        "gpu_submissions": perfetto_gpu.submissions(p.track_event, read_varint),
         "value": value,
         "extra_counters": extra,
     }
@@ -352,13 +363,22 @@ class Trace:
         # callstack samples: {"ts", "pid", "tid", "frames": names bottom
         # (outermost) first, None where unresolved, "mappings": their paths}
         self.callstack_samples = []
+        self.gpu_stages = []  # GpuRenderStageEvents, file order: perfetto_gpu.decode_stage
         self._decode_tracks()
+        try:
+            self._decode_events()
+        except perfetto_gpu.GpuRecordError as e:
+            raise TraceError(f"rule 11 (gpu records): {e}") from None
+        self._pair_events()
+
+    def _decode_events(self):
         for i, p, st, _ in _walk(self.packets):
+            if p.HasField("gpu_render_stage_event"):
+                self.gpu_stages.append(perfetto_gpu.decode_stage(i, p, st))
             if p.HasField("track_event"):
                 self.events.append(_decode_event(i, p, st))
             if p.HasField("perf_sample") and p.perf_sample.HasField("callstack_iid"):
                 self.callstack_samples.append(_decode_sample(p, st))
-        self._pair_events()
 
     def owner(self, uuid):
         """(pid, tid) of a track: tid only for a thread track, pid from it or an ancestor."""
@@ -398,8 +418,8 @@ class Trace:
             pid, tid = self.owner(e["track_uuid"])
             if e["type"] == BEGIN:
                 stack = stacks.setdefault(e["track_uuid"], [])
-                s = {k: e[k] for k in ("name", "ts", "track_uuid", "categories",
-                                       "flow_ids", "terminating_flow_ids", "seq")}
+                s = {k: e[k] for k in ("name", "ts", "track_uuid", "categories", "flow_ids",
+                                       "terminating_flow_ids", "gpu_submissions", "seq")}
                 s.update(dur=None, pid=pid, tid=tid, depth=len(stack), args=dict(e["args"]))
                 stack.append(s)
                 self.slices.append(s)
@@ -672,7 +692,8 @@ def _unknown_fields(message, path):
     messages inside it that the schema does not know, or knows with another
     wire type (the parser keeps both as unknown fields)."""
     found = [f"{path}: field {f.field_number} (wire type {f.wire_type})"
-             for f in UnknownFieldSet(message)]
+             for f in UnknownFieldSet(message)
+             if (message.DESCRIPTOR.name, f.field_number) not in perfetto_gpu.EXTENSIONS]
     for field, value in message.ListFields():
         if field.type != field.TYPE_MESSAGE:
             continue
@@ -705,6 +726,7 @@ def validate(trace, allow_unclosed=False):
     check_timestamps(trace)
     check_one_thread_per_sequence(trace)
     check_unknown_fields(trace)
+    perfetto_gpu.check_gpu_records(trace, _fail)
 
 
 # --------------------------------------------------------------------------

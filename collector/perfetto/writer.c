@@ -391,6 +391,14 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
         event.terminating_flow_ids = &flow_in;
         event.n_terminating_flow_ids = 1;
     }
+    CtPb__GpuCorrelation correlation = CT_PB__GPU_CORRELATION__INIT;
+    uint64_t submits;
+    if (flow && flow->submits) {
+        submits = flow->submits;
+        correlation.render_stage_submission_event_ids = &submits;
+        correlation.n_render_stage_submission_event_ids = 1;
+        event.gpu_correlation = &correlation;
+    }
     packet.track_event = &event;
     if (interning_used(&in))
         packet.interned_data = &in.data;

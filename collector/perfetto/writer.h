@@ -61,9 +61,10 @@ void ct_write_slice_begin(struct ct_sequence *seq, uint64_t track, uint64_t ts_n
 void ct_write_slice_end(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns);
 void ct_write_slice(struct ct_sequence *seq, uint64_t track, uint64_t begin_ns, uint64_t end_ns,
                     uint32_t name, const struct ct_arg *args, int nargs);
-/* Flow ids a slice starts (out) or ends (in); 0 for none. */
+/* Flow ids a slice starts (out) or ends (in), and the GpuRenderStageEvent
+ * it submitted (written as the gpu_correlation extension); 0 for none. */
 struct ct_flow {
-    uint64_t out, in;
+    uint64_t out, in, submits;
 };
 /* A slice with a flow: Perfetto draws an arrow between the slices that
  * carry the same id. */

@@ -336,7 +336,7 @@ static int call_args(const struct function_info *f, const struct ct_record *r, s
 }
 
 void ct_call_slice(struct ct_sequence *seq, const struct ct_record *r, uint64_t begin, uint64_t end,
-                   struct ct_call_site site, uint64_t flow)
+                   struct ct_call_site site, const struct ct_flow *flow)
 {
     const struct function_info *f = &functions[r->func];
     struct ct_arg args[13];
@@ -347,8 +347,7 @@ void ct_call_slice(struct ct_sequence *seq, const struct ct_record *r, uint64_t 
     }
     if (r->type == CT_REC_CUPTI_CALL)
         args[nargs++] = (struct ct_arg){arg_names.seen_by, CT_ARG_STRING, cupti_name};
-    struct ct_flow out = {flow, 0};
-    ct_write_flow_slice(seq, 0, begin, end, f->name, args, nargs, flow ? &out : NULL);
+    ct_write_flow_slice(seq, 0, begin, end, f->name, args, nargs, flow);
 }
 
 void ct_call_totals(struct ct_sequence *seq, const struct ct_call_stats *stats, uint64_t ts)

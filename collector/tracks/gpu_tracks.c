@@ -10,7 +10,11 @@
  * report counts as GPU work. Kernel names are demangled. What became of
  * CUPTI (active, or why not, and the records it dropped) is an instant on
  * the process track, and the end instant gives the totals and the clock
- * mapping's measured error.
+ * mapping's measured error. With CUDATRACE_GPU_RECORDS=typed, kernels,
+ * copies and memsets are Perfetto's GpuRenderStageEvents instead
+ * (perfetto/render_stages.c), one hardware queue per device and stream,
+ * with the same annotations, and the host call names its work by
+ * gpu_correlation rather than a flow.
  */
 #include "collector/tracks/gpu_tracks.h"
 
@@ -22,6 +26,7 @@
 #include "collector/tracks/call_slices.h"
 #include "collector/tracks/gpu_clock.h"
 #include "collector/perfetto/process_tracks.h"
+#include "collector/perfetto/render_stages.h"
 #include "common/string_table.h"
 #include "common/u64_map.h"
 
@@ -36,12 +41,15 @@ struct ring_text {
 };
 
 static struct {
-    struct ct_sequence seq;
+    struct ct_sequence seq, stages;
+    uint32_t typed; /* CT_GPU_RECORDS_TYPED */
     struct ct_u64_map tracks, names, mangled;
+    struct ct_u64_map queues; /* typed records: device << 32 | stream -> queue name */
     struct ring_text *texts;
     uint32_t track_count;
     uint64_t records[CT_GPU_OVERHEAD + 1], unmapped, cupti_dropped;
     uint32_t unnamed;
+    uint64_t unlinked; /* typed records of work no host call names, so far */
 } gpu;
 
 static struct {
@@ -51,9 +59,12 @@ static struct {
 } an;
 static uint32_t memset_name;
 
-void ct_gpu_tracks_start(uint32_t rings)
+void ct_gpu_tracks_start(uint32_t rings, uint32_t records)
 {
     ct_sequence_init(&gpu.seq, 0);
+    gpu.typed = records == CT_GPU_RECORDS_TYPED;
+    if (gpu.typed)
+        ct_sequence_init(&gpu.stages, 0);
     gpu.texts = calloc(rings, sizeof *gpu.texts);
     if (!gpu.texts)
         abort();
@@ -70,9 +81,17 @@ void ct_gpu_tracks_start(uint32_t rings)
     memset_name = ct_strings_intern_cstr(ct_event_memset);
 }
 
-uint64_t ct_gpu_flow_id(uint32_t correlation)
+/* The flow id (with typed records, the event id) of CUPTI's `correlation`
+ * id, under the process id; 0 for none. */
+static uint64_t flow_id(uint32_t correlation)
 {
     return correlation ? (uint64_t)(uint32_t)ct_process.pid << 32 | correlation : 0;
+}
+
+struct ct_flow ct_gpu_call_flow(uint32_t correlation)
+{
+    uint64_t id = flow_id(correlation);
+    return gpu.typed ? (struct ct_flow){0, 0, id} : (struct ct_flow){id, 0, 0};
 }
 
 void ct_gpu_kernel_name(uint64_t key, uint32_t name)
@@ -135,18 +154,45 @@ static uint32_t correlation_of(const struct ct_record *r)
     return ct_unpack_halves(r->arg[0]).low;
 }
 
-/* A piece of work on its device and stream's track, with those two as
- * annotations too (what Kineto-style readers look for). */
-static void write_work(const struct ct_record *r, uint64_t begin, uint64_t end, uint32_t name,
-                       const struct ct_arg *args, int nargs)
+/* The hardware queue of (device, stream), named as its GPU track would be. */
+static uint32_t queue_name(uint32_t device, uint32_t stream)
 {
-    uint64_t t = track(WORK, (uint32_t)r->result, stream_of(r), ct_track_gpu_stream);
-    struct ct_flow flow = {0, ct_gpu_flow_id(correlation_of(r))};
+    uint64_t key = (uint64_t)device << 32 | stream;
+    uint64_t *known = ct_u64_map_find(&gpu.queues, key + 1);
+    if (known)
+        return (uint32_t)*known;
+    char name[96];
+    snprintf(name, sizeof name, ct_track_gpu_stream, device, stream);
+    ct_u64_map_put(&gpu.queues, key + 1, text(name));
+    return text(name);
+}
+
+/* A piece of work as `work` names and annotates it, with its device and
+ * stream as annotations too (what Kineto-style readers look for): on its
+ * device and stream's track, or as a typed record on its hardware queue. */
+static void write_work(const struct ct_record *r, uint64_t begin, uint64_t end,
+                       struct ct_render_stage *work)
+{
+    uint32_t device = (uint32_t)r->result, stream = stream_of(r);
     struct ct_arg all[10];
-    memcpy(all, args, (size_t)nargs * sizeof *args);
-    all[nargs++] = (struct ct_arg){an.device, CT_ARG_UINT, (uint32_t)r->result};
-    all[nargs++] = (struct ct_arg){an.stream, CT_ARG_UINT, stream_of(r)};
-    ct_write_flow_slice(&gpu.seq, t, begin, end, name, all, nargs, &flow);
+    memcpy(all, work->args, (size_t)work->nargs * sizeof *work->args);
+    all[work->nargs++] = (struct ct_arg){an.device, CT_ARG_UINT, device};
+    all[work->nargs++] = (struct ct_arg){an.stream, CT_ARG_UINT, stream};
+    work->args = all;
+    uint64_t id = flow_id(correlation_of(r));
+    if (!gpu.typed) {
+        uint64_t t = track(WORK, device, stream, ct_track_gpu_stream);
+        struct ct_flow flow = {0, id, 0};
+        ct_write_flow_slice(&gpu.seq, t, begin, end, work->name, all, work->nargs, &flow);
+        return;
+    }
+    work->event_id = id ? id : CT_GPU_EVENT_UNLINKED | ++gpu.unlinked;
+    work->begin_ns = begin;
+    work->end_ns = end;
+    work->pid = ct_process.pid;
+    work->device = device;
+    work->queue = queue_name(device, stream);
+    ct_render_stage_write(&gpu.stages, work);
 }
 
 static void kernel(const struct ct_record *r, uint64_t begin, uint64_t end)
@@ -164,7 +210,19 @@ static void kernel(const struct ct_record *r, uint64_t begin, uint64_t end)
         {an.correlation, CT_ARG_UINT, correlation_of(r)},
         {an.mangled, CT_ARG_STRING, mangled ? *mangled : 0},
     };
-    write_work(r, begin, end, name ? (uint32_t)*name : gpu.unnamed, args, mangled ? 8 : 7);
+    struct ct_render_stage work = {
+        .name = name ? (uint32_t)*name : gpu.unnamed,
+        .stage = an.kernel,
+        .kernel = mangled ? (uint32_t)*mangled
+                  : name  ? (uint32_t)*name
+                          : gpu.unnamed,
+        .grid = r->arg[2],
+        .block = r->arg[3],
+        .args = args,
+        .nargs = mangled ? 8 : 7,
+    };
+    work.demangled = work.name;
+    write_work(r, begin, end, &work);
 }
 
 static uint64_t mb_per_s(uint64_t bytes, uint64_t begin, uint64_t end)
@@ -187,7 +245,9 @@ static void copy(const struct ct_record *r, uint64_t begin, uint64_t end)
         {an.dst_kind, CT_ARG_STRING, text(memory_kind_name(kinds.dst))},
         {an.correlation, CT_ARG_UINT, correlation_of(r)},
     };
-    write_work(r, begin, end, text(name), args, 7);
+    struct ct_render_stage work = {
+        .name = text(name), .stage = an.memcpy, .args = args, .nargs = 7};
+    write_work(r, begin, end, &work);
 }
 
 static void set(const struct ct_record *r, uint64_t begin, uint64_t end)
@@ -199,7 +259,9 @@ static void set(const struct ct_record *r, uint64_t begin, uint64_t end)
         {an.value, CT_ARG_UINT, r->arg[2]},
         {an.correlation, CT_ARG_UINT, correlation_of(r)},
     };
-    write_work(r, begin, end, memset_name, args, 5);
+    struct ct_render_stage work = {
+        .name = memset_name, .stage = an.memset, .args = args, .nargs = 5};
+    write_work(r, begin, end, &work);
 }
 
 static void sync(const struct ct_record *r, uint64_t begin, uint64_t end)

@@ -7,10 +7,13 @@
 #include <stdint.h>
 
 #include "cudatrace/record.h"
+#include "collector/perfetto/writer.h"
 
-void ct_gpu_tracks_start(uint32_t rings);
-/* The flow id a host call with CUPTI's `correlation` id starts; 0 for none. */
-uint64_t ct_gpu_flow_id(uint32_t correlation);
+/* `records`: how GPU work is written (enum ct_gpu_records). */
+void ct_gpu_tracks_start(uint32_t rings, uint32_t records);
+/* The link a host call with CUPTI's `correlation` id makes to its GPU
+ * work: a flow, or with typed records a gpu_correlation. */
+struct ct_flow ct_gpu_call_flow(uint32_t correlation);
 /* A CT_STR_GPU_KERNEL_NAME arrived. */
 void ct_gpu_kernel_name(uint64_t key, uint32_t name);
 /* A CT_REC_GPU record. */

@@ -105,6 +105,11 @@ enum ct_capture_kind {
     CT_CAPTURE_TIME = 3,     /* from a delay after start, for a duration */
 };
 
+enum ct_gpu_records {
+    CT_GPU_RECORDS_TRACKS = 0, /* slices on GPU tracks, flows from the host calls */
+    CT_GPU_RECORDS_TYPED = 1,  /* Perfetto's GpuRenderStageEvent, gpu_correlation */
+};
+
 struct ct_shm_header {
     uint32_t magic;
     uint32_t version;
@@ -137,6 +142,8 @@ struct ct_shm_header {
     /* How often a second the collector samples the process's threads and
      * workers from /proc (CUDATRACE_SAMPLE_HZ); 0: never. */
     uint32_t sample_hz;
+    /* How the collector writes the GPU's work (CUDATRACE_GPU_RECORDS). */
+    uint32_t gpu_records; /* enum ct_gpu_records */
     /* Capture windows (CUDATRACE_CAPTURE): while capture_open is 0 the hooks
      * count calls in the totals and write no record. The preload opens and
      * closes it for the profiler API and NVTX ranges, the collector for the

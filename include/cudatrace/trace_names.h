@@ -34,6 +34,10 @@
 #define CT_TRACE_FORMAT 1
 
 #define CT_GPU_TRACK_PREFIX "GPU "
+/* Typed GPU records (CUDATRACE_GPU_RECORDS=typed): a GpuRenderStageEvent's
+ * event_id is its host call's flow id, or has this bit for work no host
+ * call names (Perfetto imports an event only with an id). */
+#define CT_GPU_EVENT_UNLINKED (1ull << 63)
 
 #define CT_FOR_EACH_TRACE_NAME(X)                                                                  \
     /* tracks of the process */                                                                    \

@@ -129,6 +129,19 @@ static int env_cupti_mode(void)
     return CT_CUPTI_AUTO;
 }
 
+/* CUDATRACE_GPU_RECORDS: tracks (the default) or typed (docs/gpu.md). */
+static uint32_t env_gpu_records(void)
+{
+    const char *text = getenv("CUDATRACE_GPU_RECORDS");
+    if (!text || !*text || strcmp(text, "tracks") == 0)
+        return CT_GPU_RECORDS_TRACKS;
+    if (strcmp(text, "typed") == 0)
+        return CT_GPU_RECORDS_TYPED;
+    hold_warning("ignoring CUDATRACE_GPU_RECORDS=%s: expected tracks or typed; writing tracks",
+                 text);
+    return CT_GPU_RECORDS_TRACKS;
+}
+
 /* Seconds, decimals allowed, from 0 to a year, as nanoseconds; -1 if not. */
 static int64_t parse_seconds(const char *text, const char *stop)
 {
@@ -227,4 +240,5 @@ void ct_config_load(void)
     ct_config.max_mb = env_uint("CUDATRACE_MAX_MB", CT_MAX_MB_DEFAULT, 0, CT_MAX_MB_MOST);
     ct_config.sample_hz = env_uint("CUDATRACE_SAMPLE_HZ", 100, 0, 1000);
     ct_config.capture = env_capture();
+    ct_config.gpu_records = env_gpu_records();
 }

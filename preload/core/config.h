@@ -31,6 +31,7 @@ struct ct_config {
                                  NVTX_INJECTION64_PATH reads as ours        */
     uint32_t sample_hz;       /* CUDATRACE_SAMPLE_HZ, the collector's host
                                  sampling rate; 0: off                      */
+    uint32_t gpu_records;     /* CUDATRACE_GPU_RECORDS: enum ct_gpu_records  */
     int capture;              /* CUDATRACE_CAPTURE: enum ct_capture_kind     */
     const char *capture_text; /* its value as given, when valid             */
     const char *capture_nvtx; /* nvtx:NAME: the range's message             */

@@ -148,6 +148,7 @@ static struct ct_shm_header *create_shm(int *fd_out)
     shm->nvml_ms = ct_config.nvml_ms;
     shm->max_trace_mb = ct_config.max_mb;
     shm->sample_hz = ct_config.sample_hz;
+    shm->gpu_records = ct_config.gpu_records;
     shm->clock = ct_clock_kind;
     shm->pid = (int32_t)getpid();
     ct_shm_init_rings(shm);

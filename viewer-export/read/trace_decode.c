@@ -13,7 +13,9 @@
  * refused as a malformed one is. The collector's packets take a few KiB.
  * A trace of another trace format (trace_names.h) is refused at the event
  * that states it, which no visitor sees: every command reads through here,
- * so none can take such a trace for one of ours.
+ * so none can take such a trace for one of ours. Typed GPU records
+ * (GpuRenderStageEvent) reach the visitor as the slices of the default GPU
+ * tracks would (gpu_records.c).
  */
 #include "viewer-export/read/trace_decode.h"
 
@@ -25,6 +27,7 @@
 #include "common/u64_map.h"
 #include "cudatrace/trace_names.h"
 #include "perfetto_trace.pb-c.h"
+#include "viewer-export/read/gpu_records.h"
 #include "viewer-export/read/trace_input.h"
 
 #define SEQ_CLEARED 1
@@ -45,6 +48,7 @@ struct sequence {
      * frame's iid). */
     struct ct_u64_map function_names, mapping_paths, mappings;
     struct ct_u64_map frame_names, frame_mappings, frame_pcs, callstack_leaves;
+    struct ct_gpu_interned gpu;
     uint64_t default_track;
 };
 
@@ -62,6 +66,7 @@ struct decoder {
     struct slice_stack *stack_list;
     size_t stack_count;
     int64_t foreign_format; /* a trace format stated that is not ours, or 0 */
+    struct ct_gpu_queues queues;
 };
 
 /* protobuf-c's allocator for one packet: it fails, and so the unpack does,
@@ -127,6 +132,7 @@ static void clear_sequence(struct sequence *s)
         ct_u64_map_free(tables[i]);
         memset(tables[i], 0, sizeof *tables[i]);
     }
+    ct_gpu_interned_clear(&s->gpu);
     s->default_track = 0;
 }
 
@@ -184,20 +190,15 @@ static void learn_interned(struct sequence *s, const CtPb__InternedData *data)
         const CtPb__InternedString *v = data->debug_annotation_string_values[i];
         ct_u64_map_put(&s->string_values, v->iid, intern_bytes(v->str.data, v->str.len));
     }
-}
-
-static const char *lookup(const struct ct_u64_map *table, uint64_t iid)
-{
-    const uint64_t *id = ct_u64_map_find(table, iid);
-    return id ? ct_strings_get((uint32_t)*id) : "";
+    ct_gpu_interned_learn(&s->gpu, data);
 }
 
 static void resolve_annotation(const struct sequence *s, const CtPb__DebugAnnotation *a,
                                struct ct_annotation *out)
 {
     memset(out, 0, sizeof *out);
-    out->name =
-        a->name ? ct_strings_get(intern_cstr(a->name)) : lookup(&s->annotation_names, a->name_iid);
+    out->name = a->name ? ct_strings_get(intern_cstr(a->name))
+                        : ct_interned_text(&s->annotation_names, a->name_iid);
     if (a->has_uint_value || a->has_pointer_value) {
         out->type = CT_VALUE_UINT;
         out->u = a->has_uint_value ? a->uint_value : a->pointer_value;
@@ -213,7 +214,7 @@ static void resolve_annotation(const struct sequence *s, const CtPb__DebugAnnota
     } else {
         out->type = CT_VALUE_STRING;
         out->s = a->string_value ? ct_strings_get(intern_cstr(a->string_value))
-                                 : lookup(&s->string_values, a->string_value_iid);
+                                 : ct_interned_text(&s->string_values, a->string_value_iid);
     }
 }
 
@@ -229,6 +230,7 @@ static void report_track(struct decoder *d, const CtPb__TrackDescriptor *t)
             info.name = ct_strings_get(intern_cstr(t->process->process_name));
         info.cmdline = (const char *const *)t->process->cmdline;
         info.cmdline_len = t->process->n_cmdline;
+        ct_gpu_queues_note_process(&d->queues, info.pid, info.uuid);
     }
     if (t->thread) {
         info.pid = t->thread->pid;
@@ -291,12 +293,12 @@ static void handle_event(struct decoder *d, struct sequence *s, const CtPb__Trac
     e.track = te->has_track_uuid ? te->track_uuid : s->default_track;
     e.ts = p->timestamp;
     e.name = te->name           ? ct_strings_get(intern_cstr(te->name))
-             : te->has_name_iid ? lookup(&s->event_names, te->name_iid)
+             : te->has_name_iid ? ct_interned_text(&s->event_names, te->name_iid)
                                 : "";
     for (size_t i = 0; i < te->n_debug_annotations && e.nargs < CT_MAX_EVENT_ARGS; i++)
         resolve_annotation(s, te->debug_annotations[i], &e.args[e.nargs++]);
     e.counter = te->has_double_counter_value ? te->double_counter_value : (double)te->counter_value;
-    e.flow_out = te->n_flow_ids ? te->flow_ids[0] : 0;
+    e.flow_out = te->n_flow_ids ? te->flow_ids[0] : ct_gpu_record_submission(te);
     e.flow_in = te->n_terminating_flow_ids ? te->terminating_flow_ids[0] : 0;
     switch (te->type) {
     case CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN:
@@ -337,10 +339,20 @@ static void handle_sample(struct decoder *d, struct sequence *s, const CtPb__Tra
     struct ct_sample sample = {.ts = p->timestamp,
                                .pid = (int32_t)ps->pid,
                                .tid = (int32_t)ps->tid,
-                               .frame = lookup(&s->function_names, *name),
-                               .path = path ? lookup(&s->mapping_paths, *path) : "",
+                               .frame = ct_interned_text(&s->function_names, *name),
+                               .path = path ? ct_interned_text(&s->mapping_paths, *path) : "",
                                .rel_pc = pc ? *pc : 0};
     d->visitor->sample(d->visitor->ctx, &sample);
+}
+
+static void handle_gpu_record(struct decoder *d, const struct sequence *s,
+                              const CtPb__TracePacket *p)
+{
+    struct ct_gpu_sequence_tables tables = {&s->gpu, &s->event_names, &s->string_values};
+    struct ct_event slice;
+    ct_gpu_record_slice(&d->queues, &tables, p, &slice, d->visitor->track, d->visitor->ctx);
+    if (d->visitor->slice)
+        d->visitor->slice(d->visitor->ctx, &slice);
 }
 
 static void handle_packet(struct decoder *d, const CtPb__TracePacket *p)
@@ -359,6 +371,8 @@ static void handle_packet(struct decoder *d, const CtPb__TracePacket *p)
         handle_event(d, s, p);
     if (p->perf_sample && p->perf_sample->has_callstack_iid && d->visitor->sample)
         handle_sample(d, s, p);
+    if (p->gpu_render_stage_event)
+        handle_gpu_record(d, s, p);
 }
 
 static void free_decoder(struct decoder *d, struct ct_decode_result *result)
@@ -376,6 +390,7 @@ static void free_decoder(struct decoder *d, struct ct_decode_result *result)
     free(d->stack_list);
     ct_u64_map_free(&d->sequences);
     ct_u64_map_free(&d->stacks);
+    ct_gpu_queues_free(&d->queues);
 }
 
 /* Packet `index` into the visitor: 0, or -1 with the reason in `error`. */
