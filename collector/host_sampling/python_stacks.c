@@ -4,11 +4,15 @@
  * /proc/PID/maps and the ELF symbols of the first mapped python or
  * libpython that defines _PyRuntime (looked for again every RETRY_ROUNDS
  * rounds while there is none, for a program that loads Python late), and
- * each round the map from native thread id to thread state. A stack is
- * read in a few system calls whatever its depth (the memory under the
- * innermost frame, where most of its callers' frames lie, then all their
- * code objects at once), and is dropped when a check fails: a misaligned
- * pointer, a code object whose type is not PyCode_Type, or a second look at
+ * each round the map from native thread id to thread state (3.9 and 3.10
+ * hold a pthread_t instead: mapped through the tid its struct pthread
+ * holds, at an offset found once in the process). A 3.11+ stack is read in
+ * a few system calls whatever its depth (the memory under the innermost
+ * frame, where most of its callers' frames lie, then all their code
+ * objects at once); 3.9 and 3.10 frames are heap objects, read one by one.
+ * A stack is dropped when a check fails: a misaligned pointer, a code
+ * object whose type is not PyCode_Type (a 3.9/3.10 frame not PyFrame_Type),
+ * or a second look at
  * the innermost frame and its code object (and the thread state's thread)
  * that differs from the first, which is a frame pushed or popped under the
  * read. The walk is bounded (WALK_MAX frames), so a cycle ends it.
