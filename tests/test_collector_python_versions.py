@@ -85,6 +85,8 @@ def test_each_thread_is_read_at_its_innermost_frame(double_run, outside_reads, v
                       "this reader copies"),
     ("13", "unknown", "Python 3.14 is not read from outside: no layout of it is known here "
                       "(3.9 to 3.13 are read)"),
+    ("8", "ok", "Python before 3.9 is not read from outside: its thread states and frames are "
+                "laid out otherwise"),
 ])
 def test_an_unreadable_version_is_said_once_and_nothing_else_changes(
         double_run, build_dir, outside_reads, version, mode, said):  # noqa: F811

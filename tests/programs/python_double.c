@@ -6,7 +6,8 @@
  * (its name starts with "python", as the reader looks for) and what tells
  * the version: Py_Version (3.11+), or, built with CT_PY_DOUBLE_MINOR 9 or
  * 10 (build/tests/python_double_3_9, _3_10), PyFrame_Type, PyFrame_GetCode
- * and for 3.10 Py_NewRef, the functions those versions added. It lays out,
+ * and for 3.10 Py_NewRef, the functions those versions added (built with 8,
+ * a Python older than 3.9: neither; it is laid out as 3.9). It lays out,
  * at the offsets the version's headers give, one interpreter whose thread
  * states carry the threads' ids (3.12+: their native ids; 3.9/3.10: their
  * pthread_t, which points at glibc's struct pthread), their frames (the
@@ -24,7 +25,8 @@
  * so the fields it names are placed where only that table says (the
  * interpreter's after an opaque _ceval_state).
  *
- * Usage: python_double 12|13 MODE STEPS (python_double_3_9 9, _3_10 10),
+ * Usage: python_double 12|13 MODE STEPS (python_double_3_8 8, _3_9 9,
+ * _3_10 10),
  * MODE one of: ok; moved (3.13 with the thread state's and interpreter's
  * fields elsewhere, as said in its debug offsets); bad-cookie;
  * other-version (debug offsets of 3.12 in a 3.13); free-threaded; too-far
@@ -59,7 +61,9 @@ _Alignas(64) unsigned char py_code_type[512] __asm__("PyCode_Type");
 _Alignas(64) unsigned char py_unicode_type[512] __asm__("PyUnicode_Type");
 #ifdef CT_PY_DOUBLE_MINOR
 _Alignas(64) unsigned char py_frame_type[512] __asm__("PyFrame_Type");
+#if CT_PY_DOUBLE_MINOR >= 9
 unsigned char py_frame_get_code[16] __asm__("PyFrame_GetCode");
+#endif
 #if CT_PY_DOUBLE_MINOR >= 10
 unsigned char py_new_ref[16] __asm__("Py_NewRef");
 #endif
@@ -541,8 +545,8 @@ int main(int argc, char **argv)
 {
     minor = argc == 4 ? atoi(argv[1]) : 0;
     if (!plays(minor)) {
-        fprintf(stderr, "usage: python_double 12|13 MODE STEPS (python_double_3_9 9, "
-                        "python_double_3_10 10)\n");
+        fprintf(stderr, "usage: python_double 12|13 MODE STEPS (python_double_3_8 8, "
+                        "python_double_3_9 9, python_double_3_10 10)\n");
         return 2;
     }
     pthread_t thread;
