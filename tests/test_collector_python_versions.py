@@ -28,10 +28,10 @@ SECOND = ("/srv/double/worker.py", 14, "decode")
 @pytest.fixture
 def double_run(trace_run, build_dir):
     """double_run(version, mode) -> (completed, report's process, {tid: expected site})."""
-    def run(version, mode="ok"):
+    def run(version, mode="ok", steps=STEPS):
         program = "python_double" if int(version) >= 11 else f"python_double_3_{version}"
         proc, trace, _ = trace_run(os.path.join(build_dir, "tests", program), version, mode,
-                                   str(STEPS), env={"CUDATRACE_SAMPLE_HZ": 100})
+                                   str(steps), env={"CUDATRACE_SAMPLE_HZ": 100})
         assert proc.returncode == 0, proc.stderr
         truth = {}
         for line in proc.stdout.splitlines():
@@ -147,3 +147,17 @@ def test_a_frame_chain_into_unmapped_memory_fails_only_that_read(
     args = host_instant(proc, trace_vocabulary)
     assert args["python_raced"] >= 10
     assert process["host"]["python_stacks"] == "read"
+
+
+@pytest.mark.parametrize("version", ["9", "10"])
+def test_no_struct_pthread_holding_the_pid_is_said_once(double_run, outside_reads, version):  # noqa: F811
+    """Neither thread's struct pthread holds the pid (the main's reads as an exited
+    thread's, tid 0): the tid's place is never found, and after 64 rounds of trying
+    (1.2 s of run at 100 Hz) the reader says so once and stops."""
+    _, process, truth = double_run(version, "no-pid", steps=120)
+    host = process["host"]
+    assert host["python_stacks"] == (
+        f"not read: Python 3.{version} is not read from outside: no struct pthread its thread "
+        "states name holds the pid (the main thread's tid) in its first 1024 bytes")
+    assert host["state"] == "sampling" and host["reason"] == ""
+    assert all(t["python_samples"] == 0 for t in rows_of(process, truth).values())

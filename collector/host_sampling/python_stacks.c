@@ -308,11 +308,14 @@ static void read_held_ids(struct process *p, struct held_ids *out)
     }
 }
 
+/* Whether `tid` is a live thread of the process other than its main one. */
 static int is_task_of(const struct process *p, int32_t tid)
 {
     char path[64];
+    if (tid <= 0 || tid == p->pid)
+        return 0;
     snprintf(path, sizeof path, "/proc/%d/task/%d", (int)p->pid, (int)tid);
-    return tid > 0 && tid != p->pid && access(path, F_OK) == 0;
+    return access(path, F_OK) == 0;
 }
 
 /* Of the offsets at which exactly one of the `n` copied structs holds the
@@ -372,9 +375,9 @@ static int can_map(struct process *p, const struct held_ids *held)
     p->tid_in_pthread = find_tid_in_pthread(p, held);
     if (!p->tid_in_pthread && ++p->pthread_tries == PTHREAD_TRIES) {
         p->state = UNSUPPORTED;
-        say_once("Python %d.%d is not read from outside: no struct pthread of its threads held "
-                 "the pid where a tid could be",
-                 3, p->layout.minor);
+        say_once("Python 3.%d is not read from outside: no struct pthread its thread states "
+                 "name holds the pid (the main thread's tid) in its first %d bytes",
+                 p->layout.minor, PTHREAD_SCAN);
     }
     return p->tid_in_pthread != 0;
 }

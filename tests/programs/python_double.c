@@ -35,8 +35,9 @@
  * address); and for 3.9/3.10: fake-pthread (the thread ids point at made
  * struct pthreads holding the tid elsewhere than glibc does, and decoys: the
  * pid in every struct, as old glibc's pid field, and in the main's alone
- * where the second's holds no thread); unmapped (the second thread's
- * pthread_t points at an unmapped page). Exits 1 if a CUDA call failed.
+ * where the second's holds no thread); no-pid (made struct pthreads, none
+ * holding the pid); unmapped (the second thread's pthread_t points at an
+ * unmapped page). Exits 1 if a CUDA call failed.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -373,6 +374,10 @@ static uint64_t held_id(int i, long tid, const char *mode)
 {
     if (!frames_are_objects()) /* 3.12, 3.13 */
         return (uint64_t)tid;
+    if (strcmp(mode, "no-pid") == 0) { /* the main's struct as an exited thread's: tid 0 */
+        put32(fake_pthreads[i], FAKE_TID_AT, i == 0 ? 0 : (uint32_t)tid);
+        return (uintptr_t)fake_pthreads[i];
+    }
     if (strcmp(mode, "fake-pthread") == 0) {
         put32(fake_pthreads[i], FAKE_TID_AT, (uint32_t)tid);
         put32(fake_pthreads[i], 64, (uint32_t)getpid()); /* as old glibc's pid field */
@@ -517,16 +522,11 @@ static const struct offsets *offsets_of(const char *mode)
 
 static void lay_out(const char *mode, long tid2)
 {
-    int v13 = minor == 13;
-    at = offsets_of(mode);
-    py_version = !v13 ? 0x030c04f0 : strcmp(mode, "unknown") == 0 ? 0x030e00f0 : 0x030d01f0;
     set_thread(0, held_id(0, getpid(), mode), main_frames());
     set_thread(1, held_id(1, tid2, mode), second_frames(tid2, mode));
     put64(tstates[1], at->tstate_next, (uintptr_t)tstates[0]); /* newest first */
     put64(interp, at->interp_threads, (uintptr_t)tstates[1]);
     put64(py_runtime, at->runtime_interpreters, (uintptr_t)interp);
-    if (v13)
-        debug_offsets(mode);
     fflush(stdout);
 }
 
@@ -541,10 +541,26 @@ static int plays(int wanted)
 #endif
 }
 
-int main(int argc, char **argv)
+/* What the reader looks at once, when it first finds the process (its
+ * Py_Version, 3.13's debug offsets), is in a real CPython's image from the
+ * start; the collector may look before main, so it is set before main. The
+ * thread states, read every round, are laid out in main. */
+__attribute__((constructor)) static void set_version(int argc, char **argv)
 {
     minor = argc == 4 ? atoi(argv[1]) : 0;
-    if (!plays(minor)) {
+    if (!plays(minor))
+        return;
+    at = offsets_of(argv[2]);
+    py_version = minor == 12                       ? 0x030c04f0
+                 : strcmp(argv[2], "unknown") == 0 ? 0x030e00f0
+                                                   : 0x030d01f0;
+    if (minor == 13)
+        debug_offsets(argv[2]);
+}
+
+int main(int argc, char **argv)
+{
+    if (!plays(minor) || argc != 4) {
         fprintf(stderr, "usage: python_double 12|13 MODE STEPS (python_double_3_8 8, "
                         "python_double_3_9 9, python_double_3_10 10)\n");
         return 2;
