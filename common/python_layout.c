@@ -1,16 +1,18 @@
 /*
  * The per-version table of CPython's layouts and the arithmetic on copied
  * frames, code objects and strings that both Python readers share (see
- * python_layout.h). 3.11 and 3.12 are read from outside with the runtime,
+ * python_layout.h). 3.9 to 3.12 are read from outside with the runtime,
  * interpreter and thread-state offsets written here from their headers;
  * 3.13 with its entry as the defaults, overridden by the offsets its own
  * _PyRuntime.debug_offsets (_Py_DebugOffsets) says
- * (collector/host_sampling/python_stacks.c). 3.9 and 3.10 are not read
- * from outside: they keep lines in other formats (co_lnotab, the 3.10
- * linetable), have no Py_Version to tell them apart, and their thread
- * states hold no native thread id to match them to threads. 3.12 and 3.13
- * were checked against a double laid out from their headers
- * (tests/programs/python_double.c), not against a running interpreter.
+ * (collector/host_sampling/python_stacks.c). 3.9 and 3.10 keep their lines
+ * in other formats (co_lnotab, the 3.10 linetable: python_lines.c), have no
+ * Py_Version (the reader tells them apart by the functions each added),
+ * and their thread states hold only thread_id, a pthread_t, which the
+ * reader maps to the kernel's thread id through glibc's struct pthread.
+ * 3.9, 3.10, 3.12 and 3.13 were checked against a double laid out from
+ * their headers (tests/programs/python_double.c), not against a running
+ * interpreter.
  */
 #include "common/python_layout.h"
 
@@ -18,11 +20,20 @@
 
 #define NOT_OUTSIDE -1, -1, -1, -1, -1, -1
 
+/* 3.9 and 3.10, outside: _PyRuntimeState.interpreters.head 32 (four ints,
+ * _finalizing, the mutex); PyInterpreterState.next 0 and .tstate_head 8;
+ * PyThreadState.next 8 and .thread_id 176 (after the frame 24, four ints,
+ * 3.9's use_tracing or 3.10's cframe 48, the four tracing fields, the three
+ * curexc ones, a four-pointer exc_state 112, exc_info, dict,
+ * gilstate_counter, async_exc); PyCodeObject.co_lnotab (3.9) or
+ * co_linetable (3.10) 120, after co_name 112. */
+#define OUTSIDE_3_9 32, 0, 8, 8, 176, 120
+
 static const struct ct_py_layout layouts[] = {
     {9, 24, -1, 24, 32, 104, -1, CT_PY_LASTI_BYTES, -1, -1, 104, 112, 40, -1, -1, 48, 56,
-     NOT_OUTSIDE},
+     OUTSIDE_3_9},
     {10, 24, -1, 24, 32, 96, -1, CT_PY_LASTI_UNITS, -1, -1, 104, 112, 40, -1, -1, 48, 56,
-     NOT_OUTSIDE},
+     OUTSIDE_3_9},
     {11, 56, 8, 48, 32, 56,  69, CT_PY_INSTR_POINTER, 1, -1, 112, 128, 72, 168, 184, 48,
      56, 40, 0, 16, 8,  160, 136},
     /* 3.12, outside: _PyRuntimeState.interpreters.head 40 (five ints, the
@@ -48,6 +59,16 @@ const struct ct_py_layout *ct_py_layout_for(int minor)
         if (layouts[i].minor == minor)
             return &layouts[i];
     return NULL;
+}
+
+int ct_py_thread_id_is_pthread(const struct ct_py_layout *l)
+{
+    return l->minor < 11;
+}
+
+int ct_py_frames_are_objects(const struct ct_py_layout *l)
+{
+    return l->instr_mode != CT_PY_INSTR_POINTER;
 }
 
 int ct_py_version_minor(const char *version)

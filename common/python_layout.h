@@ -34,10 +34,11 @@ struct ct_py_layout {
     /* sizeof(PyASCIIObject), offsetof(PyCompactUnicodeObject, utf8) */
     int16_t str_ascii_data, str_utf8;
     /* From outside only (-1: not in the table; 3.13 takes them from its
-     * _Py_DebugOffsets, earlier versions are not read from outside):
-     * _PyRuntime.interpreters.head, PyInterpreterState.next and
-     * .threads.head, PyThreadState.next and .native_thread_id, and
-     * co_linetable, a bytes object in the location-table format. */
+     * _Py_DebugOffsets): _PyRuntime.interpreters.head,
+     * PyInterpreterState.next and .threads.head (3.9/3.10: tstate_head),
+     * PyThreadState.next and .native_thread_id (3.9/3.10: thread_id, a
+     * pthread_t, see ct_py_thread_id_is_pthread), and co_linetable (3.9:
+     * co_lnotab), a bytes object in the version's line-table format. */
     int16_t runtime_interpreters, interp_next, interp_threads;
     int16_t tstate_next, tstate_native_id, code_linetable;
 };
@@ -56,6 +57,13 @@ struct ct_py_layout {
 #define CT_PY_STATE_READ 256
 #define CT_PY_FRAME_READ 112
 #define CT_PY_CODE_READ 208
+
+/* Whether the thread state's id is a pthread_t (3.9, 3.10) rather than the
+ * kernel's thread id. */
+int ct_py_thread_id_is_pthread(const struct ct_py_layout *l);
+/* Whether frames are Python objects (3.9, 3.10: PyFrameObject, whose type
+ * can be checked) rather than the interpreter's own records. */
+int ct_py_frames_are_objects(const struct ct_py_layout *l);
 
 /* The layout of 3.`minor`, or NULL for a version not in the table. */
 const struct ct_py_layout *ct_py_layout_for(int minor);

@@ -200,3 +200,14 @@ $(CT_NVML_LIB): tests/doubles/nvml/nvml_double.c tests/doubles/nvml/libnvidia-ml
 	@mkdir -p $(@D)
 	$(CC) $(CT_DOUBLE_CFLAGS) -isystem $(BUILD_NVML_INCLUDE) -o $@ $< \
 		-Wl,--version-script=tests/doubles/nvml/libnvidia-ml.map -Wl,-soname,libnvidia-ml.so.1
+
+# The Python double as CPython 3.9 and 3.10, which a reader tells apart by
+# the functions each exports (neither has Py_Version), and as one older
+# than both, which exports neither.
+CT_OLD_PYTHON_DOUBLES := $(BUILD)/tests/python_double_3_8 $(BUILD)/tests/python_double_3_9 \
+	$(BUILD)/tests/python_double_3_10
+test-programs: $(CT_OLD_PYTHON_DOUBLES)
+$(CT_OLD_PYTHON_DOUBLES): $(BUILD)/tests/python_double_3_%: tests/programs/python_double.c \
+		$(CT_DOUBLE_HDR) $(CT_DOUBLE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CT_PROGRAM_CFLAGS) -DCT_PY_DOUBLE_MINOR=$* -o $@ $< $(CT_PROGRAM_LDFLAGS)

@@ -4,11 +4,15 @@
  * /proc/PID/maps and the ELF symbols of the first mapped python or
  * libpython that defines _PyRuntime (looked for again every RETRY_ROUNDS
  * rounds while there is none, for a program that loads Python late), and
- * each round the map from native thread id to thread state. A stack is
- * read in a few system calls whatever its depth (the memory under the
- * innermost frame, where most of its callers' frames lie, then all their
- * code objects at once), and is dropped when a check fails: a misaligned
- * pointer, a code object whose type is not PyCode_Type, or a second look at
+ * each round the map from native thread id to thread state (3.9 and 3.10
+ * hold a pthread_t instead: mapped through the tid its struct pthread
+ * holds, at an offset found once in the process). A 3.11+ stack is read in
+ * a few system calls whatever its depth (the memory under the innermost
+ * frame, where most of its callers' frames lie, then all their code
+ * objects at once); 3.9 and 3.10 frames are heap objects, read one by one.
+ * A stack is dropped when a check fails: a misaligned pointer, a code
+ * object whose type is not PyCode_Type (a 3.9/3.10 frame not PyFrame_Type),
+ * or a second look at
  * the innermost frame and its code object (and the thread state's thread)
  * that differs from the first, which is a frame pushed or popped under the
  * read. The walk is bounded (WALK_MAX frames), so a cycle ends it.
@@ -25,6 +29,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collector/elf/elf_symbols.h"
 #include "collector/host_sampling/python_debug_offsets.h"
@@ -42,6 +47,9 @@
 #define CODES_MAX 65536
 #define TEXT_MAX 1024
 #define LINES_MAX (256u << 10)
+#define PTHREAD_SCAN 1024 /* bytes of a struct pthread searched for its tid (glibc x86_64: 720) */
+#define PTHREAD_PEERS 8   /* thread states' structs read to find and confirm where */
+#define PTHREAD_TRIES 64
 
 enum { UNSEEN, READY, ABSENT, UNSUPPORTED, REFUSED };
 
@@ -50,7 +58,11 @@ struct process {
     int state;
     uint32_t rounds;            /* since it was last looked for, while ABSENT */
     struct ct_py_layout layout; /* the table's, or 3.13's own debug offsets */
-    uintptr_t runtime, code_type, unicode_type;
+    uintptr_t runtime, code_type, unicode_type, frame_type;
+    /* 3.9/3.10: where glibc's struct pthread holds the tid; 0 while unknown,
+     * looked for each round until PTHREAD_TRIES rounds found none. */
+    int32_t tid_in_pthread;
+    uint32_t pthread_tries;
     struct ct_u64_map tstates; /* tid + 1 -> thread state */
 };
 
@@ -129,9 +141,22 @@ static int next_python(FILE *maps, char *path, size_t size, uintptr_t *start)
     return 0;
 }
 
-enum { SYM_RUNTIME, SYM_CODE_TYPE, SYM_UNICODE_TYPE, SYM_VERSION, SYM_DEBUG, SYMBOLS };
+enum {
+    SYM_RUNTIME,
+    SYM_CODE_TYPE,
+    SYM_UNICODE_TYPE,
+    SYM_FRAME_TYPE,
+    SYM_VERSION,
+    SYM_DEBUG,
+    SYM_NEW_REF,
+    SYM_FRAME_GET_CODE,
+    SYMBOLS
+};
+/* Py_Version came in 3.11; before it, the functions each version added
+ * tell them apart: Py_NewRef 3.10, PyFrame_GetCode 3.9. */
 static const char *const symbol_names[SYMBOLS] = {
-    "_PyRuntime", "PyCode_Type", "PyUnicode_Type", "Py_Version", "_Py_NegativeRefcount",
+    "_PyRuntime", "PyCode_Type",          "PyUnicode_Type", "PyFrame_Type",
+    "Py_Version", "_Py_NegativeRefcount", "Py_NewRef",      "PyFrame_GetCode",
 };
 
 /* The load bias of the file whose first mapping starts at `start`: its
@@ -152,7 +177,7 @@ static const char *take_layout(struct process *p, unsigned long version)
     int minor = (int)(version >> 16 & 0xff);
     const struct ct_py_layout *known = version >> 24 == 3 ? ct_py_layout_for(minor) : NULL;
     if (!known)
-        return "no layout of it is known here (3.11 to 3.13 are read)";
+        return "no layout of it is known here (3.9 to 3.13 are read)";
     p->layout = *known;
     if (minor >= 13) {
         unsigned char table[CT_PY_DEBUG_OFFSETS_READ];
@@ -160,18 +185,33 @@ static const char *take_layout(struct process *p, unsigned long version)
             return "its _Py_DebugOffsets cannot be read";
         return ct_py_debug_offsets_apply(table, version, &p->layout);
     }
+    if (ct_py_frames_are_objects(known) && !p->frame_type)
+        return "it exports no PyFrame_Type";
     return known->runtime_interpreters < 0
-               ? "its thread states and line tables are not laid out here (3.11 to 3.13 are read)"
+               ? "its thread states and line tables are not laid out here (3.9 to 3.13 are read)"
                : NULL;
 }
 
-/* Reads the version the runtime says it is and takes its layout. */
-static int take_version(struct process *p, uintptr_t version_addr, int debug)
+/* The version of a Python without Py_Version, as Py_Version would say it
+ * (a release's serial left 0); 0 before 3.9. */
+static unsigned long version_before_3_11(const uint64_t *at)
 {
-    unsigned long version = 0;
-    if (peek(p, version_addr, &version, sizeof version))
+    return at[SYM_NEW_REF] ? 0x030a0000ul : at[SYM_FRAME_GET_CODE] ? 0x03090000ul : 0;
+}
+
+/* Reads the version the runtime says it is, or tells it from the symbols
+ * before 3.11, and takes its layout. */
+static int take_version(struct process *p, uintptr_t bias, const uint64_t *at)
+{
+    unsigned long version = version_before_3_11(at);
+    if (at[SYM_VERSION] && peek(p, bias + at[SYM_VERSION], &version, sizeof version))
         return p->state == REFUSED ? REFUSED : ABSENT;
-    const char *why = debug ? "a debug build, laid out otherwise" : take_layout(p, version);
+    if (!version) {
+        say_once("Python before 3.9 is not read from outside: its thread states and frames are "
+                 "laid out otherwise");
+        return UNSUPPORTED;
+    }
+    const char *why = at[SYM_DEBUG] ? "a debug build, laid out otherwise" : take_layout(p, version);
     if (p->state == REFUSED)
         return REFUSED;
     if (why) {
@@ -211,13 +251,8 @@ static int locate(struct process *p)
         p->runtime = bias + at[SYM_RUNTIME];
         p->code_type = bias + at[SYM_CODE_TYPE];
         p->unicode_type = bias + at[SYM_UNICODE_TYPE];
-        if (!at[SYM_VERSION]) { /* added in 3.11 */
-            say_once("Python before 3.11 is not read from outside: its thread states hold "
-                     "no native thread id, and its lines are in another format");
-            state = UNSUPPORTED;
-            break;
-        }
-        state = take_version(p, bias + at[SYM_VERSION], at[SYM_DEBUG] != 0);
+        p->frame_type = at[SYM_FRAME_TYPE] ? bias + at[SYM_FRAME_TYPE] : 0;
+        state = take_version(p, bias, at);
     }
     fclose(maps);
     return state;
@@ -245,25 +280,119 @@ static int ready(struct process *p)
     return p->state == READY;
 }
 
-static void read_thread_states(struct process *p)
+/* The thread states of one round, with the thread id each holds. */
+struct held_ids {
+    size_t count;
+    uintptr_t tstate[THREAD_STATES_MAX];
+    unsigned long id[THREAD_STATES_MAX];
+};
+
+static void read_held_ids(struct process *p, struct held_ids *out)
 {
     const struct ct_py_layout *l = &p->layout;
     uintptr_t interp = peek_ptr(p, p->runtime + (uintptr_t)l->runtime_interpreters);
-    int budget = THREAD_STATES_MAX;
+    out->count = 0;
     for (int i = 0; interp && i < INTERPRETERS_MAX; i++) {
         unsigned char state[CT_PY_STATE_READ]; /* its next pointer and thread id, in one copy */
         size_t span =
             (size_t)(l->tstate_native_id > l->tstate_next ? l->tstate_native_id : l->tstate_next) +
             8;
         uintptr_t t = peek_ptr(p, interp + (uintptr_t)l->interp_threads);
-        for (; aligned(t) && span <= sizeof state && budget-- > 0 && peek(p, t, state, span) == 0;
+        for (; aligned(t) && span <= sizeof state && out->count < THREAD_STATES_MAX &&
+               peek(p, t, state, span) == 0;
              t = ct_py_load_ptr(state, l->tstate_next)) {
-            unsigned long tid;
-            memcpy(&tid, state + l->tstate_native_id, sizeof tid);
-            if (tid && tid < INT32_MAX)
-                ct_u64_map_put(&p->tstates, tid + 1, t);
+            out->tstate[out->count] = t;
+            memcpy(&out->id[out->count++], state + l->tstate_native_id, sizeof *out->id);
         }
         interp = peek_ptr(p, interp + (uintptr_t)l->interp_next);
+    }
+}
+
+/* Whether `tid` is a live thread of the process other than its main one. */
+static int is_task_of(const struct process *p, int32_t tid)
+{
+    char path[64];
+    if (tid <= 0 || tid == p->pid)
+        return 0;
+    snprintf(path, sizeof path, "/proc/%d/task/%d", (int)p->pid, (int)tid);
+    return access(path, F_OK) == 0;
+}
+
+/* Of the offsets at which exactly one of the `n` copied structs holds the
+ * pid (the main thread's tid is the pid), the one at which the most of the
+ * others hold another live thread of the process; 0 when none. Reading a
+ * pid field (old glibc has one beside the tid) every struct holds the pid. */
+static int32_t best_tid_offset(const struct process *p, int32_t (*words)[PTHREAD_SCAN / 4],
+                               size_t n)
+{
+    int32_t best = 0;
+    size_t best_peers = 0;
+    for (size_t k = 1; k < PTHREAD_SCAN / 4; k++) {
+        size_t holders = 0, peers = 0;
+        for (size_t i = 0; i < n; i++)
+            holders += words[i][k] == p->pid;
+        for (size_t i = 0; holders == 1 && i < n; i++)
+            peers += is_task_of(p, words[i][k]);
+        if (holders == 1 && (!best || peers > best_peers)) {
+            best = (int32_t)(4 * k);
+            best_peers = peers;
+        }
+    }
+    return best;
+}
+
+/* Where glibc's struct pthread (what a pthread_t points at) holds the
+ * kernel's thread id, found in the process itself rather than assumed of
+ * a glibc version; 0 while not found. */
+static int32_t find_tid_in_pthread(struct process *p, const struct held_ids *held)
+{
+    static int32_t words[PTHREAD_PEERS][PTHREAD_SCAN / 4];
+    size_t n = 0;
+    for (size_t i = 0; i < held->count && n < PTHREAD_PEERS; i++)
+        n += aligned(held->id[i]) && peek(p, held->id[i], words[n], sizeof words[n]) == 0;
+    return best_tid_offset(p, words, n);
+}
+
+/* The kernel's thread id of the thread whose pthread_t is `id`; 0 when
+ * it cannot be read. */
+static int32_t tid_of_pthread(struct process *p, unsigned long id)
+{
+    int32_t tid = 0;
+    return aligned(id) && peek(p, id + (uintptr_t)p->tid_in_pthread, &tid, sizeof tid) == 0 ? tid
+                                                                                            : 0;
+}
+
+/* Whether the thread ids the states hold can be mapped to the kernel's:
+ * always for native ids; for pthread_t ids once the tid's place in their
+ * struct pthread is found, and never once PTHREAD_TRIES rounds of thread
+ * states found none. */
+static int can_map(struct process *p, const struct held_ids *held)
+{
+    if (!ct_py_thread_id_is_pthread(&p->layout) || p->tid_in_pthread)
+        return 1;
+    if (!held->count)
+        return 0;
+    p->tid_in_pthread = find_tid_in_pthread(p, held);
+    if (!p->tid_in_pthread && ++p->pthread_tries == PTHREAD_TRIES) {
+        p->state = UNSUPPORTED;
+        say_once("Python 3.%d is not read from outside: no struct pthread its thread states "
+                 "name holds the pid (the main thread's tid) in its first %d bytes",
+                 p->layout.minor, PTHREAD_SCAN);
+    }
+    return p->tid_in_pthread != 0;
+}
+
+static void read_thread_states(struct process *p)
+{
+    static struct held_ids held;
+    read_held_ids(p, &held);
+    if (!can_map(p, &held))
+        return;
+    int pthreads = ct_py_thread_id_is_pthread(&p->layout);
+    for (size_t i = 0; i < held.count; i++) {
+        unsigned long tid = pthreads ? (unsigned long)tid_of_pthread(p, held.id[i]) : held.id[i];
+        if (tid && tid < INT32_MAX)
+            ct_u64_map_put(&p->tstates, tid + 1, held.tstate[i]);
     }
 }
 
@@ -358,10 +487,13 @@ static const struct ct_py_code *code_entry(struct process *p, uintptr_t addr, co
 /* The innermost frame, its code object and the thread the state is of,
  * read before the walk and after it: a frame popped and another pushed in
  * its place has, nearly always, another code object. (The instruction is
- * left out: a running thread's moves between any two reads.) */
+ * left out: a running thread's moves between any two reads.) The thread is
+ * the id the state holds and the kernel's tid: the same number, or (3.9,
+ * 3.10) a pthread_t and the tid its struct pthread holds, which tells a
+ * struct taken over by a new thread from the one that left it. */
 struct anchor {
     uintptr_t cframe, frame, code;
-    unsigned long tid;
+    unsigned long held, tid;
 };
 
 /* How much of a thread state the anchor reads: its frame pointer and its
@@ -376,12 +508,14 @@ static void anchor_from_state(const struct ct_py_layout *l, const unsigned char 
                               struct anchor *a)
 {
     a->cframe = ct_py_load_ptr(state, l->tstate_frame);
-    memcpy(&a->tid, state + l->tstate_native_id, sizeof a->tid);
+    memcpy(&a->held, state + l->tstate_native_id, sizeof a->held);
+    a->tid = a->held;
 }
 
 /* Up to three dependent reads: the thread state, where its frame pointer
- * points (3.11 and 3.12 reach the frame through a _PyCFrame; 3.13's
- * thread state points at it) and the frame's code. */
+ * points (3.11 and 3.12 reach the frame through a _PyCFrame; the others'
+ * thread state points at it) and the frame's code; a fourth for the tid
+ * a pthread_t's struct holds. */
 static int read_anchor(struct process *p, uintptr_t tstate, struct anchor *a)
 {
     const struct ct_py_layout *l = &p->layout;
@@ -389,6 +523,8 @@ static int read_anchor(struct process *p, uintptr_t tstate, struct anchor *a)
     if (state_span(l) > sizeof state || peek(p, tstate, state, state_span(l)))
         return -1;
     anchor_from_state(l, state, a);
+    if (ct_py_thread_id_is_pthread(l))
+        a->tid = (unsigned long)tid_of_pthread(p, a->held);
     if (l->cframe_frame >= 0 && !aligned(a->cframe))
         return -1;
     a->frame =
@@ -397,29 +533,39 @@ static int read_anchor(struct process *p, uintptr_t tstate, struct anchor *a)
     return 0;
 }
 
-/* The second look, in one system call: the same three places as the first
- * look found them, which must hold the same. */
+/* The second look, in one system call: the same places as the first look
+ * found them, which must hold the same. */
 static int same_anchor(struct process *p, uintptr_t tstate, const struct anchor *before)
 {
     const struct ct_py_layout *l = &p->layout;
     unsigned char state[CT_PY_STATE_READ];
     struct anchor after = {0};
-    struct iovec local[3] = {{state, state_span(l)}}, remote[3] = {{(void *)tstate, state_span(l)}};
+    int32_t tid = 0;
+    struct iovec local[4] = {{state, state_span(l)}}, remote[4] = {{(void *)tstate, state_span(l)}};
     unsigned long count = 1;
+    size_t want = state_span(l);
     if (l->cframe_frame >= 0) {
         local[count] = (struct iovec){&after.frame, sizeof after.frame};
         remote[count++] = (struct iovec){(void *)(before->cframe + (uintptr_t)l->cframe_frame), 8};
+        want += 8;
     }
     if (before->frame) {
         local[count] = (struct iovec){&after.code, sizeof after.code};
         remote[count++] = (struct iovec){(void *)(before->frame + (uintptr_t)l->frame_code), 8};
+        want += 8;
     }
-    size_t want = state_span(l) + 8 * (count - 1);
+    if (ct_py_thread_id_is_pthread(l)) {
+        local[count] = (struct iovec){&tid, sizeof tid};
+        remote[count++] = (struct iovec){(void *)(before->held + (uintptr_t)p->tid_in_pthread), 4};
+        want += 4;
+    }
     ssize_t got = process_vm_readv(p->pid, local, count, remote, count, 0);
     note_refusal(p, got);
     if (got != (ssize_t)want)
         return 0;
     anchor_from_state(l, state, &after);
+    if (ct_py_thread_id_is_pthread(l))
+        after.tid = (unsigned long)tid;
     if (l->cframe_frame < 0)
         after.frame = after.cframe;
     return memcmp(before, &after, sizeof after) == 0;
@@ -470,6 +616,20 @@ static int frame_copy(struct process *p, const struct below *w, uintptr_t frame,
     return peek(p, frame, out, span);
 }
 
+/* How much of a code object the walk reads: up to its bytecode where the
+ * frame points into it (3.11+), else up to its last field used. */
+static size_t code_span(const struct ct_py_layout *l)
+{
+    if (l->code_bytecode > 0)
+        return (size_t)l->code_bytecode;
+    int16_t end = (int16_t)(l->code_firstlineno + 4);
+    const int16_t pointers[] = {l->code_filename, l->code_name, l->code_linetable};
+    for (int i = 0; i < 3; i++)
+        if (pointers[i] + 8 > end)
+            end = (int16_t)(pointers[i] + 8);
+    return (size_t)end;
+}
+
 /* The code objects of the frames that are not shims (whose executable, in
  * 3.13, is not even a code object), each copied whole, in one system call;
  * -1 when any of them cannot be read. */
@@ -477,7 +637,7 @@ static int read_codes(struct process *p, unsigned char (*frames)[CT_PY_FRAME_REA
                       const uintptr_t *addrs, int n, unsigned char (*codes)[CT_PY_CODE_READ])
 {
     struct iovec local[WALK_MAX], remote[WALK_MAX];
-    size_t len = (size_t)p->layout.code_bytecode;
+    size_t len = code_span(&p->layout);
     unsigned long count = 0;
     for (int i = 0; i < n; i++)
         if (!ct_py_frame_is_shim(&p->layout, frames[i])) {
@@ -505,9 +665,9 @@ static int add_frame(struct process *p, const void *frame, uintptr_t addr, const
     if (!c)
         return -1;
     long offset = ct_py_instr_offset(l, frame, code, addr);
-    int line = offset >= 0 && c->lines
-                   ? ct_py_line_at(c->lines, c->lines_size, c->first_line, offset)
-                   : -1;
+    int line = offset >= 0 && c->lines ? ct_py_line_at(ct_py_line_format_of(l->minor), c->lines,
+                                                       c->lines_size, c->first_line, offset)
+                                       : -1;
     out->frames[out->depth].code = c;
     out->frames[out->depth++].line = line >= 0 ? line : c->first_line;
     return 0;
@@ -527,9 +687,14 @@ static int walk(struct process *p, uintptr_t frame, struct ct_py_stack *out)
     out->depth = 0;
     if (!frame)
         return 0;
-    read_below(p, frame, span, &below);
+    below.len = 0; /* frames that are objects lie wherever they were allocated */
+    if (!ct_py_frames_are_objects(l))
+        read_below(p, frame, span, &below);
     for (; frame && n < WALK_MAX; frame = ct_py_load_ptr(frames[n - 1], l->frame_back)) {
         if (!aligned(frame) || frame_copy(p, &below, frame, span, frames[n]))
+            return -1;
+        if (ct_py_frames_are_objects(l) &&
+            ct_py_load_ptr(frames[n], CT_PY_OB_TYPE) != p->frame_type)
             return -1;
         addrs[n] = ct_py_load_ptr(frames[n], l->frame_code);
         if (!aligned(addrs[n++]))

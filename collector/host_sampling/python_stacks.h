@@ -3,9 +3,10 @@
  * read from outside with process_vm_readv: no signal, no ptrace stop, no
  * code on the program's threads. From /proc/PID/maps and the ELF symbols of
  * the python executable or libpython it maps: _PyRuntime → interpreters →
- * thread states (each matched to its thread by its native thread id) →
- * frames → code objects, whose file, function and line table are kept per
- * code object, so a sample costs a few reads. CPython 3.11 to 3.13, 3.13
+ * thread states (each matched to its thread by its native thread id, or on
+ * 3.9 and 3.10 by the tid the struct pthread its pthread_t points at holds)
+ * → frames → code objects, whose file, function and line table are kept
+ * per code object, so a sample costs a few reads. CPython 3.9 to 3.13, 3.13
  * through the offsets its own _Py_DebugOffsets give (see
  * common/python_layout.c). Everything here runs on the sampler's
  * thread; the code objects it hands out stay valid until ct_py_stacks_free.

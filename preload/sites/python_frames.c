@@ -172,8 +172,7 @@ size_t ct_python_frames(struct ct_py_frame *out, size_t max)
     size_t n = 0, budget = 2 * max + WALK_SLACK;
     for (const char *frame = innermost_frame(tstate); n < max && budget-- > 0;
          frame = load_ptr(frame, l->frame_back)) {
-        /* 3.9/3.10 frames are objects, whose type we can check. */
-        if (!aligned(frame) || (l->frame_owner < 0 && !is_a(frame, py.frame_type)))
+        if (!aligned(frame) || (ct_py_frames_are_objects(l) && !is_a(frame, py.frame_type)))
             break;
         const char *code = load_ptr(frame, l->frame_code);
         if (!is_a(code, py.code_type) || !ct_py_frame_complete(l, frame, code, (uintptr_t)code))
