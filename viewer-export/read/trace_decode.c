@@ -44,10 +44,12 @@ struct sequence {
     struct ct_u64_map event_names, annotation_names, string_values; /* iid -> string id */
     /* Callstack samples' interning: strings (iid -> string id), a mapping
      * (iid -> its path's string iid), a frame (iid -> its name's, its
-     * mapping's iid and its rel_pc), a callstack (iid -> its innermost
-     * frame's iid). */
+     * mapping's iid and its rel_pc), a callstack (iid -> where its frame
+     * iids, outermost first, start in stack_frames << 16 | how many). */
     struct ct_u64_map function_names, mapping_paths, mappings;
-    struct ct_u64_map frame_names, frame_mappings, frame_pcs, callstack_leaves;
+    struct ct_u64_map frame_names, frame_mappings, frame_pcs, callstacks;
+    uint64_t *stack_frames;
+    size_t stack_frames_used, stack_frames_room;
     struct ct_gpu_interned gpu;
     uint64_t default_track;
 };
@@ -67,6 +69,8 @@ struct decoder {
     size_t stack_count;
     int64_t foreign_format; /* a trace format stated that is not ours, or 0 */
     struct ct_gpu_queues queues;
+    const char **sample_frames; /* the sample handed over: its frames' names */
+    size_t sample_frames_room;
 };
 
 /* protobuf-c's allocator for one packet: it fails, and so the unpack does,
@@ -124,14 +128,17 @@ static struct sequence *sequence_of(struct decoder *d, uint32_t id)
 
 static void clear_sequence(struct sequence *s)
 {
-    struct ct_u64_map *tables[] = {&s->event_names,     &s->annotation_names, &s->string_values,
-                                   &s->function_names,  &s->mapping_paths,    &s->mappings,
-                                   &s->frame_names,     &s->frame_mappings,   &s->frame_pcs,
-                                   &s->callstack_leaves};
+    struct ct_u64_map *tables[] = {&s->event_names,    &s->annotation_names, &s->string_values,
+                                   &s->function_names, &s->mapping_paths,    &s->mappings,
+                                   &s->frame_names,    &s->frame_mappings,   &s->frame_pcs,
+                                   &s->callstacks};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
         ct_u64_map_free(tables[i]);
         memset(tables[i], 0, sizeof *tables[i]);
     }
+    free(s->stack_frames);
+    s->stack_frames = NULL;
+    s->stack_frames_used = s->stack_frames_room = 0;
     ct_gpu_interned_clear(&s->gpu);
     s->default_track = 0;
 }
@@ -154,8 +161,21 @@ static void learn_strings(struct ct_u64_map *table, CtPb__InternedString *const 
                        intern_bytes(strings[i]->str.data, strings[i]->str.len));
 }
 
-/* What callstack samples name: only a mapping's first path component and
- * a callstack's innermost frame are kept, which is all the report reads. */
+/* A callstack's frame iids, kept for the samples that name it (at most
+ * 65535 of them: the outermost). */
+static void learn_callstack(struct sequence *s, const CtPb__Callstack *c)
+{
+    size_t count = c->n_frame_ids < 0xffff ? c->n_frame_ids : 0xffff;
+    size_t first = s->stack_frames_used;
+    s->stack_frames = ct_array_reserve(s->stack_frames, &s->stack_frames_room, first + count,
+                                       sizeof *s->stack_frames);
+    memcpy(s->stack_frames + first, c->frame_ids, count * sizeof *c->frame_ids);
+    s->stack_frames_used += count;
+    ct_u64_map_put(&s->callstacks, c->iid, (uint64_t)first << 16 | count);
+}
+
+/* What callstack samples name: of a mapping only its first path
+ * component is kept, which is all the report reads. */
 static void learn_profile(struct sequence *s, const CtPb__InternedData *data)
 {
     learn_strings(&s->function_names, data->function_names, data->n_function_names);
@@ -170,11 +190,9 @@ static void learn_profile(struct sequence *s, const CtPb__InternedData *data)
         ct_u64_map_put(&s->frame_mappings, f->iid, f->mapping_id);
         ct_u64_map_put(&s->frame_pcs, f->iid, f->rel_pc);
     }
-    for (size_t i = 0; i < data->n_callstacks; i++) {
-        const CtPb__Callstack *c = data->callstacks[i];
-        if (c->n_frame_ids)
-            ct_u64_map_put(&s->callstack_leaves, c->iid, c->frame_ids[c->n_frame_ids - 1]);
-    }
+    for (size_t i = 0; i < data->n_callstacks; i++)
+        if (data->callstacks[i]->n_frame_ids)
+            learn_callstack(s, data->callstacks[i]);
 }
 
 static void learn_interned(struct sequence *s, const CtPb__InternedData *data)
@@ -323,13 +341,32 @@ static void handle_event(struct decoder *d, struct sequence *s, const CtPb__Trac
     }
 }
 
+/* The names of the `count` frames from `ids`, outermost first, that the
+ * sequence defines: how many it did. */
+static size_t name_frames(struct decoder *d, const struct sequence *s, const uint64_t *ids,
+                          size_t count)
+{
+    d->sample_frames =
+        ct_array_reserve(d->sample_frames, &d->sample_frames_room, count, sizeof *d->sample_frames);
+    size_t named = 0;
+    for (size_t i = 0; i < count; i++) {
+        const uint64_t *name = ct_u64_map_find(&s->frame_names, ids[i]);
+        if (name)
+            d->sample_frames[named++] = ct_interned_text(&s->function_names, *name);
+    }
+    return named;
+}
+
 /* A callstack sample by its innermost frame, resolved through the
- * sequence's tables; one whose callstack or frame is not defined there is
- * skipped, as Perfetto's importer skips it. */
+ * sequence's tables; one whose callstack or innermost frame is not defined
+ * there is skipped, as Perfetto's importer skips it. */
 static void handle_sample(struct decoder *d, struct sequence *s, const CtPb__TracePacket *p)
 {
     const CtPb__PerfSample *ps = p->perf_sample;
-    const uint64_t *leaf = ct_u64_map_find(&s->callstack_leaves, ps->callstack_iid);
+    const uint64_t *stack = ct_u64_map_find(&s->callstacks, ps->callstack_iid);
+    const uint64_t *ids = stack ? s->stack_frames + (*stack >> 16) : NULL;
+    size_t count = stack ? (*stack & 0xffff) : 0;
+    const uint64_t *leaf = stack ? &ids[count - 1] : NULL;
     const uint64_t *name = leaf ? ct_u64_map_find(&s->frame_names, *leaf) : NULL;
     if (!name)
         return;
@@ -342,6 +379,8 @@ static void handle_sample(struct decoder *d, struct sequence *s, const CtPb__Tra
                                .frame = ct_interned_text(&s->function_names, *name),
                                .path = path ? ct_interned_text(&s->mapping_paths, *path) : "",
                                .rel_pc = pc ? *pc : 0};
+    sample.depth = name_frames(d, s, ids, count);
+    sample.frames = d->sample_frames;
     d->visitor->sample(d->visitor->ctx, &sample);
 }
 
@@ -388,6 +427,7 @@ static void free_decoder(struct decoder *d, struct ct_decode_result *result)
     }
     free(d->seqs);
     free(d->stack_list);
+    free(d->sample_frames);
     ct_u64_map_free(&d->sequences);
     ct_u64_map_free(&d->stacks);
     ct_gpu_queues_free(&d->queues);

@@ -46,12 +46,15 @@ struct ct_track_info {
 /* A callstack sample (TracePacket.perf_sample) by its innermost frame: the
  * frame's name, its mapping's path and its rel_pc, which for the
  * collector's Python samples are "FUNCTION (FILE:LINE)", the file and the
- * line (trace_names.h, ct_frame_python). */
+ * line (trace_names.h, ct_frame_python); and the names of all its frames
+ * defined on the sequence, outermost first (valid during the callback). */
 struct ct_sample {
     uint64_t ts;
     int32_t pid, tid;
     const char *frame, *path;
     uint64_t rel_pc;
+    const char *const *frames;
+    size_t depth;
 };
 
 struct ct_trace_visitor {
