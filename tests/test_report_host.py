@@ -12,8 +12,11 @@ shared, so shares are held to wide tolerances around values the workload
 makes far from the thresholds; counts that the sampler's bookkeeping makes
 exact are held exactly.
 """
+import collections
 import ctypes
+import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -369,6 +372,69 @@ def test_the_loops_samples_end_at_its_transform_line(host_run, outside_reads):
     assert leaves
     top = f"burn ({SCRIPT}:{TRANSFORM})"
     assert leaves.count(top) >= 0.6 * len(leaves), set(leaves)
+
+
+def chrome_python(cudatrace, proc, tmp_path):  # noqa: F811
+    """The chrome-json export's Python rows: {(pid, sampled tid): [(ts, dur, [frame names,
+    outermost first], innermost's args)]} in time order, with the rest of the export."""
+    out = tmp_path / "out.json"
+    done = cudatrace("export", proc.run_dir / "trace.pftrace.zst", "--format", "chrome-json",
+                     "-o", out)
+    assert (done.returncode, done.stderr) == (0, b""), done
+    with open(out) as f:
+        events = json.load(f)["traceEvents"]
+    rows = {(e["pid"], e["tid"]): int(re.fullmatch(r"thread (\d+)( .*)? Python",
+                                                   e["args"]["name"]).group(1))
+            for e in events if e["name"] == "thread_name" and e["args"]["name"].endswith(" Python")}
+    samples = collections.defaultdict(list)
+    for e in events:
+        if e["ph"] != "X" or e.get("cat") != "python":
+            continue
+        sampled = samples[(e["pid"], rows[(e["pid"], e["tid"])])]
+        ts, dur = round(e["ts"] * 1000), round(e["dur"] * 1000)
+        if not sampled or sampled[-1][0] != ts or sampled[-1][3]:
+            sampled.append((ts, dur, [], {}))  # a new sample: the last one's innermost was seen
+        assert sampled[-1][:2] == (ts, dur), "a sample's frames share its span"
+        sampled[-1][2].append(e["name"])
+        sampled[-1][3].update(e["args"])
+    rest = [e for e in events if e.get("cat") != "python" and (e["pid"], e.get("tid")) not in rows]
+    return {k: sorted(v) for k, v in samples.items()}, rest
+
+
+def test_chrome_json_holds_every_python_sample_with_its_whole_stack(
+        host_run, cudatrace, tmp_path, outside_reads):  # noqa: F811
+    """Per sampled thread (a worker: its main thread), the chrome-json export holds one
+    nested "X" per frame of each callstack sample, outermost first, exactly as many samples as
+    the trace has, each lasting till the thread's next (the last: one interval at 100 Hz);
+    the loop's samples mostly end on the known hot line, with its file and line."""
+    proc, trace, _, _ = host_run("in-thread", 20)
+    exported, _ = chrome_python(cudatrace, proc, tmp_path)
+    truth = collections.defaultdict(list)
+    for s in trace.callstack_samples:
+        truth[(s["pid"], s["tid"])].append((s["ts"], s["frames"]))
+    assert truth[(proc.pid, proc.pid)], "the loop's own stacks were read"
+    assert {k: len(v) for k, v in exported.items()} == {k: len(v) for k, v in truth.items()}
+    for key, samples in truth.items():
+        samples.sort()
+        got = exported[key]
+        assert [(ts, frames) for ts, _, frames, _ in got] == samples
+        ends = [ts for ts, _ in samples[1:]] + [samples[-1][0] + 10_000_000]
+        assert [dur for _, dur, _, _ in got] == [end - ts for (ts, _), end in zip(samples, ends)]
+        for _, _, frames, leaf in got:
+            file, line = frames[-1].rsplit(" (", 1)[1][:-1].rsplit(":", 1)
+            assert leaf == {"file": file, "line": int(line)}
+    hot = f"burn ({SCRIPT}:{TRANSFORM})"
+    leaves = [frames[-1] for _, _, frames, _ in exported[(proc.pid, proc.pid)]]
+    assert leaves.count(hot) >= 0.6 * len(leaves), set(leaves)
+    assert {"file": SCRIPT, "line": TRANSFORM} in [a for *_, a in exported[(proc.pid, proc.pid)]]
+
+
+def test_chrome_json_without_sampling_has_no_python(host_run, cudatrace, tmp_path):  # noqa: F811
+    proc, trace, _, _ = host_run("in-thread", 10, CUDATRACE_SAMPLE_HZ=0)
+    assert trace.callstack_samples == []
+    exported, rest = chrome_python(cudatrace, proc, tmp_path)
+    assert exported == {}
+    assert [e for e in rest if e["ph"] == "X" and e["name"] == "cudaDeviceSynchronize"]
 
 
 def test_refused_reads_skip_the_stacks_and_say_so_once(host_run, build_dir):

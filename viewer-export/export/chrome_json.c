@@ -18,6 +18,20 @@
  * (the writer died mid-call) runs to the latest time in the trace with
  * args.unclosed = 1, since an "X" event needs a duration and readers differ
  * on a "B" without an "E". "otherData" says how the trace ended.
+ *
+ * The host sampler's Python stacks (callstack samples) are "X" events too,
+ * not the format's own "stackFrames" dictionary and "samples" array with
+ * "sf" references: Perfetto's JSON importer skips those two keys and has
+ * no sample phase, so there the stacks would vanish, while "X" events show
+ * in it and in chrome://tracing alike. Each sample is one "X" per frame,
+ * outermost first and so nested, named "FUNCTION (FILE:LINE)", in category
+ * "python", the innermost with args file and line; it lasts from the
+ * sample to the thread's next (the last: one sampling interval, by the
+ * closing cudatrace.host instant's sample_hz, or in a trace cut before it
+ * the gap before it). They go on a row of their own per sampled thread,
+ * "thread TID NAME Python", as spans between samples cross the thread's
+ * call slices, and slices must nest. Memory holds each sampled thread's
+ * last stack, not the samples.
  */
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +52,18 @@ struct track {
 /* Rows for slices on tracks that are no thread's start here. */
 #define FIRST_MADE_UP_TID 1000000000
 
+/* A sampled thread's Python row and the stack it last showed (depth 0:
+ * none yet), which lasts till the thread's next sample. */
+struct python_row {
+    int32_t pid;
+    int64_t tid;         /* the row's, made up */
+    uint64_t ts, gap;    /* the stack's time, and the time since the one before */
+    const char **frames; /* outermost first */
+    size_t depth, room;
+    const char *file;
+    uint64_t line;
+};
+
 struct chrome {
     struct ct_json json;
     int64_t made_up_tids;
@@ -45,7 +71,11 @@ struct chrome {
     struct ct_u64_map index; /* track uuid -> position in tracks + 1 */
     struct track *tracks;
     size_t count;
-    uint64_t last_ts; /* the latest time seen, where slices left open end */
+    uint64_t last_ts;               /* the latest time seen, where slices left open end */
+    struct ct_u64_map python_index; /* sampled pid << 32 | tid -> position in python_rows + 1 */
+    struct python_row *python_rows;
+    size_t python_count;
+    uint64_t sample_hz; /* the host sampler's rate, once its closing instant is seen */
 };
 
 static struct track *find_track(const struct chrome *c, uint64_t uuid)
@@ -243,6 +273,8 @@ static void on_instant(void *ctx, const struct ct_event *e)
 {
     struct chrome *c = ctx;
     note_time(c, e->ts);
+    if (strcmp(e->name, ct_event_host) == 0)
+        c->sample_hz = (uint64_t)ct_event_int(e, ct_key_sample_hz, 0);
     const struct track *t = find_track(c, e->track);
     int thread = t && t->tid;
     begin_event(c, "i", e, thread);
@@ -264,6 +296,98 @@ static void on_counter(void *ctx, const struct ct_event *e)
     ct_json_double(&c->json, "value", e->counter);
     ct_json_end_object(&c->json);
     ct_json_end_object(&c->json);
+}
+
+/* The thread's name as its track gives it, or NULL. */
+static const char *thread_name(const struct chrome *c, int32_t pid, int64_t tid)
+{
+    for (size_t i = 0; i < c->count; i++)
+        if (c->tracks[i].pid == pid && c->tracks[i].tid == tid && c->tracks[i].name)
+            return c->tracks[i].name;
+    return NULL;
+}
+
+/* The Python row of the sample's thread, made up and named when new; NULL
+ * for the one pid and tid a map key cannot hold (no real thread's). */
+static struct python_row *python_row_of(struct chrome *c, const struct ct_sample *s)
+{
+    uint64_t key = ((uint64_t)(uint32_t)s->pid << 32 | (uint32_t)s->tid) + 1;
+    if (key == UINT64_MAX)
+        return NULL;
+    const uint64_t *at = ct_u64_map_find(&c->python_index, key);
+    if (at)
+        return &c->python_rows[*at - 1];
+    c->python_rows = ct_array_grow(c->python_rows, c->python_count++, sizeof *c->python_rows);
+    ct_u64_map_put(&c->python_index, key, c->python_count);
+    struct python_row *row = &c->python_rows[c->python_count - 1];
+    row->pid = s->pid;
+    row->tid = FIRST_MADE_UP_TID + c->made_up_tids++;
+    const char *name = thread_name(c, s->pid, s->tid);
+    char text[512];
+    snprintf(text, sizeof text, "thread %d%s%s Python", (int)s->tid, name ? " " : "",
+             name ? name : "");
+    write_name_event(&c->json, "thread_name",
+                     &(struct track){.pid = row->pid, .tid = row->tid, .name = text});
+    return row;
+}
+
+/* The row's stack as nested "X" events, outermost first, till `end`. */
+static void write_python_stack(struct chrome *c, const struct python_row *row, uint64_t end)
+{
+    for (size_t i = 0; i < row->depth; i++) {
+        ct_json_begin_object(&c->json, NULL);
+        ct_json_string(&c->json, "ph", "X");
+        ct_json_string(&c->json, "name", row->frames[i]);
+        ct_json_int(&c->json, "pid", row->pid);
+        ct_json_int(&c->json, "tid", row->tid);
+        write_time(&c->json, "ts", row->ts);
+        write_time(&c->json, "dur", end > row->ts ? end - row->ts : 1);
+        ct_json_string(&c->json, "cat", "python");
+        ct_json_begin_object(&c->json, "args");
+        if (i + 1 == row->depth) {
+            ct_json_string(&c->json, "file", row->file);
+            ct_json_uint(&c->json, "line", row->line);
+        }
+        ct_json_end_object(&c->json);
+        ct_json_end_object(&c->json);
+    }
+}
+
+/* A sample ends its thread's stack before it and keeps its own. */
+static void on_sample(void *ctx, const struct ct_sample *s)
+{
+    struct chrome *c = ctx;
+    struct python_row *row = python_row_of(c, s);
+    if (!row)
+        return;
+    if (row->depth) {
+        write_python_stack(c, row, s->ts);
+        row->gap = s->ts > row->ts ? s->ts - row->ts : 0;
+    }
+    row->frames = ct_array_reserve(row->frames, &row->room, s->depth, sizeof *row->frames);
+    memcpy(row->frames, s->frames, s->depth * sizeof *s->frames);
+    row->depth = s->depth;
+    row->ts = s->ts;
+    row->file = s->path;
+    row->line = s->rel_pc;
+}
+
+/* Each thread's last stack lasts one sampling interval. */
+static void finish_python_rows(struct chrome *c)
+{
+    for (size_t i = 0; i < c->python_count; i++) {
+        struct python_row *row = &c->python_rows[i];
+        uint64_t interval = c->sample_hz ? 1000000000ull / c->sample_hz : row->gap;
+        write_python_stack(c, row, row->ts + interval);
+    }
+}
+
+static void free_python_rows(struct chrome *c)
+{
+    for (size_t i = 0; i < c->python_count; i++)
+        free(c->python_rows[i].frames);
+    free(c->python_rows);
+    ct_u64_map_free(&c->python_index);
 }
 
 static void on_progress(void *ctx, uint64_t bytes_read)
@@ -298,10 +422,14 @@ int ct_export_chrome_json(struct ct_export_job *job)
                                        .instant = on_instant,
                                        .counter = on_counter,
                                        .unclosed = on_unclosed,
+                                       .sample = on_sample,
                                        .progress = on_progress};
     int r = ct_trace_decode(job->trace, &visitor, &job->result, job->error, sizeof job->error);
-    if (r == 0)
+    if (r == 0) {
+        finish_python_rows(&c);
         write_trailer(&c.json, &job->result);
+    }
+    free_python_rows(&c);
     ct_u64_map_free(&c.index);
     free(c.tracks);
     return r;
