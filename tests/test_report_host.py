@@ -10,7 +10,8 @@ its CUDA calls), or by a worker that keeps ahead of a loop whose synchronise is
 the slow part (the healthy twin: neither finding). The machine is small and
 shared, so shares are held to wide tolerances around values the workload
 makes far from the thresholds; counts that the sampler's bookkeeping makes
-exact are held exactly.
+exact are held exactly. The chrome-json export's Python rows are held here too,
+sample for sample against the trace's callstack samples.
 """
 import collections
 import ctypes
