@@ -377,7 +377,8 @@ def test_the_loops_samples_end_at_its_transform_line(host_run, outside_reads):
 
 def chrome_python(cudatrace, proc, tmp_path):  # noqa: F811
     """The chrome-json export's Python rows: {(pid, sampled tid): [(ts, dur, [frame names,
-    outermost first], innermost's args)]} in time order, with the rest of the export."""
+    outermost first], innermost's args)]} in time order (dur: the outermost frame's), with
+    the rest of the export."""
     out = tmp_path / "out.json"
     done = cudatrace("export", proc.run_dir / "trace.pftrace.zst", "--format", "chrome-json",
                      "-o", out)
@@ -395,10 +396,11 @@ def chrome_python(cudatrace, proc, tmp_path):  # noqa: F811
         ts, dur = round(e["ts"] * 1000), round(e["dur"] * 1000)
         if not sampled or sampled[-1][0] != ts or sampled[-1][3]:
             sampled.append((ts, dur, [], {}))  # a new sample: the last one's innermost was seen
-        assert sampled[-1][:2] == (ts, dur), "a sample's frames share its span"
+        # Its frames share its start, each ending 1 ns before the one around it.
+        assert (ts, dur) == (sampled[-1][0], sampled[-1][1] - len(sampled[-1][2]))
         sampled[-1][2].append(e["name"])
         sampled[-1][3].update(e["args"])
-    rest = [e for e in events if e.get("cat") != "python" and (e["pid"], e.get("tid")) not in rows]
+    rest = [e for e in events if e.get("cat") != "python"]
     return {k: sorted(v) for k, v in samples.items()}, rest
 
 
@@ -435,6 +437,7 @@ def test_chrome_json_without_sampling_has_no_python(host_run, cudatrace, tmp_pat
     assert trace.callstack_samples == []
     exported, rest = chrome_python(cudatrace, proc, tmp_path)
     assert exported == {}
+    assert not [e for e in rest if e["name"] == "thread_name" and "Python" in e["args"]["name"]]
     assert [e for e in rest if e["ph"] == "X" and e["name"] == "cudaDeviceSynchronize"]
 
 

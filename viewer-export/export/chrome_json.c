@@ -28,8 +28,8 @@
  * "python", the innermost with args file and line; it lasts from the
  * sample to the thread's next (the last: one sampling interval, by the
  * closing cudatrace.host instant's sample_hz, or in a trace cut before it
- * the gap before it). They go on a row of their own per sampled thread,
- * "thread TID NAME Python", as spans between samples cross the thread's
+ * the gap before it), each inner frame 1 ns less than the one around it. They go on a row of their
+ * own per sampled thread, "thread TID NAME Python", as spans between samples cross the thread's
  * call slices, and slices must nest. Memory holds each sampled thread's
  * last stack, not the samples.
  */
@@ -331,9 +331,12 @@ static struct python_row *python_row_of(struct chrome *c, const struct ct_sample
     return row;
 }
 
-/* The row's stack as nested "X" events, outermost first, till `end`. */
+/* The row's stack as nested "X" events, outermost first, till `end`; each
+ * ends 1 ns before the one around it, so that readers that order equal
+ * spans each their own way all nest the frames as the stack has them. */
 static void write_python_stack(struct chrome *c, const struct python_row *row, uint64_t end)
 {
+    uint64_t span = end > row->ts ? end - row->ts : 1;
     for (size_t i = 0; i < row->depth; i++) {
         ct_json_begin_object(&c->json, NULL);
         ct_json_string(&c->json, "ph", "X");
@@ -341,7 +344,7 @@ static void write_python_stack(struct chrome *c, const struct python_row *row, u
         ct_json_int(&c->json, "pid", row->pid);
         ct_json_int(&c->json, "tid", row->tid);
         write_time(&c->json, "ts", row->ts);
-        write_time(&c->json, "dur", end > row->ts ? end - row->ts : 1);
+        write_time(&c->json, "dur", span > i ? span - i : 1);
         ct_json_string(&c->json, "cat", "python");
         ct_json_begin_object(&c->json, "args");
         if (i + 1 == row->depth) {
