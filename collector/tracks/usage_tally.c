@@ -4,7 +4,7 @@
  * of the pageable and the small copies and of the launches, and each
  * thread's blocked time, by the rules the report applies to the slices it
  * reads (common/call_cost.c). Kept per chunk until that chunk is kept or
- * gone; the head's (chunk 0) are never dropped and never tallied, so an
+ * gone (chunk_keeper.c); the head's (chunk 0) are never dropped and never tallied, so an
  * unbounded trace pays only for the pinned memory's ledger. The gap marker
  * (trace_gap.c) writes what the dropped chunks summed to, one
  * "cudatrace.usage" instant per site and cost, one per thread, and the
@@ -16,12 +16,12 @@
 #include <string.h>
 
 #include "collector/tracks/call_slices.h"
+#include "collector/tracks/chunk_keeper.h"
 #include "common/array.h"
 #include "common/call_cost.h"
 #include "common/string_table.h"
 #include "cudatrace/trace_names.h"
 
-#define SLOTS 64                /* as trace_gap.c: more than the chunks a file holds at once */
 #define THREAD_KEY (1ull << 62) /* a thread's blocked time, not a site's */
 #define MAX_WRITTEN 64          /* sites of one cost, or threads, in the gap */
 
@@ -31,13 +31,15 @@ struct tally_entry {
 };
 
 struct tally {
-    uint32_t chunk;          /* 0: the slot is free */
     struct ct_u64_map index; /* key -> index + 1 */
     struct tally_entry *entries;
     size_t count, last; /* last: the entry added to last */
 };
 
-static struct tally slots[SLOTS], dropped;
+static void tally_clear(void *t);
+
+static struct tally dropped;
+static struct ct_chunk_keeper chunks = CT_CHUNK_KEEPER(struct tally, tally_clear);
 static struct ct_pinned_memory pinned;
 
 static void tally_add(struct tally *t, uint64_t key, uint64_t calls, uint64_t ns, uint64_t bytes)
@@ -60,21 +62,12 @@ static void tally_add(struct tally *t, uint64_t key, uint64_t calls, uint64_t ns
     e->bytes += bytes;
 }
 
-static void tally_clear(struct tally *t)
+static void tally_clear(void *figures)
 {
+    struct tally *t = figures;
     ct_u64_map_free(&t->index);
     free(t->entries);
     memset(t, 0, sizeof *t);
-}
-
-static struct tally *current_slot(uint32_t chunk)
-{
-    struct tally *t = &slots[chunk % SLOTS];
-    if (t->chunk != chunk) {
-        tally_clear(t);
-        t->chunk = chunk;
-    }
-    return t;
 }
 
 /* The call's shape from its record's arguments (functions.h's layouts). */
@@ -102,7 +95,7 @@ void ct_usage_tally_call(const struct ct_record *r, int32_t tid, uint32_t site, 
     unsigned flags = ct_call_cost(&pinned, &shape, CT_SMALL_COPY_BYTES);
     if (!flags)
         return;
-    struct tally *t = current_slot(chunk);
+    struct tally *t = ct_chunk_keeper_of(&chunks, chunk);
     for (unsigned cost = CT_COST_BLOCKS; cost <= CT_COST_LAUNCH; cost <<= 1)
         if (flags & cost)
             tally_add(t, (uint64_t)cost << 32 | site, 1, ns,
@@ -184,16 +177,16 @@ static void write_dropped(struct ct_sequence *seq, uint64_t ts)
     free(sorted);
 }
 
+static void add_to_dropped(void *figures, void *into)
+{
+    const struct tally *t = figures;
+    for (size_t k = 0; k < t->count; k++)
+        tally_add(into, t->entries[k].key, t->entries[k].calls, t->entries[k].ns,
+                  t->entries[k].bytes);
+}
+
 void ct_usage_tally_write_dropped(struct ct_sequence *seq, uint32_t first_kept, uint64_t ts)
 {
-    for (int i = 0; i < SLOTS; i++) {
-        struct tally *t = &slots[i];
-        if (!t->chunk || t->chunk >= first_kept)
-            continue;
-        for (size_t k = 0; k < t->count; k++)
-            tally_add(&dropped, t->entries[k].key, t->entries[k].calls, t->entries[k].ns,
-                      t->entries[k].bytes);
-        tally_clear(t);
-    }
+    ct_chunk_keeper_fold(&chunks, first_kept, add_to_dropped, &dropped);
     write_dropped(seq, ts);
 }
