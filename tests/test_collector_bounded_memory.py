@@ -16,7 +16,7 @@ from test_preload_reliability import report
 MIB = 1 << 20
 MIDDLE = 750
 BLOCK = 64 * 1024
-SITE = "bounded_usage.c:60 in middle_block"
+SITE = "bounded_usage.c:64 in middle_block"
 
 
 def run(trace_run, build_dir, tmp_path, mode, cap):

@@ -11,8 +11,12 @@
  * in the "frees" mode they allocate one and free the one before (the last is
  * freed after the middle); all three then ask for 1 TiB, which fails
  * (CT_DOUBLE_MEM_LIMIT below it), with 1 MiB and the kept blocks live, and
- * print how many blocks they kept; "holds" frees them after that.
- * Usage: bounded_usage stalls|healthy|leaks|holds|frees [rounds=1500]
+ * print how many blocks they kept; "holds" frees them after that. In the
+ * "allocs" mode the middle rounds each allocate a block and free it again,
+ * every tenth a 64 KiB one (slow under CT_DOUBLE_SLOW_ALLOC_NS with
+ * CT_DOUBLE_SLOW_ALLOC_BYTES=65536), the others 4 KiB, and it prints how
+ * many allocations it made in the middle and how many of them were large.
+ * Usage: bounded_usage stalls|healthy|leaks|holds|frees|allocs [rounds=1500]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +65,17 @@ static NOINLINE void *middle_block(void)
     return block;
 }
 
+/* The "allocs" mode's middle round `round`: a block made and freed. 1 if
+ * it was a large one. */
+static NOINLINE int timed_round(unsigned long long round)
+{
+    int large = round % 10 == 0;
+    void *block = NULL;
+    cudaMalloc(&block, large ? BLOCK : SMALL); /* site: the timed allocations */
+    cudaFree(block);
+    return large;
+}
+
 static void **kept;
 static unsigned long long kept_count;
 static void *previous;
@@ -97,11 +112,12 @@ int main(int argc, char **argv)
     const char *mode = argc < 2 ? "" : argv[1];
     int stalls = strcmp(mode, "stalls") == 0, holds = strcmp(mode, "holds") == 0;
     int keeps = holds || strcmp(mode, "leaks") == 0, memory = keeps || strcmp(mode, "frees") == 0;
-    if (!stalls && !memory && strcmp(mode, "healthy") != 0) {
-        fprintf(stderr, "usage: bounded_usage stalls|healthy|leaks|holds|frees [rounds]\n");
+    int allocs = strcmp(mode, "allocs") == 0;
+    if (!stalls && !memory && !allocs && strcmp(mode, "healthy") != 0) {
+        fprintf(stderr, "usage: bounded_usage stalls|healthy|leaks|holds|frees|allocs [rounds]\n");
         return 2;
     }
-    unsigned long long rounds = arg_or(argc, argv, 2, 1500), middle = 0;
+    unsigned long long rounds = arg_or(argc, argv, 2, 1500), middle = 0, large = 0;
     kept = calloc(rounds + 1, sizeof *kept);
     void *device, *pinned;
     char *pageable = calloc(1, SMALL);
@@ -113,7 +129,9 @@ int main(int argc, char **argv)
         if (r < rounds / 4 || r >= rounds - rounds / 4)
             continue;
         middle++;
-        if (memory)
+        if (allocs)
+            large += timed_round(middle - 1);
+        else if (memory)
             memory_round(keeps);
         else if (stalls)
             stall(device, pageable);
@@ -122,7 +140,9 @@ int main(int argc, char **argv)
     }
     if (memory && memory_end(holds))
         return 1;
-    if (!memory)
+    if (allocs)
+        printf("allocs %llu\nlarge %llu\n", middle, large);
+    else if (!memory)
         printf("syncs %llu\ncopies %llu\n", stalls ? middle : 0, middle);
     cudaFreeHost(pinned);
     cudaFree(device);
