@@ -15,7 +15,10 @@ and the finding's slow calls, their sites and the threshold equal those of
 the same run unbounded, without kept_detail_only; the kept slices alone hold
 too few slow calls to say so; the healthy twin (no slow allocations) stays
 silent under the same cap."""
+import os
+
 from test_preload_reliability import report
+from test_report_usage_findings import site_line
 
 MIB = 1 << 20
 MS = 1000000
@@ -23,7 +26,8 @@ SLEEP = 40 * MS
 FLOOR = 20 * MS
 MIDDLE = 750
 LARGE = MIDDLE // 10
-SITE = "bounded_usage.c:74 in timed_round"
+PROGRAM = os.path.join(os.path.dirname(__file__), "programs", "bounded_usage.c")
+SITE = "bounded_usage.c:%d in timed_round" % site_line(PROGRAM, "the timed allocations")
 
 
 def run(trace_run, build_dir, tmp_path, cap, slow):
