@@ -31,8 +31,10 @@
 #define MAX_WRITTEN 64          /* sites of one cost, or threads, in the gap */
 #define COST_BITS 31            /* of an entry's group: its cost; above them, a bucket */
 #define BUCKET_SHIFT 5
-#define SUB_BUCKETS 3      /* log2 of the duration buckets in an octave */
-#define MAX_BUCKET_SITES 8 /* sites of one duration bucket in the gap */
+#define SUB_BUCKETS 3 /* log2 of the duration buckets in an octave */
+/* Sites of one duration bucket in the gap: allocations spread over 30
+ * octaves (240 buckets) still fit the gap's packets. */
+#define MAX_BUCKET_SITES 4
 
 struct tally_entry {
     uint64_t key; /* group << 32 | site, or THREAD_KEY | tid; group: cost | bucket << 5 */
