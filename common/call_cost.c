@@ -53,8 +53,13 @@ unsigned ct_call_cost(const struct ct_pinned_memory *pinned, const struct ct_cal
         return CT_COST_BLOCKS;
     case CT_FAMILY_COPY:
         return copy_cost(pinned, call, small_bytes);
-    case CT_FAMILY_FREE_DEVICE:
-        return call->fn == CT_FN_cudaFree ? CT_COST_BLOCKS : 0; /* it waits for the device */
+    case CT_FAMILY_ALLOC_DEVICE:
+        return CT_COST_ALLOC_TIME;
+    case CT_FAMILY_FREE_DEVICE: /* cudaFree waits for the device */
+        return CT_COST_ALLOC_TIME | (call->fn == CT_FN_cudaFree ? CT_COST_BLOCKS : 0);
+    case CT_FAMILY_VMM:
+        return call->fn == CT_FN_cuMemCreate || call->fn == CT_FN_cuMemRelease ? CT_COST_ALLOC_TIME
+                                                                               : 0;
     default:
         return 0;
     }

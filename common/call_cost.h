@@ -1,7 +1,8 @@
 /*
  * What a CUDA call costs the host, in the terms of the usage findings: does
  * it block (a sync, a synchronous copy, an async copy from pageable memory,
- * cudaFree), is it a pageable or a small host<->device copy, a launch. The
+ * cudaFree), is it a pageable or a small host<->device copy, a launch, an
+ * allocation or free whose time counts. The
  * collector tallies by these rules over every record (so that a bounded
  * trace's dropped middle still counts, collector/tracks/usage_tally.c) and
  * the report applies them to the slices it reads (viewer-export/model/
@@ -28,6 +29,9 @@ enum ct_call_cost_flags {
     CT_COST_PAGEABLE = 2, /* an async copy from or to pageable host memory */
     CT_COST_SMALL = 4,    /* a host<->device copy under the small size */
     CT_COST_LAUNCH = 8,   /* a kernel or graph launch */
+    /* an allocation or free of device memory (or a virtual-memory handle's
+     * create or release), whose time slow-alloc weighs */
+    CT_COST_ALLOC_TIME = 16,
 };
 
 /* What one call of `fn` is; for a copy, its direction, bytes and host

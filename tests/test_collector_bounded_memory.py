@@ -11,12 +11,16 @@ frees its blocks, in the kept tail. Under a 1 MiB cap the middle is
 dropped, and memory-growth (its site, blocks and bytes) and oom (its live
 bytes, exact) equal the same run's unbounded; the healthy twin stays silent
 and its live bytes at the failure are the unbounded run's."""
+import os
+
 from test_preload_reliability import report
+from test_report_usage_findings import site_line
 
 MIB = 1 << 20
 MIDDLE = 750
 BLOCK = 64 * 1024
-SITE = "bounded_usage.c:60 in middle_block"
+PROGRAM = os.path.join(os.path.dirname(__file__), "programs", "bounded_usage.c")
+SITE = "bounded_usage.c:%d in middle_block" % site_line(PROGRAM, "the middle's blocks")
 
 
 def run(trace_run, build_dir, tmp_path, mode, cap):

@@ -25,12 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/tracks/chunk_keeper.h"
 #include "common/array.h"
 #include "common/string_table.h"
 #include "common/u64_map.h"
 #include "cudatrace/trace_names.h"
 
-#define SLOTS 64 /* as trace_gap.c: more than the chunks a file holds at once */
 /* The gap's packets have 64 KiB (perfetto/writer.c), which the totals and
  * the usage tallies share: about 80 bytes a block, and its strings. */
 #define MAX_BLOCKS 128
@@ -46,14 +46,15 @@ struct tail_block {
 };
 
 struct level_span {
-    uint32_t chunk; /* 0: the slot is free */
+    int seen; /* 0: no level yet */
     uint64_t low, low_ns, high, high_ns;
 };
 
 static struct tail_block *blocks;
 static size_t block_count, block_capacity;
 static struct ct_u64_map live; /* key -> index + 1 in blocks, while live */
-static struct level_span levels[SLOTS], dropped_levels;
+static struct level_span dropped_levels;
+static struct ct_chunk_keeper levels = CT_CHUNK_KEEPER(struct level_span, NULL);
 
 static uint64_t key_of(uint64_t key, int is_handle)
 {
@@ -96,35 +97,31 @@ void ct_gap_memory_gone(uint64_t key, int is_handle, uint64_t ts, uint32_t chunk
 static void widen(struct level_span *s, uint64_t low, uint64_t low_ns, uint64_t high,
                   uint64_t high_ns)
 {
-    if (!s->chunk || low < s->low)
+    if (!s->seen || low < s->low)
         s->low = low, s->low_ns = low_ns;
-    if (!s->chunk || high > s->high)
+    if (!s->seen || high > s->high)
         s->high = high, s->high_ns = high_ns;
+    s->seen = 1;
 }
 
 void ct_gap_memory_level(uint64_t bytes, uint64_t ts, uint32_t chunk)
 {
     if (!chunk)
         return;
-    struct level_span *s = &levels[chunk % SLOTS];
-    if (s->chunk != chunk)
-        s->chunk = 0;
-    widen(s, bytes, ts, bytes, ts);
-    s->chunk = chunk;
+    widen(ct_chunk_keeper_of(&levels, chunk), bytes, ts, bytes, ts);
+}
+
+static void widen_dropped(void *figures, void *into)
+{
+    const struct level_span *s = figures;
+    widen(into, s->low, s->low_ns, s->high, s->high_ns);
 }
 
 /* Folds the levels of the chunks before `first_kept` into dropped_levels,
  * and forgets the blocks whose memory went in one of them. */
 static void fold_dropped(uint32_t first_kept)
 {
-    for (int i = 0; i < SLOTS; i++) {
-        struct level_span *s = &levels[i];
-        if (!s->chunk || s->chunk >= first_kept)
-            continue;
-        widen(&dropped_levels, s->low, s->low_ns, s->high, s->high_ns);
-        dropped_levels.chunk = 1;
-        s->chunk = 0;
-    }
+    ct_chunk_keeper_fold(&levels, first_kept, widen_dropped, &dropped_levels);
     for (size_t i = block_count; i-- > 0;)
         if (blocks[i].gone_chunk && blocks[i].gone_chunk < first_kept)
             remove_at(i);
@@ -223,7 +220,7 @@ static void write_levels(struct ct_sequence *seq, uint64_t ts, uint32_t event)
         {ct_strings_intern_cstr(ct_key_high_live_ns), CT_ARG_UINT, dropped_levels.high_ns},
     };
     ct_write_instant(seq, 0, ts, event, args,
-                     dropped_levels.chunk ? (int)(sizeof args / sizeof args[0]) : 0);
+                     dropped_levels.seen ? (int)(sizeof args / sizeof args[0]) : 0);
 }
 
 void ct_gap_memory_write(struct ct_sequence *seq, uint32_t first_kept, uint64_t ts)

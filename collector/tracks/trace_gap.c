@@ -7,28 +7,24 @@
  * in a dropped chunk, summed: the report's per-function totals stay those
  * of the whole run; and what the usage findings read of the dropped chunks
  * (usage_tally.c), so that theirs do too. Totals are kept per chunk until
- * that chunk is kept or gone; the head's are never dropped.
+ * that chunk is kept or gone (chunk_keeper.c); the head's are never
+ * dropped.
  */
 #include "collector/tracks/trace_gap.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 #include "collector/perfetto/process_tracks.h"
 #include "collector/tracks/call_slices.h"
+#include "collector/tracks/chunk_keeper.h"
 #include "collector/tracks/gap_memory.h"
 #include "collector/tracks/memory_counters.h"
 #include "collector/tracks/usage_tally.h"
 #include "cudatrace/trace_names.h"
 
-#define SLOTS 64 /* more than the chunks a file holds at once */
-
 struct chunk_totals {
-    uint32_t chunk; /* 0: the slot is free */
     struct ct_call_stats stats[CT_FN_COUNT];
 };
 
-static struct chunk_totals *slots;
+static struct ct_chunk_keeper chunks = CT_CHUNK_KEEPER(struct chunk_totals, NULL);
 static struct ct_call_stats dropped[CT_FN_COUNT];
 
 void ct_trace_gap_thread_totals(const struct ct_call_stats *stats)
@@ -36,29 +32,18 @@ void ct_trace_gap_thread_totals(const struct ct_call_stats *stats)
     uint32_t chunk = ct_writer_chunk();
     if (chunk == 0)
         return;
-    if (!slots && !(slots = calloc(SLOTS, sizeof *slots)))
-        abort();
-    struct chunk_totals *slot = &slots[chunk % SLOTS];
-    if (slot->chunk != chunk) {
-        memset(slot, 0, sizeof *slot);
-        slot->chunk = chunk;
-    }
-    ct_call_stats_add(slot->stats, stats);
+    struct chunk_totals *totals = ct_chunk_keeper_of(&chunks, chunk);
+    ct_call_stats_add(totals->stats, stats);
 }
 
-/* Moves the totals of the chunks before `first_kept` into `dropped`. */
-static void fold_dropped(uint32_t first_kept)
+static void add_to_dropped(void *figures, void *into)
 {
-    for (int i = 0; slots && i < SLOTS; i++)
-        if (slots[i].chunk && slots[i].chunk < first_kept) {
-            ct_call_stats_add(dropped, slots[i].stats);
-            slots[i].chunk = 0;
-        }
+    ct_call_stats_add(into, ((struct chunk_totals *)figures)->stats);
 }
 
 static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap)
 {
-    fold_dropped(gap->first_kept);
+    ct_chunk_keeper_fold(&chunks, gap->first_kept, add_to_dropped, dropped);
     struct ct_memory_peaks peaks = ct_memory_counters_peaks();
     ct_write_named_track(seq, ct_process_track(CT_TRACK_GAP), ct_process.uuid, ct_track_trace_gap);
     struct ct_arg args[] = {

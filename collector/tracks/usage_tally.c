@@ -1,14 +1,19 @@
 /*
  * The usage findings' figures of the chunks a bounded trace may drop: per
  * call site, the calls, time and bytes of the calls that blocked the host,
- * of the pageable and the small copies and of the launches, and each
- * thread's blocked time, by the rules the report applies to the slices it
- * reads (common/call_cost.c). Kept per chunk until that chunk is kept or
- * gone; the head's (chunk 0) are never dropped and never tallied, so an
- * unbounded trace pays only for the pinned memory's ledger. The gap marker
+ * of the pageable and the small copies and of the launches, each thread's
+ * blocked time, and the allocations' and frees' times for slow-alloc, by
+ * the rules the report applies to the slices it reads (common/call_cost.c).
+ * A median cannot be summed, so those times are kept per site in duration
+ * buckets, eight an octave (calls and total time each): the report takes
+ * each bucket's calls at their mean, so slow-alloc's counts and sites are
+ * the whole run's and its median and worst call within a bucket's width.
+ * Kept per chunk until that chunk is kept or gone (chunk_keeper.c); the
+ * head's (chunk 0) are never dropped and never tallied, so an unbounded
+ * trace pays only for the pinned memory's ledger. The gap marker
  * (trace_gap.c) writes what the dropped chunks summed to, one
- * "cudatrace.usage" instant per site and cost, one per thread, and the
- * report adds them to what it read.
+ * "cudatrace.usage" instant per site and cost (and bucket), one per
+ * thread, and the report adds them to what it read.
  */
 #include "collector/tracks/usage_tally.h"
 
@@ -16,28 +21,36 @@
 #include <string.h>
 
 #include "collector/tracks/call_slices.h"
+#include "collector/tracks/chunk_keeper.h"
 #include "common/array.h"
 #include "common/call_cost.h"
 #include "common/string_table.h"
 #include "cudatrace/trace_names.h"
 
-#define SLOTS 64                /* as trace_gap.c: more than the chunks a file holds at once */
 #define THREAD_KEY (1ull << 62) /* a thread's blocked time, not a site's */
 #define MAX_WRITTEN 64          /* sites of one cost, or threads, in the gap */
+#define COST_BITS 31            /* of an entry's group: its cost; above them, a bucket */
+#define BUCKET_SHIFT 5
+#define SUB_BUCKETS 3 /* log2 of the duration buckets in an octave */
+/* Sites of one duration bucket in the gap: allocations spread over 30
+ * octaves (240 buckets) still fit the gap's packets. */
+#define MAX_BUCKET_SITES 4
 
 struct tally_entry {
-    uint64_t key; /* cost << 32 | site, or THREAD_KEY | tid */
+    uint64_t key; /* group << 32 | site, or THREAD_KEY | tid; group: cost | bucket << 5 */
     uint64_t calls, ns, bytes;
 };
 
 struct tally {
-    uint32_t chunk;          /* 0: the slot is free */
     struct ct_u64_map index; /* key -> index + 1 */
     struct tally_entry *entries;
     size_t count, last; /* last: the entry added to last */
 };
 
-static struct tally slots[SLOTS], dropped;
+static void tally_clear(void *t);
+
+static struct tally dropped;
+static struct ct_chunk_keeper chunks = CT_CHUNK_KEEPER(struct tally, tally_clear);
 static struct ct_pinned_memory pinned;
 
 static void tally_add(struct tally *t, uint64_t key, uint64_t calls, uint64_t ns, uint64_t bytes)
@@ -60,21 +73,12 @@ static void tally_add(struct tally *t, uint64_t key, uint64_t calls, uint64_t ns
     e->bytes += bytes;
 }
 
-static void tally_clear(struct tally *t)
+static void tally_clear(void *figures)
 {
+    struct tally *t = figures;
     ct_u64_map_free(&t->index);
     free(t->entries);
     memset(t, 0, sizeof *t);
-}
-
-static struct tally *current_slot(uint32_t chunk)
-{
-    struct tally *t = &slots[chunk % SLOTS];
-    if (t->chunk != chunk) {
-        tally_clear(t);
-        t->chunk = chunk;
-    }
-    return t;
 }
 
 /* The call's shape from its record's arguments (functions.h's layouts). */
@@ -87,6 +91,17 @@ static struct ct_call_shape shape_of(const struct ct_record *r)
         shape.host = ct_copy_host_address(shape.direction, r->arg[0], r->arg[4]);
     }
     return shape;
+}
+
+/* The duration bucket of `ns`: eight an octave, so that each spans under
+ * 13% of its lower edge; below 8 ns, one a nanosecond. */
+static uint64_t bucket_of(uint64_t ns)
+{
+    if (ns < (1u << SUB_BUCKETS))
+        return ns;
+    int octave = 63 - __builtin_clzll(ns);
+    return (uint64_t)octave << SUB_BUCKETS |
+           (ns >> (octave - SUB_BUCKETS) & ((1u << SUB_BUCKETS) - 1));
 }
 
 void ct_usage_tally_call(const struct ct_record *r, int32_t tid, uint32_t site, uint64_t ns)
@@ -102,13 +117,15 @@ void ct_usage_tally_call(const struct ct_record *r, int32_t tid, uint32_t site, 
     unsigned flags = ct_call_cost(&pinned, &shape, CT_SMALL_COPY_BYTES);
     if (!flags)
         return;
-    struct tally *t = current_slot(chunk);
+    struct tally *t = ct_chunk_keeper_of(&chunks, chunk);
     for (unsigned cost = CT_COST_BLOCKS; cost <= CT_COST_LAUNCH; cost <<= 1)
         if (flags & cost)
             tally_add(t, (uint64_t)cost << 32 | site, 1, ns,
                       cost == CT_COST_LAUNCH ? 0 : shape.bytes);
     if (flags & CT_COST_BLOCKS)
         tally_add(t, THREAD_KEY | (uint32_t)tid, 1, ns, 0);
+    if (flags & CT_COST_ALLOC_TIME)
+        tally_add(t, (CT_COST_ALLOC_TIME | bucket_of(ns) << BUCKET_SHIFT) << 32 | site, 1, ns, 0);
 }
 
 static void write_entry(struct ct_sequence *seq, const struct tally_entry *e, uint64_t ts)
@@ -130,7 +147,7 @@ static void write_entry(struct ct_sequence *seq, const struct tally_entry *e, ui
     if (e->key & THREAD_KEY) {
         args[nargs++] = (struct ct_arg){tid, CT_ARG_UINT, (uint32_t)e->key};
     } else {
-        args[nargs++] = (struct ct_arg){cost, CT_ARG_UINT, e->key >> 32};
+        args[nargs++] = (struct ct_arg){cost, CT_ARG_UINT, e->key >> 32 & COST_BITS};
         if ((uint32_t)e->key)
             args[nargs++] = (struct ct_arg){site, CT_ARG_STRING, (uint32_t)e->key};
     }
@@ -142,6 +159,12 @@ static void write_entry(struct ct_sequence *seq, const struct tally_entry *e, ui
 static uint64_t measure(const struct tally_entry *e)
 {
     return (e->key & THREAD_KEY) || e->key >> 32 == CT_COST_BLOCKS ? e->ns : e->calls;
+}
+
+/* How many entries of the group of `key` are written one by one. */
+static size_t written_of(uint64_t key)
+{
+    return (key >> 32 & COST_BITS) == CT_COST_ALLOC_TIME ? MAX_BUCKET_SITES : MAX_WRITTEN;
 }
 
 static int by_group_then_measure(const void *a, const void *b)
@@ -170,7 +193,7 @@ static void write_dropped(struct ct_sequence *seq, uint64_t ts)
         const struct tally_entry *e = &sorted[k];
         if (k && e->key >> 32 != sorted[k - 1].key >> 32)
             in_group = 0;
-        if (in_group++ < MAX_WRITTEN) {
+        if (in_group++ < written_of(e->key)) {
             write_entry(seq, e, ts);
         } else if (!(e->key & THREAD_KEY)) {
             rest = (struct tally_entry){e->key >> 32 << 32, rest.calls + e->calls, rest.ns + e->ns,
@@ -184,16 +207,16 @@ static void write_dropped(struct ct_sequence *seq, uint64_t ts)
     free(sorted);
 }
 
+static void add_to_dropped(void *figures, void *into)
+{
+    const struct tally *t = figures;
+    for (size_t k = 0; k < t->count; k++)
+        tally_add(into, t->entries[k].key, t->entries[k].calls, t->entries[k].ns,
+                  t->entries[k].bytes);
+}
+
 void ct_usage_tally_write_dropped(struct ct_sequence *seq, uint32_t first_kept, uint64_t ts)
 {
-    for (int i = 0; i < SLOTS; i++) {
-        struct tally *t = &slots[i];
-        if (!t->chunk || t->chunk >= first_kept)
-            continue;
-        for (size_t k = 0; k < t->count; k++)
-            tally_add(&dropped, t->entries[k].key, t->entries[k].calls, t->entries[k].ns,
-                      t->entries[k].bytes);
-        tally_clear(t);
-    }
+    ct_chunk_keeper_fold(&chunks, first_kept, add_to_dropped, &dropped);
     write_dropped(seq, ts);
 }

@@ -11,13 +11,19 @@
  * in the "frees" mode they allocate one and free the one before (the last is
  * freed after the middle); all three then ask for 1 TiB, which fails
  * (CT_DOUBLE_MEM_LIMIT below it), with 1 MiB and the kept blocks live, and
- * print how many blocks they kept; "holds" frees them after that.
- * Usage: bounded_usage stalls|healthy|leaks|holds|frees [rounds=1500]
+ * print how many blocks they kept; "holds" frees them after that. In the
+ * "allocs" mode the middle rounds each allocate a block and free it again,
+ * every tenth a 64 KiB one (slow under CT_DOUBLE_SLOW_ALLOC_NS with
+ * CT_DOUBLE_SLOW_ALLOC_BYTES=65536), the others 4 KiB, and it prints how
+ * many allocations it made in the middle and how many of them were large.
+ * Usage: bounded_usage stalls|healthy|leaks|holds|frees|allocs|vmm [rounds=1500]
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include "program_args.h"
@@ -61,6 +67,50 @@ static NOINLINE void *middle_block(void)
     return block;
 }
 
+/* The "allocs" mode's middle round `round`: a block made and freed. 1 if
+ * it was a large one. */
+static NOINLINE int timed_round(unsigned long long round)
+{
+    int large = round % 10 == 0;
+    void *block = NULL;
+    cudaMalloc(&block, large ? BLOCK : SMALL); /* site: the timed allocations */
+    cudaFree(block);
+    return large;
+}
+
+/* The "vmm" mode (the driver double's libcuda.so.1): the middle rounds each
+ * make a 64 KiB virtual-memory handle and map it at the next block of a
+ * reserved range, all kept to the end; it prints how many it made. */
+static struct {
+    CUresult (*create)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+                       unsigned long long);
+    CUresult (*reserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+    CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+} cu;
+static CUdeviceptr vmm_base;
+
+static int vmm_start(unsigned long long rounds)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!lib || !(*(void **)&cu.create = dlsym(lib, "cuMemCreate")) ||
+        !(*(void **)&cu.reserve = dlsym(lib, "cuMemAddressReserve")) ||
+        !(*(void **)&cu.map = dlsym(lib, "cuMemMap")))
+        return 0;
+    return cu.reserve(&vmm_base, rounds * BLOCK, 0, 0, 0) == CUDA_SUCCESS;
+}
+
+static NOINLINE int vmm_round(unsigned long long round)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    CUmemGenericAllocationHandle h = 0;
+    if (cu.create(&h, BLOCK, &prop, 0) != CUDA_SUCCESS) /* site: the middle's handles */
+        return 0;
+    return cu.map(vmm_base + round * BLOCK, BLOCK, 0, h, 0) == CUDA_SUCCESS;
+}
+
 static void **kept;
 static unsigned long long kept_count;
 static void *previous;
@@ -97,23 +147,29 @@ int main(int argc, char **argv)
     const char *mode = argc < 2 ? "" : argv[1];
     int stalls = strcmp(mode, "stalls") == 0, holds = strcmp(mode, "holds") == 0;
     int keeps = holds || strcmp(mode, "leaks") == 0, memory = keeps || strcmp(mode, "frees") == 0;
-    if (!stalls && !memory && strcmp(mode, "healthy") != 0) {
-        fprintf(stderr, "usage: bounded_usage stalls|healthy|leaks|holds|frees [rounds]\n");
+    int allocs = strcmp(mode, "allocs") == 0, vmm = strcmp(mode, "vmm") == 0;
+    if (!stalls && !memory && !allocs && !vmm && strcmp(mode, "healthy") != 0) {
+        fprintf(stderr,
+                "usage: bounded_usage stalls|healthy|leaks|holds|frees|allocs|vmm [rounds]\n");
         return 2;
     }
-    unsigned long long rounds = arg_or(argc, argv, 2, 1500), middle = 0;
+    unsigned long long rounds = arg_or(argc, argv, 2, 1500), middle = 0, large = 0;
     kept = calloc(rounds + 1, sizeof *kept);
     void *device, *pinned;
     char *pageable = calloc(1, SMALL);
     if (!pageable || !kept || cudaMalloc(&device, MIB) != cudaSuccess ||
-        cudaMallocHost(&pinned, MIB) != cudaSuccess)
+        cudaMallocHost(&pinned, MIB) != cudaSuccess || (vmm && !vmm_start(rounds)))
         return 1;
     for (unsigned long long r = 0; r < rounds; r++) {
         background(device);
         if (r < rounds / 4 || r >= rounds - rounds / 4)
             continue;
         middle++;
-        if (memory)
+        if (vmm)
+            kept_count += vmm_round(middle - 1);
+        else if (allocs)
+            large += timed_round(middle - 1);
+        else if (memory)
             memory_round(keeps);
         else if (stalls)
             stall(device, pageable);
@@ -122,7 +178,11 @@ int main(int argc, char **argv)
     }
     if (memory && memory_end(holds))
         return 1;
-    if (!memory)
+    if (vmm)
+        printf("handles %llu\n", kept_count);
+    else if (allocs)
+        printf("allocs %llu\nlarge %llu\n", middle, large);
+    else if (!memory)
         printf("syncs %llu\ncopies %llu\n", stalls ? middle : 0, middle);
     cudaFreeHost(pinned);
     cudaFree(device);

@@ -1,6 +1,7 @@
 /*
  * Checks of the rules both the collector's tallies and the report apply
- * (common/call_cost.c): syncs and cudaFree block, launches are launches, a
+ * (common/call_cost.c): syncs and cudaFree block, allocations, frees and
+ * virtual-memory creates and releases are timed, launches are launches, a
  * synchronous copy blocks, an async one blocks only from pageable memory
  * (inside a pinned range it does not, nor once that range was freed again
  * is it pinned), copies under the size are small, and device-to-device
@@ -23,10 +24,15 @@ int main(void)
     struct ct_pinned_memory p = {0};
     ct_check_u64(cost_of(&p, CT_FN_cudaDeviceSynchronize, CT_COPY_OTHER, 0, 0), CT_COST_BLOCKS,
                  "a device sync blocks");
-    ct_check_u64(cost_of(&p, CT_FN_cudaFree, CT_COPY_OTHER, 0, 0), CT_COST_BLOCKS,
-                 "cudaFree blocks");
-    ct_check_u64(cost_of(&p, CT_FN_cudaFreeAsync, CT_COPY_OTHER, 0, 0), 0,
-                 "cudaFreeAsync does not");
+    ct_check_u64(cost_of(&p, CT_FN_cudaFree, CT_COPY_OTHER, 0, 0),
+                 CT_COST_BLOCKS | CT_COST_ALLOC_TIME, "cudaFree blocks, and its time counts");
+    ct_check_u64(cost_of(&p, CT_FN_cudaFreeAsync, CT_COPY_OTHER, 0, 0), CT_COST_ALLOC_TIME,
+                 "cudaFreeAsync does not block");
+    ct_check_u64(cost_of(&p, CT_FN_cudaMalloc, CT_COPY_OTHER, 0, 0), CT_COST_ALLOC_TIME,
+                 "an allocation's time counts");
+    ct_check_u64(cost_of(&p, CT_FN_cuMemCreate, CT_COPY_OTHER, 0, 0), CT_COST_ALLOC_TIME,
+                 "a handle's create counts");
+    ct_check_u64(cost_of(&p, CT_FN_cuMemMap, CT_COPY_OTHER, 0, 0), 0, "a mapping does not");
     ct_check_u64(cost_of(&p, CT_FN_cudaLaunchKernel, CT_COPY_OTHER, 0, 0), CT_COST_LAUNCH,
                  "a launch");
     ct_check_u64(cost_of(&p, CT_FN_cudaMemcpy, CT_COPY_TO_DEVICE, 1 << 20, 0x1000), CT_COST_BLOCKS,

@@ -10,11 +10,11 @@
  * a slow `import torch` does not dilute them. gpu-idle, and the kernel
  * times launch-overhead compares with the launch cost, need GPU timings:
  * the trace's GPU tracks (gpu.c), when it has them. In a bounded trace
- * whose middle was dropped, launch-overhead, sync-stall, pageable-memcpy
- * and small-copy-storm count that middle too (the collector's tallies,
- * model/usage.c); memory-growth, slow-alloc and gpu-idle need the run's
- * timeline and its calls one by one, and say they were made from the kept
- * detail only.
+ * whose middle was dropped, launch-overhead, sync-stall, pageable-memcpy,
+ * small-copy-storm and slow-alloc count that middle too (the collector's
+ * tallies, model/usage.c), and memory-growth and oom its live memory (the
+ * gap's blocks); gpu-idle needs the run's GPU timeline, and says it was
+ * made from the kept detail only.
  */
 #include "viewer-export/findings/findings.h"
 
@@ -372,6 +372,22 @@ static int by_duration(const void *a, const void *b)
     return (x->ns > y->ns) - (x->ns < y->ns);
 }
 
+/* The time of the call in the middle of `times` (sorted), each entry
+ * counting for its calls. */
+static uint64_t median_of(const struct ct_slow_call *times, size_t n, uint64_t calls)
+{
+    uint64_t before = 0;
+    size_t i = 0;
+    while (i + 1 < n && before + times[i].calls <= calls / 2)
+        before += times[i++].calls;
+    return times[i].ns;
+}
+
+/* In a bounded trace, the calls of the dropped middle come from the gap one
+ * entry per site and duration bucket (an eighth of an octave) at their mean
+ * time: the calls, the slow calls' total and their sites are exact where no
+ * bucket straddles the threshold, the median and the worst call to within
+ * their bucket (13%). */
 static void slow_alloc(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_usage *u = &p->usage;
@@ -383,7 +399,10 @@ static void slow_alloc(const struct ct_process_report *p, struct ct_findings *ou
         abort();
     memcpy(times, u->alloc_times, n * sizeof *times);
     qsort(times, n, sizeof *times, by_duration);
-    uint64_t median = times[n / 2].ns, worst = times[n - 1].ns;
+    uint64_t calls = 0;
+    for (size_t i = 0; i < n; i++)
+        calls += times[i].calls;
+    uint64_t median = median_of(times, n, calls), worst = times[n - 1].ns;
     double limit = ct_thresholds.slow_alloc_factor * (double)median;
     if (limit < ct_thresholds.slow_alloc_ns)
         limit = ct_thresholds.slow_alloc_ns;
@@ -392,9 +411,9 @@ static void slow_alloc(const struct ct_process_report *p, struct ct_findings *ou
     for (size_t i = 0; i < n; i++) {
         if ((double)times[i].ns < limit)
             continue;
-        slow++;
-        slow_ns += times[i].ns;
-        ct_site_costs_add(&sites, times[i].site, times[i].ns, 0);
+        slow += times[i].calls;
+        slow_ns += times[i].total_ns;
+        ct_site_costs_add_calls(&sites, times[i].site, times[i].calls, times[i].total_ns, 0);
     }
     free(times);
     if (!slow || (double)slow < ct_thresholds.slow_alloc_calls) {
@@ -416,7 +435,6 @@ static void slow_alloc(const struct ct_process_report *p, struct ct_findings *ou
     ct_finding_add_number(f, "threshold_ns", limit);
     add_sites(f, &sites, CT_SITE_BY_TIME);
     ct_site_costs_free(&sites);
-    from_kept_detail(p, f);
 }
 
 /* Where the launching thread's Python was during a gap, by its samples

@@ -1,6 +1,7 @@
 /*
- * Gathers the usage figures from call slices. Which calls block the host
- * and which copies are pageable or small is common/call_cost.c's to say,
+ * Gathers the usage figures from call slices. Which calls block the host,
+ * which copies are pageable or small and which allocations' times count is
+ * common/call_cost.c's to say,
  * the rules by which the collector tallies a bounded trace's dropped middle
  * too: the tallies of that middle, which the trace's gap carries, are added
  * here (ct_usage_gap_instant). Live device memory is recomputed from
@@ -140,12 +141,15 @@ static void remember_live(struct ct_usage *u)
     }
 }
 
-static void note_alloc_time(struct ct_usage *u, uint64_t ns, const char *site)
+/* `calls` allocations or frees from `site` that took `total_ns`: one call,
+ * or those of a gap's duration bucket. */
+static void note_alloc_time(struct ct_usage *u, uint64_t calls, uint64_t total_ns, const char *site)
 {
-    if (u->alloc_time_count >= CT_USAGE_MAX_TIMED)
+    if (u->alloc_time_count >= CT_USAGE_MAX_TIMED || !calls)
         return;
     u->alloc_times = ct_array_grow(u->alloc_times, u->alloc_time_count, sizeof *u->alloc_times);
-    u->alloc_times[u->alloc_time_count++] = (struct ct_slow_call){ns, site};
+    u->alloc_times[u->alloc_time_count++] =
+        (struct ct_slow_call){total_ns / calls, calls, total_ns, site};
 }
 
 /* An allocation or free of device memory, or a virtual-memory call, kept
@@ -418,20 +422,19 @@ static void cost(struct ct_usage *u, int64_t tid, int fn, const struct ct_event 
     }
     if (flags & CT_COST_BLOCKS)
         blocking(u, tid, e, site, shape.bytes);
+    if (flags & CT_COST_ALLOC_TIME)
+        note_alloc_time(u, 1, ns, site);
 }
 
-/* A failed cuMemCreate is an allocation that failed, for the oom finding;
- * creates and releases count among the allocations' and frees' times. */
-static void vmm_slice(struct ct_usage *u, int fn, const struct ct_event *e, uint64_t ns,
-                      const char *site, int failed)
+/* A failed cuMemCreate is an allocation that failed, for the oom finding. */
+static void vmm_slice(struct ct_usage *u, int fn, const struct ct_event *e, const char *site,
+                      int failed)
 {
     enum ct_vmm_op op = ct_vmm_op_of((enum ct_function)fn);
     if (op == CT_VMM_CREATE && failed)
         queue_memory(u, ALLOCATION_FAILED, fn, e, site);
     else if (op != CT_VMM_NONE && !failed)
         queue_memory(u, VMM_CALL, fn, e, site);
-    if (op == CT_VMM_CREATE || op == CT_VMM_RELEASE)
-        note_alloc_time(u, ns, site);
 }
 
 void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e)
@@ -451,15 +454,13 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
     switch (family_of[fn]) {
     case CT_FAMILY_ALLOC_DEVICE:
         queue_memory(u, failed ? ALLOCATION_FAILED : ALLOCATED, fn, e, site);
-        note_alloc_time(u, ns, site);
         break;
     case CT_FAMILY_VMM:
-        vmm_slice(u, fn, e, ns, site, failed);
+        vmm_slice(u, fn, e, site, failed);
         break;
     case CT_FAMILY_FREE_DEVICE:
         if (!failed)
             queue_memory(u, FREED, fn, e, site);
-        note_alloc_time(u, ns, site);
         break;
     case CT_FAMILY_ALLOC_HOST:
     case CT_FAMILY_HOST_REGISTER:
@@ -511,6 +512,9 @@ void ct_usage_gap_instant(struct ct_usage *u, const struct ct_event *e)
     case CT_COST_LAUNCH:
         sites = &u->launch_sites;
         break;
+    case CT_COST_ALLOC_TIME: /* one duration bucket's calls of a site */
+        note_alloc_time(u, calls, ns, *site ? site : NULL);
+        return;
     default:
         return;
     }

@@ -47,8 +47,10 @@ struct ct_thread_wait {
 
 #define CT_USAGE_LARGEST 3
 
+/* An allocation's or free's time, or those of a bounded trace's gap that
+ * fell in one duration bucket: `calls` that took `total_ns`, `ns` each. */
 struct ct_slow_call {
-    uint64_t ns;
+    uint64_t ns, calls, total_ns;
     const char *site;
 };
 
