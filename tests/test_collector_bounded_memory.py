@@ -13,34 +13,18 @@ bytes, exact) equal the same run's unbounded; the healthy twin stays silent
 and its live bytes at the failure are the unbounded run's."""
 import os
 
-from test_preload_reliability import report
+from bounded_runs import MIB, MIDDLE, bounded_run
 from test_report_usage_findings import site_line
 
-MIB = 1 << 20
-MIDDLE = 750
 BLOCK = 64 * 1024
 PROGRAM = os.path.join(os.path.dirname(__file__), "programs", "bounded_usage.c")
 SITE = "bounded_usage.c:%d in middle_block" % site_line(PROGRAM, "the middle's blocks")
 
 
 def run(trace_run, build_dir, tmp_path, mode, cap):
-    env = {"CUDATRACE_MAX_MB": cap, "CT_DOUBLE_MEM_LIMIT": 1 << 30}
-    if not cap:
-        env["CUDATRACE_OUTPUT"] = tmp_path / f"{mode}-unbounded.pftrace.zst"
-    completed, trace, _ = trace_run("bounded_usage", mode, env=env)
-    assert completed.returncode == 0, completed.stderr
+    completed, _, r = bounded_run(trace_run, build_dir, tmp_path, mode, cap,
+                                  {"CT_DOUBLE_MEM_LIMIT": 1 << 30}, thinned=("cudaMalloc", SITE))
     assert completed.stdout.split() == ["blocks", str(0 if mode == "frees" else MIDDLE)]
-    path = env.get("CUDATRACE_OUTPUT", completed.run_dir / "trace.pftrace.zst")
-    if cap:
-        assert path.stat().st_size <= MIB
-        assert sum(s["name"] == "trace gap: middle dropped" for s in trace.slices) == 1
-        # The middle's allocations are gone from the file's slices.
-        kept = sum(s["name"] == "cudaMalloc" and s["args"].get("site") == SITE
-                   for s in trace.slices)
-        assert kept < MIDDLE / 2
-    r = report(build_dir, path)
-    if cap:
-        assert r["processes"][0]["gap"]["dropped_chunks"] > 0
     return {f["id"]: f for f in r["findings"]}
 
 

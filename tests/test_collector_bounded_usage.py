@@ -9,38 +9,27 @@ small pageable copies all lie in the middle a 1 MiB cap drops, the bounded
 trace's findings and their counts and top sites equal those of the same run
 unbounded; the healthy twin, whose middle copies pinned memory in large
 copies, stays silent under the same cap."""
+from bounded_runs import MIDDLE, bounded_run
 from test_preload_reliability import report
 
-MIB = 1 << 20
 MS = 1000000
-MIDDLE = 750
 USAGE = {"launch-overhead", "sync-stall", "pageable-memcpy", "small-copy-storm"}
 COUNTS = {"sync-stall": ("sync_calls",), "pageable-memcpy": ("copies", "bytes"),
           "small-copy-storm": ("copies", "bytes")}
 
 
 def run(trace_run, build_dir, tmp_path, mode, cap):
-    """The bounded trace is the fixture's, which checks it (Perfetto's rules,
-    the trace vocabulary); the unbounded one is read by the report only."""
-    env = {"CUDATRACE_MAX_MB": cap, "CT_DOUBLE_SYNC_NS": MS}
-    if not cap:
-        env["CUDATRACE_OUTPUT"] = tmp_path / f"{mode}-unbounded.pftrace.zst"
-    completed, trace, _ = trace_run("bounded_usage", mode, env=env)
-    assert completed.returncode == 0, completed.stderr
+    completed, _, r = bounded_run(trace_run, build_dir, tmp_path, mode, cap,
+                                  {"CT_DOUBLE_SYNC_NS": MS})
     assert completed.stdout.split() == ["syncs", str(MIDDLE if mode == "stalls" else 0),
                                         "copies", str(MIDDLE)]
-    path = env.get("CUDATRACE_OUTPUT", completed.run_dir / "trace.pftrace.zst")
-    if cap:
-        assert sum(s["name"] == "trace gap: middle dropped" for s in trace.slices) == 1
-    return path, {f["id"]: f for f in report(build_dir, path)["findings"] if f["id"] in USAGE}
+    return r, {f["id"]: f for f in r["findings"] if f["id"] in USAGE}
 
 
 def test_findings_of_a_dropped_middle_are_the_whole_runs(trace_run, build_dir, tmp_path):
-    bounded_path, bounded = run(trace_run, build_dir, tmp_path, "stalls", 1)
+    r, bounded = run(trace_run, build_dir, tmp_path, "stalls", 1)
     _, whole = run(trace_run, build_dir, tmp_path, "stalls", 0)
-    assert bounded_path.stat().st_size <= MIB
-    process = report(build_dir, bounded_path)["processes"][0]
-    assert process["gap"]["dropped_chunks"] > 0
+    process = r["processes"][0]
     # The middle's syncs are gone from the file's slices ...
     kept_syncs = process["api"]["cudaDeviceSynchronize"]
     assert kept_syncs["calls"] == MIDDLE and kept_syncs["dropped_slices"] > MIDDLE / 2

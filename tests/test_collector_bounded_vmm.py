@@ -14,35 +14,19 @@ same run's unbounded; the healthy twin, which makes no handle, has no
 virtual-memory bytes and no memory-growth under the same cap."""
 import os
 
-from test_preload_reliability import report
+from bounded_runs import MIB, MIDDLE, bounded_run
 from test_report_usage_findings import site_line
 
-MIB = 1 << 20
-MIDDLE = 750
 BLOCK = 64 * 1024
 PROGRAM = os.path.join(os.path.dirname(__file__), "programs", "bounded_usage.c")
 SITE = "bounded_usage.c:%d in vmm_round" % site_line(PROGRAM, "the middle's handles")
 
 
 def run(trace_run, build_dir, tmp_path, mode, cap):
-    env = {"CUDATRACE_MAX_MB": cap, "LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver",
-           "CT_DOUBLE_DRIVER": "1"}
-    if not cap:
-        env["CUDATRACE_OUTPUT"] = tmp_path / f"{mode}-unbounded.pftrace.zst"
-    completed, trace, _ = trace_run("bounded_usage", mode, env=env)
-    assert completed.returncode == 0, completed.stderr
-    path = env.get("CUDATRACE_OUTPUT", completed.run_dir / "trace.pftrace.zst")
-    if cap:
-        assert path.stat().st_size <= MIB
-        assert sum(s["name"] == "trace gap: middle dropped" for s in trace.slices) == 1
-        # The middle's creates are gone from the file's slices.
-        kept = sum(s["name"] == "cuMemCreate" and s["args"].get("site") == SITE
-                   for s in trace.slices)
-        assert kept < MIDDLE / 2
-    r = report(build_dir, path)
+    env = {"LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver", "CT_DOUBLE_DRIVER": "1"}
+    completed, _, r = bounded_run(trace_run, build_dir, tmp_path, mode, cap, env,
+                                  thinned=("cuMemCreate", SITE))
     (process,) = r["processes"]
-    if cap:
-        assert process["gap"]["dropped_chunks"] > 0
     return completed.stdout.split(), process["memory"], {f["id"]: f for f in r["findings"]}
 
 
