@@ -6,7 +6,8 @@
  * the totals of the threads whose end, and so whose totals instants, fell
  * in a dropped chunk, summed: the report's per-function totals stay those
  * of the whole run; and what the usage findings read of the dropped chunks
- * (usage_tally.c), so that theirs do too. Totals are kept per chunk until
+ * (usage_tally.c), so that theirs do too, and the GPU's busy blocks
+ * (gap_gpu.c), so that gpu-idle's are. Totals are kept per chunk until
  * that chunk is kept or gone (chunk_keeper.c); the head's are never
  * dropped. The gap's packets have a buffer of their own (perfetto/
  * writer.c); should a part of them not fit, a "cudatrace.gap_cut" instant
@@ -17,6 +18,7 @@
 #include "collector/perfetto/process_tracks.h"
 #include "collector/tracks/call_slices.h"
 #include "collector/tracks/chunk_keeper.h"
+#include "collector/tracks/gap_gpu.h"
 #include "collector/tracks/gap_memory.h"
 #include "collector/tracks/memory_counters.h"
 #include "collector/tracks/usage_tally.h"
@@ -43,14 +45,15 @@ static void add_to_dropped(void *figures, void *into)
     ct_call_stats_add(into, ((struct chunk_totals *)figures)->stats);
 }
 
-#define PARTS 3 /* what the gap carries: totals, usage tallies, live memory */
+#define PARTS 4 /* what the gap carries: totals, GPU work, usage tallies, live memory */
 
 /* One "cudatrace.gap_cut" instant for each part of which some packets had
  * no room, from the cut counts before and after each (cut[part] and
  * cut[part + 1]): the report then says what the gap did not carry. */
 static void write_cuts(struct ct_sequence *seq, const struct ct_writer_cut *cut, uint64_t ts)
 {
-    static const char *const part_names[PARTS] = {ct_value_gap_part_totals, ct_value_gap_part_usage,
+    static const char *const part_names[PARTS] = {ct_value_gap_part_totals, ct_value_gap_part_gpu,
+                                                  ct_value_gap_part_usage,
                                                   ct_value_gap_part_live_memory};
     ct_writer_aside_release_room();
     for (int part = 0; part < PARTS; part++) {
@@ -85,10 +88,12 @@ static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap)
     cut[0] = ct_writer_aside_cut();
     ct_call_totals(seq, dropped, gap->to_ns);
     cut[1] = ct_writer_aside_cut();
-    ct_usage_tally_write_dropped(seq, gap->first_kept, gap->to_ns);
+    ct_gap_gpu_write(seq, gap->first_kept, gap->to_ns);
     cut[2] = ct_writer_aside_cut();
-    ct_gap_memory_write(seq, gap->first_kept, gap->to_ns);
+    ct_usage_tally_write_dropped(seq, gap->first_kept, gap->to_ns);
     cut[3] = ct_writer_aside_cut();
+    ct_gap_memory_write(seq, gap->first_kept, gap->to_ns);
+    cut[4] = ct_writer_aside_cut();
     write_cuts(seq, cut, gap->to_ns);
 }
 

@@ -142,6 +142,8 @@
     X(event, usage_tally, "cudatrace.usage", INSTANT)                                              \
     /* the dropped middle's blocks still live after it, and its live-bytes levels */              \
     X(event, gap_memory, "cudatrace.live_memory", INSTANT)                                         \
+    /* the dropped middle's GPU work, as busy blocks (collector/tracks/gap_gpu.c) */              \
+    X(event, gap_gpu, "cudatrace.gap_gpu", INSTANT)                                                \
     /* what the gap marker's packets had no room for, per part (trace_gap.c) */                   \
     X(event, gap_cut, "cudatrace.gap_cut", INSTANT)                                                \
     /* CUDATRACE_CAPTURE and its windows (collector/tracks/capture_windows.c) */                   \
@@ -221,6 +223,9 @@
     X(key, high_live_ns, "high_live_ns", UINT)                                                     \
     X(key, continued, "continued", UINT)                                                           \
     X(key, part, "part", STRING)                                                                   \
+    X(key, start_ns, "start_ns", UINT)                                                             \
+    X(key, end_ns, "end_ns", UINT)                                                                 \
+    X(key, busy_ns, "busy_ns", UINT)                                                               \
     X(key, packets, "packets", UINT)                                                               \
     /* capture windows */                                                                          \
     X(key, capture, "capture", STRING)                                                             \
@@ -339,6 +344,7 @@
     X(value, exit_normal, "normal", exit)                                                          \
     X(value, exit_lost, "lost", exit)                                                              \
     X(value, gap_part_totals, "totals", part)                                                      \
+    X(value, gap_part_gpu, "gpu", part)                                                            \
     X(value, gap_part_usage, "usage", part)                                                        \
     X(value, gap_part_live_memory, "live_memory", part)                                            \
     X(value, trigger_asked, "asked", trigger)                                                      \

@@ -22,12 +22,20 @@
  * that launch a kernel: more text than the gap marker's packets have room
  * for; it prints how many middle rounds it made and how many of their
  * calls succeeded.
- * Usage: bounded_usage stalls|healthy|leaks|holds|frees|allocs|vmm|sites [rounds=1500]
+ * In the "idle" and "busy" modes every round ends with a
+ * cudaDeviceSynchronize, so that the GPU (the driver double's, whose
+ * kernels last CT_DOUBLE_KERNEL_NS) has done its work before the next; in
+ * "idle" the middle rounds then sleep IDLE_MS each, and three of them
+ * (those at a half, five eighths and three quarters of the middle) LONG_MS,
+ * LONG_MS - 20 and LONG_MS - 40 ms: the GPU's longest idle gaps. It prints
+ * how many middle rounds slept.
+ * Usage: bounded_usage stalls|healthy|leaks|holds|frees|allocs|vmm|sites|idle|busy [rounds=1500]
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -159,6 +167,31 @@ run_so_the_collector_must_say_what_it_cut_rather_than_drop_it_silently
 SIXTY_FOUR(SITE_FUNCTIONS)
 static int (*const sites[])(void *, const void *) = {SIXTY_FOUR(SITE_POINTERS)};
 
+#define IDLE_MS 4
+#define LONG_MS 100
+
+static void sleep_ms(long ms)
+{
+    struct timespec pause = {ms / 1000, ms % 1000 * 1000000L};
+    while (nanosleep(&pause, &pause) != 0)
+        ;
+}
+
+/* The "idle" mode's middle round `round` of `rounds`: the host away from
+ * the GPU; 1 if it slept. */
+static int idle_round(unsigned long long round, unsigned long long rounds)
+{
+    long ms = IDLE_MS;
+    if (round == rounds / 2)
+        ms = LONG_MS;
+    else if (round == rounds * 5 / 8)
+        ms = LONG_MS - 20;
+    else if (round == rounds * 3 / 4)
+        ms = LONG_MS - 40;
+    sleep_ms(ms);
+    return 1;
+}
+
 static void **kept;
 static unsigned long long kept_count;
 static void *previous;
@@ -197,12 +230,15 @@ int main(int argc, char **argv)
     int keeps = holds || strcmp(mode, "leaks") == 0, memory = keeps || strcmp(mode, "frees") == 0;
     int allocs = strcmp(mode, "allocs") == 0, vmm = strcmp(mode, "vmm") == 0;
     int many_sites = strcmp(mode, "sites") == 0;
-    if (!stalls && !memory && !allocs && !vmm && !many_sites && strcmp(mode, "healthy") != 0) {
-        fprintf(stderr, "usage: bounded_usage stalls|healthy|leaks|holds|frees|allocs|vmm|sites "
-                        "[rounds]\n");
+    int idle = strcmp(mode, "idle") == 0, synced = idle || strcmp(mode, "busy") == 0;
+    if (!stalls && !memory && !allocs && !vmm && !many_sites && !synced &&
+        strcmp(mode, "healthy") != 0) {
+        fprintf(stderr, "usage: bounded_usage "
+                        "stalls|healthy|leaks|holds|frees|allocs|vmm|sites|idle|busy [rounds]\n");
         return 2;
     }
-    unsigned long long rounds = arg_or(argc, argv, 2, 1500), middle = 0, large = 0, calls_done = 0;
+    unsigned long long rounds = arg_or(argc, argv, 2, 1500), middle = 0, large = 0, calls_done = 0,
+                       slept = 0;
     kept = calloc(rounds + 1, sizeof *kept);
     void *device, *pinned;
     char *pageable = calloc(1, SMALL);
@@ -211,15 +247,21 @@ int main(int argc, char **argv)
         return 1;
     for (unsigned long long r = 0; r < rounds; r++) {
         background(device);
+        if (synced)
+            cudaDeviceSynchronize();
         if (r < rounds / 4 || r >= rounds - rounds / 4)
             continue;
         middle++;
-        if (vmm)
+        if (synced)
+            slept += idle && idle_round(middle - 1, rounds - 2 * (rounds / 4));
+        else if (vmm)
             kept_count += vmm_round(middle - 1);
         else if (allocs)
             large += timed_round(middle - 1);
         else if (memory)
             memory_round(keeps);
+        else if (synced)
+            printf("slept %llu\n", slept);
         else if (many_sites)
             calls_done += sites[(middle - 1) % (sizeof sites / sizeof sites[0])](device, pinned);
         else if (stalls)
@@ -233,6 +275,8 @@ int main(int argc, char **argv)
         printf("handles %llu\n", kept_count);
     else if (allocs)
         printf("allocs %llu\nlarge %llu\n", middle, large);
+    else if (synced)
+        printf("slept %llu\n", slept);
     else if (many_sites)
         printf("rounds %llu\ncalls %llu\n", middle, calls_done);
     else if (!memory)

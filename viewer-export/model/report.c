@@ -270,6 +270,8 @@ static int session_instant(struct builder *b, struct ct_process_report *p, const
         ct_usage_gap_instant(&p->usage, e);
     } else if (strcmp(e->name, ct_event_gap_memory) == 0) {
         ct_usage_gap_memory(&p->usage, e);
+    } else if (strcmp(e->name, ct_event_gap_gpu) == 0) {
+        ct_gpu_gap_block(&p->usage.gpu, e);
     } else if (strcmp(e->name, ct_event_gap_cut) == 0) {
         note_gap_cut(&p->run.gap, e);
     } else if (strcmp(e->name, ct_event_snapshot) == 0) {
