@@ -142,9 +142,9 @@
     X(event, usage_tally, "cudatrace.usage", INSTANT)                                              \
     /* the dropped middle's blocks still live after it, and its live-bytes levels */              \
     X(event, gap_memory, "cudatrace.live_memory", INSTANT)                                         \
-    /* the dropped middle's GPU work, as busy blocks (collector/tracks/gap_gpu.c) */              \
+    /* the dropped middle's GPU work, as busy blocks (collector/tracks/gap_gpu.c) */               \
     X(event, gap_gpu, "cudatrace.gap_gpu", INSTANT)                                                \
-    /* what the gap marker's packets had no room for, per part (trace_gap.c) */                   \
+    /* what the gap marker's packets had no room for, per part (trace_gap.c) */                    \
     X(event, gap_cut, "cudatrace.gap_cut", INSTANT)                                                \
     /* CUDATRACE_CAPTURE and its windows (collector/tracks/capture_windows.c) */                   \
     X(event, capture_setting, "capture setting", INSTANT)                                          \
