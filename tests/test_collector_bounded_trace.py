@@ -67,7 +67,7 @@ def test_a_long_run_under_a_small_cap_keeps_its_ends_and_its_totals(trace_run, b
     assert_report_is_the_programs(process, own_counts(completed.stdout), truth)
     assert process["gap"] == {"from_ns": gap["ts"], "to_ns": gap["ts"] + gap["dur"],
                               "dropped_bytes": gap["args"]["dropped_bytes"],
-                              "dropped_chunks": gap["args"]["dropped_chunks"]}
+                              "dropped_chunks": gap["args"]["dropped_chunks"], "cut": []}
     text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(path)],
                           capture_output=True, text=True, check=True).stdout
     assert "gap            the trace's bound (CUDATRACE_MAX_MB) dropped" in text

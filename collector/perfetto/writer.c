@@ -26,24 +26,30 @@
 #define BATCH_SIZE (4u << 20) /* one zstd frame */
 #define MAX_PACKET (64 * 1024)
 #define GAP_BATCH_SIZE (64 * 1024)  /* the gap marker's packets */
+#define CUT_NOTE_ROOM 1024          /* of those, kept back to say what did not fit */
 #define ASIDE_BATCH_SIZE (1u << 20) /* a snapshot's own packets: every thread's state */
 #define MIN_BOUNDED_BATCH (64 * 1024)
 
 /* Where packets go: the batch that becomes the next frame, or, while the
  * gap marker is written, a buffer of its own. Each packs its packets in
  * its own scratch: the gap marker is written from inside a flush, which
- * may come between the packing of a packet and its copy into the batch. */
+ * may come between the packing of a packet and its copy into the batch.
+ * A buffer of its own cannot flush: what does not fit is counted, past
+ * `kept_back` bytes left for saying so (ct_writer_aside_cut). */
 struct output {
     uint8_t *buf;
     size_t used, size;
     uint8_t *scratch;
+    size_t kept_back;
+    struct ct_writer_cut cut;
 };
 
 static uint8_t batch[BATCH_SIZE], gap_batch[GAP_BATCH_SIZE], aside_batch[ASIDE_BATCH_SIZE];
 static uint8_t frame_scratch[MAX_PACKET], gap_scratch[MAX_PACKET], aside_scratch[MAX_PACKET];
-static struct output frame_out = {batch, 0, BATCH_SIZE, frame_scratch},
-                     gap_out = {gap_batch, 0, GAP_BATCH_SIZE, gap_scratch},
-                     aside_out = {aside_batch, 0, ASIDE_BATCH_SIZE, aside_scratch};
+static struct output frame_out = {.buf = batch, .size = BATCH_SIZE, .scratch = frame_scratch},
+                     gap_out = {.buf = gap_batch, .size = GAP_BATCH_SIZE, .scratch = gap_scratch},
+                     aside_out = {
+                         .buf = aside_batch, .size = ASIDE_BATCH_SIZE, .scratch = aside_scratch};
 static struct output *out = &frame_out;
 static uint32_t next_sequence_id = 1;
 static uint64_t latest_ts; /* of any event written: where a new chunk begins */
@@ -80,15 +86,20 @@ void ct_sequence_release(struct ct_sequence *seq)
 
 /* A sequence as a new chunk begins: a fresh id, so that nothing cached or
  * interned for the old one is taken as defined. */
+static void forget_interned(struct ct_sequence *seq)
+{
+    struct ct_bitset *sets[] = {&seq->event_names, &seq->annotation_names, &seq->string_values};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        if (sets[i]->words)
+            memset(sets[i]->words, 0, sets[i]->count * sizeof *sets[i]->words);
+}
+
 static void sequence_restart(struct ct_sequence *seq)
 {
     seq->id = next_sequence_id++;
     seq->started = 0;
     seq->end_len = 0;
-    struct ct_bitset *sets[] = {&seq->event_names, &seq->annotation_names, &seq->string_values};
-    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
-        if (sets[i]->words)
-            memset(sets[i]->words, 0, sets[i]->count * sizeof *sets[i]->words);
+    forget_interned(seq);
 }
 
 /* Sets bit `id`; returns 1 if it was already set. */
@@ -132,12 +143,15 @@ static void note_time(struct ct_sequence *seq, uint64_t ts)
 /* Frames one packet into the batch: the timestamp field (8), when there is
  * one, then the rest of the packet as protobuf-c packed it. Fields may come
  * in any order, which is what lets a packed body be reused. */
-static void append_packet(int has_timestamp, uint64_t timestamp, const uint8_t *body, size_t len)
+static int append_packet(int has_timestamp, uint64_t timestamp, const uint8_t *body, size_t len)
 {
     size_t ts_len = has_timestamp ? 1 + ct_varint_size(timestamp) : 0;
-    if (out->used + ts_len + len + 11 > out->size) {
-        if (out != &frame_out)
-            return; /* the gap marker is never that large; a snapshot's state loses the rest */
+    if (out->used + ts_len + len + 11 + out->kept_back > out->size) {
+        if (out != &frame_out) {
+            out->cut.packets++;
+            out->cut.bytes += ts_len + len;
+            return 0;
+        }
         ct_writer_flush();
     }
     uint8_t *at = out->buf + out->used;
@@ -148,6 +162,7 @@ static void append_packet(int has_timestamp, uint64_t timestamp, const uint8_t *
     }
     memcpy(at, body, len);
     out->used = (size_t)(at + len - out->buf);
+    return 1;
 }
 
 /* Packs everything but the timestamp; returns the body's length, 0 if the
@@ -171,13 +186,22 @@ static size_t pack_body(struct ct_sequence *seq, CtPb__TracePacket *packet, cons
     return ct_pb__trace_packet__pack(packet, out->scratch);
 }
 
+/* A packet cut may have defined interned data the next ones use: they
+ * define it again. */
+static void append_on(struct ct_sequence *seq, int has_timestamp, uint64_t timestamp,
+                      const uint8_t *body, size_t len)
+{
+    if (!append_packet(has_timestamp, timestamp, body, len))
+        forget_interned(seq);
+}
+
 static void emit_packet(struct ct_sequence *seq, CtPb__TracePacket *packet, int has_timestamp,
                         uint64_t timestamp)
 {
     const uint8_t *body;
     size_t len = pack_body(seq, packet, &body);
     if (len)
-        append_packet(has_timestamp, timestamp, body, len);
+        append_on(seq, has_timestamp, timestamp, body, len);
 }
 
 void ct_write_packet(struct ct_sequence *seq, CtPb__TracePacket *packet, uint64_t ts_ns)
@@ -406,7 +430,7 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
     size_t len = pack_body(seq, &packet, &body);
     if (!len)
         return;
-    append_packet(1, ts, body, len);
+    append_on(seq, 1, ts, body, len);
     if (!first && !packet.interned_data && type == CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_END &&
         !event.has_track_uuid && len <= sizeof seq->end_body) {
         memcpy(seq->end_body, body, len);
@@ -613,6 +637,8 @@ static size_t write_aside(struct output *o, void (*write)(void *ctx), void *ctx,
                           const uint8_t **packets)
 {
     o->used = 0;
+    o->cut = (struct ct_writer_cut){0, 0};
+    o->kept_back = o == &gap_out ? CUT_NOTE_ROOM : 0;
     out = o;
     write(ctx);
     out = &frame_out;
@@ -627,6 +653,16 @@ static void write_gap(void *ctx)
     if (gap_writer)
         gap_writer(&seq, ctx);
     free_interning(&seq);
+}
+
+struct ct_writer_cut ct_writer_aside_cut(void)
+{
+    return out->cut;
+}
+
+void ct_writer_aside_release_room(void)
+{
+    out->kept_back = 0;
 }
 
 size_t ct_writer_gap_packets(const struct ct_gap *gap, const uint8_t **packets)

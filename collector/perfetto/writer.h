@@ -112,6 +112,15 @@ void ct_writer_on_gap(uint64_t track,
 /* Writes the gap marker again, if there is one: at the end, once the
  * figures it carries are final. */
 void ct_writer_refresh_gap(void);
+/* What of the packets written aside so far (the gap marker's, a
+ * snapshot's) did not fit their buffer and is not in the trace. */
+struct ct_writer_cut {
+    uint64_t packets, bytes;
+};
+struct ct_writer_cut ct_writer_aside_cut(void);
+/* Opens to the gap marker's last packets the room its buffer keeps back,
+ * so that a note of what was cut still fits. */
+void ct_writer_aside_release_room(void);
 /* The gap marker's packets, made by that writer (for perfetto/chunks.c). */
 size_t ct_writer_gap_packets(const struct ct_gap *gap, const uint8_t **packets);
 

@@ -1,10 +1,11 @@
 /*
  * The per-chunk figures of what a bounded trace must keep whole across its
  * dropped middle: the gap's totals (trace_gap.c), the usage tallies
- * (usage_tally.c) and the live-memory levels (gap_memory.c) each keep one
- * set of figures per chunk that may be dropped, in a slot indexed by the
- * chunk's number; a slot is reset when a later chunk takes it, and folded
- * into the gap's figures when its chunk is dropped. A file never holds as
+ * (usage_tally.c), the live-memory levels (gap_memory.c) and the GPU's
+ * work (gap_gpu.c) each keep one set of figures per chunk that may be
+ * dropped, in a slot indexed by the chunk's number; a slot is reset when a
+ * later chunk takes it, and folded into the gap's figures when its chunk
+ * is dropped. A file never holds as
  * many chunks at once as there are slots, so a slot reused is one whose
  * chunk was already kept or folded.
  */

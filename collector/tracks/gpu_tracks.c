@@ -24,6 +24,7 @@
 
 #include "cudatrace/trace_names.h"
 #include "collector/tracks/call_slices.h"
+#include "collector/tracks/gap_gpu.h"
 #include "collector/tracks/gpu_clock.h"
 #include "collector/perfetto/process_tracks.h"
 #include "collector/perfetto/render_stages.h"
@@ -173,6 +174,7 @@ static uint32_t queue_name(uint32_t device, uint32_t stream)
 static void write_work(const struct ct_record *r, uint64_t begin, uint64_t end,
                        struct ct_render_stage *work)
 {
+    ct_gap_gpu_work(begin, end, ct_writer_chunk());
     uint32_t device = (uint32_t)r->result, stream = stream_of(r);
     struct ct_arg all[10];
     memcpy(all, work->args, (size_t)work->nargs * sizeof *work->args);

@@ -6,15 +6,19 @@
  * the totals of the threads whose end, and so whose totals instants, fell
  * in a dropped chunk, summed: the report's per-function totals stay those
  * of the whole run; and what the usage findings read of the dropped chunks
- * (usage_tally.c), so that theirs do too. Totals are kept per chunk until
+ * (usage_tally.c), so that theirs do too, and the GPU's busy blocks
+ * (gap_gpu.c), so that gpu-idle's are. Totals are kept per chunk until
  * that chunk is kept or gone (chunk_keeper.c); the head's are never
- * dropped.
+ * dropped. The gap's packets have a buffer of their own (perfetto/
+ * writer.c); should a part of them not fit, a "cudatrace.gap_cut" instant
+ * says which and how much, in the room the buffer keeps back for it.
  */
 #include "collector/tracks/trace_gap.h"
 
 #include "collector/perfetto/process_tracks.h"
 #include "collector/tracks/call_slices.h"
 #include "collector/tracks/chunk_keeper.h"
+#include "collector/tracks/gap_gpu.h"
 #include "collector/tracks/gap_memory.h"
 #include "collector/tracks/memory_counters.h"
 #include "collector/tracks/usage_tally.h"
@@ -41,6 +45,31 @@ static void add_to_dropped(void *figures, void *into)
     ct_call_stats_add(into, ((struct chunk_totals *)figures)->stats);
 }
 
+#define PARTS 4 /* what the gap carries: totals, GPU work, usage tallies, live memory */
+
+/* One "cudatrace.gap_cut" instant for each part of which some packets had
+ * no room, from the cut counts before and after each (cut[part] and
+ * cut[part + 1]): the report then says what the gap did not carry. */
+static void write_cuts(struct ct_sequence *seq, const struct ct_writer_cut *cut, uint64_t ts)
+{
+    static const char *const part_names[PARTS] = {ct_value_gap_part_totals, ct_value_gap_part_gpu,
+                                                  ct_value_gap_part_usage,
+                                                  ct_value_gap_part_live_memory};
+    ct_writer_aside_release_room();
+    for (int part = 0; part < PARTS; part++) {
+        if (cut[part + 1].packets == cut[part].packets)
+            continue;
+        struct ct_arg args[] = {
+            {ct_strings_intern_cstr(ct_key_part), CT_ARG_STRING,
+             ct_strings_intern_cstr(part_names[part])},
+            CT_UINT_ARG(ct_key_packets, cut[part + 1].packets - cut[part].packets),
+            CT_UINT_ARG(ct_key_bytes, cut[part + 1].bytes - cut[part].bytes),
+        };
+        ct_write_instant(seq, 0, ts, ct_strings_intern_cstr(ct_event_gap_cut), args,
+                         sizeof args / sizeof args[0]);
+    }
+}
+
 static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap)
 {
     ct_chunk_keeper_fold(&chunks, gap->first_kept, add_to_dropped, dropped);
@@ -55,9 +84,17 @@ static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap)
     };
     ct_write_slice(seq, 0, gap->from_ns, gap->to_ns, ct_strings_intern_cstr(ct_event_trace_gap),
                    args, sizeof args / sizeof args[0]);
+    struct ct_writer_cut cut[PARTS + 1];
+    cut[0] = ct_writer_aside_cut();
     ct_call_totals(seq, dropped, gap->to_ns);
+    cut[1] = ct_writer_aside_cut();
+    ct_gap_gpu_write(seq, gap->first_kept, gap->to_ns);
+    cut[2] = ct_writer_aside_cut();
     ct_usage_tally_write_dropped(seq, gap->first_kept, gap->to_ns);
+    cut[3] = ct_writer_aside_cut();
     ct_gap_memory_write(seq, gap->first_kept, gap->to_ns);
+    cut[4] = ct_writer_aside_cut();
+    write_cuts(seq, cut, gap->to_ns);
 }
 
 void ct_trace_gap_start(void)

@@ -142,6 +142,10 @@
     X(event, usage_tally, "cudatrace.usage", INSTANT)                                              \
     /* the dropped middle's blocks still live after it, and its live-bytes levels */              \
     X(event, gap_memory, "cudatrace.live_memory", INSTANT)                                         \
+    /* the dropped middle's GPU work, as busy blocks (collector/tracks/gap_gpu.c) */               \
+    X(event, gap_gpu, "cudatrace.gap_gpu", INSTANT)                                                \
+    /* what the gap marker's packets had no room for, per part (trace_gap.c) */                    \
+    X(event, gap_cut, "cudatrace.gap_cut", INSTANT)                                                \
     /* CUDATRACE_CAPTURE and its windows (collector/tracks/capture_windows.c) */                   \
     X(event, capture_setting, "capture setting", INSTANT)                                          \
     X(event, capture_window, "capture window", SLICE)                                              \
@@ -218,6 +222,11 @@
     X(key, high_live_bytes, "high_live_bytes", UINT)                                               \
     X(key, high_live_ns, "high_live_ns", UINT)                                                     \
     X(key, continued, "continued", UINT)                                                           \
+    X(key, part, "part", STRING)                                                                   \
+    X(key, start_ns, "start_ns", UINT)                                                             \
+    X(key, end_ns, "end_ns", UINT)                                                                 \
+    X(key, busy_ns, "busy_ns", UINT)                                                               \
+    X(key, packets, "packets", UINT)                                                               \
     /* capture windows */                                                                          \
     X(key, capture, "capture", STRING)                                                             \
     X(key, opened_by, "opened_by", STRING)                                                         \
@@ -334,6 +343,10 @@
     X(value, clock_boottime, "boottime", clock)                                                    \
     X(value, exit_normal, "normal", exit)                                                          \
     X(value, exit_lost, "lost", exit)                                                              \
+    X(value, gap_part_totals, "totals", part)                                                      \
+    X(value, gap_part_gpu, "gpu", part)                                                            \
+    X(value, gap_part_usage, "usage", part)                                                        \
+    X(value, gap_part_live_memory, "live_memory", part)                                            \
     X(value, trigger_asked, "asked", trigger)                                                      \
     X(value, trigger_error, "error", trigger)                                                      \
     X(value, trigger_oom, "oom", trigger)                                                          \

@@ -16,12 +16,26 @@
  * every tenth a 64 KiB one (slow under CT_DOUBLE_SLOW_ALLOC_NS with
  * CT_DOUBLE_SLOW_ALLOC_BYTES=65536), the others 4 KiB, and it prints how
  * many allocations it made in the middle and how many of them were large.
- * Usage: bounded_usage stalls|healthy|leaks|holds|frees|allocs|vmm [rounds=1500]
+ * In the "sites" mode the middle rounds take turns among 256 call sites
+ * with names of over 250 characters, 64 that synchronise, 64 that copy 4
+ * KiB from pinned memory, 64 that copy 4 KiB from pageable memory and 64
+ * that launch a kernel: more text than the gap marker's packets have room
+ * for; it prints how many middle rounds it made and how many of their
+ * calls succeeded.
+ * In the "idle" and "busy" modes every round ends with a
+ * cudaDeviceSynchronize, so that the GPU (the driver double's, whose
+ * kernels last CT_DOUBLE_KERNEL_NS) has done its work before the next; in
+ * "idle" the middle rounds then sleep IDLE_MS each, and three of them
+ * (those at a half, five eighths and three quarters of the middle) LONG_MS,
+ * LONG_MS - 20 and LONG_MS - 40 ms: the GPU's longest idle gaps. It prints
+ * how many middle rounds slept.
+ * Usage: bounded_usage stalls|healthy|leaks|holds|frees|allocs|vmm|sites|idle|busy [rounds=1500]
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -111,6 +125,73 @@ static NOINLINE int vmm_round(unsigned long long round)
     return cu.map(vmm_base + round * BLOCK, BLOCK, 0, h, 0) == CUDA_SUCCESS;
 }
 
+/* The "sites" mode's call sites: four kinds of 64 functions each, whose
+ * names make each site's text over 250 bytes (a symbol's name is cut past
+ * 256, so each begins with its number); each returns whether its call
+ * succeeded, so that the call is not a tail call and the site its own. */
+#define LONG_NAME(kind, n)                                                                         \
+    kind##_##n##_site_whose_name_is_long_enough_that_a_few_hundred_of_these_call_sites_overflow_the_gap_\
+markers_packets_when_a_bounded_trace_carries_their_usage_tallies_across_the_dropped_middle_of_the_\
+run_so_the_collector_must_say_what_it_cut_rather_than_drop_it_silently
+#define SITE_FUNCTIONS(n)                                                                          \
+    static NOINLINE int LONG_NAME(sync, n)(void *device, const void *pinned)                       \
+    {                                                                                              \
+        (void)device, (void)pinned;                                                                \
+        return cudaDeviceSynchronize() == cudaSuccess;                                             \
+    }                                                                                              \
+    static NOINLINE int LONG_NAME(copy, n)(void *device, const void *pinned)                       \
+    {                                                                                              \
+        return cudaMemcpyAsync(device, pinned, SMALL, cudaMemcpyHostToDevice, NULL) ==             \
+               cudaSuccess;                                                                        \
+    }                                                                                              \
+    static NOINLINE int LONG_NAME(pageable, n)(void *device, const void *pinned)                   \
+    {                                                                                              \
+        static char pageable[SMALL];                                                               \
+        (void)pinned;                                                                              \
+        return cudaMemcpyAsync(device, pageable, SMALL, cudaMemcpyHostToDevice, NULL) ==           \
+               cudaSuccess;                                                                        \
+    }                                                                                              \
+    static NOINLINE int LONG_NAME(launch, n)(void *device, const void *pinned)                     \
+    {                                                                                              \
+        dim3 one = {1, 1, 1};                                                                      \
+        (void)device, (void)pinned;                                                                \
+        return cudaLaunchKernel((const void *)bounded_usage_kernel, one, one, NULL, 0, NULL) ==    \
+               cudaSuccess;                                                                        \
+    }
+#define SITE_POINTERS(n)                                                                           \
+    LONG_NAME(sync, n), LONG_NAME(copy, n), LONG_NAME(pageable, n), LONG_NAME(launch, n),
+#define EIGHT(X, p) X(p##0) X(p##1) X(p##2) X(p##3) X(p##4) X(p##5) X(p##6) X(p##7)
+#define SIXTY_FOUR(X)                                                                              \
+    EIGHT(X, 0) EIGHT(X, 1) EIGHT(X, 2) EIGHT(X, 3) EIGHT(X, 4) EIGHT(X, 5) EIGHT(X, 6) EIGHT(X, 7)
+
+SIXTY_FOUR(SITE_FUNCTIONS)
+static int (*const sites[])(void *, const void *) = {SIXTY_FOUR(SITE_POINTERS)};
+
+#define IDLE_MS 4
+#define LONG_MS 100
+
+static void sleep_ms(long ms)
+{
+    struct timespec pause = {ms / 1000, ms % 1000 * 1000000L};
+    while (nanosleep(&pause, &pause) != 0)
+        ;
+}
+
+/* The "idle" mode's middle round `round` of `rounds`: the host away from
+ * the GPU; 1 if it slept. */
+static int idle_round(unsigned long long round, unsigned long long rounds)
+{
+    long ms = IDLE_MS;
+    if (round == rounds / 2)
+        ms = LONG_MS;
+    else if (round == rounds * 5 / 8)
+        ms = LONG_MS - 20;
+    else if (round == rounds * 3 / 4)
+        ms = LONG_MS - 40;
+    sleep_ms(ms);
+    return 1;
+}
+
 static void **kept;
 static unsigned long long kept_count;
 static void *previous;
@@ -148,12 +229,16 @@ int main(int argc, char **argv)
     int stalls = strcmp(mode, "stalls") == 0, holds = strcmp(mode, "holds") == 0;
     int keeps = holds || strcmp(mode, "leaks") == 0, memory = keeps || strcmp(mode, "frees") == 0;
     int allocs = strcmp(mode, "allocs") == 0, vmm = strcmp(mode, "vmm") == 0;
-    if (!stalls && !memory && !allocs && !vmm && strcmp(mode, "healthy") != 0) {
-        fprintf(stderr,
-                "usage: bounded_usage stalls|healthy|leaks|holds|frees|allocs|vmm [rounds]\n");
+    int many_sites = strcmp(mode, "sites") == 0;
+    int idle = strcmp(mode, "idle") == 0, synced = idle || strcmp(mode, "busy") == 0;
+    if (!stalls && !memory && !allocs && !vmm && !many_sites && !synced &&
+        strcmp(mode, "healthy") != 0) {
+        fprintf(stderr, "usage: bounded_usage "
+                        "stalls|healthy|leaks|holds|frees|allocs|vmm|sites|idle|busy [rounds]\n");
         return 2;
     }
-    unsigned long long rounds = arg_or(argc, argv, 2, 1500), middle = 0, large = 0;
+    unsigned long long rounds = arg_or(argc, argv, 2, 1500), middle = 0, large = 0, calls_done = 0,
+                       slept = 0;
     kept = calloc(rounds + 1, sizeof *kept);
     void *device, *pinned;
     char *pageable = calloc(1, SMALL);
@@ -162,15 +247,23 @@ int main(int argc, char **argv)
         return 1;
     for (unsigned long long r = 0; r < rounds; r++) {
         background(device);
+        if (synced)
+            cudaDeviceSynchronize();
         if (r < rounds / 4 || r >= rounds - rounds / 4)
             continue;
         middle++;
-        if (vmm)
+        if (synced)
+            slept += idle && idle_round(middle - 1, rounds - 2 * (rounds / 4));
+        else if (vmm)
             kept_count += vmm_round(middle - 1);
         else if (allocs)
             large += timed_round(middle - 1);
         else if (memory)
             memory_round(keeps);
+        else if (synced)
+            printf("slept %llu\n", slept);
+        else if (many_sites)
+            calls_done += sites[(middle - 1) % (sizeof sites / sizeof sites[0])](device, pinned);
         else if (stalls)
             stall(device, pageable);
         else
@@ -182,6 +275,10 @@ int main(int argc, char **argv)
         printf("handles %llu\n", kept_count);
     else if (allocs)
         printf("allocs %llu\nlarge %llu\n", middle, large);
+    else if (synced)
+        printf("slept %llu\n", slept);
+    else if (many_sites)
+        printf("rounds %llu\ncalls %llu\n", middle, calls_done);
     else if (!memory)
         printf("syncs %llu\ncopies %llu\n", stalls ? middle : 0, middle);
     cudaFreeHost(pinned);

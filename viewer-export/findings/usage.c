@@ -512,7 +512,8 @@ static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
         if (line)
             ct_finding_add_number(f, keys[i][3], (double)line);
     }
-    from_kept_detail(p, f);
+    if (!p->usage.gpu.gap_carried)
+        from_kept_detail(p, f);
 }
 
 void ct_findings_usage(const struct ct_process_report *p, struct ct_findings *out)

@@ -5,6 +5,10 @@
  * merged in place (sorted, overlapping and touching ones joined), which
  * keeps memory bounded and busy time exact; after that, intervals closer
  * than a microsecond are joined too, which can only shorten gaps below that.
+ * A bounded trace's gap adds the dropped middle's work as busy blocks
+ * split at its longest idle gaps (collector/tracks/gap_gpu.c): each block
+ * is an interval, and its idle time is taken off the busy time, so the
+ * busy share and the longest gaps span the middle.
  * Flows tie GPU work to the host call that caused it; the flow ids are
  * CUPTI's correlation ids, dense from 1, so two bitsets tell how much GPU
  * work has its host call, whatever order the slices come in.
@@ -129,6 +133,18 @@ void ct_gpu_slice(struct ct_gpu_work *g, const struct ct_event *e)
     add_interval(g, e->ts, e->ts + ns);
 }
 
+void ct_gpu_gap_block(struct ct_gpu_work *g, const struct ct_event *e)
+{
+    uint64_t start = (uint64_t)ct_event_int(e, ct_key_start_ns, 0),
+             end = (uint64_t)ct_event_int(e, ct_key_end_ns, 0),
+             busy = (uint64_t)ct_event_int(e, ct_key_busy_ns, 0);
+    g->gap_carried = 1;
+    if (end <= start)
+        return;
+    add_interval(g, start, end);
+    g->gap_idle_ns += end - start > busy ? end - start - busy : 0;
+}
+
 int ct_gpu_seen(const struct ct_gpu_work *g)
 {
     return g->interval_count > 0;
@@ -230,6 +246,7 @@ void ct_gpu_summarise(const struct ct_gpu_work *g, uint64_t from, uint64_t to,
         at = end;
     }
     keep_gap(out, at, to);
+    out->busy_ns = out->busy_ns > g->gap_idle_ns ? out->busy_ns - g->gap_idle_ns : 0;
     free(v);
 }
 

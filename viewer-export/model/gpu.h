@@ -39,6 +39,11 @@ struct ct_gpu_work {
         uint64_t *words;
         size_t count;
     } host_flows, gpu_flows;
+    /* A bounded trace's gap carries the dropped middle's work as busy
+     * blocks (ct_gpu_gap_block): each is an interval, and the time within
+     * them that was idle is taken off the busy time. */
+    int gap_carried;
+    uint64_t gap_idle_ns;
 };
 
 /* GPU work that ended a flow, and how much of it a host call began. */
@@ -56,6 +61,9 @@ struct ct_gpu_summary {
     struct ct_kernel_cost top[CT_GPU_TOP_KERNELS]; /* by GPU time; count 0 past the last */
 };
 
+/* Notes a "cudatrace.gap_gpu" instant: a busy block of the dropped middle
+ * (`start_ns`, `end_ns`, `busy_ns`), or none in one without GPU work. */
+void ct_gpu_gap_block(struct ct_gpu_work *g, const struct ct_event *e);
 /* Notes one slice of a GPU track. */
 void ct_gpu_slice(struct ct_gpu_work *g, const struct ct_event *e);
 /* Whether any GPU work was noted. */

@@ -132,14 +132,26 @@ static void add_inflight(struct builder *b, struct ct_process_report *p, int fn,
         (struct ct_inflight_call){fn, tid ? (int64_t)*tid : 0, e->ts};
 }
 
+/* A part of what the gap carries that did not fit it (trace_gap.c). */
+static void note_gap_cut(struct ct_trace_gap *gap, const struct ct_event *e)
+{
+    if (gap->cut_count == CT_GAP_CUT_PARTS)
+        return;
+    gap->cut[gap->cut_count++] = (struct ct_gap_cut){ct_event_text(e, ct_key_part),
+                                                     (uint64_t)ct_event_int(e, ct_key_packets, 0),
+                                                     (uint64_t)ct_event_int(e, ct_key_bytes, 0)};
+}
+
 /* The gap marker a bounded trace rewrites as it grows: the memory peaks
  * it carries were reached in the middle, perhaps, whose counter values are
  * gone. */
 static void note_gap(struct ct_process_report *p, const struct ct_event *e)
 {
-    p->run.gap =
-        (struct ct_trace_gap){e->ts, e->end, (uint64_t)ct_event_int(e, ct_key_dropped_bytes, 0),
-                              (uint64_t)ct_event_int(e, ct_key_dropped_chunks, 0)};
+    struct ct_trace_gap *gap = &p->run.gap;
+    gap->from_ns = e->ts;
+    gap->to_ns = e->end;
+    gap->bytes = (uint64_t)ct_event_int(e, ct_key_dropped_bytes, 0);
+    gap->chunks = (uint64_t)ct_event_int(e, ct_key_dropped_chunks, 0);
     ct_calls_device_peaks(&p->calls, (double)ct_event_int(e, ct_key_peak_device_bytes, 0),
                           (double)ct_event_int(e, ct_key_peak_allocated_bytes, 0),
                           (double)ct_event_int(e, ct_key_peak_vmm_bytes, 0));
@@ -258,6 +270,10 @@ static int session_instant(struct builder *b, struct ct_process_report *p, const
         ct_usage_gap_instant(&p->usage, e);
     } else if (strcmp(e->name, ct_event_gap_memory) == 0) {
         ct_usage_gap_memory(&p->usage, e);
+    } else if (strcmp(e->name, ct_event_gap_gpu) == 0) {
+        ct_gpu_gap_block(&p->usage.gpu, e);
+    } else if (strcmp(e->name, ct_event_gap_cut) == 0) {
+        note_gap_cut(&p->run.gap, e);
     } else if (strcmp(e->name, ct_event_snapshot) == 0) {
         note_snapshot(p, e);
     } else if (strcmp(e->name, ct_event_end) == 0) {

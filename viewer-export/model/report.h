@@ -39,9 +39,18 @@ struct ct_snapshot_mark {
     uint64_t at_ns, since_ns, hang_ns; /* since and hang: for a hang only */
 };
 
-/* The middle a bounded trace dropped (CUDATRACE_MAX_MB); chunks 0: none. */
+#define CT_GAP_CUT_PARTS 4 /* more than the parts the gap carries */
+
+/* The middle a bounded trace dropped (CUDATRACE_MAX_MB); chunks 0: none.
+ * `cut`: the parts of what it carries that had no room in it, each with
+ * the packets and bytes left out ("cudatrace.gap_cut"). */
 struct ct_trace_gap {
     uint64_t from_ns, to_ns, bytes, chunks;
+    struct ct_gap_cut {
+        const char *part;
+        uint64_t packets, bytes;
+    } cut[CT_GAP_CUT_PARTS];
+    size_t cut_count;
 };
 
 /* How the run went, as the collector said: when it started and ended, how

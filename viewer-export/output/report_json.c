@@ -339,6 +339,15 @@ static void json_gap(struct ct_json *j, const struct ct_trace_gap *gap)
     ct_json_uint(j, "to_ns", gap->to_ns);
     ct_json_uint(j, "dropped_bytes", gap->bytes);
     ct_json_uint(j, "dropped_chunks", gap->chunks);
+    ct_json_begin_array(j, "cut");
+    for (size_t i = 0; i < gap->cut_count; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "part", gap->cut[i].part);
+        ct_json_uint(j, "packets", gap->cut[i].packets);
+        ct_json_uint(j, "bytes", gap->cut[i].bytes);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
     ct_json_end_object(j);
 }
 

@@ -38,6 +38,12 @@ static void print_gap(FILE *out, const struct ct_process_report *p)
             ct_human_time(gap->from_ns > start ? gap->from_ns - start : 0, from, sizeof from),
             ct_human_time(gap->to_ns - gap->from_ns, length, sizeof length),
             (unsigned long long)gap->chunks);
+    for (size_t i = 0; i < gap->cut_count; i++)
+        fprintf(out,
+                "  gap cut        the gap had no room for %llu of its %s entries (%s): the "
+                "figures made from them miss the dropped middle's share\n",
+                (unsigned long long)gap->cut[i].packets, gap->cut[i].part,
+                ct_human_bytes((double)gap->cut[i].bytes, bytes, sizeof bytes));
 }
 
 /* The capture windows: what was asked for, and when each window was open. */

@@ -1,0 +1,58 @@
+"""A bounded trace's gap says what it had no room to carry (issue 22).
+
+The gap marker's packets (the totals, usage tallies and live memory of the
+dropped middle) have a buffer of their own (collector/perfetto/writer.c);
+what does not fit is written as a "cudatrace.gap_cut" instant per part,
+which the report turns into `gap.cut` and a "gap cut" line. On the CPU
+double, tests/programs/bounded_usage.c's "sites" mode spreads its middle
+over 256 call sites whose text is over 250 bytes each: the usage tallies'
+sites alone need more room than the buffer has, so the gap says it cut
+usage entries; the "stalls" mode (one site of each kind) under the same 1
+MiB cap has nothing cut."""
+import os
+import subprocess
+
+from test_preload_reliability import report
+
+MS = 1000000
+ROUNDS = 4000  # the middle's 2,000 rounds: most of them in the dropped chunks
+
+
+def run(trace_run, build_dir, mode):
+    completed, trace, _ = trace_run("bounded_usage", mode, ROUNDS,
+                                    env={"CUDATRACE_MAX_MB": 1, "CT_DOUBLE_SYNC_NS": MS})
+    assert completed.returncode == 0, completed.stderr
+    if mode == "sites":
+        assert completed.stdout.split() == ["rounds", str(ROUNDS // 2), "calls", str(ROUNDS // 2)]
+    assert sum(s["name"] == "trace gap: middle dropped" for s in trace.slices) == 1
+    path = completed.run_dir / "trace.pftrace.zst"
+    return path, trace, report(build_dir, path)["processes"][0]["gap"]
+
+
+def text_report(build_dir, path):
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_gap_too_full_says_what_it_cut(trace_run, build_dir):
+    path, trace, gap = run(trace_run, build_dir, "sites")
+    assert gap["dropped_chunks"] > 0
+    cut = {c["part"]: c for c in gap["cut"]}
+    # The totals come first and are small; the usage tallies overflow.
+    assert "totals" not in cut and "usage" in cut, gap["cut"]
+    assert all(c["packets"] > 0 and c["bytes"] > 250 * c["packets"] for c in gap["cut"]
+               if c["part"] == "usage"), gap["cut"]
+    notes = [i for i in trace.instants if i["name"] == "cudatrace.gap_cut"]
+    assert len(notes) == len(gap["cut"])
+    lines = [line for line in text_report(build_dir, path).splitlines() if "gap cut" in line]
+    assert len(lines) == len(gap["cut"])
+    assert f"no room for {cut['usage']['packets']} of its usage entries" in "".join(lines)
+
+
+def test_a_gap_with_room_cuts_nothing(trace_run, build_dir):
+    path, trace, gap = run(trace_run, build_dir, "stalls")
+    assert gap["dropped_chunks"] > 0 and gap["cut"] == []
+    assert not [i for i in trace.instants if i["name"] == "cudatrace.gap_cut"]
+    assert "gap cut" not in text_report(build_dir, path)
