@@ -9,8 +9,9 @@ MIDDLE = 750  # the rounds the program's middle repeats, all in what a 1 MiB cap
 GAP = "trace gap: middle dropped"
 
 
-def bounded_run(trace_run, build_dir, tmp_path, mode, cap, env, report_args=(), thinned=None):
-    """(completed, trace, report) of bounded_usage in `mode` under
+def bounded_run(trace_run, build_dir, tmp_path, mode, cap, env, args=(), report_args=(),
+                thinned=None):
+    """(completed, trace, path, report) of bounded_usage `mode` `args` under
     CUDATRACE_MAX_MB=`cap` MiB (0: unbounded, written under tmp_path), with
     `env`. The bounded trace is the fixture's, which checks it (Perfetto's
     rules, the trace vocabulary); the unbounded one is read by the report
@@ -19,7 +20,7 @@ def bounded_run(trace_run, build_dir, tmp_path, mode, cap, env, report_args=(), 
     env = dict(env, CUDATRACE_MAX_MB=cap)
     if not cap:
         env["CUDATRACE_OUTPUT"] = tmp_path / f"{mode}-unbounded.pftrace.zst"
-    completed, trace, _ = trace_run("bounded_usage", mode, env=env)
+    completed, trace, _ = trace_run("bounded_usage", mode, *args, env=env)
     assert completed.returncode == 0, completed.stderr
     path = env.get("CUDATRACE_OUTPUT", completed.run_dir / "trace.pftrace.zst")
     r = report(build_dir, path, *report_args)
@@ -31,4 +32,4 @@ def bounded_run(trace_run, build_dir, tmp_path, mode, cap, env, report_args=(), 
         name, site = thinned
         kept = sum(s["name"] == name and s["args"].get("site") == site for s in trace.slices)
         assert kept < MIDDLE / 2, kept
-    return completed, trace, r
+    return completed, trace, path, r

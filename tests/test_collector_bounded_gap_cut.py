@@ -12,21 +12,18 @@ MiB cap has nothing cut."""
 import os
 import subprocess
 
-from test_preload_reliability import report
+from bounded_runs import bounded_run
 
 MS = 1000000
 ROUNDS = 4000  # the middle's 2,000 rounds: most of them in the dropped chunks
 
 
-def run(trace_run, build_dir, mode):
-    completed, trace, _ = trace_run("bounded_usage", mode, ROUNDS,
-                                    env={"CUDATRACE_MAX_MB": 1, "CT_DOUBLE_SYNC_NS": MS})
-    assert completed.returncode == 0, completed.stderr
+def run(trace_run, build_dir, tmp_path, mode):
+    completed, trace, path, r = bounded_run(trace_run, build_dir, tmp_path, mode, 1,
+                                            {"CT_DOUBLE_SYNC_NS": MS}, (ROUNDS,))
     if mode == "sites":
         assert completed.stdout.split() == ["rounds", str(ROUNDS // 2), "calls", str(ROUNDS // 2)]
-    assert sum(s["name"] == "trace gap: middle dropped" for s in trace.slices) == 1
-    path = completed.run_dir / "trace.pftrace.zst"
-    return path, trace, report(build_dir, path)["processes"][0]["gap"]
+    return path, trace, r["processes"][0]["gap"]
 
 
 def text_report(build_dir, path):
@@ -36,8 +33,8 @@ def text_report(build_dir, path):
     return done.stdout
 
 
-def test_a_gap_too_full_says_what_it_cut(trace_run, build_dir):
-    path, trace, gap = run(trace_run, build_dir, "sites")
+def test_a_gap_too_full_says_what_it_cut(trace_run, build_dir, tmp_path):
+    path, trace, gap = run(trace_run, build_dir, tmp_path, "sites")
     assert gap["dropped_chunks"] > 0
     cut = {c["part"]: c for c in gap["cut"]}
     # The totals come first and are small; the usage tallies overflow.
@@ -51,8 +48,8 @@ def test_a_gap_too_full_says_what_it_cut(trace_run, build_dir):
     assert f"no room for {cut['usage']['packets']} of its usage entries" in "".join(lines)
 
 
-def test_a_gap_with_room_cuts_nothing(trace_run, build_dir):
-    path, trace, gap = run(trace_run, build_dir, "stalls")
+def test_a_gap_with_room_cuts_nothing(trace_run, build_dir, tmp_path):
+    path, trace, gap = run(trace_run, build_dir, tmp_path, "stalls")
     assert gap["dropped_chunks"] > 0 and gap["cut"] == []
     assert not [i for i in trace.instants if i["name"] == "cudatrace.gap_cut"]
     assert "gap cut" not in text_report(build_dir, path)

@@ -15,6 +15,7 @@ import perfetto_check
 import pytest
 from perfetto_check import pb
 
+from bounded_runs import bounded_run
 from test_preload_reliability import report
 
 MS = 1000000
@@ -23,20 +24,18 @@ LONG = [100 * MS, 80 * MS, 60 * MS]
 
 
 def run(trace_run, build_dir, tmp_path, mode, cap, typed=False):
-    name = f"{mode}-{cap}-{'typed' if typed else 'plain'}.pftrace.zst"
-    env = {"CUDATRACE_MAX_MB": cap, "CT_DOUBLE_DRIVER": 1, "CT_DOUBLE_KERNEL_NS": 100000,
-           "LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver",
-           "CUDATRACE_OUTPUT": tmp_path / name}
+    env = {"CT_DOUBLE_DRIVER": 1, "CT_DOUBLE_KERNEL_NS": 100000,
+           "LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver"}
     if typed:
         env["CUDATRACE_GPU_RECORDS"] = "typed"
-    completed, _, _ = trace_run("bounded_usage", mode, ROUNDS, env=env)
-    assert completed.returncode == 0, completed.stderr
+    completed, _, path, r = bounded_run(trace_run, build_dir, tmp_path, mode, cap, env,
+                                        (ROUNDS,))
     assert completed.stdout.split() == ["slept", str(ROUNDS // 2 if mode == "idle" else 0)]
-    return tmp_path / name
+    return path, r
 
 
-def gpu_idle(build_dir, path):
-    findings = {f["id"]: f for f in report(build_dir, path)["findings"]}
+def gpu_idle(r):
+    findings = {f["id"]: f for f in r["findings"]}
     return findings.get("gpu-idle")
 
 
@@ -47,12 +46,10 @@ def gaps_of(f):
 
 @pytest.mark.parametrize("typed", [False, True], ids=["slices", "typed"])
 def test_gpu_idle_of_a_dropped_middle_is_the_whole_runs(trace_run, build_dir, tmp_path, typed):
-    bounded_path = run(trace_run, build_dir, tmp_path, "idle", 1, typed)
-    whole_path = run(trace_run, build_dir, tmp_path, "idle", 0, typed)
-    assert bounded_path.stat().st_size <= 1 << 20
-    gap = report(build_dir, bounded_path)["processes"][0]["gap"]
-    assert gap["dropped_chunks"] > 0
-    bounded, whole = gpu_idle(build_dir, bounded_path), gpu_idle(build_dir, whole_path)
+    bounded_path, r = run(trace_run, build_dir, tmp_path, "idle", 1, typed)
+    _, whole_report = run(trace_run, build_dir, tmp_path, "idle", 0, typed)
+    gap = r["processes"][0]["gap"]
+    bounded, whole = gpu_idle(r), gpu_idle(whole_report)
     assert bounded and whole
     b, w = bounded["evidence"], whole["evidence"]
     assert "kept_detail_only" not in b and "kept detail" not in bounded["message"]
@@ -65,7 +62,7 @@ def test_gpu_idle_of_a_dropped_middle_is_the_whole_runs(trace_run, build_dir, tm
     assert starts == sorted(starts)  # as the program slept them
     # Without the gap's GPU blocks the finding is the kept detail's: the
     # dropped middle is one idle gap, and the share far from the run's.
-    kept = gpu_idle(build_dir, without_gap_gpu(bounded_path, tmp_path))
+    kept = gpu_idle(report(build_dir, without_gap_gpu(bounded_path, tmp_path)))
     k = kept["evidence"]
     assert k["kept_detail_only"] == 1
     assert k["gap_1_ns"] > (gap["to_ns"] - gap["from_ns"]) / 2 > 10 * LONG[0]
@@ -73,9 +70,8 @@ def test_gpu_idle_of_a_dropped_middle_is_the_whole_runs(trace_run, build_dir, tm
 
 
 def test_a_busy_gpu_under_a_cap_stays_silent(trace_run, build_dir, tmp_path):
-    path = run(trace_run, build_dir, tmp_path, "busy", 1)
-    assert report(build_dir, path)["processes"][0]["gap"]["dropped_chunks"] > 0
-    assert gpu_idle(build_dir, path) is None
+    _, r = run(trace_run, build_dir, tmp_path, "busy", 1)
+    assert gpu_idle(r) is None
 
 
 def without_gap_gpu(path, tmp_path):

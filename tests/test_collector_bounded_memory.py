@@ -22,7 +22,7 @@ SITE = "bounded_usage.c:%d in middle_block" % site_line(PROGRAM, "the middle's b
 
 
 def run(trace_run, build_dir, tmp_path, mode, cap):
-    completed, _, r = bounded_run(trace_run, build_dir, tmp_path, mode, cap,
+    completed, _, _, r = bounded_run(trace_run, build_dir, tmp_path, mode, cap,
                                   {"CT_DOUBLE_MEM_LIMIT": 1 << 30}, thinned=("cudaMalloc", SITE))
     assert completed.stdout.split() == ["blocks", str(0 if mode == "frees" else MIDDLE)]
     return {f["id"]: f for f in r["findings"]}

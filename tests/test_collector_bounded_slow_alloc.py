@@ -32,8 +32,8 @@ def run(trace_run, build_dir, tmp_path, cap, slow):
     env = {"CT_DOUBLE_SLOW_ALLOC_BYTES": 65536}
     if slow:
         env["CT_DOUBLE_SLOW_ALLOC_NS"] = SLEEP
-    completed, trace, r = bounded_run(trace_run, build_dir, tmp_path, "allocs", cap, env,
-                                      ("--threshold", f"slow_alloc_ns={FLOOR}"))
+    completed, trace, _, r = bounded_run(trace_run, build_dir, tmp_path, "allocs", cap, env,
+                                      report_args=("--threshold", f"slow_alloc_ns={FLOOR}"))
     assert completed.stdout.split() == ["allocs", str(MIDDLE), "large", str(LARGE)]
     kept_slow = trace and sum(s["name"] == "cudaMalloc" and s["dur"] >= FLOOR
                               for s in trace.slices)

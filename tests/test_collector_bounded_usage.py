@@ -19,7 +19,7 @@ COUNTS = {"sync-stall": ("sync_calls",), "pageable-memcpy": ("copies", "bytes"),
 
 
 def run(trace_run, build_dir, tmp_path, mode, cap):
-    completed, _, r = bounded_run(trace_run, build_dir, tmp_path, mode, cap,
+    completed, _, _, r = bounded_run(trace_run, build_dir, tmp_path, mode, cap,
                                   {"CT_DOUBLE_SYNC_NS": MS})
     assert completed.stdout.split() == ["syncs", str(MIDDLE if mode == "stalls" else 0),
                                         "copies", str(MIDDLE)]

@@ -24,7 +24,7 @@ SITE = "bounded_usage.c:%d in vmm_round" % site_line(PROGRAM, "the middle's hand
 
 def run(trace_run, build_dir, tmp_path, mode, cap):
     env = {"LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver", "CT_DOUBLE_DRIVER": "1"}
-    completed, _, r = bounded_run(trace_run, build_dir, tmp_path, mode, cap, env,
+    completed, _, _, r = bounded_run(trace_run, build_dir, tmp_path, mode, cap, env,
                                   thinned=("cuMemCreate", SITE))
     (process,) = r["processes"]
     return completed.stdout.split(), process["memory"], {f["id"]: f for f in r["findings"]}
