@@ -370,7 +370,11 @@ static void fill_annotations(struct ct_sequence *seq, struct interning *in,
     }
 }
 
-/* An event with a flow is never the same twice, so it skips the cache. */
+/* An event with a flow is never the same twice, so it skips the cache.
+ * So do the packets written aside (the gap marker, a snapshot's state):
+ * the gap marker is written from inside a flush, which may come while a
+ * cached body is being copied into the batch, and a body it stored in the
+ * same slot would replace that one under its length. */
 static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
                         CtPb__TrackEvent__Type type, uint32_t name, const struct ct_arg *args,
                         int nargs, const struct ct_flow *flow)
@@ -379,8 +383,8 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
         nargs = MAX_ARGS;
     note_time(seq, ts);
     struct key_view key = key_of(seq, track, type, name, args, nargs);
-    struct cached_body *cached = cache_slot(&key);
-    if (!flow && cached->len && same_key(&cached->key, &key)) {
+    struct cached_body *cached = !flow && out == &frame_out ? cache_slot(&key) : NULL;
+    if (cached && cached->len && same_key(&cached->key, &key)) {
         append_packet(1, ts, cached->body, cached->len);
         return;
     }
@@ -436,7 +440,7 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
         memcpy(seq->end_body, body, len);
         seq->end_len = (uint32_t)len;
     }
-    if (!first && !flow && !packet.interned_data && len <= CACHED_BODY_MAX) {
+    if (cached && !first && !packet.interned_data && len <= CACHED_BODY_MAX) {
         store_key(&cached->key, &key);
         cached->len = (uint32_t)len;
         memcpy(cached->body, body, len);

@@ -4,7 +4,8 @@
 # `make test SANITIZE=...` runs them instrumented.
 
 CT_UNIT_PURE := $(patsubst %,$(BUILD)/unit/%_check,string_table u64_map clock_map timeline dwarf_lines \
-	time_order vmm_ledger entry_list json_reader holders drain_order python_lines call_cost)
+	time_order vmm_ledger entry_list json_reader holders drain_order python_lines call_cost \
+	writer_cache)
 test-programs: $(CT_UNIT_PURE)
 
 $(BUILD)/unit/string_table_check: common/string_table.c
@@ -20,9 +21,11 @@ $(BUILD)/unit/timeline_check: viewer-export/model/timeline.c
 $(BUILD)/unit/dwarf_lines_check: collector/elf/dwarf_lines.c common/string_table.c
 $(BUILD)/unit/drain_order_check: collector/ring_drain.c preload/core/ring.c tests/unit/builder_stubs.c
 $(BUILD)/unit/python_lines_check: collector/host_sampling/python_lines.c
+$(BUILD)/unit/writer_cache_check: collector/perfetto/writer.c common/string_table.c $(PROTO_C)
+$(BUILD)/unit/writer_cache_check: LDLIBS := -l:libprotobuf-c.a
 
 $(CT_UNIT_PURE): $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.c $(wildcard tests/unit/check.h \
 		common/*.h collector/*.h preload/core/*.h collector/perfetto/*.h collector/elf/*.h collector/host_sampling/*.h viewer-export/model/*.h \
 		viewer-export/read/*.h viewer-export/output/*.h include/cudatrace/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $(filter %.c,$^)
+	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $(filter %.c,$^) $(LDLIBS)
