@@ -114,6 +114,17 @@ def host_instant(proc, trace_vocabulary):
     return closing["args"]
 
 
+def only_the_main_thread_read(proc, process, truth, trace_vocabulary):
+    """(the main thread's row, the host instant's args) of a run whose second thread
+    gave no stack: the main's samples are all exact, the second has none."""
+    rows = rows_of(process, truth)
+    main = rows[proc.pid]
+    assert main["python_samples"] >= 10 and sites(main) == [(MAIN, main["python_samples"])]
+    second, = [tid for tid in truth if tid != proc.pid]
+    assert rows[second]["python_samples"] == 0 and rows[second]["python_sites"] == []
+    return main, host_instant(proc, trace_vocabulary)
+
+
 @pytest.mark.parametrize("version", ["9", "10"])
 def test_a_thread_state_whose_pthread_is_unmapped_costs_only_its_thread(
         double_run, trace_vocabulary, outside_reads, version):  # noqa: F811
@@ -122,12 +133,7 @@ def test_a_thread_state_whose_pthread_is_unmapped_costs_only_its_thread(
     proc, process, truth = double_run(version, "unmapped")
     host = process["host"]
     assert host["state"] == "sampling" and host["python_stacks"] == "read"
-    rows = rows_of(process, truth)
-    main = rows[proc.pid]
-    assert main["python_samples"] >= 10 and sites(main) == [(MAIN, main["python_samples"])]
-    second, = [tid for tid in truth if tid != proc.pid]
-    assert rows[second]["python_samples"] == 0 and rows[second]["python_sites"] == []
-    args = host_instant(proc, trace_vocabulary)
+    main, args = only_the_main_thread_read(proc, process, truth, trace_vocabulary)
     assert args["python_raced"] == 0
     assert args["python_stack_count"] >= main["python_samples"]
 
@@ -139,12 +145,7 @@ def test_a_frame_chain_into_unmapped_memory_fails_only_that_read(
     fails (counted as dropped), nothing crashes, and the main thread's stacks are exact."""
     proc, process, truth = double_run(version, "garbage-frame")
     assert process["exit"] == "normal"
-    rows = rows_of(process, truth)
-    main = rows[proc.pid]
-    assert main["python_samples"] >= 10 and sites(main) == [(MAIN, main["python_samples"])]
-    second, = [tid for tid in truth if tid != proc.pid]
-    assert rows[second]["python_samples"] == 0 and rows[second]["python_sites"] == []
-    args = host_instant(proc, trace_vocabulary)
+    main, args = only_the_main_thread_read(proc, process, truth, trace_vocabulary)
     assert args["python_raced"] >= 10
     assert process["host"]["python_stacks"] == "read"
 
