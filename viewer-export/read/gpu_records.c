@@ -18,25 +18,14 @@
 /* Tracks made for hardware queues: a range no track of the collector's uses. */
 #define QUEUE_TRACK_BASE (3ull << 62)
 
-const char *ct_interned_text(const struct ct_u64_map *table, uint64_t iid)
-{
-    const uint64_t *id = ct_u64_map_find(table, iid);
-    return id ? ct_strings_get((uint32_t)*id) : "";
-}
-
-static uint32_t intern_cstr(const char *text)
-{
-    return ct_strings_intern_cstr(text ? text : "");
-}
-
 void ct_gpu_interned_learn(struct ct_gpu_interned *t, const CtPb__InternedData *data)
 {
     for (size_t i = 0; i < data->n_gpu_specifications; i++)
         ct_u64_map_put(&t->specifications, data->gpu_specifications[i]->iid,
-                       intern_cstr(data->gpu_specifications[i]->name));
+                       ct_intern_text(data->gpu_specifications[i]->name));
     for (size_t i = 0; i < data->n_compute_arg_names; i++)
         ct_u64_map_put(&t->arg_names, data->compute_arg_names[i]->iid,
-                       intern_cstr(data->compute_arg_names[i]->name));
+                       ct_intern_text(data->compute_arg_names[i]->name));
     for (size_t i = 0; i < data->n_graphics_contexts; i++)
         ct_u64_map_put(&t->context_pids, data->graphics_contexts[i]->iid,
                        (uint64_t)(uint32_t)data->graphics_contexts[i]->pid + 1);
@@ -63,7 +52,7 @@ void ct_gpu_queues_free(struct ct_gpu_queues *q)
 static uint64_t queue_track(struct ct_gpu_queues *q, int32_t pid, const char *name,
                             void (*track)(void *ctx, const struct ct_track_info *track), void *ctx)
 {
-    uint32_t name_id = intern_cstr(name);
+    uint32_t name_id = ct_intern_text(name);
     uint64_t key = (uint64_t)(uint32_t)pid << 32 | name_id;
     const uint64_t *uuid = ct_u64_map_find(&q->tracks, key);
     if (uuid)

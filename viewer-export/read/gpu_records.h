@@ -11,9 +11,6 @@
 #include "perfetto_trace.pb-c.h"
 #include "viewer-export/read/trace_decode.h"
 
-/* The text interned under `iid` in `table` (iid -> string id); "" if none. */
-const char *ct_interned_text(const struct ct_u64_map *table, uint64_t iid);
-
 /* What one sequence interned for its GpuRenderStageEvents, beside the
  * event names and string values the track events share. */
 struct ct_gpu_interned {

@@ -148,9 +148,15 @@ static uint32_t intern_bytes(const void *data, size_t len)
     return ct_strings_intern(data ? data : "", data ? len : 0);
 }
 
-static uint32_t intern_cstr(const char *text)
+uint32_t ct_intern_text(const char *text)
 {
     return intern_bytes(text, text ? strlen(text) : 0);
+}
+
+const char *ct_interned_text(const struct ct_u64_map *table, uint64_t iid)
+{
+    const uint64_t *id = ct_u64_map_find(table, iid);
+    return id ? ct_strings_get((uint32_t)*id) : "";
 }
 
 static void learn_strings(struct ct_u64_map *table, CtPb__InternedString *const *strings,
@@ -200,10 +206,10 @@ static void learn_interned(struct sequence *s, const CtPb__InternedData *data)
     learn_profile(s, data);
     for (size_t i = 0; i < data->n_event_names; i++)
         ct_u64_map_put(&s->event_names, data->event_names[i]->iid,
-                       intern_cstr(data->event_names[i]->name));
+                       ct_intern_text(data->event_names[i]->name));
     for (size_t i = 0; i < data->n_debug_annotation_names; i++)
         ct_u64_map_put(&s->annotation_names, data->debug_annotation_names[i]->iid,
-                       intern_cstr(data->debug_annotation_names[i]->name));
+                       ct_intern_text(data->debug_annotation_names[i]->name));
     for (size_t i = 0; i < data->n_debug_annotation_string_values; i++) {
         const CtPb__InternedString *v = data->debug_annotation_string_values[i];
         ct_u64_map_put(&s->string_values, v->iid, intern_bytes(v->str.data, v->str.len));
@@ -215,7 +221,7 @@ static void resolve_annotation(const struct sequence *s, const CtPb__DebugAnnota
                                struct ct_annotation *out)
 {
     memset(out, 0, sizeof *out);
-    out->name = a->name ? ct_strings_get(intern_cstr(a->name))
+    out->name = a->name ? ct_strings_get(ct_intern_text(a->name))
                         : ct_interned_text(&s->annotation_names, a->name_iid);
     if (a->has_uint_value || a->has_pointer_value) {
         out->type = CT_VALUE_UINT;
@@ -231,7 +237,7 @@ static void resolve_annotation(const struct sequence *s, const CtPb__DebugAnnota
         out->u = a->bool_value;
     } else {
         out->type = CT_VALUE_STRING;
-        out->s = a->string_value ? ct_strings_get(intern_cstr(a->string_value))
+        out->s = a->string_value ? ct_strings_get(ct_intern_text(a->string_value))
                                  : ct_interned_text(&s->string_values, a->string_value_iid);
     }
 }
@@ -239,13 +245,13 @@ static void resolve_annotation(const struct sequence *s, const CtPb__DebugAnnota
 static void report_track(struct decoder *d, const CtPb__TrackDescriptor *t)
 {
     struct ct_track_info info = {.uuid = t->uuid, .parent = t->parent_uuid};
-    info.name = t->name ? ct_strings_get(intern_cstr(t->name)) : NULL;
+    info.name = t->name ? ct_strings_get(ct_intern_text(t->name)) : NULL;
     info.is_counter = t->counter != NULL;
     if (t->process) {
         info.is_process = 1;
         info.pid = t->process->pid;
         if (t->process->process_name)
-            info.name = ct_strings_get(intern_cstr(t->process->process_name));
+            info.name = ct_strings_get(ct_intern_text(t->process->process_name));
         info.cmdline = (const char *const *)t->process->cmdline;
         info.cmdline_len = t->process->n_cmdline;
         ct_gpu_queues_note_process(&d->queues, info.pid, info.uuid);
@@ -254,7 +260,7 @@ static void report_track(struct decoder *d, const CtPb__TrackDescriptor *t)
         info.pid = t->thread->pid;
         info.tid = t->thread->tid;
         if (t->thread->thread_name)
-            info.name = ct_strings_get(intern_cstr(t->thread->thread_name));
+            info.name = ct_strings_get(ct_intern_text(t->thread->thread_name));
     }
     if (d->visitor->track)
         d->visitor->track(d->visitor->ctx, &info);
@@ -310,7 +316,7 @@ static void handle_event(struct decoder *d, struct sequence *s, const CtPb__Trac
     struct ct_event e = {0};
     e.track = te->has_track_uuid ? te->track_uuid : s->default_track;
     e.ts = p->timestamp;
-    e.name = te->name           ? ct_strings_get(intern_cstr(te->name))
+    e.name = te->name           ? ct_strings_get(ct_intern_text(te->name))
              : te->has_name_iid ? ct_interned_text(&s->event_names, te->name_iid)
                                 : "";
     for (size_t i = 0; i < te->n_debug_annotations && e.nargs < CT_MAX_EVENT_ARGS; i++)

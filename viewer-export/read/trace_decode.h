@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/u64_map.h"
+
 #define CT_MAX_EVENT_ARGS 16
 
 enum ct_value_type { CT_VALUE_UINT, CT_VALUE_INT, CT_VALUE_DOUBLE, CT_VALUE_STRING, CT_VALUE_BOOL };
@@ -94,5 +96,11 @@ const struct ct_annotation *ct_event_arg(const struct ct_event *event, const cha
 int64_t ct_event_int(const struct ct_event *event, const char *name, int64_t fallback);
 /* Its string, or "" when it has none or another type. */
 const char *ct_event_text(const struct ct_event *event, const char *name);
+
+/* Interning as the decoder does it, for the readers of other packets
+ * (gpu_records.c): `text`'s string id (NULL reads as ""), and the text
+ * interned under `iid` in `table` (iid -> string id), "" if none. */
+uint32_t ct_intern_text(const char *text);
+const char *ct_interned_text(const struct ct_u64_map *table, uint64_t iid);
 
 #endif
