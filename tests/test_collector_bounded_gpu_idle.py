@@ -57,7 +57,9 @@ def test_gpu_idle_of_a_dropped_middle_is_the_whole_runs(trace_run, build_dir, tm
     # The three long sleeps, all in the dropped middle, are the longest gaps either way.
     for (bs, bn), (_, wn), sleep in zip(gaps_of(bounded), gaps_of(whole), LONG):
         assert gap["from_ns"] < bs < gap["to_ns"]
-        assert sleep <= wn < sleep + 10 * MS and abs(bn - wn) < MS
+        # Each run sleeps its own (a loaded or sanitized run oversleeps by a few ms):
+        # each gap is held to the program's sleep, not to the other run's.
+        assert sleep <= bn < sleep + 10 * MS and sleep <= wn < sleep + 10 * MS
     starts = [start for start, _ in gaps_of(bounded)]
     assert starts == sorted(starts)  # as the program slept them
     # Without the gap's GPU blocks the finding is the kept detail's: the

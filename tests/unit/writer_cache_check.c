@@ -143,6 +143,7 @@ int main(void)
     size_t packets, whole = whole_packets(seq.id, &packets);
     ct_check_u64(packets, EVENTS, "packets in the frames");
     ct_check_u64(whole, EVENTS, "packets whole, on the program's sequence");
+    ct_sequence_release(&seq);
     free(frames);
     return ct_check_finish();
 }
