@@ -18,8 +18,6 @@
 
 #include <string.h>
 
-#define NOT_OUTSIDE -1, -1, -1, -1, -1, -1
-
 /* 3.9 and 3.10, outside: _PyRuntimeState.interpreters.head 32 (four ints,
  * _finalizing, the mutex); PyInterpreterState.next 0 and .tstate_head 8;
  * PyThreadState.next 8 and .thread_id 176 (after the frame 24, four ints,
@@ -48,9 +46,10 @@ static const struct ct_py_layout layouts[] = {
      48, 40, 0, 72, 8, 144, 136},
     /* 3.13, outside: the offsets come from the target's own
      * _Py_DebugOffsets, which also replace the frame, code and str ones
-     * above where it gives them. */
-    {13, 72, -1, 8, 0, 56, 70, CT_PY_INSTR_POINTER, 1, 3, 112, 128, 68, 184, 200, 40, 48,
-     NOT_OUTSIDE},
+     * above where it gives them; co_linetable 136 (after co_qualname 128,
+     * as in 3.12) is for the preload's line memo. */
+    {13, 72, -1, 8, 0, 56, 70, CT_PY_INSTR_POINTER, 1, 3, 112, 128, 68, 184, 200, 40, 48, -1, -1,
+     -1, -1, -1, 136},
 };
 
 const struct ct_py_layout *ct_py_layout_for(int minor)

@@ -38,7 +38,8 @@ struct ct_py_layout {
      * PyInterpreterState.next and .threads.head (3.9/3.10: tstate_head),
      * PyThreadState.next and .native_thread_id (3.9/3.10: thread_id, a
      * pthread_t, see ct_py_thread_id_is_pthread), and co_linetable (3.9:
-     * co_lnotab), a bytes object in the version's line-table format. */
+     * co_lnotab), a bytes object in the version's line-table format, which
+     * the preload reads in every version (3.13 too). */
     int16_t runtime_interpreters, interp_next, interp_threads;
     int16_t tstate_next, tstate_native_id, code_linetable;
 };

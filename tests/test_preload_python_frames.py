@@ -57,7 +57,7 @@ def test_frames_match_what_python_reports(built, pattern):
                          env=clean_env(), timeout=TIMEOUT_S)
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
-    assert len(report["results"]) == 18, report["results"]
+    assert len(report["results"]) == 20, report["results"]
     for r in report["results"]:
         where = f"{python} ({report['version'].split()[0]}), {r['flavour']}, {r['case']}"
         assert r["innermost"] == r["function"], f"{where}: the case did not run as meant"

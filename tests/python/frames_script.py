@@ -88,6 +88,18 @@ def 计算():
     return PROBE(), here()
 
 
+def exec_twice():
+    # Two modules of one shape whose call sits on different lines, compiled
+    # and run in turn: the second's code object and line table may take the
+    # addresses the first's left, and the probe must still read its own line.
+    space = {}
+    for blank_lines in (0, 3):
+        space = {"PROBE": PROBE, "here": here}
+        source = "\n" * blank_lines + "result = (PROBE(), here())\n"
+        exec(compile(source, "<exec-case>", "exec"), space)
+    return space["result"]
+
+
 def cache_utf8(text):
     # The probe reads a non-ASCII name only through the UTF-8 copy that
     # CPython keeps once something asked for it; ask, as a library would.
@@ -109,6 +121,7 @@ CASES = [
     ("deep", lambda: deep(100), "deep"),
     ("non_ascii_cached", вычислить, "вычислить"),
     ("non_ascii_uncached", 计算, "计算"),
+    ("exec_same_shape", exec_twice, "<module>"),
 ]
 
 
