@@ -131,56 +131,73 @@ while [ "$high" -gt 0 ] && [ $((high - low)) -gt $((low / 50)) ]; do
 done
 echo "  largest burst without a drop      about $low back-to-back launches at default settings"
 
-sync_loop() { # env... -> ns per cudaDeviceSynchronize from a Python loop
+sync_loop() { # lookup env... -> ns per cudaDeviceSynchronize from a Python loop; lookup:
+    # "library" looks it up in libcudart's handle, as ctypes does (a preload
+    # that does not see dlsym is bypassed), "global" in the process's scope,
+    # where a preload comes first
+    lookup="$1"
+    shift
     env "$@" python3 -c '
 import ctypes, sys, time
-sync = ctypes.CDLL("libcudart.so.13").cudaDeviceSynchronize
+cudart = ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+sync = (cudart if sys.argv[2] == "library" else ctypes.CDLL(None)).cudaDeviceSynchronize
 sync()
 n = int(sys.argv[1])
 start = time.perf_counter_ns()
 for _ in range(n):
     sync()
-print("%.0f" % ((time.perf_counter_ns() - start) / n))' "${BENCH_SYNCS:-100000}"
+print("%.1f" % ((time.perf_counter_ns() - start) / n))' "${BENCH_SYNCS:-100000}" "$lookup"
 }
 preload="$(cd "$build" && pwd)/libcudatrace.so"
-sy_plain=$(sync_loop CUDATRACE_QUIET=1)
-sy_nosite=$(sync_loop CUDATRACE_QUIET=1 CUDATRACE_CALL_SITES=0 LD_PRELOAD="$preload" \
+sy_plain=$(sync_loop library CUDATRACE_QUIET=1)
+sy_nosite=$(sync_loop library CUDATRACE_QUIET=1 CUDATRACE_CALL_SITES=0 LD_PRELOAD="$preload" \
     CUDATRACE_OUTPUT="$work/sync0.pftrace.zst")
-sy_site=$(sync_loop CUDATRACE_QUIET=1 LD_PRELOAD="$preload" \
+sy_site=$(sync_loop library CUDATRACE_QUIET=1 LD_PRELOAD="$preload" \
     CUDATRACE_OUTPUT="$work/sync1.pftrace.zst")
-echo "  sync from Python (ctypes)         $sy_plain ns untraced, $sy_nosite ns traced, $sy_site ns with call sites (+$((sy_site - sy_nosite)) ns per site)"
+echo "  sync from Python (ctypes)         $sy_plain ns untraced, $sy_nosite ns traced, $sy_site ns with call sites (+$(calc "$sy_site - $sy_nosite") ns per site)"
 
 # 10. the floor (tests/bench/floor_preload.c: two TSC reads and a 16-byte
 #     store around the forwarded call) in the same run as untraced and
-#     traced, RUNS times each, alternately, medians: the tracer's added cost
-#     as a ratio to the floor's, on the tight loop (the collector cannot keep
-#     up: records spill), on a paced loop it keeps up with (each fake launch
-#     spinning PACED_NS), and from Python through ctypes.
+#     traced, FLOOR_RUNS times each, alternately, medians: the tracer's added
+#     cost as a ratio to the floor's, on the tight loop (the collector cannot
+#     keep up: records spill), on a paced loop it keeps up with (each fake
+#     launch spinning PACED_NS), and from Python through ctypes. A process's
+#     figure moves by a few ns from one run to the next, more than within a
+#     run, so these take more runs than the lines above; a floor that reads
+#     no dearer than untraced gets no ratio.
 paced_ns="${BENCH_PACED_NS:-300}"
+floor_runs="${BENCH_FLOOR_RUNS:-9}"
 floor="$(cd "$build" && pwd)/bench/libfloor.so"
-floor_round() { # knob-env... -> "untraced floor traced" ns per launch
-    u=$(env "$@" "$build/tests/launch_loop" "$calls" | per_launch)
-    f=$(env "$@" LD_PRELOAD="$floor" "$build/tests/launch_loop" "$calls" | per_launch)
-    t=$(env "$@" LD_PRELOAD="$preload" CUDATRACE_QUIET=1 CUDATRACE_OUTPUT="$work/floor.pftrace.zst" \
-        "$build/tests/launch_loop" "$calls" | per_launch)
+launches() { # env... -> ns per launch
+    env "$@" "$build/tests/launch_loop" "$calls" | per_launch
+}
+floor_round() { # measure knob-env... -> "untraced floor traced"
+    measure="$1"
+    shift
+    u=$("$measure" "$@")
+    f=$("$measure" "$@" LD_PRELOAD="$floor")
+    t=$("$measure" "$@" LD_PRELOAD="$preload" CUDATRACE_QUIET=1 CUDATRACE_OUTPUT="$work/floor.pftrace.zst")
     rm -f "$work"/floor*.pftrace.zst
     echo "$u $f $t"
 }
-floor_line() { # label knob-env...
+floor_line() { # label measure knob-env...
     label="$1"
     shift
     : > "$work/floor_rounds"
     i=1
-    while [ "$i" -le "$runs" ]; do floor_round "$@" >> "$work/floor_rounds"; i=$((i + 1)); done
+    while [ "$i" -le "$floor_runs" ]; do floor_round "$@" >> "$work/floor_rounds"; i=$((i + 1)); done
     fu=$(cut -d' ' -f1 < "$work/floor_rounds" | median)
     ff=$(cut -d' ' -f2 < "$work/floor_rounds" | median)
     ft=$(cut -d' ' -f3 < "$work/floor_rounds" | median)
-    echo "  $label untraced $fu ns, floor +$(calc "$ff - $fu") ns, traced +$(calc "$ft - $fu") ns: $(calc "($ft - $fu) / ($ff - $fu)")x the floor"
+    echo "  $label untraced $fu ns, floor +$(calc "$ff - $fu") ns, traced +$(calc "$ft - $fu") ns: $(awk \
+        "BEGIN { if ($ff <= $fu) print \"no ratio, the floor is within noise\"; else printf \"%.2fx the floor\", ($ft - $fu) / ($ff - $fu) }")"
 }
-floor_line "floor, tight loop          " CT_DOUBLE_CALL_NS=0
-floor_line "floor, paced (${paced_ns} ns a launch)" CT_DOUBLE_CALL_NS="$paced_ns"
-sy_floor=$(sync_loop CUDATRACE_QUIET=1 LD_PRELOAD="$floor")
-echo "  floor, Python sync loop     untraced $sy_plain ns, floor +$((sy_floor - sy_plain)) ns, traced +$((sy_site - sy_plain)) ns: $(calc "($sy_site - $sy_plain) / ($sy_floor - $sy_plain)")x the floor"
+floor_line "floor, tight loop          " launches CT_DOUBLE_CALL_NS=0
+floor_line "floor, paced (${paced_ns} ns a launch)" launches CT_DOUBLE_CALL_NS="$paced_ns"
+sync_global() { # env... -> ns per cudaDeviceSynchronize, looked up where the floor sees it
+    sync_loop global "$@"
+}
+floor_line "floor, Python sync loop    " sync_global
 
 # 9. `cudatrace report` over a job's traces: REPORT_RANKS copies of a rank's
 #    trace of about 1 MB, read in parallel (one reader per core) and on one
