@@ -14,6 +14,7 @@
 
 #include "cudatrace/trace_names.h"
 #include "collector/elf/elf_file.h"
+#include "collector/libraries/hwcaps.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -114,13 +115,21 @@ static int find_log(int32_t pid)
     return log_fd;
 }
 
-/* glibc also tries hardware-capability subdirectories of each directory;
- * the searched list names the directories a person would recognise. */
+/* glibc also tries hardware-capability subdirectories of each directory
+ * (those hwcaps.c works out for this CPU: haswell/avx512_1 on an AVX-512
+ * Intel, x86_64 and tls ones elsewhere); the searched list names the
+ * directories a person would recognise. */
 static int is_capability_subdir(const char *dir)
 {
-    const char *last = strrchr(dir, '/');
-    return strstr(dir, "/glibc-hwcaps/") || strstr(dir, "/tls") ||
-           (last && strcmp(last, "/x86_64") == 0);
+    const struct ct_ld_cpu *cpu = ct_ld_cpu();
+    size_t len = strlen(dir);
+    for (int i = 0; i < cpu->count; i++) {
+        size_t sub = strlen(cpu->subdirs[i]); /* with its trailing '/' */
+        if (sub > 1 && len > sub && dir[len - sub] == '/' &&
+            strncmp(dir + len - sub + 1, cpu->subdirs[i], sub - 1) == 0)
+            return 1;
+    }
+    return 0;
 }
 
 static int list_contains(const char *list, const char *dir)
