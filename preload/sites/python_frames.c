@@ -10,8 +10,8 @@
  * the walk only reads, and only the calling thread's own frames, which
  * cannot change or be freed while that thread is inside our
  * hook; the code objects and strings they point to live as long as they do.
- * Since the hooks usually run without the GIL, nothing here allocates, locks
- * or touches a reference count: the only CPython functions called are
+ * Since the hooks usually run without the GIL, nothing here allocates, waits
+ * for a lock or touches a reference count: the only CPython functions called are
  * PyGILState_GetThisThreadState (a TLS read) and PyCode_Addr2Line (pure
  * arithmetic over the line table). That arithmetic scans the table from its
  * start and was most of a site's cost (about 230 ns of 390 on 3.11, one
