@@ -30,7 +30,7 @@ def burn(seconds):
     end = time.perf_counter() + seconds
     total = 0
     while time.perf_counter() < end:
-        total += sum(range(200))  # site: transform
+        total += sum(range(2000))  # site: transform
     return total
 
 
