@@ -33,13 +33,14 @@ struct ct_py_layout {
     int16_t code_filename, code_name, code_firstlineno, code_firsttraceable, code_bytecode;
     /* sizeof(PyASCIIObject), offsetof(PyCompactUnicodeObject, utf8) */
     int16_t str_ascii_data, str_utf8;
-    /* From outside only (-1: not in the table; 3.13 takes them from its
-     * _Py_DebugOffsets): _PyRuntime.interpreters.head,
+    /* For the outside reader (-1: not in the table; 3.13 takes them from
+     * its _Py_DebugOffsets): _PyRuntime.interpreters.head,
      * PyInterpreterState.next and .threads.head (3.9/3.10: tstate_head),
      * PyThreadState.next and .native_thread_id (3.9/3.10: thread_id, a
      * pthread_t, see ct_py_thread_id_is_pthread), and co_linetable (3.9:
      * co_lnotab), a bytes object in the version's line-table format, which
-     * the preload reads in every version (3.13 too). */
+     * the preload's line memo reads too: every version's, 3.13's included,
+     * is in the table. */
     int16_t runtime_interpreters, interp_next, interp_threads;
     int16_t tstate_next, tstate_native_id, code_linetable;
 };

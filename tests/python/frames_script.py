@@ -92,7 +92,6 @@ def exec_twice():
     # Two modules of one shape whose call sits on different lines, compiled
     # and run in turn: the second's code object and line table may take the
     # addresses the first's left, and the probe must still read its own line.
-    space = {}
     for blank_lines in (0, 3):
         space = {"PROBE": PROBE, "here": here}
         source = "\n" * blank_lines + "result = (PROBE(), here())\n"
