@@ -932,7 +932,8 @@ def test_memory_growth(new_trace, findings):
     f = the(findings(t), "memory-growth", "warning")
     assert numbers(f, "low_first_bytes", "low_last_bytes", "bytes_per_s", "peak_bytes") == {
         "low_first_bytes": MIB, "low_last_bytes": 8 * MIB,
-        "bytes_per_s": 7 * MIB / (224 * US / 1e9),  # over 7 of the 8 periods of 32 us
+        # from the start of span 31, the last at the first level, to the end at 256 us
+        "bytes_per_s": 7 * MIB / (225 * US / 1e9),
         "peak_bytes": 16 * MIB}
     assert sites(f) == [(SITE_GROW, 1, 0, 8 * MIB, 1.0)]  # the one block still live
 
@@ -944,6 +945,26 @@ def test_memory_growth_twin_given_back_by_the_end(new_trace, findings):
     memory_levels(t, RISING)
     t.free(FIRST + OFFSET + 255 * US + 500, 100, DEVICE + 8 * 512 * MIB)
     assert findings(t) == []
+
+
+def test_memory_growth_sites_a_leak_begun_in_the_first_period(new_trace, findings):
+    """A model of 8 MiB, then a leak of 1 MiB every 32 us from span 24 on, three quarters into
+    the first period by time, and the model freed at exit. The first period's level is the
+    model's; every leaked block is a site, the one made inside the first period too (the rise
+    began with span 23, the last at that level before the level reached the last period's),
+    and the exit's free, which takes the level under the first, does not move that."""
+    t = new_trace()
+    t.first_call()
+    start = FIRST + OFFSET
+    t.malloc(start - 50, 50, DEVICE, 8 * MIB, site=SITE_A)
+    for j in range(8):
+        t.malloc(start + (24 + 32 * j) * US - 50, 50, DEVICE + (j + 1) * 512 * MIB, MIB,
+                 site=SITE_GROW)
+    t.free(start + 255 * US, 100, DEVICE)
+    f = the(findings(t), "memory-growth", "warning")
+    assert numbers(f, "low_first_bytes", "low_last_bytes") == {
+        "low_first_bytes": 8 * MIB, "low_last_bytes": 15 * MIB}
+    assert sites(f) == [(SITE_GROW, 8, 0, 8 * MIB, 1.0)]
 
 
 def mib(*levels):

@@ -210,14 +210,22 @@ static double period_level(const double *levels, int count, int k)
     return n ? sorted[n / 2] : 0;
 }
 
+/* Each span's low point of `low` into `levels`; spans with no allocation or
+ * free hold the level carried into them. */
+static void span_levels(const struct ct_timeline *low, double *levels)
+{
+    double carried = 0;
+    for (size_t i = 0; i < low->used; i++)
+        levels[i] = carried = low->spans[i].values ? low->spans[i].min : carried;
+}
+
 /* The levels of the PERIODS periods of `low` from period `from` on, and in
  * how many of the steps between them the level rose or held. */
 static int rising_periods(const struct ct_timeline *low, int from, double *first, double *last)
 {
-    double levels[CT_TIMELINE_SPANS], carried = 0;
+    double levels[CT_TIMELINE_SPANS];
     int used = (int)low->used;
-    for (int i = 0; i < used; i++)
-        levels[i] = carried = low->spans[i].values ? low->spans[i].min : carried;
+    span_levels(low, levels);
     if (used < PERIODS * SPANS_PER_PERIOD)
         return 0;
     int rises = 0;
@@ -248,21 +256,32 @@ static int grows(const struct ct_process_report *p, const struct ct_timeline *lo
            growth >= ct_thresholds.growth_share * p->calls.peak_device_bytes;
 }
 
-/* Where the first period `grows` counts of `low` ends, and where its last
- * ends, in time: `low` counts time, or calls made (mapped back through the
- * calls' times). */
-static void periods_in_time(const struct ct_usage *u, const struct ct_timeline *low,
-                            uint64_t *first_end, uint64_t *last_end)
+/* When the rise began, and where the last period `grows` counts of `low`
+ * ends, in time. The rise begins with the last span, from the first counted
+ * period on, whose low point was still at or under that period's level
+ * `first`, before the level first reached the last period's `last`: the
+ * first period's end would do only if the rise waited for it (by time a
+ * quick start leaves part of it there), and memory freed at exit comes after
+ * the rise. The span's start, as blocks made in it may follow its low point.
+ * `low` counts time, or calls made (mapped back through the calls' times). */
+static void rise_in_time(const struct ct_usage *u, const struct ct_timeline *low, double first,
+                         double last, uint64_t *began, uint64_t *last_end)
 {
     int from = low == &u->low_points_by_call;
-    uint64_t first = low->start_ns + low->span_ns * (uint64_t)low->used * (1 + from) / PERIODS;
-    uint64_t last = low->start_ns + low->span_ns * (uint64_t)low->used;
+    double levels[CT_TIMELINE_SPANS];
+    span_levels(low, levels);
+    size_t at = low->used * (size_t)from / PERIODS;
+    for (size_t i = at; i < low->used && levels[i] < last; i++)
+        if (levels[i] <= first)
+            at = i;
+    uint64_t start = low->start_ns + low->span_ns * (uint64_t)at;
+    uint64_t end = low->start_ns + low->span_ns * (uint64_t)low->used;
     if (from) {
-        first = ct_timeline_time_of_values(&u->calls_by_time, (double)first);
-        last = ct_timeline_time_of_values(&u->calls_by_time, (double)last);
+        start = ct_timeline_time_of_values(&u->calls_by_time, (double)start);
+        end = ct_timeline_time_of_values(&u->calls_by_time, (double)end);
     }
-    *first_end = first;
-    *last_end = last > first ? last : first;
+    *began = start;
+    *last_end = end > start ? end : start;
 }
 
 static void memory_growth(const struct ct_process_report *p, struct ct_findings *out)
@@ -276,9 +295,9 @@ static void memory_growth(const struct ct_process_report *p, struct ct_findings 
         return;
     double growth = last - first;
     uint64_t grown_after, end;
-    periods_in_time(u, low, &grown_after, &end);
+    rise_in_time(u, low, first, last, &grown_after, &end);
     double rate = end > grown_after ? growth / ((double)(end - grown_after) / 1e9) : 0;
-    /* The blocks still live that were made after the first period: what
+    /* The blocks still live that were made after the rise began: what
      * grew, not the model and buffers made up front. A leak keeps them; if
      * most of the growth was given back by the end, it was a working set
      * that rose and fell (threads that each hold a buffer while they run). */
