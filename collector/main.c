@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collector/cpu_placement.h"
 #include "collector/perfetto/clock_map.h"
 #include "cudatrace/shm_layout.h"
 #include "collector/perfetto/writer.h"
@@ -223,6 +224,7 @@ int main(int argc, char **argv)
         return 2;
     }
     detach();
+    ct_cpu_placement_widen();
     struct watch w = watch_process(o.lifeline_fd);
     struct ct_shm_header *shm = map_shm(o.shm_fd);
     if (!shm) {

@@ -161,7 +161,8 @@ echo "  sync from Python (ctypes)         $sy_plain ns untraced, $sy_nosite ns t
 #     traced, FLOOR_RUNS times each, alternately, medians: the tracer's added
 #     cost as a ratio to the floor's, on the tight loop (the collector cannot
 #     keep up: records spill), on a paced loop it keeps up with (each fake
-#     launch spinning PACED_NS), and from Python through ctypes. A process's
+#     launch spinning PACED_NS; again with the program bound to one CPU), and
+#     from Python through ctypes. A process's
 #     figure moves by a few ns from one run to the next, more than within a
 #     run, so these take more runs than the lines above; a floor that reads
 #     no dearer than untraced gets no ratio.
@@ -194,6 +195,14 @@ floor_line() { # label measure knob-env...
 }
 floor_line "floor, tight loop          " launches CT_DOUBLE_CALL_NS=0
 floor_line "floor, paced (${paced_ns} ns a launch)" launches CT_DOUBLE_CALL_NS="$paced_ns"
+# The same paced loop bound to one CPU, as a launcher binds a rank (taskset, numactl,
+# --cpu-bind): the collector it forks inherits that mask, and runs beside it only because
+# it widens its own (collector/cpu_placement.c).
+bound_cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+launches_bound() { # env... -> ns per launch, the program bound to one CPU
+    env "$@" taskset -c "$bound_cpu" "$build/tests/launch_loop" "$calls" | per_launch
+}
+floor_line "floor, paced, bound to one CPU" launches_bound CT_DOUBLE_CALL_NS="$paced_ns"
 sync_global() { # env... -> ns per cudaDeviceSynchronize, looked up where the floor sees it
     sync_loop global "$@"
 }

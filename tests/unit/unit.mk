@@ -5,7 +5,7 @@
 
 CT_UNIT_PURE := $(patsubst %,$(BUILD)/unit/%_check,string_table u64_map clock_map timeline dwarf_lines \
 	time_order vmm_ledger entry_list json_reader holders drain_order python_lines call_cost \
-	writer_cache)
+	writer_cache cpu_list)
 test-programs: $(CT_UNIT_PURE)
 
 $(BUILD)/unit/string_table_check: common/string_table.c
@@ -21,6 +21,7 @@ $(BUILD)/unit/timeline_check: viewer-export/model/timeline.c
 $(BUILD)/unit/dwarf_lines_check: collector/elf/dwarf_lines.c common/string_table.c
 $(BUILD)/unit/drain_order_check: collector/ring_drain.c preload/core/ring.c tests/unit/builder_stubs.c
 $(BUILD)/unit/python_lines_check: collector/host_sampling/python_lines.c
+$(BUILD)/unit/cpu_list_check: collector/cpu_placement.c
 $(BUILD)/unit/writer_cache_check: collector/perfetto/writer.c common/string_table.c $(PROTO_C)
 $(BUILD)/unit/writer_cache_check: LDLIBS := -l:libprotobuf-c.a
 

@@ -1,0 +1,20 @@
+/*
+ * Where the collector runs: on the CPUs near the program, not on the one
+ * core a launcher may have bound the program to (cpu_placement.c).
+ */
+#ifndef CT_COLLECTOR_CPU_PLACEMENT_H
+#define CT_COLLECTOR_CPU_PLACEMENT_H
+
+#include <sched.h>
+
+/* Adds the CPUs a sysfs list names ("0-3,8,10-11\n") to `set`; 0, or -1 for
+ * text that is not such a list (then `set` may hold part of it). */
+int ct_cpulist_add(const char *text, cpu_set_t *set);
+
+/* Widens the calling thread's CPU mask, inherited from the program, to every
+ * CPU of the NUMA nodes it touches (every CPU where sysfs has no nodes), as
+ * far as the kernel allows. Call it before any other thread starts, so that
+ * they inherit it. Best effort: a refusal leaves the mask as it was. */
+void ct_cpu_placement_widen(void);
+
+#endif
