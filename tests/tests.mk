@@ -166,7 +166,7 @@ CT_REPLAY_CFLAGS := $(BASE_CFLAGS) $(SAN_CFLAGS)
 test-programs: $(BUILD)/tests/replay_capture $(BUILD)/tests/replay
 $(BUILD)/tests/replay_capture: tests/replay/capture_builder.c tests/replay/capture_format.h \
 		$(BUILD)/obj/collector/main.o $(BUILD)/obj/collector/ring_drain.o \
-		$(BUILD)/obj/collector/perfetto/clock_map.o
+		$(BUILD)/obj/collector/cpu_placement.o $(BUILD)/obj/collector/perfetto/clock_map.o
 	@mkdir -p $(@D)
 	$(CC) $(CT_REPLAY_CFLAGS) -o $@ tests/replay/capture_builder.c $(filter %.o,$^)
 $(BUILD)/tests/replay: tests/replay/replay.c tests/replay/capture_format.h $(filter-out %/main.o,$(COLLECTOR_OBJ))
