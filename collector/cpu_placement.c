@@ -6,12 +6,13 @@
  * compresses, and for the switches between the two: a paced launch loop
  * bound to one CPU ran at about 14x the floor's cost with the collector on
  * its core, against 2x with the collector on the other (docs/performance.md).
- * So, before it starts any thread, the collector widens its own mask to the
- * CPUs of the NUMA nodes the program may run on: near the rings' memory, so
- * their cache lines stay off the interconnect. The kernel intersects the
- * mask with the cgroup's cpuset, so a container's or a job's CPU limit still
- * holds; where nothing wider is allowed the mask stays as it was. The
- * program's own mask is never touched.
+ * So, before it starts any thread, the collector moves to the CPUs of the
+ * NUMA nodes the program may run on (near the rings' memory, so their cache
+ * lines stay off the interconnect) that the program was not bound to; where
+ * the program may use every one of them, the collector keeps their company.
+ * The kernel intersects the mask with the cgroup's cpuset, so a container's
+ * or a job's CPU limit still holds; where nothing else is allowed the mask
+ * stays as it was. The program's own mask is never touched.
  */
 #include "collector/cpu_placement.h"
 
@@ -92,16 +93,26 @@ static int nodes_of(const cpu_set_t *from, cpu_set_t *wanted)
     return nodes ? 0 : -1;
 }
 
-void ct_cpu_placement_widen(void)
+void ct_cpu_placement_beside(pid_t program)
 {
-    cpu_set_t inherited, wanted;
-    if (sched_getaffinity(0, sizeof inherited, &inherited) != 0)
+    cpu_set_t own, theirs, near, beside;
+    if (sched_getaffinity(0, sizeof own, &own) != 0)
         return;
-    CPU_ZERO(&wanted);
-    if (nodes_of(&inherited, &wanted) != 0)
+    /* Ours is the mask of the program's thread that started us, or one a
+     * wrapper (CUDATRACE_COLLECTOR) narrowed; its main thread's says where
+     * the program runs. */
+    if (sched_getaffinity(program, sizeof theirs, &theirs) != 0)
+        theirs = own;
+    CPU_ZERO(&near);
+    if (nodes_of(&theirs, &near) != 0)
         for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-            CPU_SET(cpu, &wanted);
-    CPU_OR(&wanted, &wanted, &inherited);
-    if (!CPU_EQUAL(&wanted, &inherited))
-        sched_setaffinity(0, sizeof wanted, &wanted);
+            CPU_SET(cpu, &near);
+    /* Beside the program where the node has room, else in its company. */
+    CPU_XOR(&beside, &near, &theirs);
+    CPU_AND(&beside, &beside, &near);
+    if (CPU_COUNT(&beside) && sched_setaffinity(0, sizeof beside, &beside) == 0)
+        return;
+    CPU_OR(&near, &near, &own);
+    if (!CPU_EQUAL(&near, &own))
+        sched_setaffinity(0, sizeof near, &near);
 }

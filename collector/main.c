@@ -224,8 +224,8 @@ int main(int argc, char **argv)
         return 2;
     }
     detach();
-    ct_cpu_placement_widen();
     struct watch w = watch_process(o.lifeline_fd);
+    ct_cpu_placement_beside(w.process);
     struct ct_shm_header *shm = map_shm(o.shm_fd);
     if (!shm) {
         fprintf(stderr, "cudatrace-collector: the trace buffers are not from this version\n");
