@@ -17,6 +17,7 @@ import time
 
 import perfetto_check
 from conftest import SAMPLE_HZ, _STEERING_PREFIXES, _STEERING_VARS
+from test_preload_hostile import collector_of
 
 NOBODY = 65534
 MIB = 1 << 20
@@ -97,6 +98,40 @@ def test_status_gives_the_totals_so_far(build_dir, tmp_path):
     code, out, _ = live.finish()
     assert (code, out) == (0, "")  # each step answered "ok", nothing more
     assert not os.path.exists(live.socket_path())  # the collector removed it
+
+
+def accepts_while(collector, tmp_path, action):
+    """accept4 calls the collector makes, as strace sees them, while `action()` runs."""
+    out = tmp_path / "accepts"
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=accept,accept4", "-o", str(out),
+                               "-p", str(collector)], env=env, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with open(f"/proc/{collector}/status") as f:
+                if any(l.startswith("TracerPid:") and l.split()[1] != "0" for l in f):
+                    break
+            time.sleep(0.01)
+        action()
+    finally:
+        tracer.terminate()
+        tracer.wait(timeout=30)
+    return sum("accept" in line for line in out.read_text().splitlines())
+
+
+def test_an_idle_collector_accepts_only_a_connection_that_waits(build_dir, tmp_path):
+    """An accept4 on an empty backlog is no cheap 'nothing': Linux makes and frees a socket,
+    an inode and a file for it, which at a drain cycle a millisecond was 40% of an idle
+    collector's CPU. Half a second of idling makes none; a `ctl status` is accepted."""
+    live = Live(build_dir, tmp_path)
+    live.step("3")
+    collector = collector_of(live.pid)
+    assert accepts_while(collector, tmp_path, lambda: time.sleep(0.5)) == 0
+    replies = []
+    assert accepts_while(collector, tmp_path, lambda: replies.append(status(live))) >= 1
+    assert replies[0][1] == {"cudaLaunchKernel": 3}
+    assert live.finish()[:2] == (0, "")
 
 
 def snapshot(live):
