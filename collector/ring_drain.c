@@ -208,7 +208,7 @@ uint64_t ct_drain_rings(struct ct_shm_header *shm, uint64_t *oldest_call)
 {
     uint32_t live[CT_RINGS_MAX + 1], retired[CT_RINGS_MAX + 1], n = 0, ended = 0;
     *oldest_call = 0;
-    for (uint32_t i = 0; i < shm->ring_count; i++) {
+    for (uint32_t i = 0, n_rings = ct_shm_rings_in_use(shm); i < n_rings; i++) {
         struct ct_ring *ring = ct_shm_ring(shm, i);
         uint32_t state = atomic_load_explicit(&ring->state, memory_order_acquire);
         if (state != CT_RING_ACTIVE && state != CT_RING_RETIRED)
@@ -238,7 +238,7 @@ static struct ct_ring *live_ring(struct ct_shm_header *shm, uint32_t i)
 
 void ct_drain_finish(struct ct_shm_header *shm, uint64_t end_ns)
 {
-    for (uint32_t i = 0; i < shm->ring_count; i++) {
+    for (uint32_t i = 0, n_rings = ct_shm_rings_in_use(shm); i < n_rings; i++) {
         struct ct_ring *ring = live_ring(shm, i);
         if (!ring)
             continue;
@@ -264,7 +264,7 @@ static struct ct_call_now call_now(const struct ct_ring *ring)
 uint32_t ct_drain_calls_now(struct ct_shm_header *shm, struct ct_call_now *calls)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < shm->ring_count; i++) {
+    for (uint32_t i = 0, n_rings = ct_shm_rings_in_use(shm); i < n_rings; i++) {
         struct ct_ring *ring = live_ring(shm, i);
         if (ring && (calls[n] = call_now(ring)).begin_ticks)
             n++;
@@ -274,7 +274,7 @@ uint32_t ct_drain_calls_now(struct ct_shm_header *shm, struct ct_call_now *calls
 
 void ct_drain_describe_live(struct ct_shm_header *shm)
 {
-    for (uint32_t i = 0; i < shm->ring_count; i++) {
+    for (uint32_t i = 0, n_rings = ct_shm_rings_in_use(shm); i < n_rings; i++) {
         struct ct_ring *ring = live_ring(shm, i);
         if (ring)
             ensure_thread(ring);
@@ -283,7 +283,7 @@ void ct_drain_describe_live(struct ct_shm_header *shm)
 
 void ct_drain_write_live(struct ct_shm_header *shm, uint64_t now_ns)
 {
-    for (uint32_t i = 0; i < shm->ring_count; i++) {
+    for (uint32_t i = 0, n_rings = ct_shm_rings_in_use(shm); i < n_rings; i++) {
         struct ct_ring *ring = live_ring(shm, i);
         if (!ring)
             continue;

@@ -20,7 +20,7 @@ void ct_control_totals_ended(const struct ct_call_stats *stats)
 void ct_control_totals_now(struct ct_shm_header *shm, struct ct_call_stats *out)
 {
     memcpy(out, ended, sizeof ended);
-    for (uint32_t i = 0; i < shm->ring_count; i++) {
+    for (uint32_t i = 0, n = ct_shm_rings_in_use(shm); i < n; i++) {
         struct ct_ring *ring = ct_shm_ring(shm, i);
         if (atomic_load(&ring->state) != CT_RING_FREE)
             ct_call_stats_add(out, ring->stats);

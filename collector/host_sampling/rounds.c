@@ -76,7 +76,7 @@ static int by_tid(const void *a, const void *b)
 static void note_calls_in_flight(struct ct_host_rounds *r)
 {
     r->in_call_count = 0;
-    for (uint32_t i = 0; i < r->shm->ring_count; i++) {
+    for (uint32_t i = 0, n = ct_shm_rings_in_use(r->shm); i < n; i++) {
         struct ct_ring *ring = ct_shm_ring(r->shm, i);
         if (i != r->shm->loader_ring &&
             atomic_load_explicit(&ring->state, memory_order_acquire) == CT_RING_ACTIVE &&

@@ -18,7 +18,7 @@
 
 #include "cudatrace/functions.h"
 
-#define CT_RECORD_VERSION 13u
+#define CT_RECORD_VERSION 14u
 
 enum ct_record_type {
     CT_REC_CALL = 1,         /* one CUDA runtime call, see functions.h         */

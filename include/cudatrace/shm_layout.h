@@ -118,6 +118,11 @@ struct ct_shm_header {
     uint32_t clock;         /* enum ct_clock_kind               */
     int32_t pid;
     uint32_t loader_ring; /* the ring of library events, written under a lock */
+    /* One past the highest ring a thread ever claimed (threads take the
+     * first free one): the collector looks at these rings only, so that a
+     * pass, every millisecond when idle, does not touch a page of each of
+     * the 257 rings there are by default. */
+    _Atomic uint32_t rings_claimed;
     /* Written by the collector before it says it is ready: 1 when it
      * watches the process through a pidfd, so that the process need not
      * hold the lifeline; 0 when it relies on the lifeline pipe. */
@@ -191,6 +196,23 @@ static inline struct ct_ring *ct_shm_ring(struct ct_shm_header *shm, uint32_t in
                               (size_t)index * ct_ring_stride(shm->ring_capacity));
 }
 
+/* The rings any thread has written to so far (the loader's among them). */
+static inline uint32_t ct_shm_rings_in_use(struct ct_shm_header *shm)
+{
+    uint32_t claimed = atomic_load_explicit(&shm->rings_claimed, memory_order_acquire);
+    return claimed < shm->ring_count ? claimed : shm->ring_count;
+}
+
+/* Notes that ring `index` was claimed, before its thread writes to it. */
+static inline void ct_shm_note_claimed(struct ct_shm_header *shm, uint32_t index)
+{
+    uint32_t seen = atomic_load_explicit(&shm->rings_claimed, memory_order_relaxed);
+    while (seen <= index &&
+           !atomic_compare_exchange_weak_explicit(&shm->rings_claimed, &seen, index + 1,
+                                                  memory_order_release, memory_order_relaxed))
+        ;
+}
+
 /* Numbers the rings and reserves ring 0 for library events: it belongs to
  * no thread, is written by whichever thread looks at the link map (one at a
  * time), and stays active for the whole session, so no thread claims it. */
@@ -200,6 +222,7 @@ static inline void ct_shm_init_rings(struct ct_shm_header *shm)
         ct_shm_ring(shm, i)->index = i;
     shm->loader_ring = 0;
     atomic_store(&ct_shm_ring(shm, 0)->state, CT_RING_ACTIVE);
+    ct_shm_note_claimed(shm, 0);
     for (uint32_t i = 0; i < shm->spill_count && i < CT_SPILL_CHAIN; i++)
         atomic_fetch_or(&shm->spill_free[i / 64], 1ull << (i % 64));
 }
@@ -208,7 +231,7 @@ static inline void ct_shm_init_rings(struct ct_shm_header *shm)
 static inline uint64_t ct_shm_dropped(struct ct_shm_header *shm)
 {
     uint64_t dropped = atomic_load(&shm->dropped_no_ring);
-    for (uint32_t i = 0; i < shm->ring_count; i++)
+    for (uint32_t i = 0, n = ct_shm_rings_in_use(shm); i < n; i++)
         dropped += atomic_load(&ct_shm_ring(shm, i)->dropped);
     return dropped;
 }

@@ -46,8 +46,10 @@ static struct ct_ring *claim_free_ring(struct ct_shm_header *shm)
         if (atomic_load_explicit(&ring->state, memory_order_relaxed) != CT_RING_FREE)
             continue; /* a plain read first: a thread with no ring retries often */
         if (atomic_compare_exchange_strong_explicit(&ring->state, &expected, CT_RING_ACTIVE,
-                                                    memory_order_acquire, memory_order_relaxed))
+                                                    memory_order_acquire, memory_order_relaxed)) {
+            ct_shm_note_claimed(shm, i);
             return ring;
+        }
     }
     return NULL;
 }

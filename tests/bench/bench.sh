@@ -30,6 +30,7 @@
 #      default rate, with 16 threads and 4 busy workers
 #      (tests/bench/host_sample_cost.c), and one Python stack read from
 #      outside, 20 frames deep (tests/bench/python_stack_cost.c).
+#  12. the collector's CPU while the program makes no calls (below).
 set -eu
 build="${1:-build}"
 calls="${BENCH_CALLS:-2000000}"
@@ -84,6 +85,23 @@ echo "  trace size                        $(calc "$bytes / $recorded") bytes per
     -e 's/^collector_zstd: /  collector against zstd alone      /'
 "$build/bench/host_sample_cost" 16 4 1000 | sed 's/^host_sample_cost: /  host sampler                      /'
 "$build/bench/python_stack_cost" 20 2000 | sed 's/^python_stack_cost: /  Python stack from outside         /'
+# 12. what the collector costs while the program makes no call: one call, then IDLE_S seconds
+#     asleep; the collector's CPU time over them, from /proc, at the default settings.
+idle_s="${BENCH_IDLE_S:-3}"
+idle_share=$(env LD_PRELOAD="$(cd "$build" && pwd)/libcudatrace.so" CUDATRACE_QUIET=1 \
+    CUDATRACE_OUTPUT="$work/idle.pftrace.zst" python3 -c '
+import ctypes, os, subprocess, sys, time
+ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL).cudaDeviceSynchronize()
+time.sleep(0.3)
+pid = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", "cudatrace-collector"],
+                     capture_output=True, text=True).stdout.split()[0]
+def cpu():
+    fields = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+before = cpu()
+time.sleep(float(sys.argv[1]))
+print("%.1f" % (100 * (cpu() - before) / float(sys.argv[1])))' "$idle_s")
+echo "  collector while the program idles  $idle_share% of one core (${idle_s} s asleep after one call)"
 
 rss() { # calls [spill MiB] -> collector max RSS in KiB, from the trace's closing instant
     trace="$work/rss.$1.${2:-default}.pftrace.zst"
