@@ -8,8 +8,8 @@
  * begin is CUPTI's clock and so orders nothing. One pass must give every
  * record once, each ring's in its own order with a string just before its
  * call, the clocked records across rings in clock order (within the slack
- * the pass is given), and free the threads' rings. The builder is stubbed
- * out.
+ * the pass is given), and free the threads' rings, which the next threads
+ * take again (the rings in use stay four). The builder is stubbed out.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -176,8 +176,13 @@ int main(void)
     shm->spill_count = 2;
     ct_shm_init_rings(shm);
     ct_ring_mask = CAPACITY - 1;
+    ct_check_u64(ct_shm_rings_in_use(shm), 1, "before any thread, the loader's ring alone");
     check_pass(0);
+    /* a, b and g took the first three free rings, and the pass freed them;
+     * the next pass's threads take the same three */
+    ct_check_u64(ct_shm_rings_in_use(shm), 4, "the passes look at the rings threads took");
     check_pass(25); /* a runs at most 2 of its calls ahead of b */
+    ct_check_u64(ct_shm_rings_in_use(shm), 4, "rings given back are taken again first");
     free(shm);
     return ct_check_finish();
 }
