@@ -125,7 +125,8 @@ int main(int argc, char **argv)
     shm->pid = (int32_t)getpid();
     ct_shm_init_rings(shm);
     struct ct_ring *ring = ct_shm_ring(shm, 1);
-    atomic_store(&ring->state, CT_RING_ACTIVE);
+    atomic_store(&ring->state, CT_RING_ACTIVE); /* claimed, as a thread claims it */
+    ct_shm_note_claimed(shm, 1);
     ring->tid = shm->pid;
     ct_clock_map_init(CT_CLOCK_BOOTTIME, 0, 0);
     ct_builder_start(shm);
