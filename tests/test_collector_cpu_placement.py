@@ -18,6 +18,16 @@ LAUNCHES = 3000000  # at 300 ns each, the program runs over a second
 ALLOWED = sorted(os.sched_getaffinity(0))
 
 
+def cpu_list(text):
+    """The CPUs a kernel CPU list names ("0-3,8"), as a set."""
+    cpus = set()
+    for item in text.strip().split(","):
+        first, _, last = item.partition("-")
+        if first:
+            cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
 def threads_cpus(pid):
     """{tid: set of CPUs} for every thread of `pid`, from /proc."""
     found = {}
@@ -27,22 +37,14 @@ def threads_cpus(pid):
                 line = next(l for l in f if l.startswith("Cpus_allowed_list:"))
         except (OSError, StopIteration):
             continue  # a thread that ended as we looked
-        cpus = set()
-        for item in line.split(":", 1)[1].strip().split(","):
-            first, _, last = item.partition("-")
-            cpus.update(range(int(first), int(last or first) + 1))
-        found[int(status.split("/")[4])] = cpus
+        found[int(status.split("/")[4])] = cpu_list(line.split(":", 1)[1])
     return found
 
 
 def node_of(cpu):
     """The CPUs of the NUMA node `cpu` is on, as sysfs lists them; None without nodes."""
-    for cpulist in glob.glob("/sys/devices/system/node/node[0-9]*/cpulist"):
-        cpus = set()
-        for item in open(cpulist).read().strip().split(","):
-            first, _, last = item.partition("-")
-            if first:
-                cpus.update(range(int(first), int(last or first) + 1))
+    for path in glob.glob("/sys/devices/system/node/node[0-9]*/cpulist"):
+        cpus = cpu_list(open(path).read())
         if cpu in cpus:
             return cpus
     return None

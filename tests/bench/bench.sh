@@ -214,8 +214,8 @@ floor_line() { # label measure knob-env...
 floor_line "floor, tight loop          " launches CT_DOUBLE_CALL_NS=0
 floor_line "floor, paced (${paced_ns} ns a launch)" launches CT_DOUBLE_CALL_NS="$paced_ns"
 # The same paced loop bound to one CPU, as a launcher binds a rank (taskset, numactl,
-# --cpu-bind): the collector it forks inherits that mask, and runs beside it only because
-# it widens its own (collector/cpu_placement.c).
+# --cpu-bind): the collector it forks inherits that mask, and runs beside the program only
+# because it moves to the node's other CPUs (collector/cpu_placement.c).
 bound_cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
 launches_bound() { # env... -> ns per launch, the program bound to one CPU
     env "$@" taskset -c "$bound_cpu" "$build/tests/launch_loop" "$calls" | per_launch
