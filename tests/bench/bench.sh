@@ -23,7 +23,7 @@
 #      traced with them (Python frames plus the native stack under them).
 #   9. `cudatrace report` over a job's many traces (below).
 #  10. the floor: the least a tracer can add, as the unit of the tracer's cost
-#      (below).
+#      (below), in nanoseconds and in instructions.
 #  11. the host sampler (CUDATRACE_SAMPLE_HZ): the per-call figure of 1.
 #      again with sampling off, to show the hot path does not see it, and
 #      the collector's CPU per thread sample and share of one core at the
@@ -225,6 +225,35 @@ sync_global() { # env... -> ns per cudaDeviceSynchronize, looked up where the fl
     sync_loop global "$@"
 }
 floor_line "floor, Python sync loop    " sync_global
+# The same comparison in instructions (callgrind counts them, so the figure is the same on a
+# quiet machine and a busy one, where the nanoseconds above move by more than a change to the
+# hook saves): what one more launch costs, 200,000 launches less 100,000, so start-up cancels.
+# Call sites off: valgrind's slowdown would bring the millisecond's launch site every few
+# dozen launches; a ring that holds every record, so none takes the spill or drop path.
+launch_instructions() { # launches env... -> instructions counted in the program
+    n="$1"
+    shift
+    env "$@" CT_DOUBLE_CALL_NS=0 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        "$build/tests/launch_loop" "$n" 2>&1 > /dev/null | sed -n 's/.*Collected : //p'
+}
+per_launch_instructions() { # env... -> instructions one more launch costs
+    calc "($(launch_instructions 200000 "$@") - $(launch_instructions 100000 "$@")) / 100000"
+}
+if command -v valgrind > /dev/null; then
+    traced_env="LD_PRELOAD=$preload CUDATRACE_QUIET=1 CUDATRACE_CALL_SITES=0 CUDATRACE_RINGS=2 \
+CUDATRACE_RING_RECORDS=262144 CUDATRACE_OUTPUT=$work/ir.pftrace.zst"
+    iu=$(per_launch_instructions)
+    if_=$(per_launch_instructions LD_PRELOAD="$floor")
+    # shellcheck disable=SC2086 # traced_env is a list of assignments
+    it=$(per_launch_instructions $traced_env)
+    # shellcheck disable=SC2086
+    iw=$(per_launch_instructions $traced_env CUDATRACE_CAPTURE=profiler)
+    echo "  instructions per launch           untraced $iu, floor +$(calc "$if_ - $iu"), traced +$(calc "$it - $iu") \
+($(calc "($it - $iu) / ($if_ - $iu)")x the floor), outside a capture window +$(calc "$iw - $iu") \
+($(calc "($iw - $iu) / ($if_ - $iu)")x)"
+else
+    echo "  instructions per launch           not measured: no valgrind"
+fi
 
 # 9. `cudatrace report` over a job's traces: REPORT_RANKS copies of a rank's
 #    trace of about 1 MB, read in parallel (one reader per core) and on one
