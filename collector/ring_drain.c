@@ -62,6 +62,10 @@ static uint32_t segment_of(struct ct_ring *ring, uint64_t position)
  * `head`, then its spill chain's from `spill_next` to `spill_head`. */
 struct pending {
     struct ct_ring *ring;
+    /* The ring's index, kept here so that taking a record does not read
+     * the ring's first cache line, which its thread writes on every call
+     * (the head, the call in flight). */
+    uint32_t index;
     uint64_t next, head, spill_next, spill_head;
     uint64_t key; /* the clock of the latest record taken that has one */
 };
@@ -84,6 +88,7 @@ static int note_pending(struct pending *p, struct ct_ring *ring)
     p->next = atomic_load_explicit(&ring->tail, memory_order_relaxed);
     p->spill_next = atomic_load_explicit(&ring->spill_tail, memory_order_relaxed);
     p->ring = ring;
+    p->index = ring->index;
     p->key = 0;
     return p->next != p->head || p->spill_next != p->spill_head;
 }
@@ -111,7 +116,7 @@ static uint64_t order_key(const struct pending *p, const struct ct_record *r)
 static void take(struct ct_shm_header *shm, struct pending *p, const struct ct_record *r)
 {
     p->key = order_key(p, r);
-    ct_builder_record(p->ring->index, r);
+    ct_builder_record(p->index, r);
     if (p->next != p->head) {
         if (++p->next == p->head)
             atomic_store_explicit(&p->ring->tail, p->head, memory_order_release);
