@@ -239,15 +239,15 @@ launch_instructions() { # launches env... -> instructions counted in the program
 per_launch_instructions() { # env... -> instructions one more launch costs
     calc "($(launch_instructions 200000 "$@") - $(launch_instructions 100000 "$@")) / 100000"
 }
+traced_instructions() { # env... -> the same, traced
+    per_launch_instructions LD_PRELOAD="$preload" CUDATRACE_QUIET=1 CUDATRACE_CALL_SITES=0 \
+        CUDATRACE_RINGS=2 CUDATRACE_RING_RECORDS=262144 CUDATRACE_OUTPUT="$work/ir.pftrace.zst" "$@"
+}
 if command -v valgrind > /dev/null; then
-    traced_env="LD_PRELOAD=$preload CUDATRACE_QUIET=1 CUDATRACE_CALL_SITES=0 CUDATRACE_RINGS=2 \
-CUDATRACE_RING_RECORDS=262144 CUDATRACE_OUTPUT=$work/ir.pftrace.zst"
     iu=$(per_launch_instructions)
     if_=$(per_launch_instructions LD_PRELOAD="$floor")
-    # shellcheck disable=SC2086 # traced_env is a list of assignments
-    it=$(per_launch_instructions $traced_env)
-    # shellcheck disable=SC2086
-    iw=$(per_launch_instructions $traced_env CUDATRACE_CAPTURE=profiler)
+    it=$(traced_instructions)
+    iw=$(traced_instructions CUDATRACE_CAPTURE=profiler)
     echo "  instructions per launch           untraced $iu, floor +$(calc "$if_ - $iu"), traced +$(calc "$it - $iu") \
 ($(calc "($it - $iu) / ($if_ - $iu)")x the floor), outside a capture window +$(calc "$iw - $iu") \
 ($(calc "($iw - $iu) / ($if_ - $iu)")x)"
