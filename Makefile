@@ -197,7 +197,7 @@ demo: deps all test-programs
 	@sh examples/demo.sh $(BUILD)
 
 bench: deps all test-programs $(BUILD)/bench/collector_throughput $(BUILD)/bench/dlopen_loop \
-		$(BUILD)/bench/nvml_cost $(BUILD)/bench/libfloor.so $(BUILD)/bench/host_sample_cost \
+		$(BUILD)/bench/nvml_cost $(BUILD)/bench/libfloor.so $(BUILD)/bench/libfloor_read.so $(BUILD)/bench/host_sample_cost \
 		$(BUILD)/bench/python_stack_cost
 	@sh tests/bench/bench.sh $(BUILD)
 
@@ -236,6 +236,11 @@ $(BUILD)/bench/nvml_cost: tests/bench/nvml_cost.c $(BUILD)/obj/collector/gpu_sta
 $(BUILD)/bench/libfloor.so: tests/bench/floor_preload.c | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -I$(CUDA_HOME)/include -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
+
+# The same floor with its stamps read by another process (FLOOR_READ in the same source).
+$(BUILD)/bench/libfloor_read.so: tests/bench/floor_preload.c | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -DFLOOR_READ -I$(CUDA_HOME)/include -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
 $(BUILD)/bench/dlopen_loop: tests/bench/dlopen_loop.c
 	@mkdir -p $(dir $@)

@@ -23,7 +23,8 @@
 #      traced with them (Python frames plus the native stack under them).
 #   9. `cudatrace report` over a job's many traces (below).
 #  10. the floor: the least a tracer can add, as the unit of the tracer's cost
-#      (below), in nanoseconds and in instructions.
+#      (below), in nanoseconds and in instructions; on the bound paced loop
+#      also the floor with its stamps read by another process.
 #  11. the host sampler (CUDATRACE_SAMPLE_HZ): the per-call figure of 1.
 #      again with sampling off, to show the hot path does not see it, and
 #      the collector's CPU per thread sample and share of one core at the
@@ -187,17 +188,25 @@ echo "  sync from Python (ctypes)         $sy_plain ns untraced, $sy_nosite ns t
 paced_ns="${BENCH_PACED_NS:-300}"
 floor_runs="${BENCH_FLOOR_RUNS:-9}"
 floor="$(cd "$build" && pwd)/bench/libfloor.so"
+floor_read_sizes=""
 launches() { # env... -> ns per launch
     env "$@" "$build/tests/launch_loop" "$calls" | per_launch
 }
-floor_round() { # measure knob-env... -> "untraced floor traced"
+floor_round() { # measure knob-env... -> "untraced floor traced [read floor per size...]"
     measure="$1"
     shift
     u=$("$measure" "$@")
     f=$("$measure" "$@" LD_PRELOAD="$floor")
     t=$("$measure" "$@" LD_PRELOAD="$preload" CUDATRACE_QUIET=1 CUDATRACE_OUTPUT="$work/floor.pftrace.zst")
     rm -f "$work"/floor*.pftrace.zst
-    echo "$u $f $t"
+    r=""
+    for size in $floor_read_sizes; do
+        r="$r $("$measure" "$@" LD_PRELOAD="$floor_read" CT_FLOOR_READER="$size")"
+    done
+    echo "$u $f $t$r"
+}
+ratio() { # added-ns unit-ns unit-name -> "N.NNx unit-name", or why there is none
+    awk "BEGIN { if (($2) <= 0) print \"no ratio, $3 is within noise\"; else printf \"%.2fx $3\", ($1) / ($2) }"
 }
 floor_line() { # label measure knob-env...
     label="$1"
@@ -208,8 +217,15 @@ floor_line() { # label measure knob-env...
     fu=$(cut -d' ' -f1 < "$work/floor_rounds" | median)
     ff=$(cut -d' ' -f2 < "$work/floor_rounds" | median)
     ft=$(cut -d' ' -f3 < "$work/floor_rounds" | median)
-    echo "  $label untraced $fu ns, floor +$(calc "$ff - $fu") ns, traced +$(calc "$ft - $fu") ns: $(awk \
-        "BEGIN { if ($ff <= $fu) print \"no ratio, the floor is within noise\"; else printf \"%.2fx the floor\", ($ft - $fu) / ($ff - $fu) }")"
+    echo "  $label untraced $fu ns, floor +$(calc "$ff - $fu") ns, traced +$(calc "$ft - $fu") ns: \
+$(ratio "$ft - $fu" "$ff - $fu" "the floor")"
+    column=4
+    for size in $floor_read_sizes; do
+        fr=$(cut -d' ' -f"$column" < "$work/floor_rounds" | median)
+        echo "    the floor read by another process, $size-byte stamps: +$(calc "$fr - $fu") ns \
+($(ratio "$fr - $fu" "$ff - $fu" "the floor")); traced $(ratio "$ft - $fu" "$fr - $fu" "this one")"
+        column=$((column + 1))
+    done
 }
 floor_line "floor, tight loop          " launches CT_DOUBLE_CALL_NS=0
 floor_line "floor, paced (${paced_ns} ns a launch)" launches CT_DOUBLE_CALL_NS="$paced_ns"
@@ -220,7 +236,13 @@ bound_cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
 launches_bound() { # env... -> ns per launch, the program bound to one CPU
     env "$@" taskset -c "$bound_cpu" "$build/tests/launch_loop" "$calls" | per_launch
 }
+# And two more floors whose stamps another process reads, on another CPU as the collector
+# (tests/bench/floor_preload.c, FLOOR_READ), 16 bytes a stamp and a cache line a stamp: what
+# being read from outside costs the program on this machine, whatever the tracer's hook.
+floor_read="$(cd "$build" && pwd)/bench/libfloor_read.so"
+floor_read_sizes="16 64"
 floor_line "floor, paced, bound to one CPU" launches_bound CT_DOUBLE_CALL_NS="$paced_ns"
+floor_read_sizes=""
 sync_global() { # env... -> ns per cudaDeviceSynchronize, looked up where the floor sees it
     sync_loop global "$@"
 }
