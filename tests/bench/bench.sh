@@ -271,8 +271,8 @@ if command -v valgrind > /dev/null; then
     it=$(traced_instructions)
     iw=$(traced_instructions CUDATRACE_CAPTURE=profiler)
     echo "  instructions per launch           untraced $iu, floor +$(calc "$if_ - $iu"), traced +$(calc "$it - $iu") \
-($(calc "($it - $iu) / ($if_ - $iu)")x the floor), outside a capture window +$(calc "$iw - $iu") \
-($(calc "($iw - $iu) / ($if_ - $iu)")x)"
+($(ratio "$it - $iu" "$if_ - $iu" "the floor")), outside a capture window +$(calc "$iw - $iu") \
+($(ratio "$iw - $iu" "$if_ - $iu" "the floor"))"
 else
     echo "  instructions per launch           not measured: no valgrind"
 fi

@@ -34,15 +34,13 @@
 
 #include <cuda_runtime_api.h>
 
+#ifndef FLOOR_READ
 #define SLOTS 4096
-#define SHARED_RING_BYTES (1u << 21) /* as large as cudatrace's default ring */
-#define READER_BUSY_STAMPS 64
 
 struct stamp {
     uint64_t begin, end;
 };
 
-#ifndef FLOOR_READ
 /* initial-exec: a TLS access is then one load off %fs, as a tracer would make it */
 static __thread struct stamp stamps[SLOTS] __attribute__((tls_model("initial-exec")));
 static __thread unsigned next_stamp __attribute__((tls_model("initial-exec")));
@@ -52,6 +50,9 @@ static void keep(uint64_t begin, uint64_t end)
     stamps[next_stamp++ % SLOTS] = (struct stamp){begin, end};
 }
 #else
+#define SHARED_RING_BYTES (1u << 21) /* as large as cudatrace's default ring */
+#define READER_BUSY_STAMPS 64
+
 /* The read floor's ring: the head on a line of its own, as in cudatrace. */
 struct shared_ring {
     _Alignas(64) _Atomic uint64_t head;
