@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -41,6 +42,26 @@ static char socket_path[sizeof((struct sockaddr_un *)0)->sun_path];
 static ino_t socket_inode;
 static struct client clients[CLIENTS];
 
+/* The socket is bound as PID.new beside its path (PID.sock, one character
+ * longer, so the name fits) and renamed into place once it listens: a file
+ * at the pid's path always takes connections. Bound there directly, a `ctl`
+ * between the bind and the listen (a busy machine's scheduler can put
+ * milliseconds there) met a socket that refused it. The rename also
+ * replaces what a pid's earlier process left: that one is gone. */
+static int listen_at_path(int fd)
+{
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    size_t stem = strlen(socket_path) - strlen(".sock");
+    memcpy(address.sun_path, socket_path, stem);
+    memcpy(address.sun_path + stem, ".new", sizeof ".new");
+    unlink(address.sun_path);
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) == 0 && listen(fd, CLIENTS) == 0 &&
+        rename(address.sun_path, socket_path) == 0)
+        return 0;
+    unlink(address.sun_path);
+    return -1;
+}
+
 void ct_control_listen(struct ct_shm_header *shm)
 {
     char why[256];
@@ -49,15 +70,11 @@ void ct_control_listen(struct ct_shm_header *shm)
         clients[i].fd = -1;
     if (ct_control_socket_path(shm->pid, 1, socket_path, sizeof socket_path, why, sizeof why))
         return;
-    struct sockaddr_un address = {.sun_family = AF_UNIX};
-    memcpy(address.sun_path, socket_path, sizeof socket_path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return;
-    unlink(socket_path); /* a pid's earlier process left it: that one is gone */
     struct stat st;
-    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0 || listen(fd, CLIENTS) != 0 ||
-        stat(socket_path, &st) != 0) {
+    if (listen_at_path(fd) != 0 || stat(socket_path, &st) != 0) {
         close(fd);
         return;
     }
