@@ -208,7 +208,10 @@ def ask_raw(path, data):
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(10)
         s.connect(path)
-        s.sendall(data)
+        try:
+            s.sendall(data)
+        except BrokenPipeError:
+            pass  # a refusal can be answered and closed before the line is sent; it is still read
         reply = b""
         while chunk := s.recv(4096):
             reply += chunk
