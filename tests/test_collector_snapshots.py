@@ -22,6 +22,8 @@ import os
 import subprocess
 import time
 
+import pytest
+
 import perfetto_check
 from trace_vocabulary import check as check_vocabulary
 
@@ -47,7 +49,7 @@ def findings(rep, fid):
 def launch_line(repo_root):
     with open(os.path.join(repo_root, "tests", "programs", "gpu_steps.c")) as f:
         for number, line in enumerate(f, 1):
-            if "cudaLaunchKernel(" in line:
+            if "cudaLaunchKernel((const void *)step_kernel" in line:
                 return number
     raise AssertionError("no launch in gpu_steps.c")
 
@@ -64,11 +66,30 @@ def steps_env(build_dir, run_dir, **extra):
     return env
 
 
-def run_steps(build_dir, env, preload=True):
+def run_steps(build_dir, env, preload=True, warm=0):
     if preload:
         env = dict(env, LD_PRELOAD=os.path.join(build_dir, "libcudatrace.so"))
-    return subprocess.Popen([os.path.join(build_dir, "tests", "gpu_steps"), str(STEPS_MS)],
+    return subprocess.Popen([os.path.join(build_dir, "tests", "gpu_steps"), str(STEPS_MS), "0",
+                             str(warm)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def snapshot_while_stuck(build_dir, tmp_path, env, warm=0):
+    """Runs gpu_steps until its first sync has been stuck long enough for a hang snapshot;
+    releases it and returns the snapshot's path and the program's (stdout, stderr)."""
+    release = tmp_path / "release"
+    proc = run_steps(build_dir, dict(env, CT_DOUBLE_SYNC_BLOCK_FILE=str(release)), warm=warm)
+    try:
+        deadline = time.time() + 30
+        while not snapshots(tmp_path) and time.time() < deadline:
+            time.sleep(0.05)
+        found = snapshots(tmp_path)
+        assert proc.poll() is None, "the program ended while its sync was blocked"
+    finally:
+        release.touch()
+        out, err = proc.communicate(timeout=60)
+    assert found == [str(tmp_path / "trace.snapshot-1.pftrace.zst")], err
+    return found[0], proc.pid, (out, err)
 
 
 def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tmp_path,
@@ -133,6 +154,36 @@ def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tm
     assert snapshots(tmp_path) == found
     # A directory stands for its traces, not the snapshots taken of them.
     assert [q["pid"] for q in report(build_dir, tmp_path)["processes"]] == [proc.pid]
+
+
+@pytest.mark.parametrize("incomplete, periodic", [("invalid", "full"), ("zero", "partial")])
+def test_hang_snapshot_asks_cupti_for_the_work_completed_before_it(build_dir, repo_root, tmp_path,
+                                                                   incomplete, periodic):
+    """50 kernels on a stream of their own complete before the default stream's kernel that
+    never does; they sit in a partly filled buffer, which CUPTI's periodic flush does not hand
+    back and a default flush does not either while the stuck kernel's incomplete record shares
+    it (cuptiActivityFlushAll, cuptiActivityFlushPeriod). The snapshot names exactly the one
+    that never completed, whether CUPTI hands the incomplete record over as an invalid kind
+    or with zero timestamps, and whether its worker returns partly filled buffers or not."""
+    warm = 50
+    env = steps_env(build_dir, tmp_path, CT_DOUBLE_CUPTI_LOSE_KERNEL=warm + 1,
+                    CUDATRACE_HANG_S=HANG_S, CT_DOUBLE_CUPTI_INCOMPLETE=incomplete,
+                    CT_DOUBLE_CUPTI_PERIODIC=periodic)
+    path, pid, (out, err) = snapshot_while_stuck(build_dir, tmp_path, env, warm=warm)
+    assert out == "gpu_steps: 5 steps\n", err
+    snap = perfetto_check.load(path, allow_unclosed=True)
+    assert [s["name"] for s in snap.slices if s["args"].get("gpu_kind") == "kernel"] == \
+        ["warm_kernel"] * warm
+    [hang] = findings(the_process_report := report(build_dir, path), "hang")
+    assert ("the default stream: 1 launched and not completed; the first, step_kernel, "
+            f"launched at gpu_steps.c:{launch_line(repo_root)}") in hang["message"], \
+        hang["message"]
+    assert (hang["evidence"]["unfinished_launches"], hang["evidence"]["unfinished_streams"]) == \
+        (1, 1)
+    cupti = the_process(the_process_report)["cupti"]
+    assert (cupti["incomplete"], cupti["untimed"]) == ((0, 1) if incomplete == "zero" else (1, 0))
+    [untimed] = findings(the_process_report, "cupti-untimed")
+    assert untimed["evidence"] == {"incomplete": cupti["incomplete"], "untimed": cupti["untimed"]}
 
 
 def test_a_python_thread_stuck_in_a_call_is_named_by_its_line(build_dir, repo_root, tmp_path):

@@ -7,13 +7,15 @@
  * them. The frame is written on sequences of its own (perfetto/writer.h's
  * aside sequences), so the copy reads alone and the trace goes on with its
  * own sequences untouched; a bounded trace is a valid trace at every
- * moment, so its copy is one too. The trace itself gets the same instant,
- * with the copy's path, so its report can say a snapshot was taken.
+ * moment, so its copy is one too. First the process hands over the GPU
+ * work CUPTI holds (gpu_flush.c), so the copy has what completed. The trace itself gets the same
+ * instant, with the copy's path, so its report can say a snapshot was taken.
  */
 #include "collector/snapshot/snapshot.h"
 
 #include "cudatrace/functions.h"
 #include "cudatrace/trace_names.h"
+#include "collector/gpu_flush.h"
 #include "collector/perfetto/clock_map.h"
 #include "collector/perfetto/process_tracks.h"
 #include "collector/perfetto/trace_file.h"
@@ -78,6 +80,9 @@ static void write_closing(void *ctx)
 
 int ct_snapshot_write(const struct ct_snapshot_reason *why, char *path, size_t path_size)
 {
+    /* A hang's own work never completes: CUPTI holds back the buffer its
+     * record is in, and whatever completed beside it, but for a forced flush. */
+    ct_gpu_flush_live(rings, why->trigger == CT_SNAPSHOT_HANG);
     struct closing c = {why, ct_clock_map_now_ns()};
     ct_drain_describe_live(rings); /* their tracks in the trace, so in the copy */
     ct_writer_flush();

@@ -9,8 +9,10 @@
  * track per device, its own overhead on one track, none of which the
  * report counts as GPU work. Kernel names are demangled. What became of
  * CUPTI (active, or why not, and the records it dropped) is an instant on
- * the process track, and the end instant gives the totals and the clock
- * mapping's measured error. With CUDATRACE_GPU_RECORDS=typed, kernels,
+ * the process track, and so are the counts of records that gave no time
+ * (incomplete, or without timestamps) each time they grow, so a snapshot
+ * has them too; the end instant gives the totals and the clock mapping's
+ * measured error. With CUDATRACE_GPU_RECORDS=typed, kernels,
  * copies and memsets are Perfetto's GpuRenderStageEvents instead
  * (perfetto/render_stages.c), one hardware queue per device and stream,
  * with the same annotations, and the host call names its work by
@@ -340,6 +342,12 @@ void ct_gpu_cupti_state(uint32_t index, const struct ct_record *r, uint64_t ts)
 {
     if (r->func == CT_CUPTI_DROPPED) {
         gpu.cupti_dropped = r->arg[1];
+        return;
+    }
+    if (r->func == CT_CUPTI_UNREAD) {
+        struct ct_arg args[] = {CT_UINT_ARG(ct_key_incomplete, r->arg[1]),
+                                CT_UINT_ARG(ct_key_untimed, r->arg[2])};
+        ct_process_instant(CT_TRACK_PROCESS, ts, ct_event_gpu_unread, args, 2);
         return;
     }
     static const char *const states[] = {[CT_CUPTI_ACTIVE] = ct_value_cupti_active,

@@ -18,7 +18,7 @@
 
 #include "cudatrace/functions.h"
 
-#define CT_RECORD_VERSION 14u
+#define CT_RECORD_VERSION 15u
 
 enum ct_record_type {
     CT_REC_CALL = 1,         /* one CUDA runtime call, see functions.h         */
@@ -84,7 +84,14 @@ enum ct_cupti_state {
     CT_CUPTI_DROPPED = 3,     /* arg[1]: CUPTI's dropped count went up to it */
     CT_CUPTI_NO_GPU = 4,      /* not tried: no driver or no device to trace  */
     CT_CUPTI_YIELDED = 5,     /* handed over to the program's own CUPTI use  */
+    CT_CUPTI_UNREAD = 6,      /* arg[1..2]: ct_cupti_unread's counts so far  */
 };
+
+/* CT_CUPTI_UNREAD: the activity records CUPTI handed over that give no time,
+ * so far. arg[1]: buffers whose reading stopped at a record "either
+ * incomplete or invalid" (cuptiActivityGetNextRecord), each at least one
+ * record, and whatever followed it in that buffer; arg[2]: records whose
+ * start or end is 0, "timestamp information could not be collected". */
 
 /* CT_REC_NVTX: func is the event, begin the clock, result the nesting depth
  * the push or pop left (NVTX's own return value); a push or a mark is

@@ -159,6 +159,16 @@ struct ct_shm_header {
     uint64_t capture_duration_ns; /* and closes this much later; 0: never  */
     char capture_setting[64];     /* CUDATRACE_CAPTURE as given, for the trace */
     _Atomic uint64_t spill_free[CT_SPILL_CHAIN / 64]; /* a set bit: that segment is free */
+    /* The collector asks the preload to hand over what CUPTI holds (before a
+     * snapshot or a `ctl status`) by adding 1 to gpu_flush_asked, after
+     * setting gpu_flush_forced for a flush that hands over incomplete records
+     * too, and waking it (a futex on gpu_flush_asked); the preload stores the
+     * count it served in gpu_flush_done once the records are on its ring.
+     * gpu_flusher is 1 while the preload's thread that serves them runs. */
+    _Atomic uint32_t gpu_flusher;
+    _Atomic uint32_t gpu_flush_asked;
+    _Atomic uint32_t gpu_flush_forced;
+    _Atomic uint32_t gpu_flush_done;
     char output_path[4096];
 };
 

@@ -94,6 +94,7 @@
     X(event, environment, "cudatrace.environment", INSTANT)                                        \
     X(event, cupti, "cudatrace.cupti", INSTANT)                                                    \
     X(event, gpu_totals, "cudatrace.gpu", INSTANT)                                                 \
+    X(event, gpu_unread, "cudatrace.gpu_unread", INSTANT)                                          \
     X(event, end, "cudatrace.end", INSTANT)                                                        \
     X(event, snapshot, "cudatrace.snapshot", INSTANT)                                              \
     X(event, nvml, "cudatrace.nvml", INSTANT)                                                      \
@@ -268,6 +269,9 @@
     X(key, clock_samples, "clock_samples", UINT)                                                   \
     X(key, clock_reading_error_ns, "clock_reading_error_ns", UINT)                                 \
     X(key, clock_drift_ns, "clock_drift_ns", UINT)                                                 \
+    /* cudatrace.gpu_unread: its totals so far */                                                  \
+    X(key, incomplete, "incomplete", UINT)                                                         \
+    X(key, untimed, "untimed", UINT)                                                               \
     /* cudatrace.nvml, nvml.device and the NVML tracks */                                          \
     X(key, nvml_index, "nvml_index", UINT)                                                         \
     X(key, uuid, "uuid", STRING)                                                                   \

@@ -3,17 +3,24 @@
  * memsets, memory operations, synchronisations and CUPTI's own overhead.
  * CUPTI fills buffers from a bounded pool (16 of 4 MiB, made as needed);
  * with none free it drops records and counts them, and that count is read
- * after every buffer and sent on. A completed buffer (every 100 ms, when
- * full, and at exit) becomes CT_REC_GPU records on the ring of the thread
- * CUPTI hands it to, after a reading of CUPTI's clock against ours, which
- * is how the collector puts GPU times on the trace's clock.
+ * after every buffer and sent on. The buffers come from malloc, so that a
+ * tool that takes CUPTI over and is handed one of ours (CUPTI promises
+ * nothing of the buffers lent before it registered) may free it as its
+ * own; only buffers handed back to us return to the pool. A completed
+ * buffer (when flusher.c asks, when full, and at exit) becomes CT_REC_GPU
+ * records on the ring of the thread CUPTI hands it to, after a reading of
+ * CUPTI's clock against ours, which is how the collector puts GPU times on
+ * the trace's clock. A record that gives no time is never sent as one:
+ * reading a buffer stops at a record "either incomplete or invalid", as
+ * cuptiActivityGetNextRecord says, and a start or end of 0 means the time
+ * "could not be collected"; both are counted (CT_CUPTI_UNREAD).
  * Records are read only up to the fields every CUPTI since CUDA 12 lays out
  * at the same offsets (the toolkit's newest structures name them).
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <sys/mman.h>
+#include <stdlib.h>
 
 #include "preload/core/clock.h"
 #include "preload/cupti/api.h"
@@ -24,6 +31,7 @@
 #define BUFFER_BYTES (4u << 20)
 #define BUFFERS 16
 #define FLUSH_PERIOD_MS 100
+#define RECORD_ALIGNMENT 8 /* cuptiActivityGetNextRecord's records sit on 8-byte boundaries */
 
 static struct {
     pthread_mutex_t lock;
@@ -31,7 +39,7 @@ static struct {
     int free_count, made;
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static _Atomic uint64_t dropped_total;
+static _Atomic uint64_t dropped_total, cut_short_total, untimed_total, work_total;
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -39,14 +47,8 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
     pthread_mutex_lock(&pool.lock);
     if (pool.free_count)
         b = pool.free[--pool.free_count];
-    else if (pool.made < BUFFERS) {
-        void *mem =
-            mmap(NULL, BUFFER_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (mem != MAP_FAILED) {
-            b = mem;
-            pool.made++;
-        }
-    }
+    else if (pool.made < BUFFERS && (b = aligned_alloc(RECORD_ALIGNMENT, BUFFER_BYTES)))
+        pool.made++;
     pthread_mutex_unlock(&pool.lock);
     *buffer = b;
     *size = b ? BUFFER_BYTES : 0;
@@ -134,7 +136,10 @@ static void overhead_record(const CUpti_ActivityOverhead3 *o, struct ct_record *
     r->arg[2] = (uint64_t)o->overheadKind;
 }
 
-static void convert(struct ct_ring *ring, const CUpti_Activity *a)
+/* Sends one record; 0 when it gives no time ("A value of 0 for both the start
+ * and end timestamps indicates that timestamp information could not be
+ * collected"), which is counted instead, and -1 for a kind not traced. */
+static int convert(struct ct_ring *ring, const CUpti_Activity *a)
 {
     struct ct_record r = {.type = CT_REC_GPU};
     switch (a->kind) {
@@ -158,9 +163,34 @@ static void convert(struct ct_ring *ring, const CUpti_Activity *a)
         overhead_record((const CUpti_ActivityOverhead3 *)a, &r);
         break;
     default:
-        return;
+        return -1;
     }
+    if (!r.begin || !r.end)
+        return 0;
     ct_emit_record(ring, &r, 1);
+    return 1;
+}
+
+static int is_work(const CUpti_Activity *a)
+{
+    return a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+           a->kind == CUPTI_ACTIVITY_KIND_KERNEL || a->kind == CUPTI_ACTIVITY_KIND_MEMCPY ||
+           a->kind == CUPTI_ACTIVITY_KIND_MEMSET;
+}
+
+/* Says how many records so far gave no time, when a buffer added some. */
+static void note_unread(uint64_t cut_short, uint64_t untimed)
+{
+    if (!cut_short && !untimed)
+        return;
+    struct ct_record r = {.type = CT_REC_CUPTI_STATE, .func = CT_CUPTI_UNREAD};
+    r.arg[1] = atomic_fetch_add(&cut_short_total, cut_short) + cut_short;
+    r.arg[2] = atomic_fetch_add(&untimed_total, untimed) + untimed;
+    struct ct_ring *ring = ct_ring_current();
+    if (ring) {
+        r.begin = r.end = ct_clock_now();
+        ct_emit_record(ring, &r, 1);
+    }
 }
 
 static void note_dropped(CUcontext context, uint32_t stream)
@@ -182,8 +212,15 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
     /* The reading goes first: on this ring, the collector then always has
      * one before the records it maps. */
     ct_cupti_clock_sample();
-    while (ring && ct_cupti.activity_get_next_record(buffer, valid, &record) == CUPTI_SUCCESS)
-        convert(ring, record);
+    CUptiResult status = CUPTI_ERROR_MAX_LIMIT_REACHED;
+    uint64_t untimed = 0, work = 0;
+    while (ring &&
+           (status = ct_cupti.activity_get_next_record(buffer, valid, &record)) == CUPTI_SUCCESS) {
+        untimed += convert(ring, record) == 0;
+        work += is_work(record);
+    }
+    atomic_fetch_add(&work_total, work);
+    note_unread(ring && status == CUPTI_ERROR_INVALID_KIND, untimed);
     note_dropped(context, stream);
     if (buffer)
         give_back(buffer);
@@ -240,8 +277,16 @@ void ct_cupti_clock_sample(void)
         ct_emit_record(ring, &best, 1);
 }
 
+uint64_t ct_cupti_activity_work_records(void)
+{
+    return atomic_load(&work_total);
+}
+
 void ct_cupti_activity_forget_in_child(void)
 {
     pthread_mutex_init(&pool.lock, NULL);
     atomic_store(&dropped_total, 0);
+    atomic_store(&cut_short_total, 0);
+    atomic_store(&untimed_total, 0);
+    atomic_store(&work_total, 0);
 }

@@ -91,7 +91,7 @@ void ct_cupti_callbacks_enable(CUpti_SubscriberHandle subscriber)
     enable_domain(subscriber, CUPTI_CB_DOMAIN_DRIVER_API, driver_functions);
 }
 
-static int makes_gpu_work(uint16_t func)
+int ct_cupti_makes_gpu_work(uint16_t func)
 {
     switch (ct_function_family(func)) {
     case CT_FAMILY_LAUNCH:
@@ -109,7 +109,7 @@ void ct_cupti_emit_correlation(uint64_t begin, uint16_t func)
     uint32_t id = ct_cupti_correlation;
     ct_cupti_correlation = 0;
     struct ct_ring *ring = ct_ring_current();
-    if (!ring || !makes_gpu_work(func) || !ct_capture_recording())
+    if (!ring || !ct_cupti_makes_gpu_work(func) || !ct_capture_recording())
         return; /* outside a capture window its call leaves no record to tie */
     struct ct_record r = {.type = CT_REC_CORRELATION, .begin = begin, .end = begin, .arg = {id}};
     ct_emit_record(ring, &r, ct_function_is_kept(func));

@@ -19,6 +19,8 @@ void CUPTIAPI ct_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUp
                                 const void *data);
 /* Enables the callbacks of every runtime and driver function cudatrace names. */
 void ct_cupti_callbacks_enable(CUpti_SubscriberHandle subscriber);
+/* Whether calls of `func` submit GPU work (launches, graphs, copies, sets). */
+int ct_cupti_makes_gpu_work(uint16_t func);
 
 /* activity.c */
 /* Registers the buffer callbacks and enables the activity kinds: 0, or -1
@@ -28,6 +30,8 @@ int ct_cupti_activity_enable(char *why, size_t why_size);
 void ct_cupti_activity_disable(void);
 /* Records a reading of CUPTI's clock between two of ours. */
 void ct_cupti_clock_sample(void);
+/* Kernel, copy and memset records CUPTI handed over so far, timed or not. */
+uint64_t ct_cupti_activity_work_records(void);
 void ct_cupti_activity_forget_in_child(void);
 
 #endif

@@ -28,6 +28,7 @@
 #include "preload/core/clock.h"
 #include "preload/core/config.h"
 #include "preload/cupti/api.h"
+#include "preload/cupti/flusher.h"
 #include "preload/cupti/internal.h"
 #include "preload/core/export.h"
 #include "preload/hooks/resolve.h"
@@ -124,6 +125,7 @@ static void start(int devices)
         return;
     }
     atomic_store(&start_state, RUNNING);
+    ct_cupti_flusher_start();
     atexit(at_exit);
     ct_cupti_note_state(CT_CUPTI_ACTIVE, 0, 0, path);
 }
@@ -157,7 +159,8 @@ void ct_cupti_flush(void)
     if (!running())
         return;
     int saved_errno = errno;
-    ct_cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    ct_cupti_flusher_stop();
+    ct_cupti_flush_at_exit();
     ct_cupti_clock_sample();
     errno = saved_errno;
 }
@@ -170,8 +173,10 @@ static void yield(void)
     if (!atomic_compare_exchange_strong(&start_state, &expected, NOT_RUNNING))
         return;
     int saved_errno = errno;
-    ct_cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    ct_cupti_flusher_stop();
+    /* Disabled first, so no record can take a buffer of ours after the flush. */
     ct_cupti_activity_disable();
+    ct_cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     ct_cupti.unsubscribe(subscriber);
     ct_cupti_note_state(CT_CUPTI_YIELDED, 0, 0,
                         "the program took CUPTI itself (torch.profiler, Kineto or another tool "
@@ -218,5 +223,6 @@ void ct_cupti_forget_in_child(void)
      * start its own. */
     int was = atomic_load(&start_state);
     ct_cupti_activity_forget_in_child();
+    ct_cupti_flusher_forget_in_child();
     atomic_store(&start_state, was == RUNNING ? INHERITED : NOT_STARTED);
 }

@@ -50,4 +50,16 @@ void ct_findings_cupti(const struct ct_process_report *p, struct ct_findings *ou
             (unsigned long long)c->dropped);
         ct_finding_add_number(f, "dropped", (double)c->dropped);
     }
+    if (c->incomplete || c->untimed) {
+        struct ct_finding *f = ct_finding_add(
+            out, "cupti-untimed", CT_SEVERITY_WARNING, p->pid,
+            "CUPTI handed over GPU work that gives no time: %llu activity buffers ended at a "
+            "record it had not completed (reading a buffer stops there, as CUPTI's "
+            "documentation says, so what followed in it is lost too) and %llu records had no "
+            "timestamps (CUPTI could not collect them): that work is not on the GPU timeline, "
+            "and GPU busy time and kernel counts undercount",
+            (unsigned long long)c->incomplete, (unsigned long long)c->untimed);
+        ct_finding_add_number(f, "incomplete", (double)c->incomplete);
+        ct_finding_add_number(f, "untimed", (double)c->untimed);
+    }
 }

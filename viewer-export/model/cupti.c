@@ -2,7 +2,8 @@
  * What became of CUPTI in a process (cupti.h), from the "cudatrace.cupti"
  * instant (active with its library, or why not) and the "cudatrace.gpu"
  * instant the collector writes at the end (the totals, and how well GPU
- * times were mapped onto the trace's clock).
+ * times were mapped onto the trace's clock), and the latest
+ * "cudatrace.gpu_unread" (the records that gave no time, so far).
  */
 #include "viewer-export/model/cupti.h"
 #include "cudatrace/trace_names.h"
@@ -41,7 +42,10 @@ int ct_cupti_instant(struct ct_cupti_report *c, const struct ct_event *e)
         read_cupti_state(c, e);
     else if (strcmp(e->name, ct_event_gpu_totals) == 0)
         read_cupti_totals(c, e);
-    else
+    else if (strcmp(e->name, ct_event_gpu_unread) == 0) {
+        c->incomplete = (uint64_t)ct_event_int(e, ct_key_incomplete, 0);
+        c->untimed = (uint64_t)ct_event_int(e, ct_key_untimed, 0);
+    } else
         return 0;
     return 1;
 }

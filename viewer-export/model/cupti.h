@@ -19,6 +19,9 @@ struct ct_cupti_report {
     int64_t version, result;
     int finished; /* the totals were written */
     uint64_t kernels, memcpys, memsets, dropped, unmapped;
+    /* Records that gave no time: buffers whose reading stopped at an
+     * incomplete record, and records without timestamps. */
+    uint64_t incomplete, untimed;
     uint64_t clock_samples, clock_reading_error_ns, clock_drift_ns;
 };
 

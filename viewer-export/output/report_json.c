@@ -218,6 +218,8 @@ static void json_cupti(struct ct_json *j, const struct ct_process_report *p)
     if (c->reason)
         ct_json_string(j, "reason", c->reason);
     ct_json_int(j, "version", c->version);
+    ct_json_uint(j, "incomplete", c->incomplete);
+    ct_json_uint(j, "untimed", c->untimed);
     if (c->finished) {
         ct_json_uint(j, "kernels", c->kernels);
         ct_json_uint(j, "memcpys", c->memcpys);

@@ -66,17 +66,43 @@ static const char *const stat_names[STAT_COUNT] = {
 static struct {
     bool taken;
     uint64_t drop_every;
-    /* CT_DOUBLE_CUPTI_LOSE_KERNEL=N: the Nth kernel's record is never delivered, neither
-     * written nor counted as dropped, as a kernel that never completes leaves none. */
+    /* CT_DOUBLE_CUPTI_LOSE_KERNEL=N: the Nth kernel never completes. Its record stays
+     * incomplete, so the buffer that holds it is never handed back but by a forced flush. */
     uint64_t lose_kernel;
+    /* CT_DOUBLE_CUPTI_INCOMPLETE: how a forced flush hands over a record not yet complete, as
+     * cupti_activity.h allows either: "invalid" (the default), cuptiActivityGetNextRecord
+     * answers CUPTI_ERROR_INVALID_KIND "if activity record is either incomplete or invalid";
+     * "zero", its start and end are 0, "A value of 0 for both the start and end timestamps
+     * indicates that timestamp information could not be collected". */
+    bool incomplete_as_zero;
+    /* CT_DOUBLE_CUPTI_PERIODIC: which buffers CUPTI's own worker hands back. "full" (the
+     * default) is the most cuptiActivityFlushPeriod promises: "Periodic flush can return only
+     * those activity buffers which are full and have all the activity records completed";
+     * "partial" also hands back a partly filled one whose records are complete, every period,
+     * which the text does not rule out for CUPTI's heuristics. */
+    bool periodic_partial;
+    /* CT_DOUBLE_CUPTI_UNTIMED_EVERY=N: every Nth kernel record is complete but has no times:
+     * "Records of certain kinds like CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL may contain invalid
+     * (0) timestamps, indicating that no timing information could be collected for lack of
+     * device memory" (cuptiActivityGetNextRecord). */
+    uint64_t untimed_every;
     char *stats_path;
 } knobs;
+
+static bool word_is(const char *name, const char *word)
+{
+    const char *value = getenv(name);
+    return value && strcmp(value, word) == 0;
+}
 
 __attribute__((constructor)) static void load_knobs(void)
 {
     knobs.taken = knob_or("CT_DOUBLE_CUPTI_TAKEN", 0, 0) == 1;
     knobs.drop_every = knob_or("CT_DOUBLE_CUPTI_DROP_EVERY", 0, 0);
     knobs.lose_kernel = knob_or("CT_DOUBLE_CUPTI_LOSE_KERNEL", 0, 0);
+    knobs.incomplete_as_zero = word_is("CT_DOUBLE_CUPTI_INCOMPLETE", "zero");
+    knobs.periodic_partial = word_is("CT_DOUBLE_CUPTI_PERIODIC", "partial");
+    knobs.untimed_every = knob_or("CT_DOUBLE_CUPTI_UNTIMED_EVERY", 0, 0);
     const char *path = getenv("CT_DOUBLE_CUPTI_STATS");
     if (path && path[0])
         knobs.stats_path = strdup(path);
@@ -97,6 +123,8 @@ static CUptiResult result(CUptiResult rc)
 static struct {
     atomic_ullong written[STAT_COUNT];
     atomic_ullong dropped_total;
+    atomic_ullong incomplete;    /* records a forced flush handed over before they completed */
+    atomic_ullong untimed;       /* complete records without timestamps */
     atomic_ullong dropped_since; /* since the last cuptiActivityGetNumDroppedRecords */
     atomic_ullong callbacks[2];  /* runtime, driver */
     pthread_mutex_t names_lock;
@@ -138,6 +166,8 @@ static void write_stats(void)
     for (int k = 0; k < STAT_COUNT; k++)
         fprintf(out, "%s %llu\n", stat_names[k], atomic_load(&stats.written[k]));
     fprintf(out, "dropped %llu\n", atomic_load(&stats.dropped_total));
+    fprintf(out, "incomplete %llu\n", atomic_load(&stats.incomplete));
+    fprintf(out, "untimed %llu\n", atomic_load(&stats.untimed));
     fprintf(out, "callbacks_runtime %llu\n", atomic_load(&stats.callbacks[0]));
     fprintf(out, "callbacks_driver %llu\n", atomic_load(&stats.callbacks[1]));
     pthread_mutex_lock(&stats.names_lock);
@@ -150,11 +180,13 @@ static void write_stats(void)
 
 /* ---- activity buffers ------------------------------------------------------------------ */
 
-/* A buffer the client lent: filling (current) or full and waiting to go back (ready). */
+/* A buffer the client lent: filling (current) or full and waiting to go back (ready). Its
+ * records are all complete once CUPTI's clock reaches done_at (UINT64_MAX: never). */
 struct buffer {
     uint8_t *data;
     size_t size, used;
     size_t records, max_records; /* max_records 0: as many as fit */
+    uint64_t done_at;
     struct buffer *next;
 };
 
@@ -203,12 +235,14 @@ static bool fits(const struct buffer *b, size_t size)
            (b->max_records == 0 || b->records + count <= b->max_records);
 }
 
-static void place(struct buffer *b, const void *record, size_t size)
+static void place(struct buffer *b, const void *record, size_t size, uint64_t done_at)
 {
     size_t at = next_offset(b->data, b->used);
     memcpy(b->data + at, record, size);
     b->used = at + size;
     b->records++;
+    if (done_at > b->done_at)
+        b->done_at = done_at;
 }
 
 /* The overhead of flushing a buffer, recorded at its end (space was kept for it). */
@@ -223,7 +257,7 @@ static void place_overhead(struct buffer *b)
     r.objectId.pt.processId = (uint32_t)getpid();
     r.start = realtime_ns();
     r.end = realtime_ns();
-    place(b, &r, sizeof r);
+    place(b, &r, sizeof r, r.end);
     atomic_fetch_add(&stats.written[STAT_overhead], 1);
 }
 
@@ -262,14 +296,14 @@ static bool request_buffer(void)
 }
 
 /* Writes a record into the current buffer, completing it and requesting another as needed. */
-static bool write_record(const void *record, size_t size)
+static bool write_record(const void *record, size_t size, uint64_t done_at)
 {
     pthread_mutex_lock(&activity.lock);
     bool written = false, dropped = false;
     while (!written && !dropped) {
         struct buffer *b = activity.current;
         if (b && fits(b, size)) {
-            place(b, record, size);
+            place(b, record, size, done_at);
             written = true;
         } else if (b) {
             dropped = b->records == 0; /* too big for a whole buffer */
@@ -287,22 +321,95 @@ static bool write_record(const void *record, size_t size)
     return written;
 }
 
-/* Takes the ready queue (with the partly filled buffer when `all`); the lock is held. */
-static struct buffer *take_ready(bool all)
+/* Which buffers a hand-back takes: CUPTI's worker takes full ones (and, under
+ * CT_DOUBLE_CUPTI_PERIODIC=partial, a partly filled one), a default flush any, and both only
+ * those whose records are complete; a forced flush takes all. */
+enum take { TAKE_FULL, TAKE_PARTIAL, TAKE_DEFAULT, TAKE_FORCED };
+
+static bool all_done(const struct buffer *b)
 {
-    if (all && activity.current && activity.current->records > 0)
+    return realtime_ns() >= b->done_at;
+}
+
+/* Takes the buffers `how` hands back, oldest first, stopping at the first that must stay so
+ * that the client still reads records in the order they were written; the lock is held. */
+static struct buffer *take(enum take how)
+{
+    struct buffer *list = NULL, **tail = &list;
+    while (activity.ready && (how == TAKE_FORCED || all_done(activity.ready))) {
+        struct buffer *b = activity.ready;
+        activity.ready = b->next;
+        b->next = NULL;
+        *tail = b;
+        tail = &b->next;
+    }
+    if (!activity.ready)
+        activity.ready_tail = &activity.ready;
+    /* "For default flush ... it returns all the activity buffers which have all the activity
+     * records completed, buffers need not to be full though." (cuptiActivityFlushAll) */
+    struct buffer *partial = activity.current;
+    if (!activity.ready && how != TAKE_FULL && partial && partial->records > 0 &&
+        (how == TAKE_FORCED || all_done(partial))) {
         complete_current();
-    struct buffer *list = activity.ready;
-    activity.ready = NULL;
-    activity.ready_tail = &activity.ready;
+        activity.ready = NULL;
+        activity.ready_tail = &activity.ready;
+        *tail = partial;
+    }
     return list;
 }
 
+/* The time at which a record's work is done, by its kind. */
+static uint64_t *end_of(CUpti_Activity *a)
+{
+    switch (a->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        return &((CUpti_ActivityKernel10 *)a)->end;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        return &((CUpti_ActivityMemcpy6 *)a)->end;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        return &((CUpti_ActivityMemset4 *)a)->end;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        return &((CUpti_ActivitySynchronization2 *)a)->end;
+    default:
+        return NULL; /* memory operations and overhead are complete when written */
+    }
+}
+
+static size_t record_size(const CUpti_Activity *record);
+
+/* A forced flush "returns all the activity buffers including the ones which have one or more
+ * incomplete activity records" (cuptiActivityFlushAll): each record of work not yet done is
+ * handed over as CT_DOUBLE_CUPTI_INCOMPLETE says, and its work never gets another. */
+static void mark_incomplete(struct buffer *b)
+{
+    uint64_t now = realtime_ns();
+    for (size_t at = next_offset(b->data, 0); at + sizeof(CUpti_Activity) <= b->used;) {
+        CUpti_Activity *a = (CUpti_Activity *)(b->data + at);
+        size_t size = record_size(a);
+        uint64_t *end = end_of(a);
+        if (end && *end > now) {
+            atomic_fetch_add(&stats.incomplete, 1);
+            if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+                atomic_fetch_sub(&stats.written[STAT_kernel], 1);
+            if (knobs.incomplete_as_zero) {
+                end[-1] = *end = 0; /* start precedes end in every one of these layouts */
+                if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+                    ((CUpti_ActivityKernel10 *)a)->completed = 0;
+            } else {
+                a->kind = CUPTI_ACTIVITY_KIND_INVALID;
+            }
+        }
+        at = next_offset(b->data, at + size);
+    }
+}
+
 /* Hands buffers back to the client, in order, with no lock held. */
-static void deliver(struct buffer *list, CUpti_BuffersCallbackCompleteFunc complete)
+static void deliver(struct buffer *list, CUpti_BuffersCallbackCompleteFunc complete, bool forced)
 {
     while (list) {
         struct buffer *next = list->next;
+        if (forced)
+            mark_incomplete(list);
         complete(NULL, 0, list->data, list->size, list->used);
         free(list);
         list = next;
@@ -318,20 +425,24 @@ static bool period_due(uint64_t *deadline)
     return true;
 }
 
-/* Sleeps until a buffer is ready, the period's deadline passes or the worker must stop. */
+/* Sleeps until a full buffer's records are complete, the period's deadline passes, the client
+ * changes something or the worker must stop. */
 static void worker_wait(uint64_t deadline)
 {
-    if (activity.ready || activity.worker_stop)
+    if (activity.worker_stop)
         return;
-    if (activity.period_ms == 0) {
+    uint64_t until = activity.period_ms ? deadline : UINT64_MAX;
+    if (activity.ready && activity.ready->done_at < until)
+        until = activity.ready->done_at;
+    if (until == UINT64_MAX) {
         pthread_cond_wait(&activity.wake, &activity.lock);
         return;
     }
-    struct timespec at = {(time_t)(deadline / 1000000000ULL), (long)(deadline % 1000000000ULL)};
+    struct timespec at = {(time_t)(until / 1000000000ULL), (long)(until % 1000000000ULL)};
     pthread_cond_timedwait(&activity.wake, &activity.lock, &at);
 }
 
-/* CUPTI hands full buffers back from a thread of its own, and so does the double. */
+/* CUPTI hands buffers back from a thread of its own, and so does the double. */
 static void *worker_main(void *unused)
 {
     (void)unused;
@@ -340,11 +451,12 @@ static void *worker_main(void *unused)
     pthread_mutex_lock(&activity.lock);
     while (!activity.worker_stop) {
         worker_wait(deadline);
-        struct buffer *list = take_ready(period_due(&deadline));
+        bool partial = period_due(&deadline) && knobs.periodic_partial;
+        struct buffer *list = take(partial ? TAKE_PARTIAL : TAKE_FULL);
         CUpti_BuffersCallbackCompleteFunc complete = activity.complete;
         activity.worker_delivering = true;
         pthread_mutex_unlock(&activity.lock);
-        deliver(list, complete);
+        deliver(list, complete, false);
         pthread_mutex_lock(&activity.lock);
         activity.worker_delivering = false;
         pthread_cond_broadcast(&activity.settled);
@@ -353,18 +465,19 @@ static void *worker_main(void *unused)
     return NULL;
 }
 
-/* Delivers everything written so far, partly filled buffer included, before returning. */
-static void flush_all(void)
+/* Hands back what a flush with `flag` returns before returning; none is left out if forced. */
+static void flush_all(uint32_t flag)
 {
+    bool forced = flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED;
     pthread_mutex_lock(&activity.lock);
-    struct buffer *list = take_ready(true);
+    struct buffer *list = take(forced ? TAKE_FORCED : TAKE_DEFAULT);
     CUpti_BuffersCallbackCompleteFunc complete = activity.complete;
     /* What the worker is handing back was written earlier and must arrive first. */
     while (activity.worker_delivering && !on_worker)
         pthread_cond_wait(&activity.settled, &activity.lock);
     pthread_mutex_unlock(&activity.lock);
     if (complete)
-        deliver(list, complete);
+        deliver(list, complete, forced);
 }
 
 static void stop_worker(void)
@@ -536,9 +649,31 @@ static bool never_completes(const struct ct_gpu_work *w)
            atomic_fetch_add(&kernels, 1) + 1 == knobs.lose_kernel;
 }
 
+static bool untimed(const struct ct_gpu_work *w)
+{
+    static atomic_ullong kernels;
+    return knobs.untimed_every && w->kind == CT_WORK_KERNEL &&
+           (atomic_fetch_add(&kernels, 1) + 1) % knobs.untimed_every == 0;
+}
+
+/* When a record of `w` is complete: the work's end, since its timestamps are known only then,
+ * UINT64_MAX for work that never ends (whose end is then that too, never handed over). */
+static uint64_t done_at(const struct ct_gpu_work *w, union record *r)
+{
+    if (never_completes(w)) {
+        r->kernel.end = r->kernel.completed = UINT64_MAX;
+        return UINT64_MAX;
+    }
+    if (untimed(w)) {
+        r->kernel.start = r->kernel.end = r->kernel.completed = 0;
+        atomic_fetch_add(&stats.untimed, 1);
+    }
+    return w->end;
+}
+
 static void on_work(const struct ct_gpu_work *w)
 {
-    if (!atomic_load(&kind_on[kind_of_work[w->kind]]) || never_completes(w))
+    if (!atomic_load(&kind_on[kind_of_work[w->kind]]))
         return;
     if (drop_this(w)) {
         count_drop();
@@ -546,7 +681,7 @@ static void on_work(const struct ct_gpu_work *w)
     }
     union record r;
     size_t size = lay_record(w, &r);
-    if (!write_record(&r, size))
+    if (!write_record(&r, size, done_at(w, &r)))
         return;
     atomic_fetch_add(&stats.written[stat_of_work[w->kind]], 1);
     if (w->kind == CT_WORK_KERNEL)
@@ -820,11 +955,9 @@ cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferReques
     return CUPTI_SUCCESS;
 }
 
-/* Every flag flushes everything, partly filled buffers included. */
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 {
-    (void)flag;
-    flush_all();
+    flush_all(flag);
     return CUPTI_SUCCESS;
 }
 
@@ -873,6 +1006,9 @@ CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t validBuf
     size_t at = next_offset(buffer, used);
     if (at + sizeof(CUpti_Activity) > validBufferSizeBytes)
         return result(CUPTI_ERROR_MAX_LIMIT_REACHED);
+    /* "CUPTI_ERROR_INVALID_KIND if activity record is either incomplete or invalid" */
+    if (record_size((CUpti_Activity *)(buffer + at)) == 0)
+        return result(CUPTI_ERROR_INVALID_KIND);
     *record = (CUpti_Activity *)(buffer + at);
     return CUPTI_SUCCESS;
 }
@@ -893,7 +1029,7 @@ CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext context, uint32
  * detaches its profiler would see; the statistics are written now as well as at exit. */
 CUptiResult CUPTIAPI cuptiFinalize(void)
 {
-    flush_all();
+    flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     stop_worker();
     disconnect_driver();
     atomic_store(&subscription.callback, NULL);
