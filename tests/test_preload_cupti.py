@@ -327,11 +327,14 @@ def test_the_cu13_wheel_libcupti_found_beside_its_runtime(trace_run, build_dir, 
     assert "CUPTI_ERROR_UNKNOWN" in process["cupti"]["reason"]
 
 
-def test_the_programs_own_profiler_gets_cupti(trace_run, build_dir, tmp_path):
+@pytest.mark.parametrize("lent", ["keep", "return"])
+def test_the_programs_own_profiler_gets_cupti(trace_run, build_dir, tmp_path, lent):
     """torch.profiler subscribes to CUPTI when it starts: cudatrace hands CUPTI over, so the
-    program's profiler sees every kernel it would see untraced."""
+    program's profiler sees every kernel it would see untraced. Whether CUPTI keeps a buffer
+    cudatrace lent and hands it to the profiler, which frees it as its own (own_profiler does,
+    as Kineto does), or gives it back first, the program runs as it does untraced."""
     before, profiled = 20, 30
-    env = with_gpu(build_dir, tmp_path)
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_CUPTI_LENT=lent)
     plain = subprocess.run([os.path.join(build_dir, "tests", "own_profiler"), str(before),
                             str(profiled)], env={**os.environ, **env}, capture_output=True,
                            text=True, timeout=60)

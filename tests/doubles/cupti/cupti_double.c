@@ -86,6 +86,13 @@ static struct {
      * (0) timestamps, indicating that no timing information could be collected for lack of
      * device memory" (cuptiActivityGetNextRecord). */
     uint64_t untimed_every;
+    /* CT_DOUBLE_CUPTI_LENT: what becomes of a buffer the client lent when another client
+     * registers its callbacks, on which cupti_activity.h says nothing. "keep" (the default):
+     * CUPTI asks for a buffer ahead of need after a forced flush, keeps it across a
+     * registration and hands it, filled, to the new client ("After this call CUPTI
+     * relinquished ownership of the buffer", CUpti_BuffersCallbackCompleteFunc); "return":
+     * a registration first hands every lent buffer back to the client that lent it. */
+    bool lent_returned;
     char *stats_path;
 } knobs;
 
@@ -103,6 +110,7 @@ __attribute__((constructor)) static void load_knobs(void)
     knobs.incomplete_as_zero = word_is("CT_DOUBLE_CUPTI_INCOMPLETE", "zero");
     knobs.periodic_partial = word_is("CT_DOUBLE_CUPTI_PERIODIC", "partial");
     knobs.untimed_every = knob_or("CT_DOUBLE_CUPTI_UNTIMED_EVERY", 0, 0);
+    knobs.lent_returned = word_is("CT_DOUBLE_CUPTI_LENT", "return");
     const char *path = getenv("CT_DOUBLE_CUPTI_STATS");
     if (path && path[0])
         knobs.stats_path = strdup(path);
@@ -475,6 +483,9 @@ static void flush_all(uint32_t flag)
     /* What the worker is handing back was written earlier and must arrive first. */
     while (activity.worker_delivering && !on_worker)
         pthread_cond_wait(&activity.settled, &activity.lock);
+    /* A buffer lent ahead of need, under CT_DOUBLE_CUPTI_LENT=keep. */
+    if (forced && !knobs.lent_returned && !activity.current && !activity.requesting)
+        request_buffer();
     pthread_mutex_unlock(&activity.lock);
     if (complete)
         deliver(list, complete, forced);
@@ -942,6 +953,16 @@ cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferReques
 {
     if (!funcBufferRequested || !funcBufferCompleted)
         return result(CUPTI_ERROR_INVALID_PARAMETER);
+    pthread_mutex_lock(&activity.lock);
+    struct buffer *lent = NULL;
+    CUpti_BuffersCallbackCompleteFunc lender = activity.complete;
+    if (knobs.lent_returned && lender && funcBufferCompleted != lender && activity.current) {
+        lent = activity.current;
+        activity.current = NULL;
+    }
+    pthread_mutex_unlock(&activity.lock);
+    if (lent)
+        deliver(lent, lender, true);
     pthread_mutex_lock(&activity.lock);
     activity.request = funcBufferRequested;
     activity.complete = funcBufferCompleted;
