@@ -133,6 +133,21 @@ def test_each_gpu_slice_ends_the_flow_its_host_call_began(trace_run, build_dir, 
         assert host["ts"] <= g["ts"] < host["ts"] + 1_000_000_000
 
 
+def test_a_realtime_step_moves_no_gpu_work_against_its_call(trace_run, build_dir, tmp_path):
+    """CUPTI times its records on CLOCK_REALTIME unless a timestamp callback is registered
+    (cuptiActivityRegisterTimestampCallback); realtime steps 30 s forward right after the 100th
+    kernel's record, before its buffer is read. Every kernel still starts after its launch
+    began and within a second of it."""
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_CUPTI_CLOCK_STEP=f"{30 * 10**9}:100")
+    _, trace, _ = trace_run("train_loop", STEPS, env=env)
+    starts = {flow: s for s in host_slices(trace, "cudaLaunchKernel") for flow in s["flow_ids"]}
+    kernels = gpu_slices(trace, "kernel")
+    assert len(kernels) == 201 * STEPS
+    late_or_early = [(g["ts"] - starts[g["terminating_flow_ids"][0]]["ts"]) for g in kernels
+                     if not 0 <= g["ts"] - starts[g["terminating_flow_ids"][0]]["ts"] < 10**9]
+    assert late_or_early == []
+
+
 def test_no_call_is_recorded_twice(trace_run, program_calls, build_dir, tmp_path):
     env = with_gpu(build_dir, tmp_path)
     expected = program_calls("train_loop", STEPS, env=env)

@@ -237,8 +237,20 @@ static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
 
+/* CUPTI's times on CLOCK_BOOTTIME, which nothing steps: by default they are
+ * CLOCK_REALTIME's (cuptiActivityRegisterTimestampCallback), which NTP or a
+ * VM's time sync may step between a record and the reading of CUPTI's clock
+ * that maps it, moving GPU work against the calls that made it. */
+static uint64_t CUPTIAPI timestamp_ns(void)
+{
+    return ct_clock_boottime_ns();
+}
+
 int ct_cupti_activity_enable(char *why, size_t why_size)
 {
+    /* "should be done before any of the CUPTI activity kinds are enabled" */
+    if (ct_cupti.activity_register_timestamp_callback)
+        ct_cupti.activity_register_timestamp_callback(timestamp_ns);
     CUptiResult r = ct_cupti.activity_register_callbacks(buffer_requested, buffer_completed);
     if (r == CUPTI_SUCCESS)
         r = ct_cupti.activity_enable(kinds[0]);

@@ -26,6 +26,8 @@ struct ct_cupti_api {
     CUptiResult (*activity_flush_period)(uint32_t);
     CUptiResult (*activity_get_next_record)(uint8_t *, size_t, CUpti_Activity **);
     CUptiResult (*activity_get_num_dropped_records)(CUcontext, uint32_t, size_t *);
+    /* Absent before CUDA 11.6: GPU times are then CLOCK_REALTIME's. */
+    CUptiResult (*activity_register_timestamp_callback)(CUpti_TimestampCallbackFunc);
 };
 
 extern struct ct_cupti_api ct_cupti;

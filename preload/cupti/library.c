@@ -66,7 +66,8 @@ static int is_folder(const char *path)
 
 #define RESOLVE(field, symbol) ((*(void **)&ct_cupti.field = ct_dl_real_sym(lib, symbol)) != NULL)
 
-/* Every entry point but the flush period (CUDA 11.? on) is required. */
+/* Every entry point but the flush period and the timestamp callback is
+ * required. */
 static int resolve_all(void *lib)
 {
     int ok = RESOLVE(get_version, "cuptiGetVersion") &&
@@ -82,6 +83,7 @@ static int resolve_all(void *lib)
              RESOLVE(activity_get_next_record, "cuptiActivityGetNextRecord") &&
              RESOLVE(activity_get_num_dropped_records, "cuptiActivityGetNumDroppedRecords");
     (void)RESOLVE(activity_flush_period, "cuptiActivityFlushPeriod");
+    (void)RESOLVE(activity_register_timestamp_callback, "cuptiActivityRegisterTimestampCallback");
     return ok;
 }
 

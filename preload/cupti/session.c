@@ -118,12 +118,12 @@ static void start(int devices)
         return;
     }
     ct_cupti_callbacks_enable(subscriber);
-    ct_cupti_clock_sample();
     if (ct_cupti_activity_enable(why, sizeof why) != 0) {
         ct_cupti.unsubscribe(subscriber);
         unavailable(0, why);
         return;
     }
+    ct_cupti_clock_sample(); /* on the clock activity_enable chose */
     atomic_store(&start_state, RUNNING);
     ct_cupti_flusher_start();
     atexit(at_exit);

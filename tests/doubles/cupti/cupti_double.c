@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -93,6 +94,11 @@ static struct {
      * relinquished ownership of the buffer", CUpti_BuffersCallbackCompleteFunc); "return":
      * a registration first hands every lent buffer back to the client that lent it. */
     bool lent_returned;
+    /* CT_DOUBLE_CUPTI_CLOCK_STEP=S:K: CLOCK_REALTIME steps S ns forward right after the Kth
+     * kernel record, as NTP or a VM's time sync steps it. CUPTI's own timestamps follow it:
+     * "By default CUPTI uses ... Linux (x86_64, aarch64 sbsa, aarch64) uses
+     * clock_gettime(CLOCK_REALTIME)" (cuptiActivityRegisterTimestampCallback). */
+    uint64_t clock_step_ns, clock_step_after;
     char *stats_path;
 } knobs;
 
@@ -111,6 +117,10 @@ __attribute__((constructor)) static void load_knobs(void)
     knobs.periodic_partial = word_is("CT_DOUBLE_CUPTI_PERIODIC", "partial");
     knobs.untimed_every = knob_or("CT_DOUBLE_CUPTI_UNTIMED_EVERY", 0, 0);
     knobs.lent_returned = word_is("CT_DOUBLE_CUPTI_LENT", "return");
+    const char *step = getenv("CT_DOUBLE_CUPTI_CLOCK_STEP");
+    if (step &&
+        sscanf(step, "%" SCNu64 ":%" SCNu64, &knobs.clock_step_ns, &knobs.clock_step_after) != 2)
+        knobs.clock_step_ns = 0;
     const char *path = getenv("CT_DOUBLE_CUPTI_STATS");
     if (path && path[0])
         knobs.stats_path = strdup(path);
@@ -184,6 +194,32 @@ static void write_stats(void)
     pthread_mutex_unlock(&stats.names_lock);
     if (fclose(out) != 0)
         fprintf(stderr, "cupti double: cannot write %s: %s\n", knobs.stats_path, strerror(errno));
+}
+
+/* ---- CUPTI's clock -------------------------------------------------------------------- */
+
+static atomic_bool stamp_callback;  /* a timestamp callback is registered */
+static atomic_ullong stamp_offset;  /* its clock less the real CLOCK_REALTIME, when registered */
+static atomic_ullong clock_stepped; /* what CT_DOUBLE_CUPTI_CLOCK_STEP added so far */
+
+/* CUPTI's clock less the real CLOCK_REALTIME the simulated GPU runs on: the client's clock
+ * once it registered one (read then, so that back-to-back work stays back to back), else
+ * CLOCK_REALTIME as stepped. Unsigned: it wraps as a difference should. */
+static uint64_t clock_offset(void)
+{
+    return atomic_load(&stamp_callback) ? atomic_load(&stamp_offset) : atomic_load(&clock_stepped);
+}
+
+static uint64_t cupti_now(void)
+{
+    return realtime_ns() + clock_offset();
+}
+
+static void maybe_step_clock(void)
+{
+    static atomic_ullong kernels;
+    if (knobs.clock_step_ns && atomic_fetch_add(&kernels, 1) + 1 == knobs.clock_step_after)
+        atomic_store(&clock_stepped, knobs.clock_step_ns);
 }
 
 /* ---- activity buffers ------------------------------------------------------------------ */
@@ -263,9 +299,9 @@ static void place_overhead(struct buffer *b)
                                  .overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH,
                                  .objectKind = CUPTI_ACTIVITY_OBJECT_PROCESS};
     r.objectId.pt.processId = (uint32_t)getpid();
-    r.start = realtime_ns();
-    r.end = realtime_ns();
-    place(b, &r, sizeof r, r.end);
+    r.start = cupti_now();
+    r.end = cupti_now();
+    place(b, &r, sizeof r, realtime_ns());
     atomic_fetch_add(&stats.written[STAT_overhead], 1);
 }
 
@@ -390,7 +426,7 @@ static size_t record_size(const CUpti_Activity *record);
  * handed over as CT_DOUBLE_CUPTI_INCOMPLETE says, and its work never gets another. */
 static void mark_incomplete(struct buffer *b)
 {
-    uint64_t now = realtime_ns();
+    uint64_t now = cupti_now();
     for (size_t at = next_offset(b->data, 0); at + sizeof(CUpti_Activity) <= b->used;) {
         CUpti_Activity *a = (CUpti_Activity *)(b->data + at);
         size_t size = record_size(a);
@@ -691,12 +727,17 @@ static void on_work(const struct ct_gpu_work *w)
         return;
     }
     union record r;
-    size_t size = lay_record(w, &r);
+    struct ct_gpu_work stamped = *w;
+    uint64_t offset = clock_offset();
+    stamped.start = w->start + offset, stamped.end = w->end + offset;
+    size_t size = lay_record(&stamped, &r);
     if (!write_record(&r, size, done_at(w, &r)))
         return;
     atomic_fetch_add(&stats.written[stat_of_work[w->kind]], 1);
-    if (w->kind == CT_WORK_KERNEL)
+    if (w->kind == CT_WORK_KERNEL) {
         count_kernel_name(w->kernel.name);
+        maybe_step_clock();
+    }
 }
 
 /* ---- callbacks from the driver's API calls --------------------------------------------- */
@@ -847,7 +888,20 @@ CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp)
 {
     if (!timestamp)
         return result(CUPTI_ERROR_INVALID_PARAMETER);
-    *timestamp = realtime_ns();
+    /* "Returns a timestamp normalized to correspond with the start and end timestamps
+     * reported in the CUPTI activity records." */
+    *timestamp = cupti_now();
+    return CUPTI_SUCCESS;
+}
+
+/* "This function registers a callback function to obtain timestamp of user's choice instead
+ * of using CUPTI provided timestamp"; records laid before keep the clock they were laid on. */
+CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc func)
+{
+    if (!func)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    atomic_store(&stamp_offset, func() - realtime_ns());
+    atomic_store(&stamp_callback, true);
     return CUPTI_SUCCESS;
 }
 
