@@ -166,9 +166,14 @@ def test_report_gives_gpu_busy_time_kernels_and_cupti(trace_run, build_dir, tmp_
 # 2. What the hooks cannot see
 
 
-def test_driver_api_launches_are_recorded(trace_run, build_dir, tmp_path):
+@pytest.mark.parametrize("per_thread", [0, 1], ids=["legacy", "per_thread"])
+def test_driver_api_launches_are_recorded(trace_run, build_dir, tmp_path, per_thread):
+    """With per_thread, the program has cuLaunchKernel_ptsz, cuMemcpyHtoD_v2_ptds and
+    cuMemcpyDtoH_v2_ptds from cuGetProcAddress (as code built with --default-stream per-thread
+    has): each is recorded as its plain function, with its flow."""
     per_kernel = 50
-    completed, trace, _ = trace_run("driver_launch", per_kernel, env=with_gpu(build_dir, tmp_path))
+    completed, trace, _ = trace_run("driver_launch", per_kernel, 0, per_thread,
+                                    env=with_gpu(build_dir, tmp_path))
     assert completed.returncode == 0, completed.stderr
     launches = host_slices(trace, "cuLaunchKernel")
     assert len(launches) == 2 * per_kernel
@@ -182,6 +187,7 @@ def test_driver_api_launches_are_recorded(trace_run, build_dir, tmp_path):
     assert api["cuLaunchKernel"]["calls"] == 2 * per_kernel
     assert (api["cuMemAlloc_v2"]["calls"], api["cuMemFree_v2"]["calls"]) == (1, 1)
     assert api["cuCtxSynchronize"]["calls"] == 1
+    assert (api["cuMemcpyHtoD_v2"]["calls"], api["cuMemcpyDtoH_v2"]["calls"]) == (1, 1)
     assert process["gpu"]["flows"] == {"gpu_work": 2 * per_kernel + 2,
                                        "from_host_call": 2 * per_kernel + 2}
     assert process["memory"]["peak_bytes"] == 4096
