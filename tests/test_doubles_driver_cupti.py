@@ -355,3 +355,26 @@ def test_driver_launch_program_per_thread(run_doubles, build_dir):
     assert proc.stdout == "driver_launch: 7 launches of each of 2 kernels, 4096 bytes round-tripped\n"
     assert stats["kernel_name triton_poi_fused_add_0"] == 7
     assert stats["kernel_name triton_red_fused_sum_1"] == 7
+
+
+@pytest.mark.parametrize("multiple", [0, 1], ids=["one_subscriber", "several_subscribers"])
+def test_a_second_subscriber_is_refused_only_where_one_is_allowed(build_dir, tmp_path, multiple):
+    """The injection library subscribes at cuInit; own_profiler then subscribes (through
+    cuptiSubscribe_v2) and enables the launch callback: refused as a second subscriber by default,
+    taken beside the first with CT_DOUBLE_CUPTI_MULTIPLE_SUBSCRIBERS=1, and then given only the
+    callbacks it enabled."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CUDATRACE_", "CT_DOUBLE_", "CUDA_INJECTION"))
+           and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+    env.update(LD_LIBRARY_PATH=f"{build_dir}/double:{build_dir}/driver", CT_DOUBLE_DRIVER="1",
+               CUDA_INJECTION64_PATH=os.path.join(build_dir, "tests", "libct_injection.so"),
+               CT_DOUBLE_CUPTI_MULTIPLE_SUBSCRIBERS=str(multiple))
+    done = subprocess.run([os.path.join(build_dir, "tests", "own_profiler"), "5", "7", "1", "0"],
+                          env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    if multiple:
+        assert (done.returncode, done.stdout) == (
+            0, "own_profiler: subscribe CUPTI_SUCCESS, 7 launch callbacks, 0 kernel records\n")
+    else:
+        assert (done.returncode, done.stdout) == (
+            1, "own_profiler: subscribe CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, "
+               "0 launch callbacks, 0 kernel records\n")
