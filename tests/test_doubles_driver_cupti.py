@@ -6,6 +6,7 @@ it received; these tests hold those, and the CUPTI double's own statistics, to e
 """
 
 import collections
+import ctypes
 import os
 import subprocess
 
@@ -297,3 +298,83 @@ def test_driver_launch_program(run_doubles, build_dir):
     assert stats["kernel_name triton_poi_fused_add_0"] == 7
     assert stats["kernel_name triton_red_fused_sum_1"] == 7
     assert stats["callbacks_runtime"] == 2  # cudaGetDeviceCount
+
+
+# cuda.h: "#define cuLaunchKernel __CUDA_API_PTSZ(cuLaunchKernel)" and so on; cupti_driver_cbid.h
+# gives each variant its own id.
+PER_THREAD = {"cuLaunchKernel": ("cuLaunchKernel_ptsz", 442),
+              "cuLaunchKernelEx": ("cuLaunchKernelEx_ptsz", 653),
+              "cuMemcpyHtoD": ("cuMemcpyHtoD_v2_ptds", 397),
+              "cuMemcpyDtoH": ("cuMemcpyDtoH_v2_ptds", 398),
+              "cuMemcpyDtoD": ("cuMemcpyDtoD_v2_ptds", 399),
+              "cuMemcpyHtoDAsync": ("cuMemcpyHtoDAsync_v2_ptsz", 421),
+              "cuMemcpyDtoHAsync": ("cuMemcpyDtoHAsync_v2_ptsz", 422),
+              "cuMemsetD8": ("cuMemsetD8_v2_ptds", 411),
+              "cuMemsetD32": ("cuMemsetD32_v2_ptds", 413),
+              "cuStreamSynchronize": ("cuStreamSynchronize_ptsz", 440)}
+LEGACY = {"cuLaunchKernel": "cuLaunchKernel", "cuLaunchKernelEx": "cuLaunchKernelEx",
+          "cuMemcpyHtoD": "cuMemcpyHtoD_v2", "cuMemcpyDtoH": "cuMemcpyDtoH_v2",
+          "cuMemcpyDtoD": "cuMemcpyDtoD_v2", "cuMemcpyHtoDAsync": "cuMemcpyHtoDAsync_v2",
+          "cuMemcpyDtoHAsync": "cuMemcpyDtoHAsync_v2", "cuMemsetD8": "cuMemsetD8_v2",
+          "cuMemsetD32": "cuMemsetD32_v2", "cuStreamSynchronize": "cuStreamSynchronize"}
+
+
+def test_get_proc_address_gives_per_thread_variants_only_when_asked(build_dir):
+    driver = ctypes.CDLL(os.path.join(build_dir, "driver", "libcuda.so.1"))
+    cupti = ctypes.CDLL(os.path.join(build_dir, "double", "libcupti.so.13"))
+    get = driver.cuGetProcAddress_v2
+    get.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
+                    ctypes.c_uint64, ctypes.POINTER(ctypes.c_int)]
+
+    def lookup(base, flags, version=13000):
+        pfn, status = ctypes.c_void_p(), ctypes.c_int(-1)
+        assert get(base.encode(), ctypes.byref(pfn), version, flags, ctypes.byref(status)) == 0
+        return pfn.value, status.value
+
+    def address(symbol):
+        return ctypes.cast(getattr(driver, symbol), ctypes.c_void_p).value
+
+    DEFAULT, LEGACY_STREAM, PER_THREAD_STREAM = 0, 1, 2
+    for base, (variant, cbid) in PER_THREAD.items():
+        assert lookup(base, PER_THREAD_STREAM) == (address(variant), 0)
+        assert lookup(base, DEFAULT) == lookup(base, LEGACY_STREAM) == (address(LEGACY[base]), 0)
+        name = ctypes.c_char_p()
+        assert cupti.cuptiGetCallbackName(1, cbid, ctypes.byref(name)) == 0  # driver domain
+        assert name.value.decode() == variant
+    # No per-thread variant: the legacy function; an unknown name or a too-old version: NULL.
+    assert lookup("cuCtxSynchronize", PER_THREAD_STREAM) == (address("cuCtxSynchronize"), 0)
+    assert lookup("cuNoSuchThing", PER_THREAD_STREAM) == (None, 1)
+    assert lookup("cuLaunchKernel", PER_THREAD_STREAM, version=3020) == (None, 2)
+    pfn = ctypes.c_void_p()
+    assert get(b"cuLaunchKernel", ctypes.byref(pfn), 99000, PER_THREAD_STREAM, None) == 1
+
+
+def test_driver_launch_program_per_thread(run_doubles, build_dir):
+    injection = os.path.join(build_dir, "tests", "libct_injection.so")
+    proc, stats = run_doubles("driver_launch", 7, 0, 1, env={"CUDA_INJECTION64_PATH": injection})
+    assert proc.stdout == "driver_launch: 7 launches of each of 2 kernels, 4096 bytes round-tripped\n"
+    assert stats["kernel_name triton_poi_fused_add_0"] == 7
+    assert stats["kernel_name triton_red_fused_sum_1"] == 7
+
+
+@pytest.mark.parametrize("multiple", [0, 1], ids=["one_subscriber", "several_subscribers"])
+def test_a_second_subscriber_is_refused_only_where_one_is_allowed(build_dir, tmp_path, multiple):
+    """The injection library subscribes at cuInit; own_profiler then subscribes (through
+    cuptiSubscribe_v2) and enables the launch callback: refused as a second subscriber by default,
+    taken beside the first with CT_DOUBLE_CUPTI_MULTIPLE_SUBSCRIBERS=1, and then given only the
+    callbacks it enabled."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CUDATRACE_", "CT_DOUBLE_", "CUDA_INJECTION"))
+           and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+    env.update(LD_LIBRARY_PATH=f"{build_dir}/double:{build_dir}/driver", CT_DOUBLE_DRIVER="1",
+               CUDA_INJECTION64_PATH=os.path.join(build_dir, "tests", "libct_injection.so"),
+               CT_DOUBLE_CUPTI_MULTIPLE_SUBSCRIBERS=str(multiple))
+    done = subprocess.run([os.path.join(build_dir, "tests", "own_profiler"), "5", "7", "1", "0"],
+                          env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    if multiple:
+        assert (done.returncode, done.stdout) == (
+            0, "own_profiler: subscribe CUPTI_SUCCESS, 7 launch callbacks, 0 kernel records\n")
+    else:
+        assert (done.returncode, done.stdout) == (
+            1, "own_profiler: subscribe CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, "
+               "0 launch callbacks, 0 kernel records\n")

@@ -181,9 +181,14 @@ def test_report_gives_gpu_busy_time_kernels_and_cupti(trace_run, build_dir, tmp_
 # 2. What the hooks cannot see
 
 
-def test_driver_api_launches_are_recorded(trace_run, build_dir, tmp_path):
+@pytest.mark.parametrize("per_thread", [0, 1], ids=["legacy", "per_thread"])
+def test_driver_api_launches_are_recorded(trace_run, build_dir, tmp_path, per_thread):
+    """With per_thread, the program has cuLaunchKernel_ptsz, cuMemcpyHtoD_v2_ptds and
+    cuMemcpyDtoH_v2_ptds from cuGetProcAddress (as code built with --default-stream per-thread
+    has): each is recorded as its plain function, with its flow."""
     per_kernel = 50
-    completed, trace, _ = trace_run("driver_launch", per_kernel, env=with_gpu(build_dir, tmp_path))
+    completed, trace, _ = trace_run("driver_launch", per_kernel, 0, per_thread,
+                                    env=with_gpu(build_dir, tmp_path))
     assert completed.returncode == 0, completed.stderr
     launches = host_slices(trace, "cuLaunchKernel")
     assert len(launches) == 2 * per_kernel
@@ -197,6 +202,7 @@ def test_driver_api_launches_are_recorded(trace_run, build_dir, tmp_path):
     assert api["cuLaunchKernel"]["calls"] == 2 * per_kernel
     assert (api["cuMemAlloc_v2"]["calls"], api["cuMemFree_v2"]["calls"]) == (1, 1)
     assert api["cuCtxSynchronize"]["calls"] == 1
+    assert (api["cuMemcpyHtoD_v2"]["calls"], api["cuMemcpyDtoH_v2"]["calls"]) == (1, 1)
     assert process["gpu"]["flows"] == {"gpu_work": 2 * per_kernel + 2,
                                        "from_host_call": 2 * per_kernel + 2}
     assert process["memory"]["peak_bytes"] == 4096
@@ -342,20 +348,33 @@ def test_the_cu13_wheel_libcupti_found_beside_its_runtime(trace_run, build_dir, 
     assert "CUPTI_ERROR_UNKNOWN" in process["cupti"]["reason"]
 
 
-@pytest.mark.parametrize("lent", ["keep", "return"])
-def test_the_programs_own_profiler_gets_cupti(trace_run, build_dir, tmp_path, lent):
-    """torch.profiler subscribes to CUPTI when it starts: cudatrace hands CUPTI over, so the
-    program's profiler sees every kernel it would see untraced. Whether CUPTI keeps a buffer
-    cudatrace lent and hands it to the profiler, which frees it as its own (own_profiler does,
-    as Kineto does), or gives it back first, the program runs as it does untraced."""
+# How the program's profiler finds CUPTI's subscription: as linked, the _v2 that new tools call,
+# or through dlsym on a handle of libcupti, as frameworks that load CUPTI at run time do.
+HOW_SUBSCRIBED = {"linked": 0, "v2": 1, "dlsym": 2}
+
+
+def own_profiler_untraced(build_dir, env, *args):
+    plain = subprocess.run([os.path.join(build_dir, "tests", "own_profiler"), *map(str, args)],
+                           env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+    assert plain.returncode == 0, plain.stderr
+    return plain.stdout
+
+
+@pytest.mark.parametrize("how, lent", [(how, "keep") for how in HOW_SUBSCRIBED] +
+                         [("linked", "return")])
+def test_the_programs_own_profiler_gets_cupti(trace_run, build_dir, tmp_path, how, lent):
+    """torch.profiler subscribes to CUPTI when it starts: where CUPTI allows one subscriber,
+    cudatrace hands CUPTI over, so the program's profiler sees every launch and kernel it would
+    see untraced, however it found cuptiSubscribe. Whether CUPTI keeps a buffer cudatrace lent
+    and hands it to the profiler, which frees it as its own (own_profiler does, as Kineto
+    does), or gives it back first, the program runs as it does untraced."""
     before, profiled = 20, 30
     env = with_gpu(build_dir, tmp_path, CT_DOUBLE_CUPTI_LENT=lent)
-    plain = subprocess.run([os.path.join(build_dir, "tests", "own_profiler"), str(before),
-                            str(profiled)], env={**os.environ, **env}, capture_output=True,
-                           text=True, timeout=60)
-    assert plain.stdout == "own_profiler: subscribe CUPTI_SUCCESS, 30 kernel records\n"
-    completed, trace, _ = trace_run("own_profiler", before, profiled, env=env)
-    assert (completed.returncode, completed.stdout) == (0, plain.stdout)
+    args = (before, profiled, HOW_SUBSCRIBED[how], 1)
+    plain = own_profiler_untraced(build_dir, env, *args)
+    assert plain == "own_profiler: subscribe CUPTI_SUCCESS, 30 launch callbacks, 30 kernel records\n"
+    completed, trace, _ = trace_run("own_profiler", *args, env=env)
+    assert (completed.returncode, completed.stdout) == (0, plain)
     launches = host_slices(trace, "cudaLaunchKernel")
     assert collections.Counter(s["args"]["kernel"] for s in launches) == {
         "kernel_before": before, "kernel_profiled": profiled}
@@ -368,6 +387,45 @@ def test_the_programs_own_profiler_gets_cupti(trace_run, build_dir, tmp_path, le
     assert "handed it over" in cupti["reason"]
     (finding,) = findings_with(report, "cupti-yielded")
     assert finding["severity"] == "info"
+
+
+@pytest.mark.parametrize("how", HOW_SUBSCRIBED)
+def test_with_several_subscribers_allowed_both_keep_cupti(trace_run, build_dir, tmp_path, how):
+    """Where CUPTI allows several subscribers (CUDA 13.3 and driver r610 on), the program's tool
+    subscribes beside cudatrace: it gets its callbacks, and cudatrace keeps its GPU timing."""
+    before, profiled = 20, 30
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_CUPTI_MULTIPLE_SUBSCRIBERS=1)
+    args = (before, profiled, HOW_SUBSCRIBED[how], 0)
+    plain = own_profiler_untraced(build_dir, env, *args)
+    assert plain == "own_profiler: subscribe CUPTI_SUCCESS, 30 launch callbacks, 0 kernel records\n"
+    completed, trace, _ = trace_run("own_profiler", *args, env=env)
+    assert (completed.returncode, completed.stdout) == (0, plain)
+    kernels = {"kernel_before": before, "kernel_profiled": profiled}
+    launches = host_slices(trace, "cudaLaunchKernel")
+    assert collections.Counter(s["args"]["kernel"] for s in launches) == kernels
+    assert all(s["flow_ids"] for s in launches)
+    assert collections.Counter(s["name"] for s in gpu_slices(trace, "kernel")) == kernels
+    (process,) = report_json(build_dir, trace_file(completed))["processes"]
+    assert process["cupti"]["state"] == "active"
+    assert process["gpu"]["flows"] == {"gpu_work": before + profiled,
+                                       "from_host_call": before + profiled}
+
+
+def test_with_several_subscribers_the_activity_callbacks_are_still_handed_over(
+        trace_run, build_dir, tmp_path):
+    """cuptiActivityRegisterCallbacks is one per process whatever the subscribers: a tool that
+    registers its own buffers there still gets CUPTI's activity, and cudatrace yields."""
+    before, profiled = 20, 30
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_CUPTI_MULTIPLE_SUBSCRIBERS=1)
+    args = (before, profiled, HOW_SUBSCRIBED["v2"], 1)
+    plain = own_profiler_untraced(build_dir, env, *args)
+    completed, trace, _ = trace_run("own_profiler", *args, env=env)
+    assert (completed.returncode, completed.stdout) == (0, plain)
+    assert plain == "own_profiler: subscribe CUPTI_SUCCESS, 30 launch callbacks, 30 kernel records\n"
+    assert collections.Counter(s["name"] for s in gpu_slices(trace, "kernel")) == {
+        "kernel_before": before}
+    (process,) = report_json(build_dir, trace_file(completed))["processes"]
+    assert process["cupti"]["state"] == "yielded"
 
 
 # --------------------------------------------------------------------------

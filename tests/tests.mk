@@ -140,7 +140,7 @@ test-programs: $(BUILD)/tests/own_profiler
 $(BUILD)/tests/own_profiler: tests/programs/cupti/own_profiler.c tests/programs/program_args.h \
 		$(CT_DOUBLE_LIB) $(CT_CUPTI_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< $(CT_PROGRAM_LDFLAGS) -l:libcupti.so.13
+	$(CC) $(CT_PROGRAM_CFLAGS) -o $@ $< $(CT_PROGRAM_LDFLAGS) -l:libcupti.so.13 -ldl
 
 # A library standing for cuBLAS with a statically linked runtime: its own copy of the runtime
 # double (with its own statistics variable), bound inside it by -Bsymbolic and hidden by its

@@ -10,7 +10,11 @@
  * id for the hook to send; outside, the outermost call is recorded (a
  * static runtime's cudaLaunchKernel, or a driver cuLaunchKernel from Triton)
  * and what it calls underneath is not. Its arguments are read from CUPTI's
- * parameter structures into the layout of the function's family.
+ * parameter structures into the layout of the function's family. A driver
+ * call's per-thread-default-stream variant (cuLaunchKernel_ptsz,
+ * cuMemcpyHtoD_v2_ptds: what code built with --default-stream per-thread
+ * calls, and what cuGetProcAddress hands out for it) has its own callback id
+ * and is recorded as its plain function.
  */
 #include <string.h>
 
@@ -49,6 +53,18 @@ static size_t runtime_name_length(const char *name)
     return strlen(name);
 }
 
+/* "cuLaunchKernel" from "cuLaunchKernel_ptsz", "cuMemcpyHtoD_v2" from
+ * "cuMemcpyHtoD_v2_ptds": cuda.h names the variants __CUDA_API_PTSZ(api)
+ * and __CUDA_API_PTDS(api), "api ## _ptsz" and "api ## _ptds". */
+static size_t driver_name_length(const char *name)
+{
+    size_t length = strlen(name);
+    if (length > 5 &&
+        (strcmp(name + length - 5, "_ptsz") == 0 || strcmp(name + length - 5, "_ptds") == 0))
+        return length - 5;
+    return length;
+}
+
 static int function_named(const char *name, size_t length, int driver)
 {
     int first = driver ? CT_FN_FIRST_DRIVER : 0, last = driver ? CT_FN_COUNT : CT_FN_FIRST_DRIVER;
@@ -78,7 +94,8 @@ static void enable_domain(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomai
         const char *name = NULL;
         if (ct_cupti.get_callback_name(domain, cbid, &name) != CUPTI_SUCCESS || !name)
             continue;
-        int fn = function_named(name, driver ? strlen(name) : runtime_name_length(name), driver);
+        int fn = function_named(name, driver ? driver_name_length(name) : runtime_name_length(name),
+                                driver);
         if (fn >= 0 && worth_a_callback(fn) &&
             ct_cupti.enable_callback(1, subscriber, domain, cbid) == CUPTI_SUCCESS)
             functions[cbid] = (uint16_t)(fn + 1);
@@ -379,6 +396,50 @@ static void driver_sync_args(CUpti_CallbackId cbid, const CUpti_CallbackData *da
     }
 }
 
+/* The per-thread-default-stream variants of the driver calls whose
+ * parameters are read, each with its plain call: generated_cuda_meta.h gives
+ * a variant's parameter structure the plain one's fields, in its order. */
+#define PER_THREAD_VARIANTS(X)                                                                     \
+    X(cuLaunchKernel_ptsz, cuLaunchKernel)                                                         \
+    X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx)                                                     \
+    X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel)                                   \
+    X(cuGraphLaunch_ptsz, cuGraphLaunch)                                                           \
+    X(cuMemAllocAsync_ptsz, cuMemAllocAsync)                                                       \
+    X(cuMemFreeAsync_ptsz, cuMemFreeAsync)                                                         \
+    X(cuMemcpy_ptds, cuMemcpy)                                                                     \
+    X(cuMemcpyAsync_ptsz, cuMemcpyAsync)                                                           \
+    X(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2)                                                       \
+    X(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2)                                                       \
+    X(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2)                                                       \
+    X(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync_v2)                                             \
+    X(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync_v2)                                             \
+    X(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync_v2)                                             \
+    X(cuMemsetD8_v2_ptds, cuMemsetD8_v2)                                                           \
+    X(cuMemsetD8Async_ptsz, cuMemsetD8Async)                                                       \
+    X(cuMemsetD32_v2_ptds, cuMemsetD32_v2)                                                         \
+    X(cuMemsetD32Async_ptsz, cuMemsetD32Async)                                                     \
+    X(cuStreamSynchronize_ptsz, cuStreamSynchronize)
+
+#define SAME_FIELDS(variant, plain)                                                                \
+    _Static_assert(sizeof(variant##_params) == sizeof(plain##_params), #variant);
+PER_THREAD_VARIANTS(SAME_FIELDS)
+#undef SAME_FIELDS
+
+/* The plain call's id for a per-thread variant's, so that one reading of
+ * the parameters serves both. */
+static CUpti_CallbackId plain_driver_cbid(CUpti_CallbackId cbid)
+{
+    switch (cbid) {
+#define AS_CASE(variant, plain)                                                                    \
+    case CUPTI_DRIVER_TRACE_CBID_##variant:                                                        \
+        return CUPTI_DRIVER_TRACE_CBID_##plain;
+        PER_THREAD_VARIANTS(AS_CASE)
+#undef AS_CASE
+    default:
+        return cbid;
+    }
+}
+
 /* The call's record arguments; the parameters are only read where CUPTI
  * gave them (a NULL functionParams leaves the arguments 0). */
 static void call_args(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint16_t func,
@@ -390,6 +451,7 @@ static void call_args(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint16
         runtime_args(cbid, data, ok, a);
         return;
     }
+    cbid = plain_driver_cbid(cbid);
     switch (ct_function_family(func)) {
     case CT_FAMILY_LAUNCH:
         driver_launch_args(cbid, data, a);

@@ -42,5 +42,7 @@ void ct_cupti_start(int devices);
 void ct_cupti_flush(void);
 /* A fork child: CUPTI's state belongs to the parent. */
 void ct_cupti_forget_in_child(void);
+/* Whether `name` is a CUPTI entry point the preload hooks (session.c). */
+int ct_cupti_hooks(const char *name);
 
 #endif

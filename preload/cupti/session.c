@@ -9,13 +9,18 @@
  * used or the reason: NO_GPU when there was nothing to trace (the findings
  * about the driver say why), UNAVAILABLE when there was and CUPTI could not
  * be had (none found, the one subscriber slot taken by another profiler, an
- * error). Tracing goes on through the hooks either way. CUPTI has one
- * subscriber and one set of activity callbacks per process, so when the
- * program itself subscribes or registers them (torch.profiler starting),
- * cudatrace hands CUPTI over first (YIELDED): the program's profiler works
- * as it would untraced, and the GPU timings stop there. The activity still
- * buffered is handed over from an atexit handler, registered once CUPTI is
- * running: it runs before the libraries' destructors, CUDA's and CUPTI's.
+ * error). Tracing goes on through the hooks either way. CUPTI has one set
+ * of activity callbacks per process, and one subscriber before CUDA 13.3 or
+ * driver r610 (several after): when the program registers activity
+ * callbacks itself (torch.profiler starting), cudatrace hands CUPTI over
+ * first (YIELDED), and when it subscribes (cuptiSubscribe, cuptiSubscribe_v2,
+ * linked or found with dlsym), cudatrace hands CUPTI over only if CUPTI
+ * refused the program's subscription as a second one, and then subscribes
+ * it again: the program's profiler works as it would untraced, and the GPU
+ * timings stop there only where CUPTI allows no second subscriber. The
+ * activity still buffered is handed over from an atexit handler, registered
+ * once CUPTI is running: it runs before the libraries' destructors, CUDA's
+ * and CUPTI's.
  */
 #include "preload/cupti/gpu_trace.h"
 
@@ -166,12 +171,12 @@ void ct_cupti_flush(void)
 }
 
 /* Flushes what CUPTI holds, then gives up the activity API and the
- * subscription, once. */
-static void yield(void)
+ * subscription, once: whether this call did. */
+static int yield(void)
 {
     int expected = RUNNING;
     if (!atomic_compare_exchange_strong(&start_state, &expected, NOT_RUNNING))
-        return;
+        return 0;
     int saved_errno = errno;
     ct_cupti_flusher_stop();
     /* Disabled first, so no record can take a buffer of ours after the flush. */
@@ -182,11 +187,28 @@ static void yield(void)
                         "the program took CUPTI itself (torch.profiler, Kineto or another tool "
                         "in the process): cudatrace handed it over, so GPU timings stop here");
     errno = saved_errno;
+    return 1;
 }
 
-/* The program's own calls of the two entry points that take CUPTI over,
- * forwarded to its libcupti once ours is out of the way (a call from
- * inside the libcupti we use is CUPTI's own, and only forwarded). */
+/* Whether the program's subscription (not CUPTI's own call from inside the
+ * libcupti we use), refused with `result`, was refused for ours and is worth
+ * a second try now that ours is handed over. CUPTI's documentation, Legacy
+ * Initialization: "For applications running on CUDA 13.2 or older, or with
+ * drivers older than r610, CUPTI limits activity tracing to a single
+ * subscriber"; "On systems meeting the CUDA 13.3 and driver r610
+ * requirements, this error will no longer be triggered by concurrent tool
+ * usage". Nothing tells a tool in advance which holds, so the program's own
+ * attempt is the test: a first refusal it never sees when ours was the
+ * cause, and no hand-over where CUPTI takes both. */
+static int handed_over_for(CUptiResult result, const void *caller)
+{
+    return result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED &&
+           !ct_cupti_made_call(caller) && yield();
+}
+
+/* The program's own calls of the entry points that take CUPTI over,
+ * forwarded to its libcupti. Programs that dlsym them from a libcupti
+ * handle reach them through dlsym_handle.c (ct_cupti_hooks). */
 CT_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber_out,
                                      CUpti_CallbackFunc callback, void *userdata)
 {
@@ -196,11 +218,34 @@ CT_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber_out,
             &real_slot, "cupti", "cuptiSubscribe");
     if (!real)
         return CUPTI_ERROR_NOT_INITIALIZED;
-    if (!ct_cupti_made_call(__builtin_return_address(0)))
-        yield();
-    return real(subscriber_out, callback, userdata);
+    CUptiResult r = real(subscriber_out, callback, userdata);
+    if (handed_over_for(r, __builtin_return_address(0)))
+        r = real(subscriber_out, callback, userdata);
+    return r;
 }
 
+/* What new tools call (cupti_callbacks.h recommends "transitioning to the
+ * new API cuptiSubscribe_v2"). */
+CT_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber_out,
+                                        CUpti_CallbackFunc callback, void *userdata,
+                                        CUpti_SubscriberParams *params)
+{
+    static _Atomic(void *) real_slot;
+    CUptiResult (*real)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+                        CUpti_SubscriberParams *) =
+        (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+                        CUpti_SubscriberParams *))ct_real_function_in(&real_slot, "cupti",
+                                                                      "cuptiSubscribe_v2");
+    if (!real)
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    CUptiResult r = real(subscriber_out, callback, userdata, params);
+    if (handed_over_for(r, __builtin_return_address(0)))
+        r = real(subscriber_out, callback, userdata, params);
+    return r;
+}
+
+/* One set of activity callbacks per process, whatever the subscribers: the
+ * program's would replace ours, so ours are handed over first. */
 CT_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
                                                      CUpti_BuffersCallbackCompleteFunc completed)
 {
@@ -211,7 +256,7 @@ CT_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReques
     if (!real)
         return CUPTI_ERROR_NOT_INITIALIZED;
     if (!ct_cupti_made_call(__builtin_return_address(0)))
-        yield();
+        (void)yield();
     return real(requested, completed);
 }
 
@@ -225,4 +270,10 @@ void ct_cupti_forget_in_child(void)
     ct_cupti_activity_forget_in_child();
     ct_cupti_flusher_forget_in_child();
     atomic_store(&start_state, was == RUNNING ? INHERITED : NOT_STARTED);
+}
+
+int ct_cupti_hooks(const char *name)
+{
+    return strcmp(name, "cuptiSubscribe") == 0 || strcmp(name, "cuptiSubscribe_v2") == 0 ||
+           strcmp(name, "cuptiActivityRegisterCallbacks") == 0;
 }

@@ -5,7 +5,10 @@
  * the name is one we hook and glibc's answer is the very function our hook
  * calls, the lookup gets our hook instead, so those calls are traced like
  * any other. The driver's cuInit is one too (hooks/driver.c): frameworks
- * with their own static runtime (XLA) find it this way. Any other answer
+ * with their own static runtime (XLA) find it this way. So are the CUPTI
+ * entry points that take CUPTI over (cupti/session.c): frameworks that load
+ * CUPTI at run time find cuptiSubscribe this way, and a dlsym on a libcupti
+ * handle binds past LD_PRELOAD. Any other answer
  * (another runtime than the one our hooks forward to, a name we do not
  * hook) is passed on untouched: a program must never reach different code
  * than it asked for. Lookups from inside the preload use ct_dl_real_sym and
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #include "cudatrace/functions.h"
+#include "preload/cupti/gpu_trace.h"
 #include "preload/loader/dl_real.h"
 #include "preload/hooks/resolve.h"
 
@@ -48,6 +52,8 @@ static const char *hooked_family(const char *name)
 {
     if (strcmp(name, "cuInit") == 0)
         return "cuda";
+    if (ct_cupti_hooks(name))
+        return "cupti";
     return strncmp(name, "cuda", 4) == 0 && is_hooked(name) ? "cudart" : NULL;
 }
 

@@ -3,10 +3,13 @@
  * call first (as the framework around it would make), then libcuda.so.1 opened with dlopen and
  * cuModuleLoadData, cuModuleGetFunction, cuMemAlloc, cuMemcpyHtoD, N cuLaunchKernel of each of
  * two kernels, cuCtxSynchronize, cuMemcpyDtoH and cuMemFree through dlsym. Usage:
- * driver_launch [launches per kernel=100] [driver only=0]; with driver only = 1 there is no
- * runtime call at all: the driver is started with its own cuInit, found with dlsym (as XLA,
- * with its static runtime, does). A tracer that hooks only the runtime sees none of the
- * launches; CUPTI sees them all. Prints one summary line; exits 1 if any call failed.
+ * driver_launch [launches per kernel=100] [driver only=0] [per-thread=0]; with driver only = 1
+ * there is no runtime call at all: the driver is started with its own cuInit, found with dlsym
+ * (as XLA, with its static runtime, does). With per-thread = 1 the entry points come from
+ * cuGetProcAddress with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, as code built with
+ * --default-stream per-thread gets them: cuLaunchKernel_ptsz, cuMemcpyHtoD_v2_ptds and so on. A
+ * tracer that hooks only the runtime sees none of the launches; CUPTI sees them all. Prints one
+ * summary line; exits 1 if any call failed.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -34,15 +37,44 @@ static struct {
     CUresult (*synchronize)(void);
 } cu;
 
-#define RESOLVE(lib, field, symbol) ((*(void **)&cu.field = dlsym(lib, symbol)) != NULL)
+/* cuGetProcAddress_v2, when the entry points are to come from it. */
+static CUresult (*get_proc)(const char *, void **, int, cuuint64_t,
+                            CUdriverProcAddressQueryResult *);
+static int driver_version;
+
+/* The exported `symbol`, or what cuGetProcAddress answers for its base name. */
+static void *find(void *lib, const char *base, const char *symbol)
+{
+    void *found = NULL;
+    CUdriverProcAddressQueryResult status;
+    if (!get_proc)
+        return dlsym(lib, symbol);
+    if (get_proc(base, &found, driver_version, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                 &status) != CUDA_SUCCESS)
+        return NULL;
+    return found;
+}
+
+#define RESOLVE(lib, field, base, symbol) ((*(void **)&cu.field = find(lib, base, symbol)) != NULL)
 
 static int resolve(void *lib)
 {
-    return RESOLVE(lib, load_data, "cuModuleLoadData") &&
-           RESOLVE(lib, get_function, "cuModuleGetFunction") &&
-           RESOLVE(lib, alloc, "cuMemAlloc_v2") && RESOLVE(lib, free, "cuMemFree_v2") &&
-           RESOLVE(lib, htod, "cuMemcpyHtoD_v2") && RESOLVE(lib, dtoh, "cuMemcpyDtoH_v2") &&
-           RESOLVE(lib, launch, "cuLaunchKernel") && RESOLVE(lib, synchronize, "cuCtxSynchronize");
+    return RESOLVE(lib, load_data, "cuModuleLoadData", "cuModuleLoadData") &&
+           RESOLVE(lib, get_function, "cuModuleGetFunction", "cuModuleGetFunction") &&
+           RESOLVE(lib, alloc, "cuMemAlloc", "cuMemAlloc_v2") &&
+           RESOLVE(lib, free, "cuMemFree", "cuMemFree_v2") &&
+           RESOLVE(lib, htod, "cuMemcpyHtoD", "cuMemcpyHtoD_v2") &&
+           RESOLVE(lib, dtoh, "cuMemcpyDtoH", "cuMemcpyDtoH_v2") &&
+           RESOLVE(lib, launch, "cuLaunchKernel", "cuLaunchKernel") &&
+           RESOLVE(lib, synchronize, "cuCtxSynchronize", "cuCtxSynchronize");
+}
+
+/* Readies cuGetProcAddress_v2 and the version to ask it for. */
+static int use_get_proc(void *lib)
+{
+    CUresult (*version)(int *) = (CUresult(*)(int *))dlsym(lib, "cuDriverGetVersion");
+    *(void **)&get_proc = dlsym(lib, "cuGetProcAddress_v2");
+    return version && get_proc && version(&driver_version) == CUDA_SUCCESS;
 }
 
 /* Runs the workload; the number of calls that failed. */
@@ -74,12 +106,13 @@ int main(int argc, char **argv)
 {
     unsigned long long launches = arg_or(argc, argv, 1, 100);
     int driver_only = arg_or(argc, argv, 2, 0) == 1, devices = 0;
+    int per_thread = arg_or(argc, argv, 3, 0) == 1;
     if (!driver_only && (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1)) {
         fprintf(stderr, "driver_launch: no CUDA device\n");
         return 1;
     }
     void *lib = dlopen("libcuda.so.1", RTLD_NOW);
-    if (!lib || !resolve(lib)) {
+    if (!lib || (per_thread && !use_get_proc(lib)) || !resolve(lib)) {
         fprintf(stderr, "driver_launch: cannot load the driver: %s\n",
                 lib ? "missing symbol" : dlerror());
         return 1;

@@ -1,13 +1,15 @@
 /*
  * A CPU stand-in for libcupti.so.13, for testing the tracer's CUPTI support without a GPU. It
- * owns the subscriber slot (CT_DOUBLE_CUPTI_TAKEN=1 plays another profiler holding it), which
- * callbacks and activity kinds are enabled, the activity buffers the client hands it (records
- * laid out with the toolkit's current structures, full buffers delivered from its own worker
- * thread, flushes on demand and every cuptiActivityFlushPeriod), record dropping
- * (CT_DOUBLE_CUPTI_DROP_EVERY=N drops every Nth GPU record) and the ground truth written to
- * CT_DOUBLE_CUPTI_STATS. The calls and the work come from the driver double, which it attaches to
- * through cuGetExportTable (double_gpu.h) as the real CUPTI reaches its driver. No lock is held
- * while the client's callbacks run, so they may call back into CUPTI.
+ * owns the subscribers (one at a time, as CUPTI before CUDA 13.3 or driver r610 allows, or several
+ * with CT_DOUBLE_CUPTI_MULTIPLE_SUBSCRIBERS=1, as later ones do; CT_DOUBLE_CUPTI_TAKEN=1 plays
+ * another profiler holding CUPTI), which callbacks each enabled, which activity kinds are enabled,
+ * the activity buffers the client hands it (records laid out with the toolkit's current structures,
+ * full buffers delivered from its own worker thread, flushes on demand and every
+ * cuptiActivityFlushPeriod), record dropping (CT_DOUBLE_CUPTI_DROP_EVERY=N drops every Nth GPU
+ * record) and the ground truth written to CT_DOUBLE_CUPTI_STATS. The calls and the work come from
+ * the driver double, which it attaches to through cuGetExportTable (double_gpu.h) as the real CUPTI
+ * reaches its driver. No lock is held while the client's callbacks run, so they may call back into
+ * CUPTI.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -29,6 +31,7 @@
 #define CUPTI_VERSION 130001
 #define RECORD_ALIGNMENT 8
 #define MAX_KERNEL_NAMES 256
+#define MAX_SUBSCRIBERS 8
 
 /* The results the double returns, named as the real cuptiGetResultString names them. */
 #define RESULTS(X)                                                                                 \
@@ -66,6 +69,7 @@ static const char *const stat_names[STAT_COUNT] = {
 
 static struct {
     bool taken;
+    bool multiple_subscribers;
     uint64_t drop_every;
     /* CT_DOUBLE_CUPTI_LOSE_KERNEL=N: the Nth kernel never completes. Its record stays
      * incomplete, so the buffer that holds it is never handed back but by a forced flush. */
@@ -111,6 +115,7 @@ static bool word_is(const char *name, const char *word)
 __attribute__((constructor)) static void load_knobs(void)
 {
     knobs.taken = knob_or("CT_DOUBLE_CUPTI_TAKEN", 0, 0) == 1;
+    knobs.multiple_subscribers = knob_or("CT_DOUBLE_CUPTI_MULTIPLE_SUBSCRIBERS", 0, 0) == 1;
     knobs.drop_every = knob_or("CT_DOUBLE_CUPTI_DROP_EVERY", 0, 0);
     knobs.lose_kernel = knob_or("CT_DOUBLE_CUPTI_LOSE_KERNEL", 0, 0);
     knobs.incomplete_as_zero = word_is("CT_DOUBLE_CUPTI_INCOMPLETE", "zero");
@@ -742,38 +747,52 @@ static void on_work(const struct ct_gpu_work *w)
 
 /* ---- callbacks from the driver's API calls --------------------------------------------- */
 
+/* A subscriber: its callback (NULL: the slot is free), its user data (written before the callback
+ * is published) and which callbacks it enabled. */
 static struct CUpti_Subscriber_st {
-    char unused;
-} the_subscriber;
+    _Atomic(CUpti_CallbackFunc) callback;
+    void *userdata;
+    atomic_bool runtime_on[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+    atomic_bool driver_on[CUPTI_DRIVER_TRACE_CBID_SIZE];
+} subscribers[MAX_SUBSCRIBERS];
 
-static struct {
-    pthread_mutex_t lock;
-    _Atomic(CUpti_CallbackFunc) callback; /* NULL: no subscriber */
-    void *userdata;                       /* written before callback is published */
-} subscription = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static pthread_mutex_t subscribing = PTHREAD_MUTEX_INITIALIZER;
 
-static atomic_bool runtime_on[CUPTI_RUNTIME_TRACE_CBID_SIZE];
-static atomic_bool driver_on[CUPTI_DRIVER_TRACE_CBID_SIZE];
-
-/* The enable switch of (domain, cbid); NULL for a domain or id the double does not trace. */
-static atomic_bool *switch_for(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+/* The subscriber a handle names, or NULL for any other pointer or a free slot. */
+static struct CUpti_Subscriber_st *subscriber_of(CUpti_SubscriberHandle handle)
 {
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
-        return &runtime_on[cbid];
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE)
-        return &driver_on[cbid];
+    for (int i = 0; i < MAX_SUBSCRIBERS; i++)
+        if (handle == &subscribers[i] && atomic_load(&handle->callback))
+            return handle;
     return NULL;
 }
 
+/* The enable switch of (domain, cbid) for a subscriber; NULL for a domain or id the double does not
+ * trace. */
+static atomic_bool *switch_for(struct CUpti_Subscriber_st *s, CUpti_CallbackDomain domain,
+                               CUpti_CallbackId cbid)
+{
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
+        return &s->runtime_on[cbid];
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE)
+        return &s->driver_on[cbid];
+    return NULL;
+}
+
+/* CUPTI Python 13.5 release notes: "Each subscriber created with cupti.cupti.subscribe() or
+ * cupti.cupti.subscribe_v2() receives only the callbacks and user data that it registered." */
 static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                    const CUpti_CallbackData *data)
 {
-    atomic_bool *on = switch_for(domain, cbid);
-    CUpti_CallbackFunc callback = atomic_load(&subscription.callback);
-    if (!on || !atomic_load(on) || !callback)
-        return;
-    atomic_fetch_add(&stats.callbacks[domain == CUPTI_CB_DOMAIN_DRIVER_API], 1);
-    callback(subscription.userdata, domain, cbid, data);
+    for (int i = 0; i < MAX_SUBSCRIBERS; i++) {
+        struct CUpti_Subscriber_st *s = &subscribers[i];
+        CUpti_CallbackFunc callback = atomic_load(&s->callback);
+        atomic_bool *on = callback ? switch_for(s, domain, cbid) : NULL;
+        if (!on || !atomic_load(on))
+            continue;
+        atomic_fetch_add(&stats.callbacks[domain == CUPTI_CB_DOMAIN_DRIVER_API], 1);
+        callback(s->userdata, domain, cbid, data);
+    }
 }
 
 /* ---- the driver ------------------------------------------------------------------------ */
@@ -907,30 +926,78 @@ CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallb
 
 /* ---- exports: subscription and callbacks ----------------------------------------------- */
 
+static bool subscribed(void)
+{
+    for (int i = 0; i < MAX_SUBSCRIBERS; i++)
+        if (atomic_load(&subscribers[i].callback))
+            return true;
+    return false;
+}
+
+/* A free slot; NULL when there is none. */
+static struct CUpti_Subscriber_st *free_slot(void)
+{
+    for (int i = 0; i < MAX_SUBSCRIBERS; i++)
+        if (!atomic_load(&subscribers[i].callback))
+            return &subscribers[i];
+    return NULL;
+}
+
 static CUptiResult subscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
                              void *userdata)
 {
     if (!subscriber)
         return CUPTI_ERROR_INVALID_PARAMETER;
-    if (knobs.taken || atomic_load(&subscription.callback))
+    /* cupti_callbacks.h: "Only a single subscriber can be registered at a time. ... In case
+     * profiling session is already started by another CUPTI client, this function returns the
+     * error code CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED", and "the same error when
+     * application is launched using NVIDIA tools like Nsight Systems" (CT_DOUBLE_CUPTI_TAKEN).
+     * CUPTI's documentation, Legacy Initialization: that holds "For applications running on
+     * CUDA 13.2 or older, or with drivers older than r610"; "On systems meeting the CUDA 13.3
+     * and driver r610 requirements, this error will no longer be triggered by concurrent tool
+     * usage" (CT_DOUBLE_CUPTI_MULTIPLE_SUBSCRIBERS=1). */
+    if (knobs.taken || (!knobs.multiple_subscribers && subscribed()))
         return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     if (!callback)
         return CUPTI_ERROR_INVALID_PARAMETER;
+    struct CUpti_Subscriber_st *slot = free_slot();
+    if (!slot)
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
     if (!connect_driver())
         return CUPTI_ERROR_UNKNOWN;
-    subscription.userdata = userdata;
-    atomic_store(&subscription.callback, callback);
-    *subscriber = &the_subscriber;
+    slot->userdata = userdata;
+    atomic_store(&slot->callback, callback);
+    *subscriber = slot;
     return CUPTI_SUCCESS;
+}
+
+/* Both subscription calls, serialised; neither calls the other's export, so a client's hook of
+ * one never sees the other's calls. */
+static CUptiResult subscribe_once(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+                                  void *userdata)
+{
+    pthread_mutex_lock(&subscribing);
+    CUptiResult rc = subscribe(subscriber, callback, userdata);
+    pthread_mutex_unlock(&subscribing);
+    return result(rc);
 }
 
 CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
                                     void *userdata)
 {
-    pthread_mutex_lock(&subscription.lock);
-    CUptiResult rc = subscribe(subscriber, callback, userdata);
-    pthread_mutex_unlock(&subscription.lock);
-    return result(rc);
+    return subscribe_once(subscriber, callback, userdata);
+}
+
+/* cupti_callbacks.h: pParams "Can be NULL"; CUPTI_ERROR_INVALID_PARAMETER "if pParams.structSize
+ * is not filled with the size of the structure". Otherwise it subscribes as cuptiSubscribe does;
+ * the names in pParams are not kept (nothing here reads them back). */
+CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
+                                       CUpti_CallbackFunc callback, void *userdata,
+                                       CUpti_SubscriberParams *pParams)
+{
+    if (pParams && pParams->structSize == 0)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    return subscribe_once(subscriber, callback, userdata);
 }
 
 static void enable_all(atomic_bool *switches, size_t count, bool on)
@@ -939,26 +1006,28 @@ static void enable_all(atomic_bool *switches, size_t count, bool on)
         atomic_store(&switches[i], on);
 }
 
-static void disable_callbacks(void)
+static void unsubscribe(struct CUpti_Subscriber_st *s)
 {
-    enable_all(runtime_on, CUPTI_RUNTIME_TRACE_CBID_SIZE, false);
-    enable_all(driver_on, CUPTI_DRIVER_TRACE_CBID_SIZE, false);
+    atomic_store(&s->callback, NULL);
+    enable_all(s->runtime_on, CUPTI_RUNTIME_TRACE_CBID_SIZE, false);
+    enable_all(s->driver_on, CUPTI_DRIVER_TRACE_CBID_SIZE, false);
 }
 
 CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
-    if (subscriber != &the_subscriber || !atomic_load(&subscription.callback))
+    struct CUpti_Subscriber_st *s = subscriber_of(subscriber);
+    if (!s)
         return result(CUPTI_ERROR_INVALID_PARAMETER);
-    atomic_store(&subscription.callback, NULL);
-    disable_callbacks();
+    unsubscribe(s);
     return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                          CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-    atomic_bool *on = switch_for(domain, cbid);
-    if (subscriber != &the_subscriber || !on)
+    struct CUpti_Subscriber_st *s = subscriber_of(subscriber);
+    atomic_bool *on = s ? switch_for(s, domain, cbid) : NULL;
+    if (!on)
         return result(CUPTI_ERROR_INVALID_PARAMETER);
     atomic_store(on, enable != 0);
     return CUPTI_SUCCESS;
@@ -967,12 +1036,13 @@ CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle
 CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                        CUpti_CallbackDomain domain)
 {
-    if (subscriber != &the_subscriber)
+    struct CUpti_Subscriber_st *s = subscriber_of(subscriber);
+    if (!s)
         return result(CUPTI_ERROR_INVALID_PARAMETER);
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-        enable_all(runtime_on, CUPTI_RUNTIME_TRACE_CBID_SIZE, enable != 0);
+        enable_all(s->runtime_on, CUPTI_RUNTIME_TRACE_CBID_SIZE, enable != 0);
     else if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
-        enable_all(driver_on, CUPTI_DRIVER_TRACE_CBID_SIZE, enable != 0);
+        enable_all(s->driver_on, CUPTI_DRIVER_TRACE_CBID_SIZE, enable != 0);
     else
         return result(CUPTI_ERROR_INVALID_PARAMETER);
     return CUPTI_SUCCESS;
@@ -1107,8 +1177,8 @@ CUptiResult CUPTIAPI cuptiFinalize(void)
     flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     stop_worker();
     disconnect_driver();
-    atomic_store(&subscription.callback, NULL);
-    disable_callbacks();
+    for (int i = 0; i < MAX_SUBSCRIBERS; i++)
+        unsubscribe(&subscribers[i]);
     enable_all(kind_on, CUPTI_ACTIVITY_KIND_COUNT, false);
     pthread_mutex_lock(&activity.lock);
     activity.request = NULL;

@@ -1,17 +1,17 @@
 /*
  * A CPU stand-in for the CUDA driver, libcuda.so.1, playing the GPU for tests of the tracer's
  * CUPTI support. It owns what a GPU and its driver own: the cu* entry points a launcher such as
- * Triton's uses (device memory is host memory, so copies and sets really move bytes; kernels are
- * never run), a simulated device timeline (a cursor per stream; CT_DOUBLE_GPU_LATENCY_NS,
- * CT_DOUBLE_KERNEL_NS and CT_DOUBLE_COPY_BYTES_PER_NS set its pace, and synchronising calls
- * really wait for it), the correlation ids of API calls, the loading of a CUDA_INJECTION64_PATH
- * library at cuInit, and the one tool attachment. The CUPTI double attaches through
- * cuGetExportTable (double_gpu.h), and the runtime double reports its calls and work through the
- * same table, so both kinds of call reach the tool as callbacks and activity alike. The
- * virtual-memory API keeps the real one's rules on physical memory: a handle's memory goes when
- * it is released and every mapping of it unmapped, and CT_DOUBLE_VMM_LIMIT bounds what is
- * held (cuMemCreate then fails with CUDA_ERROR_OUT_OF_MEMORY). Its addresses are reserved
- * from a range no host allocation uses, and are never touched.
+ * Triton's uses, with their per-thread-default-stream variants and cuGetProcAddress (device memory
+ * is host memory, so copies and sets really move bytes; kernels are never run), a simulated device
+ * timeline (a cursor per stream; CT_DOUBLE_GPU_LATENCY_NS, CT_DOUBLE_KERNEL_NS and
+ * CT_DOUBLE_COPY_BYTES_PER_NS set its pace, and synchronising calls really wait for it), the
+ * correlation ids of API calls, the loading of a CUDA_INJECTION64_PATH library at cuInit, and the
+ * one tool attachment. The CUPTI double attaches through cuGetExportTable (double_gpu.h), and the
+ * runtime double reports its calls and work through the same table, so both kinds of call reach the
+ * tool as callbacks and activity alike. The virtual-memory API keeps the real one's rules on
+ * physical memory: a handle's memory goes when it is released and every mapping of it unmapped, and
+ * CT_DOUBLE_VMM_LIMIT bounds what is held (cuMemCreate then fails with CUDA_ERROR_OUT_OF_MEMORY).
+ * Its addresses are reserved from a range no host allocation uses, and are never touched.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -128,16 +128,23 @@ static void emit(struct ct_gpu_work *work)
         current->record(work);
 }
 
-/* The body of every driver export: callbacks around `work`, an expression giving the result. */
-#define DRIVER_CALL(name, params, symbol, work)                                                    \
+/* A driver entry point's callback id and name, as one argument. */
+#define ENTRY(name) CUPTI_DRIVER_TRACE_CBID_##name, #name
+
+/* The body of every driver export: callbacks around `work`, an expression giving the result.
+ * `entry` is ENTRY(name), or the id and name a body shared by a plain entry point and its
+ * per-thread-default-stream variant was given. */
+#define DRIVER_CALL_AS(entry, params, symbol, work)                                                \
     do {                                                                                           \
         struct ct_gpu_call call;                                                                   \
-        api_enter(&call, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##name, #name,        \
-                  params, symbol);                                                                 \
+        api_enter(&call, CUPTI_CB_DOMAIN_DRIVER_API, entry, params, symbol);                       \
         CUresult rc = (work);                                                                      \
         api_exit(&call, &rc);                                                                      \
         return rc;                                                                                 \
     } while (0)
+#define DRIVER_CALL(name, params, symbol, work) DRIVER_CALL_AS(ENTRY(name), params, symbol, work)
+/* In a body shared by an entry point and its variant: its own `cbid` and `name` parameters. */
+#define SHARED_ENTRY cbid, name
 
 /* ---- kernels by name ------------------------------------------------------------------- */
 
@@ -676,19 +683,44 @@ static CUresult launch(CUfunction f, const uint32_t grid[3], const uint32_t bloc
     return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                unsigned int gridDimZ, unsigned int blockDimX,
-                                unsigned int blockDimY, unsigned int blockDimZ,
-                                unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
-                                void **extra)
+/* The per-thread-default-stream variants (_ptsz, _ptds) share their plain entry point's body
+ * and parameter layout (generated_cuda_meta.h gives both the same fields); each has its own
+ * callback id, as cupti_driver_cbid.h lists them. */
+
+static CUresult launch_kernel(CUpti_CallbackId cbid, const char *name, CUfunction f,
+                              unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                              unsigned int blockDimX, unsigned int blockDimY,
+                              unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                              void **kernelParams, void **extra)
 {
     cuLaunchKernel_params params = {f,         gridDimX,     gridDimY,  gridDimZ,
                                     blockDimX, blockDimY,    blockDimZ, sharedMemBytes,
                                     hStream,   kernelParams, extra};
     const uint32_t grid[3] = {gridDimX, gridDimY, gridDimZ};
     const uint32_t block[3] = {blockDimX, blockDimY, blockDimZ};
-    DRIVER_CALL(cuLaunchKernel, &params, f ? f->name : NULL,
-                launch(f, grid, block, sharedMemBytes, hStream));
+    DRIVER_CALL_AS(SHARED_ENTRY, &params, f ? f->name : NULL,
+                   launch(f, grid, block, sharedMemBytes, hStream));
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                unsigned int gridDimZ, unsigned int blockDimX,
+                                unsigned int blockDimY, unsigned int blockDimZ,
+                                unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
+                                void **extra)
+{
+    return launch_kernel(ENTRY(cuLaunchKernel), f, gridDimX, gridDimY, gridDimZ, blockDimX,
+                         blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+}
+
+/* cuda.h: "#define cuLaunchKernel __CUDA_API_PTSZ(cuLaunchKernel)" */
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                     unsigned int gridDimZ, unsigned int blockDimX,
+                                     unsigned int blockDimY, unsigned int blockDimZ,
+                                     unsigned int sharedMemBytes, CUstream hStream,
+                                     void **kernelParams, void **extra)
+{
+    return launch_kernel(ENTRY(cuLaunchKernel_ptsz), f, gridDimX, gridDimY, gridDimZ, blockDimX,
+                         blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
 }
 
 static CUresult launch_with_config(const CUlaunchConfig *c, CUfunction f)
@@ -700,11 +732,25 @@ static CUresult launch_with_config(const CUlaunchConfig *c, CUfunction f)
     return launch(f, grid, block, c->sharedMemBytes, c->hStream);
 }
 
+static CUresult launch_kernel_ex(CUpti_CallbackId cbid, const char *name,
+                                 const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+                                 void **extra)
+{
+    cuLaunchKernelEx_params params = {config, f, kernelParams, extra};
+    DRIVER_CALL_AS(SHARED_ENTRY, &params, f ? f->name : NULL, launch_with_config(config, f));
+}
+
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
                                   void **extra)
 {
-    cuLaunchKernelEx_params params = {config, f, kernelParams, extra};
-    DRIVER_CALL(cuLaunchKernelEx, &params, f ? f->name : NULL, launch_with_config(config, f));
+    return launch_kernel_ex(ENTRY(cuLaunchKernelEx), config, f, kernelParams, extra);
+}
+
+/* cuda.h: "#define cuLaunchKernelEx __CUDA_API_PTSZ(cuLaunchKernelEx)" */
+CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+                                       void **kernelParams, void **extra)
+{
+    return launch_kernel_ex(ENTRY(cuLaunchKernelEx_ptsz), config, f, kernelParams, extra);
 }
 
 /* ---- exports: memory, copies and sets -------------------------------------------------- */
@@ -737,58 +783,147 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 
 #define DEVICE_PTR(ptr) ((void *)(uintptr_t)(ptr))
 
-CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+static CUresult copy_htod(CUpti_CallbackId cbid, const char *name, CUdeviceptr dstDevice,
+                          const void *srcHost, size_t ByteCount)
 {
     cuMemcpyHtoD_v2_params params = {dstDevice, srcHost, ByteCount};
-    DRIVER_CALL(cuMemcpyHtoD_v2, &params, NULL,
-                copy(DEVICE_PTR(dstDevice), srcHost, ByteCount, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
-                     NULL, false));
+    DRIVER_CALL_AS(SHARED_ENTRY, &params, NULL,
+                   copy(DEVICE_PTR(dstDevice), srcHost, ByteCount, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
+                        NULL, false));
+}
+
+CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+    return copy_htod(ENTRY(cuMemcpyHtoD_v2), dstDevice, srcHost, ByteCount);
+}
+
+/* cuda.h: "#define cuMemcpyHtoD __CUDA_API_PTDS(cuMemcpyHtoD_v2)" */
+CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+    return copy_htod(ENTRY(cuMemcpyHtoD_v2_ptds), dstDevice, srcHost, ByteCount);
+}
+
+static CUresult copy_dtoh(CUpti_CallbackId cbid, const char *name, void *dstHost,
+                          CUdeviceptr srcDevice, size_t ByteCount)
+{
+    cuMemcpyDtoH_v2_params params = {dstHost, srcDevice, ByteCount};
+    DRIVER_CALL_AS(SHARED_ENTRY, &params, NULL,
+                   copy(dstHost, DEVICE_PTR(srcDevice), ByteCount, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH,
+                        NULL, false));
 }
 
 CUresult CUDAAPI cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
-    cuMemcpyDtoH_v2_params params = {dstHost, srcDevice, ByteCount};
-    DRIVER_CALL(cuMemcpyDtoH_v2, &params, NULL,
-                copy(dstHost, DEVICE_PTR(srcDevice), ByteCount, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH,
-                     NULL, false));
+    return copy_dtoh(ENTRY(cuMemcpyDtoH_v2), dstHost, srcDevice, ByteCount);
+}
+
+/* cuda.h: "#define cuMemcpyDtoH __CUDA_API_PTDS(cuMemcpyDtoH_v2)" */
+CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+    return copy_dtoh(ENTRY(cuMemcpyDtoH_v2_ptds), dstHost, srcDevice, ByteCount);
+}
+
+static CUresult copy_dtod(CUpti_CallbackId cbid, const char *name, CUdeviceptr dstDevice,
+                          CUdeviceptr srcDevice, size_t ByteCount)
+{
+    cuMemcpyDtoD_v2_params params = {dstDevice, srcDevice, ByteCount};
+    DRIVER_CALL_AS(SHARED_ENTRY, &params, NULL,
+                   copy(DEVICE_PTR(dstDevice), DEVICE_PTR(srcDevice), ByteCount,
+                        CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, NULL, false));
 }
 
 CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
 {
-    cuMemcpyDtoD_v2_params params = {dstDevice, srcDevice, ByteCount};
-    DRIVER_CALL(cuMemcpyDtoD_v2, &params, NULL,
-                copy(DEVICE_PTR(dstDevice), DEVICE_PTR(srcDevice), ByteCount,
-                     CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, NULL, false));
+    return copy_dtod(ENTRY(cuMemcpyDtoD_v2), dstDevice, srcDevice, ByteCount);
+}
+
+/* cuda.h: "#define cuMemcpyDtoD __CUDA_API_PTDS(cuMemcpyDtoD_v2)" */
+CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                      size_t ByteCount)
+{
+    return copy_dtod(ENTRY(cuMemcpyDtoD_v2_ptds), dstDevice, srcDevice, ByteCount);
+}
+
+static CUresult copy_htod_async(CUpti_CallbackId cbid, const char *name, CUdeviceptr dstDevice,
+                                const void *srcHost, size_t ByteCount, CUstream hStream)
+{
+    cuMemcpyHtoDAsync_v2_params params = {dstDevice, srcHost, ByteCount, hStream};
+    DRIVER_CALL_AS(SHARED_ENTRY, &params, NULL,
+                   copy(DEVICE_PTR(dstDevice), srcHost, ByteCount, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
+                        hStream, true));
 }
 
 CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
                                       CUstream hStream)
 {
-    cuMemcpyHtoDAsync_v2_params params = {dstDevice, srcHost, ByteCount, hStream};
-    DRIVER_CALL(cuMemcpyHtoDAsync_v2, &params, NULL,
-                copy(DEVICE_PTR(dstDevice), srcHost, ByteCount, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
-                     hStream, true));
+    return copy_htod_async(ENTRY(cuMemcpyHtoDAsync_v2), dstDevice, srcHost, ByteCount, hStream);
+}
+
+/* cuda.h: "#define cuMemcpyHtoDAsync __CUDA_API_PTSZ(cuMemcpyHtoDAsync_v2)" */
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost,
+                                           size_t ByteCount, CUstream hStream)
+{
+    return copy_htod_async(ENTRY(cuMemcpyHtoDAsync_v2_ptsz), dstDevice, srcHost, ByteCount,
+                           hStream);
+}
+
+static CUresult copy_dtoh_async(CUpti_CallbackId cbid, const char *name, void *dstHost,
+                                CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+{
+    cuMemcpyDtoHAsync_v2_params params = {dstHost, srcDevice, ByteCount, hStream};
+    DRIVER_CALL_AS(SHARED_ENTRY, &params, NULL,
+                   copy(dstHost, DEVICE_PTR(srcDevice), ByteCount, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH,
+                        hStream, true));
 }
 
 CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
                                       CUstream hStream)
 {
-    cuMemcpyDtoHAsync_v2_params params = {dstHost, srcDevice, ByteCount, hStream};
-    DRIVER_CALL(cuMemcpyDtoHAsync_v2, &params, NULL,
-                copy(dstHost, DEVICE_PTR(srcDevice), ByteCount, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH,
-                     hStream, true));
+    return copy_dtoh_async(ENTRY(cuMemcpyDtoHAsync_v2), dstHost, srcDevice, ByteCount, hStream);
+}
+
+/* cuda.h: "#define cuMemcpyDtoHAsync __CUDA_API_PTSZ(cuMemcpyDtoHAsync_v2)" */
+CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+                                           CUstream hStream)
+{
+    return copy_dtoh_async(ENTRY(cuMemcpyDtoHAsync_v2_ptsz), dstHost, srcDevice, ByteCount,
+                           hStream);
+}
+
+static CUresult set_d8(CUpti_CallbackId cbid, const char *name, CUdeviceptr dstDevice,
+                       unsigned char uc, size_t N)
+{
+    cuMemsetD8_v2_params params = {dstDevice, uc, N};
+    DRIVER_CALL_AS(SHARED_ENTRY, &params, NULL, set(dstDevice, uc, N, 1));
 }
 
 CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
-    cuMemsetD8_v2_params params = {dstDevice, uc, N};
-    DRIVER_CALL(cuMemsetD8_v2, &params, NULL, set(dstDevice, uc, N, 1));
+    return set_d8(ENTRY(cuMemsetD8_v2), dstDevice, uc, N);
+}
+
+/* cuda.h: "#define cuMemsetD8 __CUDA_API_PTDS(cuMemsetD8_v2)" */
+CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+    return set_d8(ENTRY(cuMemsetD8_v2_ptds), dstDevice, uc, N);
+}
+
+static CUresult set_d32(CUpti_CallbackId cbid, const char *name, CUdeviceptr dstDevice,
+                        unsigned int ui, size_t N)
+{
+    cuMemsetD32_v2_params params = {dstDevice, ui, N};
+    DRIVER_CALL_AS(SHARED_ENTRY, &params, NULL, set(dstDevice, ui, N, 4));
 }
 
 CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
-    cuMemsetD32_v2_params params = {dstDevice, ui, N};
-    DRIVER_CALL(cuMemsetD32_v2, &params, NULL, set(dstDevice, ui, N, 4));
+    return set_d32(ENTRY(cuMemsetD32_v2), dstDevice, ui, N);
+}
+
+/* cuda.h: "#define cuMemsetD32 __CUDA_API_PTDS(cuMemsetD32_v2)" */
+CUresult CUDAAPI cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+{
+    return set_d32(ENTRY(cuMemsetD32_v2_ptds), dstDevice, ui, N);
 }
 
 /* ---- exports: the virtual-memory API --------------------------------------------------- */
@@ -982,12 +1117,23 @@ static CUresult wait_for(CUpti_ActivitySynchronizationType type, uint32_t stream
     return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+static CUresult stream_synchronize(CUpti_CallbackId cbid, const char *name, CUstream hStream)
 {
     cuStreamSynchronize_params params = {hStream};
-    DRIVER_CALL(
-        cuStreamSynchronize, &params, NULL,
+    DRIVER_CALL_AS(
+        SHARED_ENTRY, &params, NULL,
         wait_for(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream_id_of(hStream)));
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+{
+    return stream_synchronize(ENTRY(cuStreamSynchronize), hStream);
+}
+
+/* cuda.h: "#define cuStreamSynchronize __CUDA_API_PTSZ(cuStreamSynchronize)" */
+CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream)
+{
+    return stream_synchronize(ENTRY(cuStreamSynchronize_ptsz), hStream);
 }
 
 /* cuCtxSynchronize takes no arguments, so it has no parameter struct. */
@@ -996,4 +1142,75 @@ CUresult CUDAAPI cuCtxSynchronize(void)
     DRIVER_CALL(cuCtxSynchronize, NULL, NULL,
                 wait_for(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
                          CUPTI_SYNCHRONIZATION_INVALID_VALUE));
+}
+
+/* ---- exports: entry points by name ----------------------------------------------------- */
+
+/* The entry points cuGetProcAddress finds, by the base name it is asked for: the CUDA version
+ * that introduced the versioned function, and the function for each stream mode (the legacy one
+ * again where no per-thread variant exists). cuInit is left out, so a program's cuInit always
+ * goes through the dynamic linker. */
+static const struct proc {
+    const char *symbol;
+    int since;
+    void *legacy, *per_thread;
+} procs[] = {
+    {"cuModuleLoadData", 2000, (void *)cuModuleLoadData, (void *)cuModuleLoadData},
+    {"cuModuleGetFunction", 2000, (void *)cuModuleGetFunction, (void *)cuModuleGetFunction},
+    {"cuMemAlloc", 3020, (void *)cuMemAlloc_v2, (void *)cuMemAlloc_v2},
+    {"cuMemFree", 3020, (void *)cuMemFree_v2, (void *)cuMemFree_v2},
+    {"cuCtxSynchronize", 2000, (void *)cuCtxSynchronize, (void *)cuCtxSynchronize},
+    {"cuLaunchKernel", 4000, (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz},
+    {"cuLaunchKernelEx", 11060, (void *)cuLaunchKernelEx, (void *)cuLaunchKernelEx_ptsz},
+    {"cuMemcpyHtoD", 3020, (void *)cuMemcpyHtoD_v2, (void *)cuMemcpyHtoD_v2_ptds},
+    {"cuMemcpyDtoH", 3020, (void *)cuMemcpyDtoH_v2, (void *)cuMemcpyDtoH_v2_ptds},
+    {"cuMemcpyDtoD", 3020, (void *)cuMemcpyDtoD_v2, (void *)cuMemcpyDtoD_v2_ptds},
+    {"cuMemcpyHtoDAsync", 3020, (void *)cuMemcpyHtoDAsync_v2, (void *)cuMemcpyHtoDAsync_v2_ptsz},
+    {"cuMemcpyDtoHAsync", 3020, (void *)cuMemcpyDtoHAsync_v2, (void *)cuMemcpyDtoHAsync_v2_ptsz},
+    {"cuMemsetD8", 3020, (void *)cuMemsetD8_v2, (void *)cuMemsetD8_v2_ptds},
+    {"cuMemsetD32", 3020, (void *)cuMemsetD32_v2, (void *)cuMemsetD32_v2_ptds},
+    {"cuStreamSynchronize", 2000, (void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz},
+};
+
+static CUresult find_proc(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                          CUdriverProcAddressQueryResult *status)
+{
+    if (!symbol || !pfn)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* cuda.h: "If the specified CUDA version is greater than the driver version, the API will
+     * return ::CUDA_ERROR_INVALID_VALUE." */
+    if (version > DRIVER_VERSION)
+        return CUDA_ERROR_INVALID_VALUE;
+    const struct proc *found = NULL;
+    for (size_t i = 0; i < sizeof procs / sizeof procs[0] && !found; i++)
+        if (strcmp(procs[i].symbol, symbol) == 0)
+            found = &procs[i];
+    /* cuda.h: "The API will return ::CUDA_SUCCESS and set the returned pfn to NULL if ... no ABI
+     * compatible driver function exists for the specified cudaVersion or if the driver symbol is
+     * invalid." */
+    CUdriverProcAddressQueryResult result = !found ? CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
+                                            : version < found->since
+                                                ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                                                : CU_GET_PROC_ADDRESS_SUCCESS;
+    /* cuda.h: CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM "will enable the search for all
+     * driver symbols that match the requested driver symbol name including the per-thread
+     * versions. If a per-thread version is not found, the API will return the legacy version";
+     * DEFAULT is LEGACY_STREAM unless the caller's own header (compiled per-thread) set the
+     * flag. */
+    bool per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+    *pfn = result != CU_GET_PROC_ADDRESS_SUCCESS ? NULL
+           : per_thread                          ? found->per_thread
+                                                 : found->legacy;
+    if (status)
+        *status = result;
+    return CUDA_SUCCESS;
+}
+
+/* cuda.h: "#define cuGetProcAddress cuGetProcAddress_v2", so this is the _v2 export. */
+CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                                  CUdriverProcAddressQueryResult *symbolStatus)
+{
+    cuGetProcAddress_v2_params params = {symbol, pfn, cudaVersion, flags, symbolStatus};
+    DRIVER_CALL(cuGetProcAddress_v2, &params, NULL,
+                find_proc(symbol, pfn, cudaVersion, flags, symbolStatus));
 }

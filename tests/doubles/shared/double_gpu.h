@@ -32,8 +32,9 @@
 #define CT_GPU_LEGACY_STREAM_ID 7u
 #define CT_GPU_FIRST_STREAM_ID 13u
 
-/* Every driver-domain callback the doubles emit: the cu* exports of the driver double and the
- * driver calls the runtime double's copies and sets nest (the enum names minus
+/* Every driver-domain callback the doubles emit: the cu* exports of the driver double (the
+ * per-thread-default-stream variants among them, each with its own id in cupti_driver_cbid.h) and
+ * the driver calls the runtime double's copies and sets nest (the enum names minus
  * CUPTI_DRIVER_TRACE_CBID_, which is also what cuptiGetCallbackName answers). */
 #define CT_DRIVER_CALLBACKS(X)                                                                     \
     X(cuInit)                                                                                      \
@@ -71,7 +72,18 @@
     X(cuMemMap)                                                                                    \
     X(cuMemUnmap)                                                                                  \
     X(cuMemSetAccess)                                                                              \
-    X(cuGetExportTable)
+    X(cuGetExportTable)                                                                            \
+    X(cuGetProcAddress_v2)                                                                         \
+    X(cuLaunchKernel_ptsz)                                                                         \
+    X(cuLaunchKernelEx_ptsz)                                                                       \
+    X(cuMemcpyHtoD_v2_ptds)                                                                        \
+    X(cuMemcpyDtoH_v2_ptds)                                                                        \
+    X(cuMemcpyDtoD_v2_ptds)                                                                        \
+    X(cuMemcpyHtoDAsync_v2_ptsz)                                                                   \
+    X(cuMemcpyDtoHAsync_v2_ptsz)                                                                   \
+    X(cuMemsetD8_v2_ptds)                                                                          \
+    X(cuMemsetD32_v2_ptds)                                                                         \
+    X(cuStreamSynchronize_ptsz)
 
 enum ct_gpu_work_kind {
     CT_WORK_KERNEL,
