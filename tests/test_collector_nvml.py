@@ -180,3 +180,15 @@ def test_another_process_comes_and_goes(traced, vocab, tmp_path):
         other.pid, 2048, "sleep")
     assert ended["args"]["pid"] == other.pid
     assert 100 * MS <= ended["ts"] - started["ts"] <= 260 * MS
+
+
+def test_more_processes_than_the_first_array_holds_are_read_again_not_misread(traced, vocab):
+    """40 compute processes: the first call's 32 places are too few, NVML answers
+    INSUFFICIENT_SIZE with the count it needs and fills nothing; the sampler asks again with
+    room for them all and keeps the first 32 it was given, exactly."""
+    pids = [4_000_000 + i for i in range(40)]
+    _, trace = traced([f"0 0 process {pid} {pid - 3_999_000}" for pid in pids])
+    started = {e["args"]["pid"]: e["args"]["bytes"]
+               for e in instants(trace, vocab, "gpu_process_start")}
+    assert started == {pid: pid - 3_999_000 for pid in pids[:32]}
+    assert nvml_state(trace, vocab)["failed_calls"] == 0

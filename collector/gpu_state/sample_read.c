@@ -10,6 +10,12 @@
  */
 #include "collector/gpu_state/sample_read.h"
 
+#include <stdlib.h>
+
+/* The most compute processes one device is asked for: a bound on what a
+ * count NVML gives can make the sampler allocate. */
+#define PROCESSES_ASKED_MAX 65536u
+
 struct reading {
     struct ct_gpu_sample *sample;
     uint64_t *failed;
@@ -121,21 +127,31 @@ static void read_reasons(struct reading *r, const struct ct_nvml *n, nvmlDevice_
     }
 }
 
+/* Only NVML_SUCCESS fills the array; NVML_ERROR_INSUFFICIENT_SIZE gives
+ * the count it needs, which can grow before the next call: asked again
+ * with that room and some to spare, and counted as failed if that is
+ * still too little. The first CT_GPU_PROCESSES_MAX are kept. */
 static void read_processes(struct reading *r, const struct ct_nvml *n, nvmlDevice_t d)
 {
-    nvmlProcessInfo_t infos[CT_GPU_PROCESSES_MAX];
+    nvmlProcessInfo_t few[CT_GPU_PROCESSES_MAX], *infos = few;
     unsigned int count = CT_GPU_PROCESSES_MAX;
     if (!n->nvmlDeviceGetComputeRunningProcesses_v3 || r->lost)
         return;
     nvmlReturn_t result = n->nvmlDeviceGetComputeRunningProcesses_v3(d, &count, infos);
-    if (result == NVML_ERROR_INSUFFICIENT_SIZE) /* the first ones are kept */
-        result = NVML_SUCCESS, count = CT_GPU_PROCESSES_MAX;
-    if (!took(r, result))
-        return;
-    r->sample->have_processes = 1;
-    r->sample->process_count = count;
-    for (unsigned int i = 0; i < count; i++)
-        r->sample->processes[i] = (struct ct_gpu_process){infos[i].pid, infos[i].usedGpuMemory};
+    if (result == NVML_ERROR_INSUFFICIENT_SIZE && count <= PROCESSES_ASKED_MAX) {
+        count += CT_GPU_PROCESSES_MAX;
+        infos = malloc(count * sizeof *infos);
+        result = infos ? n->nvmlDeviceGetComputeRunningProcesses_v3(d, &count, infos)
+                       : NVML_ERROR_MEMORY;
+    }
+    if (took(r, result)) {
+        r->sample->have_processes = 1;
+        r->sample->process_count = count < CT_GPU_PROCESSES_MAX ? count : CT_GPU_PROCESSES_MAX;
+        for (unsigned int i = 0; i < r->sample->process_count; i++)
+            r->sample->processes[i] = (struct ct_gpu_process){infos[i].pid, infos[i].usedGpuMemory};
+    }
+    if (infos != few)
+        free(infos);
 }
 
 nvmlReturn_t ct_gpu_sample_read(const struct ct_nvml *n, struct ct_gpu_handles h,

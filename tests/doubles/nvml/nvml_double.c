@@ -541,13 +541,21 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
     unsigned int n = 0, room = infos ? *count : 0;
     for (int i = 0; i < step_count; i++) {
         const struct step *s = &steps[i];
-        if (s->what != PROCESS || s->device != (int)device->index || !process_running(s))
-            continue;
-        if (n < room)
-            infos[n] =
+        n += s->what == PROCESS && s->device == (int)device->index && process_running(s);
+    }
+    /* "infoCount will contain minimal amount of space necessary for the call to complete" */
+    if (n > room) {
+        *count = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    /* "NVML_SUCCESS if infoCount and infos have been populated": only then */
+    n = 0;
+    for (int i = 0; i < step_count; i++) {
+        const struct step *s = &steps[i];
+        if (s->what == PROCESS && s->device == (int)device->index && process_running(s) && n < room)
+            infos[n++] =
                 (nvmlProcessInfo_t){(unsigned int)s->value, s->extra, 0xFFFFFFFFu, 0xFFFFFFFFu};
-        n++;
     }
     *count = n;
-    return n > room ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+    return NVML_SUCCESS;
 }
