@@ -192,3 +192,25 @@ def test_more_processes_than_the_first_array_holds_are_read_again_not_misread(tr
                for e in instants(trace, vocab, "gpu_process_start")}
     assert started == {pid: pid - 3_999_000 for pid in pids[:32]}
     assert nvml_state(trace, vocab)["failed_calls"] == 0
+
+
+REFUSALS = {4: "NVML_ERROR_NO_PERMISSION", 8: "NVML_ERROR_INSUFFICIENT_POWER",
+            11: "NVML_ERROR_IRQ_ISSUE"}
+
+
+@pytest.mark.parametrize("code", sorted(REFUSALS))
+def test_a_device_nvml_counts_but_will_not_open_is_unreadable_not_lost(traced, vocab, code):
+    """nvmlDeviceGetCount_v2 counts a device whose handle NVML refuses: it is said once to be
+    unreadable, with NVML's reason, never lost; the other device is sampled as ever."""
+    _, trace = traced(["0 - devices 2", f"0 1 handle_error {code}"])
+    said, = [e["args"] for e in instants(trace, vocab, "nvml") if "device" in e["args"]]
+    assert (said["state"], said["device"]) == ("unreadable", 1)
+    assert said["reason"].startswith(REFUSALS[code] + " ")
+    assert not counter(trace, vocab, "gpu_sm_clock", 1)
+    assert len(counter(trace, vocab, "gpu_sm_clock", 0)) >= 3
+
+
+def test_unreadable_twin_both_devices_open(traced, vocab):
+    _, trace = traced(["0 - devices 2"])
+    assert not [e for e in instants(trace, vocab, "nvml") if "device" in e["args"]]
+    assert len(counter(trace, vocab, "gpu_sm_clock", 1)) >= 3

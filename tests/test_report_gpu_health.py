@@ -59,7 +59,8 @@ def test_a_healthy_gpu_has_a_block_and_no_finding(reported):
     assert (d["pcie_generation_max"], d["pcie_width_max"]) == (5, 16)
     assert d["busy_ns"] == d["busy_samples"] * 100 * MS
     assert report["processes"][0]["nvml"] == {
-        "state": "sampling", "reason": "", "driver_version": "580.65.06", "failed_calls": 0}
+        "state": "sampling", "reason": "", "driver_version": "580.65.06", "failed_calls": 0,
+        "unreadable": []}
 
 
 def test_medians_and_extremes_are_over_busy_samples_only(reported):
@@ -308,3 +309,22 @@ def test_healthy_twin_no_memory_unseen(reported):
     memory = report["processes"][0]["memory"]
     assert memory["peak_bytes"] > 4096
     assert memory["nvml"] == [{"device": 0, "used_peak_bytes": 4096, "unseen_bytes": 0}]
+
+
+def test_a_device_nvml_may_not_open_is_reported_unreadable_not_lost(reported, build_dir):
+    report, _ = reported(["0 - devices 2", "0 1 handle_error 4"])
+    nvml = report["processes"][0]["nvml"]
+    assert nvml["unreadable"] == [{"device": 1, "reason": nvml["unreadable"][0]["reason"]}]
+    assert nvml["unreadable"][0]["reason"].startswith("NVML_ERROR_NO_PERMISSION ")
+    assert [d["device"] for d in report["processes"][0]["gpu_health"]] == [0]
+    assert health(report)["lost_ns"] == 0
+    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(reported.trace)],
+                          capture_output=True, text=True, timeout=30).stdout
+    assert "GPU 1          not readable through NVML: NVML_ERROR_NO_PERMISSION" in text
+    assert "lost" not in text
+
+
+def test_unreadable_twin_every_device_readable(reported):
+    report, _ = reported(["0 - devices 2"])
+    assert report["processes"][0]["nvml"]["unreadable"] == []
+    assert [d["device"] for d in report["processes"][0]["gpu_health"]] == [0, 1]

@@ -13,7 +13,9 @@
  * a MIG instance, matched whole against each instance NVML lists: the
  * instance is then sampled for what is its own, its GPU for the rest (the
  * older "MIG-GPU-<uuid>/<gi>/<ci>" form is not matched). Unset, a GPU in
- * MIG mode is followed as the GPU.
+ * MIG mode is followed as the GPU. nvmlDeviceGetCount_v2 counts devices
+ * NVML may not open: such a device keeps its place, with what
+ * nvmlDeviceGetHandleByIndex_v2 answered, and no facts.
  */
 #include "collector/gpu_state/devices.h"
 
@@ -123,7 +125,8 @@ uint32_t ct_gpu_devices_choose(const struct ct_nvml *nvml, const char *visible,
     for (unsigned int i = 0; i < count && known < CT_GPU_DEVICES_MAX; i++, known++) {
         memset(&all[known], 0, sizeof all[known]);
         all[known].nvml_index = i;
-        if (nvml->nvmlDeviceGetHandleByIndex_v2(i, &all_handles[known]) == NVML_SUCCESS)
+        all[known].opened = nvml->nvmlDeviceGetHandleByIndex_v2(i, &all_handles[known]);
+        if (all[known].opened == NVML_SUCCESS)
             read_facts(nvml, all_handles[known], &all[known]);
         else
             all_handles[known] = NULL;

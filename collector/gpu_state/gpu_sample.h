@@ -22,6 +22,9 @@ struct ct_gpu_device {
     char gpu_uuid[96]; /* for a MIG instance, the GPU it is part of; else empty */
     uint32_t sm_clock_max, memory_clock_max, power_default_limit, pcie_generation_max,
         pcie_width_max; /* 0: unknown */
+    /* What nvmlDeviceGetHandleByIndex_v2 answered (an nvmlReturn_t): other
+     * than NVML_SUCCESS, the device is counted but cannot be read. */
+    int32_t opened;
 };
 
 struct ct_gpu_process {

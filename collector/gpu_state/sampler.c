@@ -62,20 +62,21 @@ static int wait_interval(const struct timespec *since)
     return stop;
 }
 
-/* One reading of every device not lost. */
-static void sample_all(const struct ct_nvml *nvml, const struct ct_gpu_handles *handles, int *lost,
-                       uint32_t count)
+/* One reading of every device still read: `unread` marks the ones lost, or
+ * never opened. */
+static void sample_all(const struct ct_nvml *nvml, const struct ct_gpu_handles *handles,
+                       int *unread, uint32_t count)
 {
     for (uint32_t slot = 0; slot < count; slot++) {
-        if (lost[slot])
+        if (unread[slot])
             continue;
         struct ct_gpu_event e = {.kind = CT_GPU_EVENT_SAMPLE, .ts_ns = boottime_ns()};
         e.sample.ts_ns = e.ts_ns;
         e.sample.slot = slot;
         uint64_t failed = 0;
-        lost[slot] =
+        unread[slot] =
             ct_gpu_sample_read(nvml, handles[slot], &e.sample, &failed) == NVML_ERROR_GPU_IS_LOST;
-        if (lost[slot])
+        if (unread[slot])
             e = (struct ct_gpu_event){
                 .kind = CT_GPU_EVENT_LOST, .ts_ns = e.ts_ns, .lost_slot = slot};
         ct_handover_push(&queue, &e);
@@ -98,12 +99,15 @@ static void sample_until_stopped(const struct ct_nvml *nvml)
 {
     static struct ct_gpu_device devices[CT_GPU_DEVICES_MAX];
     static struct ct_gpu_handles handles[CT_GPU_DEVICES_MAX];
-    int lost[CT_GPU_DEVICES_MAX] = {0};
+    int unread[CT_GPU_DEVICES_MAX] = {0};
     char driver[80] = "";
     if (nvml->nvmlSystemGetDriverVersion)
         nvml->nvmlSystemGetDriverVersion(driver, sizeof driver);
     uint32_t count = ct_gpu_devices_choose(nvml, sampler.visible, devices, handles);
     announce_devices(devices, count);
+    for (uint32_t i = 0; i < count; i++) /* said with the device; a lost one is found below */
+        unread[i] =
+            devices[i].opened != NVML_SUCCESS && devices[i].opened != NVML_ERROR_GPU_IS_LOST;
     pthread_mutex_lock(&sampler.lock);
     memcpy(sampler.status.driver, driver, sizeof driver);
     pthread_mutex_unlock(&sampler.lock);
@@ -111,7 +115,7 @@ static void sample_until_stopped(const struct ct_nvml *nvml)
     struct timespec since;
     do {
         clock_gettime(CLOCK_MONOTONIC, &since);
-        sample_all(nvml, handles, lost, count);
+        sample_all(nvml, handles, unread, count);
     } while (!wait_interval(&since));
 }
 

@@ -9,7 +9,8 @@
  * go, with their GPU memory and, when /proc has it, their name. One
  * cudatrace.nvml instant at the end says how NVML fared (sampling, off,
  * absent, failed to start, or stuck in a call), and one more for each
- * device that was lost on the way.
+ * device that was lost on the way or that NVML counts and would not open
+ * (unreadable, with its reason: not lost).
  */
 #include "collector/gpu_state/state_tracks.h"
 
@@ -85,6 +86,42 @@ static void write_tracks(const struct ct_gpu_device *d)
     ct_write_named_track(&seq, track_of(d->slot, PROCESSES_TRACK), ct_process.uuid, name);
 }
 
+/* nvml.h's words for what nvmlDeviceGetHandleByIndex_v2 may answer. */
+static void refusal_text(int32_t result, char *out, size_t size)
+{
+    static const struct {
+        nvmlReturn_t result;
+        const char *text;
+    } known[] = {
+        {NVML_ERROR_NO_PERMISSION,
+         "NVML_ERROR_NO_PERMISSION (the user doesn't have permission to talk to this device)"},
+        {NVML_ERROR_INSUFFICIENT_POWER, "NVML_ERROR_INSUFFICIENT_POWER (its external power "
+                                        "cables are not properly attached)"},
+        {NVML_ERROR_IRQ_ISSUE,
+         "NVML_ERROR_IRQ_ISSUE (the NVIDIA kernel detected an interrupt issue with the GPU)"},
+        {NVML_ERROR_UNKNOWN, "NVML_ERROR_UNKNOWN (an unexpected error)"},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if ((int32_t)known[i].result == result) {
+            snprintf(out, size, "%s", known[i].text);
+            return;
+        }
+    snprintf(out, size, "nvmlReturn_t %d", result);
+}
+
+/* A device NVML counts and will not open: said once, and never sampled. */
+static void device_unreadable(const struct ct_gpu_device *d, uint64_t ts)
+{
+    char reason[160];
+    refusal_text(d->opened, reason, sizeof reason);
+    struct ct_arg args[] = {
+        CT_TEXT_ARG(ct_key_state, ct_value_nvml_unreadable),
+        CT_UINT_ARG(ct_key_device, d->ordinal),
+        CT_TEXT_ARG(ct_key_reason, reason),
+    };
+    ct_process_instant(CT_TRACK_PROCESS, ts, ct_event_nvml, args, 3);
+}
+
 static void device_chosen(const struct ct_gpu_device *d, uint64_t ts)
 {
     if (d->slot >= CT_GPU_DEVICES_MAX)
@@ -107,6 +144,8 @@ static void device_chosen(const struct ct_gpu_device *d, uint64_t ts)
     ct_process_instant(CT_TRACK_PROCESS, ts, ct_event_nvml_device, args,
                        sizeof args / sizeof args[0]);
     write_tracks(d);
+    if (d->opened != NVML_SUCCESS && d->opened != NVML_ERROR_GPU_IS_LOST)
+        device_unreadable(d, ts);
 }
 
 /* "clocks SwPowerCap+HwSlowdown" for the reasons in `bits`. */

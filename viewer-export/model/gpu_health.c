@@ -146,8 +146,11 @@ static void device_facts(struct ct_gpu_health *h, const struct ct_event *e)
 static void nvml_state(struct ct_gpu_health *h, const struct ct_event *e)
 {
     int64_t device = ct_event_int(e, ct_key_device, -1);
-    if (device >= 0 && device < CT_HEALTH_DEVICES) { /* a device lost */
-        h->devices[device].lost_ns = e->ts;
+    if (device >= 0 && device < CT_HEALTH_DEVICES) { /* a device lost, or never opened */
+        if (strcmp(ct_event_text(e, ct_key_state), ct_value_nvml_unreadable) == 0)
+            h->devices[device].unreadable = ct_event_text(e, ct_key_reason);
+        else
+            h->devices[device].lost_ns = e->ts;
         return;
     }
     h->state = ct_event_text(e, ct_key_state);

@@ -49,7 +49,8 @@ struct ct_health_device {
     size_t span_count;
     struct ct_health_process processes[CT_HEALTH_PROCESSES];
     int process_count;
-    uint64_t lost_ns; /* 0: never lost */
+    uint64_t lost_ns;       /* 0: never lost */
+    const char *unreadable; /* why NVML would not open it; NULL when it did */
 };
 
 struct ct_gpu_health {

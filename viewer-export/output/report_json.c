@@ -317,6 +317,15 @@ static void json_gpu_health(struct ct_json *j, const struct ct_process_report *p
     ct_json_string(j, "reason", h->reason);
     ct_json_string(j, "driver_version", h->driver);
     ct_json_uint(j, "failed_calls", h->failed_calls);
+    ct_json_begin_array(j, "unreadable");
+    for (int device = 0; device < CT_HEALTH_DEVICES; device++)
+        if (h->devices[device].unreadable) {
+            ct_json_begin_object(j, NULL);
+            ct_json_uint(j, "device", (uint64_t)device);
+            ct_json_string(j, "reason", h->devices[device].unreadable);
+            ct_json_end_object(j);
+        }
+    ct_json_end_array(j);
     ct_json_end_object(j);
     ct_json_begin_array(j, "gpu_health");
     for (int device = 0; device < CT_HEALTH_DEVICES; device++) {

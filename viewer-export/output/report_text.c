@@ -173,6 +173,9 @@ static void print_gpu_health(FILE *out, const struct ct_process_report *p)
         fprintf(out, "  NVML           %s%s%s\n", h->state, *h->reason ? ": " : "", h->reason);
     for (int device = 0; device < CT_HEALTH_DEVICES; device++) {
         struct ct_health_summary s;
+        if (h->devices[device].unreadable)
+            fprintf(out, "  GPU %-10d not readable through NVML: %s\n", device,
+                    h->devices[device].unreadable);
         if (!ct_process_gpu_health(p, device, &s))
             continue;
         const struct ct_health_device *d = &h->devices[device];

@@ -14,6 +14,10 @@
  *   T D process_end PID    it goes
  *   T D lost 1             the device has fallen off the bus: every call on
  *                          it fails with NVML_ERROR_GPU_IS_LOST
+ *   T D handle_error CODE  nvmlDeviceGetHandleByIndex_v2 refuses the device
+ *                          with that nvmlReturn_t (4 NO_PERMISSION, 8
+ *                          INSUFFICIENT_POWER, 11 IRQ_ISSUE), which
+ *                          nvmlDeviceGetCount_v2 still counts
  *   T - fail FUNCTION      that function fails with NVML_ERROR_UNKNOWN
  *   T - block FUNCTION MS  each call of it sleeps MS first
  *   T D mig N              the device is in MIG mode with N instances
@@ -64,6 +68,7 @@ enum field {
     MEM_TOTAL,
     MIG_INSTANCES,
     LOST,
+    HANDLE_ERROR,
     FIELD_COUNT,
     /* steps that are not measures */
     DEVICES = FIELD_COUNT,
@@ -101,6 +106,7 @@ static const char *const fields[FIELD_COUNT] = {
     "mem_total",
     "mig",
     "lost",
+    "handle_error",
 };
 
 static const unsigned long long defaults[FIELD_COUNT] = {
@@ -344,6 +350,10 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
         return r;
     if (index >= device_count())
         return NVML_ERROR_INVALID_ARGUMENT;
+    /* "returns count of all devices in the system even if nvmlDeviceGetHandleByIndex_v2 returns
+     * NVML_ERROR_NO_PERMISSION for such device"; INSUFFICIENT_POWER and IRQ_ISSUE are listed too */
+    if (value(&devices[index], HANDLE_ERROR))
+        return (nvmlReturn_t)value(&devices[index], HANDLE_ERROR);
     *device = &devices[index];
     return value(*device, LOST) ? NVML_ERROR_GPU_IS_LOST : NVML_SUCCESS;
 }
