@@ -328,3 +328,33 @@ def test_unreadable_twin_every_device_readable(reported):
     report, _ = reported(["0 - devices 2"])
     assert report["processes"][0]["nvml"]["unreadable"] == []
     assert [d["device"] for d in report["processes"][0]["gpu_health"]] == [0, 1]
+
+
+def bursts(clock_mhz, ms=1500, period=300, burst=100):
+    """A bursty job as NVML reports it: each burst busy throughout NVML's window (100%) at
+    `clock_mhz`; then, idle at 300 MHz, a tail whose utilization still counts the burst
+    (40%), as it would for up to a second after."""
+    lines = []
+    for t in range(0, ms, period):
+        lines += [f"{t} 0 util_gpu 100", f"{t} 0 sm_clock {clock_mhz}",
+                  f"{t + burst} 0 util_gpu 40", f"{t + burst} 0 sm_clock 300"]
+    return lines
+
+
+def test_a_bursty_job_at_full_clocks_is_not_clocks_low(reported):
+    """Its idle tails read above 0% at idle clocks: counted busy throughout, as NVML's
+    utilization does not say, they made the median SM clock 300 MHz."""
+    report, _ = reported(bursts(1980), ms=1500)
+    assert nvml_findings(report) == {}
+    d = health(report)
+    assert d["busy_samples"] == d["samples"] and d["full_window_samples"] >= 3
+    assert d["busy_ns"] < d["busy_samples"] * 100 * MS
+
+
+def test_a_bursty_job_at_low_clocks_is_still_clocks_low(reported):
+    report, _ = reported(bursts(990), ms=1500)
+    f = nvml_findings(report)
+    assert set(f) == {"clocks-low"}
+    e = f["clocks-low"]["evidence"]
+    assert (e["sm_clock_median_mhz"], e["sm_clock_max_mhz"]) == (990, 1980)
+    assert e["covered_ns"] == health(report)["full_window_samples"] * 100 * MS

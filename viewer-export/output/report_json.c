@@ -281,6 +281,7 @@ static void json_gpu_device(struct ct_json *j, const struct ct_process_report *p
     ct_json_string(j, "pci_bus_id", d->pci_bus_id);
     ct_json_uint(j, "samples", s->samples);
     ct_json_uint(j, "busy_samples", s->busy_samples);
+    ct_json_uint(j, "full_window_samples", s->full_samples);
     ct_json_uint(j, "busy_ns", s->busy_ns);
     for (int m = 0; m < CT_GPU_MEASURES; m++)
         if (names[m])

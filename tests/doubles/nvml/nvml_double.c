@@ -110,7 +110,7 @@ static const char *const fields[FIELD_COUNT] = {
 };
 
 static const unsigned long long defaults[FIELD_COUNT] = {
-    [UTIL_GPU] = 90,
+    [UTIL_GPU] = 100,
     [UTIL_MEM] = 40,
     [SM_CLOCK] = 1980,
     [MEM_CLOCK] = 2619,
@@ -411,6 +411,8 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
     GPU_ONLY(device);
     if (value(device, MIG_INSTANCES))
         return NVML_ERROR_NOT_SUPPORTED;
+    /* "Percent of time over the past sample period during which one or more kernels was
+     * executing": a script gives it as NVML would, lagging a burst by up to its period */
     utilization->gpu = (unsigned int)value(device, UTIL_GPU);
     utilization->memory = (unsigned int)value(device, UTIL_MEM);
     return NVML_SUCCESS;
