@@ -15,6 +15,13 @@ MS = 1_000_000
 UUID1 = "GPU-c0ffee01-0000-4000-8000-000000000001"
 
 
+def node_of(script):
+    """The runtime double's node as the script's device count makes it: the same GPUs, in the
+    same order (CT_DOUBLE_GPUS; a test sets CT_DOUBLE_FASTEST_FIRST to order them otherwise)."""
+    counts = [line.split()[3] for line in script if line.split()[1:3] == ["-", "devices"]]
+    return {"CT_DOUBLE_GPUS": counts[-1]} if counts else {}
+
+
 @pytest.fixture
 def vocab(trace_vocabulary):
     return trace_vocabulary
@@ -29,7 +36,8 @@ def traced(trace_run, build_dir, tmp_path):
         library_path = os.path.join(build_dir, "double")
         if nvml:
             library_path += ":" + os.path.join(build_dir, "nvml")
-        full_env = {"LD_LIBRARY_PATH": library_path, "CT_DOUBLE_NVML_SCRIPT": path}
+        full_env = {"LD_LIBRARY_PATH": library_path, "CT_DOUBLE_NVML_SCRIPT": path,
+                    **node_of(script)}
         full_env.update(env or {})
         completed, trace, _ = trace_run("gpu_steps", *(args or (400,)), env=full_env)
         assert completed.returncode == 0, completed.stderr

@@ -11,6 +11,8 @@ import os
 import subprocess
 import pytest
 
+from test_collector_nvml import node_of
+
 NVML_FINDINGS = {"power-capped", "thermal-throttle", "clocks-low", "pcie-downgraded",
                  "gpu-shared", "compute-mode", "ecc-errors"}
 MS = 1_000_000
@@ -24,7 +26,8 @@ def reported(trace_run, build_dir, tmp_path):
         path = tmp_path / f"script{len(list(tmp_path.glob('script*')))}"
         path.write_text("".join(line + "\n" for line in script))
         env = {"LD_LIBRARY_PATH": os.path.join(build_dir, "double") + ":" +
-               os.path.join(build_dir, "nvml"), "CT_DOUBLE_NVML_SCRIPT": path, **(env or {})}
+               os.path.join(build_dir, "nvml"), "CT_DOUBLE_NVML_SCRIPT": path, **node_of(script),
+               **(env or {})}
         args = (ms, copies) if program == "gpu_steps" else (ms,)
         completed, _, _ = trace_run(program, *args, env=env)
         assert completed.returncode == status, completed.stderr
@@ -358,3 +361,35 @@ def test_a_bursty_job_at_low_clocks_is_still_clocks_low(reported):
     e = f["clocks-low"]["evidence"]
     assert (e["sm_clock_median_mhz"], e["sm_clock_max_mhz"]) == (990, 1980)
     assert e["covered_ns"] == health(report)["full_window_samples"] * 100 * MS
+
+
+GPU1 = "GPU-c0ffee01-0000-4000-8000-000000000001"
+# Two GPUs; CUDA puts the one at PCI position 1 first (fastest first), NVML its PCI order.
+# The process's GPU (NVML's 0, CUDA's 1) runs at half clock, the other is healthy.
+REVERSED = {"CT_DOUBLE_FASTEST_FIRST": "1,0"}
+TWO_GPUS = ["0 - devices 2", "0 0 sm_clock 990"]
+
+
+def test_cuda_visible_devices_index_is_cudas_not_nvmls(reported):
+    """CUDA_VISIBLE_DEVICES=1 is CUDA's second device, the one at PCI position 0: its health,
+    matched by the UUID the runtime gives, not NVML's device 1."""
+    report, _ = reported(TWO_GPUS, env={**REVERSED, "CUDA_VISIBLE_DEVICES": "1"})
+    d = health(report)
+    assert (d["nvml_index"], d["uuid"]) == (0, GPU0)
+    assert set(nvml_findings(report)) == {"clocks-low"}
+    assert nvml_findings(report)["clocks-low"]["evidence"]["sm_clock_median_mhz"] == 990
+
+
+def test_cuda_visible_devices_twin_in_pci_order(reported):
+    """Under CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA's device 1 is NVML's 1: the healthy one."""
+    report, _ = reported(TWO_GPUS, env={**REVERSED, "CUDA_VISIBLE_DEVICES": "1",
+                                        "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
+    d = health(report)
+    assert (d["nvml_index"], d["uuid"]) == (1, GPU1)
+    assert nvml_findings(report) == {}
+
+
+def test_without_cuda_visible_devices_each_ordinal_is_its_own_gpu(reported):
+    report, _ = reported(TWO_GPUS, env=REVERSED)
+    assert [(d["device"], d["nvml_index"]) for d in report["processes"][0]["gpu_health"]] == [
+        (0, 1), (1, 0)]

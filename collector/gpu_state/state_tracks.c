@@ -73,6 +73,19 @@ void ct_gpu_state_start(const struct ct_shm_header *shm)
     ct_gpu_sampler_start(interval_ms, ct_process_env("CUDA_VISIBLE_DEVICES"));
 }
 
+void ct_gpu_state_cuda_device(uint64_t ordinal, const char *uuid)
+{
+    if (ordinal < CT_GPU_DEVICES_MAX && uuid)
+        ct_gpu_sampler_cuda_device((uint32_t)ordinal, uuid);
+}
+
+void ct_gpu_state_cuda_devices(int64_t count)
+{
+    ct_gpu_sampler_cuda_devices(count < 0                    ? 0
+                                : count > CT_GPU_DEVICES_MAX ? CT_GPU_DEVICES_MAX
+                                                             : (uint32_t)count);
+}
+
 static void write_tracks(const struct ct_gpu_device *d)
 {
     char name[128];

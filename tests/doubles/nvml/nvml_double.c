@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/doubles/shared/double_node.h"
+
 #define STEPS_MAX 4096
 #define DEVICES_MAX 16
 #define MIG_MAX 7 /* instances a GPU can be split into */
@@ -362,8 +364,7 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
 {
     ENTER(device, uuid);
     char text[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-    snprintf(text, sizeof text, "%s-c0ffee%02u-%04u-4000-8000-%012u", device->mig ? "MIG" : "GPU",
-             device->index, device->mig, device->index);
+    ct_double_node_uuid(device->index, device->mig, text, sizeof text);
     return copy_text(text, uuid, length);
 }
 
@@ -398,7 +399,7 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {
     ENTER(device, pci);
     memset(pci, 0, sizeof *pci);
-    pci->bus = 0x18 + device->index;
+    pci->bus = CT_DOUBLE_NODE_BUS(device->index);
     pci->pciDeviceId = 0x233010de;
     snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:00.0", pci->bus);
     snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "0000:%02X:00.0", pci->bus);
