@@ -63,7 +63,7 @@ def test_a_healthy_gpu_has_a_block_and_no_finding(reported):
     assert d["busy_ns"] == d["busy_samples"] * 100 * MS
     assert report["processes"][0]["nvml"] == {
         "state": "sampling", "reason": "", "driver_version": "580.65.06", "failed_calls": 0,
-        "unreadable": []}
+        "unreadable": [], "denied": []}
 
 
 def test_medians_and_extremes_are_over_busy_samples_only(reported):
@@ -393,3 +393,34 @@ def test_without_cuda_visible_devices_each_ordinal_is_its_own_gpu(reported):
     report, _ = reported(TWO_GPUS, env=REVERSED)
     assert [(d["device"], d["nvml_index"]) for d in report["processes"][0]["gpu_health"]] == [
         (0, 1), (1, 0)]
+
+
+def test_the_mig_instance_cuda_runs_on_is_followed_and_what_is_denied_said_once(reported):
+    """No CUDA_VISIBLE_DEVICES, a GPU in MIG mode: CUDA runs the process on its instance 2
+    (the runtime's UUID says so), which is followed for its memory; the GPU's aggregate memory
+    and processes, which an unprivileged caller may not read, are never asked for."""
+    report, _ = reported(["0 0 mig 2", "0 - unprivileged 1"],
+                         env={"CT_DOUBLE_MIG_INSTANCE": 2})
+    d = health(report)
+    assert (d["uuid"], d["gpu_uuid"]) == (MIG1, GPU0)
+    assert report["processes"][0]["memory"]["nvml"][0]["used_peak_bytes"] == (512 << 20) >> 3
+    assert report["processes"][0]["nvml"]["failed_calls"] == 0
+    assert report["processes"][0]["nvml"]["denied"] == []
+
+
+def test_aggregate_queries_denied_are_said_once_per_device(reported):
+    """CUDA_VISIBLE_DEVICES names the GPU itself (its UUID) while it is in MIG mode, and the
+    caller lacks the privileges: its memory and processes are said once to be denied, not
+    counted as failed in every sample."""
+    report, _ = reported(["0 0 mig 2", "0 - unprivileged 1"],
+                         env={"CUDA_VISIBLE_DEVICES": GPU0})
+    nvml = report["processes"][0]["nvml"]
+    assert nvml["failed_calls"] == 0
+    assert nvml["denied"] == [{"device": 0, "reason": "NVML_ERROR_NO_PERMISSION: GPU 0 memory "
+                               "used (bytes), compute processes"}]
+
+
+def test_denied_twin_privileged(reported):
+    report, _ = reported(["0 0 mig 2"], env={"CUDA_VISIBLE_DEVICES": GPU0})
+    assert report["processes"][0]["nvml"]["denied"] == []
+    assert report["processes"][0]["memory"]["nvml"][0]["used_peak_bytes"] == 512 << 20

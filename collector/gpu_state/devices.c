@@ -17,7 +17,9 @@
  * a MIG instance, matched whole against each instance NVML lists: the
  * instance is then sampled for what is its own, its GPU for the rest (the
  * older "MIG-GPU-<uuid>/<gi>/<ci>" form is not matched). Unset, a GPU in
- * MIG mode is followed as the GPU. nvmlDeviceGetCount_v2 counts devices
+ * MIG mode is followed as what CUDA's UUID names: the instance the process
+ * runs on, whose memory and processes are its own (the GPU's aggregate
+ * ones need privileges). nvmlDeviceGetCount_v2 counts devices
  * NVML may not open: such a device keeps its place, with what
  * nvmlDeviceGetHandleByIndex_v2 answered, and no facts.
  */
@@ -152,12 +154,24 @@ static int by_cuda_order(const char *visible, uint32_t known)
     return !visible;
 }
 
+/* Whether a GPU has a MIG instance: CUDA then runs the process on one of
+ * them, which only CUDA's account of the UUID names. */
+static int in_mig_mode(const struct ct_nvml *n, uint32_t known)
+{
+    nvmlDevice_t mig;
+    for (uint32_t i = 0; n->nvmlDeviceGetMigDeviceHandleByIndex && i < known; i++)
+        if (all_handles[i] &&
+            n->nvmlDeviceGetMigDeviceHandleByIndex(all_handles[i], 0, &mig) == NVML_SUCCESS)
+            return 1;
+    return 0;
+}
+
 uint32_t ct_gpu_devices_choose(const struct ct_nvml *nvml, const char *visible,
                                struct ct_gpu_device out[CT_GPU_DEVICES_MAX],
                                struct ct_gpu_handles handles[CT_GPU_DEVICES_MAX], int *by_cuda)
 {
     uint32_t known = list_all(nvml);
-    *by_cuda = by_cuda_order(visible, known);
+    *by_cuda = by_cuda_order(visible, known) || (!visible && in_mig_mode(nvml, known));
     uint32_t chosen = 0;
     for (const char *entry = visible ? visible : "";
          visible && !*by_cuda && chosen < CT_GPU_DEVICES_MAX;) {

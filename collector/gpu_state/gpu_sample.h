@@ -41,7 +41,10 @@ struct ct_gpu_sample {
     uint64_t reasons; /* nvmlClocksEventReason* bits */
     uint32_t process_count;
     struct ct_gpu_process processes[CT_GPU_PROCESSES_MAX];
+    uint32_t denied; /* refused with NVML_ERROR_NO_PERMISSION: a bit per measure, and these */
 };
+
+enum { CT_GPU_DENIED_REASONS = CT_GPU_MEASURES, CT_GPU_DENIED_PROCESSES };
 
 enum ct_gpu_event_kind {
     CT_GPU_EVENT_DEVICE, /* a device the sampler chose */

@@ -1,7 +1,9 @@
 /*
  * Reads a device's state: each measure through the one NVML call that
  * gives it. A call that fails leaves its measure out of the sample and is
- * counted; one that says the GPU is lost ends the reading, since every
+ * counted (one refused for want of privileges is noted instead: a GPU in
+ * MIG mode gives its aggregate memory and processes only to a privileged
+ * caller); one that says the GPU is lost ends the reading, since every
  * later call on the device would say so too. A MIG instance gives its own
  * memory, processes and utilization (which NVML does not report in MIG
  * mode); the rest is its GPU's. The PCIe throughput query is
@@ -22,11 +24,15 @@ struct reading {
     int lost;
 };
 
-/* Takes one call's result; whether it gave its value. */
-static int took(struct reading *r, nvmlReturn_t result)
+/* Takes one call's result for what `bit` (of ct_gpu_sample.denied) stands
+ * for; whether it gave its value. A refusal for want of privileges is
+ * noted, not counted as failed: it says the same every time. */
+static int took(struct reading *r, nvmlReturn_t result, unsigned bit)
 {
     if (result == NVML_ERROR_GPU_IS_LOST)
         r->lost = 1;
+    else if (result == NVML_ERROR_NO_PERMISSION)
+        r->sample->denied |= 1u << bit;
     else if (result != NVML_SUCCESS && result != NVML_ERROR_NOT_SUPPORTED)
         (*r->failed)++;
     return result == NVML_SUCCESS;
@@ -43,7 +49,7 @@ static void read_uint(struct reading *r, nvmlReturn_t (*call)(nvmlDevice_t, unsi
                       nvmlDevice_t d, enum ct_gpu_measure m)
 {
     unsigned int v;
-    if (call && !r->lost && took(r, call(d, &v)))
+    if (call && !r->lost && took(r, call(d, &v), m))
         keep(r, m, v);
 }
 
@@ -52,9 +58,10 @@ static void read_clocks(struct reading *r, const struct ct_nvml *n, nvmlDevice_t
     unsigned int sm, memory;
     if (!n->nvmlDeviceGetClockInfo || r->lost)
         return;
-    if (took(r, n->nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, &sm)))
+    if (took(r, n->nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, &sm), CT_GPU_SM_CLOCK))
         keep(r, CT_GPU_SM_CLOCK, sm);
-    if (!r->lost && took(r, n->nvmlDeviceGetClockInfo(d, NVML_CLOCK_MEM, &memory)))
+    if (!r->lost &&
+        took(r, n->nvmlDeviceGetClockInfo(d, NVML_CLOCK_MEM, &memory), CT_GPU_MEMORY_CLOCK))
         keep(r, CT_GPU_MEMORY_CLOCK, memory);
 }
 
@@ -62,7 +69,7 @@ static void read_utilization(struct reading *r, const struct ct_nvml *n, nvmlDev
 {
     nvmlUtilization_t u;
     if (n->nvmlDeviceGetUtilizationRates && !r->lost &&
-        took(r, n->nvmlDeviceGetUtilizationRates(d, &u))) {
+        took(r, n->nvmlDeviceGetUtilizationRates(d, &u), CT_GPU_UTILIZATION)) {
         keep(r, CT_GPU_UTILIZATION, u.gpu);
         keep(r, CT_GPU_MEMORY_UTILIZATION, u.memory);
     }
@@ -73,7 +80,8 @@ static void read_utilization(struct reading *r, const struct ct_nvml *n, nvmlDev
 static void read_memory(struct reading *r, const struct ct_nvml *n, nvmlDevice_t d)
 {
     nvmlMemory_t memory;
-    if (n->nvmlDeviceGetMemoryInfo && !r->lost && took(r, n->nvmlDeviceGetMemoryInfo(d, &memory)))
+    if (n->nvmlDeviceGetMemoryInfo && !r->lost &&
+        took(r, n->nvmlDeviceGetMemoryInfo(d, &memory), CT_GPU_MEMORY_USED))
         keep(r, CT_GPU_MEMORY_USED, memory.used);
 }
 
@@ -82,9 +90,11 @@ static void read_violations(struct reading *r, const struct ct_nvml *n, nvmlDevi
     nvmlViolationTime_t power, thermal;
     if (!n->nvmlDeviceGetViolationStatus || r->lost)
         return;
-    if (took(r, n->nvmlDeviceGetViolationStatus(d, NVML_PERF_POLICY_POWER, &power)))
+    if (took(r, n->nvmlDeviceGetViolationStatus(d, NVML_PERF_POLICY_POWER, &power),
+             CT_GPU_POWER_VIOLATION))
         keep(r, CT_GPU_POWER_VIOLATION, power.violationTime);
-    if (!r->lost && took(r, n->nvmlDeviceGetViolationStatus(d, NVML_PERF_POLICY_THERMAL, &thermal)))
+    if (!r->lost && took(r, n->nvmlDeviceGetViolationStatus(d, NVML_PERF_POLICY_THERMAL, &thermal),
+                         CT_GPU_THERMAL_VIOLATION))
         keep(r, CT_GPU_THERMAL_VIOLATION, thermal.violationTime);
 }
 
@@ -93,11 +103,15 @@ static void read_ecc(struct reading *r, const struct ct_nvml *n, nvmlDevice_t d)
     unsigned long long corrected, uncorrected;
     if (!n->nvmlDeviceGetTotalEccErrors || r->lost)
         return;
-    if (took(r, n->nvmlDeviceGetTotalEccErrors(d, NVML_MEMORY_ERROR_TYPE_CORRECTED,
-                                               NVML_VOLATILE_ECC, &corrected)))
+    if (took(r,
+             n->nvmlDeviceGetTotalEccErrors(d, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC,
+                                            &corrected),
+             CT_GPU_ECC_CORRECTED))
         keep(r, CT_GPU_ECC_CORRECTED, corrected);
-    if (!r->lost && took(r, n->nvmlDeviceGetTotalEccErrors(d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
-                                                           NVML_VOLATILE_ECC, &uncorrected)))
+    if (!r->lost && took(r,
+                         n->nvmlDeviceGetTotalEccErrors(d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+                                                        NVML_VOLATILE_ECC, &uncorrected),
+                         CT_GPU_ECC_UNCORRECTED))
         keep(r, CT_GPU_ECC_UNCORRECTED, uncorrected);
 }
 
@@ -107,13 +121,14 @@ static void read_modes(struct reading *r, const struct ct_nvml *n, nvmlDevice_t 
     nvmlEnableState_t persistence;
     unsigned int temperature;
     if (n->nvmlDeviceGetComputeMode && !r->lost &&
-        took(r, n->nvmlDeviceGetComputeMode(d, &compute)))
+        took(r, n->nvmlDeviceGetComputeMode(d, &compute), CT_GPU_COMPUTE_MODE))
         keep(r, CT_GPU_COMPUTE_MODE, (uint64_t)compute);
     if (n->nvmlDeviceGetPersistenceMode && !r->lost &&
-        took(r, n->nvmlDeviceGetPersistenceMode(d, &persistence)))
+        took(r, n->nvmlDeviceGetPersistenceMode(d, &persistence), CT_GPU_PERSISTENCE))
         keep(r, CT_GPU_PERSISTENCE, persistence == NVML_FEATURE_ENABLED);
     if (n->nvmlDeviceGetTemperature && !r->lost &&
-        took(r, n->nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &temperature)))
+        took(r, n->nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &temperature),
+             CT_GPU_TEMPERATURE))
         keep(r, CT_GPU_TEMPERATURE, temperature);
 }
 
@@ -121,7 +136,7 @@ static void read_reasons(struct reading *r, const struct ct_nvml *n, nvmlDevice_
 {
     unsigned long long reasons;
     if (n->nvmlDeviceGetCurrentClocksEventReasons && !r->lost &&
-        took(r, n->nvmlDeviceGetCurrentClocksEventReasons(d, &reasons))) {
+        took(r, n->nvmlDeviceGetCurrentClocksEventReasons(d, &reasons), CT_GPU_DENIED_REASONS)) {
         r->sample->reasons = reasons;
         r->sample->have_reasons = 1;
     }
@@ -144,7 +159,7 @@ static void read_processes(struct reading *r, const struct ct_nvml *n, nvmlDevic
         result = infos ? n->nvmlDeviceGetComputeRunningProcesses_v3(d, &count, infos)
                        : NVML_ERROR_MEMORY;
     }
-    if (took(r, result)) {
+    if (took(r, result, CT_GPU_DENIED_PROCESSES)) {
         r->sample->have_processes = 1;
         r->sample->process_count = count < CT_GPU_PROCESSES_MAX ? count : CT_GPU_PROCESSES_MAX;
         for (unsigned int i = 0; i < r->sample->process_count; i++)

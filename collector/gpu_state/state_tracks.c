@@ -10,7 +10,8 @@
  * cudatrace.nvml instant at the end says how NVML fared (sampling, off,
  * absent, failed to start, or stuck in a call), and one more for each
  * device that was lost on the way or that NVML counts and would not open
- * (unreadable, with its reason: not lost).
+ * (unreadable, with its reason: not lost), and for each device once for
+ * what NVML refused to read for want of privileges (denied).
  */
 #include "collector/gpu_state/state_tracks.h"
 
@@ -32,6 +33,7 @@ struct device_view {
     int known;
     uint32_t ordinal;
     uint64_t span_since, span_reasons; /* the clock-event span open, if any */
+    uint32_t denied;                   /* what NVML refused to read, said already */
     struct ct_gpu_process processes[CT_GPU_PROCESSES_MAX];
     uint32_t process_count;
 };
@@ -236,10 +238,41 @@ static void note_processes(const struct ct_gpu_sample *s)
     v->process_count = s->process_count;
 }
 
+/* What NVML would not let the collector read on a device: said once, the
+ * first time each is refused. */
+static void note_denied(const struct ct_gpu_sample *s)
+{
+    struct device_view *v = &views[s->slot];
+    uint32_t added = s->denied & ~v->denied;
+    if (!added)
+        return;
+    v->denied |= added;
+    char reason[1024], name[128];
+    size_t len = (size_t)snprintf(reason, sizeof reason, "NVML_ERROR_NO_PERMISSION:");
+    for (unsigned bit = 0; bit <= CT_GPU_DENIED_PROCESSES && len < sizeof reason; bit++) {
+        if (!(added & 1u << bit))
+            continue;
+        if (bit < CT_GPU_MEASURES)
+            snprintf(name, sizeof name, measure_tracks[bit], v->ordinal);
+        else
+            snprintf(name, sizeof name, "%s",
+                     bit == CT_GPU_DENIED_REASONS ? "clock-event reasons" : "compute processes");
+        len += (size_t)snprintf(reason + len, sizeof reason - len, "%s %s",
+                                reason[len - 1] == ':' ? "" : ",", name);
+    }
+    struct ct_arg args[] = {
+        CT_TEXT_ARG(ct_key_state, ct_value_nvml_denied),
+        CT_UINT_ARG(ct_key_device, v->ordinal),
+        CT_TEXT_ARG(ct_key_reason, reason),
+    };
+    ct_process_instant(CT_TRACK_PROCESS, s->ts_ns, ct_event_nvml, args, 3);
+}
+
 static void write_sample(const struct ct_gpu_sample *s)
 {
     if (s->slot >= CT_GPU_DEVICES_MAX || !views[s->slot].known)
         return;
+    note_denied(s);
     for (uint32_t m = 0; m < CT_GPU_MEASURES; m++)
         if (s->have & (1u << m))
             ct_write_counter(&seq, track_of(s->slot, m), s->ts_ns, (int64_t)s->value[m]);

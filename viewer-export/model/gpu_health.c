@@ -155,6 +155,8 @@ static void nvml_state(struct ct_gpu_health *h, const struct ct_event *e)
     if (device >= 0 && device < CT_HEALTH_DEVICES) { /* a device lost, or never opened */
         if (strcmp(ct_event_text(e, ct_key_state), ct_value_nvml_unreadable) == 0)
             h->devices[device].unreadable = ct_event_text(e, ct_key_reason);
+        else if (strcmp(ct_event_text(e, ct_key_state), ct_value_nvml_denied) == 0)
+            h->devices[device].denied = ct_event_text(e, ct_key_reason);
         else
             h->devices[device].lost_ns = e->ts;
         return;

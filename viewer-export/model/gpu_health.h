@@ -51,6 +51,7 @@ struct ct_health_device {
     int process_count;
     uint64_t lost_ns;       /* 0: never lost */
     const char *unreadable; /* why NVML would not open it; NULL when it did */
+    const char *denied;     /* what NVML refused to read on it; NULL when nothing */
 };
 
 struct ct_gpu_health {

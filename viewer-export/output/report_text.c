@@ -176,6 +176,9 @@ static void print_gpu_health(FILE *out, const struct ct_process_report *p)
         if (h->devices[device].unreadable)
             fprintf(out, "  GPU %-10d not readable through NVML: %s\n", device,
                     h->devices[device].unreadable);
+        if (h->devices[device].denied)
+            fprintf(out, "  GPU %-10d NVML refused to read: %s\n", device,
+                    h->devices[device].denied);
         if (!ct_process_gpu_health(p, device, &s))
             continue;
         const struct ct_health_device *d = &h->devices[device];

@@ -21,6 +21,9 @@
  *   T - fail FUNCTION      that function fails with NVML_ERROR_UNKNOWN
  *   T - block FUNCTION MS  each call of it sleeps MS first
  *   T D mig N              the device is in MIG mode with N instances
+ *   T - unprivileged 1     the caller lacks the privileges a GPU in MIG mode
+ *                          asks for its aggregate memory and processes:
+ *                          those answer NVML_ERROR_NO_PERMISSION
  * A line it cannot read fails nvmlInit, so a broken script cannot pass for
  * a healthy GPU. Unscripted, a device is a healthy, busy GPU (defaults[]).
  * A MIG instance's handle answers, as the real library's does, only for
@@ -79,6 +82,7 @@ enum field {
     FAIL,
     BLOCK,
     DRIVER,
+    UNPRIVILEGED,
 };
 
 static const char *const fields[FIELD_COUNT] = {
@@ -159,8 +163,8 @@ static unsigned long long now_ms(void)
 
 static int what_of(const char *word)
 {
-    static const char *const others[] = {"devices", "process", "process_end",
-                                         "fail",    "block",   "driver"};
+    static const char *const others[] = {"devices", "process", "process_end", "fail",
+                                         "block",   "driver",  "unprivileged"};
     for (int i = 0; i < FIELD_COUNT; i++)
         if (strcmp(word, fields[i]) == 0)
             return i;
@@ -258,6 +262,14 @@ static nvmlReturn_t enter_device(const char *function, nvmlDevice_t d, const voi
         return NVML_ERROR_INVALID_ARGUMENT;
     return value(d, LOST) ? NVML_ERROR_GPU_IS_LOST : NVML_SUCCESS;
 }
+
+/* "In MIG mode, if device handle is provided, the API returns aggregate information, only if the
+ * caller has appropriate privileges": a script says whether it has them. */
+#define AGGREGATE(d)                                                                               \
+    do {                                                                                           \
+        if (!(d)->mig && value(d, MIG_INSTANCES) && latest(-1, UNPRIVILEGED, NULL))                \
+            return NVML_ERROR_NO_PERMISSION;                                                       \
+    } while (0)
 
 /* What only the GPU answers, not a MIG instance of it. */
 #define GPU_ONLY(d)                                                                                \
@@ -433,6 +445,7 @@ nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 {
     ENTER(device, memory);
+    AGGREGATE(device);
     unsigned int share = device->mig ? 3 : 0; /* an instance has an eighth */
     memory->total = value(device, MEM_TOTAL) >> share;
     memory->used = value(device, MEM_USED) >> share;
@@ -551,6 +564,7 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
                                                      nvmlProcessInfo_t *infos)
 {
     ENTER(device, count);
+    AGGREGATE(device);
     unsigned int n = 0, room = infos ? *count : 0;
     for (int i = 0; i < step_count; i++) {
         const struct step *s = &steps[i];

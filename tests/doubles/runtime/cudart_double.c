@@ -18,7 +18,8 @@
  * CUDA_DEVICE_ORDER=PCI_BUS_ID; CUDA_VISIBLE_DEVICES then picks among them by that order's index
  * or by UUID (or its prefix), up to its first entry that names none. Only the device queries see
  * the node: every device does its work on the double's one simulated device. Unset, the double is
- * that one device, whatever CUDA_VISIBLE_DEVICES says.
+ * that one device, whatever CUDA_VISIBLE_DEVICES says. CT_DOUBLE_MIG_INSTANCE=N makes device 0 the
+ * GPU's MIG instance N (its UUID the NVML double's "MIG-..." one), as CUDA sees a GPU in MIG mode.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -1466,6 +1467,7 @@ static const int only_device = 0;
 /* The CUDA devices the process sees: by ordinal, their PCI positions on the node. */
 static unsigned visible_positions[NODE_GPUS_MAX] = {0};
 static int device_count = 1;
+static unsigned mig_instance; /* CT_DOUBLE_MIG_INSTANCE; 0: device 0 is a whole GPU */
 
 /* The position on the node of the GPU an entry of CUDA_VISIBLE_DEVICES (`len` bytes) names, by
  * index into `order` or by UUID prefix; -1 for none. */
@@ -1487,7 +1489,9 @@ static int visible_position(const char *entry, size_t len, const unsigned *order
 /* The node CT_DOUBLE_GPUS describes, as CUDA orders and CUDA_VISIBLE_DEVICES filters it. */
 static void load_node(void)
 {
-    unsigned long long gpus;
+    unsigned long long gpus, mig;
+    if (parse_decimal(getenv("CT_DOUBLE_MIG_INSTANCE"), 7, &mig))
+        mig_instance = (unsigned)mig;
     if (!parse_decimal(getenv("CT_DOUBLE_GPUS"), NODE_GPUS_MAX, &gpus) || gpus == 0)
         return;
     unsigned order[NODE_GPUS_MAX];
@@ -1547,7 +1551,7 @@ static cudaError_t describe_device(struct cudaDeviceProp *prop, int device)
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "%s", DEVICE_NAME);
     char uuid[64];
-    ct_double_node_uuid(visible_positions[device], 0, uuid, sizeof uuid);
+    ct_double_node_uuid(visible_positions[device], device ? 0 : mig_instance, uuid, sizeof uuid);
     for (size_t i = 0, from = 4; i < sizeof prop->uuid.bytes;
          i++, from += 2 + (uuid[from + 2] == '-'))
         prop->uuid.bytes[i] = (char)strtoul((char[3]){uuid[from], uuid[from + 1], 0}, NULL, 16);
