@@ -149,6 +149,9 @@ static void string_done(uint32_t index, const struct ct_string_done *s)
     case CT_STR_DEVICE_NAME:
         ct_process_device(s->key, s->id);
         break;
+    case CT_STR_DEVICE_UUID:
+        ct_gpu_state_cuda_device(s->key, ct_strings_get(s->id));
+        break;
     case CT_STR_LIBRARY_VERSION:
         ct_library_track_version(s->key, s->id);
         break;
@@ -258,6 +261,7 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
         break;
     case CT_REC_PROCESS_INFO:
         ct_process_versions(record);
+        ct_gpu_state_cuda_devices((int64_t)record->arg[2]);
         break;
     case CT_REC_LIBRARY:
         ct_loader_events_record(record);

@@ -15,6 +15,13 @@ MS = 1_000_000
 UUID1 = "GPU-c0ffee01-0000-4000-8000-000000000001"
 
 
+def node_of(script):
+    """The runtime double's node as the script's device count makes it: the same GPUs, in the
+    same order (CT_DOUBLE_GPUS; a test sets CT_DOUBLE_FASTEST_FIRST to order them otherwise)."""
+    counts = [line.split()[3] for line in script if line.split()[1:3] == ["-", "devices"]]
+    return {"CT_DOUBLE_GPUS": counts[-1]} if counts else {}
+
+
 @pytest.fixture
 def vocab(trace_vocabulary):
     return trace_vocabulary
@@ -29,7 +36,8 @@ def traced(trace_run, build_dir, tmp_path):
         library_path = os.path.join(build_dir, "double")
         if nvml:
             library_path += ":" + os.path.join(build_dir, "nvml")
-        full_env = {"LD_LIBRARY_PATH": library_path, "CT_DOUBLE_NVML_SCRIPT": path}
+        full_env = {"LD_LIBRARY_PATH": library_path, "CT_DOUBLE_NVML_SCRIPT": path,
+                    **node_of(script)}
         full_env.update(env or {})
         completed, trace, _ = trace_run("gpu_steps", *(args or (400,)), env=full_env)
         assert completed.returncode == 0, completed.stderr
@@ -180,3 +188,37 @@ def test_another_process_comes_and_goes(traced, vocab, tmp_path):
         other.pid, 2048, "sleep")
     assert ended["args"]["pid"] == other.pid
     assert 100 * MS <= ended["ts"] - started["ts"] <= 260 * MS
+
+
+def test_more_processes_than_the_first_array_holds_are_read_again_not_misread(traced, vocab):
+    """40 compute processes: the first call's 32 places are too few, NVML answers
+    INSUFFICIENT_SIZE with the count it needs and fills nothing; the sampler asks again with
+    room for them all and keeps the first 32 it was given, exactly."""
+    pids = [4_000_000 + i for i in range(40)]
+    _, trace = traced([f"0 0 process {pid} {pid - 3_999_000}" for pid in pids])
+    started = {e["args"]["pid"]: e["args"]["bytes"]
+               for e in instants(trace, vocab, "gpu_process_start")}
+    assert started == {pid: pid - 3_999_000 for pid in pids[:32]}
+    assert nvml_state(trace, vocab)["failed_calls"] == 0
+
+
+REFUSALS = {4: "NVML_ERROR_NO_PERMISSION", 8: "NVML_ERROR_INSUFFICIENT_POWER",
+            11: "NVML_ERROR_IRQ_ISSUE"}
+
+
+@pytest.mark.parametrize("code", sorted(REFUSALS))
+def test_a_device_nvml_counts_but_will_not_open_is_unreadable_not_lost(traced, vocab, code):
+    """nvmlDeviceGetCount_v2 counts a device whose handle NVML refuses: it is said once to be
+    unreadable, with NVML's reason, never lost; the other device is sampled as ever."""
+    _, trace = traced(["0 - devices 2", f"0 1 handle_error {code}"])
+    said, = [e["args"] for e in instants(trace, vocab, "nvml") if "device" in e["args"]]
+    assert (said["state"], said["device"]) == ("unreadable", 1)
+    assert said["reason"].startswith(REFUSALS[code] + " ")
+    assert not counter(trace, vocab, "gpu_sm_clock", 1)
+    assert len(counter(trace, vocab, "gpu_sm_clock", 0)) >= 3
+
+
+def test_unreadable_twin_both_devices_open(traced, vocab):
+    _, trace = traced(["0 - devices 2"])
+    assert not [e for e in instants(trace, vocab, "nvml") if "device" in e["args"]]
+    assert len(counter(trace, vocab, "gpu_sm_clock", 1)) >= 3

@@ -11,6 +11,8 @@ import os
 import subprocess
 import pytest
 
+from test_collector_nvml import node_of
+
 NVML_FINDINGS = {"power-capped", "thermal-throttle", "clocks-low", "pcie-downgraded",
                  "gpu-shared", "compute-mode", "ecc-errors"}
 MS = 1_000_000
@@ -24,7 +26,8 @@ def reported(trace_run, build_dir, tmp_path):
         path = tmp_path / f"script{len(list(tmp_path.glob('script*')))}"
         path.write_text("".join(line + "\n" for line in script))
         env = {"LD_LIBRARY_PATH": os.path.join(build_dir, "double") + ":" +
-               os.path.join(build_dir, "nvml"), "CT_DOUBLE_NVML_SCRIPT": path, **(env or {})}
+               os.path.join(build_dir, "nvml"), "CT_DOUBLE_NVML_SCRIPT": path, **node_of(script),
+               **(env or {})}
         args = (ms, copies) if program == "gpu_steps" else (ms,)
         completed, _, _ = trace_run(program, *args, env=env)
         assert completed.returncode == status, completed.stderr
@@ -59,7 +62,8 @@ def test_a_healthy_gpu_has_a_block_and_no_finding(reported):
     assert (d["pcie_generation_max"], d["pcie_width_max"]) == (5, 16)
     assert d["busy_ns"] == d["busy_samples"] * 100 * MS
     assert report["processes"][0]["nvml"] == {
-        "state": "sampling", "reason": "", "driver_version": "580.65.06", "failed_calls": 0}
+        "state": "sampling", "reason": "", "driver_version": "580.65.06", "failed_calls": 0,
+        "unreadable": [], "denied": []}
 
 
 def test_medians_and_extremes_are_over_busy_samples_only(reported):
@@ -308,3 +312,115 @@ def test_healthy_twin_no_memory_unseen(reported):
     memory = report["processes"][0]["memory"]
     assert memory["peak_bytes"] > 4096
     assert memory["nvml"] == [{"device": 0, "used_peak_bytes": 4096, "unseen_bytes": 0}]
+
+
+def test_a_device_nvml_may_not_open_is_reported_unreadable_not_lost(reported, build_dir):
+    report, _ = reported(["0 - devices 2", "0 1 handle_error 4"])
+    nvml = report["processes"][0]["nvml"]
+    assert nvml["unreadable"] == [{"device": 1, "reason": nvml["unreadable"][0]["reason"]}]
+    assert nvml["unreadable"][0]["reason"].startswith("NVML_ERROR_NO_PERMISSION ")
+    assert [d["device"] for d in report["processes"][0]["gpu_health"]] == [0]
+    assert health(report)["lost_ns"] == 0
+    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(reported.trace)],
+                          capture_output=True, text=True, timeout=30).stdout
+    assert "GPU 1          not readable through NVML: NVML_ERROR_NO_PERMISSION" in text
+    assert "lost" not in text
+
+
+def test_unreadable_twin_every_device_readable(reported):
+    report, _ = reported(["0 - devices 2"])
+    assert report["processes"][0]["nvml"]["unreadable"] == []
+    assert [d["device"] for d in report["processes"][0]["gpu_health"]] == [0, 1]
+
+
+def bursts(clock_mhz, ms=1500, period=300, burst=100):
+    """A bursty job as NVML reports it: each burst busy throughout NVML's window (100%) at
+    `clock_mhz`; then, idle at 300 MHz, a tail whose utilization still counts the burst
+    (40%), as it would for up to a second after."""
+    lines = []
+    for t in range(0, ms, period):
+        lines += [f"{t} 0 util_gpu 100", f"{t} 0 sm_clock {clock_mhz}",
+                  f"{t + burst} 0 util_gpu 40", f"{t + burst} 0 sm_clock 300"]
+    return lines
+
+
+def test_a_bursty_job_at_full_clocks_is_not_clocks_low(reported):
+    """Its idle tails read above 0% at idle clocks: counted busy throughout, as NVML's
+    utilization does not say, they made the median SM clock 300 MHz."""
+    report, _ = reported(bursts(1980), ms=1500)
+    assert nvml_findings(report) == {}
+    d = health(report)
+    assert d["busy_samples"] == d["samples"] and d["full_window_samples"] >= 3
+    assert d["busy_ns"] < d["busy_samples"] * 100 * MS
+
+
+def test_a_bursty_job_at_low_clocks_is_still_clocks_low(reported):
+    report, _ = reported(bursts(990), ms=1500)
+    f = nvml_findings(report)
+    assert set(f) == {"clocks-low"}
+    e = f["clocks-low"]["evidence"]
+    assert (e["sm_clock_median_mhz"], e["sm_clock_max_mhz"]) == (990, 1980)
+    assert e["covered_ns"] == health(report)["full_window_samples"] * 100 * MS
+
+
+GPU1 = "GPU-c0ffee01-0000-4000-8000-000000000001"
+# Two GPUs; CUDA puts the one at PCI position 1 first (fastest first), NVML its PCI order.
+# The process's GPU (NVML's 0, CUDA's 1) runs at half clock, the other is healthy.
+REVERSED = {"CT_DOUBLE_FASTEST_FIRST": "1,0"}
+TWO_GPUS = ["0 - devices 2", "0 0 sm_clock 990"]
+
+
+def test_cuda_visible_devices_index_is_cudas_not_nvmls(reported):
+    """CUDA_VISIBLE_DEVICES=1 is CUDA's second device, the one at PCI position 0: its health,
+    matched by the UUID the runtime gives, not NVML's device 1."""
+    report, _ = reported(TWO_GPUS, env={**REVERSED, "CUDA_VISIBLE_DEVICES": "1"})
+    d = health(report)
+    assert (d["nvml_index"], d["uuid"]) == (0, GPU0)
+    assert set(nvml_findings(report)) == {"clocks-low"}
+    assert nvml_findings(report)["clocks-low"]["evidence"]["sm_clock_median_mhz"] == 990
+
+
+def test_cuda_visible_devices_twin_in_pci_order(reported):
+    """Under CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA's device 1 is NVML's 1: the healthy one."""
+    report, _ = reported(TWO_GPUS, env={**REVERSED, "CUDA_VISIBLE_DEVICES": "1",
+                                        "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
+    d = health(report)
+    assert (d["nvml_index"], d["uuid"]) == (1, GPU1)
+    assert nvml_findings(report) == {}
+
+
+def test_without_cuda_visible_devices_each_ordinal_is_its_own_gpu(reported):
+    report, _ = reported(TWO_GPUS, env=REVERSED)
+    assert [(d["device"], d["nvml_index"]) for d in report["processes"][0]["gpu_health"]] == [
+        (0, 1), (1, 0)]
+
+
+def test_the_mig_instance_cuda_runs_on_is_followed_and_what_is_denied_said_once(reported):
+    """No CUDA_VISIBLE_DEVICES, a GPU in MIG mode: CUDA runs the process on its instance 2
+    (the runtime's UUID says so), which is followed for its memory; the GPU's aggregate memory
+    and processes, which an unprivileged caller may not read, are never asked for."""
+    report, _ = reported(["0 0 mig 2", "0 - unprivileged 1"],
+                         env={"CT_DOUBLE_MIG_INSTANCE": 2})
+    d = health(report)
+    assert (d["uuid"], d["gpu_uuid"]) == (MIG1, GPU0)
+    assert report["processes"][0]["memory"]["nvml"][0]["used_peak_bytes"] == (512 << 20) >> 3
+    assert report["processes"][0]["nvml"]["failed_calls"] == 0
+    assert report["processes"][0]["nvml"]["denied"] == []
+
+
+def test_aggregate_queries_denied_are_said_once_per_device(reported):
+    """CUDA_VISIBLE_DEVICES names the GPU itself (its UUID) while it is in MIG mode, and the
+    caller lacks the privileges: its memory and processes are said once to be denied, not
+    counted as failed in every sample."""
+    report, _ = reported(["0 0 mig 2", "0 - unprivileged 1"],
+                         env={"CUDA_VISIBLE_DEVICES": GPU0})
+    nvml = report["processes"][0]["nvml"]
+    assert nvml["failed_calls"] == 0
+    assert nvml["denied"] == [{"device": 0, "reason": "NVML_ERROR_NO_PERMISSION: GPU 0 memory "
+                               "used (bytes), compute processes"}]
+
+
+def test_denied_twin_privileged(reported):
+    report, _ = reported(["0 0 mig 2"], env={"CUDA_VISIBLE_DEVICES": GPU0})
+    assert report["processes"][0]["nvml"]["denied"] == []
+    assert report["processes"][0]["memory"]["nvml"][0]["used_peak_bytes"] == 512 << 20

@@ -12,7 +12,7 @@ CT_DOUBLE_HDR := tests/doubles/runtime/cudart_extra.h
 # What the runtime, driver and CUPTI doubles share: their private driver interface and helpers,
 # and the runtime's API list (CUPTI names its callbacks from it).
 CT_GPU_HDRS := tests/doubles/shared/double_gpu.h tests/doubles/shared/double_util.h \
-	tests/doubles/shared/cudart_apis.h
+	tests/doubles/shared/cudart_apis.h tests/doubles/shared/double_node.h
 
 CT_DOUBLE_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Werror -pthread \
 	-I. -I$(CUDA_HOME)/include
@@ -196,7 +196,8 @@ $(BUILD)/tests/without_pidfd: tests/hostile/without_pidfd.c
 # its folder on the library path, built against NVIDIA's nvml.h (the Makefile's NVML_INCLUDE).
 CT_NVML_LIB := $(BUILD)/nvml/libnvidia-ml.so.1
 test-programs: $(CT_NVML_LIB)
-$(CT_NVML_LIB): tests/doubles/nvml/nvml_double.c tests/doubles/nvml/libnvidia-ml.map | $(BUILD_NVML_INCLUDE)
+$(CT_NVML_LIB): tests/doubles/nvml/nvml_double.c tests/doubles/nvml/libnvidia-ml.map \
+		tests/doubles/shared/double_node.h | $(BUILD_NVML_INCLUDE)
 	@mkdir -p $(@D)
 	$(CC) $(CT_DOUBLE_CFLAGS) -isystem $(BUILD_NVML_INCLUDE) -o $@ $< \
 		-Wl,--version-script=tests/doubles/nvml/libnvidia-ml.map -Wl,-soname,libnvidia-ml.so.1

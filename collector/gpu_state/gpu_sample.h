@@ -22,6 +22,9 @@ struct ct_gpu_device {
     char gpu_uuid[96]; /* for a MIG instance, the GPU it is part of; else empty */
     uint32_t sm_clock_max, memory_clock_max, power_default_limit, pcie_generation_max,
         pcie_width_max; /* 0: unknown */
+    /* What nvmlDeviceGetHandleByIndex_v2 answered (an nvmlReturn_t): other
+     * than NVML_SUCCESS, the device is counted but cannot be read. */
+    int32_t opened;
 };
 
 struct ct_gpu_process {
@@ -38,7 +41,10 @@ struct ct_gpu_sample {
     uint64_t reasons; /* nvmlClocksEventReason* bits */
     uint32_t process_count;
     struct ct_gpu_process processes[CT_GPU_PROCESSES_MAX];
+    uint32_t denied; /* refused with NVML_ERROR_NO_PERMISSION: a bit per measure, and these */
 };
+
+enum { CT_GPU_DENIED_REASONS = CT_GPU_MEASURES, CT_GPU_DENIED_PROCESSES };
 
 enum ct_gpu_event_kind {
     CT_GPU_EVENT_DEVICE, /* a device the sampler chose */

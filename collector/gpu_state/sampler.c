@@ -5,6 +5,9 @@
  * asks the thread to stop and waits a bounded time: an NVML call that blocks is abandoned with its
  * thread, which dies with the collector, never waited for. Timestamps are read on the thread, from
  * CLOCK_BOOTTIME, the trace's clock, when each device's reading begins.
+ * Where CUDA's order decides which devices the process uses, none is
+ * followed until CUDA's account of their UUIDs has come from the main
+ * thread (devices.c).
  */
 #include "collector/gpu_state/sampler.h"
 
@@ -27,7 +30,11 @@ static struct {
     uint32_t interval_ms;
     const char *visible;
     struct ct_gpu_status status;
-} sampler = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    /* CUDA's account of the process's devices: UUIDs by ordinal, and how
+     * many (-1 until it has come) */
+    char cuda_uuids[CT_GPU_DEVICES_MAX][CT_GPU_UUID_MAX];
+    int cuda_count;
+} sampler = {.lock = PTHREAD_MUTEX_INITIALIZER, .cuda_count = -1};
 
 static struct ct_gpu_event queue_items[QUEUE_EVENTS];
 static struct ct_handover queue = CT_HANDOVER_INIT(queue_items, QUEUE_EVENTS);
@@ -62,20 +69,21 @@ static int wait_interval(const struct timespec *since)
     return stop;
 }
 
-/* One reading of every device not lost. */
-static void sample_all(const struct ct_nvml *nvml, const struct ct_gpu_handles *handles, int *lost,
-                       uint32_t count)
+/* One reading of every device still read: `unread` marks the ones lost, or
+ * never opened. */
+static void sample_all(const struct ct_nvml *nvml, const struct ct_gpu_handles *handles,
+                       int *unread, uint32_t count)
 {
     for (uint32_t slot = 0; slot < count; slot++) {
-        if (lost[slot])
+        if (unread[slot])
             continue;
         struct ct_gpu_event e = {.kind = CT_GPU_EVENT_SAMPLE, .ts_ns = boottime_ns()};
         e.sample.ts_ns = e.ts_ns;
         e.sample.slot = slot;
         uint64_t failed = 0;
-        lost[slot] =
+        unread[slot] =
             ct_gpu_sample_read(nvml, handles[slot], &e.sample, &failed) == NVML_ERROR_GPU_IS_LOST;
-        if (lost[slot])
+        if (unread[slot])
             e = (struct ct_gpu_event){
                 .kind = CT_GPU_EVENT_LOST, .ts_ns = e.ts_ns, .lost_slot = slot};
         ct_handover_push(&queue, &e);
@@ -85,33 +93,75 @@ static void sample_all(const struct ct_nvml *nvml, const struct ct_gpu_handles *
     }
 }
 
-static void announce_devices(const struct ct_gpu_device *devices, uint32_t count)
+/* Hands over the devices chosen; the ones NVML would not open are said
+ * with them, and never read. */
+static void follow(const struct ct_gpu_device *devices, uint32_t count, int *unread)
 {
     for (uint32_t i = 0; i < count; i++) {
         struct ct_gpu_event e = {.kind = CT_GPU_EVENT_DEVICE, .ts_ns = boottime_ns()};
         e.device = devices[i];
         ct_handover_push(&queue, &e);
+        unread[i] =
+            devices[i].opened != NVML_SUCCESS && devices[i].opened != NVML_ERROR_GPU_IS_LOST;
     }
+    set_state(CT_GPU_STATE_SAMPLING, count ? "" : "no device the process can see");
+}
+
+/* Copies CUDA's account of the devices, once it has all come; 0 before. */
+static int cuda_named(char uuids[][CT_GPU_UUID_MAX], uint32_t *count)
+{
+    pthread_mutex_lock(&sampler.lock);
+    int named = sampler.cuda_count >= 0;
+    if (named) {
+        *count = (uint32_t)sampler.cuda_count;
+        memcpy(uuids, sampler.cuda_uuids, sizeof sampler.cuda_uuids);
+    }
+    pthread_mutex_unlock(&sampler.lock);
+    return named;
+}
+
+void ct_gpu_sampler_cuda_device(uint32_t ordinal, const char *uuid)
+{
+    pthread_mutex_lock(&sampler.lock);
+    snprintf(sampler.cuda_uuids[ordinal], sizeof sampler.cuda_uuids[ordinal], "%s", uuid);
+    pthread_mutex_unlock(&sampler.lock);
+}
+
+void ct_gpu_sampler_cuda_devices(uint32_t count)
+{
+    pthread_mutex_lock(&sampler.lock);
+    if (sampler.cuda_count < 0)
+        sampler.cuda_count = (int)count;
+    pthread_mutex_unlock(&sampler.lock);
 }
 
 static void sample_until_stopped(const struct ct_nvml *nvml)
 {
     static struct ct_gpu_device devices[CT_GPU_DEVICES_MAX];
     static struct ct_gpu_handles handles[CT_GPU_DEVICES_MAX];
-    int lost[CT_GPU_DEVICES_MAX] = {0};
+    int unread[CT_GPU_DEVICES_MAX] = {0};
     char driver[80] = "";
     if (nvml->nvmlSystemGetDriverVersion)
         nvml->nvmlSystemGetDriverVersion(driver, sizeof driver);
-    uint32_t count = ct_gpu_devices_choose(nvml, sampler.visible, devices, handles);
-    announce_devices(devices, count);
+    static char uuids[CT_GPU_DEVICES_MAX][CT_GPU_UUID_MAX];
+    int by_cuda;
+    uint32_t count = ct_gpu_devices_choose(nvml, sampler.visible, devices, handles, &by_cuda);
     pthread_mutex_lock(&sampler.lock);
     memcpy(sampler.status.driver, driver, sizeof driver);
     pthread_mutex_unlock(&sampler.lock);
-    set_state(CT_GPU_STATE_SAMPLING, count ? "" : "no device the process can see");
+    if (by_cuda)
+        set_state(CT_GPU_STATE_SAMPLING, "CUDA never said which devices the process uses");
+    else
+        follow(devices, count, unread);
     struct timespec since;
     do {
         clock_gettime(CLOCK_MONOTONIC, &since);
-        sample_all(nvml, handles, lost, count);
+        if (by_cuda && cuda_named(uuids, &count)) {
+            count = ct_gpu_devices_match(nvml, uuids, count, devices, handles);
+            follow(devices, count, unread);
+            by_cuda = 0;
+        }
+        sample_all(nvml, handles, unread, count);
     } while (!wait_interval(&since));
 }
 

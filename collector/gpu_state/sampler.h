@@ -28,6 +28,11 @@ struct ct_gpu_status {
 /* Starts sampling every `interval_ms` (0: not at all) the devices that
  * `visible` (CUDA_VISIBLE_DEVICES, or NULL) names. */
 void ct_gpu_sampler_start(uint32_t interval_ms, const char *visible);
+/* What CUDA says of the process's devices: each one's UUID by ordinal,
+ * then how many there are; the sampler matches them to NVML's when
+ * CUDA_VISIBLE_DEVICES alone cannot say which they are. */
+void ct_gpu_sampler_cuda_device(uint32_t ordinal, const char *uuid);
+void ct_gpu_sampler_cuda_devices(uint32_t count);
 /* Takes the oldest event the sampler made; 0 when there is none. */
 int ct_gpu_sampler_next(struct ct_gpu_event *out);
 /* Stops the sampler, waiting for it at most `bound_ms`: a thread still

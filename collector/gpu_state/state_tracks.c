@@ -9,7 +9,9 @@
  * go, with their GPU memory and, when /proc has it, their name. One
  * cudatrace.nvml instant at the end says how NVML fared (sampling, off,
  * absent, failed to start, or stuck in a call), and one more for each
- * device that was lost on the way.
+ * device that was lost on the way or that NVML counts and would not open
+ * (unreadable, with its reason: not lost), and for each device once for
+ * what NVML refused to read for want of privileges (denied).
  */
 #include "collector/gpu_state/state_tracks.h"
 
@@ -31,6 +33,7 @@ struct device_view {
     int known;
     uint32_t ordinal;
     uint64_t span_since, span_reasons; /* the clock-event span open, if any */
+    uint32_t denied;                   /* what NVML refused to read, said already */
     struct ct_gpu_process processes[CT_GPU_PROCESSES_MAX];
     uint32_t process_count;
 };
@@ -72,6 +75,19 @@ void ct_gpu_state_start(const struct ct_shm_header *shm)
     ct_gpu_sampler_start(interval_ms, ct_process_env("CUDA_VISIBLE_DEVICES"));
 }
 
+void ct_gpu_state_cuda_device(uint64_t ordinal, const char *uuid)
+{
+    if (ordinal < CT_GPU_DEVICES_MAX && uuid)
+        ct_gpu_sampler_cuda_device((uint32_t)ordinal, uuid);
+}
+
+void ct_gpu_state_cuda_devices(int64_t count)
+{
+    ct_gpu_sampler_cuda_devices(count < 0                    ? 0
+                                : count > CT_GPU_DEVICES_MAX ? CT_GPU_DEVICES_MAX
+                                                             : (uint32_t)count);
+}
+
 static void write_tracks(const struct ct_gpu_device *d)
 {
     char name[128];
@@ -83,6 +99,42 @@ static void write_tracks(const struct ct_gpu_device *d)
     ct_write_named_track(&seq, track_of(d->slot, CLOCK_EVENTS_TRACK), ct_process.uuid, name);
     snprintf(name, sizeof name, ct_track_gpu_processes, d->ordinal);
     ct_write_named_track(&seq, track_of(d->slot, PROCESSES_TRACK), ct_process.uuid, name);
+}
+
+/* nvml.h's words for what nvmlDeviceGetHandleByIndex_v2 may answer. */
+static void refusal_text(int32_t result, char *out, size_t size)
+{
+    static const struct {
+        nvmlReturn_t result;
+        const char *text;
+    } known[] = {
+        {NVML_ERROR_NO_PERMISSION,
+         "NVML_ERROR_NO_PERMISSION (the user doesn't have permission to talk to this device)"},
+        {NVML_ERROR_INSUFFICIENT_POWER, "NVML_ERROR_INSUFFICIENT_POWER (its external power "
+                                        "cables are not properly attached)"},
+        {NVML_ERROR_IRQ_ISSUE,
+         "NVML_ERROR_IRQ_ISSUE (the NVIDIA kernel detected an interrupt issue with the GPU)"},
+        {NVML_ERROR_UNKNOWN, "NVML_ERROR_UNKNOWN (an unexpected error)"},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if ((int32_t)known[i].result == result) {
+            snprintf(out, size, "%s", known[i].text);
+            return;
+        }
+    snprintf(out, size, "nvmlReturn_t %d", result);
+}
+
+/* A device NVML counts and will not open: said once, and never sampled. */
+static void device_unreadable(const struct ct_gpu_device *d, uint64_t ts)
+{
+    char reason[160];
+    refusal_text(d->opened, reason, sizeof reason);
+    struct ct_arg args[] = {
+        CT_TEXT_ARG(ct_key_state, ct_value_nvml_unreadable),
+        CT_UINT_ARG(ct_key_device, d->ordinal),
+        CT_TEXT_ARG(ct_key_reason, reason),
+    };
+    ct_process_instant(CT_TRACK_PROCESS, ts, ct_event_nvml, args, 3);
 }
 
 static void device_chosen(const struct ct_gpu_device *d, uint64_t ts)
@@ -107,6 +159,8 @@ static void device_chosen(const struct ct_gpu_device *d, uint64_t ts)
     ct_process_instant(CT_TRACK_PROCESS, ts, ct_event_nvml_device, args,
                        sizeof args / sizeof args[0]);
     write_tracks(d);
+    if (d->opened != NVML_SUCCESS && d->opened != NVML_ERROR_GPU_IS_LOST)
+        device_unreadable(d, ts);
 }
 
 /* "clocks SwPowerCap+HwSlowdown" for the reasons in `bits`. */
@@ -184,10 +238,41 @@ static void note_processes(const struct ct_gpu_sample *s)
     v->process_count = s->process_count;
 }
 
+/* What NVML would not let the collector read on a device: said once, the
+ * first time each is refused. */
+static void note_denied(const struct ct_gpu_sample *s)
+{
+    struct device_view *v = &views[s->slot];
+    uint32_t added = s->denied & ~v->denied;
+    if (!added)
+        return;
+    v->denied |= added;
+    char reason[1024], name[128];
+    size_t len = (size_t)snprintf(reason, sizeof reason, "NVML_ERROR_NO_PERMISSION:");
+    for (unsigned bit = 0; bit <= CT_GPU_DENIED_PROCESSES && len < sizeof reason; bit++) {
+        if (!(added & 1u << bit))
+            continue;
+        if (bit < CT_GPU_MEASURES)
+            snprintf(name, sizeof name, measure_tracks[bit], v->ordinal);
+        else
+            snprintf(name, sizeof name, "%s",
+                     bit == CT_GPU_DENIED_REASONS ? "clock-event reasons" : "compute processes");
+        len += (size_t)snprintf(reason + len, sizeof reason - len, "%s %s",
+                                reason[len - 1] == ':' ? "" : ",", name);
+    }
+    struct ct_arg args[] = {
+        CT_TEXT_ARG(ct_key_state, ct_value_nvml_denied),
+        CT_UINT_ARG(ct_key_device, v->ordinal),
+        CT_TEXT_ARG(ct_key_reason, reason),
+    };
+    ct_process_instant(CT_TRACK_PROCESS, s->ts_ns, ct_event_nvml, args, 3);
+}
+
 static void write_sample(const struct ct_gpu_sample *s)
 {
     if (s->slot >= CT_GPU_DEVICES_MAX || !views[s->slot].known)
         return;
+    note_denied(s);
     for (uint32_t m = 0; m < CT_GPU_MEASURES; m++)
         if (s->have & (1u << m))
             ct_write_counter(&seq, track_of(s->slot, m), s->ts_ns, (int64_t)s->value[m]);

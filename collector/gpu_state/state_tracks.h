@@ -11,6 +11,11 @@
 
 /* Starts the sampler at the interval the process set (CUDATRACE_NVML_MS). */
 void ct_gpu_state_start(const struct ct_shm_header *shm);
+/* A device the process uses, as CUDA names it: its ordinal and UUID
+ * (CT_STR_DEVICE_UUID); then how many CUDA devices it has (-1: CUDA would
+ * not say), once all have come. */
+void ct_gpu_state_cuda_device(uint64_t ordinal, const char *uuid);
+void ct_gpu_state_cuda_devices(int64_t count);
 /* Writes what the sampler has handed over; once per drain cycle. */
 void ct_gpu_state_write(void);
 /* Stops the sampler (a bounded wait), writes the rest and closes the spans

@@ -139,6 +139,9 @@ enum ct_string_kind {
     CT_STR_NVTX_NAME = 12,       /* key: the CT_REC_NVTX's clock; text: its message */
     CT_STR_GPU_KERNEL_NAME = 13, /* key: as CT_REC_GPU's; text: the kernel's name  */
     CT_STR_CUPTI_TEXT = 14,      /* key: a CT_REC_CUPTI_STATE's begin              */
+    /* key: the device ordinal; text: its UUID as the runtime gives it, in
+     * NVML's hex form without "GPU-" or "MIG-" ("c0ffee01-0000-...") */
+    CT_STR_DEVICE_UUID = 15,
 };
 
 #define CT_RECORD_ARGS 5

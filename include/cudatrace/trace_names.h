@@ -374,6 +374,8 @@
     X(value, nvml_absent, "absent", state)                                                         \
     X(value, nvml_failed, "failed", state)                                                         \
     X(value, nvml_lost, "lost", state)                                                             \
+    X(value, nvml_unreadable, "unreadable", state)                                                 \
+    X(value, nvml_denied, "denied", state)                                                         \
     X(value, nvml_stuck, "stuck", state)                                                           \
     X(value, host_sampling, "sampling", state)                                                     \
     X(value, host_off, "off", state)                                                               \

@@ -1,8 +1,10 @@
 /*
  * Records the libraries' own versions after the program's first CUDA call
  * of any kind, and the runtime and driver versions, the device count and
- * the device names, once, right after its first CUDA call that initialises
- * CUDA returned (deferred.c: not a version or error query). By then
+ * the device names and UUIDs, once, right after its first CUDA call that
+ * initialises CUDA returned (deferred.c: not a version or error query). The
+ * UUID is how the collector finds each device in NVML, whose index may not
+ * be CUDA's ordinal. By then
  * the program itself has initialised CUDA, so these queries never do it for
  * it; if that first call left an error pending (no driver, say) the device
  * queries are skipped, as they would only fail and disturb the error state.
@@ -19,15 +21,35 @@
 #include "common/library_family.h"
 #include "preload/core/ring.h"
 
-/* cudaDeviceProp has grown with every release; the name stays first, and a
- * generous buffer keeps a newer runtime from writing past our copy. That is
- * also why the plain cudaGetDeviceProperties serves every runtime: the only
- * name libcudart 11 and 13 export, and in 12 (beside _v2) the entry for the
- * CUDA 11 layout, whose name is first too. */
+/* cudaDeviceProp has grown with every release; the name stays first and
+ * the UUID second (from CUDA 10 on), and a generous buffer keeps a newer
+ * runtime from writing past our copy. That is also why the plain
+ * cudaGetDeviceProperties serves every runtime: the only name libcudart 11
+ * and 13 export, and in 12 (beside _v2) the entry for the CUDA 11 layout,
+ * which starts the same way. */
 union device_properties {
-    char name[256];
+    struct {
+        char name[256];
+        unsigned char uuid[16];
+    } head;
     unsigned char bytes[16384];
 };
+
+/* The UUID as NVML writes it after its "GPU-": 8-4-4-4-12 hex digits. */
+static void emit_device_uuid(struct ct_ring *ring, int ordinal, const unsigned char uuid[16])
+{
+    static const char hex[] = "0123456789abcdef";
+    char text[40];
+    size_t len = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            text[len++] = '-';
+        text[len++] = hex[uuid[i] >> 4];
+        text[len++] = hex[uuid[i] & 15];
+    }
+    text[len] = '\0';
+    ct_emit_string(ring, CT_STR_DEVICE_UUID, (uint64_t)ordinal, text);
+}
 
 static int query_version(cudaError_t (*get)(int *), int pending)
 {
@@ -37,7 +59,7 @@ static int query_version(cudaError_t (*get)(int *), int pending)
     return version;
 }
 
-static void emit_device_names(struct ct_ring *ring, int count)
+static void emit_devices(struct ct_ring *ring, int count)
 {
     CT_REAL(get_props, cudaGetDeviceProperties, (union device_properties *, int));
     if (!get_props)
@@ -45,7 +67,7 @@ static void emit_device_names(struct ct_ring *ring, int count)
     CT_REAL(get_attribute, cudaDeviceGetAttribute, (int *, enum cudaDeviceAttr, int));
     static union device_properties props;
     for (int i = 0; i < count && i < 64; i++) {
-        memset(props.name, 0, sizeof props.name);
+        memset(&props.head, 0, sizeof props.head);
         cudaError_t r = get_props(&props, i);
         ct_cuda_forget_own_error(0, r);
         int major = 0, minor = 0;
@@ -56,10 +78,11 @@ static void emit_device_names(struct ct_ring *ring, int count)
                                      get_attribute(&minor, cudaDevAttrComputeCapabilityMinor, i));
         }
         if (r == cudaSuccess) {
-            props.name[sizeof props.name - 1] = '\0';
+            props.head.name[sizeof props.head.name - 1] = '\0';
             ct_emit_string(ring, CT_STR_DEVICE_NAME,
                            ct_pack_device_key((uint32_t)i, (uint32_t)(major * 10 + minor)),
-                           props.name);
+                           props.head.name);
+            emit_device_uuid(ring, i, props.head.uuid);
         }
     }
 }
@@ -181,7 +204,7 @@ static int record_info(struct ct_ring *ring)
             devices = -1;
     }
     if (devices > 0)
-        emit_device_names(ring, devices);
+        emit_devices(ring, devices);
     struct ct_record rec = {
         .type = CT_REC_PROCESS_INFO,
         .arg = {(uint64_t)(int64_t)runtime, (uint64_t)(int64_t)driver, (uint64_t)(int64_t)devices}};

@@ -3,7 +3,9 @@
  * per device, over the CUDA part of the run while the GPU was busy: clocks
  * held by the software power cap (power-capped) or by heat
  * (thermal-throttle), an SM clock well under its maximum for another reason
- * or none (clocks-low), a PCIe link below its best while copies ran
+ * or none (clocks-low: judged only over the samples busy for the whole of
+ * NVML's own sample period, as a bursty job's idle tails read busy at idle
+ * clocks), a PCIe link below its best while copies ran
  * (pcie-downgraded), another process on the device (gpu-shared), a compute
  * mode other than the default (compute-mode: an error when calls failed
  * because no context could be made, which that mode explains) and ECC
@@ -119,14 +121,15 @@ static void other_reasons(uint64_t bits, char *out, size_t size)
 
 static void clocks_low(const struct device_case *c, struct ct_findings *out)
 {
-    const struct ct_health_stat *sm = &c->s.stat[CT_GPU_SM_CLOCK];
+    const struct ct_health_stat *sm = &c->s.sm_clock_full;
     if (!sm->samples || !c->d->sm_clock_max ||
         (double)sm->median >= ct_thresholds.clocks_low_ratio * (double)c->d->sm_clock_max)
         return;
     char reasons[160], detail[320];
     other_reasons(c->s.other_reasons, reasons, sizeof reasons);
     snprintf(detail, sizeof detail,
-             "ran its SMs at a median %lld MHz while busy, %.0f%% of its %llu MHz maximum "
+             "ran its SMs at a median %lld MHz while busy throughout NVML's sample period, %.0f%% "
+             "of its %llu MHz maximum "
              "(reason: %s)",
              (long long)sm->median, 100.0 * (double)sm->median / (double)c->d->sm_clock_max,
              (unsigned long long)c->d->sm_clock_max, reasons);

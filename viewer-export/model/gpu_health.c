@@ -6,8 +6,14 @@
  * back with the device number they carry. A sample counts as busy when
  * the GPU's utilization was above 0 (or, where NVML gives none, as for a
  * GPU in MIG mode, when its clock-event reasons do not say GpuIdle) and it
- * fell in the span summarised;
- * each covers the sampling interval. The link counts only for the samples
+ * fell in the span summarised. NVML's utilization is the share of its own
+ * sample period (1/6 s to 1 s) that was busy, not of ours: after a burst
+ * it stays above 0 for up to a second while the GPU idles at idle clocks.
+ * So a sample's busy time is its interval weighted by that share, and the
+ * SM clock is judged only over the samples whose utilization says NVML's
+ * whole period was busy (100%), the only ones whose instant is sure to be
+ * busy; a bursty job whose bursts are shorter than NVML's period has none,
+ * and is not judged. The link counts only for the samples
  * with a copy running in the interval before them: a link trains down
  * when idle, and NVML reads it at the instant of the sample.
  */
@@ -146,8 +152,13 @@ static void device_facts(struct ct_gpu_health *h, const struct ct_event *e)
 static void nvml_state(struct ct_gpu_health *h, const struct ct_event *e)
 {
     int64_t device = ct_event_int(e, ct_key_device, -1);
-    if (device >= 0 && device < CT_HEALTH_DEVICES) { /* a device lost */
-        h->devices[device].lost_ns = e->ts;
+    if (device >= 0 && device < CT_HEALTH_DEVICES) { /* a device lost, or never opened */
+        if (strcmp(ct_event_text(e, ct_key_state), ct_value_nvml_unreadable) == 0)
+            h->devices[device].unreadable = ct_event_text(e, ct_key_reason);
+        else if (strcmp(ct_event_text(e, ct_key_state), ct_value_nvml_denied) == 0)
+            h->devices[device].denied = ct_event_text(e, ct_key_reason);
+        else
+            h->devices[device].lost_ns = e->ts;
         return;
     }
     h->state = ct_event_text(e, ct_key_state);
@@ -221,21 +232,31 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Medians and extremes of each measure over the rows `busy` marks. */
-static void stats(const struct ct_health_device *d, const char *busy, struct ct_health_summary *s)
+/* The median and extremes of measure `m` over the rows `marked`, sorting
+ * in `values` (room for every row). */
+static struct ct_health_stat stat_of(const struct ct_health_device *d, const char *marked, int m,
+                                     int64_t *values)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->row_count; i++)
+        if (marked[i] && (d->rows[i].have & (1u << m)))
+            values[n++] = d->rows[i].value[m];
+    qsort(values, n, sizeof *values, by_value);
+    return n ? (struct ct_health_stat){n, values[n / 2], values[0], values[n - 1]}
+             : (struct ct_health_stat){0, 0, 0, 0};
+}
+
+/* Medians and extremes of each measure over the rows `busy` marks, and of
+ * the SM clock over those `full` marks. */
+static void stats(const struct ct_health_device *d, const char *busy, const char *full,
+                  struct ct_health_summary *s)
 {
     int64_t *values = calloc(d->row_count + 1, sizeof *values);
     if (!values)
         abort();
-    for (int m = 0; m < CT_GPU_MEASURES; m++) {
-        size_t n = 0;
-        for (size_t i = 0; i < d->row_count; i++)
-            if (busy[i] && (d->rows[i].have & (1u << m)))
-                values[n++] = d->rows[i].value[m];
-        qsort(values, n, sizeof *values, by_value);
-        s->stat[m] = n ? (struct ct_health_stat){n, values[n / 2], values[0], values[n - 1]}
-                       : (struct ct_health_stat){0, 0, 0, 0};
-    }
+    for (int m = 0; m < CT_GPU_MEASURES; m++)
+        s->stat[m] = stat_of(d, busy, m, values);
+    s->sm_clock_full = stat_of(d, full, CT_GPU_SM_CLOCK, values);
     free(values);
 }
 
@@ -297,34 +318,41 @@ static void count_state(const struct ct_health_device *d, const char *in_span,
     }
 }
 
-static int sample_busy(const struct ct_health_device *d, const struct ct_health_row *r)
+/* The share of NVML's own sample period before `r` that was busy, in
+ * percent; where NVML gives no utilization, 100 or 0 by whether the
+ * clock-event reasons say GpuIdle at the instant. */
+static int64_t busy_percent(const struct ct_health_device *d, const struct ct_health_row *r)
 {
     if (r->have & 1u << CT_GPU_UTILIZATION)
-        return r->value[CT_GPU_UTILIZATION] > 0;
-    return !(reasons_at(d, r->ts) & CT_GPU_REASON_IDLE);
+        return r->value[CT_GPU_UTILIZATION] < 100 ? r->value[CT_GPU_UTILIZATION] : 100;
+    return reasons_at(d, r->ts) & CT_GPU_REASON_IDLE ? 0 : 100;
 }
 
 void ct_gpu_health_summarise(const struct ct_gpu_health *h, const struct ct_health_device *d,
                              uint64_t from, uint64_t to, struct ct_health_summary *out)
 {
     memset(out, 0, sizeof *out);
-    char *busy = calloc(d->row_count + 1, 2);
+    char *busy = calloc(d->row_count + 1, 3);
     if (!busy)
         abort();
-    char *in_span = busy + d->row_count + 1;
+    char *in_span = busy + d->row_count + 1, *full = in_span + d->row_count + 1;
+    uint64_t interval = (uint64_t)d->interval_ms * 1000000ull;
     for (size_t i = 0; i < d->row_count; i++) {
         const struct ct_health_row *r = &d->rows[i];
         in_span[i] = r->ts >= from && r->ts <= to;
         out->samples += (uint64_t)in_span[i];
-        busy[i] = in_span[i] && sample_busy(d, r);
+        int64_t percent = in_span[i] ? busy_percent(d, r) : 0;
+        busy[i] = percent > 0;
+        full[i] = percent == 100;
         if (!busy[i])
             continue;
         out->busy_samples++;
+        out->full_samples += (uint64_t)full[i];
+        out->busy_ns += interval * (uint64_t)percent / 100;
         count_reasons(d, r->ts, out);
         count_link(h, d, r, out);
     }
-    out->busy_ns = out->busy_samples * (uint64_t)d->interval_ms * 1000000ull;
-    stats(d, busy, out);
+    stats(d, busy, full, out);
     count_state(d, in_span, out);
     free(busy);
 }

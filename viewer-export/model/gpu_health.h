@@ -49,7 +49,9 @@ struct ct_health_device {
     size_t span_count;
     struct ct_health_process processes[CT_HEALTH_PROCESSES];
     int process_count;
-    uint64_t lost_ns; /* 0: never lost */
+    uint64_t lost_ns;       /* 0: never lost */
+    const char *unreadable; /* why NVML would not open it; NULL when it did */
+    const char *denied;     /* what NVML refused to read on it; NULL when nothing */
 };
 
 struct ct_gpu_health {
@@ -72,10 +74,14 @@ struct ct_health_stat {
 
 /* A device's summary over [from, to), over the samples that saw it busy
  * (utilization above 0): medians and extremes, the share of those samples
- * under each kind of clock event, and the link while copies ran. */
+ * under each kind of clock event, and the link while copies ran; and the
+ * SM clock over the samples busy for the whole of NVML's own sample
+ * period (`full_samples`), the only ones whose clock is surely a busy
+ * GPU's. `busy_ns` weights each busy sample's interval by its utilization. */
 struct ct_health_summary {
-    uint64_t samples, busy_samples, busy_ns;
+    uint64_t samples, busy_samples, full_samples, busy_ns;
     struct ct_health_stat stat[CT_GPU_MEASURES];
+    struct ct_health_stat sm_clock_full;
     uint64_t power_capped, thermal, hw_slowdown; /* busy samples under each */
     uint64_t other_reasons;                      /* the busy samples' reasons but idle's */
     uint64_t copy_samples, link_below;           /* samples while copies ran; of them, downgraded */

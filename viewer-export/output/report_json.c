@@ -7,6 +7,7 @@
  */
 #include "viewer-export/output/report_output.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,7 @@ static void json_gpu_device(struct ct_json *j, const struct ct_process_report *p
     ct_json_string(j, "pci_bus_id", d->pci_bus_id);
     ct_json_uint(j, "samples", s->samples);
     ct_json_uint(j, "busy_samples", s->busy_samples);
+    ct_json_uint(j, "full_window_samples", s->full_samples);
     ct_json_uint(j, "busy_ns", s->busy_ns);
     for (int m = 0; m < CT_GPU_MEASURES; m++)
         if (names[m])
@@ -308,6 +310,24 @@ static void json_gpu_device(struct ct_json *j, const struct ct_process_report *p
     ct_json_end_object(j);
 }
 
+/* `{"device", "reason"}` for each device whose note at `field` (a const
+ * char * of struct ct_health_device) is set. */
+static void json_device_notes(struct ct_json *j, const struct ct_gpu_health *h, const char *key,
+                              size_t field)
+{
+    ct_json_begin_array(j, key);
+    for (int device = 0; device < CT_HEALTH_DEVICES; device++) {
+        const char *note = *(const char *const *)((const char *)&h->devices[device] + field);
+        if (!note)
+            continue;
+        ct_json_begin_object(j, NULL);
+        ct_json_uint(j, "device", (uint64_t)device);
+        ct_json_string(j, "reason", note);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+}
+
 /* NVML's view of the GPUs; absent when the trace does not say. */
 static void json_gpu_health(struct ct_json *j, const struct ct_process_report *p)
 {
@@ -319,6 +339,8 @@ static void json_gpu_health(struct ct_json *j, const struct ct_process_report *p
     ct_json_string(j, "reason", h->reason);
     ct_json_string(j, "driver_version", h->driver);
     ct_json_uint(j, "failed_calls", h->failed_calls);
+    json_device_notes(j, h, "unreadable", offsetof(struct ct_health_device, unreadable));
+    json_device_notes(j, h, "denied", offsetof(struct ct_health_device, denied));
     ct_json_end_object(j);
     ct_json_begin_array(j, "gpu_health");
     for (int device = 0; device < CT_HEALTH_DEVICES; device++) {

@@ -173,6 +173,12 @@ static void print_gpu_health(FILE *out, const struct ct_process_report *p)
         fprintf(out, "  NVML           %s%s%s\n", h->state, *h->reason ? ": " : "", h->reason);
     for (int device = 0; device < CT_HEALTH_DEVICES; device++) {
         struct ct_health_summary s;
+        if (h->devices[device].unreadable)
+            fprintf(out, "  GPU %-10d not readable through NVML: %s\n", device,
+                    h->devices[device].unreadable);
+        if (h->devices[device].denied)
+            fprintf(out, "  GPU %-10d NVML refused to read: %s\n", device,
+                    h->devices[device].denied);
         if (!ct_process_gpu_health(p, device, &s))
             continue;
         const struct ct_health_device *d = &h->devices[device];

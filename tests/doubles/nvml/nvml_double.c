@@ -14,9 +14,16 @@
  *   T D process_end PID    it goes
  *   T D lost 1             the device has fallen off the bus: every call on
  *                          it fails with NVML_ERROR_GPU_IS_LOST
+ *   T D handle_error CODE  nvmlDeviceGetHandleByIndex_v2 refuses the device
+ *                          with that nvmlReturn_t (4 NO_PERMISSION, 8
+ *                          INSUFFICIENT_POWER, 11 IRQ_ISSUE), which
+ *                          nvmlDeviceGetCount_v2 still counts
  *   T - fail FUNCTION      that function fails with NVML_ERROR_UNKNOWN
  *   T - block FUNCTION MS  each call of it sleeps MS first
  *   T D mig N              the device is in MIG mode with N instances
+ *   T - unprivileged 1     the caller lacks the privileges a GPU in MIG mode
+ *                          asks for its aggregate memory and processes:
+ *                          those answer NVML_ERROR_NO_PERMISSION
  * A line it cannot read fails nvmlInit, so a broken script cannot pass for
  * a healthy GPU. Unscripted, a device is a healthy, busy GPU (defaults[]).
  * A MIG instance's handle answers, as the real library's does, only for
@@ -32,6 +39,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tests/doubles/shared/double_node.h"
 
 #define STEPS_MAX 4096
 #define DEVICES_MAX 16
@@ -64,6 +73,7 @@ enum field {
     MEM_TOTAL,
     MIG_INSTANCES,
     LOST,
+    HANDLE_ERROR,
     FIELD_COUNT,
     /* steps that are not measures */
     DEVICES = FIELD_COUNT,
@@ -72,6 +82,7 @@ enum field {
     FAIL,
     BLOCK,
     DRIVER,
+    UNPRIVILEGED,
 };
 
 static const char *const fields[FIELD_COUNT] = {
@@ -101,10 +112,11 @@ static const char *const fields[FIELD_COUNT] = {
     "mem_total",
     "mig",
     "lost",
+    "handle_error",
 };
 
 static const unsigned long long defaults[FIELD_COUNT] = {
-    [UTIL_GPU] = 90,
+    [UTIL_GPU] = 100,
     [UTIL_MEM] = 40,
     [SM_CLOCK] = 1980,
     [MEM_CLOCK] = 2619,
@@ -151,8 +163,8 @@ static unsigned long long now_ms(void)
 
 static int what_of(const char *word)
 {
-    static const char *const others[] = {"devices", "process", "process_end",
-                                         "fail",    "block",   "driver"};
+    static const char *const others[] = {"devices", "process", "process_end", "fail",
+                                         "block",   "driver",  "unprivileged"};
     for (int i = 0; i < FIELD_COUNT; i++)
         if (strcmp(word, fields[i]) == 0)
             return i;
@@ -251,6 +263,14 @@ static nvmlReturn_t enter_device(const char *function, nvmlDevice_t d, const voi
     return value(d, LOST) ? NVML_ERROR_GPU_IS_LOST : NVML_SUCCESS;
 }
 
+/* "In MIG mode, if device handle is provided, the API returns aggregate information, only if the
+ * caller has appropriate privileges": a script says whether it has them. */
+#define AGGREGATE(d)                                                                               \
+    do {                                                                                           \
+        if (!(d)->mig && value(d, MIG_INSTANCES) && latest(-1, UNPRIVILEGED, NULL))                \
+            return NVML_ERROR_NO_PERMISSION;                                                       \
+    } while (0)
+
 /* What only the GPU answers, not a MIG instance of it. */
 #define GPU_ONLY(d)                                                                                \
     do {                                                                                           \
@@ -344,6 +364,10 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
         return r;
     if (index >= device_count())
         return NVML_ERROR_INVALID_ARGUMENT;
+    /* "returns count of all devices in the system even if nvmlDeviceGetHandleByIndex_v2 returns
+     * NVML_ERROR_NO_PERMISSION for such device"; INSUFFICIENT_POWER and IRQ_ISSUE are listed too */
+    if (value(&devices[index], HANDLE_ERROR))
+        return (nvmlReturn_t)value(&devices[index], HANDLE_ERROR);
     *device = &devices[index];
     return value(*device, LOST) ? NVML_ERROR_GPU_IS_LOST : NVML_SUCCESS;
 }
@@ -352,8 +376,7 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
 {
     ENTER(device, uuid);
     char text[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-    snprintf(text, sizeof text, "%s-c0ffee%02u-%04u-4000-8000-%012u", device->mig ? "MIG" : "GPU",
-             device->index, device->mig, device->index);
+    ct_double_node_uuid(device->index, device->mig, text, sizeof text);
     return copy_text(text, uuid, length);
 }
 
@@ -388,7 +411,7 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {
     ENTER(device, pci);
     memset(pci, 0, sizeof *pci);
-    pci->bus = 0x18 + device->index;
+    pci->bus = CT_DOUBLE_NODE_BUS(device->index);
     pci->pciDeviceId = 0x233010de;
     snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:00.0", pci->bus);
     snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "0000:%02X:00.0", pci->bus);
@@ -401,6 +424,8 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
     GPU_ONLY(device);
     if (value(device, MIG_INSTANCES))
         return NVML_ERROR_NOT_SUPPORTED;
+    /* "Percent of time over the past sample period during which one or more kernels was
+     * executing": a script gives it as NVML would, lagging a burst by up to its period */
     utilization->gpu = (unsigned int)value(device, UTIL_GPU);
     utilization->memory = (unsigned int)value(device, UTIL_MEM);
     return NVML_SUCCESS;
@@ -420,6 +445,7 @@ nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 {
     ENTER(device, memory);
+    AGGREGATE(device);
     unsigned int share = device->mig ? 3 : 0; /* an instance has an eighth */
     memory->total = value(device, MEM_TOTAL) >> share;
     memory->used = value(device, MEM_USED) >> share;
@@ -538,16 +564,25 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
                                                      nvmlProcessInfo_t *infos)
 {
     ENTER(device, count);
+    AGGREGATE(device);
     unsigned int n = 0, room = infos ? *count : 0;
     for (int i = 0; i < step_count; i++) {
         const struct step *s = &steps[i];
-        if (s->what != PROCESS || s->device != (int)device->index || !process_running(s))
-            continue;
-        if (n < room)
-            infos[n] =
+        n += s->what == PROCESS && s->device == (int)device->index && process_running(s);
+    }
+    /* "infoCount will contain minimal amount of space necessary for the call to complete" */
+    if (n > room) {
+        *count = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    /* "NVML_SUCCESS if infoCount and infos have been populated": only then */
+    n = 0;
+    for (int i = 0; i < step_count; i++) {
+        const struct step *s = &steps[i];
+        if (s->what == PROCESS && s->device == (int)device->index && process_running(s) && n < room)
+            infos[n++] =
                 (nvmlProcessInfo_t){(unsigned int)s->value, s->extra, 0xFFFFFFFFu, 0xFFFFFFFFu};
-        n++;
     }
     *count = n;
-    return n > room ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+    return NVML_SUCCESS;
 }

@@ -12,7 +12,14 @@
  * the work it submits there (double_gpu.h), which turns them into CUPTI callbacks and activity.
  * CT_DOUBLE_DEVICES_UNAVAILABLE=1 plays a device no context can be made on (a compute mode that
  * forbids it, or another process holding it exclusively): every call but the version, device and
- * error queries fails with cudaErrorDevicesUnavailable.
+ * error queries fails with cudaErrorDevicesUnavailable. CT_DOUBLE_GPUS=N presents a node of N GPUs
+ * (double_node.h: the UUIDs and PCI buses the NVML double gives them), ordered as CUDA orders
+ * devices: fastest first, as CT_DOUBLE_FASTEST_FIRST lists their PCI positions ("1,0"), unless
+ * CUDA_DEVICE_ORDER=PCI_BUS_ID; CUDA_VISIBLE_DEVICES then picks among them by that order's index
+ * or by UUID (or its prefix), up to its first entry that names none. Only the device queries see
+ * the node: every device does its work on the double's one simulated device. Unset, the double is
+ * that one device, whatever CUDA_VISIBLE_DEVICES says. CT_DOUBLE_MIG_INSTANCE=N makes device 0 the
+ * GPU's MIG instance N (its UUID the NVML double's "MIG-..." one), as CUDA sees a GPU in MIG mode.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -33,6 +40,7 @@
 #include "tests/doubles/shared/cudart_apis.h"
 #include "tests/doubles/runtime/cudart_extra.h"
 #include "tests/doubles/shared/double_gpu.h"
+#include "tests/doubles/shared/double_node.h"
 #include "tests/doubles/shared/double_util.h"
 
 // clang-format off
@@ -183,6 +191,8 @@ static struct {
     unsigned long long device_bytes_allocated;
 } blocks = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+static void load_node(void);
+
 static void load_knobs(void)
 {
     unsigned long long value;
@@ -210,6 +220,7 @@ static void load_knobs(void)
         knobs.driver = value == 1;
     if (parse_decimal(getenv("CT_DOUBLE_DEVICES_UNAVAILABLE"), 1, &value))
         knobs.devices_unavailable = value == 1;
+    load_node();
     const char *stats_path = getenv(CT_DOUBLE_STATS_ENV);
     if (stats_path && stats_path[0] != '\0')
         knobs.stats_path = strdup(stats_path);
@@ -1451,8 +1462,59 @@ DEFINE_TRACED_PAIR(cudaStreamSynchronize, cudaStreamSynchronize_ptsz, (cudaStrea
 
 /* ---- versions, devices, errors --------------------------------------------------------- */
 
-static const int device_count = 1;
 static const int only_device = 0;
+#define NODE_GPUS_MAX 16
+/* The CUDA devices the process sees: by ordinal, their PCI positions on the node. */
+static unsigned visible_positions[NODE_GPUS_MAX] = {0};
+static int device_count = 1;
+static unsigned mig_instance; /* CT_DOUBLE_MIG_INSTANCE; 0: device 0 is a whole GPU */
+
+/* The position on the node of the GPU an entry of CUDA_VISIBLE_DEVICES (`len` bytes) names, by
+ * index into `order` or by UUID prefix; -1 for none. */
+static int visible_position(const char *entry, size_t len, const unsigned *order, unsigned gpus)
+{
+    char *end;
+    long index = strtol(entry, &end, 10);
+    if (len && (size_t)(end - entry) == len)
+        return index >= 0 && index < (long)gpus ? (int)order[index] : -1;
+    for (unsigned p = 0; len && p < gpus; p++) {
+        char uuid[64];
+        ct_double_node_uuid(p, 0, uuid, sizeof uuid);
+        if (strncmp(uuid, entry, len) == 0 || strncmp(uuid + 4, entry, len) == 0)
+            return (int)p;
+    }
+    return -1;
+}
+
+/* The node CT_DOUBLE_GPUS describes, as CUDA orders and CUDA_VISIBLE_DEVICES filters it. */
+static void load_node(void)
+{
+    unsigned long long gpus, mig;
+    if (parse_decimal(getenv("CT_DOUBLE_MIG_INSTANCE"), 7, &mig))
+        mig_instance = (unsigned)mig;
+    if (!parse_decimal(getenv("CT_DOUBLE_GPUS"), NODE_GPUS_MAX, &gpus) || gpus == 0)
+        return;
+    unsigned order[NODE_GPUS_MAX];
+    for (unsigned i = 0; i < gpus; i++)
+        order[i] = i;
+    const char *fastest = getenv("CT_DOUBLE_FASTEST_FIRST"), *how = getenv("CUDA_DEVICE_ORDER");
+    for (unsigned i = 0; fastest && !(how && strcmp(how, "PCI_BUS_ID") == 0) && i < gpus; i++) {
+        order[i] = (unsigned)strtoul(fastest, (char **)&fastest, 10) % (unsigned)gpus;
+        fastest += *fastest == ',';
+    }
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    device_count = 0;
+    for (unsigned i = 0; !visible && i < gpus; i++)
+        visible_positions[device_count++] = order[i];
+    for (const char *entry = visible; entry && device_count < NODE_GPUS_MAX;) {
+        size_t len = strcspn(entry, ",");
+        int position = visible_position(entry, len, order, (unsigned)gpus);
+        if (position < 0)
+            break;
+        visible_positions[device_count++] = (unsigned)position;
+        entry = entry[len] ? entry + len + 1 : NULL;
+    }
+}
 
 static cudaError_t report_int(int *out, int value)
 {
@@ -1471,7 +1533,7 @@ DEFINE_GUARDED(cudaGetDeviceCount, (int *count), report_int(count, device_count)
 DEFINE_GUARDED(cudaGetDevice, (int *device), report_int(device, only_device))
 
 DEFINE_GUARDED(cudaSetDevice, (int device),
-               device == only_device ? cudaSuccess : cudaErrorInvalidDevice)
+               device >= 0 && device < device_count ? cudaSuccess : cudaErrorInvalidDevice)
 
 static void copy_dims(int out[3], dim3 dims)
 {
@@ -1484,10 +1546,16 @@ static cudaError_t describe_device(struct cudaDeviceProp *prop, int device)
 {
     if (!prop)
         return cudaErrorInvalidValue;
-    if (device != only_device)
+    if (device < 0 || device >= device_count)
         return cudaErrorInvalidDevice;
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "%s", DEVICE_NAME);
+    char uuid[64];
+    ct_double_node_uuid(visible_positions[device], device ? 0 : mig_instance, uuid, sizeof uuid);
+    for (size_t i = 0, from = 4; i < sizeof prop->uuid.bytes;
+         i++, from += 2 + (uuid[from + 2] == '-'))
+        prop->uuid.bytes[i] = (char)strtoul((char[3]){uuid[from], uuid[from + 1], 0}, NULL, 16);
+    prop->pciBusID = (int)CT_DOUBLE_NODE_BUS(visible_positions[device]);
     prop->totalGlobalMem = advertised_bytes();
     prop->sharedMemPerBlock = 48 << 10;
     prop->regsPerBlock = 65536;
