@@ -245,6 +245,8 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
     case CT_REC_CORRELATION:
         threads[index].correlated_begin = record->begin;
         threads[index].correlation = (uint32_t)record->arg[0];
+        for (int i = 1; i < 4; i++)
+            ct_gpu_correlation_alias((uint32_t)record->arg[i], (uint32_t)record->arg[0]);
         break;
     case CT_REC_GPU:
         ct_gpu_record(record);

@@ -159,6 +159,14 @@ def test_correlation_ids_are_per_outermost_call_and_shared_by_nested_calls(run_d
     assert stack == []
 
 
+def test_with_ids_per_call_every_call_has_its_own(run_doubles):
+    """CT_DOUBLE_CUPTI_IDS=per_call: no two callbacks' calls share an id, nested or not."""
+    out = parse(run_doubles("cupti_harness", env={"CT_DOUBLE_CUPTI_IDS": "per_call"})[0].stdout)
+    entered = [corr for _, _, _, site, corr, *_ in out["cb"] if site == "enter"]
+    assert len(entered) == len(set(entered)) == \
+        sum(RUNTIME_CALLS.values()) + sum(DRIVER_CALLS.values())
+
+
 def test_kernel_records_match_their_launch_callbacks(run_doubles):
     proc, stats = run_doubles("cupti_harness")
     out = parse(proc.stdout)

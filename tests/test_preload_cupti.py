@@ -112,8 +112,16 @@ def test_every_launch_copy_and_memset_runs_on_a_gpu_track(trace_run, build_dir, 
     assert len(gpu_slices(trace, "memset")) == counts["memset"] == 1
 
 
-def test_each_gpu_slice_ends_the_flow_its_host_call_began(trace_run, build_dir, tmp_path):
-    _, trace, _ = trace_run("train_loop", STEPS, env=with_gpu(build_dir, tmp_path))
+@pytest.mark.parametrize("ids, kernel_id", [("outermost", "runtime"), ("per_call", "runtime"),
+                                             ("per_call", "driver")])
+def test_each_gpu_slice_ends_the_flow_its_host_call_began(trace_run, build_dir, tmp_path, ids,
+                                                          kernel_id):
+    """Whether CUPTI gives a runtime call and the driver calls inside it one correlation id or
+    one each, and whichever of them a kernel's record carries (cupti_activity.h allows the
+    driver's or the runtime's; a memset's is the driver's), each piece of GPU work ends the flow
+    of the call that made it."""
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_CUPTI_IDS=ids, CT_DOUBLE_CUPTI_KERNEL_ID=kernel_id)
+    _, trace, _ = trace_run("train_loop", STEPS, env=env)
     work = [s for kind in ("kernel", "memcpy", "memset") for s in gpu_slices(trace, kind)]
     starts = {}
     for s in host_slices(trace):

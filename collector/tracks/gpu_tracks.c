@@ -152,9 +152,30 @@ static uint32_t stream_of(const struct ct_record *r)
     return ct_unpack_halves(r->arg[0]).high;
 }
 
+/* Where CUPTI gave the calls inside a call ids of their own, GPU work may
+ * carry one of those: each maps to the call's own id. CUPTI hands ids out in
+ * order, so a table indexed by the id's low bits keeps the latest ALIASES,
+ * far more than are ever in flight between a call and its records, in
+ * memory that does not grow with the run. */
+#define ALIASES (1u << 18)
+static struct alias {
+    uint32_t id, call;
+} * aliases;
+
+void ct_gpu_correlation_alias(uint32_t id, uint32_t call)
+{
+    if (!id)
+        return;
+    if (!aliases && !(aliases = calloc(ALIASES, sizeof *aliases)))
+        abort();
+    aliases[id % ALIASES] = (struct alias){id, call};
+}
+
 static uint32_t correlation_of(const struct ct_record *r)
 {
-    return ct_unpack_halves(r->arg[0]).low;
+    uint32_t id = ct_unpack_halves(r->arg[0]).low;
+    const struct alias *a = aliases ? &aliases[id % ALIASES] : NULL;
+    return a && a->id == id ? a->call : id;
 }
 
 /* The hardware queue of (device, stream), named as its GPU track would be. */

@@ -14,6 +14,9 @@ void ct_gpu_tracks_start(uint32_t rings, uint32_t records);
 /* The link a host call with CUPTI's `correlation` id makes to its GPU
  * work: a flow, or with typed records a gpu_correlation. */
 struct ct_flow ct_gpu_call_flow(uint32_t correlation);
+/* GPU work that carries `id`, that of a call made inside the call whose own
+ * id is `call`, is that call's (0 ids are ignored). */
+void ct_gpu_correlation_alias(uint32_t id, uint32_t call);
 /* A CT_STR_GPU_KERNEL_NAME arrived. */
 void ct_gpu_kernel_name(uint64_t key, uint32_t name);
 /* A CT_REC_GPU record. */

@@ -48,7 +48,8 @@ static inline int ct_record_on_program_clock(uint16_t type)
 
 /* CT_REC_CORRELATION: begin is the begin clock of the call record that
  * follows it on the same ring, arg[0] CUPTI's correlation id for that call,
- * which the GPU work it caused carries too. */
+ * arg[1..3] (0 when none) the ids of calls made inside it that CUPTI gave ids
+ * of their own: the GPU work the call caused carries one of them. */
 
 /* CT_REC_GPU: func is the kind, result the device, begin and end CUPTI's
  * timestamps (mapped through the CT_REC_GPU_CLOCK readings), arg[0] the

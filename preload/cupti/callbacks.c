@@ -44,6 +44,26 @@ struct unseen_call {
 };
 static __thread struct unseen_call unseen CT_TLS;
 
+/* The ids of the calls made inside the call a correlation is for, when they
+ * differ from its own: CUPTI may give each API call an id of its own, and
+ * which one a GPU record carries depends on its kind (a memset's is "the
+ * correlation ID in the driver API activity record that launched the memory
+ * set"; a kernel's that of "the driver or runtime API activity record"). */
+#define NESTED_IDS 3
+static __thread struct {
+    uint32_t ids[NESTED_IDS];
+    uint32_t count;
+} nested CT_TLS;
+
+static void note_nested(uint32_t outer, uint32_t id)
+{
+    for (uint32_t i = 0; i < nested.count; i++)
+        if (nested.ids[i] == id)
+            return;
+    if (id != outer && nested.count < NESTED_IDS)
+        nested.ids[nested.count++] = id;
+}
+
 /* "cudaMalloc" from CUPTI's "cudaMalloc_v3020". */
 static size_t runtime_name_length(const char *name)
 {
@@ -123,12 +143,15 @@ int ct_cupti_makes_gpu_work(uint16_t func)
 
 void ct_cupti_emit_correlation(uint64_t begin, uint16_t func)
 {
-    uint32_t id = ct_cupti_correlation;
+    uint32_t id = ct_cupti_correlation, count = nested.count;
     ct_cupti_correlation = 0;
+    nested.count = 0;
     struct ct_ring *ring = ct_ring_current();
     if (!ring || !ct_cupti_makes_gpu_work(func) || !ct_capture_recording())
         return; /* outside a capture window its call leaves no record to tie */
     struct ct_record r = {.type = CT_REC_CORRELATION, .begin = begin, .end = begin, .arg = {id}};
+    for (uint32_t i = 0; i < count; i++)
+        r.arg[1 + i] = nested.ids[i];
     ct_emit_record(ring, &r, ct_function_is_kept(func));
 }
 
@@ -514,15 +537,23 @@ void CUPTIAPI ct_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUp
     const CUpti_CallbackData *data = callback_data;
     int entering = data->callbackSite == CUPTI_API_ENTER;
     if (ct_cupti_in_hook) {
-        /* The outermost id: a runtime call's, which its driver calls share. */
-        if (entering && !ct_cupti_correlation)
+        /* The outermost call's id first, then those of the calls inside it. */
+        if (entering && !ct_cupti_correlation) {
             ct_cupti_correlation = data->correlationId;
+            nested.count = 0;
+        } else if (entering) {
+            note_nested(ct_cupti_correlation, data->correlationId);
+        }
         return;
     }
     if (entering) {
-        if (unseen.depth++ == 0)
+        if (unseen.depth++ == 0) {
             unseen = (struct unseen_call){1, (uint16_t)(functions[cbid] - 1), data->correlationId,
                                           ct_clock_now()};
+            nested.count = 0;
+        } else {
+            note_nested(unseen.correlation, data->correlationId);
+        }
         return;
     }
     if (unseen.depth && --unseen.depth == 0)

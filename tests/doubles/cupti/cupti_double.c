@@ -103,6 +103,7 @@ static struct {
      * "By default CUPTI uses ... Linux (x86_64, aarch64 sbsa, aarch64) uses
      * clock_gettime(CLOCK_REALTIME)" (cuptiActivityRegisterTimestampCallback). */
     uint64_t clock_step_ns, clock_step_after;
+    bool kernel_id_driver; /* CT_DOUBLE_CUPTI_KERNEL_ID=driver, see kernel_correlation */
     char *stats_path;
 } knobs;
 
@@ -122,6 +123,7 @@ __attribute__((constructor)) static void load_knobs(void)
     knobs.periodic_partial = word_is("CT_DOUBLE_CUPTI_PERIODIC", "partial");
     knobs.untimed_every = knob_or("CT_DOUBLE_CUPTI_UNTIMED_EVERY", 0, 0);
     knobs.lent_returned = word_is("CT_DOUBLE_CUPTI_LENT", "return");
+    knobs.kernel_id_driver = word_is("CT_DOUBLE_CUPTI_KERNEL_ID", "driver");
     const char *step = getenv("CT_DOUBLE_CUPTI_CLOCK_STEP");
     if (step &&
         sscanf(step, "%" SCNu64 ":%" SCNu64, &knobs.clock_step_ns, &knobs.clock_step_after) != 2)
@@ -557,6 +559,18 @@ union record {
     CUpti_ActivitySynchronization2 sync;
 };
 
+/* A kernel's record "is assigned a unique correlation ID that is identical to the correlation
+ * ID in the driver or runtime API activity record that launched the kernel"
+ * (CUpti_ActivityKernel10): the runtime call's, or under CT_DOUBLE_CUPTI_KERNEL_ID=driver the
+ * driver call's, which differ under CT_DOUBLE_CUPTI_IDS=per_call. A memset's is "the
+ * correlation ID in the driver API activity record that launched the memory set", and a copy
+ * carries the driver call's and "the runtime correlation ID" both. */
+static uint32_t kernel_correlation(const struct ct_gpu_work *w)
+{
+    return knobs.kernel_id_driver || !w->runtime_correlation_id ? w->correlation_id
+                                                                : w->runtime_correlation_id;
+}
+
 static size_t lay_kernel(const struct ct_gpu_work *w, CUpti_ActivityKernel10 *r)
 {
     static atomic_llong next_grid_id = 1;
@@ -576,7 +590,7 @@ static size_t lay_kernel(const struct ct_gpu_work *w, CUpti_ActivityKernel10 *r)
         .blockY = (int32_t)w->kernel.block[1],
         .blockZ = (int32_t)w->kernel.block[2],
         .dynamicSharedMemory = (int32_t)w->kernel.dynamic_shared,
-        .correlationId = w->correlation_id,
+        .correlationId = kernel_correlation(w),
         .gridId = atomic_fetch_add(&next_grid_id, 1),
         .name = w->kernel.name,
     };
@@ -598,6 +612,7 @@ static size_t lay_memcpy(const struct ct_gpu_work *w, CUpti_ActivityMemcpy6 *r)
         .contextId = CT_GPU_CONTEXT_ID,
         .streamId = w->stream_id,
         .correlationId = w->correlation_id,
+        .runtimeCorrelationId = w->runtime_correlation_id,
         .copyCount = 1,
     };
     return sizeof *r;

@@ -59,11 +59,25 @@ static void wait_until(uint64_t target)
 static _Atomic(const struct ct_gpu_tool *) tool;
 static atomic_uint next_correlation_id = 1;
 
-/* Per thread: how deep in API calls it is, the outermost call's id, and whether it is inside a
- * tool callback (calls the tool makes from there get no callbacks of their own). */
+/* CT_DOUBLE_CUPTI_IDS: which calls CUPTI's correlation ids tell apart, on which cupti_callbacks.h
+ * says only "Each function invocation is assigned a unique correlation ID that is identical to
+ * the correlation ID in the API activity record". "outermost" (the default): a call and the
+ * calls it makes inside share the outermost one's; "per_call": every call has its own, as the
+ * activity records' separate runtimeCorrelationId (CUpti_ActivityMemcpy6) suggests. */
+static bool ids_per_call;
+
+__attribute__((constructor)) static void load_id_knob(void)
+{
+    const char *ids = getenv("CT_DOUBLE_CUPTI_IDS");
+    ids_per_call = ids && strcmp(ids, "per_call") == 0;
+}
+
+/* Per thread: how deep in API calls it is, the id work submitted now belongs to, the outermost
+ * call's id when that is a runtime call, and whether it is inside a tool callback (calls the
+ * tool makes from there get no callbacks of their own). */
 static _Thread_local struct {
     int depth;
-    uint32_t correlation_id;
+    uint32_t correlation_id, runtime_id;
     bool in_callback;
 } thread_calls;
 
@@ -95,9 +109,13 @@ static void deliver(struct ct_gpu_call *call)
 static void api_enter(struct ct_gpu_call *call, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                       const char *name, const void *params, const char *symbol)
 {
-    if (thread_calls.depth++ == 0)
+    uint32_t outer_id = thread_calls.correlation_id;
+    if (thread_calls.depth++ == 0 || ids_per_call)
         thread_calls.correlation_id = atomic_fetch_add(&next_correlation_id, 1);
-    *call = (struct ct_gpu_call){.domain = domain, .cbid = cbid};
+    if (thread_calls.depth == 1)
+        thread_calls.runtime_id =
+            domain == CUPTI_CB_DOMAIN_RUNTIME_API ? thread_calls.correlation_id : 0;
+    *call = (struct ct_gpu_call){.domain = domain, .cbid = cbid, .outer_id = outer_id};
     call->data = (CUpti_CallbackData){
         .callbackSite = CUPTI_API_ENTER,
         .functionName = name,
@@ -117,6 +135,8 @@ static void api_exit(struct ct_gpu_call *call, void *return_value)
     call->data.functionReturnValue = return_value;
     deliver(call);
     thread_calls.depth--;
+    if (ids_per_call)
+        thread_calls.correlation_id = call->outer_id;
 }
 
 /* Work belongs to the API call in flight on the submitting thread. */
@@ -124,6 +144,7 @@ static void emit(struct ct_gpu_work *work)
 {
     const struct ct_gpu_tool *current = atomic_load(&tool);
     work->correlation_id = thread_calls.correlation_id;
+    work->runtime_correlation_id = thread_calls.runtime_id;
     if (current)
         current->record(work);
 }

@@ -97,7 +97,8 @@ enum ct_gpu_work_kind {
  * operation happens at `start`. */
 struct ct_gpu_work {
     enum ct_gpu_work_kind kind;
-    uint32_t correlation_id;
+    uint32_t correlation_id;         /* the innermost API call's, a driver call's when nested */
+    uint32_t runtime_correlation_id; /* the runtime call it was made under, 0 if none */
     uint32_t stream_id;
     uint64_t start, end;
     uint64_t bytes;
@@ -144,6 +145,7 @@ struct ct_gpu_call {
     CUpti_CallbackId cbid;
     uint64_t correlation_data;
     CUpti_CallbackData data;
+    uint32_t outer_id; /* the id of the call this one is inside, restored at its exit */
 };
 
 /* Both doubles' stream objects start with this, so either double can read the other's handles. */
