@@ -178,7 +178,8 @@ static void call(uint32_t index, const struct ct_record *r)
     uint64_t begin = ct_clock_map_ns(r->begin), end = ct_clock_map_ns(r->end);
     if (end < begin)
         end = begin;
-    uint32_t correlation = t->correlated_begin == r->begin ? t->correlation : 0;
+    /* A call that failed submitted no work: no flow waits for any. */
+    uint32_t correlation = t->correlated_begin == r->begin && r->result == 0 ? t->correlation : 0;
     struct ct_call_site site = ct_call_sites_take(index, r->begin);
     struct ct_flow flow = ct_gpu_call_flow(correlation);
     ct_call_slice(&t->seq, r, begin, end, site, correlation ? &flow : NULL);

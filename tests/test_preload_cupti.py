@@ -156,6 +156,30 @@ def test_a_realtime_step_moves_no_gpu_work_against_its_call(trace_run, build_dir
     assert late_or_early == []
 
 
+@pytest.mark.parametrize("records", ["one", "each"])
+def test_a_batch_of_copies_counts_every_copy(trace_run, build_dir, tmp_path, records):
+    """cudaMemcpyBatchAsync: CUPTI may record a batch's copies in one record with copyCount
+    copies, or in several ("batched together for optimization purposes based on certain
+    heuristics", CUpti_ActivityMemcpy6). Either way the trace and the report count each copy,
+    and the batch the runtime refused makes none."""
+    batches, copies, batch_bytes = 5, 4, (1 + 2 + 3 + 4) * 1024
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_CUPTI_BATCH=records)
+    completed, trace, _ = trace_run("batch_copies", batches, env=env)
+    assert completed.stdout == f"batch_copies: {batches} batches\n"
+    calls = host_slices(trace, "cudaMemcpyBatchAsync")
+    assert [s["args"]["bytes"] for s in calls] == [batch_bytes] * batches + [0]
+    assert [bool(s["flow_ids"]) for s in calls] == [True] * batches + [False]
+    work = gpu_slices(trace, "memcpy")
+    if records == "one":
+        assert [(s["args"]["copies"], s["args"]["bytes"]) for s in work] == \
+            [(copies, batch_bytes)] * batches
+    else:
+        assert len(work) == copies * batches and not [s for s in work if "copies" in s["args"]]
+    assert sum(s["args"]["bytes"] for s in work) == batch_bytes * batches
+    cupti = report_json(build_dir, trace_file(completed))["processes"][0]["cupti"]
+    assert cupti["memcpys"] == copies * batches
+
+
 def test_no_call_is_recorded_twice(trace_run, program_calls, build_dir, tmp_path):
     env = with_gpu(build_dir, tmp_path)
     expected = program_calls("train_loop", STEPS, env=env)

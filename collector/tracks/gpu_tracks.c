@@ -58,7 +58,7 @@ static struct {
 static struct {
     uint32_t gpu_kind, kernel, memcpy, memset, sync, grid, block, registers, static_smem,
         dynamic_smem, correlation, bytes, bandwidth, copy_kind, src_kind, dst_kind, value, type,
-        address, mangled, device, stream;
+        address, mangled, device, stream, copies;
 } an;
 static uint32_t memset_name;
 
@@ -76,7 +76,7 @@ void ct_gpu_tracks_start(uint32_t rings, uint32_t records)
     KEY(gpu_kind), KIND(kernel), KIND(memcpy), KIND(memset), KIND(sync), KEY(grid), KEY(block);
     KEY(registers), KEY(static_smem), KEY(dynamic_smem), KEY(correlation), KEY(bytes);
     KEY(copy_kind), KEY(src_kind), KEY(dst_kind), KEY(value), KEY(type), KEY(address);
-    KEY(mangled), KEY(device), KEY(stream);
+    KEY(mangled), KEY(device), KEY(stream), KEY(copies);
 #undef KIND
 #undef KEY
     an.bandwidth = ct_strings_intern_cstr(ct_key_bandwidth);
@@ -269,9 +269,12 @@ static void copy(const struct ct_record *r, uint64_t begin, uint64_t end)
         {an.src_kind, CT_ARG_STRING, text(memory_kind_name(kinds.src))},
         {an.dst_kind, CT_ARG_STRING, text(memory_kind_name(kinds.dst))},
         {an.correlation, CT_ARG_UINT, correlation_of(r)},
+        {an.copies, CT_ARG_UINT, r->arg[3]},
     };
+    /* One record may stand for several copies of a batch (CUPTI's copyCount). */
+    gpu.records[CT_GPU_MEMCPY] += r->arg[3] > 1 ? r->arg[3] - 1 : 0;
     struct ct_render_stage work = {
-        .name = text(name), .stage = an.memcpy, .args = args, .nargs = 7};
+        .name = text(name), .stage = an.memcpy, .args = args, .nargs = r->arg[3] > 1 ? 8 : 7};
     write_work(r, begin, end, &work);
 }
 

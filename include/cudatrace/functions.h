@@ -67,6 +67,8 @@ enum ct_wrote { CT_WROTE_COUNT, CT_WROTE_DEVICE, CT_WROTE_VERSION, CT_WROTE_FLAG
     X(cudaMemcpy_ptds, CT_FAMILY_COPY, 0)                                                          \
     X(cudaMemcpyAsync, CT_FAMILY_COPY, 1)                                                          \
     X(cudaMemcpyAsync_ptsz, CT_FAMILY_COPY, 1)                                                     \
+    X(cudaMemcpyBatchAsync, CT_FAMILY_COPY, 1)                                                     \
+    X(cudaMemcpyBatchAsync_ptsz, CT_FAMILY_COPY, 1)                                                \
     X(cudaMemcpy2D, CT_FAMILY_COPY, 0)                                                             \
     X(cudaMemcpy2D_ptds, CT_FAMILY_COPY, 0)                                                        \
     X(cudaMemcpy2DAsync, CT_FAMILY_COPY, 1)                                                        \

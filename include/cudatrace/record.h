@@ -58,7 +58,8 @@ static inline int ct_record_on_program_clock(uint16_t type)
  *           and arg[3] block (ct_pack_dim3), arg[4] registers and shared
  *           memory (ct_pack_kernel_resources);
  *   MEMCPY: arg[1] bytes, arg[2] CUPTI's copy kind and the memory kinds of
- *           source and destination (ct_pack_copy_kinds);
+ *           source and destination (ct_pack_copy_kinds), arg[3] the copies
+ *           the record stands for (CUPTI's copyCount: a batch's, else 1);
  *   MEMSET: arg[1] bytes, arg[2] the value;
  *   SYNC:   arg[2] CUPTI's synchronization type;
  *   MEMORY: arg[1] bytes, arg[2] 1 for an allocation, 2 for a release,

@@ -251,6 +251,7 @@
     X(key, src_kind, "src_kind", STRING)                                                           \
     X(key, dst_kind, "dst_kind", STRING)                                                           \
     X(key, bandwidth, "bandwidth_mb_per_s", UINT)                                                  \
+    X(key, copies, "copies", UINT) /* a batch's copies that one record stands for */               \
     X(key, type, "type", UINT)                                                                     \
     X(key, address, "address", POINTER)                                                            \
     /* cudatrace.cupti and cudatrace.gpu */                                                        \

@@ -93,6 +93,7 @@ static void memcpy_record(const CUpti_ActivityMemcpy6 *m, struct ct_record *r)
     r->arg[0] = ct_pack_gpu_ids(correlation, m->streamId);
     r->arg[1] = m->bytes;
     r->arg[2] = ct_pack_copy_kinds(m->copyKind, m->srcKind, m->dstKind);
+    r->arg[3] = m->copyCount; /* a batch's copies in this record; 1 for other copies */
 }
 
 static void memset_record(const CUpti_ActivityMemset4 *m, struct ct_record *r)

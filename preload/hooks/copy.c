@@ -1,6 +1,9 @@
 /*
  * Copy and memset hooks. 2D copies record width x height, the bytes that
- * actually move, not the pitched extent.
+ * actually move, not the pitched extent; a batch (cudaMemcpyBatchAsync) its
+ * copies' bytes in all, its first destination and source, and the kind the
+ * runtime decides (cudaMemcpyDefault). A batch's arrays are read only once
+ * the call succeeded, which says they were the program's to read.
  */
 #include "preload/hooks/hook.h"
 
@@ -17,6 +20,31 @@ HOOK_MEMCPY(cudaMemcpy_ptds)
         (dst, src, count, kind, stream), CT_PTR(dst), count, CT_PTR(stream), kind, CT_PTR(src))
 HOOK_MEMCPY_ASYNC(cudaMemcpyAsync)
 HOOK_MEMCPY_ASYNC(cudaMemcpyAsync_ptsz)
+
+static uint64_t batch_bytes(cudaError_t result, const size_t *sizes, size_t count)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; result == cudaSuccess && sizes && i < count; i++)
+        bytes += sizes[i];
+    return bytes;
+}
+
+static uint64_t batch_first(cudaError_t result, const void *const *pointers, size_t count)
+{
+    return result == cudaSuccess && pointers && count ? CT_PTR(pointers[0]) : 0;
+}
+
+#define HOOK_MEMCPY_BATCH(name)                                                                    \
+    CT_HOOK(name,                                                                                  \
+            (void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,        \
+             struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,               \
+             cudaStream_t stream),                                                                 \
+            (dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream),                        \
+            batch_first(result, (const void *const *)dsts, count),                                 \
+            batch_bytes(result, sizes, count), CT_PTR(stream), cudaMemcpyDefault,                  \
+            batch_first(result, srcs, count))
+HOOK_MEMCPY_BATCH(cudaMemcpyBatchAsync)
+HOOK_MEMCPY_BATCH(cudaMemcpyBatchAsync_ptsz)
 
 #define HOOK_MEMCPY_2D(name)                                                                       \
     CT_HOOK(name,                                                                                  \

@@ -613,7 +613,7 @@ static size_t lay_memcpy(const struct ct_gpu_work *w, CUpti_ActivityMemcpy6 *r)
         .streamId = w->stream_id,
         .correlationId = w->correlation_id,
         .runtimeCorrelationId = w->runtime_correlation_id,
-        .copyCount = 1,
+        .copyCount = w->memcpy.copies,
     };
     return sizeof *r;
 }

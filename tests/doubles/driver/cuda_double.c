@@ -433,6 +433,7 @@ static void run_transfer(const struct ct_gpu_transfer *t)
         work.kind = CT_WORK_MEMCPY;
         work.memcpy.kind = t->kind;
         work.memcpy.async = t->async;
+        work.memcpy.copies = t->copies > 1 ? t->copies : 1;
         copy_kinds(&work, t->dst, t->src);
     } else {
         work.kind = CT_WORK_MEMSET;
@@ -452,8 +453,8 @@ static CUresult copy(void *dst, const void *src, size_t bytes, CUpti_ActivityMem
     if (bytes != 0 && (!dst || !src))
         return CUDA_ERROR_INVALID_VALUE;
     memmove(dst, src, bytes);
-    run_transfer(
-        &(struct ct_gpu_transfer){dst, src, bytes, 0, kind, stream_id_of(stream), stream, async});
+    run_transfer(&(struct ct_gpu_transfer){dst, src, bytes, 0, kind, stream_id_of(stream), stream,
+                                           async, 1});
     return CUDA_SUCCESS;
 }
 
@@ -467,7 +468,7 @@ static CUresult set(CUdeviceptr dst, unsigned int value, size_t count, size_t wi
         memcpy((char *)at + i * width, &value, width);
     run_transfer(&(struct ct_gpu_transfer){at, NULL, count * width, value,
                                            CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN,
-                                           CT_GPU_LEGACY_STREAM_ID, NULL, true});
+                                           CT_GPU_LEGACY_STREAM_ID, NULL, true, 1});
     return CUDA_SUCCESS;
 }
 
@@ -508,6 +509,7 @@ union transfer_params {
     cuMemcpyDtoDAsync_v2_params dtod_async;
     cuMemsetD8_v2_params set;
     cuMemsetD8Async_params set_async;
+    cuMemcpyBatchAsync_params batch;
 };
 
 #define AS_DEVICE(ptr) ((CUdeviceptr)(uintptr_t)(ptr))
@@ -525,6 +527,8 @@ static const char *nested_transfer(const struct ct_gpu_transfer *t, union transf
     if (!s)
         return t->async ? NESTED(cuMemsetD8Async, set_async, AS_DEVICE(d), t->value, n, h)
                         : NESTED(cuMemsetD8_v2, set, AS_DEVICE(d), t->value, n);
+    if (t->copies > 1) /* the runtime's arrays are its own: the count and stream are passed on */
+        return NESTED(cuMemcpyBatchAsync, batch, .count = t->copies, .hStream = h);
     switch (t->kind) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
         return t->async ? NESTED(cuMemcpyHtoDAsync_v2, htod_async, AS_DEVICE(d), s, n, h)

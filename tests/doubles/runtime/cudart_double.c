@@ -840,15 +840,22 @@ static const CUpti_ActivityMemcpyKind copy_kinds[] = {
     [cudaMemcpyDefault] = CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN,
 };
 
-/* A done copy (src set) or set becomes the driver call a runtime nests and a device record. */
-static void report_transfer(enum api_id id, void *dst, const void *src, size_t bytes, int value,
-                            enum cudaMemcpyKind kind, cudaStream_t stream)
+/* A done copy (src set) or set, or a batch of `copies` copies of `bytes` in all, becomes the
+ * driver call a runtime nests and a device record. */
+static void report_copies(enum api_id id, void *dst, const void *src, size_t bytes, int value,
+                          enum cudaMemcpyKind kind, cudaStream_t stream, size_t copies)
 {
     const struct ct_gpu_table *driver = tracing_driver();
     if (driver)
         driver->transfer(&(struct ct_gpu_transfer){dst, src, bytes, (uint8_t)value,
                                                    copy_kinds[kind], stream_id_of(stream), stream,
-                                                   !waits_for_device(id)});
+                                                   !waits_for_device(id), copies});
+}
+
+static void report_transfer(enum api_id id, void *dst, const void *src, size_t bytes, int value,
+                            enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    report_copies(id, dst, src, bytes, value, kind, stream, 1);
 }
 
 static cudaError_t copy_2d(enum api_id id, void *dst, size_t dpitch, const void *src, size_t spitch,
@@ -872,6 +879,51 @@ static cudaError_t copy_peer(enum api_id id, void *dst, int dst_device, const vo
     return copy_2d(id, dst, count, src, count, count, 1, cudaMemcpyDeviceToDevice, stream);
 }
 
+/* What cudaMemcpyBatchAsync refuses with cudaErrorInvalidValue: "All three arrays must be of
+ * the same length as specified by count", "Note that the first entry in attrsIdxs must always be
+ * 0 ... and the last entry should be less than count. Furthermore, numAttrs must be lesser than or
+ * equal to count", and hStream "Must not be legacy NULL stream". */
+static bool batch_valid(void *const *dsts, const void *const *srcs, const size_t *sizes,
+                        size_t count, const struct cudaMemcpyAttributes *attrs,
+                        const size_t *attrs_idxs, size_t num_attrs, cudaStream_t stream)
+{
+    if (!count || !dsts || !srcs || !sizes || !attrs || !attrs_idxs || !num_attrs ||
+        num_attrs > count || attrs_idxs[0] != 0 || !stream || stream == cudaStreamLegacy)
+        return false;
+    for (size_t i = 1; i < num_attrs; i++)
+        if (attrs_idxs[i] <= attrs_idxs[i - 1] || attrs_idxs[i] >= count)
+            return false;
+    for (size_t i = 0; i < count; i++)
+        if (sizes[i] && (!dsts[i] || !srcs[i]))
+            return false;
+    return true;
+}
+
+/* A batch's copies are done at once; CUPTI's record of them is one with copyCount copies, "In
+ * MemcpyBatchAsync APIs, multiple memcpy operations are batched together for optimization
+ * purposes based on certain heuristics" (CUpti_ActivityMemcpy6), or one per copy with
+ * CT_DOUBLE_CUPTI_BATCH=each, as those heuristics may also choose. */
+static cudaError_t copy_batch(enum api_id id, void *const *dsts, const void *const *srcs,
+                              const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs,
+                              size_t *attrs_idxs, size_t num_attrs, cudaStream_t stream)
+{
+    ENTER_OR_REFUSE(id);
+    if (!batch_valid(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream))
+        return leave(id, cudaErrorInvalidValue);
+    const char *records = getenv("CT_DOUBLE_CUPTI_BATCH");
+    bool each = records && strcmp(records, "each") == 0;
+    size_t bytes = 0;
+    for (size_t i = 0; i < count; i++) {
+        memmove(dsts[i], srcs[i], sizes[i]);
+        bytes += sizes[i];
+        if (each)
+            report_transfer(id, dsts[i], srcs[i], sizes[i], 0, cudaMemcpyDefault, stream);
+    }
+    if (!each)
+        report_copies(id, dsts[0], srcs[0], bytes, 0, cudaMemcpyDefault, stream, count);
+    return leave(id, cudaSuccess);
+}
+
 static cudaError_t fill(enum api_id id, void *ptr, int value, size_t count, cudaStream_t stream)
 {
     ENTER_OR_REFUSE(id);
@@ -892,6 +944,13 @@ DEFINE_TRACED_PAIR(cudaMemcpyAsync, cudaMemcpyAsync_ptsz,
                     cudaStream_t stream),
                    cudaMemcpyAsync_v3020_params, (dst, src, count, kind, stream), copy_2d, dst,
                    count, src, count, count, 1, kind, stream)
+DEFINE_TRACED_PAIR(cudaMemcpyBatchAsync, cudaMemcpyBatchAsync_ptsz,
+                   (void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+                    struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                    cudaStream_t stream),
+                   cudaMemcpyBatchAsync_v13000_params,
+                   (dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream), copy_batch, dsts,
+                   srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream)
 DEFINE_TRACED_PAIR(cudaMemcpy2D, cudaMemcpy2D_ptds,
                    (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                     size_t height, enum cudaMemcpyKind kind),

@@ -25,6 +25,8 @@
     X(cudaMemcpy_ptds, cudaMemcpy_ptds_v7000)                                                      \
     X(cudaMemcpyAsync, cudaMemcpyAsync_v3020)                                                      \
     X(cudaMemcpyAsync_ptsz, cudaMemcpyAsync_ptsz_v7000)                                            \
+    X(cudaMemcpyBatchAsync, cudaMemcpyBatchAsync_v13000)                                           \
+    X(cudaMemcpyBatchAsync_ptsz, cudaMemcpyBatchAsync_ptsz_v13000)                                 \
     X(cudaMemcpy2D, cudaMemcpy2D_v3020)                                                            \
     X(cudaMemcpy2D_ptds, cudaMemcpy2D_ptds_v7000)                                                  \
     X(cudaMemcpy2DAsync, cudaMemcpy2DAsync_v3020)                                                  \

@@ -59,6 +59,7 @@
     X(cuMemcpyHtoDAsync_v2)                                                                        \
     X(cuMemcpyDtoHAsync_v2)                                                                        \
     X(cuMemcpyDtoDAsync_v2)                                                                        \
+    X(cuMemcpyBatchAsync)                                                                          \
     X(cuMemsetD8_v2)                                                                               \
     X(cuMemsetD8Async)                                                                             \
     X(cuMemsetD32_v2)                                                                              \
@@ -112,6 +113,7 @@ struct ct_gpu_work {
             CUpti_ActivityMemcpyKind kind;
             CUpti_ActivityMemoryKind src, dst;
             bool async;
+            uint64_t copies; /* a batch's, else 1 */
         } memcpy;
         struct {
             uint32_t value;
@@ -175,6 +177,7 @@ struct ct_gpu_transfer {
     uint32_t stream_id;
     CUstream stream;
     bool async;
+    uint64_t copies; /* a batch of this many copies, bytes their sum; 0 or 1: one copy */
 };
 
 /* The table behind CT_GPU_TABLE_ID. `size` is sizeof the struct the driver was built with. */
