@@ -95,9 +95,10 @@ def test_every_render_stage_is_named_by_the_call_that_made_it(both):
 
 def gpu_figures(report):
     """The report's figures that come from the GPU's work alone (the findings weigh it
-    against the host's timing, which differs from run to run)."""
+    against the host's timing, and the clock mapping's error and the delivery delay are
+    timings too, which differ from run to run)."""
     (p,) = report["processes"]
-    cupti = {k: v for k, v in p["cupti"].items() if not k.startswith("clock_")}
+    cupti = {k: v for k, v in p["cupti"].items() if not k.startswith(("clock_", "delivery_"))}
     return p["gpu"], cupti
 
 
@@ -149,10 +150,12 @@ def test_a_bounded_trace_defines_its_records_again_in_every_kept_chunk(trace_run
     env["CUDATRACE_MAX_MB"] = 1
     completed, trace, _ = trace_run("long_run", 1000, env=env)  # checked by the fixture
     assert completed.returncode == 0, completed.stderr
-    (gap,) = [s for s in trace.slices if s["name"] == "trace gap: middle dropped"]
-    after = [s for s in trace.gpu_stages if s["ts"] >= gap["ts"] + gap["dur"]]
-    assert after and {s["stage"] for s in after} >= {"kernel", "memset"}
-    assert len({s["seq"] for s in trace.gpu_stages}) > 1  # restarted, and defined afresh
+    assert [s["name"] for s in trace.slices].count("trace gap: middle dropped") == 1
+    # CUPTI hands work over late (in buffers), so the chunks kept after the gap are told by
+    # their sequences, restarted and defined afresh, not by the work's times.
+    first = trace.gpu_stages[0]["seq"]
+    later = [s for s in trace.gpu_stages if s["seq"] != first]
+    assert later and {s["stage"] for s in later} >= {"kernel", "memset"}
 
 
 # --------------------------------------------------------------------------

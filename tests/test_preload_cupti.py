@@ -180,6 +180,49 @@ def test_a_batch_of_copies_counts_every_copy(trace_run, build_dir, tmp_path, rec
     assert cupti["memcpys"] == copies * batches
 
 
+def test_records_without_times_are_counted_never_mapped(trace_run, build_dir, tmp_path):
+    """Every 7th kernel record has start and end 0 ("timestamp information could not be
+    collected"), and the 2000th kernel never completes, so its record holds its buffer back
+    until the exit's forced flush hands it over incomplete, where reading that buffer stops
+    (cuptiActivityGetNextRecord). No slice lies outside the run, and the report counts both."""
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_CUPTI_UNTIMED_EVERY=7,
+                   CT_DOUBLE_CUPTI_LOSE_KERNEL=2000)
+    completed, trace, _ = trace_run("train_loop", STEPS, env=env)
+    counts, _ = cupti_truth(tmp_path)
+    launches = 201 * STEPS
+    # Every 7th kernel CUPTI recorded: those before it started CUPTI have none.
+    untimed = counts["untimed"]
+    assert launches // 7 - 2 <= untimed <= launches // 7 and counts["incomplete"] == 1
+    host = host_slices(trace)
+    first, last = min(s["ts"] for s in host), max(s["ts"] + s["dur"] for s in host)
+    work = [s for s in trace.slices if track_name(trace, s).startswith("GPU ")]
+    assert work and all(first <= s["ts"] and s["ts"] + s["dur"] <= last for s in work)
+    assert len(gpu_slices(trace, "kernel")) <= launches - untimed - 1
+    report = report_json(build_dir, trace_file(completed))
+    cupti = report["processes"][0]["cupti"]
+    # Those of the last 10 kernels, after the incomplete record in its buffer, are lost with it.
+    assert untimed - 10 // 7 - 1 <= cupti["untimed"] <= untimed and cupti["incomplete"] == 1
+    (finding,) = findings_with(report, "cupti-untimed")
+    assert finding["evidence"] == {"incomplete": 1, "untimed": cupti["untimed"]}
+
+
+def test_finished_gpu_work_reaches_the_trace_while_the_program_waits(build_dir, tmp_path):
+    """A program that runs a few steps and then waits 1.5 s before it ends: its kernels fill no
+    buffer, and CUPTI's own worker hands back only full ones, so without flushes of the
+    tracer's own they would reach the trace only at exit. Each arrives within the flusher's
+    period instead, with a wide margin for a loaded machine."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CUDATRACE_", "CT_DOUBLE_")) and k != "LD_PRELOAD"}
+    env.update(with_gpu(build_dir, tmp_path), CUDATRACE_OUTPUT=str(tmp_path / "t.pftrace.zst"),
+               LD_PRELOAD=os.path.join(build_dir, "libcudatrace.so"), CUDATRACE_QUIET="1")
+    done = subprocess.run([os.path.join(build_dir, "tests", "gpu_steps"), "100", "0", "0",
+                           "1500"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.stdout == "gpu_steps: 10 steps\n", done.stderr
+    cupti = report_json(build_dir, tmp_path / "t.pftrace.zst")["processes"][0]["cupti"]
+    assert cupti["kernels"] == 10
+    assert 0 < cupti["delivery_median_ns"] <= cupti["delivery_max_ns"] < 10**9
+
+
 def test_no_call_is_recorded_twice(trace_run, program_calls, build_dir, tmp_path):
     env = with_gpu(build_dir, tmp_path)
     expected = program_calls("train_loop", STEPS, env=env)
@@ -205,6 +248,9 @@ def test_report_gives_gpu_busy_time_kernels_and_cupti(trace_run, build_dir, tmp_
     assert (cupti["kernels"], cupti["memcpys"], cupti["dropped"]) == (
         counts["kernel"], counts["memcpy"], 0)
     assert cupti["clock_samples"] >= 2 and cupti["clock_reading_error_ns"] < 1_000_000
+    # The healthy twin of test_records_without_times_are_counted_never_mapped.
+    assert (cupti["incomplete"], cupti["untimed"], counts["incomplete"]) == (0, 0, 0)
+    assert not findings_with(report_json(build_dir, trace_file(completed)), "cupti-untimed")
     text = report_text(build_dir, trace_file(completed))
     assert "GPU clock mapped within" in text and f"{counts['kernel']} kernels" in text
 

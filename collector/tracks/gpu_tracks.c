@@ -11,12 +11,12 @@
  * CUPTI (active, or why not, and the records it dropped) is an instant on
  * the process track, and so are the counts of records that gave no time
  * (incomplete, or without timestamps) each time they grow, so a snapshot
- * has them too; the end instant gives the totals and the clock mapping's
- * measured error. With CUDATRACE_GPU_RECORDS=typed, kernels,
- * copies and memsets are Perfetto's GpuRenderStageEvents instead
- * (perfetto/render_stages.c), one hardware queue per device and stream,
- * with the same annotations, and the host call names its work by
- * gpu_correlation rather than a flow.
+ * has them too; the end instant gives the totals, the clock mapping's
+ * measured error and how long after its end the GPU's work reached the
+ * collector (the median, to the millisecond above, and the largest). With
+ * CUDATRACE_GPU_RECORDS=typed, kernels, copies and memsets are Perfetto's GpuRenderStageEvents
+ * instead (perfetto/render_stages.c), one hardware queue per device and stream, with the same
+ * annotations, and the host call names its work by gpu_correlation rather than a flow.
  */
 #include "collector/tracks/gpu_tracks.h"
 
@@ -28,6 +28,7 @@
 #include "collector/tracks/call_slices.h"
 #include "collector/tracks/gap_gpu.h"
 #include "collector/tracks/gpu_clock.h"
+#include "collector/perfetto/clock_map.h"
 #include "collector/perfetto/process_tracks.h"
 #include "collector/perfetto/render_stages.h"
 #include "common/string_table.h"
@@ -37,6 +38,9 @@
 char *__cxa_demangle(const char *mangled, char *buffer, size_t *length, int *status);
 
 enum track_class { WORK = 1, SYNCS = 2, MEMORY = 3, OVERHEAD = 4 };
+
+#define DELAY_STEP_NS 1000000ull
+#define DELAYS 10000
 
 struct ring_text {
     uint64_t key;
@@ -53,6 +57,10 @@ static struct {
     uint64_t records[CT_GPU_OVERHEAD + 1], unmapped, cupti_dropped;
     uint32_t unnamed;
     uint64_t unlinked; /* typed records of work no host call names, so far */
+    /* How long after it ended each kernel, copy and memset reached the
+     * collector, in DELAY_STEP_NS steps (the last: that long or more). */
+    uint32_t delays[DELAYS];
+    uint64_t delays_counted, delay_max;
 } gpu;
 
 static struct {
@@ -325,6 +333,28 @@ static void overhead(const struct ct_record *r, uint64_t begin, uint64_t end)
     ct_write_slice(&gpu.seq, t, begin, end, text(ct_event_cupti_overhead), args, 1);
 }
 
+/* The delay from work's end to its record's arrival: what a snapshot or a
+ * live reader misses of the GPU's latest work (docs/performance.md). */
+static void note_delay(uint64_t end)
+{
+    uint64_t now = ct_clock_map_now_ns(), delay = now > end ? now - end : 0;
+    uint64_t step = delay / DELAY_STEP_NS;
+    gpu.delays[step < DELAYS ? step : DELAYS - 1]++;
+    gpu.delays_counted++;
+    if (delay > gpu.delay_max)
+        gpu.delay_max = delay;
+}
+
+/* The delay under which `share` percent of them came, to the step above. */
+static uint64_t delay_under(unsigned share)
+{
+    uint64_t want = (gpu.delays_counted * share + 99) / 100, seen = 0;
+    for (uint32_t i = 0; i < DELAYS && want; i++)
+        if ((seen += gpu.delays[i]) >= want)
+            return (i + 1) * DELAY_STEP_NS;
+    return 0;
+}
+
 void ct_gpu_record(const struct ct_record *r)
 {
     if (!ct_gpu_clock_known() || r->func > CT_GPU_OVERHEAD) {
@@ -335,6 +365,8 @@ void ct_gpu_record(const struct ct_record *r)
     if (end < begin)
         end = begin;
     gpu.records[r->func]++;
+    if (r->func <= CT_GPU_MEMSET)
+        note_delay(end);
     switch (r->func) {
     case CT_GPU_KERNEL:
         kernel(r, begin, end);
@@ -408,6 +440,8 @@ void ct_gpu_tracks_finish(uint64_t end_ns)
         CT_UINT_ARG(ct_key_clock_samples, q.samples),
         CT_UINT_ARG(ct_key_clock_reading_error_ns, q.widest_half_bracket_ns),
         CT_UINT_ARG(ct_key_clock_drift_ns, q.largest_step_ns),
+        CT_UINT_ARG(ct_key_delivery_median_ns, delay_under(50)),
+        CT_UINT_ARG(ct_key_delivery_max_ns, gpu.delay_max),
     };
     ct_process_instant(CT_TRACK_PROCESS, end_ns, ct_event_gpu_totals, args,
                        sizeof args / sizeof args[0]);

@@ -270,6 +270,8 @@
     X(key, clock_samples, "clock_samples", UINT)                                                   \
     X(key, clock_reading_error_ns, "clock_reading_error_ns", UINT)                                 \
     X(key, clock_drift_ns, "clock_drift_ns", UINT)                                                 \
+    X(key, delivery_median_ns, "delivery_median_ns", UINT)                                         \
+    X(key, delivery_max_ns, "delivery_max_ns", UINT)                                               \
     /* cudatrace.gpu_unread: its totals so far */                                                  \
     X(key, incomplete, "incomplete", UINT)                                                         \
     X(key, untimed, "untimed", UINT)                                                               \

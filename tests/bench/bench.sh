@@ -32,6 +32,7 @@
 #      (tests/bench/host_sample_cost.c), and one Python stack read from
 #      outside, 20 frames deep (tests/bench/python_stack_cost.c).
 #  12. the collector's CPU while the program makes no calls (below).
+#  13. how long the GPU's finished work takes to reach the collector (below).
 set -eu
 build="${1:-build}"
 calls="${BENCH_CALLS:-2000000}"
@@ -103,6 +104,26 @@ before = cpu()
 time.sleep(float(sys.argv[1]))
 print("%.1f" % (100 * (cpu() - before) / float(sys.argv[1])))' "$idle_s")
 echo "  collector while the program idles  $idle_share% of one core (${idle_s} s asleep after one call)"
+
+# 13. the delay from a kernel's end to its record reaching the collector (the trace's
+#     delivery_median_ns and delivery_max_ns), on the driver and CUPTI doubles, which hand
+#     buffers back as cupti_activity.h says: paced_launches at 10 and at 100,000 kernels a
+#     second (1 us kernels), DELIVERY_MS each.
+delivery_ms="${BENCH_DELIVERY_MS:-2000}"
+delivery() { # kernels a second -> "median max" in ms
+    env LD_LIBRARY_PATH="$build/double:$build/driver" CT_DOUBLE_DRIVER=1 CT_DOUBLE_KERNEL_NS=1000 \
+        CUDATRACE_QUIET=1 CUDATRACE_OUTPUT="$work/delivery.pftrace.zst" \
+        LD_PRELOAD="$build/libcudatrace.so" "$build/tests/paced_launches" "$1" "$delivery_ms" > /dev/null
+    "$build/cudatrace" report --json "$work/delivery.pftrace.zst" | tr ',' '\n' |
+        sed -n 's/.*"delivery_\(median\|max\)_ns": *\([0-9]*\).*/\2/p' |
+        awk '{printf "%s%.0f", NR > 1 ? " " : "", $1 / 1e6}'
+}
+for rate in 10 100000; do
+    read -r median most <<EOF_DELIVERY
+$(delivery "$rate")
+EOF_DELIVERY
+    echo "  GPU work to the collector at $rate kernels/s  median ${median} ms, largest ${most} ms"
+done
 
 rss() { # calls [spill MiB] -> collector max RSS in KiB, from the trace's closing instant
     trace="$work/rss.$1.${2:-default}.pftrace.zst"

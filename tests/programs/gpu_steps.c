@@ -5,8 +5,9 @@
  * `ms` milliseconds in all. The steps sleep between them, so a test of a
  * slow or stuck NVML sees the program's own time. With `warm` set, that many
  * launches of warm_kernel on a stream of its own come first, and a pause
- * long enough for them to finish. Prints the steps it ran.
- * Usage: gpu_steps [ms=600] [copies=0] [warm=0]
+ * long enough for them to finish. With `rest` set, it waits that many
+ * milliseconds after the steps before it ends. Prints the steps it ran.
+ * Usage: gpu_steps [ms=600] [copies=0] [warm=0] [rest=0]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,7 @@ static void warm_up(unsigned long long launches)
 int main(int argc, char **argv)
 {
     unsigned long long ms = arg_or(argc, argv, 1, 600), copies = arg_or(argc, argv, 2, 0);
-    unsigned long long warm = arg_or(argc, argv, 3, 0);
+    unsigned long long warm = arg_or(argc, argv, 3, 0), rest = arg_or(argc, argv, 4, 0);
     static char host[COPY_BYTES];
     void *device = NULL;
     if (cudaMalloc(&device, COPY_BYTES) != cudaSuccess)
@@ -54,6 +55,8 @@ int main(int argc, char **argv)
         cudaDeviceSynchronize();
         nanosleep(&pause, NULL);
     }
+    const struct timespec resting = {(time_t)(rest / 1000), (long)(rest % 1000) * 1000000L};
+    nanosleep(&resting, NULL);
     cudaFree(device);
     printf("gpu_steps: %llu steps\n", steps);
     return 0;

@@ -34,6 +34,8 @@ static void read_cupti_totals(struct ct_cupti_report *c, const struct ct_event *
     c->clock_samples = (uint64_t)ct_event_int(e, ct_key_clock_samples, 0);
     c->clock_reading_error_ns = (uint64_t)ct_event_int(e, ct_key_clock_reading_error_ns, 0);
     c->clock_drift_ns = (uint64_t)ct_event_int(e, ct_key_clock_drift_ns, 0);
+    c->delivery_median_ns = (uint64_t)ct_event_int(e, ct_key_delivery_median_ns, 0);
+    c->delivery_max_ns = (uint64_t)ct_event_int(e, ct_key_delivery_max_ns, 0);
 }
 
 int ct_cupti_instant(struct ct_cupti_report *c, const struct ct_event *e)

@@ -23,6 +23,7 @@ struct ct_cupti_report {
      * incomplete record, and records without timestamps. */
     uint64_t incomplete, untimed;
     uint64_t clock_samples, clock_reading_error_ns, clock_drift_ns;
+    uint64_t delivery_median_ns, delivery_max_ns; /* GPU work's end to the collector */
 };
 
 /* Notes a CUPTI instant of the trace; 0 when `e` is none. */

@@ -229,6 +229,8 @@ static void json_cupti(struct ct_json *j, const struct ct_process_report *p)
         ct_json_uint(j, "clock_samples", c->clock_samples);
         ct_json_uint(j, "clock_reading_error_ns", c->clock_reading_error_ns);
         ct_json_uint(j, "clock_drift_ns", c->clock_drift_ns);
+        ct_json_uint(j, "delivery_median_ns", c->delivery_median_ns);
+        ct_json_uint(j, "delivery_max_ns", c->delivery_max_ns);
     }
     ct_json_end_object(j);
 }

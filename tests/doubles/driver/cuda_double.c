@@ -3,8 +3,9 @@
  * CUPTI support. It owns what a GPU and its driver own: the cu* entry points a launcher such as
  * Triton's uses, with their per-thread-default-stream variants and cuGetProcAddress (device memory
  * is host memory, so copies and sets really move bytes; kernels are never run), a simulated device
- * timeline (a cursor per stream; CT_DOUBLE_GPU_LATENCY_NS, CT_DOUBLE_KERNEL_NS and
- * CT_DOUBLE_COPY_BYTES_PER_NS set its pace, and synchronising calls really wait for it), the
+ * timeline (a cursor per stream; CT_DOUBLE_GPU_LATENCY_NS, CT_DOUBLE_KERNEL_NS,
+ * CT_DOUBLE_TRANSFER_NS and CT_DOUBLE_COPY_BYTES_PER_NS set its pace, and synchronising calls
+ * really wait for it), the
  * correlation ids of API calls, the loading of a CUDA_INJECTION64_PATH library at cuInit, and the
  * one tool attachment. The CUPTI double attaches through cuGetExportTable (double_gpu.h), and the
  * runtime double reports its calls and work through the same table, so both kinds of call reach the
@@ -35,6 +36,7 @@ static struct {
     uint64_t latency_ns;
     uint64_t kernel_ns;
     uint64_t copy_bytes_per_ns;
+    uint64_t transfer_ns; /* what every copy and set costs besides its bytes */
     uint64_t vmm_limit;
 } knobs;
 
@@ -43,6 +45,7 @@ __attribute__((constructor)) static void load_knobs(void)
     knobs.latency_ns = knob_or("CT_DOUBLE_GPU_LATENCY_NS", 0, 2000);
     knobs.kernel_ns = knob_or("CT_DOUBLE_KERNEL_NS", 0, 10000);
     knobs.copy_bytes_per_ns = knob_or("CT_DOUBLE_COPY_BYTES_PER_NS", 1, 10);
+    knobs.transfer_ns = knob_or("CT_DOUBLE_TRANSFER_NS", 0, 1000);
     knobs.vmm_limit = knob_or("CT_DOUBLE_VMM_LIMIT", 1, UINT64_MAX);
 }
 
@@ -401,7 +404,7 @@ static void run_kernel(CUfunction f, const uint32_t grid[3], const uint32_t bloc
 
 static uint64_t transfer_ns(uint64_t bytes)
 {
-    return 1000 + bytes / knobs.copy_bytes_per_ns;
+    return knobs.transfer_ns + bytes / knobs.copy_bytes_per_ns;
 }
 
 /* A copy's source and destination kinds: the device side of an explicit direction is device
