@@ -112,11 +112,11 @@ echo "  collector while the program idles  $idle_share% of one core (${idle_s} s
 delivery_ms="${BENCH_DELIVERY_MS:-2000}"
 delivery() { # kernels a second -> "median max" in ms
     env LD_LIBRARY_PATH="$build/double:$build/driver" CT_DOUBLE_DRIVER=1 CT_DOUBLE_KERNEL_NS=1000 \
-        CUDATRACE_QUIET=1 CUDATRACE_OUTPUT="$work/delivery.pftrace.zst" \
+        CUDATRACE_QUIET=1 CUDATRACE_OUTPUT="$work/delivery.$1.pftrace.zst" \
         LD_PRELOAD="$build/libcudatrace.so" "$build/tests/paced_launches" "$1" "$delivery_ms" > /dev/null
-    "$build/cudatrace" report --json "$work/delivery.pftrace.zst" | tr ',' '\n' |
+    "$build/cudatrace" report --json "$work/delivery.$1.pftrace.zst" | tr ',' '\n' |
         sed -n 's/.*"delivery_\(median\|max\)_ns": *\([0-9]*\).*/\2/p' |
-        awk '{printf "%s%.0f", NR > 1 ? " " : "", $1 / 1e6}'
+        awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $1 / 1e6}'
 }
 for rate in 10 100000; do
     read -r median most <<EOF_DELIVERY
