@@ -290,28 +290,39 @@ int ct_builder_scan_libraries(int process_ended)
  * a record reaches it within a drain cycle or two of its call's end, and a
  * call some thread is inside will have the begin it noted. The slack covers
  * a thread's first call, made before it had a ring to note it in. */
-static uint64_t settled_ns(uint64_t drained_from_ns, uint64_t oldest_call_ticks)
+static uint64_t settled_ns(uint64_t drained_from_ns, uint64_t oldest_call_ticks, uint64_t slack_ns)
 {
-    uint64_t settled = drained_from_ns > SETTLE_SLACK_NS ? drained_from_ns - SETTLE_SLACK_NS : 0;
+    uint64_t settled = drained_from_ns > slack_ns ? drained_from_ns - slack_ns : 0;
     uint64_t oldest = oldest_call_ticks ? ct_clock_map_ns(oldest_call_ticks) : UINT64_MAX;
     return oldest < settled ? oldest : settled;
+}
+
+/* The counters that wait until the events before a time have all come. */
+static void settle(uint64_t settled)
+{
+    if (settled)
+        ct_launch_rate_write(settled);
+    ct_memory_counters_settle(settled);
 }
 
 void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest_call_ticks)
 {
     chunk_point();
-    uint64_t now = ct_clock_map_now_ns(), settled = settled_ns(drained_from_ns, oldest_call_ticks);
+    uint64_t now = ct_clock_map_now_ns();
     ct_capture_windows_tick(now);
     ct_control_serve(now);
-    if (settled)
-        ct_launch_rate_write(settled);
-    ct_memory_counters_settle(settled);
+    settle(settled_ns(drained_from_ns, oldest_call_ticks, SETTLE_SLACK_NS));
     ct_gpu_state_write();
     ct_host_state_write();
     if (dropped != last_dropped) {
         ct_process_counter(CT_TRACK_DROPPED, now, (int64_t)dropped);
         last_dropped = dropped;
     }
+}
+
+void ct_builder_settle_now(uint64_t drained_from_ns, uint64_t oldest_call_ticks)
+{
+    settle(settled_ns(drained_from_ns, oldest_call_ticks, 0));
 }
 
 /* The collector's own peak resident memory, in KiB: its address space's

@@ -39,6 +39,16 @@ int ct_builder_scan_libraries(int process_ended);
  * oldest call in flight (ct_drain_rings): counters that depend on time or
  * totals, and those that wait until the events before a time have all come. */
 void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest_call_ticks);
+/* For a trace read as it stands (a snapshot), after a drain that began at
+ * `drained_from_ns`: what ct_builder_tick holds back is applied up to then,
+ * or to the oldest call in flight if earlier, without the tick's slack. A
+ * record drained later comes from a call in flight then or one that ended
+ * after, and counts no earlier, but for two: a call whose record was not
+ * yet published as the drain passed (the microseconds after its end, as
+ * its call site is captured), and a thread's first call, made before it
+ * had a ring. Those are counted late (memory_counters.h), at the
+ * snapshot's time, rather than every event of the last second missing. */
+void ct_builder_settle_now(uint64_t drained_from_ns, uint64_t oldest_call_ticks);
 void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally);
 uint64_t ct_builder_calls(void);
 

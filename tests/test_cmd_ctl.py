@@ -166,6 +166,38 @@ def test_snapshot_twice_on_a_running_program(build_dir, tmp_path):
         ("asked", first), ("asked", second)]
 
 
+def device_memory(build_dir, path):
+    """The report's peak and final device bytes, and failed allocations, of a trace or snapshot."""
+    report = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", str(path)],
+                            capture_output=True, text=True, check=True)
+    memory = json.loads(report.stdout)["processes"][0]["memory"]
+    return memory["peak_bytes"], memory["final_bytes"], memory["failed_allocs"]
+
+
+def test_a_snapshot_right_after_an_allocation_holds_it(build_dir, tmp_path):
+    """The collector holds memory events back to put threads' events in time order; a snapshot
+    applies what it has received up to its moment, so the allocation just made is in it. The
+    trace itself, which goes on, ends with the same figures."""
+    live = Live(build_dir, tmp_path)
+    live.step("malloc")
+    assert device_memory(build_dir, snapshot(live)) == (MIB, MIB, 0)
+    code, out, err = live.finish()
+    assert (code, out) == (0, ""), err
+    assert device_memory(build_dir, live.trace) == (MIB, MIB, 0)
+
+
+def test_the_oom_snapshot_holds_the_allocations_before_the_failure(build_dir, tmp_path):
+    live = Live(build_dir, tmp_path, env={"CUDATRACE_SNAPSHOT_ON": "oom"})
+    live.step("malloc")
+    live.step("malloc")
+    live.step("oom")
+    code, out, err = live.finish()
+    assert (code, out) == (0, ""), err
+    assert device_memory(build_dir, tmp_path / "trace.snapshot-1.pftrace.zst") == (
+        2 * MIB, 2 * MIB, 1)
+    assert device_memory(build_dir, live.trace) == (2 * MIB, 2 * MIB, 1)
+
+
 def test_start_and_stop_open_and_close_a_window(build_dir, tmp_path):
     live = Live(build_dir, tmp_path, env={"CUDATRACE_CAPTURE": "profiler"})
     live.step("2")

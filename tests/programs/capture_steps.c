@@ -2,10 +2,10 @@
  * A program the capture-window and `cudatrace ctl` tests steer step by step,
  * so they know what it did before and after each window: a number N makes N
  * cudaLaunchKernel calls, "start" and "stop" call cudaProfilerStart and
- * cudaProfilerStop, "malloc" allocates 1 MiB it never frees, "sleep:MS"
- * sleeps. The steps are its arguments, or else the lines of its stdin, each
- * answered "ok" on stdout once done (flushed, so a test can wait for it) until
- * end of input. Status 0 unless a call failed.
+ * cudaProfilerStop, "malloc" allocates 1 MiB it never frees, "oom" asks for
+ * 2^62 bytes, which must fail out of memory, "sleep:MS" sleeps. The steps are its arguments, or
+ * else the lines of its stdin, each answered "ok" on stdout once done (flushed, so a test can wait
+ * for it) until end of input. Status 0 unless a step went otherwise.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +37,8 @@ static int step(const char *line)
         return cudaProfilerStop() != cudaSuccess;
     if (strcmp(line, "malloc") == 0)
         return cudaMalloc(&block, 1 << 20) != cudaSuccess;
+    if (strcmp(line, "oom") == 0)
+        return cudaMalloc(&block, (size_t)1 << 62) != cudaErrorMemoryAllocation;
     if (strncmp(line, "sleep:", 6) == 0) {
         long ms = strtol(line + 6, NULL, 10);
         struct timespec pause = {ms / 1000, ms % 1000 * 1000000};
