@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "collector/control/totals.h"
-#include "collector/gpu_flush.h"
+#include "collector/catch_up.h"
 #include "collector/perfetto/trace_file.h"
 #include "collector/snapshot/snapshot.h"
 #include "collector/tracks/capture_windows.h"
@@ -43,7 +43,7 @@ static void status(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *
 {
     (void)now_ns;
     static struct ct_call_stats totals[CT_FN_COUNT];
-    ct_gpu_flush_live(shm, 0);
+    ct_catch_up(shm, 0);
     ct_control_totals_now(shm, totals);
     ct_reply_printf(reply, "ok\npid %d\ncapture %s\n", (int)shm->pid,
                     shm->capture_setting[0] ? shm->capture_setting : "all");

@@ -7,24 +7,23 @@
  * them. The frame is written on sequences of its own (perfetto/writer.h's
  * aside sequences), so the copy reads alone and the trace goes on with its
  * own sequences untouched; a bounded trace is a valid trace at every
- * moment, so its copy is one too. First the process hands over the GPU
- * work CUPTI holds (gpu_flush.c), so the copy has what completed, and the
- * counters that wait for the events before a time to have all come (live
- * memory, the launch rate) are brought up to the snapshot's moment, so an
- * allocation made just before it is in it. The trace itself gets the same
+ * moment, so its copy is one too. First the trace is brought up to the
+ * moment (catch_up.c): the GPU work CUPTI holds, so the copy has what
+ * completed, and the counters that wait for the events before a time to
+ * have all come (live memory, the launch rate), so an allocation made just
+ * before it is in it. The trace itself gets the same
  * instant, with the copy's path, so its report can say a snapshot was taken.
  */
 #include "collector/snapshot/snapshot.h"
 
 #include "cudatrace/functions.h"
 #include "cudatrace/trace_names.h"
-#include "collector/gpu_flush.h"
+#include "collector/catch_up.h"
 #include "collector/perfetto/clock_map.h"
 #include "collector/perfetto/process_tracks.h"
 #include "collector/perfetto/trace_file.h"
 #include "collector/perfetto/writer.h"
 #include "collector/ring_drain.h"
-#include "collector/trace_builder.h"
 
 static struct ct_shm_header *rings;
 
@@ -86,12 +85,7 @@ int ct_snapshot_write(const struct ct_snapshot_reason *why, char *path, size_t p
 {
     /* A hang's own work never completes: CUPTI holds back the buffer its
      * record is in, and whatever completed beside it, but for a forced flush. */
-    ct_gpu_flush_live(rings, why->trigger == CT_SNAPSHOT_HANG);
-    /* Its own pass too, as the flush drains only where CUPTI runs: the
-     * moment the snapshot holds everything up to is this pass's start. */
-    uint64_t drained_from = ct_clock_map_now_ns(), oldest_call;
-    ct_drain_rings(rings, &oldest_call);
-    ct_builder_settle_now(drained_from, oldest_call);
+    ct_catch_up(rings, why->trigger == CT_SNAPSHOT_HANG);
     struct closing c = {why, ct_clock_map_now_ns()};
     ct_drain_describe_live(rings); /* their tracks in the trace, so in the copy */
     ct_writer_flush();
