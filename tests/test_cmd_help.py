@@ -83,8 +83,53 @@ def test_an_unknown_option_is_still_a_usage_error(cli, command):
     done = cli(command, "--bogus")
     assert done.returncode == 2, (command, done)
     assert done.stdout == ""
-    (line,) = done.stderr.splitlines()
-    assert line.startswith("cudatrace: ")
+    line, *usage = done.stderr.splitlines()
+    assert line == f"cudatrace: {command}: unknown option --bogus"
+    assert usage and usage[0].startswith(f"usage: cudatrace {command}")
+
+
+# Each command with an operand in place, then an option: GNU getopt's users
+# expect the option to count wherever it stands.
+OPERANDS = {"report": ["traces"], "open": ["t.pftrace"], "export": ["t.pftrace"],
+            "recover": ["a.pftrace", "b.pftrace"], "doctor": [], "ctl": ["1", "status"]}
+
+
+@pytest.mark.parametrize("command", sorted(OPERANDS))
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_an_unknown_option_is_one_before_or_after_the_operands(cli, tmp_path, command, where):
+    operands = OPERANDS[command]
+    args = ["--bogus", *operands] if where == "before" else [*operands, "--bogus"]
+    done = cli(command, *args, cwd=tmp_path)
+    assert done.returncode == 2, done
+    assert "cannot open" not in done.stderr
+    assert done.stderr.startswith(f"cudatrace: {command}: unknown option --bogus\nusage: ")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", sorted(OPERANDS))
+def test_help_after_the_operands_is_help(cli, command):
+    done = cli(command, *OPERANDS[command], "--help")
+    assert (done.returncode, done.stderr) == (0, ""), done
+    assert done.stdout.startswith(f"usage: cudatrace {command}")
+
+
+def test_report_takes_its_options_after_the_paths(cli, tmp_path):
+    (tmp_path / "traces").mkdir()
+    before = cli("report", "--summary", "-o", "S.json", "traces/", cwd=tmp_path)
+    after = cli("report", "--summary", "traces/", "-o", "S.json", cwd=tmp_path)
+    assert (after.returncode, after.stderr) == (before.returncode, before.stderr)
+    assert "holds no trace" in after.stderr
+
+
+def test_after_a_double_dash_an_option_is_a_path(cli, tmp_path):
+    done = cli("report", "--", "--json", cwd=tmp_path)
+    assert done.returncode == 1 and "--json" in done.stderr and "unknown option" not in done.stderr
+
+
+def test_run_takes_options_only_before_the_program(cli, tmp_path):
+    done = cli("run", "-q", "sh", "-c", 'echo "$@"', "sh", "-o", "x", "--bogus", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "-o x --bogus\n", "")
+    assert os.listdir(tmp_path) == []
 
 
 def test_an_unknown_command_has_no_help(cli):

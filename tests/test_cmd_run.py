@@ -95,5 +95,6 @@ def test_run_bad_usage(build_dir, tmp_path):
                          (("--", "/nonexistent/program"), 127)):
         done = run_cli(build_dir, tmp_path, *args)
         assert done.returncode == status, (args, done.stderr)
-        assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith("cudatrace: ")
+        line, *usage = done.stderr.splitlines()
+        assert line.startswith("cudatrace: ") and all(u.startswith(("usage: ", " ")) for u in usage)
         assert done.stdout == ""

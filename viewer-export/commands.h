@@ -27,4 +27,10 @@ long ct_parse_count(const char *text, long min, long max);
 /* Prints "cudatrace: <message>" and the usage hint; returns exit status 2. */
 int ct_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* After getopt_long returned '?' or ':' (`result`; its optstring starts
+ * with ':' and opterr is 0): says which option of the command argv[0] was
+ * unknown or lacked its value, then the usage line(s), the start of `help`
+ * up to its first blank line; returns exit status 2. */
+int ct_option_error(int result, char **argv, const char *help);
+
 #endif

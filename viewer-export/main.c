@@ -3,6 +3,7 @@
  * but `run` works from trace files alone.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@ static const char help[] =
     "(cudatrace-PID.pftrace.zst), and reads such traces.\n"
     "\n"
     "commands:\n"
-    "  run [-o TRACE] [-q] [--ring-records N] -- PROGRAM [ARGS...]\n"
+    "  run [-o TRACE] [-q] [--ring-records N] [--] PROGRAM [ARGS...]\n"
     "                      run PROGRAM, and what it starts, under the tracer\n"
     "  report [--json] TRACE|DIR...\n"
     "                      per process: calls, time, memory, libraries, findings\n"
@@ -32,6 +33,9 @@ static const char help[] =
     "                      ask a live traced process's collector; open or close\n"
     "                      a capture window\n"
     "  help [COMMAND]      this text, or COMMAND's own (cudatrace COMMAND --help)\n"
+    "\n"
+    "Options go before or after a command's operands, up to `--`; run's end at\n"
+    "PROGRAM, whose arguments are its own.\n"
     "\n"
     "examples:\n"
     "  cudatrace run -- python train.py\n"
@@ -57,6 +61,26 @@ int ct_usage_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputs(" (see cudatrace help)\n", stderr);
+    return 2;
+}
+
+int ct_option_error(int result, char **argv, const char *help)
+{
+    /* getopt_long leaves the option it stopped on at argv[optind - 1] when it
+     * was a long one or ended its cluster, and its letter in optopt when it
+     * was a short one. */
+    const char *last = argv[optind - 1];
+    int is_long = strncmp(last, "--", 2) == 0 && last[2];
+    char letter[3] = {'-', (char)optopt, 0};
+    const char *name = is_long || optopt <= 0 || optopt > 127 ? last : letter;
+    int name_len = is_long ? (int)strcspn(name, "=") : (int)strlen(name);
+    if (result == ':')
+        fprintf(stderr, "cudatrace: %s: %.*s needs a value\n", argv[0], name_len, name);
+    else
+        fprintf(stderr, "cudatrace: %s: unknown option %.*s\n", argv[0], name_len, name);
+    const char *usage_end = strstr(help, "\n\n");
+    int usage_len = usage_end ? (int)(usage_end - help) : (int)strlen(help);
+    fprintf(stderr, "%.*s\n", usage_len, help);
     return 2;
 }
 

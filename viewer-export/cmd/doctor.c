@@ -8,6 +8,7 @@
  * exit status is 1 when an error-severity finding exists.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,11 +178,19 @@ static const char help[] =
 
 int ct_cmd_doctor(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--help") == 0)
-        return fputs(help, stdout) == EOF;
-    int json = argc == 2 && strcmp(argv[1], "--json") == 0;
-    if (argc > 2 || (argc == 2 && !json))
-        return ct_usage_error("doctor: expected no argument or --json");
+    static const struct option options[] = {
+        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int json = 0;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, ":", options, NULL)) != -1;) {
+        if (c == 'h')
+            return fputs(help, stdout) == EOF;
+        if (c != 'j')
+            return ct_option_error(c, argv, help);
+        json = 1;
+    }
+    if (optind < argc)
+        return ct_usage_error("doctor: takes no operand, only --json");
     char dir[] = "/tmp/cudatrace-doctor-XXXXXX", trace[sizeof dir + 32];
     if (!mkdtemp(dir)) {
         fprintf(stderr, "cudatrace: doctor: cannot make a temporary directory: %s\n",

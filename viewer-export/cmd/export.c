@@ -12,6 +12,7 @@
  * is opened before the output is created, so a missing file or one that is
  * no trace creates nothing.
  */
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,11 +45,12 @@ struct options {
     int help;
 };
 
+static const char usage[] = "usage: cudatrace export TRACE --format FORMAT [-o OUTPUT]\n\n";
+
 static void print_help(void)
 {
-    fputs("usage: cudatrace export TRACE --format FORMAT [-o OUTPUT]\n"
-          "\n"
-          "Writes TRACE (zstd, gzip or plain Perfetto protobuf) in another format. The\n"
+    fputs(usage, stdout);
+    fputs("Writes TRACE (zstd, gzip or plain Perfetto protobuf) in another format. The\n"
           "trace streams through: memory stays small whatever its size.\n"
           "\n"
           "options:\n"
@@ -56,10 +58,14 @@ static void print_help(void)
           stdout);
     for (size_t i = 0; i < FORMAT_COUNT; i++)
         printf("    %-12s %s (%s)\n", formats[i].name, formats[i].about, formats[i].extension);
-    fputs("  -o OUTPUT        the file to write, which must not exist, or - for standard\n"
+    fputs("  -o, --output OUTPUT\n"
+          "                   the file to write, which must not exist, or - for standard\n"
           "                   output (./- for a file called that); by default TRACE\n"
           "                   with the format's extension in place of .pftrace.zst\n"
           "  --help           this text\n"
+          "\n"
+          "Options go before or after TRACE; after `--`, an argument is TRACE even\n"
+          "when it starts with '-'.\n"
           "\n"
           "A trace cut short (its writer died) is exported up to its last whole packet,\n"
           "with a note on stderr saying what was cut, and status 0, as `report` reads\n"
@@ -96,45 +102,34 @@ static const char *format_names(void)
     return names;
 }
 
-/* Takes one argument into `o`: 1 when it was the option's value as well. */
-static int take_argument(struct options *o, char **argv, int i, int argc, int *status)
-{
-    const char *arg = argv[i];
-    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-        o->help = 1;
-        return 0;
-    }
-    if (strncmp(arg, "--format=", 9) == 0) {
-        o->format_name = arg + 9;
-        return 0;
-    }
-    if (strcmp(arg, "--format") != 0 && strcmp(arg, "-o") != 0) {
-        *status = ct_usage_error("export: unknown option %s", arg);
-        return 0;
-    }
-    if (i + 1 >= argc) {
-        *status = ct_usage_error("export: %s needs a value", arg);
-        return 0;
-    }
-    *(arg[1] == 'o' ? &o->output : &o->format_name) = argv[i + 1];
-    return 1;
-}
+static const struct option long_options[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
 
-/* 0 when `o` is complete (or asks for help), else the usage error's status. */
+/* 0 when `o` is complete (or asks for help), else the usage error's status.
+ * getopt_long takes the options wherever they stand, up to a `--`. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    int status = 0, options_end = 0;
-    for (int i = 1; i < argc && !status; i++) {
-        if (options_end || argv[i][0] != '-') {
-            if (o->trace)
-                return ct_usage_error("export: one TRACE at a time (%s and %s)", o->trace, argv[i]);
-            o->trace = argv[i];
-        } else if (strcmp(argv[i], "--") == 0) {
-            options_end = 1;
-        } else {
-            i += take_argument(o, argv, i, argc, &status);
-        }
+    int status = 0;
+    opterr = 0;
+    for (int c; !status && (c = getopt_long(argc, argv, ":o:h", long_options, NULL)) != -1;) {
+        if (c == 'f')
+            o->format_name = optarg;
+        else if (c == 'o')
+            o->output = optarg;
+        else if (c == 'h')
+            o->help = 1;
+        else
+            status = ct_option_error(c, argv, usage);
     }
+    if (!status && optind + 1 < argc)
+        return ct_usage_error("export: one TRACE at a time (%s and %s)", argv[optind],
+                              argv[optind + 1]);
+    if (optind < argc)
+        o->trace = argv[optind];
     if (status || o->help)
         return status;
     if (!o->trace)

@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
@@ -71,15 +72,18 @@ size_t ct_origin_length(const char *url)
     return host ? scheme + host : 0;
 }
 
-/* Stores the value of --port, --timeout or --ui; -1 when it is good, else
- * the usage error's status. */
-static int set_option(struct options *o, const char *flag, const char *value)
+enum { OPT_PORT = 256, OPT_TIMEOUT, OPT_UI, OPT_NO_BROWSER, OPT_HELP };
+
+/* Stores the value of --port, --timeout or --ui (`option`); -1 when it is
+ * good, else the usage error's status. */
+static int set_option(struct options *o, int option, const char *value)
 {
-    if (strcmp(flag, "--ui") == 0) {
+    if (option == OPT_UI) {
         o->ui = value;
         return ct_origin_length(value) ? -1 : ct_usage_error("open: --ui wants an http(s) URL");
     }
-    int port = strcmp(flag, "--port") == 0;
+    int port = option == OPT_PORT;
+    const char *flag = port ? "--port" : "--timeout";
     long min = port ? 0 : 1, max = port ? 65535 : 86400, n = ct_parse_count(value, min, max);
     if (n < 0)
         return ct_usage_error("open: %s wants a number from %ld to %ld, not %s", flag, min, max,
@@ -88,31 +92,32 @@ static int set_option(struct options *o, const char *flag, const char *value)
     return -1;
 }
 
-/* -1 when the command goes on, else its exit status. */
+static const struct option long_options[] = {
+    {"port", required_argument, NULL, OPT_PORT}, {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"ui", required_argument, NULL, OPT_UI},     {"no-browser", no_argument, NULL, OPT_NO_BROWSER},
+    {"help", no_argument, NULL, OPT_HELP},       {NULL, 0, NULL, 0},
+};
+
+/* -1 when the command goes on, else its exit status. getopt_long takes the
+ * options wherever they stand, up to a `--`. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
     *o = (struct options){
         .ui = CT_PERFETTO_UI, .port = DEFAULT_PORT, .timeout_s = DEFAULT_TIMEOUT_S, .browser = 1};
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        int status = -1;
-        if (strcmp(arg, "--help") == 0)
+    opterr = 0;
+    for (int c, status; (c = getopt_long(argc, argv, ":", long_options, NULL)) != -1;) {
+        if (c == OPT_HELP)
             return fputs(help, stdout) == EOF;
-        if (strcmp(arg, "--no-browser") == 0)
+        if (c == OPT_NO_BROWSER)
             o->browser = 0;
-        else if (arg[0] != '-' && !o->trace)
-            o->trace = arg;
-        else if (arg[0] != '-')
-            return ct_usage_error("open: one trace at a time");
-        else if (strcmp(arg, "--port") && strcmp(arg, "--timeout") && strcmp(arg, "--ui"))
-            return ct_usage_error("open: unknown option %s", arg);
-        else if (i + 1 >= argc)
-            return ct_usage_error("open: %s needs a value", arg);
-        else
-            status = set_option(o, arg, argv[++i]);
-        if (status >= 0)
+        else if (c == '?' || c == ':')
+            return ct_option_error(c, argv, help);
+        else if ((status = set_option(o, c, optarg)) >= 0)
             return status;
     }
+    if (optind + 1 < argc)
+        return ct_usage_error("open: one trace at a time");
+    o->trace = optind < argc ? argv[optind] : NULL;
     return o->trace ? -1 : ct_usage_error("open: no trace file given");
 }
 

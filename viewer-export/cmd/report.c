@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +130,11 @@ static const char help[] =
     "                          on each node, over the traces written there\n"
     "  --merge                 report on summaries: exactly the report that reading all\n"
     "                          their traces at once gives\n"
+    "  -o, --output SUMMARY    with --summary, the file to write (default: stdout)\n"
     "  --help                  this text\n"
+    "\n"
+    "Options go before or after the paths (--fail-on LEVEL and --fail-on=LEVEL\n"
+    "alike); after `--` every argument is a path, even one that starts with '-'.\n"
     "\n"
     "examples:\n"
     "  cudatrace report cudatrace-1234.pftrace.zst\n"
@@ -173,44 +178,57 @@ struct options {
     const char *output;
 };
 
-/* The options before the first path; the index of that path, or -1 after
- * a usage error (already said). */
-static int parse_options(int argc, char **argv, struct options *o)
+enum { OPT_JSON = 256, OPT_PER_PROCESS, OPT_FAIL_ON, OPT_THRESHOLD, OPT_ANNOTATE, OPT_HELP };
+
+static const struct option long_options[] = {
+    {"json", no_argument, NULL, OPT_JSON},
+    {"per-process", no_argument, NULL, OPT_PER_PROCESS},
+    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+    {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"annotate", no_argument, NULL, OPT_ANNOTATE},
+    {"summary", no_argument, NULL, 's'},
+    {"merge", no_argument, NULL, 'm'},
+    {"output", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* Options anywhere among the paths, up to a `--`, as GNU tools take them:
+ * getopt_long moves the paths to the end. The index of the first path;
+ * -1 after --help (printed) or a usage error (said), *status then set. */
+static int parse_options(int argc, char **argv, struct options *o, int *status)
 {
     char error[256];
-    int first = 1;
-    for (; first < argc && argv[first][0] == '-'; first++) {
-        const char *arg = argv[first];
-        if (strcmp(arg, "--json") == 0)
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, ":o:", long_options, NULL)) != -1;) {
+        if (c == OPT_JSON)
             o->json = 1;
-        else if (strcmp(arg, "--per-process") == 0)
+        else if (c == OPT_PER_PROCESS)
             o->per_process = 1;
-        else if (strcmp(arg, "--annotate") == 0)
+        else if (c == OPT_ANNOTATE)
             o->annotate = 1;
-        else if (strcmp(arg, "--summary") == 0)
+        else if (c == 's')
             o->summary = 1;
-        else if (strcmp(arg, "--merge") == 0)
+        else if (c == 'm')
             o->merge = 1;
-        else if (strcmp(arg, "-o") == 0 && first + 1 < argc)
-            o->output = argv[++first];
-        else if (strncmp(arg, "--fail-on=", 10) == 0) {
-            if (parse_fail_on(arg + 10, &o->fail_level))
-                return ct_usage_error("report: --fail-on takes error or warning, not %s", arg + 10),
-                       -1;
+        else if (c == 'o')
+            o->output = optarg;
+        else if (c == OPT_FAIL_ON && parse_fail_on(optarg, &o->fail_level))
+            return *status =
+                       ct_usage_error("report: --fail-on takes error or warning, not %s", optarg),
+                   -1;
+        else if (c == OPT_FAIL_ON)
             o->fail_on = 1;
-        } else if ((strcmp(arg, "--threshold") == 0 && first + 1 < argc) ||
-                   strncmp(arg, "--threshold=", 12) == 0) {
-            const char *assignment = arg[11] == '=' ? arg + 12 : argv[++first];
-            if (ct_thresholds_set(assignment, error, sizeof error))
-                return ct_usage_error("report: %s", error), -1;
+        else if (c == OPT_THRESHOLD && ct_thresholds_set(optarg, error, sizeof error))
+            return *status = ct_usage_error("report: %s", error), -1;
+        else if (c == OPT_THRESHOLD)
             o->thresholds = 1;
-        } else if (strcmp(arg, "--") == 0) {
-            first++;
-            break;
-        } else
-            return ct_usage_error("report: unknown option %s", arg), -1;
+        else if (c == OPT_HELP)
+            return *status = fputs(help, stdout) == EOF, -1;
+        else
+            return *status = ct_option_error(c, argv, help), -1;
     }
-    return first;
+    return optind;
 }
 
 /* What does not go together; 0 when all is well. */
@@ -314,18 +332,16 @@ static int read_job(struct ct_job *job, const struct options *o, int count, char
 int ct_cmd_report(int argc, char **argv)
 {
     struct options o = {.fail_level = CT_SEVERITY_ERROR};
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (strcmp(argv[i], "--help") == 0)
-            return fputs(help, stdout) == EOF;
-    int first = parse_options(argc, argv, &o);
-    if (first < 0 || check_options(&o, argc - first, argv + first))
+    int status = 0, first = parse_options(argc, argv, &o, &status);
+    if (first < 0)
+        return status;
+    if (check_options(&o, argc - first, argv + first))
         return 2;
     struct ct_job job = {0};
     if (read_job(&job, &o, argc - first, argv + first)) {
         ct_job_free(&job);
         return 1;
     }
-    int status = 0;
     if (o.summary) {
         status = write_summary(&job, o.output);
         ct_job_free(&job);

@@ -6,6 +6,7 @@
  * PROGRAM keeps this process's pid, signals and exit status exactly.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,7 @@ int ct_run_environment(void)
 
 static const char help[] =
     "usage: cudatrace run [-o TRACE] [-q] [--ring-records N] [--delay S] [--duration S]\n"
-    "                     -- PROGRAM [ARGS...]\n"
+    "                     [--] PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM with the tracer (LD_PRELOAD), the loader's audit module\n"
     "(LD_AUDIT) and the tracer as NVTX's tool and the driver's injection library\n"
@@ -71,17 +72,24 @@ static const char help[] =
     "                        the report's counts stay the whole run's\n"
     "  --help                this text\n"
     "\n"
+    "Options end at PROGRAM or at `--`: whatever follows PROGRAM is its own\n"
+    "(cudatrace run prog --help passes --help to prog); the `--` is needed only\n"
+    "when PROGRAM's name starts with '-'.\n"
+    "\n"
     "examples:\n"
     "  cudatrace run -- python train.py --epochs 1\n"
     "  cudatrace run -o run-%h-%r-%p.pftrace.zst -q -- torchrun --nproc-per-node 2 train.py\n";
 
-/* Options that take a value, and the variable each sets. */
-static const struct {
-    const char *flag, *variable;
-} value_options[] = {
-    {"-o", "CUDATRACE_OUTPUT"},
-    {"--output", "CUDATRACE_OUTPUT"},
-    {"--ring-records", "CUDATRACE_RING_RECORDS"},
+enum { OPT_RING_RECORDS = 256, OPT_DELAY, OPT_DURATION, OPT_HELP };
+
+static const struct option long_options[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"ring-records", required_argument, NULL, OPT_RING_RECORDS},
+    {"delay", required_argument, NULL, OPT_DELAY},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
 };
 
 /* Seconds as CUDATRACE_CAPTURE's time window takes them; 0 if not. */
@@ -108,34 +116,25 @@ static int set_time_window(const char *delay, const char *duration)
 int ct_cmd_run(int argc, char **argv)
 {
     const char *delay = NULL, *duration = NULL;
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            i++;
-            break;
-        }
-        if (strcmp(argv[i], "--help") == 0)
-            return fputs(help, stdout) == EOF;
-        if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
+    opterr = 0;
+    /* '+': options end at PROGRAM, so that its own options stay its own. */
+    for (int c; (c = getopt_long(argc, argv, "+:o:q", long_options, NULL)) != -1;) {
+        if (c == 'o')
+            setenv("CUDATRACE_OUTPUT", optarg, 1);
+        else if (c == 'q')
             setenv("CUDATRACE_QUIET", "1", 1);
-            continue;
-        }
-        if (strcmp(argv[i], "--delay") == 0 || strcmp(argv[i], "--duration") == 0) {
-            if (i + 1 >= argc)
-                return ct_usage_error("run: %s needs a value", argv[i]);
-            *(strcmp(argv[i], "--delay") == 0 ? &delay : &duration) = argv[i + 1];
-            i++;
-            continue;
-        }
-        size_t k = 0, n = sizeof value_options / sizeof value_options[0];
-        while (k < n && strcmp(argv[i], value_options[k].flag) != 0)
-            k++;
-        if (k == n)
-            return ct_usage_error("run: unknown option %s", argv[i]);
-        if (i + 1 >= argc)
-            return ct_usage_error("run: %s needs a value", argv[i]);
-        setenv(value_options[k].variable, argv[++i], 1);
+        else if (c == OPT_RING_RECORDS)
+            setenv("CUDATRACE_RING_RECORDS", optarg, 1);
+        else if (c == OPT_DELAY)
+            delay = optarg;
+        else if (c == OPT_DURATION)
+            duration = optarg;
+        else if (c == OPT_HELP)
+            return fputs(help, stdout) == EOF;
+        else
+            return ct_option_error(c, argv, help);
     }
+    int i = optind;
     if (set_time_window(delay, duration))
         return 2;
     if (i >= argc)
