@@ -89,7 +89,8 @@ def test_stub_reached_as_libcuda_so_1(build_dir, tmp_path):
 def test_bad_usage(build_dir):
     done = doctor(build_dir, "--bogus")
     assert done.returncode == 2 and done.stdout == ""
-    assert len(done.stderr.splitlines()) == 1
+    assert done.stderr.splitlines() == ["cudatrace: doctor: unknown option --bogus",
+                                        "usage: cudatrace doctor [--json]"]
 
 
 def test_the_device_view_from_nvml(build_dir, tmp_path):

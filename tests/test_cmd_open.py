@@ -372,11 +372,15 @@ def test_a_name_a_link_would_escape_is_served_plain(serve, trace_file, tmp_path)
                                   ["--timeout", "0", "t"], ["--port"], ["a", "b"],
                                   ["--ui", "ftp://x", "t"]])
 def test_bad_usage_is_one_line_and_status_2(build_dir, args):
+    """One line says what is wrong; an option getopt refuses is followed by the usage."""
     done = subprocess.run([os.path.join(build_dir, "cudatrace"), "open", *args],
                           capture_output=True, text=True, timeout=WAIT_S, env=quiet_env())
     assert done.returncode == 2, args
     assert done.stdout == ""
-    assert len(done.stderr.splitlines()) == 1
+    first, *rest = done.stderr.splitlines()
+    assert first.startswith("cudatrace: "), first
+    refused_by_getopt = args in (["--bogus", "t"], ["--port"])
+    assert (rest[0].startswith("usage: cudatrace open") if refused_by_getopt else rest == []), rest
 
 
 def test_a_missing_trace_is_one_line_and_status_1(build_dir, tmp_path):

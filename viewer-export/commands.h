@@ -33,4 +33,10 @@ int ct_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * up to its first blank line; returns exit status 2. */
 int ct_option_error(int result, char **argv, const char *help);
 
+/* For a command whose one option is --help: reads the options wherever
+ * they stand (up to `--`) and moves the operands to argv[1] on, leaving
+ * their count in *argc; -1 to go on, else the exit status (the help was
+ * printed, or an option was wrong). */
+int ct_help_only_options(int *argc, char ***argv, const char *help);
+
 #endif

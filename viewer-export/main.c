@@ -84,6 +84,18 @@ int ct_option_error(int result, char **argv, const char *help)
     return 2;
 }
 
+int ct_help_only_options(int *argc, char ***argv, const char *help)
+{
+    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    opterr = 0;
+    int c = getopt_long(*argc, *argv, ":", options, NULL);
+    if (c != -1)
+        return c == 'h' ? fputs(help, stdout) == EOF : ct_option_error(c, *argv, help);
+    *argc -= optind - 1;
+    *argv += optind - 1;
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)

@@ -6,7 +6,6 @@
  * the list of commands (collector/control/commands.c; `help` prints it).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -83,13 +82,9 @@ static ssize_t ask(int fd, const char *command, char *reply, size_t size)
 
 int ct_cmd_ctl(int argc, char **argv)
 {
-    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    opterr = 0;
-    int c = getopt_long(argc, argv, ":", options, NULL);
-    if (c != -1)
-        return c == 'h' ? fputs(help, stdout) == EOF : ct_option_error(c, argv, help);
-    argc -= optind - 1;
-    argv += optind - 1;
+    int status = ct_help_only_options(&argc, &argv, help);
+    if (status >= 0)
+        return status;
     if (argc != 3)
         return ct_usage_error("ctl: expected a PID and a command (cudatrace ctl PID status)");
     long pid = ct_parse_count(argv[1], 1, 0x7fffffff);

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,13 +133,9 @@ static const char help[] =
 
 int ct_cmd_recover(int argc, char **argv)
 {
-    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    opterr = 0;
-    int c = getopt_long(argc, argv, ":", options, NULL);
-    if (c != -1)
-        return c == 'h' ? fputs(help, stdout) == EOF : ct_option_error(c, argv, help);
-    argc -= optind - 1;
-    argv += optind - 1;
+    int status = ct_help_only_options(&argc, &argv, help);
+    if (status >= 0)
+        return status;
     if (argc != 3)
         return ct_usage_error("recover: expected DAMAGED_TRACE OUTPUT");
     FILE *in = fopen(argv[1], "rb");
