@@ -76,7 +76,8 @@ def run_steps(build_dir, env, preload=True, warm=0):
 
 def snapshot_while_stuck(build_dir, tmp_path, env, warm=0):
     """Runs gpu_steps until its first sync has been stuck long enough for a hang snapshot;
-    releases it and returns the snapshot's path and the program's (stdout, stderr)."""
+    releases it and returns the snapshot's path, the program's Popen (ended) and its stdout and
+    stderr."""
     release = tmp_path / "release"
     proc = run_steps(build_dir, dict(env, CT_DOUBLE_SYNC_BLOCK_FILE=str(release)), warm=warm)
     try:
@@ -89,27 +90,15 @@ def snapshot_while_stuck(build_dir, tmp_path, env, warm=0):
         release.touch()
         out, err = proc.communicate(timeout=60)
     assert found == [str(tmp_path / "trace.snapshot-1.pftrace.zst")], err
-    return found[0], proc.pid, (out, err)
+    return found[0], proc, out, err
 
 
 def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tmp_path,
                                                        trace_vocabulary):
-    release = tmp_path / "release"
-    env = steps_env(build_dir, tmp_path, CT_DOUBLE_SYNC_BLOCK_FILE=release,
-                    CT_DOUBLE_CUPTI_LOSE_KERNEL=1, CUDATRACE_HANG_S=HANG_S)
-    proc = run_steps(build_dir, env)
-    try:
-        deadline = time.time() + 30
-        while not snapshots(tmp_path) and time.time() < deadline:
-            time.sleep(0.05)
-        found = snapshots(tmp_path)
-        assert proc.poll() is None, "the program ended while its sync was blocked"
-    finally:
-        release.touch()
-        out, err = proc.communicate(timeout=60)
-    assert found == [str(tmp_path / "trace.snapshot-1.pftrace.zst")], err
+    env = steps_env(build_dir, tmp_path, CT_DOUBLE_CUPTI_LOSE_KERNEL=1, CUDATRACE_HANG_S=HANG_S)
+    path, proc, out, _ = snapshot_while_stuck(build_dir, tmp_path, env)
 
-    snap = perfetto_check.load(found[0], allow_unclosed=True)
+    snap = perfetto_check.load(path, allow_unclosed=True)
     check_vocabulary(snap, trace_vocabulary)
     in_flight = [s for s in snap.slices if "in_flight" in s["args"]]
     assert [s["name"] for s in in_flight] == ["cudaDeviceSynchronize"]
@@ -117,7 +106,7 @@ def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tm
               if i["name"] == "cudatrace.calls"}
     assert totals["cudaMalloc"] == 1 and totals["cudaLaunchKernel"] == 1
 
-    rep = report(build_dir, found[0])
+    rep = report(build_dir, path)
     p = the_process(rep)
     assert p["snapshot"]["trigger"] == "hang" and p["snapshot"]["function"] == \
         "cudaDeviceSynchronize"
@@ -146,12 +135,12 @@ def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tm
     rep = report(build_dir, tmp_path / "trace.pftrace.zst")
     p = the_process(rep)
     assert p["snapshot"] is None
-    assert [(s["trigger"], s["path"]) for s in p["snapshots"]] == [("hang", found[0])]
+    assert [(s["trigger"], s["path"]) for s in p["snapshots"]] == [("hang", path)]
     [resolved] = findings(rep, "hang")
     assert resolved["severity"] == "warning" and resolved["evidence"]["resolved"] == 1
-    assert f"when the hang snapshot {found[0]} was taken, and returned later" in \
+    assert f"when the hang snapshot {path} was taken, and returned later" in \
         resolved["message"]
-    assert snapshots(tmp_path) == found
+    assert snapshots(tmp_path) == [path]
     # A directory stands for its traces, not the snapshots taken of them.
     assert [q["pid"] for q in report(build_dir, tmp_path)["processes"]] == [proc.pid]
 
@@ -169,7 +158,7 @@ def test_hang_snapshot_asks_cupti_for_the_work_completed_before_it(build_dir, re
     env = steps_env(build_dir, tmp_path, CT_DOUBLE_CUPTI_LOSE_KERNEL=warm + 1,
                     CUDATRACE_HANG_S=HANG_S, CT_DOUBLE_CUPTI_INCOMPLETE=incomplete,
                     CT_DOUBLE_CUPTI_PERIODIC=periodic)
-    path, pid, (out, err) = snapshot_while_stuck(build_dir, tmp_path, env, warm=warm)
+    path, _, out, err = snapshot_while_stuck(build_dir, tmp_path, env, warm=warm)
     assert out == "gpu_steps: 5 steps\n", err
     snap = perfetto_check.load(path, allow_unclosed=True)
     assert [s["name"] for s in snap.slices if s["args"].get("gpu_kind") == "kernel"] == \
