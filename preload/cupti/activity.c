@@ -41,6 +41,12 @@ static struct {
 
 static _Atomic uint64_t dropped_total, cut_short_total, untimed_total, work_total;
 
+/* CUpti_ActivityMemcpy6, with copyCount, came with CUDA 12.8 (CUPTI API
+ * version 26: "Structure deprecated in CUDA 12.8: Refer to
+ * CUpti_ActivityMemcpy6"); an older CUPTI's copy record ends before it. */
+#define COPY_COUNT_SINCE 26
+static int copy_count_laid_out;
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     uint8_t *b = NULL;
@@ -93,7 +99,7 @@ static void memcpy_record(const CUpti_ActivityMemcpy6 *m, struct ct_record *r)
     r->arg[0] = ct_pack_gpu_ids(correlation, m->streamId);
     r->arg[1] = m->bytes;
     r->arg[2] = ct_pack_copy_kinds(m->copyKind, m->srcKind, m->dstKind);
-    r->arg[3] = m->copyCount; /* a batch's copies in this record; 1 for other copies */
+    r->arg[3] = copy_count_laid_out ? m->copyCount : 1; /* a batch's copies; else 1 */
 }
 
 static void memset_record(const CUpti_ActivityMemset4 *m, struct ct_record *r)
@@ -249,6 +255,9 @@ static uint64_t CUPTIAPI timestamp_ns(void)
 
 int ct_cupti_activity_enable(char *why, size_t why_size)
 {
+    uint32_t version = 0;
+    ct_cupti.get_version(&version);
+    copy_count_laid_out = version >= COPY_COUNT_SINCE;
     /* "should be done before any of the CUPTI activity kinds are enabled" */
     if (ct_cupti.activity_register_timestamp_callback)
         ct_cupti.activity_register_timestamp_callback(timestamp_ns);
