@@ -14,9 +14,12 @@
  * has them too; the end instant gives the totals, the clock mapping's
  * measured error and how long after its end the GPU's work reached the
  * collector (the median, to the millisecond above, and the largest). With
- * CUDATRACE_GPU_RECORDS=typed, kernels, copies and memsets are Perfetto's GpuRenderStageEvents
- * instead (perfetto/render_stages.c), one hardware queue per device and stream, with the same
- * annotations, and the host call names its work by gpu_correlation rather than a flow.
+ * CUDATRACE_GPU_RECORDS=typed, kernels, copies and memsets are Perfetto's
+ * GpuRenderStageEvents instead (perfetto/render_stages.c), one hardware
+ * queue per device and stream, with the same annotations, and the host call
+ * names its work by gpu_correlation rather than a flow. GPU work whose
+ * record carries the id CUPTI gave a call made inside the call that caused
+ * it is that call's (ct_gpu_correlation_alias).
  */
 #include "collector/tracks/gpu_tracks.h"
 
