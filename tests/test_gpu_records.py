@@ -148,14 +148,20 @@ def test_a_bounded_trace_defines_its_records_again_in_every_kept_chunk(trace_run
                                                                       tmp_path):
     env = typed_env(build_dir, tmp_path)
     env["CUDATRACE_MAX_MB"] = 1
-    completed, trace, _ = trace_run("long_run", 1000, env=env)  # checked by the fixture
+    # The pause after the first rounds lets the tracer hand their work over (every 100 ms)
+    # while the head is being written; the rest comes in the tail. Without it, where the work
+    # lands depends on how the flushes fall against the chunks.
+    completed, trace, _ = trace_run("long_run", 1000, 500, env=env)  # checked by the fixture
     assert completed.returncode == 0, completed.stderr
     assert [s["name"] for s in trace.slices].count("trace gap: middle dropped") == 1
     # CUPTI hands work over late (in buffers), so the chunks kept after the gap are told by
     # their sequences, restarted and defined afresh, not by the work's times.
+    stages = collections.defaultdict(set)
+    for s in trace.gpu_stages:
+        stages[s["seq"]].add(s["stage"])
     first = trace.gpu_stages[0]["seq"]
-    later = [s for s in trace.gpu_stages if s["seq"] != first]
-    assert later and {s["stage"] for s in later} >= {"kernel", "memset"}
+    assert stages.pop(first) == {"kernel", "memset"}
+    assert any(kinds == {"kernel", "memset"} for kinds in stages.values()), stages
 
 
 # --------------------------------------------------------------------------

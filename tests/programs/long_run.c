@@ -9,11 +9,15 @@
  * the middle round alone allocates and frees 64 MiB, the run's peak, and
  * starts a worker thread that makes 1,000 launches and ends (the middle,
  * which a bounded trace drops); at the end 7 of the kept blocks are freed,
- * leaving 3 MiB. Prints its own count of each call and its live bytes.
- * Usage: long_run [rounds=300]
+ * leaving 3 MiB. With a pause, it sleeps that long after the kept rounds:
+ * time for a tracer to hand their GPU work over (CUPTI delivers it late,
+ * in buffers) while the trace's head is still being written. Prints its
+ * own count of each call and its live bytes.
+ * Usage: long_run [rounds=300] [pause_ms=0]
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -58,7 +62,8 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    unsigned long long rounds = arg_or(argc, argv, 1, 300), mallocs = 0, frees = 0, sets = 0;
+    unsigned long long rounds = arg_or(argc, argv, 1, 300), pause_ms = arg_or(argc, argv, 2, 0);
+    unsigned long long mallocs = 0, frees = 0, sets = 0;
     void *kept[KEPT], *peak;
     for (unsigned long long r = 0; r < rounds; r++) {
         if (r < KEPT)
@@ -73,6 +78,10 @@ int main(int argc, char **argv)
         launch(LAUNCHES_PER_ROUND);
         sets += set(kept[0], SETS_PER_ROUND);
         cudaDeviceSynchronize();
+        if (r + 1 == KEPT && pause_ms)
+            nanosleep(
+                &(struct timespec){(time_t)(pause_ms / 1000), (long)(pause_ms % 1000) * 1000000},
+                NULL);
     }
     for (int i = 0; i < 7 && i < (int)rounds; i++)
         frees += cudaFree(kept[i]) == cudaSuccess;
