@@ -1,7 +1,8 @@
 """Capture windows (issue 22): CUDATRACE_CAPTURE=profiler, nvtx:NAME or
 time:DELAY[:DURATION] records detail only inside its windows, while the
 report's per-function counts stay the whole run's (the hooks still count
-every call in their thread's totals). Each window is a "capture window"
+every call in their thread's totals), and so do its memory figures and
+findings (allocations and frees are recorded, windows or not). Each window is a "capture window"
 slice on the process's "cudatrace capture windows" track, after a "capture
 setting" instant; the report lists the windows in text and JSON. The
 programs are tests/programs/capture_steps.c, whose steps the arguments give,
@@ -17,6 +18,7 @@ import pytest
 WINDOW = "capture window"
 PROFILER_STEPS = ["3", "start", "5", "stop", "7", "start", "2", "stop", "1"]
 STEPS = 4
+MIB = 1 << 20
 
 
 def report(build_dir, path, *flags):
@@ -62,11 +64,12 @@ def test_the_profiler_api_opens_and_closes_windows(trace_run, build_dir):
                               "cudaProfilerStop": 2}
     assert process["capture"]["setting"] == "profiler"
     assert process["capture"]["counts_are_whole_run"] is True
+    assert process["capture"]["memory_is_whole_run"] is True
     assert [(w["from_ns"], w["to_ns"]) for w in process["capture"]["windows"]] == [
         (m["ts"], m["ts"] + m["dur"]) for m in marks]
     text = report(build_dir, done.run_dir / "trace.pftrace.zst")
     assert ("capture        CUDATRACE_CAPTURE=profiler: 2 windows recorded in detail; the counts "
-            "above are the whole run's") in text
+            "above and the device memory are the whole run's") in text
     assert "window 2 from" in text
 
 
@@ -196,3 +199,37 @@ def test_a_window_opened_before_any_cuda_call_records(trace_run, build_dir):
     assert [counted(trace, n) for n in ("step", "forward", "backward", "cudaLaunchKernel",
                                         "cudaDeviceSynchronize")] == [STEPS] * 3 + [3 * STEPS, STEPS]
     assert len(windows(trace)) == STEPS
+
+
+LEAK_STEPS = ["malloc", "20"] * 16 + ["start", "5", "stop", "oom", "3"]
+
+
+def memory_answers(build_dir, path):
+    answer = json.loads(report(build_dir, path, "--json"))
+    memory = answer["processes"][0]["memory"]
+    figures = {k: memory[k] for k in ("peak_bytes", "final_bytes", "allocs", "frees",
+                                      "failed_allocs")}
+    oom = [f for f in answer["findings"] if f["id"] == "oom"]
+    growth = [f for f in answer["findings"] if f["id"] == "memory-growth"]
+    return figures, [f["message"] for f in oom], len(growth)
+
+
+@pytest.mark.parametrize("capture", ["profiler", "nvtx:forward", "time:60"])
+def test_allocations_and_frees_are_the_whole_runs_under_any_window(trace_run, build_dir, capture):
+    """16 MiB allocated outside the windows (one before the other: a leak), then an allocation
+    that fails: the memory figures and findings are those of the same run unwindowed (the
+    twin), whether the window opened (profiler) or never did (nvtx, time)."""
+    done, trace, _ = trace_run("capture_steps", *LEAK_STEPS, env={"CUDATRACE_CAPTURE": capture})
+    assert done.returncode == 0, done.stderr
+    assert counted(trace, "cudaMalloc") == 17
+    assert counted(trace, "cudaLaunchKernel") == (5 if capture == "profiler" else 0)
+    windowed = memory_answers(build_dir, done.run_dir / "trace.pftrace.zst")
+    twin, _, _ = trace_run("capture_steps", *LEAK_STEPS)
+    whole = memory_answers(build_dir, twin.run_dir / "trace.pftrace.zst")
+    assert windowed[0] == whole[0] == {"peak_bytes": 16 * MIB, "final_bytes": 16 * MIB,
+                                       "allocs": 16, "frees": 0, "failed_allocs": 1}
+    assert windowed[1] == whole[1] and len(whole[1]) == 1
+    assert "with 16.00 MiB live" in whole[1][0] and "capture_steps.c:" in whole[1][0]
+    assert windowed[2] == whole[2] == 1
+    text = report(build_dir, done.run_dir / "trace.pftrace.zst")
+    assert "the counts above and the device memory are the whole run's" in text

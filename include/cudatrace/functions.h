@@ -195,14 +195,23 @@ static inline enum ct_family ct_function_family(unsigned fn)
     return fn < CT_FN_COUNT ? (enum ct_family)families[fn] : CT_FAMILY_COUNT;
 }
 
-/* Whether a call's record is never dropped: allocations, frees (the
- * virtual-memory API's too) and synchronisations, which the allocator view
- * and the time in sync stand on and which cost microseconds anyway.
- * Constant for a constant `fn`. */
+/* Whether a call allocates or frees device or pinned memory (the
+ * virtual-memory API's calls too): the few calls every memory figure
+ * stands on, recorded whole-run, capture window or not. Constant for a
+ * constant `fn`. */
+static inline int ct_function_moves_memory(enum ct_function fn)
+{
+    enum ct_family family = ct_function_family(fn);
+    return family <= CT_FAMILY_FREE_HOST || family == CT_FAMILY_VMM;
+}
+
+/* Whether a call's record is never dropped: the memory calls and
+ * synchronisations, which the allocator view and the time in sync stand on
+ * and which cost microseconds anyway. Constant for a constant `fn`. */
 static inline int ct_function_is_kept(enum ct_function fn)
 {
     enum ct_family family = ct_function_family(fn);
-    return family <= CT_FAMILY_FREE_HOST || family == CT_FAMILY_VMM ||
+    return ct_function_moves_memory(fn) ||
            (family >= CT_FAMILY_SYNC_DEVICE && family <= CT_FAMILY_SYNC_EVENT);
 }
 

@@ -118,7 +118,8 @@ static inline void ct_call_leave(struct ct_ring *ring)
 }
 
 /* A call's record of `type`: CT_REC_CALL from a hook, CT_REC_CUPTI_CALL
- * from a CUPTI callback; outside a capture window only its totals. Forced
+ * from a CUPTI callback; outside a capture window only its totals, but for
+ * the memory calls, whose records are the whole run's memory figures. Forced
  * inline: each hook's function id is then a constant, which folds the
  * totals' offset and the kept test, and the arguments go to the slot
  * straight from registers rather than through a call's stack. */
@@ -138,7 +139,8 @@ ct_emit_typed_call(uint16_t type, uint16_t func, uint64_t begin, uint64_t end, i
         return;
     }
     ct_ring_count_call(ring, func, begin, end, result);
-    if (!ct_capture_recording() || !(r = ct_ring_reserve(ring, &head, ct_function_is_kept(func)))) {
+    if (!(ct_function_moves_memory(func) || ct_capture_recording()) ||
+        !(r = ct_ring_reserve(ring, &head, ct_function_is_kept(func)))) {
         ct_ring_leave(ring);
         return;
     }

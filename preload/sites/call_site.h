@@ -55,11 +55,11 @@ static inline enum ct_site_rule ct_site_rule_of(enum ct_function fn)
 }
 
 /* Whether this call of `fn`, which began at `begin` and returned `result`,
- * carries its site: never outside a capture window, where the call writes
- * no record for the site to wait for. */
+ * carries its site: outside a capture window only a memory call, the one
+ * kind that writes a record there for the site to wait for. */
 static inline int ct_call_site_due(enum ct_function fn, int result, uint64_t begin)
 {
-    if (!ct_capture_recording())
+    if (!ct_function_moves_memory(fn) && !ct_capture_recording())
         return 0;
     switch (ct_site_rule_of(fn)) {
     case CT_SITE_ALWAYS:

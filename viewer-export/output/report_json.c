@@ -427,6 +427,7 @@ static void json_capture(struct ct_json *j, const struct ct_capture_view *c)
     }
     ct_json_end_array(j);
     ct_json_raw(j, "counts_are_whole_run", "true", 4);
+    ct_json_raw(j, "memory_is_whole_run", "true", 4);
     ct_json_end_object(j);
 }
 

@@ -54,8 +54,8 @@ static void print_capture(FILE *out, const struct ct_process_report *p)
         return;
     uint64_t start = p->run.start_ns ? p->run.start_ns : p->run.first_ns;
     fprintf(out,
-            "  capture        %s%s: %zu window%s recorded in detail; the counts above are the "
-            "whole run's\n",
+            "  capture        %s%s: %zu window%s recorded in detail; the counts above and the "
+            "device memory are the whole run's\n",
             c->setting ? "CUDATRACE_CAPTURE=" : "cudatrace ctl", c->setting ? c->setting : "",
             c->count, c->count == 1 ? "" : "s");
     for (size_t i = 0; i < c->count; i++) {
