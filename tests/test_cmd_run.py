@@ -4,7 +4,10 @@ status; bad usage is one line and status 2."""
 import collections
 import os
 import re
+import shlex
+import shutil
 import subprocess
+import sys
 
 import perfetto_check
 
@@ -98,3 +101,63 @@ def test_run_bad_usage(build_dir, tmp_path):
         line, *usage = done.stderr.splitlines()
         assert line.startswith("cudatrace: ") and all(u.startswith(("usage: ", " ")) for u in usage)
         assert done.stdout == ""
+
+
+NO_TRACE = "cudatrace: no trace: nothing in this run loaded a CUDA library or called CUDA"
+CPU_TORCH = ("; PyTorch was loaded without its CUDA part ({}): a CPU-only build, as "
+             "torch.version.cuda being None shows")
+
+
+def python(code):
+    return [sys.executable, "-c", code]
+
+
+def fake_torch(build_dir, tmp_path):
+    """A library named as PyTorch's CPU part (the name is what the tracer goes by)."""
+    lib = tmp_path / "torch" / "lib"
+    lib.mkdir(parents=True)
+    shutil.copy(os.path.join(build_dir, "tests", "libpython_frames_probe.so"),
+                lib / "libtorch_cpu.so")
+    return str(lib / "libtorch_cpu.so")
+
+
+def test_run_says_in_one_line_when_nothing_touched_cuda(build_dir, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    done = run_cli(build_dir, work, "--", *python("print(1); raise SystemExit(3)"))
+    assert (done.returncode, done.stdout, done.stderr) == (3, "1\n", NO_TRACE + "\n")
+    assert os.listdir(work) == []
+    quiet = run_cli(build_dir, work, "-q", "--", *python("print(1)"))
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "1\n", "")
+
+
+def test_run_names_a_cpu_only_pytorch_and_hidden_gpus_in_the_program_or_a_child(build_dir,
+                                                                               tmp_path):
+    torch = fake_torch(build_dir, tmp_path)
+    load = python(f"import ctypes; ctypes.CDLL({torch!r})")
+    alone = run_cli(build_dir, tmp_path, "--", *load)
+    assert (alone.returncode, alone.stderr) == (0, NO_TRACE + CPU_TORCH.format(torch) + "\n")
+    # The same from a child that subprocess started with its descriptors closed, under a
+    # shell, and with every GPU hidden.
+    child = python(f"import subprocess; subprocess.run({load!r}, check=True)")
+    for visible in ("", "-1"):
+        done = run_cli(build_dir, tmp_path, "--", "sh", "-c", " ".join(map(shlex.quote, child)),
+                       CUDA_VISIBLE_DEVICES=visible)
+        assert (done.returncode, done.stderr) == (
+            0, NO_TRACE + CPU_TORCH.format(torch) +
+            f"; CUDA_VISIBLE_DEVICES={visible} hides every GPU\n")
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".zst")]
+
+
+def test_run_stays_silent_when_a_child_touched_cuda(build_dir, tmp_path):
+    """The twins: a grandchild (started by subprocess, descriptors closed) that calls CUDA
+    writes its trace, and the run says nothing more, PyTorch's CPU part loaded or not."""
+    torch = fake_torch(build_dir, tmp_path)
+    api_mix = [os.path.join(build_dir, "tests", "api_mix"), "1"]
+    code = (f"import ctypes, subprocess; ctypes.CDLL({torch!r}); "
+            f"subprocess.run({api_mix!r}, check=True)")
+    done = run_cli(build_dir, tmp_path, "--", "sh", "-c",
+                   " ".join(map(shlex.quote, python(code))))
+    assert done.returncode == 0, done.stderr
+    assert SUMMARY.fullmatch(done.stderr)
+    assert len([f for f in os.listdir(tmp_path) if f.endswith(".pftrace.zst")]) == 1

@@ -241,4 +241,5 @@ void ct_config_load(void)
     ct_config.sample_hz = env_uint("CUDATRACE_SAMPLE_HZ", 100, 0, 1000);
     ct_config.capture = env_capture();
     ct_config.gpu_records = env_gpu_records();
+    ct_config.run_watch = getenv("CUDATRACE_RUN_WATCH");
 }

@@ -36,6 +36,8 @@ struct ct_config {
     const char *capture_text; /* its value as given, when valid             */
     const char *capture_nvtx; /* nvtx:NAME: the range's message             */
     uint64_t capture_delay_ns, capture_duration_ns; /* time:DELAY[:DURATION] */
+    const char *run_watch;                          /* CUDATRACE_RUN_WATCH, set by cudatrace run:
+                                                       its pid, a colon and a nonce (run_watch.c) */
 };
 
 enum ct_cupti_mode {

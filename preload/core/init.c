@@ -16,6 +16,7 @@
 #include "preload/core/config.h"
 #include "preload/hooks/nvtx_lookup.h"
 #include "preload/loader/loader_view.h"
+#include "preload/core/run_watch.h"
 #include "preload/core/session.h"
 
 int ct_tracing_allowed;
@@ -54,5 +55,7 @@ void ct_init_once(void)
 __attribute__((constructor)) static void ct_preload_init(void)
 {
     ct_init_once();
+    if (ct_tracing_allowed)
+        ct_run_watch_start();
     ct_loader_view_start();
 }

@@ -36,6 +36,7 @@
 #include "preload/core/capture.h"
 #include "preload/core/clock.h"
 #include "preload/core/collector_spawn.h"
+#include "preload/core/run_watch.h"
 #include "preload/core/descriptors.h"
 #include "preload/cupti/gpu_trace.h"
 #include "preload/sites/call_site.h"
@@ -241,6 +242,7 @@ static int make_pipe(int ends[2])
 
 static void start_session(void)
 {
+    ct_run_watch_touched();
     ct_config_say_warnings();
     int shm_fd = -1, lifeline_ends[2] = {-1, -1}, done_ends[2] = {-1, -1};
     struct ct_shm_header *shm = create_shm(&shm_fd);
@@ -423,4 +425,5 @@ __attribute__((destructor)) static void ct_preload_fini(void)
     ct_loader_view_finish();
     ct_deferred_at_exit();
     end_session();
+    ct_run_watch_finish();
 }

@@ -144,6 +144,8 @@ int ct_answers_to(const char *name, const char *path, const char *soname)
 
 struct presence {
     const char *name;
+    char *path;
+    size_t size;
     int found;
 };
 
@@ -154,12 +156,19 @@ static int find_by_name(struct dl_phdr_info *info, size_t size, void *data)
     char soname[256];
     ct_object_soname(info, soname, sizeof soname);
     p->found = ct_answers_to(p->name, ct_object_path(info), soname);
+    if (p->found && p->path)
+        ct_copy_truncated(p->path, p->size, ct_object_path(info));
     return p->found;
+}
+
+int ct_loaded_path_of(const char *name, char *path, size_t size)
+{
+    struct presence p = {name, path, size, 0};
+    dl_iterate_phdr(find_by_name, &p);
+    return p.found;
 }
 
 int ct_name_is_loaded(const char *name)
 {
-    struct presence p = {name, 0};
-    dl_iterate_phdr(find_by_name, &p);
-    return p.found;
+    return ct_loaded_path_of(name, NULL, 0);
 }

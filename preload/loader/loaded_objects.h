@@ -40,7 +40,9 @@ void ct_object_soname(const struct dl_phdr_info *info, char *out, size_t size);
  * `name` gets: glibc matches a bare name against the names an object was
  * loaded by and its SONAME, and a path against the path. */
 int ct_answers_to(const char *name, const char *path, const char *soname);
-/* Whether an object that answers to `name` is loaded now. */
+/* Whether an object that answers to `name` is loaded now; the path of the
+ * first that does goes to `path` (truncated to `size`) when given. */
+int ct_loaded_path_of(const char *name, char *path, size_t size);
 int ct_name_is_loaded(const char *name);
 
 #endif

@@ -3,7 +3,9 @@
  * preload and the rtld-audit module that sit beside this binary (LD_PRELOAD,
  * LD_AUDIT), its options mapped onto the
  * CUDATRACE_* variables the preload reads. It execs rather than waits, so
- * PROGRAM keeps this process's pid, signals and exit status exactly.
+ * PROGRAM keeps this process's pid, signals and exit status exactly; that
+ * pid, in CUDATRACE_RUN_WATCH, makes the preload in PROGRAM say at its exit
+ * when nothing in the run touched CUDA (preload/core/run_watch.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "viewer-export/commands.h"
@@ -58,13 +61,17 @@ static const char help[] =
     "Runs PROGRAM with the tracer (LD_PRELOAD), the loader's audit module\n"
     "(LD_AUDIT) and the tracer as NVTX's tool and the driver's injection library\n"
     "(NVTX_INJECTION64_PATH, CUDA_INJECTION64_PATH, each unless set);\n"
-    "every process it starts that touches CUDA writes a trace. PROGRAM\n"
-    "keeps this process's pid, signals and exit status.\n"
+    "every process it starts that touches CUDA writes a trace. When none did\n"
+    "by the time PROGRAM exits, PROGRAM's tracer says so in one line (with a\n"
+    "CPU-only PyTorch or a CUDA_VISIBLE_DEVICES that hides every GPU, if seen)\n"
+    "and there is no trace. PROGRAM keeps this process's pid, signals and exit\n"
+    "status.\n"
     "\n"
     "options:\n"
     "  -o, --output TRACE    trace path (CUDATRACE_OUTPUT; %p becomes the pid, %r\n"
     "                        the rank, %h the host; default cudatrace-%p.pftrace.zst)\n"
-    "  -q, --quiet           no summary line on stderr at exit (CUDATRACE_QUIET=1)\n"
+    "  -q, --quiet           no summary line, nor the no-trace line, on stderr at exit\n"
+    "                        (CUDATRACE_QUIET=1)\n"
     "  --ring-records N      records per thread ring (CUDATRACE_RING_RECORDS;\n"
     "                        default 32768)\n"
     "  --delay S             record detail only from S seconds after the start\n"
@@ -98,6 +105,18 @@ static int is_seconds(const char *text)
     char *end;
     double seconds = strtod(text, &end);
     return text[0] >= '0' && text[0] <= '9' && !*end && seconds >= 0;
+}
+
+/* Names this process, which PROGRAM is about to become, as the run's top;
+ * the nonce keeps two runs' addresses apart across pid namespaces. */
+static int set_run_watch(void)
+{
+    char value[64];
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    snprintf(value, sizeof value, "%d:%llx", (int)getpid(),
+             (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
+    return setenv("CUDATRACE_RUN_WATCH", value, 1);
 }
 
 /* --delay and --duration, as the one setting the preload reads. */
@@ -139,7 +158,7 @@ int ct_cmd_run(int argc, char **argv)
         return 2;
     if (i >= argc)
         return ct_usage_error("run: no program given (cudatrace run -- PROGRAM ARGS...)");
-    if (ct_run_environment())
+    if (ct_run_environment() || set_run_watch())
         return 1;
     execvp(argv[i], &argv[i]);
     fprintf(stderr, "cudatrace: run: %s: %s\n", argv[i], strerror(errno));
