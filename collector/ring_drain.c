@@ -200,6 +200,19 @@ static void free_retired(struct ct_shm_header *shm, struct ct_ring *ring)
     atomic_store_explicit(&ring->state, CT_RING_FREE, memory_order_release);
 }
 
+/* The call a running thread is inside, read twice around its function and
+ * caller so that a call that ended meanwhile is not paired with the next
+ * one's. */
+static struct ct_call_now call_now(const struct ct_ring *ring)
+{
+    uint64_t begin = __atomic_load_n(&ring->inflight_begin, __ATOMIC_ACQUIRE);
+    uint32_t func = __atomic_load_n(&ring->inflight_func, __ATOMIC_ACQUIRE);
+    uint64_t caller = __atomic_load_n(&ring->inflight_caller, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&ring->inflight_begin, __ATOMIC_ACQUIRE) != begin)
+        begin = 0;
+    return (struct ct_call_now){ring->index, ring->tid, func, begin, caller};
+}
+
 /* The call a ring's thread is inside, read before the ring is drained: its
  * record, not yet published, will carry that begin. */
 static void note_call_in_flight(const struct ct_ring *ring, uint64_t *oldest)
@@ -251,19 +264,8 @@ void ct_drain_finish(struct ct_shm_header *shm, uint64_t end_ns)
         if (ring->inflight_begin == 0)
             continue;
         ensure_thread(ring);
-        ct_builder_inflight(ring->index, ring->inflight_func, ring->inflight_begin, end_ns);
+        ct_builder_inflight(call_now(ring), end_ns);
     }
-}
-
-/* The call a running thread is inside, read twice around its function so
- * that a call that ended meanwhile is not paired with the next one's. */
-static struct ct_call_now call_now(const struct ct_ring *ring)
-{
-    uint64_t begin = __atomic_load_n(&ring->inflight_begin, __ATOMIC_ACQUIRE);
-    uint32_t func = __atomic_load_n(&ring->inflight_func, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&ring->inflight_begin, __ATOMIC_ACQUIRE) != begin)
-        begin = 0;
-    return (struct ct_call_now){ring->index, ring->tid, func, begin};
 }
 
 uint32_t ct_drain_calls_now(struct ct_shm_header *shm, struct ct_call_now *calls)

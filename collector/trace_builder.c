@@ -205,13 +205,21 @@ void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats)
     ct_control_totals_ended(stats);
 }
 
-void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, uint64_t end_ns)
+/* The call a thread is inside, until `end_ns`, named by its caller's line. */
+static void inflight_slice(struct ct_sequence *seq, struct ct_call_now call, uint64_t end_ns)
 {
-    struct thread_view *t = &threads[index];
-    if (func >= CT_FN_COUNT || !t->live)
+    if (!call.begin_ticks || call.func >= CT_FN_COUNT)
         return;
-    uint64_t begin = ct_clock_map_ns(begin_ticks);
-    ct_call_inflight_slice(&t->seq, func, begin, end_ns > begin ? end_ns : begin);
+    uint64_t begin = ct_clock_map_ns(call.begin_ticks);
+    ct_call_inflight_slice(seq, call.func, begin, end_ns > begin ? end_ns : begin,
+                           ct_call_sites_of_caller(call.caller));
+}
+
+void ct_builder_inflight(struct ct_call_now call, uint64_t end_ns)
+{
+    struct thread_view *t = &threads[call.index];
+    if (t->live)
+        inflight_slice(&t->seq, call, end_ns);
 }
 
 void ct_builder_thread_now(uint32_t index, const char *name, const struct ct_call_stats *stats,
@@ -225,10 +233,7 @@ void ct_builder_thread_now(uint32_t index, const char *name, const struct ct_cal
     ct_sequence_aside(&seq, track);
     ct_write_thread_track(&seq, track, ct_process.pid, t->tid, name);
     ct_call_totals(&seq, stats, now_ns);
-    if (call.begin_ticks && call.func < CT_FN_COUNT) {
-        uint64_t begin = ct_clock_map_ns(call.begin_ticks);
-        ct_call_inflight_slice(&seq, call.func, begin, now_ns > begin ? now_ns : begin);
-    }
+    inflight_slice(&seq, call, now_ns);
     ct_sequence_aside_done(&seq);
 }
 

@@ -16,16 +16,16 @@ void ct_builder_thread_end(uint32_t index);
 void ct_builder_record(uint32_t index, const struct ct_record *record);
 /* The totals of the thread on ring `index`, per function, once it ended. */
 void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats);
-/* A call the thread on ring `index` was still inside when the process ended. */
-void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, uint64_t end_ns);
-/* The call a running thread is inside: ring, thread, function and its
- * begin in ticks (0: none). */
+/* The call a running thread is inside: ring, thread, function, its begin
+ * in ticks (0: none) and the return address into its caller. */
 struct ct_call_now {
     uint32_t index;
     int32_t tid;
     uint32_t func;
-    uint64_t begin_ticks;
+    uint64_t begin_ticks, caller;
 };
+/* A call a thread was still inside when the process ended. */
+void ct_builder_inflight(struct ct_call_now call, uint64_t end_ns);
 /* The thread on ring `index` as it is at `now_ns`, on a sequence of its own
  * (ct_sequence_aside): its track, its totals so far and the call it is
  * inside, as a slice marked in_flight that lasts until now. */

@@ -46,12 +46,21 @@ def findings(rep, fid):
     return [f for f in rep["findings"] if f["id"] == fid]
 
 
-def launch_line(repo_root):
+def line_of(repo_root, text):
     with open(os.path.join(repo_root, "tests", "programs", "gpu_steps.c")) as f:
         for number, line in enumerate(f, 1):
-            if "cudaLaunchKernel((const void *)step_kernel" in line:
+            if text in line:
                 return number
-    raise AssertionError("no launch in gpu_steps.c")
+    raise AssertionError(f"no {text} in gpu_steps.c")
+
+
+def launch_line(repo_root):
+    return line_of(repo_root, "cudaLaunchKernel((const void *)step_kernel")
+
+
+def sync_site(repo_root):
+    """Where gpu_steps.c's loop calls cudaDeviceSynchronize: the stuck call's own line."""
+    return f"gpu_steps.c:{line_of(repo_root, 'cudaDeviceSynchronize();')} in main"
 
 
 def steps_env(build_dir, run_dir, **extra):
@@ -101,7 +110,8 @@ def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tm
     snap = perfetto_check.load(path, allow_unclosed=True)
     check_vocabulary(snap, trace_vocabulary)
     in_flight = [s for s in snap.slices if "in_flight" in s["args"]]
-    assert [s["name"] for s in in_flight] == ["cudaDeviceSynchronize"]
+    assert [(s["name"], s["args"]["site"]) for s in in_flight] == [
+        ("cudaDeviceSynchronize", sync_site(repo_root))]
     totals = {i["args"]["function"]: i["args"]["calls"] for i in snap.instants
               if i["name"] == "cudatrace.calls"}
     assert totals["cudaMalloc"] == 1 and totals["cudaLaunchKernel"] == 1
@@ -115,7 +125,11 @@ def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tm
     assert hang["severity"] == "error"
     site = f"gpu_steps.c:{launch_line(repo_root)}"
     assert f"thread {proc.pid} was inside cudaDeviceSynchronize for" in hang["message"]
-    assert "when this snapshot was taken" in hang["message"]
+    assert ("when this snapshot was taken, and it had not returned: the program was waiting, most "
+            "often for GPU work that never completed (a kernel, or a collective another rank "
+            f"never joined). It was called at {sync_site(repo_root)}. On the GPU,") in \
+        hang["message"], hang["message"]
+    assert hang["evidence"]["site"] == sync_site(repo_root)
     assert ("the default stream: 1 launched and not completed; the first, step_kernel, "
             f"launched at {site}") in hang["message"], hang["message"]
     e = hang["evidence"]
@@ -209,7 +223,7 @@ def test_a_python_thread_stuck_in_a_call_is_named_by_its_line(build_dir, repo_ro
         assert hang["evidence"].get("python_line") == (line if named else None)
 
 
-def test_killed_while_stuck_the_trace_names_what_it_waited_for(build_dir, tmp_path):
+def test_killed_while_stuck_the_trace_names_what_it_waited_for(build_dir, repo_root, tmp_path):
     """Its launcher kills the stuck program after the snapshot: the trace, ended by the
     collector, has the same hang error (CUDATRACE_HANG_S is the threshold there too)."""
     env = steps_env(build_dir, tmp_path, CT_DOUBLE_SYNC_BLOCK_FILE=tmp_path / "never",
@@ -223,10 +237,11 @@ def test_killed_while_stuck_the_trace_names_what_it_waited_for(build_dir, tmp_pa
     assert proc.returncode == -9 and len(snapshots(tmp_path)) == 1
     rep = finished_report(build_dir, tmp_path / "trace.pftrace.zst")
     p = the_process(rep)
-    assert p["exit"] == "lost" and [c["function"] for c in p["in_flight"]] == [
-        "cudaDeviceSynchronize"]
+    assert p["exit"] == "lost" and [(c["function"], c["site"]) for c in p["in_flight"]] == [
+        ("cudaDeviceSynchronize", sync_site(repo_root))]
     [hang] = findings(rep, "hang")
     assert hang["severity"] == "error" and "when the trace ended" in hang["message"]
+    assert f". It was called at {sync_site(repo_root)}. On the GPU," in hang["message"]
     assert "the default stream: 1 launched and not completed; the first, step_kernel" in \
         hang["message"]
     assert hang["evidence"]["threshold_ns"] == HANG_S * 10**9

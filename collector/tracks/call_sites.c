@@ -224,6 +224,18 @@ static struct ct_call_site resolve(const uint8_t *bytes, size_t len)
     return (struct ct_call_site){ct_strings_intern_cstr(site), ct_strings_intern(s.text, s.len)};
 }
 
+struct ct_call_site ct_call_sites_of_caller(uint64_t return_address)
+{
+    struct frame_text f;
+    if (!return_address)
+        return (struct ct_call_site){0, 0};
+    native_frame(return_address, &f);
+    if (!f.user)
+        return (struct ct_call_site){0, 0};
+    return (struct ct_call_site){ct_strings_intern_cstr(f.short_text),
+                                 ct_strings_intern_cstr(f.text)};
+}
+
 struct ct_call_site ct_call_sites_take(uint32_t index, uint64_t begin_ticks)
 {
     struct pending_site *p = &pending[index];

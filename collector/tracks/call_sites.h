@@ -21,6 +21,11 @@ void ct_call_sites_arrived(uint32_t index, uint64_t begin_ticks, uint32_t blob);
 /* The site of the call on ring `index` that began at `begin_ticks`, if it
  * was the one sent last on that ring. */
 struct ct_call_site ct_call_sites_take(uint32_t index, uint64_t begin_ticks);
+/* The site of a call that has not returned, from the return address its
+ * hook noted on entry: one native frame, and only when it is the
+ * program's own code (a library's frame would name no line worth a
+ * user's time); 0 and 0 else. */
+struct ct_call_site ct_call_sites_of_caller(uint64_t return_address);
 /* Forgets what ring `index` held (its thread ended). */
 void ct_call_sites_reset(uint32_t index);
 

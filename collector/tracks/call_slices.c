@@ -373,8 +373,11 @@ void ct_call_totals(struct ct_sequence *seq, const struct ct_call_stats *stats, 
     }
 }
 
-void ct_call_inflight_slice(struct ct_sequence *seq, uint32_t func, uint64_t begin, uint64_t end)
+void ct_call_inflight_slice(struct ct_sequence *seq, uint32_t func, uint64_t begin, uint64_t end,
+                            struct ct_call_site site)
 {
-    struct ct_arg args[] = {{in_flight_name, CT_ARG_UINT, 1}};
-    ct_write_slice(seq, 0, begin, end, functions[func].name, args, 1);
+    struct ct_arg args[] = {{in_flight_name, CT_ARG_UINT, 1},
+                            {arg_names.site, CT_ARG_STRING, site.site},
+                            {arg_names.stack, CT_ARG_STRING, site.stack}};
+    ct_write_slice(seq, 0, begin, end, functions[func].name, args, site.site ? 3 : 1);
 }

@@ -24,6 +24,7 @@ void ct_call_slice(struct ct_sequence *seq, const struct ct_record *r, uint64_t 
  * one "cudatrace.calls" instant per function it called, on its track. */
 void ct_call_totals(struct ct_sequence *seq, const struct ct_call_stats *stats, uint64_t ts);
 /* A call its thread was still inside when the process ended. */
-void ct_call_inflight_slice(struct ct_sequence *seq, uint32_t func, uint64_t begin, uint64_t end);
+void ct_call_inflight_slice(struct ct_sequence *seq, uint32_t func, uint64_t begin, uint64_t end,
+                            struct ct_call_site site);
 
 #endif

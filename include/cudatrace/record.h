@@ -18,7 +18,7 @@
 
 #include "cudatrace/functions.h"
 
-#define CT_RECORD_VERSION 15u
+#define CT_RECORD_VERSION 16u
 
 enum ct_record_type {
     CT_REC_CALL = 1,         /* one CUDA runtime call, see functions.h         */

@@ -98,15 +98,19 @@ static inline void ct_ring_publish(struct ct_ring *ring, uint64_t ticket)
         atomic_store_explicit(&ring->head, ticket + 1, memory_order_release);
 }
 
-/* Notes the call the thread is entering, for a process that dies inside it.
- * Only a thread that already has a ring is marked: claiming one here would
- * start the session before the program's first call returned. */
-static inline struct ct_ring *ct_call_enter(uint16_t func, uint64_t begin)
+/* Notes the call the thread is entering, and where from, for a process
+ * that dies or hangs inside it: a call's site is taken as it returns, and a
+ * stuck call never does. Only a thread that already has a ring is marked:
+ * claiming one here would start the session before the program's first
+ * call returned. The begin goes last: the collector reads it around the
+ * others. */
+static inline struct ct_ring *ct_call_enter(uint16_t func, uint64_t begin, const void *caller)
 {
     struct ct_ring *ring = ct_thread_ring;
     if (__builtin_expect(ring != NULL, 1)) {
         ring->inflight_func = func;
-        ring->inflight_begin = begin;
+        ring->inflight_caller = (uintptr_t)caller;
+        __atomic_store_n(&ring->inflight_begin, begin, __ATOMIC_RELEASE);
     }
     return ring;
 }

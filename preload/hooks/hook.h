@@ -38,7 +38,8 @@
         if (__builtin_expect(real == NULL, 0))                                                     \
             return cudaErrorSharedObjectSymbolNotFound;                                            \
         uint64_t begin = ct_clock_now();                                                           \
-        struct ct_ring *inflight = ct_call_enter(CT_FN_##name, begin);                             \
+        struct ct_ring *inflight =                                                                 \
+            ct_call_enter(CT_FN_##name, begin, __builtin_return_address(0));                       \
         ct_cupti_in_hook++;                                                                        \
         cudaError_t result = real args;                                                            \
         ct_cupti_in_hook--;                                                                        \

@@ -102,11 +102,10 @@ void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats)
     put(stats, sizeof *stats * CT_FN_COUNT);
 }
 
-void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin_ticks, uint64_t end_ns)
+void ct_builder_inflight(struct ct_call_now call, uint64_t end_ns)
 {
-    event(CT_CAP_INFLIGHT, index);
-    put(&func, sizeof func);
-    put(&begin_ticks, sizeof begin_ticks);
+    event(CT_CAP_INFLIGHT, call.index);
+    put(&call, sizeof call);
     put(&end_ns, sizeof end_ns);
 }
 

@@ -19,7 +19,7 @@ enum ct_capture_op {
     CT_CAP_THREAD_END = 2, /* none                                           */
     CT_CAP_RECORD = 3,     /* payload: struct ct_record                      */
     CT_CAP_CALLS = 4,      /* payload: struct ct_call_stats[CT_FN_COUNT]     */
-    CT_CAP_INFLIGHT = 5,   /* payload: uint32 func, uint64 begin, uint64 end */
+    CT_CAP_INFLIGHT = 5,   /* payload: struct ct_call_now, uint64 end */
     CT_CAP_SCAN = 6,       /* payload: int32 process_ended                   */
     CT_CAP_TICK = 7,       /* payload: uint64 dropped                        */
     CT_CAP_FINISH = 8,     /* payload: uint64 end_ns, dropped, int32 exited  */

@@ -80,12 +80,11 @@ static void replay_event(const struct ct_capture_event *e)
         break;
     }
     case CT_CAP_INFLIGHT: {
-        uint32_t func;
-        uint64_t begin, end;
-        take(&func, sizeof func);
-        take(&begin, sizeof begin);
+        struct ct_call_now call;
+        uint64_t end;
+        take(&call, sizeof call);
         take(&end, sizeof end);
-        ct_builder_inflight(e->ring, func, begin, end);
+        ct_builder_inflight(call, end);
         break;
     }
     case CT_CAP_SCAN: {

@@ -17,9 +17,9 @@ void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats)
     (void)index, (void)stats;
 }
 
-void ct_builder_inflight(uint32_t index, uint32_t func, uint64_t begin, uint64_t end_ns)
+void ct_builder_inflight(struct ct_call_now call, uint64_t end_ns)
 {
-    (void)index, (void)func, (void)begin, (void)end_ns;
+    (void)call, (void)end_ns;
 }
 
 void ct_builder_thread_now(uint32_t index, const char *name, const struct ct_call_stats *stats,

@@ -6,7 +6,8 @@
  * (model/report.c reads them); the finding names the call, the thread and
  * how long it had waited, the longest first, the Python line it was
  * called at where the host sampler read the thread's stack while it
- * waited, and, with CUPTI, what the GPU
+ * waited, else the program's own native line that called it (its hook
+ * noted the return address on entry), and, with CUPTI, what the GPU
  * still had to do: per stream, the work launched before the call began
  * that never completed, the first such kernel and where it was launched
  * (model/unfinished.c). A call that blocks the host waits for the GPU, so
@@ -97,12 +98,12 @@ static void say_unfinished(const struct ct_process_report *p, uint64_t since_ns,
 /* The Python line a thread stood at inside the call, from the stack the
  * host sampler last read of it from outside while it waited: the line that
  * made the call (the hooks take a call's site only as it returns). */
-static void say_python_line(const struct ct_process_report *p, const struct ct_inflight_call *call,
-                            struct ct_finding *f)
+static int say_python_line(const struct ct_process_report *p, const struct ct_inflight_call *call,
+                           struct ct_finding *f)
 {
     const struct ct_host_python *py = ct_host_python_since(&p->host, call->tid, call->since_ns);
     if (!py)
-        return;
+        return 0;
     char site[512];
     snprintf(site, sizeof site, "%s:%lld in %s", py->last_file, (long long)py->last_line,
              py->last_function);
@@ -111,6 +112,19 @@ static void say_python_line(const struct ct_process_report *p, const struct ct_i
              ". It was called at %s (its Python stack, as the host sampler last read it)", site);
     f->where = ct_strings_get(ct_strings_intern_cstr(site));
     ct_finding_add_number(f, "python_line", (double)py->last_line);
+    return 1;
+}
+
+/* The native line that made the call, from the return address its hook
+ * noted on entry (the collector resolved it), where no Python line is
+ * known: a C or C++ program's own. */
+static void say_native_line(const struct ct_inflight_call *call, struct ct_finding *f)
+{
+    if (!call->site)
+        return;
+    size_t used = strlen(f->message);
+    snprintf(f->message + used, sizeof f->message - used, ". It was called at %s", call->site);
+    f->where = call->site;
 }
 
 static void stuck_call(const struct ct_process_report *p, const struct ct_inflight_call *call,
@@ -133,7 +147,8 @@ static void stuck_call(const struct ct_process_report *p, const struct ct_inflig
     ct_finding_add_number(f, "inside_ns", (double)inside);
     ct_finding_add_number(f, "since_ns", (double)call->since_ns);
     ct_finding_add_number(f, "threshold_ns", threshold);
-    say_python_line(p, call, f);
+    if (!say_python_line(p, call, f))
+        say_native_line(call, f);
     say_unfinished(p, call->since_ns, f);
 }
 

@@ -128,8 +128,8 @@ static void add_inflight(struct builder *b, struct ct_process_report *p, int fn,
     p->run.inflight =
         ct_array_grow(p->run.inflight, p->run.inflight_count, sizeof *p->run.inflight);
     const uint64_t *tid = ct_u64_map_find(&b->thread_of, e->track);
-    p->run.inflight[p->run.inflight_count++] =
-        (struct ct_inflight_call){fn, tid ? (int64_t)*tid : 0, e->ts};
+    p->run.inflight[p->run.inflight_count++] = (struct ct_inflight_call){
+        fn, tid ? (int64_t)*tid : 0, e->ts, ct_event_text(e, ct_key_site)};
 }
 
 /* A part of what the gap carries that did not fit it (trace_gap.c). */

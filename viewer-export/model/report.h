@@ -24,11 +24,13 @@
 #include "viewer-export/model/unfinished.h"
 #include "viewer-export/model/usage.h"
 
-/* A call a thread was still inside when the process ended. */
+/* A call a thread was still inside when the process ended, and the line
+ * that called it where the caller is the program's own native code. */
 struct ct_inflight_call {
     int fn;
     int64_t tid;
     uint64_t since_ns;
+    const char *site; /* NULL: unknown */
 };
 
 /* A cudatrace.snapshot instant (collector/snapshot/): why and when a

@@ -581,6 +581,7 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
         ct_json_string(j, "function", ct_function_name(p->run.inflight[i].fn));
         ct_json_int(j, "tid", p->run.inflight[i].tid);
         ct_json_uint(j, "since_ns", p->run.inflight[i].since_ns);
+        ct_json_text_or_null(j, "site", p->run.inflight[i].site);
         ct_json_end_object(j);
     }
     ct_json_end_array(j);

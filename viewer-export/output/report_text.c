@@ -356,8 +356,10 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
     ct_host_text(out, p);
     print_nvtx(out, p);
     for (size_t i = 0; i < p->run.inflight_count; i++)
-        fprintf(out, "  in flight      thread %lld was inside %s when %s\n",
+        fprintf(out, "  in flight      thread %lld was inside %s%s%s when %s\n",
                 (long long)p->run.inflight[i].tid, ct_function_name(p->run.inflight[i].fn),
+                p->run.inflight[i].site ? ", called at " : "",
+                p->run.inflight[i].site ? p->run.inflight[i].site : "",
                 p->run.snapshot.trigger ? "the snapshot was taken" : "the process ended");
     print_snapshots(out, p);
     print_gap(out, p);
