@@ -44,6 +44,7 @@ def site_line(tag):
 
 TRANSFORM = site_line("transform")
 READ = site_line("read")
+WAIT = site_line("wait")
 
 
 class _Iovec(ctypes.Structure):
@@ -311,9 +312,12 @@ def test_input_bound_names_the_workers_transform(host_run, outside_reads):
     worker, = process["host"]["workers"]
     site, share = top_site(worker)
     assert site == (SCRIPT, TRANSFORM, "burn") and share >= 0.6
-    # The loop itself waits for the pool's results, in Python's own threading code.
+    # The loop itself waits for the pool's results, in Python's own threading code; its own
+    # line is where it asks for the next batch.
     loop_site, _ = top_site(launcher(process, proc.pid))
     assert loop_site[0] != SCRIPT
+    assert f["message"].endswith(f"; the loop waits for its input at {SCRIPT}:{WAIT} in run")
+    assert f["evidence"]["loop_line"] == WAIT
 
 
 def test_input_bound_on_io_names_the_workers_read(host_run, outside_reads):
@@ -322,6 +326,25 @@ def test_input_bound_on_io_names_the_workers_read(host_run, outside_reads):
     assert f["evidence"]["workers_top_site_line"] == READ
     site, _ = top_site(process["host"]["workers"][0])
     assert site == (SCRIPT, READ, "slow_read")
+
+
+def test_loading_in_the_loops_thread_is_called_input_bound(host_run, outside_reads):
+    """The same transform as a dataset's, which a DataLoader with no workers runs in the thread
+    that asks for the batch: the stacks show the DataLoader's frames, so the busy loop is loading
+    its input, not host-bound, and both lines are named. Its twin, the transform called by the
+    loop itself (no DataLoader frame), stays host-bound (test_host_bound_names_...)."""
+    proc, _, process, findings = host_run("loader-in-thread", gpu_us=100)
+    assert ids(findings) == ["gpu-idle", "input-bound"], [f["message"] for f in findings]
+    f, = [f for f in findings if f["id"] == "input-bound"]
+    e = f["evidence"]
+    assert (e["tid"], e["in_thread"], e["workers"]) == (proc.pid, 1, 0)
+    assert e["loader_share"] >= 0.6 and e["gpu_idle_share"] >= 0.9
+    assert (e["top_site_line"], e["loop_line"]) == (TRANSFORM, WAIT)
+    assert f["message"].startswith(
+        f"thread {proc.pid}, which launches the GPU work, loads its input itself: ")
+    assert "PyTorch's DataLoader (torch/utils/data), with no worker processes" in f["message"]
+    assert f"its Python is mostly at {SCRIPT}:{TRANSFORM} in burn" in f["message"]
+    assert f["message"].endswith(f"; the loop asks for each batch at {SCRIPT}:{WAIT} in run")
 
 
 def test_healthy_twin_reads_stacks_and_stays_silent(host_run, outside_reads):

@@ -16,6 +16,7 @@
 #include "common/array.h"
 #include "cudatrace/call_site.h"
 #include "common/library_family.h"
+#include "common/python_files.h"
 #include "collector/perfetto/process_tracks.h"
 #include "common/string_table.h"
 #include "collector/elf/symbolize.h"
@@ -54,13 +55,6 @@ static const char *base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
     return slash ? slash + 1 : path;
-}
-
-/* Python's own and installed packages' files, and frozen modules. */
-static int python_library_file(const char *file)
-{
-    return file[0] == '<' || strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") ||
-           strstr(file, "/lib/python3");
 }
 
 /* The CUDA stack (library_family.c knows its files), the tracer, the
@@ -172,7 +166,7 @@ static int python_frame(const uint8_t *bytes, size_t len, size_t *at, struct fra
     snprintf(out->text, sizeof out->text, "%s", out->short_text);
     char file_z[CT_SITE_MAX_FILE + 1];
     snprintf(file_z, sizeof file_z, "%.*s", (int)entry.file_len, file);
-    out->user = !python_library_file(file_z);
+    out->user = !ct_python_library_file(file_z);
     return 0;
 }
 

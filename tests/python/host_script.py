@@ -7,6 +7,8 @@ batches come from:
                 the CPU for TRANSFORM_S: the loop waits for the pipeline;
   workers-io    the same worker sleeps instead, as a slow read does;
   in-thread     the loop runs the transform itself, between its CUDA calls;
+  loader-in-thread  the same transform as a dataset's, run by a DataLoader with
+                no workers (fake_torch/: a stand-in at the real one's path);
   healthy       a worker with a cheap transform keeps ahead of a loop whose
                 synchronise is the slow part;
   churn         threads that come and go by the hundred and pools whose
@@ -16,8 +18,10 @@ batches come from:
 It prints the loop's own CPU time and wall time (the truth for the shares)
 as "loop cpu_s wall_s", and in churn mode the threads and workers started.
 """
+import contextlib
 import ctypes
 import multiprocessing
+import os
 import sys
 import threading
 import time
@@ -51,9 +55,24 @@ def cheap(i):
     return burn(0.001)
 
 
+class Dataset:
+    def __init__(self, steps):
+        self.steps = steps
+
+    def __len__(self):
+        return self.steps
+
+    def __getitem__(self, i):
+        return transform(i)
+
+
 def batches(mode, steps, pool):
     if mode == "in-thread":
         return (transform(i) for i in range(steps))
+    if mode == "loader-in-thread":
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_torch"))
+        from torch.utils.data.dataloader import DataLoader
+        return DataLoader(Dataset(steps))
     work = {"workers-busy": transform, "workers-io": read, "healthy": cheap}[mode]
     return pool.imap(work, range(steps))
 
@@ -100,8 +119,9 @@ def run(mode, steps):
     if mode in ("churn", "storm"):
         {"churn": churn, "storm": storm}[mode](steps, sync)
         return
-    with multiprocessing.get_context("fork").Pool(1) as pool:
-        for _ in batches(mode, steps, pool):
+    pooled = mode != "loader-in-thread"  # a DataLoader without workers has no pool
+    with multiprocessing.get_context("fork").Pool(1) if pooled else contextlib.nullcontext() as pool:
+        for _ in batches(mode, steps, pool):  # site: wait
             if sync() != 0:  # site: step
                 sys.exit("a synchronize failed")
     print("loop", time.thread_time() - cpu, time.perf_counter() - wall)

@@ -8,15 +8,21 @@
  * for one: the pipeline is CPU-bound; idle: they wait on I/O). host-bound:
  * it spends most of its sampled time on a CPU outside CUDA calls while GPU
  * timings show the GPU idle (gpu_idle_share): the GPU waits on the host's
- * own work between calls. Without GPU timings a thread busy between its
- * calls may as well be keeping a busy GPU fed, so host-bound needs them, as
- * gpu-idle does. Both need the host sampler; a trace without it gets
- * neither. Where Python stacks were read, each names the top site: of the
- * workers for input-bound, of the launching thread for host-bound.
+ * own work between calls; but where most of the thread's Python stacks
+ * are in PyTorch's DataLoader, that work is loading its input in the
+ * thread, and the finding is input-bound (in_thread) with that advice.
+ * Without GPU timings a thread busy between its calls may as well be
+ * keeping a busy GPU fed, so host-bound needs them, as gpu-idle does. Both
+ * need the host sampler; a trace without it gets neither. Where Python
+ * stacks were read, each names the top site (of the workers for
+ * input-bound, of the launching thread for host-bound and in-thread
+ * loading) and the loop's own line: where it waits for its input, or where
+ * it asks the DataLoader for a batch.
  */
 #include "viewer-export/findings/findings.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "viewer-export/findings/thresholds.h"
 
@@ -43,15 +49,28 @@ static const char *site_phrase(char *out, size_t size, const char *whose,
     return out;
 }
 
-/* The thread's top Python site and its share; NULL when it has none. */
-static const struct ct_host_site *thread_top_site(const struct ct_host_thread *t,
-                                                  struct ct_host_site *out, double *share)
+/* A tally's top site and its share; NULL when it has none. */
+static const struct ct_host_site *top_site(const struct ct_host_python *py,
+                                           struct ct_host_site *out, double *share)
 {
     struct ct_host_site sites[CT_HOST_SITES];
-    if (!ct_host_sites_sorted(&t->python, sites))
+    if (!py || !ct_host_sites_sorted(py, sites))
         return NULL;
     *out = sites[0];
-    *share = (double)out->samples / (double)t->python.samples;
+    *share = (double)out->samples / (double)py->samples;
+    return out;
+}
+
+/* "; the loop asks for each batch at FILE:LINE in FUNCTION", or "". */
+static const char *loop_phrase(char *out, size_t size, const char *what,
+                               const struct ct_host_site *site, struct ct_finding *f)
+{
+    *out = '\0';
+    if (!site)
+        return out;
+    snprintf(out, size, "; %s at %s:%lld in %s", what, site->file, (long long)site->line,
+             site->function);
+    ct_finding_add_number(f, "loop_line", (double)site->line);
     return out;
 }
 
@@ -69,6 +88,9 @@ static void input_bound(const struct ct_process_report *p, const struct ct_host_
     double share = 0;
     char phrase[512];
     int sited = ct_host_workers_top_site(&p->host, &site, &share);
+    struct ct_host_site loop;
+    double loop_share;
+    char loop_text[512];
     struct ct_finding *f = ct_finding_add(
         out, "input-bound", CT_SEVERITY_WARNING, p->pid,
         "thread %lld, which launches the GPU work, waits outside CUDA calls %.0f%% of the time "
@@ -77,6 +99,10 @@ static void input_bound(const struct ct_process_report *p, const struct ct_host_
         waits ? wchans[0].name : "the kernel", workers, workers == 1 ? " is" : "es are",
         "on a CPU or waiting for one", 100 * busy, workers_verdict(busy),
         site_phrase(phrase, sizeof phrase, "their", sited ? &site : NULL, share));
+    size_t used = strlen(f->message);
+    snprintf(f->message + used, sizeof f->message - used, "%s",
+             loop_phrase(loop_text, sizeof loop_text, "the loop waits for its input",
+                         top_site(t->python.program_lines, &loop, &loop_share), f));
     f->cost_ns = (uint64_t)(s->outside_waiting_for_input * (double)(to - from));
     ct_finding_add_number(f, "tid", (double)t->tid);
     ct_finding_add_number(f, "waiting_outside_cuda_share", s->outside_waiting_for_input);
@@ -98,6 +124,46 @@ static double gpu_idle(const struct ct_process_report *p)
     return 1 - (double)g.busy_ns / (double)g.span_ns;
 }
 
+/* The host-bound thread's own time is input loading: most of its stacks
+ * are in PyTorch's DataLoader, which runs the dataset's code in the
+ * thread that asks for a batch when it has no workers. */
+static void input_in_thread(const struct ct_process_report *p, const struct ct_host_thread *t,
+                            const struct ct_host_shares *s, double idle, int workers, uint64_t from,
+                            uint64_t to, struct ct_findings *out)
+{
+    struct ct_host_site site_store, loop;
+    double share = 0, loop_share = 0;
+    char phrase[512], loop_text[512], beside[64] = "no worker processes";
+    double loading = (double)t->python.loader_samples / (double)t->python.samples;
+    if (workers)
+        snprintf(beside, sizeof beside, "%d worker process%s beside it", workers,
+                 workers == 1 ? "" : "es");
+    const struct ct_host_site *site = top_site(&t->python, &site_store, &share);
+    struct ct_finding *f = ct_finding_add(
+        out, "input-bound", CT_SEVERITY_WARNING, p->pid,
+        "thread %lld, which launches the GPU work, loads its input itself: %.0f%% of its Python "
+        "stacks are in PyTorch's DataLoader (torch/utils/data), with %s; it is on a CPU outside "
+        "CUDA calls %.0f%% of the time while the GPU is idle %.0f%%: load in DataLoader workers "
+        "(num_workers) so that the next batch is ready when the loop asks%s",
+        (long long)t->tid, 100 * loading, beside, 100 * s->outside_running, 100 * idle,
+        site_phrase(phrase, sizeof phrase, "its", site, share));
+    size_t used = strlen(f->message);
+    snprintf(f->message + used, sizeof f->message - used, "%s",
+             loop_phrase(loop_text, sizeof loop_text, "the loop asks for each batch",
+                         top_site(t->python.loader_callers, &loop, &loop_share), f));
+    f->cost_ns = (uint64_t)(s->outside_running * (double)(to - from));
+    ct_finding_add_number(f, "tid", (double)t->tid);
+    ct_finding_add_number(f, "in_thread", 1);
+    ct_finding_add_number(f, "loader_share", loading);
+    ct_finding_add_number(f, "running_outside_cuda_share", s->outside_running);
+    ct_finding_add_number(f, "gpu_idle_share", idle);
+    ct_finding_add_number(f, "workers", workers);
+    if (site) {
+        ct_finding_add_number(f, "top_site_line", (double)site->line);
+        ct_finding_add_number(f, "top_site_share", share);
+    }
+}
+
 static void host_bound(const struct ct_process_report *p, const struct ct_host_thread *t,
                        const struct ct_host_shares *s, uint64_t from, uint64_t to,
                        struct ct_findings *out)
@@ -107,10 +173,14 @@ static void host_bound(const struct ct_process_report *p, const struct ct_host_t
         return;
     int workers;
     ct_host_workers_busy(&p->host, from, to, &workers);
+    if (t->python.samples && 2 * t->python.loader_samples >= t->python.samples) {
+        input_in_thread(p, t, s, idle, workers, from, to, out);
+        return;
+    }
     struct ct_host_site site_store;
     double share = 0;
     char phrase[512];
-    const struct ct_host_site *site = thread_top_site(t, &site_store, &share);
+    const struct ct_host_site *site = top_site(&t->python, &site_store, &share);
     struct ct_finding *f = ct_finding_add(
         out, "host-bound", CT_SEVERITY_WARNING, p->pid,
         "thread %lld, which launches the GPU work, is on a CPU outside CUDA calls %.0f%% of the "

@@ -3,7 +3,9 @@
  * host.worker instants name each one's tracks, and come before any value
  * on them. A Python stack is a callstack sample, a thread's by its tid, a
  * worker's by its pid, whose innermost frame is the site (its name
- * ct_frame_python, its mapping's path the file, its rel_pc the line). A counter value is the share,
+ * ct_frame_python, its mapping's path the file, its rel_pc the line); its
+ * other frames, read from their names, say which is the program's own
+ * innermost line and whether it was inside PyTorch's DataLoader. A counter value is the share,
  * in percent, of the interval that ended at it: the interval since the track's value before (the
  * first value only starts the count), whose CPU time goes into the timeline from the interval's
  * start. A state span goes whole into the timeline of what it was: inside a CUDA call (in_cuda), or
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "common/python_files.h"
 #include "common/string_table.h"
 #include "cudatrace/trace_names.h"
 
@@ -200,9 +203,60 @@ static const char *frame_function(const char *frame, const char *file, int64_t l
     return ct_strings_get(ct_strings_intern(frame, len - (size_t)n));
 }
 
+/* A frame's site from its name, "FUNCTION (FILE:LINE)" (ct_frame_python),
+ * its strings interned; 0 when it is not so named. */
+static int frame_site(const char *name, struct ct_host_site *out)
+{
+    const char *open = strstr(name, " ("), *colon = strrchr(name, ':');
+    size_t len = strlen(name);
+    if (!open || !colon || colon < open || len < 2 || name[len - 1] != ')')
+        return 0;
+    char *end;
+    long long line = strtoll(colon + 1, &end, 10);
+    if (end != name + len - 1)
+        return 0;
+    out->function = ct_strings_get(ct_strings_intern(name, (size_t)(open - name)));
+    out->file = ct_strings_get(ct_strings_intern(open + 2, (size_t)(colon - open - 2)));
+    out->line = line;
+    return 1;
+}
+
+static struct ct_host_python *tally(struct ct_host_python **t)
+{
+    if (!*t && !(*t = calloc(1, sizeof **t)))
+        abort();
+    return *t;
+}
+
+/* The stack's innermost line of the program's own code, and the line that
+ * asked the DataLoader for a batch when the stack is inside it. */
+static void add_program_lines(struct ct_host_python *py, const struct ct_sample *s)
+{
+    struct ct_host_site frame, program = {0}, outer = {0}, caller = {0};
+    int in_loader = 0;
+    for (size_t i = 0; i < s->depth; i++, outer = frame) { /* outermost first */
+        if (!frame_site(s->frames[i], &frame))
+            frame = (struct ct_host_site){0};
+        else if (!ct_python_library_file(frame.file))
+            program = frame;
+        if (frame.file && !in_loader && ct_python_data_loader_file(frame.file)) {
+            in_loader = 1;
+            caller = outer;
+        }
+    }
+    if (program.file)
+        add_site(tally(&py->program_lines), program.file, program.function, program.line, 1);
+    if (!in_loader)
+        return;
+    py->loader_samples++;
+    if (caller.file)
+        add_site(tally(&py->loader_callers), caller.file, caller.function, caller.line, 1);
+}
+
 /* One stack the sampler read: its innermost frame's site, and the latest. */
 static void add_stack(struct ct_host_python *py, const struct ct_sample *s)
 {
+    add_program_lines(py, s);
     int64_t line = (int64_t)s->rel_pc;
     const char *function = frame_function(s->frame, s->path, line);
     add_site(py, s->path, function, line, 1);
@@ -460,18 +514,31 @@ const struct ct_host_thread *ct_host_launching_thread(const struct ct_host *h)
     return best;
 }
 
+static void free_tally(struct ct_host_python *t)
+{
+    if (t)
+        free(t->sites);
+    free(t);
+}
+
+static void free_python(struct ct_host_python *py)
+{
+    free_tally(py->program_lines);
+    free_tally(py->loader_callers);
+    free(py->sites);
+    free(py->stamps);
+}
+
 void ct_host_free(struct ct_host *h)
 {
     for (size_t i = 0; i < h->thread_count; i++) {
         for (int m = 0; m < CT_HOST_MEASURES; m++)
             ct_timeline_free(&h->threads[i].measure[m]);
-        free(h->threads[i].python.sites);
-        free(h->threads[i].python.stamps);
+        free_python(&h->threads[i].python);
         free(h->threads[i].spans);
     }
     for (size_t i = 0; i < h->worker_count; i++) {
-        free(h->workers[i].python.sites);
-        free(h->workers[i].python.stamps);
+        free_python(&h->workers[i].python);
         ct_timeline_free(&h->workers[i].cpu);
         ct_timeline_free(&h->workers[i].runnable);
         ct_timeline_free(&h->workers[i].counted);

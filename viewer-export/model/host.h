@@ -49,6 +49,14 @@ struct ct_host_python {
     uint64_t last_ts;
     const char *last_file, *last_function;
     int64_t last_line;
+    /* The same samples by their innermost frame of the program's own code
+     * (outside Python's and installed packages' files: the line its author
+     * wrote, where a waiting thread's innermost frame is in threading.py);
+     * and those inside PyTorch's DataLoader, how many and by the line that
+     * asked it for a batch (the frame just outside its outermost one).
+     * Tallies of sites only, made on the first such sample. */
+    struct ct_host_python *program_lines, *loader_callers;
+    uint64_t loader_samples;
 };
 
 /* A thread's timelines: CPU and run-queue time and the time the counters
