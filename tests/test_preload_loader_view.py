@@ -291,6 +291,122 @@ def test_ctypes_loads_name_the_python_line_that_asked(trace_run, build_dir, tmp_
             f"{failed[missing]['requested_by']}); searched ") in text
 
 
+def report_of_view(trace_run, build_dir, tmp_path, view, args, library_path=""):
+    """(process, findings, text report) of dlopen_only ARGS under a bare LD_PRELOAD
+    ("preload") or under `cudatrace run` ("audit"), with LD_LIBRARY_PATH=library_path."""
+    if view == "preload":
+        completed, _, _ = trace_run("dlopen_only", *args, double=False,
+                                    env={"LD_LIBRARY_PATH": library_path})
+        assert completed.returncode == 0, completed.stderr
+        trace_path = completed.run_dir / "trace.pftrace.zst"
+    else:
+        run_both(build_dir, tmp_path, library_path, os.path.join(build_dir, "tests", "dlopen_only"),
+                 *args)
+        trace_path = tmp_path / "trace.pftrace.zst"
+    (p,) = (r := report(build_dir, trace_path))["processes"]
+    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(trace_path)],
+                          capture_output=True, text=True, check=True).stdout
+    return p, r["findings"], text
+
+
+def failed_load_lines(text):
+    return [line for line in text.splitlines() if line.startswith("  failed load ")]
+
+
+@pytest.mark.parametrize("view", ["preload", "audit"])
+@pytest.mark.parametrize("twin", [False, True])
+def test_cudnn_probes_for_its_sub_library_are_no_failures(trace_run, build_dir, tmp_path, view,
+                                                          twin):
+    """cudnnGetVersion makes cuDNN 9 dlopen libcudnn_graph.so.MAJOR.MINOR.PATCH, then
+    .MAJOR.MINOR, then .MAJOR, the first name that loads winning: with only .MAJOR
+    installed, the first two are probes, folded under the library that loaded, never a
+    failed load or a finding. The twin also asks for a major of libcudnn_graph that is
+    installed nowhere: that one is a failure, reported as before, though another
+    object loaded a libcudnn_graph."""
+    cudnn, graph_name = toolkit.path("cudnn"), toolkit.soname("cudnn_graph")
+    missing = toolkit.missing("cudnn_graph")
+    requester = os.path.join(build_dir, "tests", "dlopen_only")
+    args = ["--call", "cudnnGetVersion", cudnn] + ([missing] if twin else [])
+    p, findings, text = report_of_view(trace_run, build_dir, tmp_path, view, args)
+    assert [(f["requested_as"], f["requested_by"], f["seen_by"], f["attempts"])
+            for f in p["failed_loads"]] == ([(missing, requester, view, 1)] if twin else [])
+    assert [f["id"] for f in findings] == (["library-load-failed"] if twin else [])
+    assert [line.split(" (")[0] for line in failed_load_lines(text)] == (
+        [f"  failed load    {missing}"] if twin else [])
+    graph = next(lib for lib in p["libraries"] if lib["family"] == "cudnn_graph")
+    assert (graph["requested_as"], graph["requested_by"]) == (graph_name, cudnn)
+    version = cudnn_version()
+    probed = [f"libcudnn_graph.so.{version[0]}.{version[1]}.{version[2]}",
+              f"libcudnn_graph.so.{version[0]}.{version[1]}"]
+    # In the order the trace has them: the preload writes unsettled requests at exit.
+    assert sorted(graph["probes"], key=lambda probe: probe["requested_as"]) == [
+        {"requested_as": name, "requested_by": cudnn, "seen_by": view, "attempts": 1,
+         "found_as": graph_name} for name in sorted(probed)]
+    lines = text.splitlines()
+    at = next(n for n, line in enumerate(lines) if line.startswith("  library        cudnn_graph "))
+    assert sorted(lines[at + 1:at + 3]) == [
+        f"  probe          {name} (asked for by {cudnn}, which got this library as {graph_name})"
+        for name in sorted(probed)]
+    if twin:
+        (failed,) = p["failed_loads"]
+        (finding,) = findings
+        assert finding["message"].startswith(
+            f"{missing} could not be loaded (asked for by {requester}): {failed['error']}; "
+            "searched ")
+        assert finding["evidence"]["failed_loads"] == [failed]
+        assert failed_load_lines(text)[0].startswith(
+            f"  failed load    {missing} (asked for by {requester}; searched ")
+
+
+def cudnn_version():
+    """cuDNN's (MAJOR, MINOR, PATCH) as the toolkit's cudnn_version.h defines it."""
+    header = os.path.join(toolkit.HOME, "include", "cudnn_version.h")
+    if not os.path.exists(header):
+        pytest.skip(f"the toolkit has no {header}")
+    with open(header) as f:
+        text = f.read()
+    return tuple(int(re.search(rf"#define CUDNN_{part} (\d+)", text).group(1))
+                 for part in ("MAJOR", "MINOR", "PATCHLEVEL"))
+
+
+@pytest.mark.parametrize("view", ["preload", "audit"])
+@pytest.mark.parametrize("twin", [False, True])
+def test_rtld_noload_queries_are_no_failures(trace_run, build_dir, tmp_path, view, twin):
+    """A framework asks with RTLD_NOLOAD whether a library is loaded before it loads it:
+    a query loads nothing by design, so a name it does not find (one installed nowhere,
+    one installed but not loaded yet) is counted as a query, never a failed load or a
+    finding; a query that finds its library is nothing to report. The audit module
+    cannot tell a query from a load, so its failed searches are matched with the
+    preload's queries. The twin then loads the name installed nowhere: one failure,
+    one attempt, besides the query."""
+    cudnn, missing = toolkit.soname("cudnn"), toolkit.missing("cudnn_graph")
+    args = ["--query", missing, "--query", cudnn, cudnn, "--query", cudnn] + (
+        [missing] if twin else [])
+    p, findings, text = report_of_view(trace_run, build_dir, tmp_path, view, args,
+                                       library_path=toolkit.LIB)
+    requester = os.path.join(build_dir, "tests", "dlopen_only")
+    assert [(f["requested_as"], f["requested_by"], f["seen_by"], f["attempts"])
+            for f in p["failed_loads"]] == ([(missing, requester, view, 1)] if twin else [])
+    assert [f["id"] for f in findings] == (["library-load-failed"] if twin else [])
+    assert len(failed_load_lines(text)) == twin
+    assert p["queries"] == [{"requested_as": name, "requested_by": requester,
+                             "seen_by": "preload", "attempts": 1} for name in (missing, cudnn)]
+    assert [line for line in text.splitlines() if line.startswith("  query ")] == [
+        f"  query          {name} (asked for by {requester} with RTLD_NOLOAD, which loads "
+        "nothing)" for name in (missing, cudnn)]
+
+
+def test_queries_alone_do_not_touch_cuda(trace_run, build_dir, tmp_path):
+    """Asking whether CUDA libraries are loaded, and being told no, loads nothing: the
+    process leaves no trace, as one that never touched CUDA."""
+    output = tmp_path / "queried.pftrace.zst"
+    completed, _, _ = trace_run("dlopen_only", "--query", toolkit.soname("cudnn"), "--query",
+                                toolkit.missing("cudnn_graph"), double=False,
+                                env={"LD_LIBRARY_PATH": toolkit.LIB, "CUDATRACE_OUTPUT": output})
+    assert completed.returncode == 0 and completed.stdout.count(" queried: ") == 2
+    assert not output.exists()
+
+
 def test_processes_that_never_touch_cuda_leave_nothing(build_dir, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUDATRACE_")}
     env["LD_PRELOAD"] = os.path.join(build_dir, "libcudatrace.so")

@@ -226,11 +226,18 @@ class ProcessTrace:
                                how="how_dlopen", found_via=found_via, path=realpath,
                                realpath=realpath, **args)
 
-    def failed_load(self, requested_as, requested_by, searched, error, **more):
+    def failed_load(self, requested_as, requested_by, searched, error, seen_by="seen_by_preload",
+                    **more):
         self.libraries_instant("library_failed", requested_as=requested_as,
-                               requested_by=requested_by, seen_by="seen_by_preload",
+                               requested_by=requested_by, seen_by=seen_by,
                                how="how_dlopen", searched=":".join(searched), error=error,
                                **more)
+
+    def query(self, requested_as, requested_by):
+        """An RTLD_NOLOAD dlopen of a name not loaded (only the preload sees the mode)."""
+        self.libraries_instant("library_query", requested_as=requested_as,
+                               requested_by=requested_by, seen_by="seen_by_preload",
+                               how="how_dlopen")
 
     def gpu(self, ts, dur, name="step_kernel", stream=7):
         """A kernel as the GPU ran it, on the stream's GPU track."""
@@ -400,18 +407,40 @@ def test_library_load_failed_names_every_missing_dependency(new_trace, findings,
 
 
 @pytest.mark.parametrize("twin, expected", [
-    ("the family loaded under another name", []),
+    ("the requester got the library under another name", []),
+    ("another object got the library", ["library-load-failed"]),
     ("the failure is the driver's", ["driver-missing"]),
 ])
 def test_library_load_failed_twins(new_trace, findings, twin, expected):
+    """A name that failed is a probe when its requester got the same library by another
+    name (cuDNN asks for libcudnn_graph.so.9.19.0 before .9); the library being mapped
+    for someone else does not answer this requester."""
     t = new_trace()
     name, searched, error = CUDNN_MISSING
-    if twin == "the family loaded under another name":
-        t.failed_load(name + ".19.0", TORCH, searched, error)
-        t.library(f"{WHEEL_CUDNN}/libcudnn.so.9", "cudnn", "9.19.0")
-    else:
+    if twin == "the failure is the driver's":
         t.failed_load("libcuda.so.1", CUDART, searched, error)
+    else:
+        t.failed_load(name + ".19.0", TORCH, searched, error)
+        cudnn = f"{WHEEL_CUDNN}/libcudnn.so.9"
+        t.library(cudnn, "cudnn", "9.19.0")
+        got_by = TORCH if twin == "the requester got the library under another name" else CUDART
+        t.load(cudnn, name, got_by, "via_runpath")
     assert ids(findings(t)) == expected
+
+
+@pytest.mark.parametrize("searches, failed", [(1, []), (2, [1])])
+def test_library_load_failed_not_for_an_audited_query(new_trace, findings, searches, failed):
+    """The audit module sees an RTLD_NOLOAD query of a name not loaded as a failed search
+    of it; each query the preload saw takes one back. A load of the name that also failed
+    is left, with its own attempts."""
+    t = new_trace()
+    name, searched, error = CUDNN_MISSING
+    t.query(name, TORCH)
+    for _ in range(searches):
+        t.failed_load(name, TORCH, searched, error, seen_by="seen_by_audit")
+    found = findings(t)
+    assert [f["evidence"]["failed_loads"][0]["attempts"] for f in found] == failed
+    assert ids(found) == ["library-load-failed"] * len(failed)
 
 
 SYSTEM_CUDNN = f"{SYSTEM_LIB}/libcudnn.so.9.1.0"

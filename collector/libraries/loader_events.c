@@ -1,14 +1,16 @@
 /*
  * The preload's account of CUDA-stack library loads under a bare
- * LD_PRELOAD (preload/loader/loader_view.c): CT_REC_LIBRARY records on the loader
- * ring, each preceded by its strings. The preload knows what was asked for,
- * by whom, what got mapped and what dlerror() said; how the loader found
- * each file and where a failed one was looked for are worked out here from
- * the files, as ld.so searches (ld_search.c), and so are the objects a
- * dlopen that failed on a dependency had mapped and undid (the preload only
- * sees the link map after dlopen returns), so that the traced process pays
- * nothing for it. The results are the same loader events the audit
- * module's log gives, marked as the preload's.
+ * LD_PRELOAD (preload/loader/loader_view.c): CT_REC_LIBRARY records on the
+ * loader ring, each preceded by its strings. The preload knows what was
+ * asked for, by whom, what got mapped, which dlopens were RTLD_NOLOAD
+ * queries (only it sees the mode: to the audit module a query of a name not
+ * loaded looks like a failed search) and what dlerror() said; how the
+ * loader found each file and where a failed one was looked for are worked
+ * out here from the files, as ld.so searches (ld_search.c), and so are the
+ * objects a dlopen that failed on a dependency had mapped and undid (the
+ * preload only sees the link map after dlopen returns), so that the traced
+ * process pays nothing for it. The results are the same loader events the
+ * audit module's log gives, marked as the preload's.
  */
 #include "collector/libraries/loader_events.h"
 
@@ -201,6 +203,21 @@ static void failed(const struct ct_record *r, uint64_t requested_ns, uint64_t se
     free(search);
 }
 
+/* Written as it was asked: a query loads nothing, so it has no search or
+ * error to work out. */
+static void queried(const struct ct_record *r, uint64_t requested_ns, uint64_t seen_ns)
+{
+    struct ct_loader_event e = {.queried = 1,
+                                .requested_as = text_of(CT_STR_LIB_NAME),
+                                .requested_by = text_of(CT_STR_LIB_REQUESTER),
+                                .requested_from = text_of(CT_STR_LIB_PYTHON),
+                                .seen_by = ct_value_seen_by_preload,
+                                .how = how_name(r->arg[2]),
+                                .requested_ns = requested_ns,
+                                .attempts = r->arg[4]};
+    ct_library_track_loader(&e, seen_ns);
+}
+
 void ct_loader_events_record(const struct ct_record *r)
 {
     if (r->arg[0] != current.key)
@@ -215,6 +232,9 @@ void ct_loader_events_record(const struct ct_record *r)
         break;
     case CT_LIB_FAILED:
         failed(r, requested_ns, seen_ns);
+        break;
+    case CT_LIB_QUERIED:
+        queried(r, requested_ns, seen_ns);
         break;
     case CT_LIB_UNLOADED:
         ct_library_track_unload(text_of(CT_STR_LIB_PATH), seen_ns, NULL);

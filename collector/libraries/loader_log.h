@@ -1,6 +1,8 @@
 /*
  * The loader's view of CUDA library loads, from the rtld-audit module's log:
- * loads, failed loads, and the unloads by which ld.so undid a failed one.
+ * loads, failed loads, and the unloads by which ld.so undid a failed one;
+ * the event it gives is the preload's account's too (loader_events.c), which
+ * also tells RTLD_NOLOAD queries apart.
  */
 #ifndef CT_COLLECTOR_LOADER_LOG_H
 #define CT_COLLECTOR_LOADER_LOG_H
@@ -9,6 +11,7 @@
 
 struct ct_loader_event {
     int failed;
+    int queried;                /* preload: an RTLD_NOLOAD dlopen of a name not loaded */
     const char *requested_as;   /* the name passed to dlopen or in DT_NEEDED */
     const char *requested_by;   /* the object that asked */
     const char *requested_from; /* preload: the Python line that asked, or "" / NULL */

@@ -1,12 +1,14 @@
 /*
  * Writes what is known about the CUDA-stack libraries as instants on the
  * libraries track: one "cuda.library" per file mapped (described from the
- * file), one "cuda.library.load" or "cuda.library.failed" per account the
- * loader gave (who asked, by which name, through which search list; for a
- * dependency that failed, every other one missing with it and the other
- * majors of them installed), the unloads (marked when a failed load undid
- * them), the versions the libraries' own APIs report, the toolkit the
- * environment points at, and the whole inventory again at the end.
+ * file), one "cuda.library.load", "cuda.library.failed" or
+ * "cuda.library.query" (an RTLD_NOLOAD dlopen of a name not loaded, which
+ * loads nothing) per account the loader gave (who asked, by which name,
+ * through which search list; for a dependency that failed, every other one
+ * missing with it and the other majors of them installed), the unloads
+ * (marked when a failed load undid them), the versions the libraries' own
+ * APIs report, the toolkit the environment points at, and the whole
+ * inventory again at the end.
  */
 #include "collector/tracks/library_track.h"
 
@@ -162,7 +164,11 @@ void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts)
         args[n++] = CT_UINT_ARG(ct_key_requested_ns, e->requested_ns);
     if (e->attempts > 1)
         args[n++] = CT_UINT_ARG(ct_key_attempts, e->attempts);
-    if (e->failed) {
+    const char *event = ct_event_library_load;
+    if (e->queried) {
+        event = ct_event_library_query;
+    } else if (e->failed) {
+        event = ct_event_library_failed;
         args[n++] = CT_TEXT_ARG(ct_key_searched, e->searched);
         args[n++] = CT_TEXT_ARG(ct_key_error, e->error);
         n += missing_dependencies(e, args + n);
@@ -172,9 +178,9 @@ void ct_library_track_loader(const struct ct_loader_event *e, uint64_t ts)
         args[n++] = CT_TEXT_ARG(ct_key_realpath, realpath(e->path, real) ? real : e->path);
         n += requesters_own_copy(e, args + n);
     }
-    /* A load is placed when the loader opened the file; a failure when seen. */
-    ct_process_instant(CT_TRACK_LIBRARIES, e->loaded_ns ? e->loaded_ns : ts,
-                       e->failed ? ct_event_library_failed : ct_event_library_load, args, n);
+    /* A load is placed when the loader opened the file; a failure or a
+     * query when seen. */
+    ct_process_instant(CT_TRACK_LIBRARIES, e->loaded_ns ? e->loaded_ns : ts, event, args, n);
 }
 
 /* An unload the audit log reports is one a failed load rolled back: the

@@ -108,12 +108,13 @@ enum ct_nvtx_event {
  * the clock when the load was requested, end when it was seen done; arg[0]
  * the event's key (its strings carry it), arg[1] the requesting thread,
  * arg[2] how it was requested (enum ct_library_request), arg[3] the object's
- * load address, arg[4] how many identical attempts failed (CT_LIB_FAILED). The strings that go with
- * it come first, on the same ring. */
+ * load address, arg[4] how many identical attempts failed (CT_LIB_FAILED).
+ * The strings that go with it come first, on the same ring. */
 enum ct_library_event {
     CT_LIB_LOADED = 1,
     CT_LIB_FAILED = 2,
     CT_LIB_UNLOADED = 3,
+    CT_LIB_QUERIED = 4, /* an RTLD_NOLOAD dlopen of a name not loaded: loads nothing */
 };
 
 enum ct_library_request {

@@ -120,6 +120,7 @@
     X(event, library, "cuda.library", INSTANT)                                                     \
     X(event, library_load, "cuda.library.load", INSTANT)                                           \
     X(event, library_failed, "cuda.library.failed", INSTANT)                                       \
+    X(event, library_query, "cuda.library.query", INSTANT)                                         \
     X(event, library_unload, "cuda.library.unload", INSTANT)                                       \
     X(event, library_version, "cuda.library.version", INSTANT)                                     \
     X(event, library_inventory, "cuda.library.inventory", INSTANT)                                 \

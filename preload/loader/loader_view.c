@@ -8,9 +8,11 @@
  * loads (answering a request by their name, or else the DT_NEEDED entry of
  * the first object that names them), missing ones unloads, and a request
  * whose object never appears failed, with the text dlerror() gave the
- * program when it asked. Seeing any of it starts the session: loading a
- * CUDA library is touching CUDA. How each file was found and where a
- * failed one was looked for is worked out by the collector from the files
+ * program when it asked; an RTLD_NOLOAD query that found nothing is
+ * written as a query. Seeing a load or a failure starts the session:
+ * loading a CUDA library is touching CUDA (asking whether one is loaded is
+ * not). How each file was found and where a failed one was looked for is
+ * worked out by the collector from the files
  * (collector/libraries/ld_search.c), never in here.
  *
  * Locks: a look holds `observer` while it walks the link map (which takes
@@ -239,11 +241,28 @@ static void emit_unloads(uint64_t now)
     }
 }
 
-/* Requests answered by an object that was there before them, and requests
- * that failed (the program read the error, or the process is ending). */
+/* A query is written once the session runs; alone it does not start one
+ * (asking whether a library is loaded loads nothing), and at exit without
+ * a session it is dropped. */
+static void settle_query(struct ct_request *q, int final)
+{
+    if (ct_session_active())
+        emit(CT_LIB_QUERIED, CT_LIB_BY_DLOPEN, q->attempts, q->ticks, q->mode, q->tid, 0,
+             q->text->name, q->text->caller, q->text->python, NULL, NULL, NULL);
+    if (ct_session_active() || final)
+        q->used = 0;
+}
+
+/* Requests answered by an object that was there before them, requests
+ * that failed (the program read the error, or the process is ending), and
+ * queries. */
 static void settle_requests(int final)
 {
     for (struct ct_request *q = ct_requests_next(NULL); q; q = ct_requests_next(q)) {
+        if (q->query) {
+            settle_query(q, final);
+            continue;
+        }
         struct known *k = NULL;
         for (int i = 0; i < MAX_KNOWN && !q->failed; i++)
             if (known[i].used &&

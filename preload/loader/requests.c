@@ -2,11 +2,13 @@
  * The dlopen requests the loader view has yet to see through (requests.h).
  * A request is noted when the program's dlopen of a CUDA-stack name starts,
  * answered when a look finds an object it gets, and failed when dlerror()
- * tells the program of an error about it. The table is fixed in size: a
- * new request takes a free slot, else the oldest unanswered one's, which is
- * given up, sparing a failure that waits to be written. A load retried in a
- * loop fails the same way each time, so identical failures fold into one
- * that carries their count.
+ * tells the program of an error about it. An RTLD_NOLOAD dlopen of a name
+ * that is not loaded is a query: it loads nothing by design, so it is
+ * noted to be written as such, never answered or failed. The table is
+ * fixed in size: a new request takes a free slot, else the oldest
+ * unanswered one's, which is given up, sparing a failure that waits to be
+ * written. A load retried in a loop fails the same way each time, so
+ * identical failures fold into one that carries their count.
  */
 #include "preload/loader/requests.h"
 
@@ -33,6 +35,7 @@ static __thread struct {
     char name[CT_LOADER_PATH_LEN];
     uintptr_t caller;
     uint64_t ticks;
+    int query; /* with RTLD_NOLOAD */
 } last_request CT_TLS;
 
 void ct_requests_lock(void)
@@ -58,7 +61,7 @@ struct ct_request *ct_request_answered_by(const char *path, const char *soname)
 {
     for (int r = 0; r < MAX_REQUESTS; r++) {
         struct ct_request *q = &requests[r];
-        if (q->used && !q->failed && ct_answers_to(q->text->name, path, soname))
+        if (q->used && !q->failed && !q->query && ct_answers_to(q->text->name, path, soname))
             return q;
     }
     return NULL;
@@ -129,9 +132,10 @@ void ct_request_note(const char *file, int mode, uintptr_t caller)
     ct_copy_truncated(last_request.name, sizeof last_request.name, file);
     last_request.caller = caller;
     last_request.ticks = now;
+    last_request.query = (mode & RTLD_NOLOAD) != 0;
     atomic_store(&last_request_ticks, now);
-    /* A probe with RTLD_NOLOAD loads nothing, so it cannot fail to load. */
-    if (!ct_is_cuda_stack(file) || (mode & RTLD_NOLOAD))
+    /* A query that finds its library loaded tells nothing new. */
+    if (!ct_is_cuda_stack(file) || (last_request.query && ct_name_is_loaded(file)))
         return;
     char caller_path[CT_LOADER_PATH_LEN], python[CT_LOADER_PATH_LEN] = "";
     ct_object_containing(caller, caller_path, sizeof caller_path);
@@ -139,6 +143,7 @@ void ct_request_note(const char *file, int mode, uintptr_t caller)
         python_requester(python, sizeof python);
     ct_requests_lock();
     struct ct_request *q = take_request((int32_t)gettid(), mode, now);
+    q->query = last_request.query;
     ct_copy_truncated(q->text->name, sizeof q->text->name, file);
     ct_copy_truncated(q->text->caller, sizeof q->text->caller, caller_path);
     ct_copy_truncated(q->text->python, sizeof q->text->python, python);
@@ -169,7 +174,8 @@ static struct ct_request *latest_request_of(int32_t tid, const char *name)
     struct ct_request *latest = NULL;
     for (int r = 0; r < MAX_REQUESTS; r++) {
         const struct ct_request *q = &requests[r];
-        if (q->used && !q->failed && q->tid == tid && (!latest || q->ticks > latest->ticks) &&
+        if (q->used && !q->failed && !q->query && q->tid == tid &&
+            (!latest || q->ticks > latest->ticks) &&
             (!name || strcmp(ct_base_name(q->text->name), ct_base_name(name)) == 0))
             latest = &requests[r];
     }
@@ -213,7 +219,8 @@ static void note_failed_load(const char *name, const char *text, int32_t tid)
 
 /* glibc's load errors begin with the file that failed ("NAME: cannot open
  * shared object file: ..."); an error naming an object that is loaded came
- * from something else (a dlsym). The failing file is the request itself, a
+ * from something else (a dlsym), and one after the thread's query only says
+ * that the name is not loaded. The failing file is the request itself, a
  * CUDA library it needed (or one whose request was given up), or another
  * library a CUDA request needed: only while that request is the thread's
  * latest dlopen, as a later dlopen of something else (a framework probing
@@ -223,7 +230,7 @@ int ct_request_note_error(const char *text)
     char failing[CT_LOADER_PATH_LEN], latest[CT_LOADER_PATH_LEN] = "";
     const char *colon = strstr(text, ": ");
     snprintf(failing, sizeof failing, "%.*s", colon ? (int)(colon - text) : 0, text);
-    if (!*failing || ct_name_is_loaded(failing))
+    if (!*failing || last_request.query || ct_name_is_loaded(failing))
         return 0;
     int32_t tid = (int32_t)gettid();
     if (mark_failed(tid, failing, text))

@@ -27,6 +27,9 @@ struct ct_request_text {
 
 struct ct_request {
     int used, failed;
+    /* An RTLD_NOLOAD dlopen of a name that was not loaded when asked: it
+     * loads nothing by design, so it is neither answered nor failed. */
+    int query;
     uint32_t attempts; /* failed: identical failures folded into this one */
     int32_t tid;
     int mode;

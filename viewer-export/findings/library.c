@@ -1,9 +1,9 @@
 /*
  * The findings about which CUDA libraries a process loaded, and how:
  * duplicate-library (two files of one library family mapped at once),
- * library-load-failed (the loader looked for a CUDA library and found
- * none), shadowed-library (LD_LIBRARY_PATH or ld.so.conf beat the asking
- * library's own RUNPATH copy), fallback-resolution (a library its
+ * library-load-failed (an object asked for a CUDA library and got it by no
+ * name it tried), shadowed-library (LD_LIBRARY_PATH or ld.so.conf beat the
+ * asking library's own RUNPATH copy), fallback-resolution (a library its
  * requester's own RPATH/RUNPATH meant to provide was found somewhere else,
  * as when a pip wheel is missing), version-mismatch (libraries of one stack
  * from different releases), toolkit-mismatch (a runtime or cuDNN found in
@@ -66,21 +66,6 @@ static void duplicates(const struct ct_process_report *p, struct ct_findings *ou
                "framework was built for: remove the other from LD_LIBRARY_PATH, the "
                "environment or the install.");
     }
-}
-
-/* Whether a library of `name`'s family was loaded after all: libraries probe
- * for several names (cuDNN tries libcudnn_graph.so.9.19.0, then .9.19, then
- * .9), and only a family that never loaded is a failure. */
-static int family_loaded(const struct ct_process_report *p, const char *name)
-{
-    char family[64];
-    if (!ct_library_family(name, family, sizeof family))
-        return 0;
-    for (size_t i = 0; i < p->libraries.mapped_count; i++)
-        if (strcmp(p->libraries.mapped[i].family, family) == 0 &&
-            !(p->libraries.mapped[i].rolled_back_by && *p->libraries.mapped[i].rolled_back_by))
-            return 1;
-    return 0;
 }
 
 /* The leading number of a version string ("12" of "12.4.1"), or -1. */
@@ -180,10 +165,12 @@ static void explain_failed_load(const struct ct_process_report *p,
 
 static void failed_loads(const struct ct_process_report *p, struct ct_findings *out)
 {
+    /* Probes (another name of the library got it) are not among the failed
+     * loads (model/libraries.c); the driver is driver-missing's. */
     for (size_t i = 0; i < p->libraries.failed_count; i++) {
         const struct ct_failed_load *load = &p->libraries.failed[i];
-        if (ct_is_driver_name(load->requested_as) || family_loaded(p, load->requested_as))
-            continue; /* the driver is driver-missing's; a probe that found another name */
+        if (ct_is_driver_name(load->requested_as))
+            continue;
         struct ct_finding *f =
             ct_finding_add(out, "library-load-failed", CT_SEVERITY_ERROR, p->pid,
                            "%s could not be loaded (asked for by %s): %s; %s.", load->requested_as,

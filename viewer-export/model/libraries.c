@@ -5,7 +5,11 @@
  * attached to the library it mapped once the whole trace is read, as are
  * the versions the libraries' own APIs reported and the unloads. Where the
  * audit module ran, its account is the loader's own and the preload's
- * reconstruction is left out (the tests compare the two).
+ * reconstruction is left out (the tests compare the two). A failed name is
+ * a failure only when its requester got that library by no name: the
+ * others are probes, kept with the library they found. RTLD_NOLOAD queries
+ * ("cuda.library.query", the preload's) are no failures either; the audit
+ * module sees each as a failed search, taken back here.
  */
 #include "viewer-export/model/libraries.h"
 
@@ -15,6 +19,7 @@
 
 #include "cudatrace/trace_names.h"
 #include "common/array.h"
+#include "common/library_family.h"
 #include "common/string_table.h"
 
 static void add_library(struct ct_library_view *l, const struct ct_event *e)
@@ -179,10 +184,106 @@ static void take_python_requesters(struct ct_library_view *l)
         }
 }
 
+/* The audit module cannot tell an RTLD_NOLOAD query from a load: each
+ * query the preload saw is one failed search of its name in the audit
+ * module's account, by the same requester. */
+static void take_back_queried_searches(struct ct_library_view *l)
+{
+    for (size_t i = 0; i < l->query_count; i++) {
+        uint64_t left = l->queries[i].attempts;
+        for (size_t k = 0; k < l->failed_count && left; k++) {
+            struct ct_failed_load *f = &l->failed[k];
+            if (strcmp(f->seen_by, ct_value_seen_by_audit) != 0 ||
+                strcmp(f->requested_as, l->queries[i].requested_as) != 0 ||
+                strcmp(f->requested_by, l->queries[i].requested_by) != 0)
+                continue;
+            uint64_t taken = f->attempts < left ? f->attempts : left;
+            f->attempts -= taken;
+            left -= taken;
+        }
+    }
+    size_t kept = 0;
+    for (size_t k = 0; k < l->failed_count; k++)
+        if (l->failed[k].attempts)
+            l->failed[kept++] = l->failed[k];
+    l->failed_count = kept;
+}
+
+/* The account (of either view: the audit module writes none for a name
+ * found already loaded) by which `requested_by` got a file of `family`
+ * that stayed mapped, with that file's entry in `library`; NULL when it
+ * got none. */
+static const struct ct_library_entry *load_that_got(const struct ct_library_view *l,
+                                                    const char *family, const char *requested_by,
+                                                    size_t *library)
+{
+    for (size_t i = 0; i < l->load_count; i++) {
+        if (strcmp(l->loads[i].requested_by, requested_by) != 0)
+            continue;
+        for (size_t k = 0; k < l->mapped_count; k++) {
+            const struct ct_library_entry *lib = &l->mapped[k];
+            if (strcmp(lib->realpath, l->loads[i].realpath) == 0 &&
+                strcmp(lib->family, family) == 0 &&
+                !(lib->rolled_back_by && *lib->rolled_back_by)) {
+                *library = k;
+                return &l->loads[i];
+            }
+        }
+    }
+    return NULL;
+}
+
+/* The probes, each library's together in `mapped` order, and each
+ * library's share of them. */
+static void group_probes(struct ct_library_view *l, const struct ct_probe *found, size_t count)
+{
+    if (!count)
+        return;
+    l->probes = malloc(count * sizeof *l->probes);
+    if (!l->probes)
+        abort();
+    for (size_t k = 0; k < l->mapped_count; k++) {
+        l->mapped[k].probes = l->probes + l->probe_count;
+        for (size_t i = 0; i < count; i++)
+            if (found[i].library == k)
+                l->probes[l->probe_count++] = found[i];
+        l->mapped[k].probe_count = (size_t)(l->probes + l->probe_count - l->mapped[k].probes);
+    }
+}
+
+/* A failed name is a probe when its requester got the same library (its
+ * family) by another name; only a library it got by no name failed. */
+static void separate_probes(struct ct_library_view *l)
+{
+    struct ct_probe *found = NULL;
+    size_t count = 0, kept = 0;
+    for (size_t i = 0; i < l->failed_count; i++) {
+        const struct ct_failed_load *f = &l->failed[i];
+        char family[64];
+        size_t library = 0;
+        const struct ct_library_entry *load =
+            ct_library_family(f->requested_as, family, sizeof family)
+                ? load_that_got(l, family, f->requested_by, &library)
+                : NULL;
+        if (!load) {
+            l->failed[kept++] = *f;
+            continue;
+        }
+        found = ct_array_grow(found, count, sizeof *found);
+        found[count++] = (struct ct_probe){f->requested_as, f->requested_by, f->requested_from,
+                                           f->seen_by,      f->attempts,     load->requested_as,
+                                           library};
+    }
+    l->failed_count = kept;
+    group_probes(l, found, count);
+    free(found);
+}
+
 void ct_libraries_attach(struct ct_library_view *l)
 {
     const char *view = chosen_view(l);
     keep_failed_loads_of(l, view);
+    take_back_queried_searches(l);
     for (size_t i = 0; i < l->version_count; i++)
         for (size_t k = 0; k < l->mapped_count; k++)
             if (strcmp(l->mapped[k].realpath, l->versions[i].realpath) == 0) {
@@ -212,6 +313,7 @@ void ct_libraries_attach(struct ct_library_view *l)
     }
     take_python_requesters(l);
     attach_unloads(l);
+    separate_probes(l);
     attach_rolled_back(l);
 }
 
@@ -242,6 +344,24 @@ static void add_failed_load(struct ct_library_view *l, const struct ct_event *e)
         }
     l->failed = ct_array_grow(l->failed, l->failed_count, sizeof *l->failed);
     l->failed[l->failed_count++] = load;
+}
+
+/* A query repeated (each step of a loop asking again) is one, counted. */
+static void add_query(struct ct_library_view *l, const struct ct_event *e)
+{
+    struct ct_probe query = {.requested_as = ct_event_text(e, ct_key_requested_as),
+                             .requested_by = ct_event_text(e, ct_key_requested_by),
+                             .requested_from = ct_event_text(e, ct_key_requested_from),
+                             .seen_by = seen_by(e),
+                             .attempts = (uint64_t)ct_event_int(e, ct_key_attempts, 1)};
+    for (size_t i = 0; i < l->query_count; i++)
+        if (strcmp(l->queries[i].requested_as, query.requested_as) == 0 &&
+            strcmp(l->queries[i].requested_by, query.requested_by) == 0) {
+            l->queries[i].attempts += query.attempts;
+            return;
+        }
+    l->queries = ct_array_grow(l->queries, l->query_count, sizeof *l->queries);
+    l->queries[l->query_count++] = query;
 }
 
 static void add_missing_image(struct ct_library_view *l, const struct ct_event *e)
@@ -276,6 +396,8 @@ int ct_libraries_instant(struct ct_library_view *l, const struct ct_event *e)
         add_load(l, e);
     } else if (strcmp(e->name, ct_event_library_failed) == 0) {
         add_failed_load(l, e);
+    } else if (strcmp(e->name, ct_event_library_query) == 0) {
+        add_query(l, e);
     } else if (strcmp(e->name, ct_event_library_unload) == 0) {
         add_unload(l, e);
     } else {
@@ -288,6 +410,8 @@ void ct_libraries_free(struct ct_library_view *l)
 {
     free(l->mapped);
     free(l->failed);
+    free(l->probes);
+    free(l->queries);
     free(l->loads);
     free(l->versions);
     free(l->unloads);

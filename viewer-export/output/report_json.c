@@ -1,7 +1,8 @@
 /*
  * The parts of the report/1 JSON (docs/report-schema.md) that come from
  * one process: who it was in its job, its facts, calls, GPU, CUPTI, NVTX
- * ranges, libraries and failed loads; and one finding with its evidence.
+ * ranges, libraries (with their probes), failed loads and RTLD_NOLOAD
+ * queries; and one finding with its evidence.
  * job_json.c puts them together for `cudatrace report --json`, `doctor
  * --json` and the html export, which embeds it.
  */
@@ -13,6 +14,21 @@
 #include <string.h>
 
 #include "common/entry_list.h"
+
+/* A probe (with the name its requester got the library by) or a query. */
+static void probe_json(struct ct_json *j, const struct ct_probe *probe)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_string(j, "requested_as", probe->requested_as);
+    ct_json_string(j, "requested_by", probe->requested_by);
+    if (*probe->requested_from)
+        ct_json_string(j, "requested_from", probe->requested_from);
+    ct_json_string(j, "seen_by", probe->seen_by);
+    ct_json_uint(j, "attempts", probe->attempts);
+    if (probe->found_as)
+        ct_json_string(j, "found_as", probe->found_as);
+    ct_json_end_object(j);
+}
 
 void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
 {
@@ -58,6 +74,12 @@ void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
         ct_json_null(j, "rolled_back_by");
     ct_json_string(j, "build_id", lib->build_id);
     ct_json_uint(j, "size", lib->size);
+    if (lib->probe_count) {
+        ct_json_begin_array(j, "probes");
+        for (size_t i = 0; i < lib->probe_count; i++)
+            probe_json(j, &lib->probes[i]);
+        ct_json_end_array(j);
+    }
     ct_json_end_object(j);
 }
 
@@ -574,6 +596,10 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
     ct_json_begin_array(j, "failed_loads");
     for (size_t i = 0; i < p->libraries.failed_count; i++)
         ct_failed_load_json(j, &p->libraries.failed[i]);
+    ct_json_end_array(j);
+    ct_json_begin_array(j, "queries");
+    for (size_t i = 0; i < p->libraries.query_count; i++)
+        probe_json(j, &p->libraries.queries[i]);
     ct_json_end_array(j);
     ct_json_begin_array(j, "in_flight");
     for (size_t i = 0; i < p->run.inflight_count; i++) {

@@ -1,7 +1,8 @@
 /*
  * The text form of one process's part of a report: who it was in its job,
- * its facts, the calls per function, the GPU and CUPTI, the libraries and
- * failed loads; and of one finding with the sites that carry its cost.
+ * its facts, the calls per function, the GPU and CUPTI, the libraries (each
+ * with the probes that found it another way), failed loads and RTLD_NOLOAD
+ * queries; and of one finding with the sites that carry its cost.
  * job_text.c puts them together for `cudatrace report` and `doctor`.
  */
 #include "viewer-export/output/report_output.h"
@@ -290,6 +291,54 @@ static void print_snapshots(FILE *out, const struct ct_process_report *p)
                 ct_human_time(p->run.snapshots[i].at_ns - p->run.first_ns, a, sizeof a));
 }
 
+/* A probe or a query, which loaded nothing and is no failure: who asked,
+ * what it got instead, how often. */
+static void print_probe(FILE *out, const char *label, const struct ct_probe *probe)
+{
+    fprintf(out, "  %-14s %s (asked for by %s", label, probe->requested_as,
+            ct_requester_text(probe->requested_by, probe->requested_from));
+    if (probe->found_as)
+        fprintf(out, ", which got this library as %s", probe->found_as);
+    else
+        fprintf(out, " with RTLD_NOLOAD, which loads nothing");
+    if (probe->attempts > 1)
+        fprintf(out, "; %llu times", (unsigned long long)probe->attempts);
+    fprintf(out, ")\n");
+}
+
+static void print_library(FILE *out, const struct ct_library_entry *lib)
+{
+    fprintf(out, "  library        %-12s %s", lib->family, lib->realpath);
+    if (lib->found_via && *lib->requested_as)
+        fprintf(out, " (%s, asked for as %s by %s)", lib->found_via, lib->requested_as,
+                ct_requester_text(lib->requested_by, lib->requested_from));
+    else if (lib->found_via)
+        fprintf(out, " (%s)", lib->found_via);
+    if (lib->rolled_back_by && *lib->rolled_back_by)
+        fprintf(out, "; unmapped again when the load failed on %s", lib->rolled_back_by);
+    fprintf(out, "\n");
+    for (size_t i = 0; i < lib->probe_count; i++)
+        print_probe(out, "probe", &lib->probes[i]);
+}
+
+static void print_libraries(FILE *out, const struct ct_library_view *l)
+{
+    for (size_t i = 0; i < l->mapped_count; i++)
+        print_library(out, &l->mapped[i]);
+    for (size_t i = 0; i < l->failed_count; i++) {
+        const struct ct_failed_load *load = &l->failed[i];
+        fprintf(out, "  failed load    %s (asked for by %s; %s)\n", load->requested_as,
+                ct_requester_text(load->requested_by, load->requested_from),
+                ct_failed_load_searched(load));
+        if (strchr(load->missing, ':'))
+            fprintf(out, "                 missing with it: %s\n", load->missing);
+        if (*load->other_majors)
+            fprintf(out, "                 other majors installed: %s\n", load->other_majors);
+    }
+    for (size_t i = 0; i < l->query_count; i++)
+        print_probe(out, "query", &l->queries[i]);
+}
+
 void ct_process_text(FILE *out, const struct ct_process_report *p)
 {
     char a[32], b[32];
@@ -379,28 +428,7 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
                 (unsigned long long)p->run.calls_recorded,
                 ct_human_time(p->run.collector_cpu_ns, a, sizeof a),
                 (unsigned long long)p->run.collector_max_rss_kb);
-    for (size_t i = 0; i < p->libraries.mapped_count; i++) {
-        const struct ct_library_entry *lib = &p->libraries.mapped[i];
-        fprintf(out, "  library        %-12s %s", lib->family, lib->realpath);
-        if (lib->found_via && *lib->requested_as)
-            fprintf(out, " (%s, asked for as %s by %s)", lib->found_via, lib->requested_as,
-                    ct_requester_text(lib->requested_by, lib->requested_from));
-        else if (lib->found_via)
-            fprintf(out, " (%s)", lib->found_via);
-        if (lib->rolled_back_by && *lib->rolled_back_by)
-            fprintf(out, "; unmapped again when the load failed on %s", lib->rolled_back_by);
-        fprintf(out, "\n");
-    }
-    for (size_t i = 0; i < p->libraries.failed_count; i++) {
-        const struct ct_failed_load *load = &p->libraries.failed[i];
-        fprintf(out, "  failed load    %s (asked for by %s; %s)\n", load->requested_as,
-                ct_requester_text(load->requested_by, load->requested_from),
-                ct_failed_load_searched(load));
-        if (strchr(load->missing, ':'))
-            fprintf(out, "                 missing with it: %s\n", load->missing);
-        if (*load->other_majors)
-            fprintf(out, "                 other majors installed: %s\n", load->other_majors);
-    }
+    print_libraries(out, &p->libraries);
 }
 
 void ct_finding_text(FILE *out, const struct ct_finding *f, int first)
