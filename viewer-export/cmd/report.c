@@ -2,8 +2,10 @@
  * `cudatrace report [--json] TRACE|DIR...`: per traced process, wall time, the
  * CUDA versions, calls/errors/time per runtime function, launches, time in
  * synchronisation, allocator activity, dropped records and findings; over
- * several processes (the ranks of a job, a directory of their traces) also
- * the findings aggregated across them and those that compare them.
+ * several processes (the ranks of a job, a directory of their traces) the
+ * job first: the findings aggregated across them and those that compare
+ * them, its figures and the processes that stand out, a table by host and
+ * only those processes' parts, or with --per-process every process's.
  * `--summary` writes the traces' summary instead, and `--merge` reports on
  * summaries, made on other nodes: the same report (job/summary.h). The
  * JSON form is a stable interface, documented in docs/report-schema.md.
@@ -107,15 +109,21 @@ static const char help[] =
     "dropped records, the CUDA libraries loaded (and those that failed to load),\n"
     "and findings. A directory stands for every trace in it (one per rank or\n"
     "worker), but the snapshots taken of them (NAME.snapshot-N.pftrace.zst: name\n"
-    "one to read it). Over several processes (the ranks of a job) the report starts with a\n"
-    "line per process, by job, host and rank, gives each finding once with the\n"
-    "processes it fired on, and adds the findings that compare them. Traces are\n"
-    "read in parallel, one reader per core. Reads zstd, gzip or plain traces, also\n"
-    "ones cut short.\n"
+    "one to read it). Over several processes (the ranks of a job) the report gives\n"
+    "the job first: each finding once with the processes it fired on, and the\n"
+    "findings that compare them; per figure (wall, calls, launches, sync, GPU busy,\n"
+    "peak memory, exit) the median and range across the ranks and the ranks that\n"
+    "stand out, by rank and host (at least half the median and 50 ms or 64 MiB from\n"
+    "it, beyond the others' spread, or another exit than most). Then a table grouped\n"
+    "by host (a line per host past 32 processes, at most 32 hosts) and the full\n"
+    "part of each rank that stands out (at most five): a length that does not grow\n"
+    "with the ranks. Traces are read in parallel, one reader per core. Reads zstd,\n"
+    "gzip or plain traces, also ones cut short.\n"
     "\n"
     "options:\n"
     "  --json                  the report as JSON (a stable interface: docs/report-schema.md)\n"
-    "  --per-process           each process's findings under it, not aggregated\n"
+    "  --per-process           the table of every process, then every process's part\n"
+    "                          with its own findings under it, not aggregated\n"
     "  --fail-on=LEVEL         exit with status 3 when a finding of LEVEL (error or\n"
     "                          warning) or worse is found: a gate for CI\n"
     "  --threshold NAME=VALUE  change a usage finding's threshold (docs/findings.md):\n"
