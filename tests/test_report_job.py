@@ -108,7 +108,9 @@ def test_processes_are_ordered_by_host_and_rank(job_dir, build_dir):
         (host_of(k), k) for k in range(RANKS)]
     assert r["job"]["hosts"] == ["node-a", "node-b"] and r["job"]["jobs"] == ["4242"]
     text = cudatrace(build_dir, "report", job_dir).stdout.splitlines()
-    table = [line.split()[:3] for line in text[1:RANKS + 1]]
+    first = text.index("host node-a: ranks 0-3")
+    assert text[first + 5] == "host node-b: ranks 4-7"
+    table = [line.split()[:3] for line in text[first + 1:first + 5] + text[first + 6:first + 10]]
     assert [(row[1], row[2]) for row in table] == [(str(k), host_of(k)) for k in range(RANKS)]
 
 

@@ -6,6 +6,7 @@ straggler (one process waits in synchronisation far longer than the rest)."""
 import json
 import os
 import shutil
+import socket
 import subprocess
 
 import toolkit
@@ -107,10 +108,14 @@ def test_a_directory_is_its_traces(trace_run, build_dir, tmp_path):
     listed = report(build_dir, job / "rank0.pftrace.zst", job / "rank1.pftrace.zst")
     assert report(build_dir, job).stdout == listed.stdout
     text = report(build_dir, job, json_form=False).stdout.splitlines()
-    # One line per process before the details.
-    assert text[0].split() == ["pid", "rank", "host", "wall", "calls", "launches", "sync", "peak",
-                               "memory", "exit"]
-    assert [int(line.split()[0]) for line in text[1:3]] == [c.pid for c, _, _ in runs]
+    # The job first, then one line per process under its host (no launcher: no ranks).
+    host = socket.gethostname()
+    assert text[0] == "job: 2 processes on 1 host"
+    table = text.index("pid        rank host                     wall      calls   launches"
+                       "         sync  peak memory  exit")
+    assert text[table + 1] == f"host {host}: pid {runs[0][0].pid}, pid {runs[1][0].pid}"
+    assert [int(line.split()[0]) for line in text[table + 2:table + 4]] == [
+        c.pid for c, _, _ in runs]
 
 
 def test_a_trace_then_a_directory_without_traces(trace_run, build_dir, tmp_path):

@@ -2,8 +2,10 @@
  * `cudatrace report [--json] TRACE|DIR...`: per traced process, wall time, the
  * CUDA versions, calls/errors/time per runtime function, launches, time in
  * synchronisation, allocator activity, dropped records and findings; over
- * several processes (the ranks of a job, a directory of their traces) also
- * the findings aggregated across them and those that compare them.
+ * several processes (the ranks of a job, a directory of their traces) the
+ * job first: the findings aggregated across them and those that compare
+ * them, its figures and the processes that stand out, a table by host and
+ * only those processes' parts, or with --per-process every process's.
  * `--summary` writes the traces' summary instead, and `--merge` reports on
  * summaries, made on other nodes: the same report (job/summary.h). The
  * JSON form is a stable interface, documented in docs/report-schema.md.
@@ -110,14 +112,21 @@ static const char help[] =
     "load nothing), and findings. A directory stands for every trace in it (one\n"
     "per rank or worker), but the snapshots taken of them\n"
     "(NAME.snapshot-N.pftrace.zst: name one to read it). Over several processes\n"
-    "(the ranks of a job) the report starts with a line per process, by job,\n"
-    "host and rank, gives each finding once with the processes it fired on, and\n"
-    "adds the findings that compare them. Traces are read in parallel, one\n"
-    "reader per core. Reads zstd, gzip or plain traces, also ones cut short.\n"
+    "(the ranks of a job) the report gives the job first: each finding once with\n"
+    "the processes it fired on, and the findings that compare them; per figure\n"
+    "(wall, calls, launches, sync, GPU busy, peak memory, exit) the median and\n"
+    "range across the ranks and the ranks that stand out, by rank and host (at\n"
+    "least half the median and 50 ms or 64 MiB from it, beyond the others' spread,\n"
+    "or another exit than most). Then a table grouped by host (a line per host\n"
+    "past 32 processes, at most 32 hosts) and the full part of each rank that\n"
+    "stands out (at most five): a length that does not grow with the ranks.\n"
+    "Traces are read in parallel, one reader per core. Reads zstd, gzip or plain\n"
+    "traces, also ones cut short.\n"
     "\n"
     "options:\n"
     "  --json                  the report as JSON (a stable interface: docs/report-schema.md)\n"
-    "  --per-process           each process's findings under it, not aggregated\n"
+    "  --per-process           the table of every process, then every process's part\n"
+    "                          with its own findings under it, not aggregated\n"
     "  --fail-on=LEVEL         exit with status 3 when a finding of LEVEL (error or\n"
     "                          warning) or worse is found: a gate for CI\n"
     "  --threshold NAME=VALUE  change a usage finding's threshold (docs/findings.md):\n"

@@ -329,11 +329,7 @@ void ct_findings_across(struct ct_job *job)
 {
     struct group g = {job, 0, 0};
     for (; g.start < job->process_count; g.start += g.count) {
-        g.count = 1;
-        while (g.start + g.count < job->process_count &&
-               strcmp(job->processes[g.start + g.count].identity.job,
-                      job->processes[g.start].identity.job) == 0)
-            g.count++;
+        g.count = ct_job_group_end(job, g.start) - g.start;
         if (g.count < 2)
             continue;
         inconsistent_libraries(&g);

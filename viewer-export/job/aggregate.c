@@ -68,6 +68,13 @@ static int by_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void ct_spread_of(double *values, size_t n, struct ct_spread *out)
+{
+    qsort(values, n, sizeof *values, by_double);
+    *out = (struct ct_spread){
+        values[0], n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2, values[n - 1]};
+}
+
 int ct_finding_group_spread(const struct ct_job *job, const struct ct_finding_group *g,
                             const char *key, struct ct_spread *out)
 {
@@ -83,11 +90,8 @@ int ct_finding_group_spread(const struct ct_job *job, const struct ct_finding_gr
                 break;
             }
     }
-    qsort(values, n, sizeof *values, by_double);
     if (n)
-        *out = (struct ct_spread){values[0],
-                                  n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2,
-                                  values[n - 1]};
+        ct_spread_of(values, n, out);
     free(values);
     return n > 0;
 }

@@ -4,7 +4,8 @@
  * copy per process, with its worst process (the first in the job's order:
  * the most severe and costliest), the spread of its numbers, and the
  * processes where it did not fire. A finding that compares processes is an
- * entry of its own.
+ * entry of its own. The spread of a set of numbers is made here for the
+ * job's figures too (figures.h).
  */
 #ifndef CT_JOB_AGGREGATE_H
 #define CT_JOB_AGGREGATE_H
@@ -28,6 +29,8 @@ void ct_finding_groups_free(struct ct_finding_groups *groups);
 struct ct_spread {
     double min, median, max;
 };
+/* The spread of `n` (at least one) values, which it sorts. */
+void ct_spread_of(double *values, size_t n, struct ct_spread *out);
 /* The group's values of the worst's number `key` (the members that have
  * it); 0 when none has. */
 int ct_finding_group_spread(const struct ct_job *job, const struct ct_finding_group *g,

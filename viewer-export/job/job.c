@@ -95,6 +95,8 @@ static void process_from_json(struct ct_job *job, const struct ct_json_value *v,
     p->sync_calls = number_at(report, "sync", "count");
     p->sync_ns = number_at(report, "sync", "total_ns");
     p->peak_bytes = number_at(report, "memory", "peak_bytes");
+    p->has_gpu = ct_json_member(report, "gpu") != NULL;
+    p->gpu_busy_ns = number_at(report, "gpu", "busy_ns");
     p->exit = text_or(report, "exit", "unknown");
     const struct ct_json_value *libraries = ct_json_member(report, "libraries");
     size_t count = libraries && libraries->type == CT_JSON_ARRAY ? libraries->count : 0;
@@ -292,6 +294,15 @@ void ct_job_free(struct ct_job *job)
     free(job->documents);
     ct_findings_free(&job->findings);
     memset(job, 0, sizeof *job);
+}
+
+size_t ct_job_group_end(const struct ct_job *job, size_t start)
+{
+    size_t end = start + 1;
+    while (end < job->process_count &&
+           strcmp(job->processes[end].identity.job, job->processes[start].identity.job) == 0)
+        end++;
+    return end;
 }
 
 static int several_hosts(const struct ct_job *job)

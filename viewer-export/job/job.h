@@ -22,6 +22,8 @@ struct ct_job_process {
     const char *text;                        /* its part of the text report */
     const char *path;                        /* the trace it came from */
     uint64_t wall_ns, calls_recorded, launches, sync_calls, sync_ns, peak_bytes;
+    uint64_t gpu_busy_ns; /* with has_gpu: only a trace with GPU timings has it */
+    int has_gpu;
     const char *exit;
     struct ct_library_entry *libraries; /* mapped, as the report lists them */
     size_t library_count;
@@ -60,6 +62,10 @@ int ct_job_of_report(struct ct_job *job, const struct ct_report *report, const c
  * every finding. */
 void ct_job_finish(struct ct_job *job);
 void ct_job_free(struct ct_job *job);
+
+/* The end of the processes of `start`'s job id: the job orders its
+ * processes by job id, so they stand in a row from `start`. */
+size_t ct_job_group_end(const struct ct_job *job, size_t start);
 
 /* How findings name a process: "rank 3 (pid 1234)", or "pid 1234" where no
  * launcher gave it a rank; with "on HOST" when the job spans hosts. */

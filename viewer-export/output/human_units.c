@@ -1,10 +1,11 @@
 /*
  * Durations and sizes as people read them, for the text report and the
- * findings' messages.
+ * findings' messages, and a named number in the unit its name says.
  */
 #include "viewer-export/output/human_units.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* 1234567 ns as "1.235 ms": three significant decimals in the unit that fits. */
 const char *ct_human_time(uint64_t ns, char *buf, size_t size)
@@ -30,5 +31,23 @@ const char *ct_human_bytes(double bytes, char *buf, size_t size)
         snprintf(buf, size, "%.2f KiB", bytes / (1 << 10));
     else
         snprintf(buf, size, "%.0f B", bytes);
+    return buf;
+}
+
+static int ends_with(const char *key, const char *end)
+{
+    size_t n = strlen(key), m = strlen(end);
+    return n >= m && strcmp(key + n - m, end) == 0;
+}
+
+const char *ct_human_number(const char *key, double value, char *buf, size_t size)
+{
+    if (ends_with(key, "bytes") && value >= 0)
+        return ct_human_bytes(value, buf, size);
+    if ((strcmp(key, "ns") == 0 || ends_with(key, "_ns")) && value >= 0)
+        return ct_human_time((uint64_t)value, buf, size);
+    /* counts whole, however large: 123456 calls, not 1.235e+05 */
+    int whole = value >= 1e4 || value <= -1e4 || value == (double)(int64_t)value;
+    snprintf(buf, size, whole ? "%.0f" : "%.4g", value);
     return buf;
 }

@@ -2,7 +2,8 @@
  * The report/1 JSON of a job (docs/report-schema.md): the trace's own
  * facts, each process's object and each finding as their summaries hold
  * them (a finding that compares processes written here), and "job": its
- * hosts and job ids and the findings aggregated across its processes.
+ * hosts and job ids, the findings aggregated across its processes, and
+ * its figures across them with the processes that stand out.
  */
 #include "viewer-export/output/job_output.h"
 
@@ -10,14 +11,20 @@
 #include <string.h>
 
 #include "viewer-export/job/aggregate.h"
+#include "viewer-export/job/figures.h"
 #include "viewer-export/output/report_output.h"
+
+static void process_fields(struct ct_json *j, const struct ct_job_process *p)
+{
+    ct_json_int(j, "pid", p->pid);
+    ct_json_int_or_null(j, "rank", p->identity.rank);
+    ct_json_text_or_null(j, "host", p->identity.host);
+}
 
 static void process_ref(struct ct_json *j, const char *key, const struct ct_job_process *p)
 {
     ct_json_begin_object(j, key);
-    ct_json_int(j, "pid", p->pid);
-    ct_json_int_or_null(j, "rank", p->identity.rank);
-    ct_json_text_or_null(j, "host", p->identity.host);
+    process_fields(j, p);
     ct_json_end_object(j);
 }
 
@@ -61,6 +68,70 @@ static void group_json(struct ct_json *j, const struct ct_job *job,
     ct_json_end_object(j);
 }
 
+/* Who stands out on the figure, farthest first, each with its value. */
+static void stand_out_json(struct ct_json *j, const struct ct_job *job,
+                           const struct ct_figure_spread *s)
+{
+    double value;
+    ct_json_begin_array(j, "stand_out");
+    for (size_t i = 0; i < s->stand_out_count; i++) {
+        const struct ct_job_process *p = &job->processes[s->stand_out[i]];
+        ct_json_begin_object(j, NULL);
+        process_fields(j, p);
+        if (ct_job_figure_value(p, s->figure, &value))
+            ct_json_double(j, "value", value);
+        else
+            ct_json_string(j, "value", p->exit);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+}
+
+static void figure_json(struct ct_json *j, const struct ct_job *job,
+                        const struct ct_figure_spread *s)
+{
+    ct_json_begin_object(j, NULL);
+    ct_json_text_or_null(j, "job", job->processes[s->first].identity.job);
+    ct_json_string(j, "name", ct_figure_names[s->figure].key);
+    ct_json_uint(j, "processes", s->processes);
+    if (s->figure == CT_FIGURE_EXIT) {
+        ct_json_text_or_null(j, "usual", s->usual);
+    } else {
+        ct_json_double(j, "min", s->value.min);
+        ct_json_double(j, "median", s->value.median);
+        ct_json_double(j, "max", s->value.max);
+        ct_json_double(j, "mad", s->mad);
+    }
+    stand_out_json(j, job, s);
+    ct_json_end_object(j);
+}
+
+/* The figures per job id, then every process that stands out, farthest
+ * first, with the figures it stands out on. */
+static void figures_json(struct ct_json *j, const struct ct_job *job)
+{
+    struct ct_job_figures figures;
+    ct_job_figures_make(job, &figures);
+    ct_json_begin_array(j, "figures");
+    for (size_t i = 0; i < figures.count; i++)
+        figure_json(j, job, &figures.spreads[i]);
+    ct_json_end_array(j);
+    ct_json_begin_array(j, "stand_out");
+    for (size_t i = 0; i < figures.stand_out_count; i++) {
+        size_t p = figures.stand_out[i];
+        ct_json_begin_object(j, NULL);
+        process_fields(j, &job->processes[p]);
+        ct_json_begin_array(j, "figures");
+        for (int f = 0; f < CT_FIGURES; f++)
+            if (figures.figures_of[p] & 1u << f)
+                ct_json_string(j, NULL, ct_figure_names[f].key);
+        ct_json_end_array(j);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+    ct_job_figures_free(&figures);
+}
+
 /* The distinct values of an identity field, in the processes' order. */
 static void distinct_list(struct ct_json *j, const char *key, const struct ct_job *job, int use_job)
 {
@@ -93,6 +164,7 @@ static void job_json(struct ct_json *j, const struct ct_job *job)
     for (size_t i = 0; i < groups.count; i++)
         group_json(j, job, &groups.items[i], absent);
     ct_json_end_array(j);
+    figures_json(j, job);
     ct_json_end_object(j);
     free(absent);
     ct_finding_groups_free(&groups);

@@ -1,38 +1,22 @@
 /*
  * The text report of a job, shared by `cudatrace report` and `cudatrace
- * doctor`: with several processes a table of one line each first (by job,
- * host and rank), so the odd one out shows before the details; then each
- * process's part as its summary holds it; then the findings: aggregated
- * across the processes (one entry per finding and site, on how many of
- * them, the worst, the spread, where it did not fire), or with
- * --per-process, and always for a single process, under each process.
+ * doctor`. One process: its part as its summary holds it, its findings
+ * under it. Several: the job first, its findings aggregated across the
+ * processes (one entry per finding and site, on how many of them, the
+ * worst, the spread, where it did not fire), its figures and the processes
+ * that stand out (job_figures_text.c); then the table grouped by host
+ * (job_table_text.c); then only the parts of the processes that stand out,
+ * each with its own findings. With --per-process: the table of every
+ * process, then every process's part with its own findings.
  */
 #include "viewer-export/output/job_output.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "viewer-export/job/aggregate.h"
 #include "viewer-export/output/human_units.h"
 #include "viewer-export/output/report_output.h"
-
-static void print_process_table(FILE *out, const struct ct_job *job)
-{
-    char wall[32], sync[32], peak[32], rank[24];
-    fprintf(out, "%-8s %6s %-16s %12s %10s %10s %12s %12s  %s\n", "pid", "rank", "host", "wall",
-            "calls", "launches", "sync", "peak memory", "exit");
-    for (size_t i = 0; i < job->process_count; i++) {
-        const struct ct_job_process *p = &job->processes[i];
-        snprintf(rank, sizeof rank, "%lld", (long long)p->identity.rank);
-        fprintf(out, "%-8d %6s %-16s %12s %10llu %10llu %12s %12s  %s\n", (int)p->pid,
-                p->identity.rank >= 0 ? rank : "-", *p->identity.host ? p->identity.host : "-",
-                ct_human_time(p->wall_ns, wall, sizeof wall), (unsigned long long)p->calls_recorded,
-                (unsigned long long)p->launches, ct_human_time(p->sync_ns, sync, sizeof sync),
-                ct_human_bytes((double)p->peak_bytes, peak, sizeof peak), p->exit);
-    }
-    fprintf(out, "\n");
-}
 
 static void print_own_findings(FILE *out, const struct ct_job *job, size_t process)
 {
@@ -42,24 +26,6 @@ static void print_own_findings(FILE *out, const struct ct_job *job, size_t proce
             ct_finding_text(out, &job->findings.items[i], !shown++);
     if (!shown)
         fprintf(out, "  findings       none\n");
-}
-
-static int ends_with(const char *key, const char *end)
-{
-    size_t n = strlen(key), m = strlen(end);
-    return n >= m && strcmp(key + n - m, end) == 0;
-}
-
-/* A finding's number as its name says it is meant: bytes, nanoseconds, or
- * a plain number (docs/findings.md names them). */
-static const char *human_number(const char *key, double value, char *buf, size_t size)
-{
-    if (ends_with(key, "bytes") && value >= 0)
-        return ct_human_bytes(value, buf, size);
-    if ((strcmp(key, "ns") == 0 || ends_with(key, "_ns")) && value >= 0)
-        return ct_human_time((uint64_t)value, buf, size);
-    snprintf(buf, size, "%.4g", value);
-    return buf;
 }
 
 /* The worst's numbers that differ between the processes, as min .. max. */
@@ -75,8 +41,8 @@ static void print_spread(FILE *out, const struct ct_job *job, const struct ct_fi
             continue;
         fprintf(out, "%s %s %s .. %s (median %s)",
                 shown++ ? ";" : "                   spread:", key,
-                human_number(key, s.min, a, sizeof a), human_number(key, s.max, b, sizeof b),
-                human_number(key, s.median, c, sizeof c));
+                ct_human_number(key, s.min, a, sizeof a), ct_human_number(key, s.max, b, sizeof b),
+                ct_human_number(key, s.median, c, sizeof c));
     }
     if (shown)
         fprintf(out, "\n");
@@ -140,6 +106,36 @@ static void print_aggregated(FILE *out, const struct ct_job *job)
     ct_finding_groups_free(&groups);
 }
 
+/* Each process's part as its summary holds it, its own findings under it. */
+static void print_section(FILE *out, const struct ct_job *job, size_t process)
+{
+    fputs(job->processes[process].text, out);
+    print_own_findings(out, job, process);
+}
+
+/* Everything per process: the table of every process, then each one's section. */
+static void print_every_process(FILE *out, const struct ct_job *job)
+{
+    ct_job_table_text(out, job, NULL);
+    for (size_t i = 0; i < job->process_count; i++)
+        print_section(out, job, i);
+}
+
+/* The job first, then its table, then the sections of the processes that
+ * stand out: a report whose length does not grow with the job's size. */
+static void print_job_view(FILE *out, const struct ct_job *job)
+{
+    struct ct_job_figures figures;
+    ct_job_figures_make(job, &figures);
+    print_aggregated(out, job);
+    ct_job_figures_text(out, job, &figures);
+    fputs("\n", out);
+    ct_job_table_text(out, job, &figures);
+    for (size_t i = 0; i < figures.stand_out_count && i < CT_JOB_SHOWN_PROCESSES; i++)
+        print_section(out, job, figures.stand_out[i]);
+    ct_job_figures_free(&figures);
+}
+
 void ct_job_print_text(FILE *out, const struct ct_job *job, int per_process)
 {
     if (job->truncated)
@@ -149,14 +145,11 @@ void ct_job_print_text(FILE *out, const struct ct_job *job, int per_process)
                 "note: these traces come from %zu different jobs; processes are compared only "
                 "with those of their own job\n",
                 job->jobs);
-    int several = job->process_count > 1;
-    if (several)
-        print_process_table(out, job);
-    for (size_t i = 0; i < job->process_count; i++) {
-        fputs(job->processes[i].text, out);
-        if (!several || per_process)
-            print_own_findings(out, job, i);
-    }
-    if (several && !per_process)
-        print_aggregated(out, job);
+    if (job->process_count < 2)
+        for (size_t i = 0; i < job->process_count; i++)
+            print_section(out, job, i);
+    else if (per_process)
+        print_every_process(out, job);
+    else
+        print_job_view(out, job);
 }
