@@ -124,6 +124,24 @@ static double gpu_idle(const struct ct_process_report *p)
     return 1 - (double)g.busy_ns / (double)g.span_ns;
 }
 
+/* What host-bound and loading in the thread say of a thread busy outside
+ * its CUDA calls while the GPU idles, over `span` ns. */
+static void busy_evidence(struct ct_finding *f, const struct ct_host_thread *t,
+                          const struct ct_host_shares *s, double idle, int workers,
+                          const struct ct_host_site *site, double share, uint64_t span)
+{
+    f->cost_ns = (uint64_t)(s->outside_running * (double)span);
+    ct_finding_add_number(f, "tid", (double)t->tid);
+    ct_finding_add_number(f, "running_outside_cuda_share", s->outside_running);
+    ct_finding_add_number(f, "in_cuda_share", s->in_cuda);
+    ct_finding_add_number(f, "gpu_idle_share", idle);
+    ct_finding_add_number(f, "workers", workers);
+    if (site) {
+        ct_finding_add_number(f, "top_site_line", (double)site->line);
+        ct_finding_add_number(f, "top_site_share", share);
+    }
+}
+
 /* The host-bound thread's own time is input loading: most of its stacks
  * are in PyTorch's DataLoader, which runs the dataset's code in the
  * thread that asks for a batch when it has no workers. */
@@ -147,21 +165,13 @@ static void input_in_thread(const struct ct_process_report *p, const struct ct_h
         "(num_workers) so that the next batch is ready when the loop asks%s",
         (long long)t->tid, 100 * loading, beside, 100 * s->outside_running, 100 * idle,
         site_phrase(phrase, sizeof phrase, "its", site, share));
+    busy_evidence(f, t, s, idle, workers, site, share, to - from);
+    ct_finding_add_number(f, "in_thread", 1);
+    ct_finding_add_number(f, "loader_share", loading);
     size_t used = strlen(f->message);
     snprintf(f->message + used, sizeof f->message - used, "%s",
              loop_phrase(loop_text, sizeof loop_text, "the loop asks for each batch",
                          top_site(t->python.loader_callers, &loop, &loop_share), f));
-    f->cost_ns = (uint64_t)(s->outside_running * (double)(to - from));
-    ct_finding_add_number(f, "tid", (double)t->tid);
-    ct_finding_add_number(f, "in_thread", 1);
-    ct_finding_add_number(f, "loader_share", loading);
-    ct_finding_add_number(f, "running_outside_cuda_share", s->outside_running);
-    ct_finding_add_number(f, "gpu_idle_share", idle);
-    ct_finding_add_number(f, "workers", workers);
-    if (site) {
-        ct_finding_add_number(f, "top_site_line", (double)site->line);
-        ct_finding_add_number(f, "top_site_share", share);
-    }
 }
 
 static void host_bound(const struct ct_process_report *p, const struct ct_host_thread *t,
@@ -193,16 +203,7 @@ static void host_bound(const struct ct_process_report *p, const struct ct_host_t
                   "thread with no worker processes: load in "
                   "DataLoader workers (num_workers)",
         site_phrase(phrase, sizeof phrase, "its", site, share));
-    f->cost_ns = (uint64_t)(s->outside_running * (double)(to - from));
-    ct_finding_add_number(f, "tid", (double)t->tid);
-    ct_finding_add_number(f, "running_outside_cuda_share", s->outside_running);
-    ct_finding_add_number(f, "in_cuda_share", s->in_cuda);
-    ct_finding_add_number(f, "gpu_idle_share", idle);
-    ct_finding_add_number(f, "workers", workers);
-    if (site) {
-        ct_finding_add_number(f, "top_site_line", (double)site->line);
-        ct_finding_add_number(f, "top_site_share", share);
-    }
+    busy_evidence(f, t, s, idle, workers, site, share, to - from);
 }
 
 void ct_findings_host(const struct ct_process_report *p, struct ct_findings *out)
