@@ -61,17 +61,19 @@ static const struct ct_host_site *top_site(const struct ct_host_python *py,
     return out;
 }
 
-/* "; the loop asks for each batch at FILE:LINE in FUNCTION", or "". */
-static const char *loop_phrase(char *out, size_t size, const char *what,
-                               const struct ct_host_site *site, struct ct_finding *f)
+/* Ends the message with "; WHAT at FILE:LINE in FUNCTION", the loop's own
+ * line (the top of `lines`), where one is known. */
+static void say_loop_line(struct ct_finding *f, const char *what,
+                          const struct ct_host_python *lines)
 {
-    *out = '\0';
-    if (!site)
-        return out;
-    snprintf(out, size, "; %s at %s:%lld in %s", what, site->file, (long long)site->line,
-             site->function);
-    ct_finding_add_number(f, "loop_line", (double)site->line);
-    return out;
+    struct ct_host_site site;
+    double share;
+    if (!top_site(lines, &site, &share))
+        return;
+    size_t used = strlen(f->message);
+    snprintf(f->message + used, sizeof f->message - used, "; %s at %s:%lld in %s", what, site.file,
+             (long long)site.line, site.function);
+    ct_finding_add_number(f, "loop_line", (double)site.line);
 }
 
 static void input_bound(const struct ct_process_report *p, const struct ct_host_thread *t,
@@ -88,9 +90,6 @@ static void input_bound(const struct ct_process_report *p, const struct ct_host_
     double share = 0;
     char phrase[512];
     int sited = ct_host_workers_top_site(&p->host, &site, &share);
-    struct ct_host_site loop;
-    double loop_share;
-    char loop_text[512];
     struct ct_finding *f = ct_finding_add(
         out, "input-bound", CT_SEVERITY_WARNING, p->pid,
         "thread %lld, which launches the GPU work, waits outside CUDA calls %.0f%% of the time "
@@ -99,10 +98,7 @@ static void input_bound(const struct ct_process_report *p, const struct ct_host_
         waits ? wchans[0].name : "the kernel", workers, workers == 1 ? " is" : "es are",
         "on a CPU or waiting for one", 100 * busy, workers_verdict(busy),
         site_phrase(phrase, sizeof phrase, "their", sited ? &site : NULL, share));
-    size_t used = strlen(f->message);
-    snprintf(f->message + used, sizeof f->message - used, "%s",
-             loop_phrase(loop_text, sizeof loop_text, "the loop waits for its input",
-                         top_site(t->python.program_lines, &loop, &loop_share), f));
+    say_loop_line(f, "the loop waits for its input", t->python.program_lines);
     f->cost_ns = (uint64_t)(s->outside_waiting_for_input * (double)(to - from));
     ct_finding_add_number(f, "tid", (double)t->tid);
     ct_finding_add_number(f, "waiting_outside_cuda_share", s->outside_waiting_for_input);
@@ -149,9 +145,9 @@ static void input_in_thread(const struct ct_process_report *p, const struct ct_h
                             const struct ct_host_shares *s, double idle, int workers, uint64_t from,
                             uint64_t to, struct ct_findings *out)
 {
-    struct ct_host_site site_store, loop;
-    double share = 0, loop_share = 0;
-    char phrase[512], loop_text[512], beside[64] = "no worker processes";
+    struct ct_host_site site_store;
+    double share = 0;
+    char phrase[512], beside[64] = "no worker processes";
     double loading = (double)t->python.loader_samples / (double)t->python.samples;
     if (workers)
         snprintf(beside, sizeof beside, "%d worker process%s beside it", workers,
@@ -168,10 +164,7 @@ static void input_in_thread(const struct ct_process_report *p, const struct ct_h
     busy_evidence(f, t, s, idle, workers, site, share, to - from);
     ct_finding_add_number(f, "in_thread", 1);
     ct_finding_add_number(f, "loader_share", loading);
-    size_t used = strlen(f->message);
-    snprintf(f->message + used, sizeof f->message - used, "%s",
-             loop_phrase(loop_text, sizeof loop_text, "the loop asks for each batch",
-                         top_site(t->python.loader_callers, &loop, &loop_share), f));
+    say_loop_line(f, "the loop asks for each batch", t->python.loader_callers);
 }
 
 static void host_bound(const struct ct_process_report *p, const struct ct_host_thread *t,
