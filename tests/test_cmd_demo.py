@@ -20,10 +20,13 @@ def test_demo_prints_report_and_leaves_valid_trace(repo_root, build_dir, tmp_pat
     assert re.search(r"^  launches\s+20100$", done.stdout, re.M)
     trace = perfetto_check.load(tmp_path / "train_loop.pftrace.zst")
     assert sum(s["name"] == "cudaLaunchKernel" for s in trace.slices) == 20100
-    # The doubles of the driver and CUPTI give the GPU's side: a kernel per launch, each with
-    # the flow from its launch (`cudatrace run` started CUPTI at cuInit: nothing is missed).
-    gpu = [s for s in trace.slices if s["args"].get("gpu_kind") == "kernel"]
-    assert len(gpu) == 20100 and all(s["terminating_flow_ids"] for s in gpu)
+    # The doubles of the driver and CUPTI give the GPU's side, as Perfetto's typed GPU records
+    # (the default): a kernel per launch, each named by its launch's gpu_correlation
+    # (`cudatrace run` started CUPTI at cuInit: nothing is missed).
+    gpu = [s for s in trace.gpu_stages if s["stage"] == "kernel"]
+    named = {i for s in trace.slices if s["name"] == "cudaLaunchKernel"
+             for i in s["gpu_submissions"]}
+    assert len(gpu) == 20100 and all(s["event_id"] in named for s in gpu)
     assert re.search(r"^  GPU\s+busy .* 20100 kernels, 200 copies, 1 memsets", done.stdout, re.M)
     # The findings name what is wrong with the loop and the lines of examples/train_loop.c.
     source = open(os.path.join(repo_root, "examples", "train_loop.c")).read().splitlines()

@@ -174,7 +174,8 @@ def test_with_cupti_the_gpu_work_stays_whole_and_only_window_calls_carry_flows(
     windowed; a call outside the window writes no correlation either, so
     only the calls inside begin flows to their kernels (a kernel of a call
     outside ends a flow nothing began, which Perfetto passes over)."""
-    env = {"LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver", "CT_DOUBLE_DRIVER": "1", "CUDATRACE_CAPTURE": "profiler",
+    env = {"LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver", "CT_DOUBLE_DRIVER": "1",
+           "CUDATRACE_CAPTURE": "profiler", "CUDATRACE_GPU_RECORDS": "tracks",
            "CT_DOUBLE_CUPTI_STATS": str(tmp_path / "cupti-truth.txt")}
     done, trace, _ = trace_run("capture_steps", *PROFILER_STEPS, env=env)
     assert done.returncode == 0, done.stderr

@@ -70,6 +70,7 @@ def steps_env(build_dir, run_dir, **extra):
                                                                         "LD_LIBRARY_PATH")}
     env.update({"LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver",
                 "CT_DOUBLE_DRIVER": "1", "CUDATRACE_SAMPLE_HZ": "0",
+                "CUDATRACE_GPU_RECORDS": "tracks",  # GPU tracks' slices, which these tests read
                 "CUDATRACE_OUTPUT": str(run_dir / "trace.pftrace.zst")})
     env.update({k: str(v) for k, v in extra.items()})
     return env

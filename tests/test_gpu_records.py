@@ -1,4 +1,4 @@
-"""GPU work as Perfetto's typed GPU records (CUDATRACE_GPU_RECORDS=typed, issue 24): kernels,
+"""GPU work as Perfetto's typed GPU records (CUDATRACE_GPU_RECORDS=typed, the default): kernels,
 copies and memsets as GpuRenderStageEvent on a hardware queue per device and stream, each host
 call naming its work by the gpu_correlation extension, on the CPU doubles of the runtime, the
 driver and CUPTI (see test_preload_cupti.py).
@@ -14,6 +14,7 @@ its call.
 """
 
 import collections
+import csv
 import json
 import os
 import shutil
@@ -27,12 +28,16 @@ from test_preload_cupti import (STEPS, cupti_truth, gpu_slices, host_slices, rep
 
 KINDS = ("kernel", "memcpy", "memset")
 HOST_CALL = {"kernel": "cudaLaunchKernel", "memcpy": "cudaMemcpy", "memset": "cudaMemset"}
-WARNING = ("cudatrace: ignoring CUDATRACE_GPU_RECORDS=bogus: expected tracks or typed; "
-           "writing tracks")
+WARNING = ("cudatrace: ignoring CUDATRACE_GPU_RECORDS=bogus: expected typed or tracks; "
+           "writing typed")
 
 
 def typed_env(build_dir, tmp_path, value="typed"):
-    return with_gpu(build_dir, tmp_path, CUDATRACE_GPU_RECORDS=value)
+    """with_gpu's environment with CUDATRACE_GPU_RECORDS=value (None: unset, trace_run drops
+    it)."""
+    env = with_gpu(build_dir, tmp_path)
+    env["CUDATRACE_GPU_RECORDS"] = value
+    return env
 
 
 def work_of_slices(trace):
@@ -54,7 +59,8 @@ def work_of_stages(trace):
 @pytest.fixture
 def both(trace_run, build_dir, tmp_path):
     """(default run, its trace, typed run, its trace, CUPTI's truth of the typed run)."""
-    default_run, default, _ = trace_run("train_loop", STEPS, env=with_gpu(build_dir, tmp_path))
+    default_run, default, _ = trace_run("train_loop", STEPS,
+                                        env=typed_env(build_dir, tmp_path, "tracks"))
     typed_run, typed, _ = trace_run("train_loop", STEPS, env=typed_env(build_dir, tmp_path))
     assert default_run.returncode == typed_run.returncode == 0, typed_run.stderr
     return default_run, default, typed_run, typed, cupti_truth(tmp_path)[0]
@@ -133,15 +139,16 @@ def test_the_chrome_json_export_is_the_same_from_either_trace(both, build_dir, t
     assert typed[("s", "ac2g", None)] == typed[("f", "ac2g", None)] == work
 
 
-@pytest.mark.parametrize("value", ["bogus", "tracks"])
-def test_an_unknown_value_warns_once_and_writes_tracks_as_tracks_does(trace_run, build_dir,
-                                                                      tmp_path, value):
+@pytest.mark.parametrize("value", ["bogus", None, "typed", "tracks"])
+def test_typed_is_the_default_and_an_unknown_value_warns_once_and_writes_it(trace_run, build_dir,
+                                                                           tmp_path, value):
     completed, trace, _ = trace_run("train_loop", 1, env=typed_env(build_dir, tmp_path, value))
     assert completed.returncode == 0
     warnings = [line for line in completed.stderr.splitlines() if "CUDATRACE_GPU_RECORDS" in line]
     assert warnings == ([WARNING] if value == "bogus" else [])
-    assert not trace.gpu_stages
-    assert len(gpu_slices(trace, "kernel")) == 201
+    typed = [s for s in trace.gpu_stages if s["stage"] == "kernel"]
+    tracks = gpu_slices(trace, "kernel")
+    assert (len(typed), len(tracks)) == ((0, 201) if value == "tracks" else (201, 0))
 
 
 def test_a_bounded_trace_defines_its_records_again_in_every_kept_chunk(trace_run, build_dir,
@@ -218,24 +225,48 @@ def trace_processor():
     return os.environ.get("CUDATRACE_TRACE_PROCESSOR") or shutil.which("trace_processor_shell")
 
 
-def query(tp, trace_path, sql, tmp_path):
-    """The single number `sql` selects, as the trace processor prints it."""
+def rows(tp, trace_path, sql, tmp_path):
+    """The rows `sql` selects, as the trace processor prints them (CSV, quoted), header left
+    out."""
     script = tmp_path / "query.sql"
     script.write_text(sql)
     done = subprocess.run([tp, "--query-file", str(script), str(trace_path)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    return int(done.stdout.strip().splitlines()[-1].strip().strip('"'))
+    return [tuple(row) for row in csv.reader(done.stdout.strip().splitlines()[1:])]
+
+
+# The work as the trace processor files it: each gpu_slice with its duration, its track's name
+# and type, and the name of the host slice its flow comes from.
+GPU_WORK = """
+select s.name, s.dur, t.name, t.type, h.name from gpu_slice s join track t on s.track_id = t.id
+left join flow f on f.slice_in = s.id left join slice h on f.slice_out = h.id;
+"""
+IMPORT_ERRORS = """
+select name, idx, value from stats where severity in ('error', 'data_losses') and value > 0;
+"""
 
 
 @pytest.mark.skipif(not trace_processor(), reason="no trace_processor_shell on PATH nor "
                     "$CUDATRACE_TRACE_PROCESSOR")
-def test_the_trace_processor_files_every_piece_of_work_as_gpu_slices(both, tmp_path):
-    _, _, typed_run, typed, _ = both
+@pytest.mark.parametrize("program, args, calls", [
+    ("train_loop", (STEPS,), {"cudaLaunchKernel", "cudaMemcpy", "cudaMemset"}),
+    ("driver_launch", (50,), {"cuLaunchKernel", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2"})])
+def test_the_trace_processor_files_every_piece_of_work_as_gpu_slices(trace_run, build_dir,
+                                                                     tmp_path, program, args,
+                                                                     calls):
+    """Perfetto's own trace processor (v58.2) reads the default trace with no import error and
+    files every kernel, copy and memset in gpu_slice, with its exact duration, on the render
+    stage track of its device and stream, with a flow from the call that issued it: runtime
+    launches, copies and memsets (train_loop), and the driver API's (driver_launch, as
+    Triton launches)."""
+    completed, typed, _ = trace_run(program, *args, env=typed_env(build_dir, tmp_path, None))
+    assert completed.returncode == 0, completed.stderr
     tp = trace_processor()
-    path = trace_file(typed_run)
-    assert query(tp, path, "select count(*) from gpu_slice;", tmp_path) == len(typed.gpu_stages)
-    linked = ("select count(*) from flow join gpu_slice on flow.slice_in = gpu_slice.id "
-              "join slice on flow.slice_out = slice.id where slice.name in "
-              "('cudaLaunchKernel', 'cudaMemcpy', 'cudaMemset');")
-    assert query(tp, path, linked, tmp_path) == len(typed.gpu_stages)
+    path = trace_file(completed)
+    assert rows(tp, path, IMPORT_ERRORS, tmp_path) == []
+    issuer = {i: s["name"] for s in host_slices(typed) for i in s["gpu_submissions"]}
+    expected = collections.Counter((s["name"], str(s["dur"]), s["queue"], "gpu_render_stage",
+                                    issuer[s["event_id"]]) for s in typed.gpu_stages)
+    assert {call for *_, call in expected} == calls
+    assert collections.Counter(rows(tp, path, GPU_WORK, tmp_path)) == expected

@@ -33,9 +33,12 @@ STEPS = 10  # train_loop steps: 201 launches, 2 copies each, one memset
 
 
 def with_gpu(build_dir, tmp_path, **extra):
-    """The environment that gives a traced program the driver double, and CUPTI's truth."""
+    """The environment that gives a traced program the driver double, and CUPTI's truth. The GPU
+    work goes on GPU tracks (CUDATRACE_GPU_RECORDS=tracks), whose slices these tests read;
+    tests/test_gpu_records.py holds the typed records, the default, to the same work."""
     env = {"LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver", "CT_DOUBLE_DRIVER": "1",
-           "CT_DOUBLE_CUPTI_STATS": str(tmp_path / "cupti-truth.txt")}
+           "CT_DOUBLE_CUPTI_STATS": str(tmp_path / "cupti-truth.txt"),
+           "CUDATRACE_GPU_RECORDS": "tracks"}
     env.update({k: str(v) for k, v in extra.items()})
     return env
 

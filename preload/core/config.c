@@ -129,17 +129,17 @@ static int env_cupti_mode(void)
     return CT_CUPTI_AUTO;
 }
 
-/* CUDATRACE_GPU_RECORDS: tracks (the default) or typed (docs/gpu.md). */
+/* CUDATRACE_GPU_RECORDS: typed (the default) or tracks (docs/gpu.md). */
 static uint32_t env_gpu_records(void)
 {
     const char *text = getenv("CUDATRACE_GPU_RECORDS");
-    if (!text || !*text || strcmp(text, "tracks") == 0)
-        return CT_GPU_RECORDS_TRACKS;
-    if (strcmp(text, "typed") == 0)
+    if (!text || !*text || strcmp(text, "typed") == 0)
         return CT_GPU_RECORDS_TYPED;
-    hold_warning("ignoring CUDATRACE_GPU_RECORDS=%s: expected tracks or typed; writing tracks",
+    if (strcmp(text, "tracks") == 0)
+        return CT_GPU_RECORDS_TRACKS;
+    hold_warning("ignoring CUDATRACE_GPU_RECORDS=%s: expected typed or tracks; writing typed",
                  text);
-    return CT_GPU_RECORDS_TRACKS;
+    return CT_GPU_RECORDS_TYPED;
 }
 
 /* Seconds, decimals allowed, from 0 to a year, as nanoseconds; -1 if not. */
