@@ -210,6 +210,8 @@ static struct ct_call_now call_now(const struct ct_ring *ring)
     uint64_t caller = __atomic_load_n(&ring->inflight_caller, __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&ring->inflight_begin, __ATOMIC_ACQUIRE) != begin)
         begin = 0;
+    if (!ct_function_notes_caller(func))
+        caller = 0; /* a launch leaves the address of the call before it */
     return (struct ct_call_now){ring->index, ring->tid, func, begin, caller};
 }
 

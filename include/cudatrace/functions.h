@@ -215,6 +215,17 @@ static inline int ct_function_is_kept(enum ct_function fn)
            (family >= CT_FAMILY_SYNC_DEVICE && family <= CT_FAMILY_SYNC_EVENT);
 }
 
+/* Whether a hook notes its caller's return address as the call begins,
+ * for the line of a call that never returns (the hang finding): every call
+ * but the launches. Those are the hot path, a launch rarely blocks, and the
+ * hang finding names the launch site of the kernel that never completed
+ * anyway. The collector trusts the noted address only for these. Constant
+ * for a constant `fn`. */
+static inline int ct_function_notes_caller(enum ct_function fn)
+{
+    return ct_function_family(fn) != CT_FAMILY_LAUNCH;
+}
+
 /* Whether a call gives device or pinned memory back (a free; the
  * virtual-memory API's release and unmap): such a call counts when it
  * begins and the others when they return, the one order of the live bytes

@@ -81,7 +81,8 @@ struct ct_ring {
     /* The call the thread is inside, for a process that dies mid-call: read by
      * the collector only once the process has ended. */
     uint64_t inflight_begin;           /* clock at the call's entry, 0 when none        */
-    uint64_t inflight_caller;          /* the hook's return address: the caller's line  */
+    uint64_t inflight_caller;          /* the hook's return address: the caller's line,
+                                          not kept by launches (functions.h)            */
     uint32_t inflight_func;            /* enum ct_function                              */
     volatile uint32_t busy;            /* a record is being written: a signal handler's
                                           call must not write into the same slot        */

@@ -109,7 +109,8 @@ static inline struct ct_ring *ct_call_enter(uint16_t func, uint64_t begin, const
     struct ct_ring *ring = ct_thread_ring;
     if (__builtin_expect(ring != NULL, 1)) {
         ring->inflight_func = func;
-        ring->inflight_caller = (uintptr_t)caller;
+        if (ct_function_notes_caller(func))
+            ring->inflight_caller = (uintptr_t)caller;
         __atomic_store_n(&ring->inflight_begin, begin, __ATOMIC_RELEASE);
     }
     return ring;
