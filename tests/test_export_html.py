@@ -32,6 +32,7 @@ import zlib
 import pytest
 
 import perfetto_check
+import toolkit
 from test_export_formats import (EXPORT_TIMEOUT_S, LARGE_LAUNCHES, assert_cut_noted, assert_refused,
                          bad_inputs, cudatrace, cut_trace, export, large_trace,
                          limit_address_space, trace_path)
@@ -374,6 +375,28 @@ def test_findings_and_libraries_in_chromium(trace_run, cudatrace, build_dir, tmp
     assert memory[0] > 0 and memory[1] > 100, memory
     assert launches[0] == 0 and launches[1] is not None and launches[1] < 20, launches
     assert sync[0] == 0 and sync[1] in (None, 0), sync
+
+
+def test_probes_and_queries_on_the_page(trace_run, cudatrace, build_dir, tmp_path):
+    """cuDNN's probes for its sub-library's longer names show with the library that loaded, and
+    RTLD_NOLOAD queries in a table of their own; neither is a failed load (the real toolkit's
+    cuDNN, as tests/test_preload_loader_view.py has it)."""
+    cudnn, missing = toolkit.path("cudnn"), toolkit.missing("cudnn_graph")
+    proc, _, _ = trace_run("dlopen_only", "--call", "cudnnGetVersion", "--query", missing, cudnn,
+                           double=False)
+    assert proc.returncode == 0, proc.stderr
+    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    (p,) = embedded(page, "report-data")["processes"]
+    graph = next(lib for lib in p["libraries"] if lib["family"] == "cudnn_graph")
+    assert len(graph["probes"]) == 2 and not p["failed_loads"]
+    shown = render(page, tmp_path)
+    shown.assert_drawn()
+    (row,) = [cells for _, cells in shown.rows("libraries") if cells[0] == "cudnn_graph"]
+    assert row[3].endswith("; probed for in vain first as " +
+                           ", ".join(probe["requested_as"] for probe in graph["probes"]))
+    assert shown.rows("queries") == [
+        ("", [missing, os.path.join(build_dir, "tests", "dlopen_only"), "1"])]
+    assert 'class="failed-loads"' not in shown.dom
 
 
 def test_virtual_memory_has_a_plot_of_its_own(trace_run, cudatrace, build_dir, tmp_path):
