@@ -15,14 +15,21 @@
 
 #include "common/entry_list.h"
 
+/* Who asked for a library and by which name; the Python line only where
+ * one asked. */
+static void requester_json(struct ct_json *j, const char *as, const char *by, const char *from)
+{
+    ct_json_string(j, "requested_as", as);
+    ct_json_string(j, "requested_by", by);
+    if (from && *from)
+        ct_json_string(j, "requested_from", from);
+}
+
 /* A probe (with the name its requester got the library by) or a query. */
 static void probe_json(struct ct_json *j, const struct ct_probe *probe)
 {
     ct_json_begin_object(j, NULL);
-    ct_json_string(j, "requested_as", probe->requested_as);
-    ct_json_string(j, "requested_by", probe->requested_by);
-    if (*probe->requested_from)
-        ct_json_string(j, "requested_from", probe->requested_from);
+    requester_json(j, probe->requested_as, probe->requested_by, probe->requested_from);
     ct_json_string(j, "seen_by", probe->seen_by);
     ct_json_uint(j, "attempts", probe->attempts);
     if (probe->found_as)
@@ -96,10 +103,7 @@ static void json_list(struct ct_json *j, const char *key, const char *list, char
 void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
 {
     ct_json_begin_object(j, NULL);
-    ct_json_string(j, "requested_as", load->requested_as);
-    ct_json_string(j, "requested_by", load->requested_by);
-    if (*load->requested_from)
-        ct_json_string(j, "requested_from", load->requested_from);
+    requester_json(j, load->requested_as, load->requested_by, load->requested_from);
     ct_json_string(j, "error", load->error);
     json_list(j, "searched", load->searched, ':');
     ct_json_string(j, "seen_by", load->seen_by);
