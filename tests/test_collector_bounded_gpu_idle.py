@@ -25,9 +25,8 @@ LONG = [100 * MS, 80 * MS, 60 * MS]
 
 def run(trace_run, build_dir, tmp_path, mode, cap, typed=False):
     env = {"CT_DOUBLE_DRIVER": 1, "CT_DOUBLE_KERNEL_NS": 100000,
-           "LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver"}
-    if typed:
-        env["CUDATRACE_GPU_RECORDS"] = "typed"
+           "LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver",
+           "CUDATRACE_GPU_RECORDS": "typed" if typed else "tracks"}
     completed, _, path, r = bounded_run(trace_run, build_dir, tmp_path, mode, cap, env,
                                         (ROUNDS,))
     assert completed.stdout.split() == ["slept", str(ROUNDS // 2 if mode == "idle" else 0)]
