@@ -202,7 +202,9 @@ def test_a_window_opened_before_any_cuda_call_records(trace_run, build_dir):
     assert len(windows(trace)) == STEPS
 
 
-LEAK_STEPS = ["malloc", "20"] * 16 + ["start", "5", "stop", "oom", "3"]
+# A leak spread over time (5 ms between allocations), so that its rise does not rest on how
+# the scheduler spaced a few microseconds of calls.
+LEAK_STEPS = ["malloc", "20", "sleep:5"] * 16 + ["start", "5", "stop", "oom", "3"]
 
 
 def memory_answers(build_dir, path):
