@@ -203,22 +203,42 @@ static const char *frame_function(const char *frame, const char *file, int64_t l
     return ct_strings_get(ct_strings_intern(frame, len - (size_t)n));
 }
 
-/* A frame's site from its name, "FUNCTION (FILE:LINE)" (ct_frame_python),
- * its strings interned; 0 when it is not so named. */
-static int frame_site(const char *name, struct ct_host_site *out)
+/* A frame's name read as "FUNCTION (FILE:LINE)" (ct_frame_python): where
+ * its file begins and ends, and its line; 0 when it is not so named. */
+static int frame_parts(const char *name, const char **open, const char **colon, long long *line)
 {
-    const char *open = strstr(name, " ("), *colon = strrchr(name, ':');
     size_t len = strlen(name);
-    if (!open || !colon || colon < open || len < 2 || name[len - 1] != ')')
-        return 0;
     char *end;
-    long long line = strtoll(colon + 1, &end, 10);
-    if (end != name + len - 1)
+    *open = strstr(name, " (");
+    *colon = strrchr(name, ':');
+    if (!*open || !*colon || *colon < *open || len < 2 || name[len - 1] != ')')
         return 0;
-    out->function = ct_strings_get(ct_strings_intern(name, (size_t)(open - name)));
-    out->file = ct_strings_get(ct_strings_intern(open + 2, (size_t)(colon - open - 2)));
-    out->line = line;
+    *line = strtoll(*colon + 1, &end, 10);
+    return end == name + len - 1;
+}
+
+/* A frame's file, in `out` (truncated to `size`); 0 when the name is not a
+ * frame's. Only the frames a stack is judged by get their strings interned
+ * (frame_site), not every frame of every sample. */
+static int frame_file(const char *name, char *out, size_t size)
+{
+    const char *open, *colon;
+    long long line;
+    if (!frame_parts(name, &open, &colon, &line))
+        return 0;
+    snprintf(out, size, "%.*s", (int)(colon - open - 2), open + 2);
     return 1;
+}
+
+/* A frame's site, its strings interned. */
+static struct ct_host_site frame_site(const char *name)
+{
+    const char *open, *colon;
+    long long line;
+    frame_parts(name, &open, &colon, &line);
+    return (struct ct_host_site){
+        ct_strings_get(ct_strings_intern(open + 2, (size_t)(colon - open - 2))),
+        ct_strings_get(ct_strings_intern(name, (size_t)(open - name))), line, 0};
 }
 
 static struct ct_host_python *tally(struct ct_host_python **t)
@@ -232,25 +252,30 @@ static struct ct_host_python *tally(struct ct_host_python **t)
  * asked the DataLoader for a batch when the stack is inside it. */
 static void add_program_lines(struct ct_host_python *py, const struct ct_sample *s)
 {
-    struct ct_host_site frame, program = {0}, outer = {0}, caller = {0};
+    char file[4096];
+    const char *program = NULL, *caller = NULL, *outer = NULL;
     int in_loader = 0;
-    for (size_t i = 0; i < s->depth; i++, outer = frame) { /* outermost first */
-        if (!frame_site(s->frames[i], &frame))
-            frame = (struct ct_host_site){0};
-        else if (!ct_python_library_file(frame.file))
+    for (size_t i = 0; i < s->depth; i++) { /* outermost first */
+        const char *frame = frame_file(s->frames[i], file, sizeof file) ? s->frames[i] : NULL;
+        if (frame && !ct_python_library_file(file))
             program = frame;
-        if (frame.file && !in_loader && ct_python_data_loader_file(frame.file)) {
+        if (frame && !in_loader && ct_python_data_loader_file(file)) {
             in_loader = 1;
             caller = outer;
         }
+        outer = frame;
     }
-    if (program.file)
-        add_site(tally(&py->program_lines), program.file, program.function, program.line, 1);
+    if (program) {
+        struct ct_host_site site = frame_site(program);
+        add_site(tally(&py->program_lines), site.file, site.function, site.line, 1);
+    }
     if (!in_loader)
         return;
     py->loader_samples++;
-    if (caller.file)
-        add_site(tally(&py->loader_callers), caller.file, caller.function, caller.line, 1);
+    if (caller) {
+        struct ct_host_site site = frame_site(caller);
+        add_site(tally(&py->loader_callers), site.file, site.function, site.line, 1);
+    }
 }
 
 /* One stack the sampler read: its innermost frame's site, and the latest. */
