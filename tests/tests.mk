@@ -12,7 +12,8 @@ CT_DOUBLE_HDR := tests/doubles/runtime/cudart_extra.h
 # What the runtime, driver and CUPTI doubles share: their private driver interface and helpers,
 # and the runtime's API list (CUPTI names its callbacks from it).
 CT_GPU_HDRS := tests/doubles/shared/double_gpu.h tests/doubles/shared/double_util.h \
-	tests/doubles/shared/cudart_apis.h tests/doubles/shared/double_node.h
+	tests/doubles/shared/cudart_apis.h tests/doubles/shared/double_node.h \
+	tests/doubles/shared/double_graph.h
 
 CT_DOUBLE_CFLAGS := -std=c11 -O2 -fPIC -shared -Wall -Wextra -Werror -pthread \
 	-I. -I$(CUDA_HOME)/include

@@ -26,6 +26,7 @@
 
 #include "tests/doubles/shared/cudart_apis.h"
 #include "tests/doubles/shared/double_gpu.h"
+#include "tests/doubles/shared/double_graph.h"
 #include "tests/doubles/shared/double_util.h"
 
 #define CUPTI_VERSION 130001
@@ -50,7 +51,8 @@
     X(memset)                                                                                      \
     X(memory)                                                                                      \
     X(synchronization)                                                                             \
-    X(overhead)
+    X(overhead)                                                                                    \
+    X(graph)
 
 // clang-format off
 enum stat_kind {
@@ -152,6 +154,8 @@ static struct {
     atomic_ullong untimed;       /* complete records without timestamps */
     atomic_ullong dropped_since; /* since the last cuptiActivityGetNumDroppedRecords */
     atomic_ullong callbacks[2];  /* runtime, driver */
+    atomic_ullong resource[CUPTI_CBID_RESOURCE_SIZE]; /* resource callbacks delivered, by cbid */
+    atomic_ullong replayed[CT_WORK_MEMSET + 1];       /* records of graph-launched work, by kind */
     pthread_mutex_t names_lock;
     struct {
         const char *name; /* the driver's interned string, so pointers compare */
@@ -195,6 +199,12 @@ static void write_stats(void)
     fprintf(out, "untimed %llu\n", atomic_load(&stats.untimed));
     fprintf(out, "callbacks_runtime %llu\n", atomic_load(&stats.callbacks[0]));
     fprintf(out, "callbacks_driver %llu\n", atomic_load(&stats.callbacks[1]));
+    /* The first three work kinds and record counters are alike: kernel, memcpy, memset. */
+    for (int k = CT_WORK_KERNEL; k <= CT_WORK_MEMSET; k++)
+        fprintf(out, "graph_%s %llu\n", stat_names[k], atomic_load(&stats.replayed[k]));
+    for (int cbid = 0; cbid < CUPTI_CBID_RESOURCE_SIZE; cbid++)
+        if (atomic_load(&stats.resource[cbid]))
+            fprintf(out, "callbacks_resource %d %llu\n", cbid, atomic_load(&stats.resource[cbid]));
     pthread_mutex_lock(&stats.names_lock);
     for (int i = 0; i < stats.name_count; i++)
         fprintf(out, "kernel_name %s %llu\n", stats.names[i].name, stats.names[i].count);
@@ -557,6 +567,7 @@ union record {
     CUpti_ActivityMemset4 memset;
     CUpti_ActivityMemory4 memory;
     CUpti_ActivitySynchronization2 sync;
+    CUpti_ActivityGraphTrace2 graph;
 };
 
 /* A kernel's record "is assigned a unique correlation ID that is identical to the correlation
@@ -593,6 +604,8 @@ static size_t lay_kernel(const struct ct_gpu_work *w, CUpti_ActivityKernel10 *r)
         .correlationId = kernel_correlation(w),
         .gridId = atomic_fetch_add(&next_grid_id, 1),
         .name = w->kernel.name,
+        .graphNodeId = w->graph_node_id,
+        .graphId = w->graph_id,
     };
     return sizeof *r;
 }
@@ -614,6 +627,8 @@ static size_t lay_memcpy(const struct ct_gpu_work *w, CUpti_ActivityMemcpy6 *r)
         .correlationId = w->correlation_id,
         .runtimeCorrelationId = w->runtime_correlation_id,
         .copyCount = w->memcpy.copies,
+        .graphNodeId = w->graph_node_id,
+        .graphId = w->graph_id,
     };
     return sizeof *r;
 }
@@ -632,6 +647,8 @@ static size_t lay_memset(const struct ct_gpu_work *w, CUpti_ActivityMemset4 *r)
         .correlationId = w->correlation_id,
         .flags = w->memset.async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0,
         .memoryKind = (uint16_t)w->memset.memory,
+        .graphNodeId = w->graph_node_id,
+        .graphId = w->graph_id,
     };
     return sizeof *r;
 }
@@ -669,18 +686,39 @@ static size_t lay_sync(const struct ct_gpu_work *w, CUpti_ActivitySynchronizatio
     return sizeof *r;
 }
 
+/* CUpti_ActivityGraphTrace2: "The correlation ID of the graph launch. Each graph launch is
+ * assigned a unique correlation ID that is identical to the correlation ID in the driver API
+ * activity record that launched the graph", with the start and end of the whole execution. */
+static size_t lay_graph(const struct ct_gpu_work *w, CUpti_ActivityGraphTrace2 *r)
+{
+    *r = (CUpti_ActivityGraphTrace2){
+        .kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE,
+        .correlationId = w->correlation_id,
+        .start = w->start,
+        .end = w->end,
+        .deviceId = CT_GPU_DEVICE_ID,
+        .graphId = w->graph_id,
+        .contextId = CT_GPU_CONTEXT_ID,
+        .streamId = w->stream_id,
+        .endDeviceId = CT_GPU_DEVICE_ID,
+        .endContextId = CT_GPU_CONTEXT_ID,
+    };
+    return sizeof *r;
+}
+
 static const CUpti_ActivityKind kind_of_work[] = {
     [CT_WORK_KERNEL] = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
     [CT_WORK_MEMCPY] = CUPTI_ACTIVITY_KIND_MEMCPY,
     [CT_WORK_MEMSET] = CUPTI_ACTIVITY_KIND_MEMSET,
     [CT_WORK_MEMORY] = CUPTI_ACTIVITY_KIND_MEMORY2,
     [CT_WORK_SYNC] = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    [CT_WORK_GRAPH] = CUPTI_ACTIVITY_KIND_GRAPH_TRACE,
 };
 
 static const enum stat_kind stat_of_work[] = {
     [CT_WORK_KERNEL] = STAT_kernel,        [CT_WORK_MEMCPY] = STAT_memcpy,
     [CT_WORK_MEMSET] = STAT_memset,        [CT_WORK_MEMORY] = STAT_memory,
-    [CT_WORK_SYNC] = STAT_synchronization,
+    [CT_WORK_SYNC] = STAT_synchronization, [CT_WORK_GRAPH] = STAT_graph,
 };
 
 static size_t lay_record(const struct ct_gpu_work *w, union record *r)
@@ -694,6 +732,8 @@ static size_t lay_record(const struct ct_gpu_work *w, union record *r)
         return lay_memset(w, &r->memset);
     case CT_WORK_MEMORY:
         return lay_memory(w, &r->memory);
+    case CT_WORK_GRAPH:
+        return lay_graph(w, &r->graph);
     default:
         return lay_sync(w, &r->sync);
     }
@@ -738,9 +778,18 @@ static uint64_t done_at(const struct ct_gpu_work *w, union record *r)
     return w->end;
 }
 
+/* CUpti_ActivityGraphTrace2 "represents execution for a graph without giving visibility about
+ * the execution of its nodes. This is intended to reduce overheads in tracing each node": while
+ * it is enabled, a graph launch's kernels, copies and sets have no records of their own. */
+static bool hidden_in_graph_trace(const struct ct_gpu_work *w)
+{
+    return w->graph_id && w->kind <= CT_WORK_MEMSET &&
+           atomic_load(&kind_on[CUPTI_ACTIVITY_KIND_GRAPH_TRACE]);
+}
+
 static void on_work(const struct ct_gpu_work *w)
 {
-    if (!atomic_load(&kind_on[kind_of_work[w->kind]]))
+    if (!atomic_load(&kind_on[kind_of_work[w->kind]]) || hidden_in_graph_trace(w))
         return;
     if (drop_this(w)) {
         count_drop();
@@ -754,6 +803,8 @@ static void on_work(const struct ct_gpu_work *w)
     if (!write_record(&r, size, done_at(w, &r)))
         return;
     atomic_fetch_add(&stats.written[stat_of_work[w->kind]], 1);
+    if (w->graph_id && w->kind != CT_WORK_GRAPH)
+        atomic_fetch_add(&stats.replayed[w->kind], 1);
     if (w->kind == CT_WORK_KERNEL) {
         count_kernel_name(w->kernel.name);
         maybe_step_clock();
@@ -769,6 +820,7 @@ static struct CUpti_Subscriber_st {
     void *userdata;
     atomic_bool runtime_on[CUPTI_RUNTIME_TRACE_CBID_SIZE];
     atomic_bool driver_on[CUPTI_DRIVER_TRACE_CBID_SIZE];
+    atomic_bool resource_on[CUPTI_CBID_RESOURCE_SIZE];
 } subscribers[MAX_SUBSCRIBERS];
 
 static pthread_mutex_t subscribing = PTHREAD_MUTEX_INITIALIZER;
@@ -791,6 +843,8 @@ static atomic_bool *switch_for(struct CUpti_Subscriber_st *s, CUpti_CallbackDoma
         return &s->runtime_on[cbid];
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE)
         return &s->driver_on[cbid];
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid < CUPTI_CBID_RESOURCE_SIZE)
+        return &s->resource_on[cbid];
     return NULL;
 }
 
@@ -810,9 +864,23 @@ static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     }
 }
 
+/* Resource callbacks reach the subscribers that enabled them, as API callbacks do. */
+static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *data)
+{
+    for (int i = 0; i < MAX_SUBSCRIBERS; i++) {
+        struct CUpti_Subscriber_st *s = &subscribers[i];
+        CUpti_CallbackFunc callback = atomic_load(&s->callback);
+        if (!callback || cbid >= CUPTI_CBID_RESOURCE_SIZE || !atomic_load(&s->resource_on[cbid]))
+            continue;
+        atomic_fetch_add(&stats.resource[cbid], 1);
+        callback(s->userdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, data);
+    }
+}
+
 /* ---- the driver ------------------------------------------------------------------------ */
 
-static const struct ct_gpu_tool tool = {.callback = on_api, .record = on_work};
+static const struct ct_gpu_tool tool = {
+    .callback = on_api, .record = on_work, .resource = on_resource};
 
 static struct {
     pthread_mutex_t lock;
@@ -1026,6 +1094,7 @@ static void unsubscribe(struct CUpti_Subscriber_st *s)
     atomic_store(&s->callback, NULL);
     enable_all(s->runtime_on, CUPTI_RUNTIME_TRACE_CBID_SIZE, false);
     enable_all(s->driver_on, CUPTI_DRIVER_TRACE_CBID_SIZE, false);
+    enable_all(s->resource_on, CUPTI_CBID_RESOURCE_SIZE, false);
 }
 
 CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
@@ -1058,6 +1127,8 @@ CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle s
         enable_all(s->runtime_on, CUPTI_RUNTIME_TRACE_CBID_SIZE, enable != 0);
     else if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
         enable_all(s->driver_on, CUPTI_DRIVER_TRACE_CBID_SIZE, enable != 0);
+    else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
+        enable_all(s->resource_on, CUPTI_CBID_RESOURCE_SIZE, enable != 0);
     else
         return result(CUPTI_ERROR_INVALID_PARAMETER);
     return CUPTI_SUCCESS;
@@ -1146,6 +1217,8 @@ static size_t record_size(const CUpti_Activity *record)
         return sizeof(CUpti_ActivitySynchronization2);
     case CUPTI_ACTIVITY_KIND_OVERHEAD:
         return sizeof(CUpti_ActivityOverhead3);
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+        return sizeof(CUpti_ActivityGraphTrace2);
     default:
         return 0;
     }
@@ -1170,6 +1243,33 @@ CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t validBuf
     if (record_size((CUpti_Activity *)(buffer + at)) == 0)
         return result(CUPTI_ERROR_INVALID_KIND);
     *record = (CUpti_Activity *)(buffer + at);
+    return CUPTI_SUCCESS;
+}
+
+/* cupti_activity.h: cuptiGetGraphNodeId "Returns the unique ID of the CUDA graph node",
+ * cuptiGetGraphId "the unique ID of CUDA graph", cuptiGetGraphExecId "the unique ID of
+ * executable CUDA graph"; each CUPTI_ERROR_INVALID_PARAMETER "if node is NULL" (graph). */
+CUptiResult CUPTIAPI cuptiGetGraphNodeId(CUgraphNode node, uint64_t *nodeId)
+{
+    if (!node || !nodeId)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    *nodeId = node->id;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiGetGraphId(CUgraph graph, uint32_t *pId)
+{
+    if (!graph || !pId)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    *pId = graph->id;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiGetGraphExecId(CUgraphExec graphExec, uint32_t *pId)
+{
+    if (!graphExec || !pId)
+        return result(CUPTI_ERROR_INVALID_PARAMETER);
+    *pId = graphExec->id;
     return CUPTI_SUCCESS;
 }
 

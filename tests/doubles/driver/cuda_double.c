@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "tests/doubles/shared/double_gpu.h"
+#include "tests/doubles/shared/double_graph.h"
 #include "tests/doubles/shared/double_util.h"
 
 #define DRIVER_VERSION 13000
@@ -76,12 +77,14 @@ __attribute__((constructor)) static void load_id_knob(void)
 }
 
 /* Per thread: how deep in API calls it is, the id work submitted now belongs to, the outermost
- * call's id when that is a runtime call, and whether it is inside a tool callback (calls the
- * tool makes from there get no callbacks of their own). */
+ * call's id when that is a runtime call, whether it is inside a tool callback (calls the tool
+ * makes from there get no callbacks of their own), and the graph node a replay runs now. */
 static _Thread_local struct {
     int depth;
     uint32_t correlation_id, runtime_id;
     bool in_callback;
+    uint32_t graph_id;
+    uint64_t graph_node_id;
 } thread_calls;
 
 static struct CUctx_st {
@@ -148,6 +151,8 @@ static void emit(struct ct_gpu_work *work)
     const struct ct_gpu_tool *current = atomic_load(&tool);
     work->correlation_id = thread_calls.correlation_id;
     work->runtime_correlation_id = thread_calls.runtime_id;
+    work->graph_id = thread_calls.graph_id;
+    work->graph_node_id = thread_calls.graph_node_id;
     if (current)
         current->record(work);
 }
@@ -560,6 +565,96 @@ static void nested_transfer_call(const struct ct_gpu_transfer *t)
     api_exit(&call, &rc);
 }
 
+/* ---- graphs: what the driver adds to double_graph.h --------------------------------------- */
+
+/* CT_DOUBLE_CUPTI_GRAPH_NODE and CT_DOUBLE_CUPTI_GRAPH_ID: which ids a replayed record carries,
+ * on which cupti_activity.h says only "The unique ID of the graph node that launched this kernel
+ * through graph launch APIs" and "The unique ID of the graph that launched this kernel": the
+ * executable graph's cloned node ("clone", the default) or the node it was cloned from
+ * ("original"); the graph it was instantiated from ("original", the default) or the executable
+ * graph's clone of it ("clone"). */
+static struct {
+    bool original_node, clone_graph;
+} graph_ids;
+
+__attribute__((constructor)) static void load_graph_knobs(void)
+{
+    const char *node = getenv("CT_DOUBLE_CUPTI_GRAPH_NODE"),
+               *graph = getenv("CT_DOUBLE_CUPTI_GRAPH_ID");
+    graph_ids.original_node = node && strcmp(node, "original") == 0;
+    graph_ids.clone_graph = graph && strcmp(graph, "clone") == 0;
+}
+
+/* A kernel, copy or set node becomes work on the stream; memory and empty nodes do none. */
+static void replay_node(const struct CUgraphNode_st *n, CUstream stream, uint32_t stream_id)
+{
+    CUfunction f;
+    switch (n->kind) {
+    case CTG_KERNEL:
+        if ((f = function_named(n->kernel.name)))
+            run_kernel(f, n->kernel.grid, n->kernel.block, n->kernel.dynamic_shared, stream_id);
+        return;
+    case CTG_MEMCPY:
+        run_transfer(&(struct ct_gpu_transfer){n->copy.dst, n->copy.src, n->bytes, 0, n->copy.kind,
+                                               stream_id, stream, true, 1});
+        return;
+    case CTG_MEMSET:
+        run_transfer(&(struct ct_gpu_transfer){n->set.dst, NULL, n->bytes, n->set.value,
+                                               CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN, stream_id,
+                                               stream, true, 1});
+        return;
+    default:
+        return;
+    }
+}
+
+/* The executable graph's nodes in order, on the launch stream, each attributed to the launch
+ * call in flight and to its graph node; then the whole launch as one CT_WORK_GRAPH. */
+static void replay(const struct CUgraphExec_st *exec, CUstream stream)
+{
+    struct ct_gpu_work whole = {.kind = CT_WORK_GRAPH, .stream_id = stream_id_of(stream)};
+    schedule(&whole, 0);
+    thread_calls.graph_id = graph_ids.clone_graph ? exec->clone.id : exec->graph_id;
+    for (const struct CUgraphNode_st *n = exec->clone.first; n; n = n->next) {
+        thread_calls.graph_node_id = graph_ids.original_node ? n->original_id : n->id;
+        replay_node(n, stream, whole.stream_id);
+    }
+    thread_calls.graph_node_id = 0;
+    whole.end = idle_at(whole.stream_id);
+    emit(&whole);
+    thread_calls.graph_id = 0;
+}
+
+static void announce_resource(CUpti_CallbackId cbid, const CUpti_GraphData *graph)
+{
+    const struct ct_gpu_tool *current = atomic_load(&tool);
+    if (!current || !current->resource || thread_calls.in_callback)
+        return;
+    CUpti_ResourceData data = {.context = &the_context, .resourceDescriptor = (void *)graph};
+    thread_calls.in_callback = true;
+    current->resource(cbid, &data);
+    thread_calls.in_callback = false;
+}
+
+static const struct ctg_hooks graph_hooks = {.resource = announce_resource, .replay = replay};
+
+__attribute__((constructor)) static void hook_graphs(void)
+{
+    ctg.hooks = &graph_hooks;
+}
+
+/* A runtime graph launch nests the driver's, as the real runtime's does. */
+static int nested_graph_launch(struct CUgraphExec_st *exec, CUstream stream)
+{
+    cuGraphLaunch_params params = {exec, stream};
+    struct ct_gpu_call call;
+    api_enter(&call, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+              "cuGraphLaunch", &params, NULL);
+    CUresult rc = (CUresult)ctg_launch(exec, stream);
+    api_exit(&call, &rc);
+    return rc;
+}
+
 static const struct ct_gpu_table table = {
     .size = sizeof table,
     .attach = attach_tool,
@@ -572,6 +667,8 @@ static const struct ct_gpu_table table = {
     .allocated = note_allocation,
     .released = runtime_release,
     .synchronize = synchronize,
+    .graphs = &ctg_ops,
+    .graph_launch = nested_graph_launch,
 };
 
 /* ---- exports: initialisation and queries ----------------------------------------------- */
@@ -707,8 +804,12 @@ static CUresult launch(CUfunction f, const uint32_t grid[3], const uint32_t bloc
     for (int i = 0; i < 3; i++)
         if (grid[i] == 0 || block[i] == 0)
             return CUDA_ERROR_INVALID_VALUE;
-    run_kernel(f, grid, block, dynamic_shared, stream_id_of(stream));
-    return CUDA_SUCCESS;
+    bool captured;
+    CUresult rc = (CUresult)ctg_capture(
+        stream, ctg_kernel_node(f->name, grid, block, dynamic_shared), &captured, NULL);
+    if (!captured)
+        run_kernel(f, grid, block, dynamic_shared, stream_id_of(stream));
+    return rc;
 }
 
 /* The per-thread-default-stream variants (_ptsz, _ptds) share their plain entry point's body
@@ -1110,11 +1211,12 @@ static CUresult create_stream(CUstream *out, unsigned int flags)
 {
     if (!out || (flags & ~(unsigned int)CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
-    struct ct_gpu_stream *stream = malloc(sizeof *stream);
+    struct ct_gpu_stream *stream = calloc(1, sizeof *stream);
     if (!stream || !(stream->id = create_stream_id())) {
         free(stream);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    stream->non_blocking = flags & CU_STREAM_NON_BLOCKING;
     *out = (CUstream)stream;
     return CUDA_SUCCESS;
 }
@@ -1139,10 +1241,13 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
     DRIVER_CALL(cuStreamDestroy_v2, &params, NULL, destroy_stream(hStream));
 }
 
-static CUresult wait_for(CUpti_ActivitySynchronizationType type, uint32_t stream_id)
+/* A wait that stream capture refuses (ctg_sync_call) waits for nothing. */
+static CUresult wait_for(CUpti_ActivitySynchronizationType type, CUstream stream, bool context)
 {
-    synchronize(type, stream_id);
-    return CUDA_SUCCESS;
+    CUresult rc = (CUresult)(context ? ctg_unsafe_call() : ctg_sync_call(stream));
+    if (rc == CUDA_SUCCESS)
+        synchronize(type, context ? CUPTI_SYNCHRONIZATION_INVALID_VALUE : stream_id_of(stream));
+    return rc;
 }
 
 static CUresult stream_synchronize(CUpti_CallbackId cbid, const char *name, CUstream hStream)
@@ -1150,7 +1255,7 @@ static CUresult stream_synchronize(CUpti_CallbackId cbid, const char *name, CUst
     cuStreamSynchronize_params params = {hStream};
     DRIVER_CALL_AS(
         SHARED_ENTRY, &params, NULL,
-        wait_for(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream_id_of(hStream)));
+        wait_for(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, hStream, false));
 }
 
 CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
@@ -1168,8 +1273,86 @@ CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream)
 CUresult CUDAAPI cuCtxSynchronize(void)
 {
     DRIVER_CALL(cuCtxSynchronize, NULL, NULL,
-                wait_for(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
-                         CUPTI_SYNCHRONIZATION_INVALID_VALUE));
+                wait_for(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, NULL, true));
+}
+
+/* ---- exports: stream capture and graphs ------------------------------------------------ */
+
+static CUresult begin_capture(CUpti_CallbackId cbid, const char *name, CUstream hStream,
+                              CUstreamCaptureMode mode)
+{
+    cuStreamBeginCapture_v2_params params = {hStream, mode};
+    DRIVER_CALL_AS(SHARED_ENTRY, &params, NULL, (CUresult)ctg_begin(hStream, (int)mode, NULL));
+}
+
+/* cuda.h: "#define cuStreamBeginCapture __CUDA_API_PTSZ(cuStreamBeginCapture_v2)", so this is
+ * the _v2 export. */
+CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode)
+{
+    return begin_capture(ENTRY(cuStreamBeginCapture_v2), hStream, mode);
+}
+
+CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+{
+    return begin_capture(ENTRY(cuStreamBeginCapture_v2_ptsz), hStream, mode);
+}
+
+static CUresult end_capture(CUpti_CallbackId cbid, const char *name, CUstream hStream,
+                            CUgraph *phGraph)
+{
+    cuStreamEndCapture_params params = {hStream, phGraph};
+    DRIVER_CALL_AS(SHARED_ENTRY, &params, NULL, (CUresult)ctg_end(hStream, phGraph));
+}
+
+CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+    return end_capture(ENTRY(cuStreamEndCapture), hStream, phGraph);
+}
+
+/* cuda.h: "#define cuStreamEndCapture __CUDA_API_PTSZ(cuStreamEndCapture)" */
+CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+{
+    return end_capture(ENTRY(cuStreamEndCapture_ptsz), hStream, phGraph);
+}
+
+/* cuda.h: "#define cuGraphInstantiate cuGraphInstantiateWithFlags", so this is that export. */
+CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                    unsigned long long flags)
+{
+    cuGraphInstantiateWithFlags_params params = {phGraphExec, hGraph, flags};
+    DRIVER_CALL(cuGraphInstantiateWithFlags, &params, NULL,
+                (CUresult)ctg_instantiate(phGraphExec, hGraph,
+                                          flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+}
+
+static CUresult graph_launch(CUpti_CallbackId cbid, const char *name, CUgraphExec hGraphExec,
+                             CUstream hStream)
+{
+    cuGraphLaunch_params params = {hGraphExec, hStream};
+    DRIVER_CALL_AS(SHARED_ENTRY, &params, NULL, (CUresult)ctg_launch(hGraphExec, hStream));
+}
+
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+    return graph_launch(ENTRY(cuGraphLaunch), hGraphExec, hStream);
+}
+
+/* cuda.h: "#define cuGraphLaunch __CUDA_API_PTSZ(cuGraphLaunch)" */
+CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+    return graph_launch(ENTRY(cuGraphLaunch_ptsz), hGraphExec, hStream);
+}
+
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+    cuGraphExecDestroy_params params = {hGraphExec};
+    DRIVER_CALL(cuGraphExecDestroy, &params, NULL, (CUresult)ctg_destroy_exec(hGraphExec));
+}
+
+CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph)
+{
+    cuGraphDestroy_params params = {hGraph};
+    DRIVER_CALL(cuGraphDestroy, &params, NULL, (CUresult)ctg_destroy(hGraph));
 }
 
 /* ---- exports: entry points by name ----------------------------------------------------- */

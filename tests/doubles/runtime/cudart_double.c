@@ -40,6 +40,7 @@
 #include "tests/doubles/shared/cudart_apis.h"
 #include "tests/doubles/runtime/cudart_extra.h"
 #include "tests/doubles/shared/double_gpu.h"
+#include "tests/doubles/shared/double_graph.h"
 #include "tests/doubles/shared/double_node.h"
 #include "tests/doubles/shared/double_util.h"
 
@@ -88,6 +89,17 @@ static const CUpti_CallbackId api_cbids[API_COUNT] = {
       "part or all of the requested memory range is already mapped")                               \
     X(cudaErrorHostMemoryNotRegistered,                                                            \
       "pointer does not correspond to a registered memory region")                                 \
+    X(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing")       \
+    X(cudaErrorStreamCaptureInvalidated,                                                           \
+      "operation failed due to a previous error during capture")                                   \
+    X(cudaErrorStreamCaptureUnmatched, "capture was not ended in the same stream as it began")     \
+    X(cudaErrorStreamCaptureImplicit,                                                              \
+      "operation would make the legacy stream depend on a capturing blocking stream")              \
+    X(cudaErrorStreamCaptureWrongThread,                                                           \
+      "attempt to terminate a thread-local capture sequence from another thread")                  \
+    X(cudaErrorGraphExecUpdateFailure,                                                             \
+      "the graph update was not performed because it included changes which violated "             \
+      "constraints specific to instantiated graph update")                                         \
     X(cudaErrorUnknown, "unknown error")
 
 #define UNRECOGNIZED_ERROR "unrecognized error code"
@@ -106,8 +118,9 @@ static const dim3 max_block = {1024u, 1024u, 64u};
 #define MAX_THREADS_PER_BLOCK 1024u
 
 /* Most handles carry nothing: the runtime only reads their address. A stream keeps the driver's
- * id for it (0 without a driver), an event what cudaEventElapsedTime needs, a pool what
- * cudaMemPoolSetAttribute set. */
+ * id for it (0 without a driver) and its capture, an event what cudaEventElapsedTime needs and
+ * the capture it was last recorded in, a pool what cudaMemPoolSetAttribute set. Graphs are
+ * double_graph.h's. */
 struct CUstream_st {
     struct ct_gpu_stream gpu;
 };
@@ -115,19 +128,10 @@ struct CUevent_st {
     unsigned int flags;
     bool recorded;
     unsigned long long recorded_ns;
+    uint64_t capture_id; /* of the capture it was last recorded in, 0 if none */
 };
 struct CUmemPoolHandle_st {
     uint64_t attributes[cudaMemPoolAttrUsedMemHigh + 1]; /* by enum cudaMemPoolAttr */
-};
-struct CUgraph_st {
-    uint64_t alloc_bytes; /* what its memory-allocation nodes ask for */
-};
-struct CUgraphExec_st {
-    uint64_t alloc_bytes; /* its graph's, when instantiated */
-    bool launched;        /* its allocations are made and held */
-};
-struct CUgraphNode_st {
-    char unused;
 };
 
 static struct {
@@ -375,6 +379,44 @@ static uint32_t stream_id_of(cudaStream_t stream)
     if (!stream || stream == cudaStreamLegacy || stream == cudaStreamPerThread || !stream->gpu.id)
         return CT_GPU_LEGACY_STREAM_ID;
     return stream->gpu.id;
+}
+
+/* The graphs and captures that count: the driver's when it is loaded, else the runtime's own. */
+static const struct ctg_ops *graphs(void)
+{
+    const struct ct_gpu_table *driver =
+        knobs.driver ? atomic_load_explicit(&gpu, memory_order_acquire) : NULL;
+    return driver ? driver->graphs : &ctg_ops;
+}
+
+/* No capture anywhere, known without a call: the standalone double's fast path. */
+static inline bool graphs_idle(void)
+{
+    return !knobs.driver && atomic_load_explicit(&ctg.active, memory_order_relaxed) == 0;
+}
+
+/* Work a call pushes to `stream`: a node of the stream's capture (*captured, the node in *node
+ * when asked), refused (*captured too), or to run. A copy or set the runtime waits for is a
+ * potentially unsafe call instead. */
+static cudaError_t route_work(bool waits, cudaStream_t stream, struct CUgraphNode_st like,
+                              bool *captured, struct CUgraphNode_st **node)
+{
+    *captured = false;
+    if (graphs_idle())
+        return cudaSuccess;
+    if (!waits)
+        return (cudaError_t)graphs()->capture(stream, like, captured, node);
+    cudaError_t rc = (cudaError_t)graphs()->unsafe_call();
+    *captured = rc != cudaSuccess;
+    return rc;
+}
+
+/* A potentially unsafe call (cudaThreadExchangeStreamCaptureMode: "During stream capture ...,
+ * some actions, such as a call to cudaMalloc, may be unsafe"): refused where a capture
+ * prohibits it. */
+static cudaError_t refuse_unsafe(void)
+{
+    return graphs_idle() ? cudaSuccess : (cudaError_t)graphs()->unsafe_call();
 }
 
 static inline bool stats_enabled(void)
@@ -663,31 +705,48 @@ static cudaError_t release(void *ptr, enum mem_kind kind)
 static cudaError_t allocate_as(enum api_id id, void **out, size_t size, enum mem_kind kind)
 {
     ENTER_OR_REFUSE(id);
-    return leave(id, allocate(out, size, kind));
+    cudaError_t rc = refuse_unsafe();
+    return leave(id, rc == cudaSuccess ? allocate(out, size, kind) : rc);
 }
 
 static cudaMemPool_t current_device_pool(void);
 
-/* From the device's current pool. */
+/* From the device's current pool; in a capture, an allocation node: Programming Guide, Graph
+ * Memory Nodes, "CUDA assigns virtual addresses for the graph allocation at node creation
+ * time", and no memory is allocated until the graph runs. */
 static cudaError_t allocate_on_stream(enum api_id id, void **out, size_t size, cudaStream_t stream)
 {
-    (void)stream;
-    cudaError_t rc = allocate_as(id, out, size, MEM_DEVICE);
+    ENTER_OR_REFUSE(id);
+    bool captured;
+    struct CUgraphNode_st *node;
+    cudaError_t rc = route_work(
+        false, stream, (struct CUgraphNode_st){.kind = CTG_ALLOC, .bytes = size}, &captured, &node);
+    if (captured && out && rc == cudaSuccess)
+        *out = (void *)(uintptr_t)node->address;
+    if (captured)
+        return leave(id, rc);
+    rc = allocate(out, size, MEM_DEVICE);
     if (rc == cudaSuccess && *out)
         pool_took(current_device_pool(), *out);
-    return rc;
+    return leave(id, rc);
 }
 
 static cudaError_t release_as(enum api_id id, void *ptr, enum mem_kind kind)
 {
     ENTER_OR_REFUSE(id);
-    return leave(id, release(ptr, kind));
+    cudaError_t rc = refuse_unsafe();
+    return leave(id, rc == cudaSuccess ? release(ptr, kind) : rc);
 }
 
+/* In a capture, a free node ("GPU execution reaches the freeing graph node"). */
 static cudaError_t release_on_stream(enum api_id id, void *ptr, cudaStream_t stream)
 {
-    (void)stream;
-    return release_as(id, ptr, MEM_DEVICE);
+    ENTER_OR_REFUSE(id);
+    bool captured;
+    cudaError_t rc = route_work(
+        false, stream, (struct CUgraphNode_st){.kind = CTG_FREE, .address = (uintptr_t)ptr},
+        &captured, NULL);
+    return leave(id, captured ? rc : release(ptr, MEM_DEVICE));
 }
 
 DEFINE_TRACED(cudaMalloc, (void **devPtr, size_t size), cudaMalloc_v3020_params, (devPtr, size),
@@ -858,12 +917,38 @@ static void report_transfer(enum api_id id, void *dst, const void *src, size_t b
     report_copies(id, dst, src, bytes, value, kind, stream, 1);
 }
 
+/* What a copy or set pushed to a capturing stream becomes. */
+static struct CUgraphNode_st copy_node(void *dst, const void *src, size_t count,
+                                       enum cudaMemcpyKind kind)
+{
+    struct CUgraphNode_st node = {.kind = CTG_MEMCPY, .bytes = count};
+    node.copy.dst = dst;
+    node.copy.src = src;
+    node.copy.kind = copy_kinds[kind];
+    return node;
+}
+
+static struct CUgraphNode_st set_node(void *dst, int value, size_t bytes)
+{
+    struct CUgraphNode_st node = {.kind = CTG_MEMSET, .bytes = bytes};
+    node.set.dst = dst;
+    node.set.value = (uint8_t)value;
+    return node;
+}
+
 static cudaError_t copy_2d(enum api_id id, void *dst, size_t dpitch, const void *src, size_t spitch,
                            size_t width, size_t height, enum cudaMemcpyKind kind,
                            cudaStream_t stream)
 {
     ENTER_OR_REFUSE(id);
-    cudaError_t rc = copy_rows(dst, dpitch, src, spitch, width, height, kind);
+    if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault)
+        return leave(id, cudaErrorInvalidMemcpyDirection);
+    bool captured;
+    cudaError_t rc = route_work(waits_for_device(id), stream,
+                                copy_node(dst, src, width * height, kind), &captured, NULL);
+    if (captured)
+        return leave(id, rc);
+    rc = copy_rows(dst, dpitch, src, spitch, width, height, kind);
     if (rc == cudaSuccess)
         report_transfer(id, dst, src, width * height, 0, kind, stream);
     return leave(id, rc);
@@ -929,6 +1014,11 @@ static cudaError_t fill(enum api_id id, void *ptr, int value, size_t count, cuda
     ENTER_OR_REFUSE(id);
     if (count != 0 && !ptr)
         return leave(id, cudaErrorInvalidValue);
+    bool captured;
+    cudaError_t rc =
+        route_work(waits_for_device(id), stream, set_node(ptr, value, count), &captured, NULL);
+    if (captured)
+        return leave(id, rc);
     if (count != 0)
         memset(ptr, value, count);
     report_transfer(id, ptr, NULL, count, value, cudaMemcpyDefault, stream);
@@ -1020,6 +1110,20 @@ static void report_launch(enum api_id id, dim3 grid, dim3 block, void **args, si
                                                id == API_cudaLaunchKernelExC_ptsz});
 }
 
+/* A launch that passed validation, pushed to a capturing stream, is a kernel node, named as the
+ * callbacks name it. */
+static __attribute__((noinline)) cudaError_t capture_launch(const void *func, dim3 grid, dim3 block,
+                                                            size_t shared_mem, cudaStream_t stream,
+                                                            bool *captured)
+{
+    const char *name =
+        knobs.driver ? tracing.calls[tracing.depth - 1].call.data.symbolName : kernel_name(func);
+    const uint32_t g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
+    return route_work(false, stream,
+                      ctg_kernel_node(name ? name : UNNAMED_KERNEL, g, b, (uint32_t)shared_mem),
+                      captured, NULL);
+}
+
 /* The kernel is never run: a launch is exactly as cheap as validating it. Inlined into each
  * export (with check_launch), so the grid and block stay in registers: passed on by value
  * through the stack they cost the benchmarks' no-op launch store-forwarding stalls, 13 ns
@@ -1036,7 +1140,10 @@ static inline __attribute__((always_inline)) cudaError_t launch(enum api_id id, 
         spin_for_ns(knobs.launch_ns);
     if (rc == cudaSuccess && stats_enabled())
         atomic_fetch_add_explicit(&kernel_launches, 1, memory_order_relaxed);
-    if (__builtin_expect(knobs.driver, 0) && rc == cudaSuccess)
+    bool captured = false;
+    if (__builtin_expect(!graphs_idle(), 0) && rc == cudaSuccess)
+        rc = capture_launch(func, grid, block, shared_mem, stream, &captured);
+    if (__builtin_expect(knobs.driver, 0) && rc == cudaSuccess && !captured)
         report_launch(id, grid, block, args, shared_mem, stream);
     return leave(id, rc);
 }
@@ -1227,6 +1334,8 @@ static cudaError_t create_stream(cudaStream_t *out, unsigned int flags, int prio
         return cudaErrorInvalidValue;
     cudaError_t rc = NEW_HANDLE(out);
     const struct ct_gpu_table *driver = tracing_driver();
+    if (rc == cudaSuccess)
+        (*out)->gpu.non_blocking = flags & cudaStreamNonBlocking;
     if (rc == cudaSuccess && driver)
         (*out)->gpu.id = driver->create_stream();
     return rc;
@@ -1258,73 +1367,118 @@ DEFINE_GUARDED(cudaEventCreate, (cudaEvent_t * event), create_event(event, cudaE
 DEFINE_GUARDED(cudaEventCreateWithFlags, (cudaEvent_t * event, unsigned int flags),
                create_event(event, flags))
 
+/* ---- graphs and stream capture (double_graph.h) ------------------------------------------ */
+
 static cudaError_t create_graph(cudaGraph_t *out, unsigned int flags)
 {
-    return out && flags == 0 ? NEW_HANDLE(out) : cudaErrorInvalidValue;
+    return flags == 0 ? (cudaError_t)graphs()->create(out) : cudaErrorInvalidValue;
 }
 
 DEFINE_GUARDED(cudaGraphCreate, (cudaGraph_t * pGraph, unsigned int flags),
                create_graph(pGraph, flags))
 
-/* The graphs' own allocator, as the runtime keeps it for memory-allocation nodes: an executable
- * graph's allocations are made at its first launch and held until it is destroyed (no free node
- * is modelled); the memory they used stays reserved for graphs until cudaDeviceGraphMemTrim. The
- * figures are the runtime's cudaGraphMemAttr* ones, one device's. */
-static struct {
-    pthread_mutex_t lock;
-    uint64_t used, used_high, reserved, reserved_high;
-} graph_memory = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-/* Dependencies order nothing in a graph that runs inside its launch call. */
-static cudaError_t add_mem_alloc_node(cudaGraphNode_t *node, cudaGraph_t graph,
-                                      const cudaGraphNode_t *dependencies, size_t count,
-                                      struct cudaMemAllocNodeParams *params)
+/* Dependencies order nothing in a graph whose nodes run in the order they were added. */
+static cudaError_t add_node(cudaGraphNode_t *out, cudaGraph_t graph, struct CUgraphNode_st like)
 {
-    (void)dependencies;
-    (void)count;
-    if (!node || !graph || !params || !params->bytesize)
+    return out ? (cudaError_t)graphs()->add(out, graph, like) : cudaErrorInvalidValue;
+}
+
+/* cudaGraphAddMemAllocNode: "it returns the address of the allocation in nodeParams.dptr". */
+static cudaError_t add_alloc_node(cudaGraphNode_t *out, cudaGraph_t graph,
+                                  struct cudaMemAllocNodeParams *params)
+{
+    if (!params)
         return cudaErrorInvalidValue;
-    cudaError_t rc = NEW_HANDLE(node);
+    cudaError_t rc =
+        add_node(out, graph, (struct CUgraphNode_st){.kind = CTG_ALLOC, .bytes = params->bytesize});
+    if (rc == cudaSuccess)
+        params->dptr = (void *)(uintptr_t)(*out)->address;
+    return rc;
+}
+
+static cudaError_t add_kernel_node(cudaGraphNode_t *out, cudaGraph_t graph,
+                                   const struct cudaKernelNodeParams *p)
+{
+    cudaError_t rc = p ? check_launch(p->func, p->gridDim, p->blockDim) : cudaErrorInvalidValue;
     if (rc != cudaSuccess)
         return rc;
-    pthread_mutex_lock(&graph_memory.lock);
-    params->dptr = (void *)(uintptr_t)(0x7f0000000000ull + graph->alloc_bytes);
-    graph->alloc_bytes += params->bytesize;
-    pthread_mutex_unlock(&graph_memory.lock);
-    return cudaSuccess;
+    const uint32_t grid[3] = {p->gridDim.x, p->gridDim.y, p->gridDim.z};
+    const uint32_t block[3] = {p->blockDim.x, p->blockDim.y, p->blockDim.z};
+    return add_node(out, graph,
+                    ctg_kernel_node(kernel_name(p->func), grid, block, p->sharedMemBytes));
+}
+
+static cudaError_t add_copy_node(cudaGraphNode_t *out, cudaGraph_t graph, void *dst,
+                                 const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault)
+        return cudaErrorInvalidMemcpyDirection;
+    return dst && src ? add_node(out, graph, copy_node(dst, src, count, kind))
+                      : cudaErrorInvalidValue;
+}
+
+/* cudaMemsetParams: "elementSize - Size of each element in bytes. Must be 1, 2, or 4." */
+static cudaError_t add_set_node(cudaGraphNode_t *out, cudaGraph_t graph,
+                                const struct cudaMemsetParams *p)
+{
+    if (!p || !p->dst || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4))
+        return cudaErrorInvalidValue;
+    return add_node(out, graph,
+                    set_node(p->dst, (int)p->value, (size_t)p->elementSize * p->width * p->height));
+}
+
+static cudaError_t add_free_node(cudaGraphNode_t *out, cudaGraph_t graph, void *dptr)
+{
+    return add_node(out, graph,
+                    (struct CUgraphNode_st){.kind = CTG_FREE, .address = (uintptr_t)dptr});
 }
 
 DEFINE_GUARDED(cudaGraphAddMemAllocNode,
                (cudaGraphNode_t * pGraphNode, cudaGraph_t graph,
                 const cudaGraphNode_t *pDependencies, size_t numDependencies,
                 struct cudaMemAllocNodeParams *nodeParams),
-               add_mem_alloc_node(pGraphNode, graph, pDependencies, numDependencies, nodeParams))
+               ((void)pDependencies, (void)numDependencies,
+                add_alloc_node(pGraphNode, graph, nodeParams)))
+DEFINE_GUARDED(cudaGraphAddMemFreeNode,
+               (cudaGraphNode_t * pGraphNode, cudaGraph_t graph,
+                const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dptr),
+               ((void)pDependencies, (void)numDependencies, add_free_node(pGraphNode, graph, dptr)))
+DEFINE_GUARDED(cudaGraphAddKernelNode,
+               (cudaGraphNode_t * pGraphNode, cudaGraph_t graph,
+                const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                const struct cudaKernelNodeParams *pNodeParams),
+               ((void)pDependencies, (void)numDependencies,
+                add_kernel_node(pGraphNode, graph, pNodeParams)))
+DEFINE_GUARDED(cudaGraphAddMemcpyNode1D,
+               (cudaGraphNode_t * pGraphNode, cudaGraph_t graph,
+                const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst,
+                const void *src, size_t count, enum cudaMemcpyKind kind),
+               ((void)pDependencies, (void)numDependencies,
+                add_copy_node(pGraphNode, graph, dst, src, count, kind)))
+DEFINE_GUARDED(cudaGraphAddMemsetNode,
+               (cudaGraphNode_t * pGraphNode, cudaGraph_t graph,
+                const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                const struct cudaMemsetParams *pMemsetParams),
+               ((void)pDependencies, (void)numDependencies,
+                add_set_node(pGraphNode, graph, pMemsetParams)))
+DEFINE_GUARDED(cudaGraphAddEmptyNode,
+               (cudaGraphNode_t * pGraphNode, cudaGraph_t graph,
+                const cudaGraphNode_t *pDependencies, size_t numDependencies),
+               ((void)pDependencies, (void)numDependencies,
+                add_node(pGraphNode, graph, (struct CUgraphNode_st){.kind = CTG_EMPTY})))
+DEFINE_GUARDED(cudaGraphGetNodes, (cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes),
+               (cudaError_t)graphs()->nodes(graph, nodes, numNodes))
 
-static void graph_memory_launch(cudaGraphExec_t exec)
+static cudaError_t get_graph_mem_attribute(int device, enum cudaGraphMemAttributeType attr,
+                                           void *value)
 {
-    pthread_mutex_lock(&graph_memory.lock);
-    if (!exec->launched) {
-        exec->launched = true;
-        graph_memory.used += exec->alloc_bytes;
-        if (graph_memory.used > graph_memory.reserved)
-            graph_memory.reserved = graph_memory.used;
-        if (graph_memory.used > graph_memory.used_high)
-            graph_memory.used_high = graph_memory.used;
-        if (graph_memory.reserved > graph_memory.reserved_high)
-            graph_memory.reserved_high = graph_memory.reserved;
-    }
-    pthread_mutex_unlock(&graph_memory.lock);
-}
-
-static cudaError_t destroy_exec(cudaGraphExec_t exec)
-{
-    if (!exec)
+    if (device != 0)
+        return cudaErrorInvalidDevice;
+    if (!value || attr < cudaGraphMemAttrUsedMemCurrent || attr > cudaGraphMemAttrReservedMemHigh)
         return cudaErrorInvalidValue;
-    pthread_mutex_lock(&graph_memory.lock);
-    if (exec->launched)
-        graph_memory.used -= exec->alloc_bytes;
-    pthread_mutex_unlock(&graph_memory.lock);
-    free(exec);
+    uint64_t figures[4];
+    graphs()->memory(figures);
+    *(uint64_t *)value = figures[attr - cudaGraphMemAttrUsedMemCurrent];
     return cudaSuccess;
 }
 
@@ -1332,28 +1486,7 @@ static cudaError_t graph_mem_trim(int device)
 {
     if (device != 0)
         return cudaErrorInvalidDevice;
-    pthread_mutex_lock(&graph_memory.lock);
-    graph_memory.reserved = graph_memory.used;
-    pthread_mutex_unlock(&graph_memory.lock);
-    return cudaSuccess;
-}
-
-static cudaError_t get_graph_mem_attribute(int device, enum cudaGraphMemAttributeType attr,
-                                           void *value)
-{
-    if (device != 0)
-        return cudaErrorInvalidDevice;
-    if (!value || attr > cudaGraphMemAttrReservedMemHigh)
-        return cudaErrorInvalidValue;
-    pthread_mutex_lock(&graph_memory.lock);
-    const uint64_t figures[] = {
-        [cudaGraphMemAttrUsedMemCurrent] = graph_memory.used,
-        [cudaGraphMemAttrUsedMemHigh] = graph_memory.used_high,
-        [cudaGraphMemAttrReservedMemCurrent] = graph_memory.reserved,
-        [cudaGraphMemAttrReservedMemHigh] = graph_memory.reserved_high,
-    };
-    *(uint64_t *)value = figures[attr];
-    pthread_mutex_unlock(&graph_memory.lock);
+    graphs()->trim();
     return cudaSuccess;
 }
 
@@ -1362,16 +1495,18 @@ DEFINE_GUARDED(cudaDeviceGetGraphMemAttribute,
                (int device, enum cudaGraphMemAttributeType attr, void *value),
                get_graph_mem_attribute(device, attr, value))
 
-/* Every instantiation is cudaGraphInstantiateWithParams underneath; the flags change nothing
- * for a graph that never runs. */
+/* Every instantiation is cudaGraphInstantiateWithParams underneath:
+ * "cudaGraphInstantiateFlagUpload, which will perform an upload of the graph into uploadStream once
+ * the graph has been instantiated". */
 static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t graph,
                                cudaGraphInstantiateParams *params)
 {
-    if (!out || !graph || !params)
+    if (!params)
         return cudaErrorInvalidValue;
-    cudaError_t rc = NEW_HANDLE(out);
-    if (rc == cudaSuccess)
-        (*out)->alloc_bytes = graph->alloc_bytes;
+    cudaError_t rc = (cudaError_t)graphs()->instantiate(
+        out, graph, params->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch);
+    if (rc == cudaSuccess && (params->flags & cudaGraphInstantiateFlagUpload))
+        graphs()->upload(*out);
     params->result_out =
         rc == cudaSuccess ? cudaGraphInstantiateSuccess : cudaGraphInstantiateError;
     return rc;
@@ -1387,13 +1522,93 @@ DEFINE_GUARDED_PAIR(cudaGraphInstantiateWithParams, cudaGraphInstantiateWithPara
                     (cudaGraphExec_t * pGraphExec, cudaGraph_t graph,
                      cudaGraphInstantiateParams *instantiateParams),
                     instantiate(pGraphExec, graph, instantiateParams))
+DEFINE_GUARDED_PAIR(cudaGraphUpload, cudaGraphUpload_ptsz,
+                    (cudaGraphExec_t graphExec, cudaStream_t stream),
+                    ((void)stream, (cudaError_t)graphs()->upload(graphExec)))
+
+/* cudaGraphExecUpdate: "resultInfo - the error info structure". */
+static cudaError_t update_exec(cudaGraphExec_t exec, cudaGraph_t graph,
+                               cudaGraphExecUpdateResultInfo *info)
+{
+    int result;
+    cudaGraphNode_t error_node;
+    if (!info)
+        return cudaErrorInvalidValue;
+    cudaError_t rc = (cudaError_t)graphs()->update(exec, graph, &result, &error_node);
+    if (rc == cudaSuccess || rc == cudaErrorGraphExecUpdateFailure)
+        *info = (cudaGraphExecUpdateResultInfo){(enum cudaGraphExecUpdateResult)result, error_node,
+                                                NULL};
+    return rc;
+}
+
+DEFINE_GUARDED(cudaGraphExecUpdate,
+               (cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
+                cudaGraphExecUpdateResultInfo *resultInfo),
+               update_exec(hGraphExec, hGraph, resultInfo))
+
+DEFINE_GUARDED(cudaThreadExchangeStreamCaptureMode, (enum cudaStreamCaptureMode * mode),
+               (cudaError_t)graphs()->exchange_mode((int *)mode))
+DEFINE_GUARDED_PAIR(cudaStreamBeginCapture, cudaStreamBeginCapture_ptsz,
+                    (cudaStream_t stream, enum cudaStreamCaptureMode mode),
+                    (cudaError_t)graphs()->begin(stream, (int)mode, NULL))
+DEFINE_GUARDED_PAIR(cudaStreamBeginCaptureToGraph, cudaStreamBeginCaptureToGraph_ptsz,
+                    (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies,
+                     const cudaGraphEdgeData *dependencyData, size_t numDependencies,
+                     enum cudaStreamCaptureMode mode),
+                    ((void)dependencies, (void)dependencyData, (void)numDependencies,
+                     graph ? (cudaError_t)graphs()->begin(stream, (int)mode, graph)
+                           : cudaErrorInvalidValue))
+
+DEFINE_GUARDED_PAIR(cudaStreamEndCapture, cudaStreamEndCapture_ptsz,
+                    (cudaStream_t stream, cudaGraph_t *pGraph),
+                    (cudaError_t)graphs()->end(stream, pGraph))
+DEFINE_GUARDED_PAIR(cudaStreamIsCapturing, cudaStreamIsCapturing_ptsz,
+                    (cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus),
+                    (cudaError_t)graphs()->status_of(stream, (int *)pCaptureStatus, NULL, NULL))
+
+/* cudaStreamGetCaptureInfo: dependencies_out is "the set of nodes" the next captured node will
+ * depend on; nodes here follow one another, so it is the last node captured, if any. "If
+ * edgeData_out is non-NULL then dependencies_out must be as well." */
+static cudaError_t capture_info(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
+                                unsigned long long *id, cudaGraph_t *graph_out,
+                                const cudaGraphNode_t **dependencies,
+                                const cudaGraphEdgeData **edges, size_t *count)
+{
+    if (edges && !dependencies)
+        return cudaErrorInvalidValue;
+    cudaGraph_t graph = NULL;
+    uint64_t sequence = 0;
+    cudaError_t rc = (cudaError_t)graphs()->status_of(stream, (int *)status, &sequence, &graph);
+    if (rc != cudaSuccess)
+        return rc;
+    if (id)
+        *id = sequence;
+    if (graph_out)
+        *graph_out = graph;
+    if (dependencies)
+        *dependencies = graph ? (const cudaGraphNode_t *)&graph->last : NULL;
+    if (count)
+        *count = graph && graph->last;
+    if (edges) /* its edges carry no data */
+        *edges = NULL;
+    return cudaSuccess;
+}
+
+DEFINE_GUARDED_PAIR(cudaStreamGetCaptureInfo, cudaStreamGetCaptureInfo_ptsz,
+                    (cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
+                     unsigned long long *id_out, cudaGraph_t *graph_out,
+                     const cudaGraphNode_t **dependencies_out,
+                     const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out),
+                    capture_info(stream, captureStatus_out, id_out, graph_out, dependencies_out,
+                                 edgeData_out, numDependencies_out))
 
 DEFINE_GUARDED(cudaStreamDestroy, (cudaStream_t stream),
                destroy_handle(stream, cudaErrorInvalidResourceHandle))
 DEFINE_GUARDED(cudaEventDestroy, (cudaEvent_t event),
                destroy_handle(event, cudaErrorInvalidResourceHandle))
-DEFINE_GUARDED(cudaGraphExecDestroy, (cudaGraphExec_t graphExec), destroy_exec(graphExec))
-DEFINE_GUARDED(cudaGraphDestroy, (cudaGraph_t graph), destroy_handle(graph, cudaErrorInvalidValue))
+DEFINE_GUARDED(cudaGraphExecDestroy, (cudaGraphExec_t graphExec),
+               (cudaError_t)graphs()->destroy_exec(graphExec))
+DEFINE_GUARDED(cudaGraphDestroy, (cudaGraph_t graph), (cudaError_t)graphs()->destroy(graph))
 
 /* Work completes inside the call that issues it, so anything that has a handle is done. */
 static cudaError_t require_handle(enum api_id id, const void *handle, cudaError_t if_null)
@@ -1402,23 +1617,30 @@ static cudaError_t require_handle(enum api_id id, const void *handle, cudaError_
     return leave(id, handle ? cudaSuccess : if_null);
 }
 
+/* With the driver, a launch nests cuGraphLaunch, which plays the graph's nodes on the device. */
 static cudaError_t launch_graph(enum api_id id, cudaGraphExec_t exec, cudaStream_t stream)
 {
-    (void)stream;
-    cudaError_t rc = require_handle(id, exec, cudaErrorInvalidValue);
-    if (rc == cudaSuccess)
-        graph_memory_launch(exec);
-    return rc;
+    ENTER_OR_REFUSE(id);
+    const struct ct_gpu_table *driver = tracing_driver();
+    if (!exec)
+        return leave(id, cudaErrorInvalidValue);
+    return leave(id, driver ? (cudaError_t)driver->graph_launch(exec, stream)
+                            : (cudaError_t)graphs()->launch(exec, stream));
 }
 
-/* An event remembers when it was recorded, for cudaEventElapsedTime. */
+/* An event remembers when it was recorded, for cudaEventElapsedTime; one recorded in a capture
+ * is not executed but remembers the capture, which a stream that waits for it joins. */
 static cudaError_t record_event(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
 {
-    (void)stream;
     if (!event)
         return cudaErrorInvalidResourceHandle;
     if (flags & ~(unsigned int)cudaEventRecordExternal)
         return cudaErrorInvalidValue;
+    struct ct_capture *capture = NULL;
+    cudaError_t rc = graphs_idle() ? cudaSuccess : (cudaError_t)graphs()->route(stream, &capture);
+    event->capture_id = capture ? capture->id : 0;
+    if (rc != cudaSuccess || capture)
+        return rc;
     event->recorded = true;
     event->recorded_ns = monotonic_ns();
     return cudaSuccess;
@@ -1438,9 +1660,12 @@ static cudaError_t elapsed_time(float *ms, cudaEvent_t first, cudaEvent_t last)
 static cudaError_t wait_event(enum api_id id, cudaStream_t stream, cudaEvent_t event,
                               unsigned int flags)
 {
-    (void)stream;
     (void)flags;
-    return require_handle(id, event, cudaErrorInvalidResourceHandle);
+    ENTER_OR_REFUSE(id);
+    if (!event)
+        return leave(id, cudaErrorInvalidResourceHandle);
+    return leave(id, event->capture_id ? (cudaError_t)graphs()->join(stream, event->capture_id)
+                                       : cudaSuccess);
 }
 
 /* Streams (including the NULL/legacy/per-thread ones) are always idle. */
@@ -1477,11 +1702,17 @@ DEFINE_EXPORT(cudaEventQuery, (cudaEvent_t event), require_handle, event,
 static void pools_release_at_sync(void);
 
 static cudaError_t synchronize(enum api_id id, bool handle_valid,
-                               CUpti_ActivitySynchronizationType type, uint32_t stream_id)
+                               CUpti_ActivitySynchronizationType type, const cudaStream_t *stream)
 {
     ENTER_OR_REFUSE(id);
     if (!handle_valid)
         return leave(id, cudaErrorInvalidResourceHandle);
+    cudaError_t refused = graphs_idle() ? cudaSuccess
+                          : stream      ? (cudaError_t)graphs()->sync_call(*stream)
+                                        : (cudaError_t)graphs()->unsafe_call();
+    if (refused != cudaSuccess)
+        return leave(id, refused);
+    uint32_t stream_id = stream ? stream_id_of(*stream) : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
     if (knobs.sync_ns != 0)
         sleep_for_ns(knobs.sync_ns);
     while (knobs.sync_block_file && access(knobs.sync_block_file, F_OK) != 0)
@@ -1496,24 +1727,21 @@ static cudaError_t synchronize(enum api_id id, bool handle_valid,
 /* Any stream value is acceptable: NULL, legacy and per-thread streams are all valid handles. */
 static cudaError_t synchronize_stream(enum api_id id, cudaStream_t stream)
 {
-    return synchronize(id, true, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
-                       stream_id_of(stream));
+    return synchronize(id, true, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, &stream);
 }
 
 /* cudaDeviceSynchronize takes no arguments, so it has no params struct. */
 cudaError_t CUDARTAPI cudaDeviceSynchronize(void)
 {
     return synchronize(API_cudaDeviceSynchronize, true,
-                       CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
-                       CUPTI_SYNCHRONIZATION_INVALID_VALUE);
+                       CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, NULL);
 }
 
 cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t event)
 {
     offer_params(&(cudaEventSynchronize_v3020_params){event});
     return synchronize(API_cudaEventSynchronize, event != NULL,
-                       CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE,
-                       CUPTI_SYNCHRONIZATION_INVALID_VALUE);
+                       CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, NULL);
 }
 
 DEFINE_TRACED_PAIR(cudaStreamSynchronize, cudaStreamSynchronize_ptsz, (cudaStream_t stream),

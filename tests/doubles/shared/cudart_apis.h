@@ -109,6 +109,26 @@
     X(cudaGraphInstantiateWithParams_ptsz, cudaGraphInstantiateWithParams_ptsz_v12000)             \
     X(cudaGraphAddMemAllocNode, cudaGraphAddMemAllocNode_v11040)                                   \
     X(cudaDeviceGetGraphMemAttribute, cudaDeviceGetGraphMemAttribute_v11040)                       \
-    X(cudaDeviceGraphMemTrim, cudaDeviceGraphMemTrim_v11040)
+    X(cudaDeviceGraphMemTrim, cudaDeviceGraphMemTrim_v11040)                                       \
+    X(cudaGraphAddMemFreeNode, cudaGraphAddMemFreeNode_v11040)                                     \
+    X(cudaGraphAddKernelNode, cudaGraphAddKernelNode_v10000)                                       \
+    X(cudaGraphAddMemcpyNode1D, cudaGraphAddMemcpyNode1D_v11010)                                   \
+    X(cudaGraphAddMemsetNode, cudaGraphAddMemsetNode_v10000)                                       \
+    X(cudaGraphAddEmptyNode, cudaGraphAddEmptyNode_v10000)                                         \
+    X(cudaGraphGetNodes, cudaGraphGetNodes_v10000)                                                 \
+    X(cudaGraphUpload, cudaGraphUpload_v10000)                                                     \
+    X(cudaGraphUpload_ptsz, cudaGraphUpload_ptsz_v10000)                                           \
+    X(cudaGraphExecUpdate, cudaGraphExecUpdate_v10020)                                             \
+    X(cudaThreadExchangeStreamCaptureMode, cudaThreadExchangeStreamCaptureMode_v10010)             \
+    X(cudaStreamBeginCapture, cudaStreamBeginCapture_v10000)                                       \
+    X(cudaStreamBeginCapture_ptsz, cudaStreamBeginCapture_ptsz_v10000)                             \
+    X(cudaStreamBeginCaptureToGraph, cudaStreamBeginCaptureToGraph_v12030)                         \
+    X(cudaStreamBeginCaptureToGraph_ptsz, cudaStreamBeginCaptureToGraph_ptsz_v12030)               \
+    X(cudaStreamEndCapture, cudaStreamEndCapture_v10000)                                           \
+    X(cudaStreamEndCapture_ptsz, cudaStreamEndCapture_ptsz_v10000)                                 \
+    X(cudaStreamIsCapturing, cudaStreamIsCapturing_v10000)                                         \
+    X(cudaStreamIsCapturing_ptsz, cudaStreamIsCapturing_ptsz_v10000)                               \
+    X(cudaStreamGetCaptureInfo, cudaStreamGetCaptureInfo_v12030)                                   \
+    X(cudaStreamGetCaptureInfo_ptsz, cudaStreamGetCaptureInfo_ptsz_v12030)
 
 #endif

@@ -84,14 +84,24 @@
     X(cuMemcpyDtoHAsync_v2_ptsz)                                                                   \
     X(cuMemsetD8_v2_ptds)                                                                          \
     X(cuMemsetD32_v2_ptds)                                                                         \
-    X(cuStreamSynchronize_ptsz)
+    X(cuStreamSynchronize_ptsz)                                                                    \
+    X(cuStreamBeginCapture_v2)                                                                     \
+    X(cuStreamBeginCapture_v2_ptsz)                                                                \
+    X(cuStreamEndCapture)                                                                          \
+    X(cuStreamEndCapture_ptsz)                                                                     \
+    X(cuGraphInstantiateWithFlags)                                                                 \
+    X(cuGraphLaunch)                                                                               \
+    X(cuGraphLaunch_ptsz)                                                                          \
+    X(cuGraphExecDestroy)                                                                          \
+    X(cuGraphDestroy)
 
 enum ct_gpu_work_kind {
     CT_WORK_KERNEL,
     CT_WORK_MEMCPY,
     CT_WORK_MEMSET,
     CT_WORK_MEMORY,
-    CT_WORK_SYNC
+    CT_WORK_SYNC,
+    CT_WORK_GRAPH /* a whole graph launch, from its first node's start to its last one's end */
 };
 
 /* One thing the simulated GPU did. Times are CUPTI's clock (CLOCK_REALTIME ns); a memory
@@ -103,6 +113,10 @@ struct ct_gpu_work {
     uint32_t stream_id;
     uint64_t start, end;
     uint64_t bytes;
+    /* The graph and graph node a replay ran it for (as CT_DOUBLE_CUPTI_GRAPH_ID and
+     * CT_DOUBLE_CUPTI_GRAPH_NODE pick them), 0 outside a graph launch. */
+    uint32_t graph_id;
+    uint64_t graph_node_id;
     union {
         struct {
             const char *name; /* owned by the driver double, never freed */
@@ -138,6 +152,8 @@ struct ct_gpu_tool {
     void (*callback)(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                      const CUpti_CallbackData *data);
     void (*record)(const struct ct_gpu_work *work);
+    /* A CUPTI_CB_DOMAIN_RESOURCE callback, on the thread and inside the call that caused it. */
+    void (*resource)(CUpti_CallbackId cbid, const CUpti_ResourceData *data);
 };
 
 /* An API call in flight, on its caller's stack from enter to exit: the callback data the tool
@@ -150,9 +166,14 @@ struct ct_gpu_call {
     uint32_t outer_id; /* the id of the call this one is inside, restored at its exit */
 };
 
-/* Both doubles' stream objects start with this, so either double can read the other's handles. */
+struct ct_capture;
+
+/* Both doubles' stream objects start with this, so either double can read the other's handles:
+ * its id, whether it was made non-blocking, and the capture it is in (double_graph.h). */
 struct ct_gpu_stream {
     uint32_t id;
+    bool non_blocking;
+    struct ct_capture *capture;
 };
 
 /* A runtime launch: the driver nests cuLaunchKernel (cuLaunchKernelEx when `ex`) under it. */
@@ -200,6 +221,10 @@ struct ct_gpu_table {
     /* Waits for the stream (every stream when stream_id is CUPTI_SYNCHRONIZATION_INVALID_VALUE),
      * in real time, and records the synchronisation. */
     void (*synchronize)(CUpti_ActivitySynchronizationType type, uint32_t stream_id);
+    /* Graphs and stream capture (double_graph.h), and a runtime graph launch: the driver nests
+     * cuGraphLaunch under it and plays the executable graph's nodes on the stream. */
+    const struct ctg_ops *graphs;
+    int (*graph_launch)(struct CUgraphExec_st *exec, CUstream stream);
 };
 
 /* The driver double's table, from a dlopen handle of libcuda.so.1; NULL for any other driver. */
