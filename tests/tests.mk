@@ -135,6 +135,11 @@ $(BUILD)/tests/cupti_harness: tests/programs/cupti/harness.c tests/programs/prog
 $(BUILD)/tests/libct_injection.so: tests/programs/cupti/injection.c $(CT_CUPTI_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CT_PROGRAM_CFLAGS) -fPIC -shared -o $@ $< -L$(CT_DOUBLE_DIR) -l:libcupti.so.13
+# The injection library that reports graph records and resource callbacks (test_doubles_graphs.py).
+test-programs: $(BUILD)/tests/libct_graph_injection.so
+$(BUILD)/tests/libct_graph_injection.so: tests/programs/cupti/graph_injection.c $(CT_CUPTI_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CT_PROGRAM_CFLAGS) -fPIC -shared -o $@ $< -L$(CT_DOUBLE_DIR) -l:libcupti.so.13
 
 # A program that subscribes to CUPTI itself, as torch.profiler does.
 test-programs: $(BUILD)/tests/own_profiler
