@@ -40,6 +40,7 @@ enum ct_family {
     CT_FAMILY_HOST_REGISTER, /* arg: ptr, bytes, flags                          */
     CT_FAMILY_PLAIN,         /* no args                                         */
     CT_FAMILY_VMM,           /* arg: ptr, bytes, handle, offset or device, count */
+    CT_FAMILY_GRAPH_BUILD,   /* arg: graph, stream, node or exec, mode/flags/device, bytes */
     CT_FAMILY_COUNT
 };
 /* (*: written by the call, so meaningful only when it succeeded. A handle the
@@ -134,15 +135,33 @@ enum ct_wrote { CT_WROTE_COUNT, CT_WROTE_DEVICE, CT_WROTE_VERSION, CT_WROTE_FLAG
     X(cudaMemPoolGetAttribute, CT_FAMILY_HANDLE, 0)                                                \
     X(cudaMallocFromPoolAsync, CT_FAMILY_ALLOC_DEVICE, 1)                                          \
     X(cudaMallocFromPoolAsync_ptsz, CT_FAMILY_ALLOC_DEVICE, 1)                                     \
-    X(cudaGraphInstantiate, CT_FAMILY_HANDLE, 0)                                                   \
-    X(cudaGraphInstantiateWithFlags, CT_FAMILY_HANDLE, 0)                                          \
-    X(cudaGraphInstantiateWithParams, CT_FAMILY_HANDLE, 0)                                         \
-    X(cudaGraphInstantiateWithParams_ptsz, CT_FAMILY_HANDLE, 0)                                    \
+    X(cudaGraphInstantiate, CT_FAMILY_GRAPH_BUILD, 0)                                              \
+    X(cudaGraphInstantiateWithFlags, CT_FAMILY_GRAPH_BUILD, 0)                                     \
+    X(cudaGraphInstantiateWithParams, CT_FAMILY_GRAPH_BUILD, 0)                                    \
+    X(cudaGraphInstantiateWithParams_ptsz, CT_FAMILY_GRAPH_BUILD, 0)                               \
     X(cudaGetLastError, CT_FAMILY_PLAIN, 0)                                                        \
     X(cudaPeekAtLastError, CT_FAMILY_PLAIN, 0)                                                     \
     X(cudaProfilerStart, CT_FAMILY_PLAIN, 0)                                                       \
     X(cudaProfilerStop, CT_FAMILY_PLAIN, 0)                                                        \
     X(cudaDeviceGetGraphMemAttribute, CT_FAMILY_DEVICE, 0)                                         \
+    X(cudaStreamBeginCapture, CT_FAMILY_GRAPH_BUILD, 1)                                            \
+    X(cudaStreamBeginCapture_ptsz, CT_FAMILY_GRAPH_BUILD, 1)                                       \
+    X(cudaStreamBeginCaptureToGraph, CT_FAMILY_GRAPH_BUILD, 1)                                     \
+    X(cudaStreamBeginCaptureToGraph_ptsz, CT_FAMILY_GRAPH_BUILD, 1)                                \
+    X(cudaStreamEndCapture, CT_FAMILY_GRAPH_BUILD, 1)                                              \
+    X(cudaStreamEndCapture_ptsz, CT_FAMILY_GRAPH_BUILD, 1)                                         \
+    X(cudaGraphAddKernelNode, CT_FAMILY_GRAPH_BUILD, 0)                                            \
+    X(cudaGraphAddMemcpyNode, CT_FAMILY_GRAPH_BUILD, 0)                                            \
+    X(cudaGraphAddMemcpyNode1D, CT_FAMILY_GRAPH_BUILD, 0)                                          \
+    X(cudaGraphAddMemsetNode, CT_FAMILY_GRAPH_BUILD, 0)                                            \
+    X(cudaGraphAddMemAllocNode, CT_FAMILY_GRAPH_BUILD, 0)                                          \
+    X(cudaGraphAddMemFreeNode, CT_FAMILY_GRAPH_BUILD, 0)                                           \
+    X(cudaGraphUpload, CT_FAMILY_GRAPH_BUILD, 1)                                                   \
+    X(cudaGraphUpload_ptsz, CT_FAMILY_GRAPH_BUILD, 1)                                              \
+    X(cudaGraphExecUpdate, CT_FAMILY_GRAPH_BUILD, 0)                                               \
+    X(cudaGraphExecDestroy, CT_FAMILY_GRAPH_BUILD, 0)                                              \
+    X(cudaGraphDestroy, CT_FAMILY_GRAPH_BUILD, 0)                                                  \
+    X(cudaDeviceGraphMemTrim, CT_FAMILY_GRAPH_BUILD, 0)                                            \
     X(cuLaunchKernel, CT_FAMILY_LAUNCH, 1)                                                         \
     X(cuLaunchKernelEx, CT_FAMILY_LAUNCH, 1)                                                       \
     X(cuLaunchCooperativeKernel, CT_FAMILY_LAUNCH, 1)                                              \
@@ -177,7 +196,13 @@ enum ct_wrote { CT_WROTE_COUNT, CT_WROTE_DEVICE, CT_WROTE_VERSION, CT_WROTE_FLAG
     X(cuMemAddressFree, CT_FAMILY_VMM, 0)                                                          \
     X(cuMemMap, CT_FAMILY_VMM, 0)                                                                  \
     X(cuMemUnmap, CT_FAMILY_VMM, 0)                                                                \
-    X(cuMemSetAccess, CT_FAMILY_VMM, 0)
+    X(cuMemSetAccess, CT_FAMILY_VMM, 0)                                                            \
+    X(cuStreamBeginCapture_v2, CT_FAMILY_GRAPH_BUILD, 1)                                           \
+    X(cuStreamEndCapture, CT_FAMILY_GRAPH_BUILD, 1)                                                \
+    X(cuGraphInstantiateWithFlags, CT_FAMILY_GRAPH_BUILD, 0)                                       \
+    X(cuGraphUpload, CT_FAMILY_GRAPH_BUILD, 1)                                                     \
+    X(cuGraphExecDestroy, CT_FAMILY_GRAPH_BUILD, 0)                                                \
+    X(cuGraphDestroy, CT_FAMILY_GRAPH_BUILD, 0)
 
 #define CT_FUNCTION_ENUM(name, family, takes_stream) CT_FN_##name,
 enum ct_function { CT_FOR_EACH_FUNCTION(CT_FUNCTION_ENUM) CT_FN_COUNT };

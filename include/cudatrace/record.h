@@ -18,7 +18,7 @@
 
 #include "cudatrace/functions.h"
 
-#define CT_RECORD_VERSION 16u
+#define CT_RECORD_VERSION 17u
 
 enum ct_record_type {
     CT_REC_CALL = 1,         /* one CUDA runtime call, see functions.h         */
@@ -32,6 +32,7 @@ enum ct_record_type {
     CT_REC_GPU_CLOCK = 9,    /* CUPTI's clock read between two of ours          */
     CT_REC_CUPTI_STATE = 10, /* what became of CUPTI, see enum ct_cupti_state   */
     CT_REC_CAPTURE = 11,     /* a capture window opened (func 1) or closed (0)  */
+    CT_REC_GRAPH = 12,       /* a CUDA graph's node or executable, see below    */
 };
 
 /* Whether a record's begin is the program's clock, the same on every ring
@@ -39,8 +40,35 @@ enum ct_record_type {
 static inline int ct_record_on_program_clock(uint16_t type)
 {
     return type == CT_REC_CALL || type == CT_REC_CUPTI_CALL || type == CT_REC_NVTX ||
-           type == CT_REC_LIBRARY || type == CT_REC_CORRELATION || type == CT_REC_CAPTURE;
+           type == CT_REC_LIBRARY || type == CT_REC_CORRELATION || type == CT_REC_CAPTURE ||
+           type == CT_REC_GRAPH;
 }
+
+/* CT_REC_GRAPH: func the event, begin the begin clock of the API call it
+ * happened in (the call's record, when it has one, comes after it on the
+ * same ring, and so does the call's site, keyed by that clock), from
+ * CUPTI's resource callbacks; ids are CUPTI's (cuptiGetGraphNodeId,
+ * cuptiGetGraphId, cuptiGetGraphExecId):
+ *   NODE_MADE:   arg[0] the node, arg[1] its graph, arg[2] its
+ *                CUgraphNodeType; the call captured it (a launch, copy,
+ *                set, allocation or free on a capturing stream) or added it;
+ *   NODE_CLONED: arg[0] the clone, arg[1] the node it is a copy of,
+ *                arg[2] the clone's graph, arg[3] the CUgraphNodeType;
+ *                instantiation clones each node of the graph, ahead of
+ *                the EXEC_MADE that closes it on the same ring;
+ *   GRAPH_MADE:  arg[0] the graph (a capture begun, cudaGraphCreate);
+ *   GRAPH_CLONED: arg[0] the clone, arg[1] the graph it is a copy of;
+ *   EXEC_MADE:   arg[0] the executable graph, arg[1] the graph it was made
+ *                from, arg[2] its handle (what a launch names);
+ *   EXEC_GONE:   arg[0] the executable graph, arg[2] its handle. */
+enum ct_graph_event {
+    CT_GRAPH_NODE_MADE = 1,
+    CT_GRAPH_NODE_CLONED = 2,
+    CT_GRAPH_GRAPH_MADE = 3,
+    CT_GRAPH_GRAPH_CLONED = 4,
+    CT_GRAPH_EXEC_MADE = 5,
+    CT_GRAPH_EXEC_GONE = 6,
+};
 
 /* CT_REC_CAPTURE: begin the clock when the preload opened or closed the
  * capture window, result what opened it: CT_CAPTURE_PROFILER or
@@ -64,7 +92,12 @@ static inline int ct_record_on_program_clock(uint16_t type)
  *   SYNC:   arg[2] CUPTI's synchronization type;
  *   MEMORY: arg[1] bytes, arg[2] 1 for an allocation, 2 for a release,
  *           arg[3] the address (begin == end: the moment it happened);
- *   OVERHEAD: arg[2] CUPTI's overhead kind. */
+ *   OVERHEAD: arg[2] CUPTI's overhead kind;
+ *   GRAPH_IDS: not work but what the next record of this ring, a kernel,
+ *           copy or set a graph launch ran, carries besides: arg[1] its
+ *           graphNodeId, arg[2] its graphId (begin and end 0);
+ *   GRAPH:  a whole graph launch, under graph-level tracing
+ *           (CUPTI_ACTIVITY_KIND_GRAPH_TRACE): arg[2] its graphId. */
 enum ct_gpu_kind {
     CT_GPU_KERNEL = 1,
     CT_GPU_MEMCPY = 2,
@@ -72,6 +105,8 @@ enum ct_gpu_kind {
     CT_GPU_SYNC = 4,
     CT_GPU_MEMORY = 5,
     CT_GPU_OVERHEAD = 6,
+    CT_GPU_GRAPH_IDS = 7,
+    CT_GPU_GRAPH = 8,
 };
 
 /* CT_REC_GPU_CLOCK: begin and end our clock around arg[0], CUPTI's. */

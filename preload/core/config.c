@@ -129,17 +129,18 @@ static int env_cupti_mode(void)
     return CT_CUPTI_AUTO;
 }
 
-/* CUDATRACE_GPU_RECORDS: typed (the default) or tracks (docs/gpu.md). */
-static uint32_t env_gpu_records(void)
+/* Which of two words `name` is set to: 0 for the first (the default, also
+ * when unset or empty), 1 for the second; anything else is said once and
+ * read as the first. */
+static int env_either(const char *name, const char *first, const char *second)
 {
-    const char *text = getenv("CUDATRACE_GPU_RECORDS");
-    if (!text || !*text || strcmp(text, "typed") == 0)
-        return CT_GPU_RECORDS_TYPED;
-    if (strcmp(text, "tracks") == 0)
-        return CT_GPU_RECORDS_TRACKS;
-    hold_warning("ignoring CUDATRACE_GPU_RECORDS=%s: expected typed or tracks; writing typed",
-                 text);
-    return CT_GPU_RECORDS_TYPED;
+    const char *text = getenv(name);
+    if (!text || !*text || strcmp(text, first) == 0)
+        return 0;
+    if (strcmp(text, second) == 0)
+        return 1;
+    hold_warning("ignoring %s=%s: expected %s or %s; writing %s", name, text, first, second, first);
+    return 0;
 }
 
 /* Seconds, decimals allowed, from 0 to a year, as nanoseconds; -1 if not. */
@@ -240,6 +241,10 @@ void ct_config_load(void)
     ct_config.max_mb = env_uint("CUDATRACE_MAX_MB", CT_MAX_MB_DEFAULT, 0, CT_MAX_MB_MOST);
     ct_config.sample_hz = env_uint("CUDATRACE_SAMPLE_HZ", 100, 0, 1000);
     ct_config.capture = env_capture();
-    ct_config.gpu_records = env_gpu_records();
+    /* docs/gpu.md */
+    ct_config.gpu_records = env_either("CUDATRACE_GPU_RECORDS", "typed", "tracks")
+                                ? CT_GPU_RECORDS_TRACKS
+                                : CT_GPU_RECORDS_TYPED;
+    ct_config.graph_level = env_either("CUDATRACE_GPU_GRAPHS", "nodes", "graphs");
     ct_config.run_watch = getenv("CUDATRACE_RUN_WATCH");
 }

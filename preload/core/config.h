@@ -32,6 +32,8 @@ struct ct_config {
     uint32_t sample_hz;       /* CUDATRACE_SAMPLE_HZ, the collector's host
                                  sampling rate; 0: off                      */
     uint32_t gpu_records;     /* CUDATRACE_GPU_RECORDS: enum ct_gpu_records  */
+    int graph_level;          /* CUDATRACE_GPU_GRAPHS=graphs: a record per
+                                 graph launch, none per node                */
     int capture;              /* CUDATRACE_CAPTURE: enum ct_capture_kind     */
     const char *capture_text; /* its value as given, when valid             */
     const char *capture_nvtx; /* nvtx:NAME: the range's message             */

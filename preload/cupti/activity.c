@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "preload/core/clock.h"
+#include "preload/core/config.h"
 #include "preload/cupti/api.h"
 #include "preload/cupti/internal.h"
 #include "preload/hooks/kernel_names.h"
@@ -135,12 +136,55 @@ static void memory_record(const CUpti_ActivityMemory4 *m, struct ct_record *r)
     r->arg[3] = m->address;
 }
 
+/* A whole graph launch, under graph-level tracing: "This activity record
+ * represents execution for a graph without giving visibility about the
+ * execution of its nodes." Its correlation id is "identical to the
+ * correlation ID in the driver API activity record that launched the
+ * graph": the hooked launch noted it among the ids of the calls inside it. */
+static void graph_record(const CUpti_ActivityGraphTrace2 *g, struct ct_record *r)
+{
+    r->func = CT_GPU_GRAPH;
+    r->result = (int32_t)g->deviceId;
+    r->begin = g->start;
+    r->end = g->end;
+    r->arg[0] = ct_pack_gpu_ids(g->correlationId, g->streamId);
+    r->arg[2] = g->graphId;
+}
+
 static void overhead_record(const CUpti_ActivityOverhead3 *o, struct ct_record *r)
 {
     r->func = CT_GPU_OVERHEAD;
     r->begin = o->start;
     r->end = o->end;
     r->arg[2] = (uint64_t)o->overheadKind;
+}
+
+/* Sends the graph node and graph a kernel, copy or set a graph launch ran
+ * from, ahead of its record ("The unique ID of the graph node that launched
+ * this kernel through graph launch APIs. This field will be 0 if the kernel
+ * is not launched through graph launch APIs."). */
+static void graph_ids(struct ct_ring *ring, const CUpti_Activity *a)
+{
+    struct ct_record r = {.type = CT_REC_GPU, .func = CT_GPU_GRAPH_IDS};
+    switch (a->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        r.arg[1] = ((const CUpti_ActivityKernel10 *)a)->graphNodeId;
+        r.arg[2] = ((const CUpti_ActivityKernel10 *)a)->graphId;
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        r.arg[1] = ((const CUpti_ActivityMemcpy6 *)a)->graphNodeId;
+        r.arg[2] = ((const CUpti_ActivityMemcpy6 *)a)->graphId;
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        r.arg[1] = ((const CUpti_ActivityMemset4 *)a)->graphNodeId;
+        r.arg[2] = ((const CUpti_ActivityMemset4 *)a)->graphId;
+        break;
+    default:
+        return;
+    }
+    if (r.arg[1] || r.arg[2])
+        ct_emit_record(ring, &r, 1);
 }
 
 /* Sends one record; 0 when it gives no time ("A value of 0 for both the start
@@ -169,11 +213,15 @@ static int convert(struct ct_ring *ring, const CUpti_Activity *a)
     case CUPTI_ACTIVITY_KIND_OVERHEAD:
         overhead_record((const CUpti_ActivityOverhead3 *)a, &r);
         break;
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+        graph_record((const CUpti_ActivityGraphTrace2 *)a, &r);
+        break;
     default:
         return -1;
     }
     if (!r.begin || !r.end)
         return 0;
+    graph_ids(ring, a);
     ct_emit_record(ring, &r, 1);
     return 1;
 }
@@ -182,7 +230,7 @@ static int is_work(const CUpti_Activity *a)
 {
     return a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
            a->kind == CUPTI_ACTIVITY_KIND_KERNEL || a->kind == CUPTI_ACTIVITY_KIND_MEMCPY ||
-           a->kind == CUPTI_ACTIVITY_KIND_MEMSET;
+           a->kind == CUPTI_ACTIVITY_KIND_MEMSET || a->kind == CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
 }
 
 /* Says how many records so far gave no time, when a buffer added some. */
@@ -270,6 +318,8 @@ int ct_cupti_activity_enable(char *why, size_t why_size)
     }
     for (size_t i = 1; i < sizeof kinds / sizeof kinds[0]; i++)
         ct_cupti.activity_enable(kinds[i]);
+    if (ct_config.graph_level) /* CUDATRACE_GPU_GRAPHS=graphs (docs/gpu.md) */
+        ct_cupti.activity_enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
     if (ct_cupti.activity_flush_period)
         ct_cupti.activity_flush_period(FLUSH_PERIOD_MS);
     return 0;
@@ -279,6 +329,8 @@ void ct_cupti_activity_disable(void)
 {
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         ct_cupti.activity_disable(kinds[i]);
+    if (ct_config.graph_level)
+        ct_cupti.activity_disable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
 }
 
 void ct_cupti_clock_sample(void)

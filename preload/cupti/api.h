@@ -26,6 +26,10 @@ struct ct_cupti_api {
     CUptiResult (*activity_flush_period)(uint32_t);
     CUptiResult (*activity_get_next_record)(uint8_t *, size_t, CUpti_Activity **);
     CUptiResult (*activity_get_num_dropped_records)(CUcontext, uint32_t, size_t *);
+    /* Graphs' ids (cupti_activity.h); without the first two no replay is named. */
+    CUptiResult (*get_graph_node_id)(CUgraphNode, uint64_t *);
+    CUptiResult (*get_graph_id)(CUgraph, uint32_t *);
+    CUptiResult (*get_graph_exec_id)(CUgraphExec, uint32_t *);
     /* Absent before CUDA 11.6: GPU times are then CLOCK_REALTIME's. */
     CUptiResult (*activity_register_timestamp_callback)(CUpti_TimestampCallbackFunc);
 };

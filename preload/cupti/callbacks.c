@@ -97,13 +97,14 @@ static int function_named(const char *name, size_t length, int driver)
 }
 
 /* Whether calls of `fn` are worth a callback: what makes or waits for GPU
- * work, or holds memory. The queries (cudaGetDevice, cudaGetLastError,
+ * work, holds memory or builds graphs. The queries (cudaGetDevice, cudaGetLastError,
  * cudaStreamQuery, ...) are a framework's most frequent calls; the hooks
  * record them, and a static runtime's would tell nothing. */
 static int worth_a_callback(int fn)
 {
     enum ct_family family = ct_function_family((unsigned)fn);
-    return family <= CT_FAMILY_SYNC_EVENT || family == CT_FAMILY_VMM;
+    return family <= CT_FAMILY_SYNC_EVENT || family == CT_FAMILY_VMM ||
+           family == CT_FAMILY_GRAPH_BUILD;
 }
 
 static void enable_domain(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
@@ -419,6 +420,47 @@ static void driver_sync_args(CUpti_CallbackId cbid, const CUpti_CallbackData *da
     }
 }
 
+/* Graph building through the driver (CT_FAMILY_GRAPH_BUILD's layout). */
+static void driver_graph_args(CUpti_CallbackId cbid, const CUpti_CallbackData *data, int ok,
+                              uint64_t *a)
+{
+    switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2: {
+        PARAMS(cuStreamBeginCapture_v2_params);
+        a[1] = (uintptr_t)p->hStream, a[3] = (uint64_t)p->mode;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture: {
+        PARAMS(cuStreamEndCapture_params);
+        a[0] = ok && p->phGraph ? (uintptr_t)*p->phGraph : 0, a[1] = (uintptr_t)p->hStream;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags: {
+        PARAMS(cuGraphInstantiateWithFlags_params);
+        a[0] = (uintptr_t)p->hGraph, a[3] = p->flags;
+        a[2] = ok && p->phGraphExec ? (uintptr_t)*p->phGraphExec : 0;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphUpload: {
+        PARAMS(cuGraphUpload_params);
+        a[1] = (uintptr_t)p->hStream, a[2] = (uintptr_t)p->hGraph;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy: {
+        PARAMS(cuGraphExecDestroy_params);
+        a[2] = (uintptr_t)p->hGraphExec;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy: {
+        PARAMS(cuGraphDestroy_params);
+        a[0] = (uintptr_t)p->hGraph;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
 /* The per-thread-default-stream variants of the driver calls whose
  * parameters are read, each with its plain call: generated_cuda_meta.h gives
  * a variant's parameter structure the plain one's fields, in its order. */
@@ -441,7 +483,10 @@ static void driver_sync_args(CUpti_CallbackId cbid, const CUpti_CallbackData *da
     X(cuMemsetD8Async_ptsz, cuMemsetD8Async)                                                       \
     X(cuMemsetD32_v2_ptds, cuMemsetD32_v2)                                                         \
     X(cuMemsetD32Async_ptsz, cuMemsetD32Async)                                                     \
-    X(cuStreamSynchronize_ptsz, cuStreamSynchronize)
+    X(cuStreamSynchronize_ptsz, cuStreamSynchronize)                                               \
+    X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture_v2)                                       \
+    X(cuStreamEndCapture_ptsz, cuStreamEndCapture)                                                 \
+    X(cuGraphUpload_ptsz, cuGraphUpload)
 
 #define SAME_FIELDS(variant, plain)                                                                \
     _Static_assert(sizeof(variant##_params) == sizeof(plain##_params), #variant);
@@ -494,6 +539,9 @@ static void call_args(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint16
     case CT_FAMILY_VMM:
         driver_vmm_args(cbid, data, ok, a);
         break;
+    case CT_FAMILY_GRAPH_BUILD:
+        driver_graph_args(cbid, data, ok, a);
+        break;
     default:
         driver_sync_args(cbid, data, a);
         break;
@@ -525,10 +573,24 @@ static void record_unseen(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                        a[3], a[4]);
 }
 
+uint64_t ct_cupti_call_begin(void)
+{
+    struct ct_ring *ring = ct_thread_ring;
+    uint64_t begin = ct_cupti_in_hook && ring ? ring->inflight_begin : 0;
+    if (!begin && unseen.depth)
+        begin = unseen.begin;
+    return begin ? begin : ct_clock_now();
+}
+
 void CUPTIAPI ct_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                 const void *callback_data)
 {
     (void)userdata;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        if (!ct_cupti_own_calls)
+            ct_cupti_graph_event(cbid, callback_data);
+        return;
+    }
     const uint16_t *functions = domain == CUPTI_CB_DOMAIN_RUNTIME_API  ? runtime_functions
                                 : domain == CUPTI_CB_DOMAIN_DRIVER_API ? driver_functions
                                                                        : NULL;

@@ -21,6 +21,15 @@ void CUPTIAPI ct_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUp
 void ct_cupti_callbacks_enable(CUpti_SubscriberHandle subscriber);
 /* Whether calls of `func` submit GPU work (launches, graphs, copies, sets). */
 int ct_cupti_makes_gpu_work(uint16_t func);
+/* The begin clock of the API call this thread is in: the hooked call's, or
+ * the outermost call only CUPTI sees; now when it is in none. */
+uint64_t ct_cupti_call_begin(void);
+
+/* graph_nodes.c */
+/* Enables the resource callbacks of graphs, their nodes and executables. */
+void ct_cupti_graph_callbacks_enable(CUpti_SubscriberHandle subscriber);
+/* One of those callbacks: a CT_REC_GRAPH record, and the call's site. */
+void ct_cupti_graph_event(CUpti_CallbackId cbid, const CUpti_ResourceData *data);
 
 /* activity.c */
 /* Registers the buffer callbacks and enables the activity kinds: 0, or -1

@@ -66,8 +66,8 @@ static int is_folder(const char *path)
 
 #define RESOLVE(field, symbol) ((*(void **)&ct_cupti.field = ct_dl_real_sym(lib, symbol)) != NULL)
 
-/* Every entry point but the flush period and the timestamp callback is
- * required. */
+/* Every entry point but the flush period, the timestamp callback and the
+ * graphs' ids is required. */
 static int resolve_all(void *lib)
 {
     int ok = RESOLVE(get_version, "cuptiGetVersion") &&
@@ -84,6 +84,9 @@ static int resolve_all(void *lib)
              RESOLVE(activity_get_num_dropped_records, "cuptiActivityGetNumDroppedRecords");
     (void)RESOLVE(activity_flush_period, "cuptiActivityFlushPeriod");
     (void)RESOLVE(activity_register_timestamp_callback, "cuptiActivityRegisterTimestampCallback");
+    (void)RESOLVE(get_graph_node_id, "cuptiGetGraphNodeId");
+    (void)RESOLVE(get_graph_id, "cuptiGetGraphId");
+    (void)RESOLVE(get_graph_exec_id, "cuptiGetGraphExecId");
     return ok;
 }
 

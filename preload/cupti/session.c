@@ -123,6 +123,7 @@ static void start(int devices)
         return;
     }
     ct_cupti_callbacks_enable(subscriber);
+    ct_cupti_graph_callbacks_enable(subscriber);
     if (ct_cupti_activity_enable(why, sizeof why) != 0) {
         ct_cupti.unsubscribe(subscriber);
         unavailable(0, why);

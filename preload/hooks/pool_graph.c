@@ -1,8 +1,8 @@
 /*
- * Memory pool and graph instantiation hooks: which pool each device uses,
- * pools' lifetimes and settings, and the executable graphs that
- * cudaGraphLaunch later names. Allocations from a pool are in memory.c,
- * with the other allocations.
+ * Memory pool hooks: which pool each device uses, pools' lifetimes and
+ * settings, and what the pools and the graphs' allocator reserve when the
+ * program asks. Allocations from a pool are in memory.c, with the other
+ * allocations; graphs are built in graph_build.c.
  */
 #include "preload/hooks/hook.h"
 
@@ -51,16 +51,3 @@ HOOK_POOL_ATTRIBUTE(cudaMemPoolGetAttribute)
 CT_HOOK(cudaDeviceGetGraphMemAttribute,
         (int device, enum cudaGraphMemAttributeType attr, void *value), (device, attr, value),
         device, attr, result == cudaSuccess && value ? *(const uint64_t *)value : 0, 0, 0)
-
-#define HOOK_INSTANTIATE(name)                                                                     \
-    CT_HOOK(name, (cudaGraphExec_t * exec, cudaGraph_t graph, unsigned long long flags),           \
-            (exec, graph, flags), CT_OUT(exec), flags, 0, 0, 0)
-HOOK_INSTANTIATE(cudaGraphInstantiate)
-HOOK_INSTANTIATE(cudaGraphInstantiateWithFlags)
-
-#define HOOK_INSTANTIATE_WITH_PARAMS(name)                                                         \
-    CT_HOOK(name,                                                                                  \
-            (cudaGraphExec_t * exec, cudaGraph_t graph, cudaGraphInstantiateParams * params),      \
-            (exec, graph, params), CT_OUT(exec), params ? params->flags : 0, 0, 0, 0)
-HOOK_INSTANTIATE_WITH_PARAMS(cudaGraphInstantiateWithParams)
-HOOK_INSTANTIATE_WITH_PARAMS(cudaGraphInstantiateWithParams_ptsz)

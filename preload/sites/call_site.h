@@ -1,7 +1,7 @@
 /*
  * Where a call came from: which calls carry their call site, and capturing
- * it. Slow calls always do (allocations, frees, copies, synchronisations:
- * they cost microseconds anyway), as do failed calls; launches, the hot
+ * it. Slow calls always do (allocations, frees, copies, synchronisations,
+ * building CUDA graphs: they cost microseconds anyway), as do failed calls; launches, the hot
  * path, at most one per CUDATRACE_LAUNCH_SITE_US (1000) per thread. Sampling
  * by time rather than by count keeps the cost bounded however cheap the
  * launches: a capture (a few microseconds) per millisecond is well under 1%
@@ -45,6 +45,7 @@ static inline enum ct_site_rule ct_site_rule_of(enum ct_function fn)
     case CT_FAMILY_SYNC_STREAM:
     case CT_FAMILY_SYNC_EVENT:
     case CT_FAMILY_VMM:
+    case CT_FAMILY_GRAPH_BUILD:
         return CT_SITE_ALWAYS;
     case CT_FAMILY_LAUNCH:
     case CT_FAMILY_GRAPH:
