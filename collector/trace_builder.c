@@ -39,6 +39,7 @@
 #include "collector/host_sampling/host_tracks.h"
 #include "collector/perfetto/clock_map.h"
 #include "cudatrace/functions.h"
+#include "collector/tracks/cuda_graphs.h"
 #include "collector/tracks/gpu_clock.h"
 #include "collector/tracks/gpu_tracks.h"
 #include "collector/tracks/kernel_table.h"
@@ -80,6 +81,7 @@ void ct_builder_start(struct ct_shm_header *shm)
     ct_nvtx_start(shm->ring_count);
     ct_string_records_start(shm->ring_count);
     ct_call_sites_start(shm->ring_count);
+    ct_cuda_graphs_start(shm->ring_count);
     ct_process_tracks_start(shm);
     ct_library_track_start();
     ct_gpu_tracks_start(shm->ring_count, shm->gpu_records);
@@ -130,6 +132,7 @@ void ct_builder_thread_end(uint32_t index)
     t->live = 0;
     ct_string_records_reset(index);
     ct_call_sites_reset(index);
+    ct_cuda_graphs_reset(index);
 }
 
 static void string_done(uint32_t index, const struct ct_string_done *s)
@@ -169,6 +172,23 @@ static void string_done(uint32_t index, const struct ct_string_done *s)
     }
 }
 
+/* A call's annotations of what it did to a graph: the node it made, if it
+ * made one (it captured its work, or added a node through the graph API),
+ * and the graph it made, captured into, instantiated, launched or uploaded. */
+static struct ct_call_extra graph_call_args(int family, struct ct_graph_call made)
+{
+    struct ct_call_extra extra = {.count = 0};
+    if (made.node) {
+        const char *work = family == CT_FAMILY_GRAPH_BUILD ? ct_value_graph_work_added
+                                                           : ct_value_graph_work_captured;
+        extra.args[extra.count++] = (struct ct_arg)CT_TEXT_ARG(ct_key_graph_work, work);
+        extra.args[extra.count++] = (struct ct_arg)CT_UINT_ARG(ct_key_graph_node_id, made.node);
+    }
+    if (made.graph)
+        extra.args[extra.count++] = (struct ct_arg)CT_UINT_ARG(ct_key_graph_id, made.graph);
+    return extra;
+}
+
 static void call(uint32_t index, const struct ct_record *r)
 {
     struct thread_view *t = &threads[index];
@@ -178,16 +198,21 @@ static void call(uint32_t index, const struct ct_record *r)
     uint64_t begin = ct_clock_map_ns(r->begin), end = ct_clock_map_ns(r->end);
     if (end < begin)
         end = begin;
-    /* A call that failed submitted no work: no flow waits for any. */
-    uint32_t correlation = t->correlated_begin == r->begin && r->result == 0 ? t->correlation : 0;
+    /* A call that failed submitted no work, and one that made a graph node
+     * captured its work for later: no flow waits for any. */
+    struct ct_graph_call made = ct_cuda_graphs_call(index, r);
+    uint32_t correlation =
+        t->correlated_begin == r->begin && r->result == 0 && !made.node ? t->correlation : 0;
     struct ct_call_site site = ct_call_sites_take(index, r->begin);
     struct ct_flow flow = ct_gpu_call_flow(correlation);
-    ct_call_slice(&t->seq, r, begin, end, site, correlation ? &flow : NULL);
+    struct ct_call_extra extra = graph_call_args(family, made);
+    ct_call_slice(&t->seq, r, begin, end, site, correlation ? &flow : NULL, &extra);
     ct_usage_tally_call(r, t->tid, site.site, end - begin);
-    ct_memory_counters_note((uint8_t)family, r, begin, end, site);
+    if (!made.node) /* a captured allocation is the graph's, made when it runs */
+        ct_memory_counters_note((uint8_t)family, r, begin, end, site);
     ct_pool_reserve_note(r, end);
     ct_snapshot_note_result(r->func, r->result);
-    if (family == CT_FAMILY_LAUNCH) {
+    if (family == CT_FAMILY_LAUNCH && !made.node) {
         ct_launch_rate_count(begin);
         if (r->result == CUDA_ERROR_NO_KERNEL_IMAGE)
             ct_kernel_table_no_image(r->arg[0], end);
@@ -255,7 +280,7 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
             ct_gpu_correlation_alias((uint32_t)record->arg[i], (uint32_t)record->arg[0]);
         break;
     case CT_REC_GPU:
-        ct_gpu_record(record);
+        ct_gpu_record(index, record);
         break;
     case CT_REC_GPU_CLOCK:
         ct_gpu_clock_sample(record);
@@ -276,6 +301,9 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
         break;
     case CT_REC_CAPTURE:
         ct_capture_windows_record(record);
+        break;
+    case CT_REC_GRAPH:
+        ct_cuda_graphs_record(index, record);
         break;
     case CT_REC_NVTX:
         if (threads[index].live)

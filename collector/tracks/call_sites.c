@@ -230,18 +230,25 @@ struct ct_call_site ct_call_sites_of_caller(uint64_t return_address)
                                  ct_strings_intern_cstr(f.text)};
 }
 
-struct ct_call_site ct_call_sites_take(uint32_t index, uint64_t begin_ticks)
+struct ct_call_site ct_call_sites_peek(uint32_t index, uint64_t begin_ticks)
 {
-    struct pending_site *p = &pending[index];
+    const struct pending_site *p = &pending[index];
     if (!p->blob || p->key != begin_ticks)
         return (struct ct_call_site){0, 0};
-    uint32_t blob = p->blob;
-    p->blob = 0;
-    uint64_t *known = ct_u64_map_find(&resolved, blob);
+    uint64_t *known = ct_u64_map_find(&resolved, p->blob);
     if (known)
         return sites[*known - 1];
     sites = ct_array_grow(sites, site_count, sizeof *sites);
-    sites[site_count++] = resolve((const uint8_t *)ct_strings_get(blob), ct_strings_len(blob));
-    ct_u64_map_put(&resolved, blob, site_count);
+    sites[site_count++] =
+        resolve((const uint8_t *)ct_strings_get(p->blob), ct_strings_len(p->blob));
+    ct_u64_map_put(&resolved, p->blob, site_count);
     return sites[site_count - 1];
+}
+
+struct ct_call_site ct_call_sites_take(uint32_t index, uint64_t begin_ticks)
+{
+    struct ct_call_site site = ct_call_sites_peek(index, begin_ticks);
+    if (pending[index].key == begin_ticks)
+        pending[index].blob = 0;
+    return site;
 }

@@ -21,6 +21,9 @@ void ct_call_sites_arrived(uint32_t index, uint64_t begin_ticks, uint32_t blob);
 /* The site of the call on ring `index` that began at `begin_ticks`, if it
  * was the one sent last on that ring. */
 struct ct_call_site ct_call_sites_take(uint32_t index, uint64_t begin_ticks);
+/* The same, leaving it for the call's own record to take: what a graph
+ * node the call made is named by. */
+struct ct_call_site ct_call_sites_peek(uint32_t index, uint64_t begin_ticks);
 /* The site of a call that has not returned, from the return address its
  * hook noted on entry: one native frame, and only when it is the
  * program's own code (a library's frame would name no line worth a

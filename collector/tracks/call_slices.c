@@ -144,7 +144,7 @@ static const uint8_t stream_arg[CT_FAMILY_COUNT] = {
     [CT_FAMILY_ALLOC_DEVICE] = 3, [CT_FAMILY_FREE_DEVICE] = 3, [CT_FAMILY_COPY] = 3,
     [CT_FAMILY_SET] = 3,          [CT_FAMILY_LAUNCH] = 2,      [CT_FAMILY_GRAPH] = 2,
     [CT_FAMILY_SYNC_STREAM] = 1,  [CT_FAMILY_WAIT_EVENT] = 1,  [CT_FAMILY_QUERY_STREAM] = 1,
-    [CT_FAMILY_EVENT_RECORD] = 2,
+    [CT_FAMILY_EVENT_RECORD] = 2, [CT_FAMILY_GRAPH_BUILD] = 2,
 };
 
 #define ADD_ARG(name, t, v) (args[nargs++] = (struct ct_arg){(name), (t), (uint64_t)(v)})
@@ -324,6 +324,16 @@ static int call_args(const struct function_info *f, const struct ct_record *r, s
     case CT_FAMILY_VMM:
         nargs = vmm_args(r, args);
         break;
+    case CT_FAMILY_GRAPH_BUILD: /* what was captured into, made or acted on */
+        if (a[0])
+            ARG(graph, CT_ARG_POINTER, a[0]);
+        if (a[2])
+            ARG(handle, CT_ARG_POINTER, a[2]);
+        if (a[3])
+            ARG(flags, CT_ARG_UINT, a[3]);
+        if (a[4])
+            ARG(bytes, CT_ARG_UINT, a[4]);
+        break;
     default:
         break;
     }
@@ -336,11 +346,14 @@ static int call_args(const struct function_info *f, const struct ct_record *r, s
 }
 
 void ct_call_slice(struct ct_sequence *seq, const struct ct_record *r, uint64_t begin, uint64_t end,
-                   struct ct_call_site site, const struct ct_flow *flow)
+                   struct ct_call_site site, const struct ct_flow *flow,
+                   const struct ct_call_extra *extra)
 {
     const struct function_info *f = &functions[r->func];
-    struct ct_arg args[13];
+    struct ct_arg args[13 + CT_CALL_EXTRA_ARGS];
     int nargs = call_args(f, r, args);
+    for (int i = 0; extra && i < extra->count; i++)
+        args[nargs++] = extra->args[i];
     if (site.site) {
         args[nargs++] = (struct ct_arg){arg_names.site, CT_ARG_STRING, site.site};
         args[nargs++] = (struct ct_arg){arg_names.stack, CT_ARG_STRING, site.stack};

@@ -19,7 +19,11 @@
  * queue per device and stream, with the same annotations, and the host call
  * names its work by gpu_correlation rather than a flow. GPU work whose
  * record carries the id CUPTI gave a call made inside the call that caused
- * it is that call's (ct_gpu_correlation_alias).
+ * it is that call's (ct_gpu_correlation_alias). Work a graph launch ran
+ * comes after a record of the graph node and graph it ran as; it is
+ * annotated with the node it was made as, that node's graph and the site
+ * of the call that captured or added it (cuda_graphs.c), and its flow is
+ * the graph launch's.
  */
 #include "collector/tracks/gpu_tracks.h"
 
@@ -29,6 +33,7 @@
 
 #include "cudatrace/trace_names.h"
 #include "collector/tracks/call_slices.h"
+#include "collector/tracks/cuda_graphs.h"
 #include "collector/tracks/gap_gpu.h"
 #include "collector/tracks/gpu_clock.h"
 #include "collector/perfetto/clock_map.h"
@@ -50,14 +55,21 @@ struct ring_text {
     uint32_t text;
 };
 
+/* The graph node and graph the next work record of a ring ran as. */
+struct ring_graph {
+    uint64_t node;
+    uint32_t graph;
+};
+
 static struct {
     struct ct_sequence seq, stages;
     uint32_t typed; /* CT_GPU_RECORDS_TYPED */
     struct ct_u64_map tracks, names, mangled;
     struct ct_u64_map queues; /* typed records: device << 32 | stream -> queue name */
     struct ring_text *texts;
+    struct ring_graph *graphs;
     uint32_t track_count;
-    uint64_t records[CT_GPU_OVERHEAD + 1], unmapped, cupti_dropped;
+    uint64_t records[CT_GPU_GRAPH + 1], unmapped, cupti_dropped;
     uint32_t unnamed;
     uint64_t unlinked; /* typed records of work no host call names, so far */
     /* How long after it ended each kernel, copy and memset reached the
@@ -69,7 +81,8 @@ static struct {
 static struct {
     uint32_t gpu_kind, kernel, memcpy, memset, sync, grid, block, registers, static_smem,
         dynamic_smem, correlation, bytes, bandwidth, copy_kind, src_kind, dst_kind, value, type,
-        address, mangled, device, stream, copies;
+        address, mangled, device, stream, copies, graph_work, graph_id, graph_node_id, capture_site,
+        replayed, graph;
 } an;
 static uint32_t memset_name;
 
@@ -80,14 +93,18 @@ void ct_gpu_tracks_start(uint32_t rings, uint32_t records)
     if (gpu.typed)
         ct_sequence_init(&gpu.stages, 0);
     gpu.texts = calloc(rings, sizeof *gpu.texts);
-    if (!gpu.texts)
+    gpu.graphs = calloc(rings, sizeof *gpu.graphs);
+    if (!gpu.texts || !gpu.graphs)
         abort();
 #define KEY(field) an.field = ct_strings_intern_cstr(ct_key_##field)
 #define KIND(field) an.field = ct_strings_intern_cstr(ct_value_gpu_kind_##field)
-    KEY(gpu_kind), KIND(kernel), KIND(memcpy), KIND(memset), KIND(sync), KEY(grid), KEY(block);
+    KEY(gpu_kind), KIND(kernel), KIND(memcpy), KIND(memset), KIND(sync), KIND(graph);
+    KEY(grid), KEY(block);
     KEY(registers), KEY(static_smem), KEY(dynamic_smem), KEY(correlation), KEY(bytes);
     KEY(copy_kind), KEY(src_kind), KEY(dst_kind), KEY(value), KEY(type), KEY(address);
-    KEY(mangled), KEY(device), KEY(stream), KEY(copies);
+    KEY(mangled), KEY(device), KEY(stream), KEY(copies), KEY(graph_work), KEY(graph_id);
+    KEY(graph_node_id), KEY(capture_site);
+    an.replayed = ct_strings_intern_cstr(ct_value_graph_work_replayed);
 #undef KIND
 #undef KEY
     an.bandwidth = ct_strings_intern_cstr(ct_key_bandwidth);
@@ -202,18 +219,37 @@ static uint32_t queue_name(uint32_t device, uint32_t stream)
     return text(name);
 }
 
+/* Annotates work a graph launch ran with the node it was made as, that
+ * node's graph and the line that captured or added it. */
+static int graph_args(struct ring_graph *ran, struct ct_arg *args)
+{
+    if (!ran->node && !ran->graph)
+        return 0;
+    struct ct_graph_origin origin = ct_cuda_graphs_origin(ran->node, ran->graph);
+    *ran = (struct ring_graph){0, 0};
+    int n = 0;
+    args[n++] = (struct ct_arg){an.graph_work, CT_ARG_STRING, an.replayed};
+    args[n++] = (struct ct_arg){an.graph_id, CT_ARG_UINT, origin.graph};
+    args[n++] = (struct ct_arg){an.graph_node_id, CT_ARG_UINT, origin.node};
+    if (origin.site.site)
+        args[n++] = (struct ct_arg){an.capture_site, CT_ARG_STRING, origin.site.site};
+    return n;
+}
+
 /* A piece of work as `work` names and annotates it, with its device and
- * stream as annotations too (what Kineto-style readers look for): on its
- * device and stream's track, or as a typed record on its hardware queue. */
-static void write_work(const struct ct_record *r, uint64_t begin, uint64_t end,
+ * stream as annotations too (what Kineto-style readers look for), and what
+ * graph it ran from: on its device and stream's track, or as a typed
+ * record on its hardware queue. */
+static void write_work(uint32_t index, const struct ct_record *r, uint64_t begin, uint64_t end,
                        struct ct_render_stage *work)
 {
     ct_gap_gpu_work(begin, end, ct_writer_chunk());
     uint32_t device = (uint32_t)r->result, stream = stream_of(r);
-    struct ct_arg all[10];
+    struct ct_arg all[14];
     memcpy(all, work->args, (size_t)work->nargs * sizeof *work->args);
     all[work->nargs++] = (struct ct_arg){an.device, CT_ARG_UINT, device};
     all[work->nargs++] = (struct ct_arg){an.stream, CT_ARG_UINT, stream};
+    work->nargs += graph_args(&gpu.graphs[index], all + work->nargs);
     work->args = all;
     uint64_t id = flow_id(correlation_of(r));
     if (!gpu.typed) {
@@ -231,7 +267,7 @@ static void write_work(const struct ct_record *r, uint64_t begin, uint64_t end,
     ct_render_stage_write(&gpu.stages, work);
 }
 
-static void kernel(const struct ct_record *r, uint64_t begin, uint64_t end)
+static void kernel(uint32_t index, const struct ct_record *r, uint64_t begin, uint64_t end)
 {
     uint64_t *name = ct_u64_map_find(&gpu.names, r->arg[1]);
     uint64_t *mangled = ct_u64_map_find(&gpu.mangled, r->arg[1]);
@@ -258,7 +294,7 @@ static void kernel(const struct ct_record *r, uint64_t begin, uint64_t end)
         .nargs = mangled ? 8 : 7,
     };
     work.demangled = work.name;
-    write_work(r, begin, end, &work);
+    write_work(index, r, begin, end, &work);
 }
 
 static uint64_t mb_per_s(uint64_t bytes, uint64_t begin, uint64_t end)
@@ -266,7 +302,7 @@ static uint64_t mb_per_s(uint64_t bytes, uint64_t begin, uint64_t end)
     return end > begin ? bytes * 1000 / (end - begin) : 0;
 }
 
-static void copy(const struct ct_record *r, uint64_t begin, uint64_t end)
+static void copy(uint32_t index, const struct ct_record *r, uint64_t begin, uint64_t end)
 {
     struct ct_copy_kinds kinds = ct_unpack_copy_kinds(r->arg[2]);
     unsigned kind = kinds.copy;
@@ -286,10 +322,10 @@ static void copy(const struct ct_record *r, uint64_t begin, uint64_t end)
     gpu.records[CT_GPU_MEMCPY] += r->arg[3] > 1 ? r->arg[3] - 1 : 0;
     struct ct_render_stage work = {
         .name = text(name), .stage = an.memcpy, .args = args, .nargs = r->arg[3] > 1 ? 8 : 7};
-    write_work(r, begin, end, &work);
+    write_work(index, r, begin, end, &work);
 }
 
-static void set(const struct ct_record *r, uint64_t begin, uint64_t end)
+static void set(uint32_t index, const struct ct_record *r, uint64_t begin, uint64_t end)
 {
     struct ct_arg args[] = {
         {an.gpu_kind, CT_ARG_STRING, an.memset},
@@ -300,7 +336,23 @@ static void set(const struct ct_record *r, uint64_t begin, uint64_t end)
     };
     struct ct_render_stage work = {
         .name = memset_name, .stage = an.memset, .args = args, .nargs = 5};
-    write_work(r, begin, end, &work);
+    write_work(index, r, begin, end, &work);
+}
+
+/* A graph launch as one piece of work (graph-level tracing): named by its
+ * graph, as its nodes would be, with no node. */
+static void whole_graph(uint32_t index, const struct ct_record *r, uint64_t begin, uint64_t end)
+{
+    gpu.graphs[index] = (struct ring_graph){0, (uint32_t)r->arg[2]};
+    char name[32];
+    snprintf(name, sizeof name, ct_event_graph,
+             (unsigned)ct_cuda_graphs_origin(0, (uint32_t)r->arg[2]).graph);
+    struct ct_arg args[] = {
+        {an.gpu_kind, CT_ARG_STRING, an.graph},
+        {an.correlation, CT_ARG_UINT, correlation_of(r)},
+    };
+    struct ct_render_stage work = {.name = text(name), .stage = an.graph, .args = args, .nargs = 2};
+    write_work(index, r, begin, end, &work);
 }
 
 static void sync(const struct ct_record *r, uint64_t begin, uint64_t end)
@@ -358,9 +410,13 @@ static uint64_t delay_under(unsigned share)
     return 0;
 }
 
-void ct_gpu_record(const struct ct_record *r)
+void ct_gpu_record(uint32_t index, const struct ct_record *r)
 {
-    if (!ct_gpu_clock_known() || r->func > CT_GPU_OVERHEAD) {
+    if (r->func == CT_GPU_GRAPH_IDS) {
+        gpu.graphs[index] = (struct ring_graph){r->arg[1], (uint32_t)r->arg[2]};
+        return;
+    }
+    if (!ct_gpu_clock_known() || r->func > CT_GPU_GRAPH) {
         gpu.unmapped++;
         return;
     }
@@ -372,19 +428,22 @@ void ct_gpu_record(const struct ct_record *r)
         note_delay(end);
     switch (r->func) {
     case CT_GPU_KERNEL:
-        kernel(r, begin, end);
+        kernel(index, r, begin, end);
         break;
     case CT_GPU_MEMCPY:
-        copy(r, begin, end);
+        copy(index, r, begin, end);
         break;
     case CT_GPU_MEMSET:
-        set(r, begin, end);
+        set(index, r, begin, end);
         break;
     case CT_GPU_SYNC:
         sync(r, begin, end);
         break;
     case CT_GPU_MEMORY:
         memory(r, begin);
+        break;
+    case CT_GPU_GRAPH:
+        whole_graph(index, r, begin, end);
         break;
     default:
         overhead(r, begin, end);

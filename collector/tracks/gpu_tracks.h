@@ -19,8 +19,8 @@ struct ct_flow ct_gpu_call_flow(uint32_t correlation);
 void ct_gpu_correlation_alias(uint32_t id, uint32_t call);
 /* A CT_STR_GPU_KERNEL_NAME arrived. */
 void ct_gpu_kernel_name(uint64_t key, uint32_t name);
-/* A CT_REC_GPU record. */
-void ct_gpu_record(const struct ct_record *r);
+/* A CT_REC_GPU record from ring `index`. */
+void ct_gpu_record(uint32_t index, const struct ct_record *r);
 /* A CT_STR_CUPTI_TEXT of ring `index`, then the CT_REC_CUPTI_STATE it goes with. */
 void ct_gpu_cupti_text(uint32_t index, uint64_t key, uint32_t id);
 void ct_gpu_cupti_state(uint32_t index, const struct ct_record *r, uint64_t ts);

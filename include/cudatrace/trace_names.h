@@ -129,6 +129,7 @@
     /* the GPU tracks' events other than kernels */                                                \
     X(event, memcpy, "memcpy %s", SLICE)                                                           \
     X(event, memset, "memset", SLICE)                                                              \
+    X(event, graph, "graph %u", SLICE) /* a whole graph launch, graph-level tracing */             \
     X(event, unnamed_kernel, "(unnamed kernel)", SLICE)                                            \
     X(event, sync_unknown, "unknown synchronization", SLICE)                                       \
     X(event, sync_event, "event synchronize", SLICE)                                               \
@@ -255,6 +256,11 @@
     X(key, copies, "copies", UINT) /* a batch's copies that one record stands for */               \
     X(key, type, "type", UINT)                                                                     \
     X(key, address, "address", POINTER)                                                            \
+    /* CUDA graphs: a call that captured or added a node, and the work a replay ran */             \
+    X(key, graph_work, "graph_work", STRING)                                                       \
+    X(key, graph_id, "graph_id", UINT)                                                             \
+    X(key, graph_node_id, "graph_node_id", UINT)                                                   \
+    X(key, capture_site, "capture_site", STRING)                                                   \
     /* cudatrace.cupti and cudatrace.gpu */                                                        \
     X(key, state, "state", STRING)                                                                 \
     X(key, library, "library", STRING)                                                             \
@@ -369,6 +375,10 @@
     X(value, gpu_kind_memcpy, "memcpy", gpu_kind)                                                  \
     X(value, gpu_kind_memset, "memset", gpu_kind)                                                  \
     X(value, gpu_kind_sync, "sync", gpu_kind)                                                      \
+    X(value, gpu_kind_graph, "graph", gpu_kind)                                                    \
+    X(value, graph_work_captured, "captured", graph_work)                                          \
+    X(value, graph_work_added, "added", graph_work)                                                \
+    X(value, graph_work_replayed, "replayed", graph_work)                                          \
     X(value, cupti_active, "active", state)                                                        \
     X(value, cupti_unavailable, "unavailable", state)                                              \
     X(value, cupti_no_gpu, "no_gpu", state)                                                        \

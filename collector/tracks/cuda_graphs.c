@@ -1,0 +1,176 @@
+/*
+ * The CUDA graphs of a process, from the preload's CT_REC_GRAPH records
+ * (CUPTI's resource callbacks): every node a call made, with that call's
+ * site, and every clone instantiation made of a node or a graph, so that
+ * work a graph launch ran, which carries the clone's ids (or, where CUPTI
+ * gives them, the original's), is traced back to the node it was captured
+ * or added as. A node record comes on the ring of the call that made it,
+ * ahead of that call's own record, so the call is known to have captured
+ * its work (not run it) when its record arrives; so do the records of a
+ * graph made (a capture begun) and of an executable graph made, whose
+ * handle names the graph every later launch and upload of it runs. The tables grow with the
+ * graphs a run builds, which is bounded by NODES_MAX: a program that
+ * rebuilds graphs for ever stops being named there, and its work is then
+ * counted as from an unknown node.
+ */
+#include "collector/tracks/cuda_graphs.h"
+
+#include <stdlib.h>
+
+#include "common/array.h"
+#include "common/u64_map.h"
+
+#define NODES_MAX (1u << 20)
+#define CLONE_DEPTH_MAX 8 /* a clone of a clone: a cloned graph, instantiated */
+
+struct node {
+    uint64_t id, original; /* original: the node this one is a clone of, 0 for a made one */
+    uint32_t graph, type;
+    struct ct_call_site site;
+};
+
+/* What the call that began at `begin` on a ring did, until its record. */
+struct made {
+    uint64_t begin;
+    struct ct_graph_call call;
+};
+
+static struct {
+    struct node *nodes;
+    size_t count;
+    struct ct_u64_map by_id;        /* node id -> index + 1 */
+    struct ct_u64_map graph_clones; /* clone graph id -> original graph id */
+    struct ct_u64_map execs;        /* executable graph handle -> its graph id */
+    struct made *made;              /* per ring */
+    uint64_t unrecorded;            /* nodes past NODES_MAX */
+} g;
+
+void ct_cuda_graphs_start(uint32_t rings)
+{
+    g.made = calloc(rings, sizeof *g.made);
+    if (!g.made)
+        abort();
+}
+
+static void add_node(struct node n)
+{
+    if (g.count >= NODES_MAX) {
+        g.unrecorded++;
+        return;
+    }
+    g.nodes = ct_array_grow(g.nodes, g.count, sizeof *g.nodes);
+    g.nodes[g.count++] = n;
+    ct_u64_map_put(&g.by_id, n.id, g.count);
+}
+
+static const struct node *find_node(uint64_t id)
+{
+    const uint64_t *at = id ? ct_u64_map_find(&g.by_id, id) : NULL;
+    return at ? &g.nodes[*at - 1] : NULL;
+}
+
+/* Notes what the call that began at `begin` did; its first node is the one
+ * its annotations name. */
+static void call_made(uint32_t index, uint64_t begin, struct ct_graph_call call)
+{
+    struct made *m = &g.made[index];
+    if (m->begin == begin && m->call.node)
+        return;
+    *m = (struct made){begin, call};
+}
+
+void ct_cuda_graphs_record(uint32_t index, const struct ct_record *r)
+{
+    uint32_t graph = (uint32_t)r->arg[1];
+    switch (r->func) {
+    case CT_GRAPH_NODE_MADE: {
+        struct node n = {r->arg[0], 0, graph, (uint32_t)r->arg[2],
+                         ct_call_sites_peek(index, r->begin)};
+        add_node(n);
+        call_made(index, r->begin, (struct ct_graph_call){n.id, n.graph, n.type});
+        break;
+    }
+    case CT_GRAPH_GRAPH_MADE:
+        call_made(index, r->begin, (struct ct_graph_call){0, (uint32_t)r->arg[0], 0});
+        break;
+    case CT_GRAPH_EXEC_MADE:
+        ct_u64_map_put(&g.execs, r->arg[2], graph);
+        call_made(index, r->begin, (struct ct_graph_call){0, graph, 0});
+        break;
+    case CT_GRAPH_EXEC_GONE: {
+        uint64_t gone;
+        ct_u64_map_remove(&g.execs, r->arg[2], &gone);
+        break;
+    }
+    case CT_GRAPH_NODE_CLONED:
+        add_node(
+            (struct node){r->arg[0], r->arg[1], (uint32_t)r->arg[2], (uint32_t)r->arg[3], {0, 0}});
+        break;
+    case CT_GRAPH_GRAPH_CLONED:
+        if (r->arg[0] && r->arg[0] != r->arg[1])
+            ct_u64_map_put(&g.graph_clones, r->arg[0], r->arg[1]);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The graph an executable graph handle was made from, 0 when unknown. */
+static uint32_t graph_of_exec(uint64_t handle)
+{
+    const uint64_t *graph = handle ? ct_u64_map_find(&g.execs, handle) : NULL;
+    return graph ? (uint32_t)*graph : 0;
+}
+
+struct ct_graph_call ct_cuda_graphs_call(uint32_t index, const struct ct_record *r)
+{
+    struct made *m = &g.made[index];
+    if (m->begin == r->begin && (m->call.node || m->call.graph)) {
+        struct ct_graph_call call = m->call;
+        *m = (struct made){0, {0, 0, 0}};
+        return call;
+    }
+    switch (r->func) {
+    case CT_FN_cudaGraphLaunch:
+    case CT_FN_cudaGraphLaunch_ptsz:
+    case CT_FN_cuGraphLaunch:
+        return (struct ct_graph_call){0, graph_of_exec(r->arg[0]), 0};
+    case CT_FN_cudaGraphUpload:
+    case CT_FN_cudaGraphUpload_ptsz:
+    case CT_FN_cuGraphUpload:
+        return (struct ct_graph_call){0, graph_of_exec(r->arg[2]), 0};
+    default:
+        return (struct ct_graph_call){0, 0, 0};
+    }
+}
+
+/* The graph a clone graph was made from, through any number of clones. */
+static uint32_t original_graph(uint32_t graph)
+{
+    for (int depth = 0; depth < CLONE_DEPTH_MAX; depth++) {
+        const uint64_t *from = ct_u64_map_find(&g.graph_clones, graph);
+        if (!from)
+            break;
+        graph = (uint32_t)*from;
+    }
+    return graph;
+}
+
+struct ct_graph_origin ct_cuda_graphs_origin(uint64_t node, uint32_t graph)
+{
+    const struct node *n = find_node(node);
+    for (int depth = 0; n && n->original && depth < CLONE_DEPTH_MAX; depth++) {
+        const struct node *from = find_node(n->original);
+        if (!from)
+            break;
+        n = from;
+    }
+    if (!n)
+        return (struct ct_graph_origin){node, original_graph(graph), {0, 0}};
+    return (struct ct_graph_origin){n->id, original_graph(n->graph), n->site};
+}
+
+void ct_cuda_graphs_reset(uint32_t index)
+{
+    g.made[index] = (struct made){0, {0, 0, 0}};
+}
