@@ -7,7 +7,9 @@
  * CUDA call, which no healthy call takes and which PyTorch's collective
  * watchdog, ten minutes by default, outlasts; a training thread that waits
  * for its input or computes outside CUDA calls for a large share of the
- * run), settable by name.
+ * run; a CUDA graph captured again at the same line and replayed a time or
+ * two before the next capture, as torch.compile's CUDA graphs are when
+ * shapes keep changing), settable by name.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -42,6 +44,8 @@ struct ct_thresholds ct_thresholds = {
     .workers_busy_share = 0.7,
     .workers_idle_share = 0.2,
     .host_busy_share = 0.5,
+    .recapture_graphs = 3,
+    .recapture_launches = 2,
 };
 
 static const struct {
@@ -52,14 +56,15 @@ static const struct {
     {                                                                                              \
 #field, offsetof(struct ct_thresholds, field)                                              \
     }
-    THRESHOLD(launch_share),       THRESHOLD(launch_rate),      THRESHOLD(sync_share),
-    THRESHOLD(sync_calls),         THRESHOLD(pageable_copies),  THRESHOLD(small_copy_bytes),
-    THRESHOLD(small_copy_rate),    THRESHOLD(small_copy_count), THRESHOLD(growth_bytes),
-    THRESHOLD(growth_share),       THRESHOLD(slow_alloc_ns),    THRESHOLD(slow_alloc_factor),
-    THRESHOLD(slow_alloc_calls),   THRESHOLD(gpu_idle_share),   THRESHOLD(gpu_bound_share),
-    THRESHOLD(power_cap_share),    THRESHOLD(thermal_share),    THRESHOLD(clocks_low_ratio),
-    THRESHOLD(pcie_low_share),     THRESHOLD(input_wait_share), THRESHOLD(workers_busy_share),
-    THRESHOLD(workers_idle_share), THRESHOLD(host_busy_share),  THRESHOLD(hang_ns),
+    THRESHOLD(launch_share),       THRESHOLD(launch_rate),        THRESHOLD(sync_share),
+    THRESHOLD(sync_calls),         THRESHOLD(pageable_copies),    THRESHOLD(small_copy_bytes),
+    THRESHOLD(small_copy_rate),    THRESHOLD(small_copy_count),   THRESHOLD(growth_bytes),
+    THRESHOLD(growth_share),       THRESHOLD(slow_alloc_ns),      THRESHOLD(slow_alloc_factor),
+    THRESHOLD(slow_alloc_calls),   THRESHOLD(gpu_idle_share),     THRESHOLD(gpu_bound_share),
+    THRESHOLD(power_cap_share),    THRESHOLD(thermal_share),      THRESHOLD(clocks_low_ratio),
+    THRESHOLD(pcie_low_share),     THRESHOLD(input_wait_share),   THRESHOLD(workers_busy_share),
+    THRESHOLD(workers_idle_share), THRESHOLD(host_busy_share),    THRESHOLD(hang_ns),
+    THRESHOLD(recapture_graphs),   THRESHOLD(recapture_launches),
 #undef THRESHOLD
 };
 

@@ -34,6 +34,8 @@ struct ct_thresholds {
     double workers_idle_share; /* ... at most this share: they wait on I/O             */
     double host_busy_share;    /* host-bound: launching thread on a CPU outside CUDA calls */
     double hang_ns;            /* hang: a call still running this long at the end      */
+    double recapture_graphs;   /* re-capture: graphs captured at one line, at least    */
+    double recapture_launches; /* ... each launched at most this many times           */
 };
 
 extern struct ct_thresholds ct_thresholds;

@@ -20,17 +20,19 @@ static const uint8_t function_family[CT_FN_COUNT] = {
 #undef FAMILY_OF
 };
 
-/* Adds `calls` calls of `fn` (of which `errors` failed, lasting `ns` in
- * all) to the figures. */
-static void tally(struct ct_call_figures *c, int fn, uint64_t calls, uint64_t errors, uint64_t ns)
+/* Adds `calls` calls of `fn` (of which `errors` failed and `captured` had
+ * their work captured into a graph, lasting `ns` in all) to the figures. */
+static void tally(struct ct_call_figures *c, int fn, uint64_t calls, uint64_t errors,
+                  uint64_t captured, uint64_t ns)
 {
     struct ct_api_stats *s = &c->api[fn];
     s->calls += calls;
     s->errors += errors;
     s->total_ns += ns;
+    uint64_t ran = calls - errors > captured ? calls - errors - captured : 0;
     switch (function_family[fn]) {
     case CT_FAMILY_LAUNCH:
-        c->launches += calls - errors;
+        c->launches += ran;
         break;
     case CT_FAMILY_SYNC_DEVICE:
     case CT_FAMILY_SYNC_STREAM:
@@ -39,23 +41,25 @@ static void tally(struct ct_call_figures *c, int fn, uint64_t calls, uint64_t er
         c->sync_ns += ns;
         break;
     case CT_FAMILY_ALLOC_DEVICE:
-        c->allocs += calls - errors;
+        c->allocs += ran;
         c->failed_allocs += errors;
         break;
     case CT_FAMILY_FREE_DEVICE:
-        c->frees += calls - errors;
+        c->frees += ran;
         break;
     default:
         break;
     }
 }
 
-void ct_calls_add_slice(struct ct_call_figures *c, int fn, int64_t result, uint64_t ns)
+void ct_calls_add_slice(struct ct_call_figures *c, int fn, int64_t result, uint64_t ns,
+                        int captured)
 {
     int reports_others = fn == CT_FN_cudaGetLastError || fn == CT_FN_cudaPeekAtLastError;
     if (result > 0 && result < 1024 && !reports_others)
         c->calls_failed_with[result]++;
-    tally(c, fn, 1, result != 0, ns);
+    c->captured[fn] += captured != 0;
+    tally(c, fn, 1, result != 0, captured != 0, ns);
 }
 
 void ct_calls_add_totals(struct ct_call_figures *c, int fn, uint64_t calls, uint64_t errors,
@@ -82,7 +86,7 @@ void ct_calls_use_totals(struct ct_call_figures *c)
         const struct ct_api_stats *s =
             c->totals[fn].calls > from_slices[fn].calls ? &c->totals[fn] : &from_slices[fn];
         if (s->calls)
-            tally(c, fn, s->calls, s->errors, s->total_ns);
+            tally(c, fn, s->calls, s->errors, c->captured[fn], s->total_ns);
     }
 }
 

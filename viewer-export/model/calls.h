@@ -2,7 +2,8 @@
  * A process's CUDA calls as the report counts them (calls.c): calls, errors
  * and time per function, from the slices and, where the trace has them, the
  * threads' own totals (exact whatever the rings dropped); what the families
- * add up to (launches, synchronisation, allocator activity); the errors the
+ * add up to (launches, synchronisation, allocator activity; a call a CUDA
+ * graph captured is none of them); the errors the
  * calls failed with; and the device-memory counter's peak and final value.
  */
 #ifndef CT_VIEWER_MODEL_CALLS_H
@@ -34,6 +35,9 @@ struct ct_call_figures {
      * the trace. */
     struct ct_api_stats totals[CT_FN_COUNT];
     uint64_t slices[CT_FN_COUNT];
+    /* Calls whose work a CUDA graph captured (the slice says `graph_work`):
+     * no launch, allocation or free happened then. */
+    uint64_t captured[CT_FN_COUNT];
     int has_totals, totals_used;
     uint64_t launches, sync_calls, sync_ns;
     uint64_t allocs, frees, failed_allocs;
@@ -47,8 +51,10 @@ struct ct_call_figures {
     uint64_t calls_failed_with[1024]; /* calls per cudaError_t below 1024 */
 };
 
-/* Adds one call slice of `fn` (an error when `result` is not 0). */
-void ct_calls_add_slice(struct ct_call_figures *c, int fn, int64_t result, uint64_t ns);
+/* Adds one call slice of `fn` (an error when `result` is not 0; its work
+ * captured into a graph when `captured`). */
+void ct_calls_add_slice(struct ct_call_figures *c, int fn, int64_t result, uint64_t ns,
+                        int captured);
 /* Adds a thread's totals of `fn`, written when it ended. */
 void ct_calls_add_totals(struct ct_call_figures *c, int fn, uint64_t calls, uint64_t errors,
                          uint64_t ns);

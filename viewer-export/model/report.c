@@ -176,6 +176,7 @@ static void on_slice(void *ctx, const struct ct_event *e)
     if (ct_u64_map_find(&b->gpu_tracks, e->track)) {
         ct_unfinished_gpu(&p->unfinished, e);
         ct_gpu_slice(&p->usage.gpu, e);
+        ct_graphs_gpu(&p->graphs, e);
         ct_gpu_health_gpu_copy(&p->gpu_health, e);
         return;
     }
@@ -193,13 +194,16 @@ static void on_slice(void *ctx, const struct ct_event *e)
     int64_t result = ct_event_int(e, ct_key_result, 0);
     if (ct_function_family((unsigned)(*fn - 1)) == CT_FAMILY_COPY)
         ct_gpu_health_host_copy(&p->gpu_health, e);
-    ct_calls_add_slice(&p->calls, (int)(*fn - 1), result, e->end > e->ts ? e->end - e->ts : 0);
+    ct_calls_add_slice(&p->calls, (int)(*fn - 1), result, e->end > e->ts ? e->end - e->ts : 0,
+                       strcmp(ct_event_text(e, ct_key_graph_work), ct_value_graph_work_captured) ==
+                           0);
     if (*fn - 1 == CT_FN_cudaRuntimeGetVersion && result == 0)
         note_version(&p->cuda.runtime_version, ct_event_int(e, ct_key_version, -1));
     const uint64_t *tid = ct_u64_map_find(&b->thread_of, e->track);
     ct_unfinished_call(&p->unfinished, tid ? (int64_t)*tid : 0, e->name, e,
                        ct_gpu_flow_ended(&p->usage.gpu, e->flow_out));
     ct_usage_slice(&p->usage, tid ? (int64_t)*tid : 0, (int)(*fn - 1), e);
+    ct_graphs_call(&p->graphs, tid ? (int64_t)*tid : 0, (int)(*fn - 1), e);
     ct_host_note_call(&p->host, tid ? (int64_t)*tid : 0, e->end > e->ts ? e->end - e->ts : 0);
 }
 
@@ -360,6 +364,7 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
         ct_libraries_attach(&report->processes[i].libraries);
         ct_calls_use_totals(&report->processes[i].calls);
         ct_usage_settle(&report->processes[i].usage);
+        ct_graphs_settle(&report->processes[i].graphs);
     }
     report->packets += result.packets;
     report->truncated |= result.truncated;
@@ -432,6 +437,7 @@ void ct_report_free(struct ct_report *report)
         free(report->processes[i].run.inflight);
         free(report->processes[i].run.snapshots);
         ct_unfinished_free(&report->processes[i].unfinished);
+        ct_graphs_free(&report->processes[i].graphs);
         free(report->processes[i].run.capture.windows);
         ct_libraries_free(&report->processes[i].libraries);
         ct_usage_free(&report->processes[i].usage);

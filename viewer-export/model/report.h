@@ -5,8 +5,8 @@
  * fills it: the calls (calls.c), the CUDA libraries (libraries.c), CUPTI
  * (cupti.c), the usage figures the findings read (usage.c, gpu.c) and the
  * GPU's own state from NVML (gpu_health.c), what the host's threads and
- * workers were doing (host.c) and the GPU work never completed
- * (unfinished.c).
+ * workers were doing (host.c), the GPU work never completed
+ * (unfinished.c) and the CUDA graphs (graphs.c).
  */
 #ifndef CT_REPORT_MODEL_H
 #define CT_REPORT_MODEL_H
@@ -19,6 +19,7 @@
 #include "viewer-export/model/capture.h"
 #include "viewer-export/model/cupti.h"
 #include "viewer-export/model/gpu_health.h"
+#include "viewer-export/model/graphs.h"
 #include "viewer-export/model/host.h"
 #include "viewer-export/model/libraries.h"
 #include "viewer-export/model/unfinished.h"
@@ -112,6 +113,7 @@ struct ct_process_report {
     struct ct_gpu_health gpu_health;      /* NVML's samples (model/gpu_health.h) */
     struct ct_host host;                  /* the host sampler's (model/host.h) */
     struct ct_unfinished_work unfinished; /* GPU work launched, never completed */
+    struct ct_graph_view graphs;          /* CUDA graphs (model/graphs.h) */
 };
 
 struct ct_report {

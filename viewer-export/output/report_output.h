@@ -20,6 +20,10 @@ void ct_process_text(FILE *out, const struct ct_process_report *p);
  * sampling. */
 void ct_host_json(struct ct_json *j, const struct ct_process_report *p);
 void ct_host_text(FILE *out, const struct ct_process_report *p);
+/* The CUDA graphs section (graphs_output.c); nothing when the process
+ * made no graph. */
+void ct_graphs_json(struct ct_json *j, const struct ct_process_report *p);
+void ct_graphs_text(FILE *out, const struct ct_process_report *p);
 /* A finding's lines in the text; `first` labels them "findings". */
 void ct_finding_text(FILE *out, const struct ct_finding *f, int first);
 /* Its top sites, each with its share of what the finding counts. */

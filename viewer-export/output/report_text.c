@@ -404,6 +404,7 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
     print_gpu_health(out, p);
     ct_host_text(out, p);
     print_nvtx(out, p);
+    ct_graphs_text(out, p);
     for (size_t i = 0; i < p->run.inflight_count; i++)
         fprintf(out, "  in flight      thread %lld was inside %s%s%s when %s\n",
                 (long long)p->run.inflight[i].tid, ct_function_name(p->run.inflight[i].fn),
