@@ -10,7 +10,8 @@
  * cudaGraphAddKernelNode (site K) and a memset node, launched 10 times. --fail: in a capture of
  * its own, a launch of 0 threads (site X) that must fail, then cudaStreamSynchronize (refused)
  * and cudaStreamEndCapture (invalidated), each return code's name printed on a line of its own.
- * Status 0 when every call went as documented.
+ * The captures begin at site P (the first) and site Q (the rebuilt ones). Status 0 when every
+ * call went as documented.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +63,7 @@ static cudaGraph_t capture_main(cudaStream_t s, enum cudaStreamCaptureMode mode)
     dim3 g = {1, 1, 1}, b = {32, 1, 1};
     void *buf = NULL;
     cudaGraph_t graph = NULL;
-    expect(cudaStreamBeginCapture(s, mode), cudaSuccess, "cudaStreamBeginCapture");
+    expect(cudaStreamBeginCapture(s, mode), cudaSuccess, "begin");         /* site P */
     expect(cudaMallocAsync(&buf, BUFFER_BYTES, s), cudaSuccess, "malloc"); /* site M */
     for (int i = 0; i < 20; i++)
         launched(cudaLaunchKernel(K(graph_step_a), g, b, NULL, 0, s)); /* site A */
@@ -97,7 +98,7 @@ static void rebuild(cudaStream_t s, enum cudaStreamCaptureMode mode)
     dim3 g = {1, 1, 1}, b = {32, 1, 1};
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
-    expect(cudaStreamBeginCapture(s, mode), cudaSuccess, "cudaStreamBeginCapture");
+    expect(cudaStreamBeginCapture(s, mode), cudaSuccess, "begin"); /* site Q */
     for (int i = 0; i < 10; i++)
         launched(cudaLaunchKernel(K(graph_step_d), g, b, NULL, 0, s)); /* site D */
     expect(cudaStreamEndCapture(s, &graph), cudaSuccess, "cudaStreamEndCapture");

@@ -137,8 +137,10 @@ static void capture_span(struct ct_graph_view *v, int64_t tid, int fn, const str
 void ct_graphs_call(struct ct_graph_view *v, int64_t tid, int fn, const struct ct_event *e)
 {
     uint32_t id = (uint32_t)arg(e, ct_key_graph_id);
-    if (begins_capture(fn) || ends_capture(fn))
-        capture_span(v, tid, fn, e, id);
+    if (begins_capture(fn) || ends_capture(fn)) {
+        capture_span(v, tid, fn, e, id); /* a capture that ended invalidated is no graph */
+        return;
+    }
     if (!id || arg(e, ct_key_result) != 0)
         return;
     struct ct_graph_entry *g = graph(v, id);
