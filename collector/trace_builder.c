@@ -40,6 +40,7 @@
 #include "collector/perfetto/clock_map.h"
 #include "cudatrace/functions.h"
 #include "collector/tracks/cuda_graphs.h"
+#include "common/array.h"
 #include "collector/tracks/gpu_clock.h"
 #include "collector/tracks/gpu_tracks.h"
 #include "collector/tracks/kernel_table.h"
@@ -68,6 +69,9 @@ struct thread_view {
 };
 
 static struct thread_view *threads;
+/* The flow ids a graph launch starts, one per node it runs. */
+static uint64_t *flow_ids;
+static size_t flow_room;
 static uint32_t thread_count;
 static uint64_t calls, last_dropped;
 
@@ -84,7 +88,7 @@ void ct_builder_start(struct ct_shm_header *shm)
     ct_cuda_graphs_start(shm->ring_count);
     ct_process_tracks_start(shm);
     ct_library_track_start();
-    ct_gpu_tracks_start(shm->ring_count, shm->gpu_records);
+    ct_gpu_tracks_start(shm->ring_count, shm->gpu_records, shm->gpu_graph_level);
     ct_gpu_state_start(shm);
     ct_trace_gap_start();
     ct_writer_bound((uint64_t)shm->max_trace_mb << 20);
@@ -204,7 +208,11 @@ static void call(uint32_t index, const struct ct_record *r)
     uint32_t correlation =
         t->correlated_begin == r->begin && r->result == 0 && !made.node ? t->correlation : 0;
     struct ct_call_site site = ct_call_sites_take(index, r->begin);
-    struct ct_flow flow = ct_gpu_call_flow(correlation);
+    uint32_t nodes = 0;
+    const uint64_t *ran =
+        family == CT_FAMILY_GRAPH ? ct_cuda_graphs_exec_nodes(r->arg[0], &nodes) : NULL;
+    flow_ids = ct_array_reserve(flow_ids, &flow_room, nodes, sizeof *flow_ids);
+    struct ct_flow flow = ct_gpu_call_flow(correlation, ran, nodes, flow_ids);
     struct ct_call_extra extra = graph_call_args(family, made);
     ct_call_slice(&t->seq, r, begin, end, site, correlation ? &flow : NULL, &extra);
     ct_usage_tally_call(r, t->tid, site.site, end - begin);

@@ -9,14 +9,13 @@ once and replayed. The program is tests/programs/graph_steps.c, whose call sites
 `/* site X */`."""
 import collections
 import os
-import re
 import subprocess
-import time
 
 import pytest
 
 import perfetto_check
 from test_cmd_ctl import snapshot
+from test_gpu_records import IMPORT_ERRORS, rows, trace_processor
 from test_preload_cupti import (gpu_slices, host_slices, report_json, report_text, trace_file,
                                 with_gpu)
 
@@ -93,11 +92,14 @@ def test_capture_is_not_execution_and_each_replay_is_named_by_its_capture(trace_
     expected[("memset", where("S"))] = replays
     assert by_line == expected
 
+    # A flow from the launch to each piece of work it ran, one id each (Perfetto joins a flow
+    # id's start to one end).
     launches = {f: s for s in host_slices(trace, "cudaGraphLaunch") for f in s["flow_ids"]}
     assert len(host_slices(trace, "cudaGraphLaunch")) == replays
-    assert all(g["terminating_flow_ids"] and g["terminating_flow_ids"][0] in launches
-               for g in work)
-    assert len({launches[g["terminating_flow_ids"][0]]["ts"] for g in work}) == replays
+    ends = [g["terminating_flow_ids"] for g in work]
+    assert all(len(e) == 1 and e[0] in launches for e in ends)
+    assert len({e[0] for e in ends}) == len(launches) == replays * 41
+    assert len({launches[e[0]]["ts"] for e in ends}) == replays
 
     report = report_json(build_dir, trace_file(completed))
     (process,) = report["processes"]
@@ -271,3 +273,26 @@ def test_graph_level_tracing_gives_one_record_per_launch(trace_run, build_dir, t
     (graph,) = graphs_of(report_json(build_dir, trace_file(completed)))["graphs"]
     assert (graph["launches"], graph["launch_gpu_ns"]["launches"]) == (20, 20)
     assert graph["top_kernels"] == []
+
+
+@pytest.mark.skipif(not trace_processor(), reason="no trace_processor_shell on PATH nor "
+                    "$CUDATRACE_TRACE_PROCESSOR")
+@pytest.mark.parametrize("records", ["typed", "tracks"])
+def test_the_trace_processor_draws_a_flow_from_the_launch_to_every_node(trace_run, build_dir,
+                                                                       tmp_path, records):
+    """Perfetto's trace processor (v58.2) reads the trace with no import error and joins each
+    replayed kernel and memset to the cudaGraphLaunch that ran it: with typed records through the
+    launch's gpu_correlation, on GPU tracks through a flow id per node."""
+    env = with_gpu(build_dir, tmp_path, CUDATRACE_GPU_RECORDS=records)
+    completed, _, _ = trace_run("graph_steps", "--replays", 5, env=env)
+    assert completed.returncode == 0, completed.stderr
+    tp, path = trace_processor(), trace_file(completed)
+    assert rows(tp, path, IMPORT_ERRORS, tmp_path) == []
+    joined = rows(tp, path, """
+        select h.name, s.name, count(*) from flow f join slice s on s.id = f.slice_in
+        join slice h on h.id = f.slice_out where h.name = 'cudaGraphLaunch'
+        group by h.name, s.name order by s.name;""", tmp_path)
+    assert joined == [("cudaGraphLaunch", "graph_step_a", "100"),
+                      ("cudaGraphLaunch", "graph_step_b", "75"),
+                      ("cudaGraphLaunch", "graph_step_c", "25"),
+                      ("cudaGraphLaunch", "memset", "5")]

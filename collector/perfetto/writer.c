@@ -409,7 +409,10 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
     event.debug_annotations = annotation_ptrs;
     event.n_debug_annotations = (size_t)nargs;
     uint64_t flow_out, flow_in;
-    if (flow && flow->out) {
+    if (flow && flow->out_count) {
+        event.flow_ids = (uint64_t *)flow->outs;
+        event.n_flow_ids = flow->out_count;
+    } else if (flow && flow->out) {
         flow_out = flow->out;
         event.flow_ids = &flow_out;
         event.n_flow_ids = 1;

@@ -62,9 +62,13 @@ void ct_write_slice_end(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns)
 void ct_write_slice(struct ct_sequence *seq, uint64_t track, uint64_t begin_ns, uint64_t end_ns,
                     uint32_t name, const struct ct_arg *args, int nargs);
 /* Flow ids a slice starts (out) or ends (in), and the GpuRenderStageEvent
- * it submitted (written as the gpu_correlation extension); 0 for none. */
+ * it submitted (written as the gpu_correlation extension); 0 for none. A
+ * slice that starts several flows (a graph launch, one to each node it ran)
+ * lists them in outs[0..out_count) instead of out. */
 struct ct_flow {
     uint64_t out, in, submits;
+    const uint64_t *outs;
+    uint32_t out_count;
 };
 /* A slice with a flow: Perfetto draws an arrow between the slices that
  * carry the same id. */

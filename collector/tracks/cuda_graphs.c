@@ -8,7 +8,8 @@
  * ahead of that call's own record, so the call is known to have captured
  * its work (not run it) when its record arrives; so do the records of a
  * graph made (a capture begun) and of an executable graph made, whose
- * handle names the graph every later launch and upload of it runs. The tables grow with the
+ * handle names the graph every later launch and upload of it runs, and
+ * the nodes a launch of it starts a flow to. The tables grow with the
  * graphs a run builds, which is bounded by NODES_MAX: a program that
  * rebuilds graphs for ever stops being named there, and its work is then
  * counted as from an unknown node.
@@ -22,6 +23,7 @@
 
 #define NODES_MAX (1u << 20)
 #define CLONE_DEPTH_MAX 8 /* a clone of a clone: a cloned graph, instantiated */
+#define WORK_NODE_TYPES 3 /* cuda.h's CUgraphNodeType: KERNEL 0, MEMCPY 1, MEMSET 2 */
 
 struct node {
     uint64_t id, original; /* original: the node this one is a clone of, 0 for a made one */
@@ -35,20 +37,36 @@ struct made {
     struct ct_graph_call call;
 };
 
+/* Node ids: an executable graph's, or a ring's clones not yet closed by
+ * the EXEC_MADE of the instantiation that made them. */
+struct node_list {
+    uint64_t *ids;
+    uint32_t count;
+};
+
+struct exec {
+    uint32_t graph;
+    struct node_list work; /* the nodes its kernels, copies and sets were made as */
+};
+
 static struct {
     struct node *nodes;
     size_t count;
     struct ct_u64_map by_id;        /* node id -> index + 1 */
     struct ct_u64_map graph_clones; /* clone graph id -> original graph id */
-    struct ct_u64_map execs;        /* executable graph handle -> its graph id */
-    struct made *made;              /* per ring */
-    uint64_t unrecorded;            /* nodes past NODES_MAX */
+    struct ct_u64_map exec_index;   /* executable graph handle -> index + 1 in execs */
+    struct exec *execs;
+    size_t exec_count;
+    struct made *made;        /* per ring */
+    struct node_list *clones; /* per ring */
+    uint64_t unrecorded;      /* nodes past NODES_MAX */
 } g;
 
 void ct_cuda_graphs_start(uint32_t rings)
 {
     g.made = calloc(rings, sizeof *g.made);
-    if (!g.made)
+    g.clones = calloc(rings, sizeof *g.clones);
+    if (!g.made || !g.clones)
         abort();
 }
 
@@ -79,6 +97,42 @@ static void call_made(uint32_t index, uint64_t begin, struct ct_graph_call call)
     *m = (struct made){begin, call};
 }
 
+static void add_id(struct node_list *l, uint64_t id)
+{
+    l->ids = ct_array_grow(l->ids, l->count, sizeof *l->ids);
+    l->ids[l->count++] = id;
+}
+
+/* An executable graph made: the clones its instantiation made on this ring
+ * are its nodes, each kept as the node it was made as. */
+static void exec_made(uint32_t index, uint64_t handle, uint32_t graph)
+{
+    struct node_list *clones = &g.clones[index];
+    struct exec e = {graph, {NULL, 0}};
+    for (uint32_t i = 0; i < clones->count; i++)
+        add_id(&e.work, ct_cuda_graphs_origin(clones->ids[i], 0).node);
+    clones->count = 0;
+    uint64_t *at = ct_u64_map_find(&g.exec_index, handle);
+    if (at) { /* a handle used again after its graph's end went unseen */
+        free(g.execs[*at - 1].work.ids);
+        g.execs[*at - 1] = e;
+        return;
+    }
+    g.execs = ct_array_grow(g.execs, g.exec_count, sizeof *g.execs);
+    g.execs[g.exec_count++] = e;
+    ct_u64_map_put(&g.exec_index, handle, g.exec_count);
+}
+
+/* Its handle no longer names it; the slot stays, emptied. */
+static void exec_gone(uint64_t handle)
+{
+    uint64_t at;
+    if (!ct_u64_map_remove(&g.exec_index, handle, &at))
+        return;
+    free(g.execs[at - 1].work.ids);
+    g.execs[at - 1] = (struct exec){0, {NULL, 0}};
+}
+
 void ct_cuda_graphs_record(uint32_t index, const struct ct_record *r)
 {
     uint32_t graph = (uint32_t)r->arg[1];
@@ -94,17 +148,17 @@ void ct_cuda_graphs_record(uint32_t index, const struct ct_record *r)
         call_made(index, r->begin, (struct ct_graph_call){0, (uint32_t)r->arg[0], 0});
         break;
     case CT_GRAPH_EXEC_MADE:
-        ct_u64_map_put(&g.execs, r->arg[2], graph);
+        exec_made(index, r->arg[2], graph);
         call_made(index, r->begin, (struct ct_graph_call){0, graph, 0});
         break;
-    case CT_GRAPH_EXEC_GONE: {
-        uint64_t gone;
-        ct_u64_map_remove(&g.execs, r->arg[2], &gone);
+    case CT_GRAPH_EXEC_GONE:
+        exec_gone(r->arg[2]);
         break;
-    }
     case CT_GRAPH_NODE_CLONED:
         add_node(
             (struct node){r->arg[0], r->arg[1], (uint32_t)r->arg[2], (uint32_t)r->arg[3], {0, 0}});
+        if (r->arg[3] < WORK_NODE_TYPES)
+            add_id(&g.clones[index], r->arg[0]);
         break;
     case CT_GRAPH_GRAPH_CLONED:
         if (r->arg[0] && r->arg[0] != r->arg[1])
@@ -115,11 +169,24 @@ void ct_cuda_graphs_record(uint32_t index, const struct ct_record *r)
     }
 }
 
+static const struct exec *find_exec(uint64_t handle)
+{
+    const uint64_t *at = handle ? ct_u64_map_find(&g.exec_index, handle) : NULL;
+    return at ? &g.execs[*at - 1] : NULL;
+}
+
 /* The graph an executable graph handle was made from, 0 when unknown. */
 static uint32_t graph_of_exec(uint64_t handle)
 {
-    const uint64_t *graph = handle ? ct_u64_map_find(&g.execs, handle) : NULL;
-    return graph ? (uint32_t)*graph : 0;
+    const struct exec *e = find_exec(handle);
+    return e ? e->graph : 0;
+}
+
+const uint64_t *ct_cuda_graphs_exec_nodes(uint64_t handle, uint32_t *count)
+{
+    const struct exec *e = find_exec(handle);
+    *count = e ? e->work.count : 0;
+    return e ? e->work.ids : NULL;
 }
 
 struct ct_graph_call ct_cuda_graphs_call(uint32_t index, const struct ct_record *r)
@@ -166,11 +233,12 @@ struct ct_graph_origin ct_cuda_graphs_origin(uint64_t node, uint32_t graph)
         n = from;
     }
     if (!n)
-        return (struct ct_graph_origin){node, original_graph(graph), {0, 0}};
-    return (struct ct_graph_origin){n->id, original_graph(n->graph), n->site};
+        return (struct ct_graph_origin){node, original_graph(graph), 0, {0, 0}};
+    return (struct ct_graph_origin){n->id, original_graph(n->graph), 1, n->site};
 }
 
 void ct_cuda_graphs_reset(uint32_t index)
 {
     g.made[index] = (struct made){0, {0, 0, 0}};
+    g.clones[index].count = 0;
 }

@@ -28,6 +28,7 @@ struct ct_graph_call {
 struct ct_graph_origin {
     uint64_t node;
     uint32_t graph;
+    int known; /* the node was seen made or cloned */
     struct ct_call_site site;
 };
 
@@ -39,6 +40,9 @@ struct ct_graph_call ct_cuda_graphs_call(uint32_t index, const struct ct_record 
 /* The origin of work a graph launch ran as node `node` of graph `graph`
  * (CUPTI's graphNodeId and graphId). */
 struct ct_graph_origin ct_cuda_graphs_origin(uint64_t node, uint32_t graph);
+/* The nodes the executable graph `handle` runs work as (kernels, copies,
+ * sets), each named by the node it was made as; *count 0 when unknown. */
+const uint64_t *ct_cuda_graphs_exec_nodes(uint64_t handle, uint32_t *count);
 /* Forgets what ring `index` held (its thread ended). */
 void ct_cuda_graphs_reset(uint32_t index);
 

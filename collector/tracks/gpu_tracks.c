@@ -63,7 +63,8 @@ struct ring_graph {
 
 static struct {
     struct ct_sequence seq, stages;
-    uint32_t typed; /* CT_GPU_RECORDS_TYPED */
+    uint32_t typed;       /* CT_GPU_RECORDS_TYPED */
+    uint32_t graph_level; /* a record per graph launch, none per node */
     struct ct_u64_map tracks, names, mangled;
     struct ct_u64_map queues; /* typed records: device << 32 | stream -> queue name */
     struct ring_text *texts;
@@ -86,8 +87,9 @@ static struct {
 } an;
 static uint32_t memset_name;
 
-void ct_gpu_tracks_start(uint32_t rings, uint32_t records)
+void ct_gpu_tracks_start(uint32_t rings, uint32_t records, uint32_t graph_level)
 {
+    gpu.graph_level = graph_level;
     ct_sequence_init(&gpu.seq, 0);
     gpu.typed = records == CT_GPU_RECORDS_TYPED;
     if (gpu.typed)
@@ -119,10 +121,27 @@ static uint64_t flow_id(uint32_t correlation)
     return correlation ? (uint64_t)(uint32_t)ct_process.pid << 32 | correlation : 0;
 }
 
-struct ct_flow ct_gpu_call_flow(uint32_t correlation)
+/* The flow from a graph launch to the work of one of its nodes (`node`:
+ * the node it was made as): the launch's correlation id in the low half,
+ * as every flow id has, the top bit set, and the node and process mixed
+ * into the rest, so that each node's work ends a flow of its own. */
+static uint64_t node_flow_id(uint32_t correlation, uint64_t node)
+{
+    uint64_t mix = (node ^ (uint64_t)(uint32_t)ct_process.pid << 40) * 0x9E3779B97F4A7C15ull;
+    return 1ull << 63 | (mix >> 33) << 32 | correlation;
+}
+
+struct ct_flow ct_gpu_call_flow(uint32_t correlation, const uint64_t *nodes, uint32_t count,
+                                uint64_t *ids)
 {
     uint64_t id = flow_id(correlation);
-    return gpu.typed ? (struct ct_flow){0, 0, id} : (struct ct_flow){id, 0, 0};
+    if (gpu.typed) /* Perfetto ties every stage event of the submission to the call */
+        return (struct ct_flow){0, 0, id, NULL, 0};
+    if (!correlation || !count || gpu.graph_level)
+        return (struct ct_flow){id, 0, 0, NULL, 0};
+    for (uint32_t i = 0; i < count; i++)
+        ids[i] = node_flow_id(correlation, nodes[i]);
+    return (struct ct_flow){0, 0, 0, ids, count};
 }
 
 void ct_gpu_kernel_name(uint64_t key, uint32_t name)
@@ -220,13 +239,17 @@ static uint32_t queue_name(uint32_t device, uint32_t stream)
 }
 
 /* Annotates work a graph launch ran with the node it was made as, that
- * node's graph and the line that captured or added it. */
-static int graph_args(struct ring_graph *ran, struct ct_arg *args)
+ * node's graph and the line that captured or added it; 0 in *flow_node
+ * unless that node is known, whose launch then started a flow to it. */
+static int graph_args(struct ring_graph *ran, struct ct_arg *args, uint64_t *flow_node)
 {
+    *flow_node = 0;
     if (!ran->node && !ran->graph)
         return 0;
     struct ct_graph_origin origin = ct_cuda_graphs_origin(ran->node, ran->graph);
     *ran = (struct ring_graph){0, 0};
+    if (origin.known)
+        *flow_node = origin.node;
     int n = 0;
     args[n++] = (struct ct_arg){an.graph_work, CT_ARG_STRING, an.replayed};
     args[n++] = (struct ct_arg){an.graph_id, CT_ARG_UINT, origin.graph};
@@ -249,12 +272,15 @@ static void write_work(uint32_t index, const struct ct_record *r, uint64_t begin
     memcpy(all, work->args, (size_t)work->nargs * sizeof *work->args);
     all[work->nargs++] = (struct ct_arg){an.device, CT_ARG_UINT, device};
     all[work->nargs++] = (struct ct_arg){an.stream, CT_ARG_UINT, stream};
-    work->nargs += graph_args(&gpu.graphs[index], all + work->nargs);
+    uint64_t node;
+    work->nargs += graph_args(&gpu.graphs[index], all + work->nargs, &node);
     work->args = all;
     uint64_t id = flow_id(correlation_of(r));
     if (!gpu.typed) {
+        if (node && id)
+            id = node_flow_id(correlation_of(r), node);
         uint64_t t = track(WORK, device, stream, ct_track_gpu_stream);
-        struct ct_flow flow = {0, id, 0};
+        struct ct_flow flow = {.in = id};
         ct_write_flow_slice(&gpu.seq, t, begin, end, work->name, all, work->nargs, &flow);
         return;
     }

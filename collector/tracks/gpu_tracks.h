@@ -9,11 +9,15 @@
 #include "cudatrace/record.h"
 #include "collector/perfetto/writer.h"
 
-/* `records`: how GPU work is written (enum ct_gpu_records). */
-void ct_gpu_tracks_start(uint32_t rings, uint32_t records);
+/* `records`: how GPU work is written (enum ct_gpu_records); `graph_level`:
+ * CUPTI gives a graph launch one record, not one per node. */
+void ct_gpu_tracks_start(uint32_t rings, uint32_t records, uint32_t graph_level);
 /* The link a host call with CUPTI's `correlation` id makes to its GPU
- * work: a flow, or with typed records a gpu_correlation. */
-struct ct_flow ct_gpu_call_flow(uint32_t correlation);
+ * work: a flow, or with typed records a gpu_correlation. A graph launch
+ * that runs `count` nodes (the nodes they were made as, `nodes`) starts a
+ * flow to each on GPU tracks, their ids written to ids[0..count). */
+struct ct_flow ct_gpu_call_flow(uint32_t correlation, const uint64_t *nodes, uint32_t count,
+                                uint64_t *ids);
 /* GPU work that carries `id`, that of a call made inside the call whose own
  * id is `call`, is that call's (0 ids are ignored). */
 void ct_gpu_correlation_alias(uint32_t id, uint32_t call);

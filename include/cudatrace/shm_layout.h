@@ -151,6 +151,9 @@ struct ct_shm_header {
     uint32_t sample_hz;
     /* How the collector writes the GPU's work (CUDATRACE_GPU_RECORDS). */
     uint32_t gpu_records; /* enum ct_gpu_records */
+    /* 1: CUPTI gives a record per graph launch, none per node
+     * (CUDATRACE_GPU_GRAPHS=graphs), so a launch starts one flow. */
+    uint32_t gpu_graph_level;
     /* Capture windows (CUDATRACE_CAPTURE): while capture_open is 0 the hooks
      * count calls in the totals and write no record. The preload opens and
      * closes it for the profiler API and NVTX ranges, the collector for the

@@ -150,6 +150,7 @@ static struct ct_shm_header *create_shm(int *fd_out)
     shm->max_trace_mb = ct_config.max_mb;
     shm->sample_hz = ct_config.sample_hz;
     shm->gpu_records = ct_config.gpu_records;
+    shm->gpu_graph_level = (uint32_t)ct_config.graph_level;
     shm->clock = ct_clock_kind;
     shm->pid = (int32_t)getpid();
     ct_shm_init_rings(shm);
