@@ -311,7 +311,11 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
         ct_capture_windows_record(record);
         break;
     case CT_REC_GRAPH:
-        ct_cuda_graphs_record(index, record);
+        if (record->func == CT_GRAPH_MEMORY)
+            ct_pool_reserve_graphs_read((uint32_t)record->arg[0], record->arg[1],
+                                        ct_clock_map_ns(record->begin));
+        else
+            ct_cuda_graphs_record(index, record);
         break;
     case CT_REC_NVTX:
         if (threads[index].live)

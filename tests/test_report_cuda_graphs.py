@@ -296,3 +296,44 @@ def test_the_trace_processor_draws_a_flow_from_the_launch_to_every_node(trace_ru
                       ("cudaGraphLaunch", "graph_step_b", "75"),
                       ("cudaGraphLaunch", "graph_step_c", "25"),
                       ("cudaGraphLaunch", "memset", "5")]
+
+
+GRAPH_RESERVED = "CUDA graphs' memory reserved (bytes, as the runtime said when asked)"
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize("asks", ["asks", "quiet"])
+def test_graph_memory_is_read_when_it_is_made_and_trimmed(trace_run, build_dir, tmp_path, asks):
+    """tests/programs/graph_memory.c: two executable graphs of 8 MiB of allocation nodes. With
+    CUPTI telling the preload that an instantiation made allocation nodes, the preload reads
+    the graphs' reserve itself after each launch, destruction and trim: 8 MiB at the first
+    launch, 16 at the second graph's, 8 after the first trim, 0 after the last, whether or not
+    the program asks; the graphs are a source of device memory of their own in the report."""
+    args = [] if asks == "asks" else ["quiet"]
+    completed, trace, _ = trace_run("graph_memory", *args, env=with_gpu(build_dir, tmp_path))
+    assert completed.returncode == 0, completed.stderr
+    readings = sorted(trace.counters.get(GRAPH_RESERVED, []))
+    launches = sorted(s["ts"] for s in host_slices(trace, "cudaGraphLaunch"))
+    # Nothing before the first launch made the memory.
+    assert readings and readings[0][0] >= launches[0]
+    steps = [v for i, (_, v) in enumerate(readings) if i == 0 or v != readings[i - 1][1]]
+    assert steps == [8 * MIB, 16 * MIB, 8 * MIB, 0]
+    (process,) = report_json(build_dir, trace_file(completed))["processes"]
+    assert process["memory"]["by_source"]["graphs"] == {"peak_bytes": 16 * MIB, "final_bytes": 0}
+
+
+def test_a_captured_allocation_is_the_graphs_from_its_first_launch(trace_run, build_dir,
+                                                                   tmp_path):
+    """graph_steps' capture allocates 4 MiB with cudaMallocAsync: not live when captured, made
+    by the graphs' allocator at the first launch and held (nothing trims it), the graphs' own
+    source in the report."""
+    completed, trace, _ = trace_run("graph_steps", "--replays", 3, env=with_gpu(build_dir, tmp_path))
+    assert completed.returncode == 0, completed.stderr
+    first_launch = min(s["ts"] for s in host_slices(trace, "cudaGraphLaunch"))
+    readings = sorted(trace.counters.get(GRAPH_RESERVED, []))
+    assert readings[0][0] >= first_launch and readings[0][1] == 4 * MIB
+    live = trace.counters.get("CUDA device memory (live bytes)", [])
+    assert max(v for _, v in live) == 4096  # the program's one cudaMalloc, not the capture's
+    memory = report_json(build_dir, trace_file(completed))["processes"][0]["memory"]
+    assert memory["by_source"]["graphs"] == {"peak_bytes": 4 * MIB, "final_bytes": 4 * MIB}
+    assert memory["peak_bytes"] == 4 * MIB + 4096

@@ -6,9 +6,11 @@
  * sum of each device's latest
  * cudaDeviceGetGraphMemAttribute(cudaGraphMemAttrReservedMemCurrent)
  * answer), each written at the answer's time. The runtime says them only
- * when the program asks (torch.cuda.memory_reserved() does under PyTorch's
- * cudaMallocAsync backend), so a counter steps at each answer and has no
- * value for a program that never asks. These counters are the one place
+ * when asked: the pools' when the program asks (torch.cuda.memory_reserved()
+ * does under PyTorch's cudaMallocAsync backend), so that counter steps at
+ * each answer and has no value for a program that never asks; the graphs'
+ * also when the preload asks, after each call that may change it once
+ * graphs with allocation nodes exist (CT_GRAPH_MEMORY). These counters are the one place
  * the answers are summed: the report reads peak and final from them
  * (viewer-export/model/pools.c, and the graphs as a memory source).
  */
@@ -33,6 +35,11 @@ static void answer(struct reserve *r, enum ct_process_track track, uint64_t key,
     r->sum = r->sum - (before ? *before - 1 : 0) + bytes;
     ct_u64_map_put(&r->latest, key, bytes + 1);
     ct_process_counter(track, end_ns, (int64_t)r->sum);
+}
+
+void ct_pool_reserve_graphs_read(uint32_t device, uint64_t reserved, uint64_t ns)
+{
+    answer(&graphs, CT_TRACK_GRAPH_RESERVED, (uint64_t)device + 1, reserved, ns);
 }
 
 void ct_pool_reserve_note(const struct ct_record *r, uint64_t end_ns)

@@ -60,7 +60,11 @@ static inline int ct_record_on_program_clock(uint16_t type)
  *   GRAPH_CLONED: arg[0] the clone, arg[1] the graph it is a copy of;
  *   EXEC_MADE:   arg[0] the executable graph, arg[1] the graph it was made
  *                from, arg[2] its handle (what a launch names);
- *   EXEC_GONE:   arg[0] the executable graph, arg[2] its handle. */
+ *   EXEC_GONE:   arg[0] the executable graph, arg[2] its handle;
+ *   MEMORY:      what the graphs' allocator holds on device arg[0], as the
+ *                preload read it after a call that may change it (begin:
+ *                then): arg[1] reserved, arg[2] in use (the runtime's
+ *                cudaGraphMemAttrReservedMemCurrent, UsedMemCurrent). */
 enum ct_graph_event {
     CT_GRAPH_NODE_MADE = 1,
     CT_GRAPH_NODE_CLONED = 2,
@@ -68,6 +72,7 @@ enum ct_graph_event {
     CT_GRAPH_GRAPH_CLONED = 4,
     CT_GRAPH_EXEC_MADE = 5,
     CT_GRAPH_EXEC_GONE = 6,
+    CT_GRAPH_MEMORY = 7,
 };
 
 /* CT_REC_CAPTURE: begin the clock when the preload opened or closed the

@@ -9,11 +9,14 @@
  * framework that finds no driver may make no other (and again at that
  * moment, for the libraries loaded since); a process that made no CUDA
  * call at all (a framework that loaded cuBLAS through ctypes and found no
- * driver) is asked at exit.
+ * driver) is asked at exit. Once graphs with memory-allocation nodes
+ * exist, the calls that may change their memory are followed by a reading
+ * of it (hooks/graph_memory.c).
  */
 #include "preload/core/deferred.h"
 
 #include "preload/hooks/cuda_info.h"
+#include "preload/hooks/graph_memory.h"
 #include "preload/cupti/gpu_trace.h"
 #include "cudatrace/functions.h"
 #include "preload/loader/loader_view.h"
@@ -56,4 +59,6 @@ void ct_deferred_run(unsigned func)
     }
     if (due & CT_DEFER_LOOK)
         ct_loader_observe();
+    if (due & CT_DEFER_GRAPH_MEMORY)
+        ct_graph_memory_after(func);
 }

@@ -15,6 +15,7 @@ enum {
     CT_DEFER_LOOK = 1,             /* the link map may have changed             */
     CT_DEFER_CUDA_INFO = 2,        /* versions and devices not yet recorded      */
     CT_DEFER_LIBRARY_VERSIONS = 4, /* the libraries' own versions not yet asked */
+    CT_DEFER_GRAPH_MEMORY = 8,     /* graphs with allocation nodes exist: follow their memory */
 };
 
 extern _Atomic unsigned ct_deferred;

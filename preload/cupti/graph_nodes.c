@@ -19,6 +19,7 @@
 #include "preload/core/clock.h"
 #include "preload/cupti/api.h"
 #include "preload/cupti/gpu_trace.h"
+#include "preload/hooks/graph_memory.h"
 #include "preload/sites/call_site.h"
 
 /* The call whose site was sent last from here, by its begin clock. */
@@ -94,6 +95,8 @@ void ct_cupti_graph_event(CUpti_CallbackId cbid, const CUpti_ResourceData *data)
              0);
         break;
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED:
+        if (g->nodeType == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+            ct_graph_memory_follow();
         send(CT_GRAPH_NODE_CLONED, begin, node_id(g->node), node_id(g->originalNode),
              graph_id(g->graph), (uint64_t)g->nodeType);
         break;
