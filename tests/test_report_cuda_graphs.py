@@ -10,6 +10,7 @@ once and replayed. The program is tests/programs/graph_steps.c, whose call sites
 import collections
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -337,3 +338,30 @@ def test_a_captured_allocation_is_the_graphs_from_its_first_launch(trace_run, bu
     memory = report_json(build_dir, trace_file(completed))["processes"][0]["memory"]
     assert memory["by_source"]["graphs"] == {"peak_bytes": 4 * MIB, "final_bytes": 4 * MIB}
     assert memory["peak_bytes"] == 4 * MIB + 4096
+
+
+PYTHON_SCRIPT = os.path.join(os.path.dirname(__file__), "python", "graph_script.py")
+
+
+def python_line(tag):
+    with open(PYTHON_SCRIPT) as f:
+        found = [n for n, text in enumerate(f, 1) if text.rstrip().endswith(f"# site: {tag}")]
+    assert len(found) == 1, (tag, found)
+    return found[0]
+
+
+def test_a_python_capture_is_named_by_its_python_lines(trace_run, build_dir, tmp_path):
+    """A graph captured from Python (as torch.cuda.graph does): every replayed kernel is named by
+    the Python line that launched it while capturing, and the graph by the line its capture
+    began at."""
+    completed, trace, _ = trace_run(sys.executable, PYTHON_SCRIPT, 20,
+                                    env=with_gpu(build_dir, tmp_path, PYTHONPATH=None))
+    assert completed.returncode == 0, completed.stderr
+    launch = f"{PYTHON_SCRIPT}:{python_line('launch')} in step"
+    work = replayed(trace)
+    assert len(work) == 20 * 5
+    assert {g["args"]["capture_site"] for g in work} == {launch}
+    (graph,) = graphs_of(report_json(build_dir, trace_file(completed)))["graphs"]
+    assert graph["site"] == f"{PYTHON_SCRIPT}:{python_line('begin')} in capture"
+    assert [(k["capture_site"], k["nodes"], k["runs"]) for k in graph["top_kernels"]] == [
+        (launch, 5, 100)]
