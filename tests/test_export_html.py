@@ -9,9 +9,10 @@ This file owns what the page holds and how it renders:
 * in headless Chromium (Debian's chromium; these tests skip, saying so, where it is not
   installed): the page draws with no script error (its own status marker, and no console
   message), the findings and the library rows are there with the right texts, the rows
-  highlighted are exactly the libraries the findings name, and a screenshot shows each plot
-  with data drawn in colour, and no colour in a plot without data. A page broken on purpose
-  is caught by the same checks, so they can fail;
+  highlighted are exactly the libraries the findings name, the CUDA graphs section (a row a
+  graph, its top kernels under it by capture line) only where the process made graphs, and a
+  screenshot shows each plot with data drawn in colour, and no colour in a plot without data.
+  A page broken on purpose is caught by the same checks, so they can fail;
 * a trace cut short exports with what it holds, as the other formats do; bad input is
   refused and leaves nothing; memory stays small on a large trace; `export --help` lists html.
 
@@ -37,6 +38,8 @@ from test_export_formats import (EXPORT_TIMEOUT_S, LARGE_LAUNCHES, assert_cut_no
                          bad_inputs, cudatrace, cut_trace, export, large_trace,
                          limit_address_space, trace_path)
 from test_collector_runtimes import wheel_runtime
+from test_preload_cupti import with_gpu
+from test_report_cuda_graphs import at, where
 
 assert cudatrace  # a fixture, used by name
 
@@ -422,6 +425,75 @@ def test_virtual_memory_has_a_plot_of_its_own(trace_run, cudatrace, build_dir, t
     (allocations, physical, launches, sync) = shown.plots()
     assert physical[0] > 0 and physical[1] > 100, physical
     assert allocations[0] == 0, allocations
+
+
+def graph_rows(shown):
+    """[(graph cells, [its kernel rows' cells])] of the CUDA graphs table, in page order."""
+    graphs = []
+    for cls, cells in shown.rows("graphs"):
+        assert cls in ("", "kernel"), cls
+        if cls == "kernel":
+            graphs[-1][1].append(cells)
+        else:
+            graphs.append((cells, []))
+    return graphs
+
+
+def test_cuda_graphs_on_the_page(trace_run, cudatrace, build_dir, tmp_path):
+    """tests/programs/graph_steps.c captures one graph of 40 kernels from three lines, a memset,
+    an allocation and its free, replays it 10 times, then captures 3 more at one line, each
+    launched once: the page sums them up, has a row a graph, the replayed one first with its
+    nodes by kind and its top kernels, each with the line that captured it, and the
+    re-capture finding."""
+    proc, _, _ = trace_run("graph_steps", "--replays", 10, "--rebuild", 3,
+                           env=with_gpu(build_dir, tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    report = embedded(page, "report-data")
+    (process,) = report["processes"]
+    g = process["graphs"]
+    shown = render(page, tmp_path)
+    shown.assert_drawn()
+    assert "<h3>CUDA graphs</h3>" in shown.dom
+    (summary,) = re.findall(r'<p class="graphs-summary">(.*?)</p>', shown.dom)
+    # All the GPU work the doubles did was a graph's replay.
+    assert re.fullmatch(r"4 graphs; [\d.]+ [mun]?s of GPU time ran from them \(100% of all GPU "
+                        r"time\); 73 calls captured\.", html.unescape(summary)), summary
+    assert g["replayed_share"] == 1.0
+    assert g["captured_calls"] == 43 + 3 * 10
+    graphs = graph_rows(shown)
+    assert len(graphs) == 4
+    (first, kernels) = graphs[0]
+    (graph_id, made_by, line, nodes, instantiations, launches, gpu, median, worst,
+     building) = first
+    assert (graph_id, made_by, at(line)) == (str(g["graphs"][0]["graph_id"]), "capture",
+                                             where("P"))
+    assert (nodes, instantiations, launches) == ("40 kernel, 1 memset, 1 alloc, 1 free", "1",
+                                                 "10")
+    assert all(re.fullmatch(r"[\d.]+ [mun]?s", t) for t in (gpu, median, worst, building)), first
+    # In the report's order (GPU time, which the doubles make up); the kernels as the program
+    # captured them.
+    top = [(at(k[2]), k[3], k[5]) for k in kernels]
+    assert top == [(at(k["capture_site"]), f"{k['nodes']} {k['name']}", f"{k['runs']} runs")
+                   for k in g["graphs"][0]["top_kernels"]]
+    assert sorted(top) == sorted([
+        (where("A"), "20 graph_step_a", "200 runs"), (where("B"), "15 graph_step_b", "150 runs"),
+        (where("C"), "5 graph_step_c", "50 runs"), (where("S"), "1 memset", "10 runs")])
+    for cells, _ in graphs[1:]:  # the rebuilt graphs, launched once each
+        assert (cells[1], at(cells[2]), cells[3], cells[5]) == ("capture", where("Q"),
+                                                                "10 kernel", "1")
+    assert "re-capture" in [fid for fid, _, _ in shown.findings()]
+
+
+def test_healthy_twin_a_page_without_graphs_has_no_graphs_section(trace_run, cudatrace,
+                                                                   tmp_path):
+    page, _ = train_loop_page(trace_run, cudatrace, tmp_path)
+    (process,) = embedded(page, "report-data")["processes"]
+    assert "graphs" not in process
+    shown = render(page, tmp_path)
+    shown.assert_drawn()
+    assert "<h3>CUDA graphs</h3>" not in shown.dom
+    assert 'class="graphs' not in shown.dom
 
 
 def test_a_broken_page_is_caught(trace_run, cudatrace, tmp_path):
