@@ -33,6 +33,7 @@
 #      outside, 20 frames deep (tests/bench/python_stack_cost.c).
 #  12. the collector's CPU while the program makes no calls (below).
 #  13. how long the GPU's finished work takes to reach the collector (below).
+#  14. CUDA graph replays, per node or per launch (CUDATRACE_GPU_GRAPHS, below).
 set -eu
 build="${1:-build}"
 calls="${BENCH_CALLS:-2000000}"
@@ -297,6 +298,34 @@ if command -v valgrind > /dev/null; then
 else
     echo "  instructions per launch           not measured: no valgrind"
 fi
+
+# 14. CUDA graph replays on the driver and CUPTI doubles (1 us kernels): graph_steps' graph of
+#     41 nodes launched GRAPH_LAUNCHES times, untraced, traced a record per node (the default)
+#     and a record per launch (CUDATRACE_GPU_GRAPHS=graphs): wall time, and for the traced runs
+#     the collector's CPU and the trace's bytes, each per launch. What CUPTI itself spends per
+#     record on a GPU is not the doubles' to show.
+graph_launches="${BENCH_GRAPH_LAUNCHES:-5000}"
+graph_run() { # label [graphs|nodes|untraced]
+    preload="$build/libcudatrace.so"
+    [ "$2" = untraced ] && preload=""
+    /usr/bin/time -f "%e" -o "$work/graph.time" env LD_LIBRARY_PATH="$build/double:$build/driver" \
+        CT_DOUBLE_DRIVER=1 CT_DOUBLE_KERNEL_NS=1000 CUDATRACE_QUIET=1 CUDATRACE_GPU_GRAPHS="$2" \
+        CUDATRACE_MAX_MB=0 CUDATRACE_OUTPUT="$work/graph.pftrace.zst" LD_PRELOAD="$preload" \
+        "$build/tests/graph_steps" --replays "$graph_launches" > /dev/null
+    wall=$(awk -v s="$(cat "$work/graph.time")" -v n="$graph_launches" 'BEGIN {printf "%.1f", s * 1e6 / n}')
+    if [ "$2" = untraced ]; then
+        echo "  graph replays, $1  ${wall} us a launch"
+        return
+    fi
+    cpu=$("$build/cudatrace" report --json "$work/graph.pftrace.zst" | tr ',' '\n' |
+        sed -n 's/.*"collector_cpu_ns": *\([0-9]*\).*/\1/p')
+    bytes=$(stat -c %s "$work/graph.pftrace.zst")
+    echo "  graph replays, $1  ${wall} us a launch; collector $(awk -v c="$cpu" -v n="$graph_launches" 'BEGIN {printf "%.1f", c / 1e3 / n}') us, trace $(awk -v b="$bytes" -v n="$graph_launches" 'BEGIN {printf "%.0f", b / n}') bytes a launch"
+    rm -f "$work/graph.pftrace.zst"
+}
+graph_run "untraced         " untraced
+graph_run "a record per node" nodes
+graph_run "a record a launch" graphs
 
 # 9. `cudatrace report` over a job's traces: REPORT_RANKS copies of a rank's
 #    trace of about 1 MB, read in parallel (one reader per core) and on one
