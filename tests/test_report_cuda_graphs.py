@@ -365,3 +365,18 @@ def test_a_python_capture_is_named_by_its_python_lines(trace_run, build_dir, tmp
     assert graph["site"] == f"{PYTHON_SCRIPT}:{python_line('begin')} in capture"
     assert [(k["capture_site"], k["nodes"], k["runs"]) for k in graph["top_kernels"]] == [
         (launch, 5, 100)]
+
+
+def test_an_oom_counts_the_graphs_memory_live(trace_run, build_dir, tmp_path):
+    """After the replays, the 4 MiB the graph's allocation node holds is live device memory when
+    a cudaMalloc fails: oom counts it, and names the graphs' allocator as the largest block."""
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_MEM_LIMIT=MIB)
+    completed, _, _ = trace_run("graph_steps", "--replays", 3, "--alloc-after", 2 * MIB, env=env)
+    assert completed.stdout.split() == ["cudaErrorMemoryAllocation"]
+    report = report_json(build_dir, trace_file(completed))
+    (oom,) = findings(report, "oom")
+    assert at(oom["evidence"]["site"]) == where("O")
+    assert oom["evidence"]["live_bytes"] == 4 * MIB + 4096
+    assert oom["evidence"]["sites"][0]["site"] == (
+        "the CUDA graphs' allocator (memory-allocation nodes)")
+    assert oom["evidence"]["sites"][0]["bytes"] == 4 * MIB

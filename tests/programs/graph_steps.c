@@ -10,9 +10,11 @@
  * cudaGraphAddKernelNode (site K) and a memset node, launched 10 times. --fail: in a capture of
  * its own, a launch of 0 threads (site X) that must fail, then cudaStreamSynchronize (refused)
  * and cudaStreamEndCapture (invalidated), each return code's name printed on a line of its own.
- * The captures begin at site P (the first) and site Q (the rebuilt ones). Status 0 when every
+ * The captures begin at site P (the first) and site Q (the rebuilt ones). --alloc-after BYTES:
+ * at the end, a cudaMalloc of BYTES (site O), its result's name printed. Status 0 when every
  * call went as documented.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,26 +162,46 @@ static enum cudaStreamCaptureMode mode_named(const char *name)
 int main(int argc, char **argv)
 {
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
-    long replays = 1000, pause_at = 0, pause_ms = 0, rebuilds = 0;
-    int explicit = 0, fail = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *value = i + 1 < argc ? argv[i + 1] : "0";
-        if (strcmp(argv[i], "--explicit") == 0)
+    long replays = 1000, pause_at = 0, pause_ms = 0, rebuilds = 0, alloc_after = 0;
+    int explicit = 0, fail = 0, option;
+    static const struct option options[] = {{"mode", required_argument, NULL, 'm'},
+                                            {"replays", required_argument, NULL, 'n'},
+                                            {"pause-at", required_argument, NULL, 'p'},
+                                            {"pause-ms", required_argument, NULL, 'w'},
+                                            {"rebuild", required_argument, NULL, 'r'},
+                                            {"explicit", no_argument, NULL, 'e'},
+                                            {"fail", no_argument, NULL, 'f'},
+                                            {"alloc-after", required_argument, NULL, 'a'},
+                                            {NULL, 0, NULL, 0}};
+    while ((option = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        switch (option) {
+        case 'm':
+            mode = mode_named(optarg);
+            break;
+        case 'n':
+            replays = strtol(optarg, NULL, 10);
+            break;
+        case 'p':
+            pause_at = strtol(optarg, NULL, 10);
+            break;
+        case 'w':
+            pause_ms = strtol(optarg, NULL, 10);
+            break;
+        case 'r':
+            rebuilds = strtol(optarg, NULL, 10);
+            break;
+        case 'e':
             explicit = 1;
-        else if (strcmp(argv[i], "--fail") == 0)
+            break;
+        case 'f':
             fail = 1;
-        else if (strcmp(argv[i], "--mode") == 0 && ++i)
-            mode = mode_named(value);
-        else if (strcmp(argv[i], "--replays") == 0 && ++i)
-            replays = strtol(value, NULL, 10);
-        else if (strcmp(argv[i], "--pause-at") == 0 && ++i)
-            pause_at = strtol(value, NULL, 10);
-        else if (strcmp(argv[i], "--pause-ms") == 0 && ++i)
-            pause_ms = strtol(value, NULL, 10);
-        else if (strcmp(argv[i], "--rebuild") == 0 && ++i)
-            rebuilds = strtol(value, NULL, 10);
-        else
-            return fprintf(stderr, "graph_steps: unknown argument %s\n", argv[i]), 2;
+            break;
+        case 'a':
+            alloc_after = strtol(optarg, NULL, 10);
+            break;
+        default:
+            return 2;
+        }
     }
     cudaStream_t s;
     void *target = NULL;
@@ -195,6 +217,9 @@ int main(int argc, char **argv)
         explicit_graph(s, target);
     if (fail)
         failing_capture(s, mode);
+    void *after = NULL;
+    if (alloc_after) /* may fail: the tests set the double's memory limit */
+        printf("%s\n", cudaGetErrorName(cudaMalloc(&after, (size_t)alloc_after))); /* site O */
     expect(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy");
     expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy");
     expect(cudaFree(target), cudaSuccess, "cudaFree");

@@ -340,6 +340,8 @@ static void on_counter(void *ctx, const struct ct_event *e)
     if (source)
         ct_calls_device_bytes(&p->calls, (enum ct_memory_source_kind)(*source - 1), e->ts,
                               e->counter);
+    if (source && *source - 1 == CT_MEMORY_GRAPHS)
+        ct_usage_graph_memory(&p->usage, e->ts, e->counter > 0 ? (uint64_t)e->counter : 0);
     else if (ct_u64_map_find(&b->pool_counter, e->track))
         ct_pool_reserve_counter(&p->usage.pools, e->ts, e->counter);
 }

@@ -163,8 +163,9 @@ struct memory_event {
     uint8_t from_gap; /* its level is the gap's (LEVEL), not one a call left */
 };
 
-/* LEVEL: live bytes the dropped middle of a bounded trace went through. */
-enum { ALLOCATED, ALLOCATION_FAILED, FREED, VMM_CALL, LEVEL };
+/* LEVEL: live bytes the dropped middle of a bounded trace went through;
+ * GRAPHS: what the CUDA graphs' allocator held from then on. */
+enum { ALLOCATED, ALLOCATION_FAILED, FREED, VMM_CALL, LEVEL, GRAPHS };
 
 static void allocation_failed(struct ct_usage *u, const struct memory_event *m)
 {
@@ -338,6 +339,27 @@ void ct_usage_gap_memory(struct ct_usage *u, const struct ct_event *e)
     }
 }
 
+/* The graphs' allocator's memory is one block, made again at each reading
+ * of its reserve, at an address no allocation has: memory-growth and oom
+ * count it with the allocations, from when it was made. */
+#define GRAPHS_BLOCK UINT64_MAX
+static const char graphs_site[] = "the CUDA graphs' allocator (memory-allocation nodes)";
+
+static void graphs_held(struct ct_usage *u, const struct memory_event *m)
+{
+    freed(u, &(struct memory_event){.ptr = GRAPHS_BLOCK, .ts = m->ts});
+    if (m->bytes)
+        allocated(u, m);
+}
+
+void ct_usage_graph_memory(struct ct_usage *u, uint64_t ts, uint64_t bytes)
+{
+    queue_at(u, ts,
+             &(struct memory_event){.ptr = GRAPHS_BLOCK, .bytes = bytes, .ts = ts, .end = ts,
+                                    .made = ts, .blocks = 1, .site = graphs_site,
+                                    .what = GRAPHS});
+}
+
 void ct_usage_settle(struct ct_usage *u)
 {
     struct memory_event m;
@@ -348,7 +370,7 @@ void ct_usage_settle(struct ct_usage *u)
     static void (*const apply[])(struct ct_usage *, const struct memory_event *) = {
         [ALLOCATED] = allocated, [ALLOCATION_FAILED] = allocation_failed,
         [FREED] = freed,         [VMM_CALL] = vmm_call,
-        [LEVEL] = level,
+        [LEVEL] = level,         [GRAPHS] = graphs_held,
     };
     while (ct_time_order_pop(&u->memory_order, UINT64_MAX, &at, &m))
         apply[m.what](u, &m);

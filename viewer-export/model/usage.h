@@ -117,8 +117,11 @@ struct ct_usage {
 /* Notes one call slice of function `fn` (enum ct_function) made by thread
  * `tid` (0 when unknown). */
 void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e);
+/* What the CUDA graphs' allocator held from `ts` on (the trace's counter of
+ * its reserve): live device memory too. */
+void ct_usage_graph_memory(struct ct_usage *u, uint64_t ts, uint64_t bytes);
 /* Once every slice is in: the live device memory, from the allocations and
- * frees in time order. */
+ * frees in time order, and the graphs' allocator's. */
 void ct_usage_settle(struct ct_usage *u);
 /* Adds a "cudatrace.usage" instant of a bounded trace's gap: what the
  * usage findings read of the calls in its dropped middle. */
