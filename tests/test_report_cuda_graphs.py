@@ -120,6 +120,10 @@ def test_capture_is_not_execution_and_each_replay_is_named_by_its_capture(trace_
     top = {(k["name"], at(k["capture_site"])): (k["nodes"], k["runs"]) for k in graph["top_kernels"]}
     assert top == {**{(name, where(tag)): (n, n * replays) for tag, (name, n) in KERNELS.items()},
                    ("memset", where("S")): (1, replays)}
+    # The kernel table names each kernel's replays by the line that captured them.
+    kernels = {k["name"]: [(at(c["site"]), c["count"]) for c in k["capture_sites"]]
+               for k in process["gpu"]["top_kernels"]}
+    assert kernels == {name: [(where(tag), n * replays)] for tag, (name, n) in KERNELS.items()}
     assert findings(report, "re-capture") == []
 
 

@@ -92,7 +92,8 @@ def test_gpu_idle_between_steps_of_host_work(trace_run, build_dir):
     assert busy == 30 * 20000
     assert process["gpu"] == {
         "busy_ns": busy, "kernels": 30, "kernel_ns": 30 * 20000, "copies": 0, "memsets": 0,
-        "top_kernels": [{"name": "usage_kernel", "count": 30, "total_ns": 30 * 20000}],
+        "top_kernels": [{"name": "usage_kernel", "count": 30, "total_ns": 30 * 20000,
+                         "capture_sites": []}],
         # The appended GPU slices carry no flow: none is tied to a host call.
         "flows": {"gpu_work": 0, "from_host_call": 0}}
     (f,) = report["findings"]

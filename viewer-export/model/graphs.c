@@ -196,7 +196,8 @@ static int is_work(const struct ct_event *e)
     const char *kind = ct_event_text(e, ct_key_gpu_kind);
     return strcmp(kind, ct_value_gpu_kind_kernel) == 0 ||
            strcmp(kind, ct_value_gpu_kind_memcpy) == 0 ||
-           strcmp(kind, ct_value_gpu_kind_memset) == 0 || strcmp(kind, ct_value_gpu_kind_graph) == 0;
+           strcmp(kind, ct_value_gpu_kind_memset) == 0 ||
+           strcmp(kind, ct_value_gpu_kind_graph) == 0;
 }
 
 void ct_graphs_gpu(struct ct_graph_view *v, const struct ct_event *e)
@@ -257,21 +258,21 @@ static int by_gpu_time(const void *a, const void *b)
     return (x->ns < y->ns) - (x->ns > y->ns);
 }
 
-size_t ct_graphs_top_kernels(const struct ct_graph_view *v, uint32_t id,
-                             struct ct_graph_node_cost *out, size_t most)
+size_t ct_graphs_top_kernels(const struct ct_graph_view *v, const struct ct_graph_entry *graph,
+                             const char *name, struct ct_graph_node_cost *out, size_t most)
 {
     struct ct_graph_node_cost *sum = NULL;
     size_t n = 0;
     for (size_t i = 0; i < v->node_count; i++) {
         const struct ct_graph_node_cost *c = &v->nodes[i];
-        if (c->graph != id)
+        if ((graph && c->graph != graph->id) || (name && c->name != name))
             continue;
         size_t k = 0;
         while (k < n && (sum[k].name != c->name || sum[k].site != c->site))
             k++;
         if (k == n) {
             sum = ct_array_grow(sum, n, sizeof *sum);
-            sum[n++] = (struct ct_graph_node_cost){c->node, 0, id, c->name, c->site, 0, 0};
+            sum[n++] = (struct ct_graph_node_cost){c->node, 0, c->graph, c->name, c->site, 0, 0};
         }
         sum[k].nodes++;
         sum[k].runs += c->runs;

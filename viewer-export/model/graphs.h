@@ -80,10 +80,14 @@ void ct_graphs_gpu(struct ct_graph_view *v, const struct ct_event *e);
 /* Once every slice is read: each graph's launch times (no GPU slice may
  * come after). */
 void ct_graphs_settle(struct ct_graph_view *v);
-/* What graph `id`'s replays ran, summed by kernel (copy, set) and line,
- * most GPU time first, into out[0..most); returns how many. */
-size_t ct_graphs_top_kernels(const struct ct_graph_view *v, uint32_t id,
-                             struct ct_graph_node_cost *out, size_t most);
+/* What replays ran, summed by kernel (copy, set) and line, most GPU time
+ * first, into out[0..most); returns how many: those of `graph`, or of any
+ * graph when NULL; of the kernel `name` (an interned name), or of any. */
+size_t ct_graphs_top_kernels(const struct ct_graph_view *v, const struct ct_graph_entry *graph,
+                             const char *name, struct ct_graph_node_cost *out, size_t most);
 void ct_graphs_free(struct ct_graph_view *v);
+
+/* The capture lines the report gives a kernel of its kernel table. */
+#define CT_GRAPH_KERNEL_SITES 3
 
 #endif

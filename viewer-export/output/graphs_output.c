@@ -68,7 +68,7 @@ static void json_graph(struct ct_json *j, const struct ct_graph_view *v,
     ct_json_uint(j, "max", g->launch_max_ns);
     ct_json_end_object(j);
     struct ct_graph_node_cost top[TOP_KERNELS];
-    size_t n = ct_graphs_top_kernels(v, g->id, top, TOP_KERNELS);
+    size_t n = ct_graphs_top_kernels(v, g, NULL, top, TOP_KERNELS);
     ct_json_begin_array(j, "top_kernels");
     for (size_t i = 0; i < n; i++) {
         ct_json_begin_object(j, NULL);
@@ -120,7 +120,7 @@ static void text_graph(FILE *out, const struct ct_graph_view *v, const struct ct
                 ct_human_time(g->replayed_ns, a, sizeof a));
     fprintf(out, "\n");
     struct ct_graph_node_cost top[TOP_KERNELS];
-    size_t n = ct_graphs_top_kernels(v, g->id, top, 3);
+    size_t n = ct_graphs_top_kernels(v, g, NULL, top, 3);
     for (size_t i = 0; i < n; i++)
         fprintf(out, "                   %s x%llu nodes, %s, captured at %s\n", top[i].name,
                 (unsigned long long)top[i].nodes, ct_human_time(top[i].ns, a, sizeof a),

@@ -114,6 +114,24 @@ void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
     ct_json_end_object(j);
 }
 
+/* Where a kernel's runs that CUDA graphs replayed were captured, by GPU
+ * time: a graph launch has no launch call of its own to name them by. */
+static void json_capture_sites(struct ct_json *j, const struct ct_process_report *p,
+                               const char *kernel)
+{
+    struct ct_graph_node_cost sites[CT_GRAPH_KERNEL_SITES];
+    size_t n = ct_graphs_top_kernels(&p->graphs, NULL, kernel, sites, CT_GRAPH_KERNEL_SITES);
+    ct_json_begin_array(j, "capture_sites");
+    for (size_t i = 0; i < n; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_text_or_null(j, "site", sites[i].site);
+        ct_json_uint(j, "count", sites[i].runs);
+        ct_json_uint(j, "total_ns", sites[i].ns);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+}
+
 /* What each CUDA library held: live (and peak) bytes, by library family. */
 static void json_holders(struct ct_json *j, const char *key, const struct ct_holders *h,
                          int with_peak)
@@ -226,6 +244,7 @@ static void json_gpu(struct ct_json *j, const struct ct_process_report *p)
         ct_json_string(j, "name", s.top[i].name);
         ct_json_uint(j, "count", s.top[i].count);
         ct_json_uint(j, "total_ns", s.top[i].ns);
+        json_capture_sites(j, p, s.top[i].name);
         ct_json_end_object(j);
     }
     ct_json_end_array(j);

@@ -103,11 +103,15 @@ static void print_gpu(FILE *out, const struct ct_process_report *p)
             s.span_ns ? 100.0 * (double)s.busy_ns / (double)s.span_ns : 0,
             (unsigned long long)p->usage.gpu.kernel_runs, (unsigned long long)p->usage.gpu.copies,
             (unsigned long long)p->usage.gpu.sets);
-    for (int i = 0; i < CT_GPU_TOP_KERNELS && s.top[i].count; i++)
+    for (int i = 0; i < CT_GPU_TOP_KERNELS && s.top[i].count; i++) {
         fprintf(out, "%s%s %.0f%%", i ? ", " : "; top: ", s.top[i].name,
                 p->usage.gpu.kernel_ns
                     ? 100.0 * (double)s.top[i].ns / (double)p->usage.gpu.kernel_ns
                     : 0);
+        struct ct_graph_node_cost site; /* a replayed kernel's has no launch to name it */
+        if (ct_graphs_top_kernels(&p->graphs, NULL, s.top[i].name, &site, 1) && site.site)
+            fprintf(out, " (graphs, captured at %s)", site.site);
+    }
     fprintf(out, "\n");
 }
 
