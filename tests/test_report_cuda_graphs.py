@@ -124,7 +124,7 @@ def test_capture_is_not_execution_and_each_replay_is_named_by_its_capture(trace_
     kernels = {k["name"]: [(at(c["site"]), c["count"]) for c in k["capture_sites"]]
                for k in process["gpu"]["top_kernels"]}
     assert kernels == {name: [(where(tag), n * replays)] for tag, (name, n) in KERNELS.items()}
-    assert findings(report, "re-capture") == []
+    assert findings(report, "re-capture") == findings(report, "capture-failed") == []
 
 
 @pytest.mark.parametrize("mode", ["global", "thread", "relaxed"])
@@ -213,7 +213,8 @@ def test_a_graph_built_with_the_graph_api(trace_run, build_dir, tmp_path):
 def test_a_failed_launch_and_an_invalidated_capture_start_nothing(trace_run, build_dir,
                                                                    tmp_path):
     """A launch refused inside a capture makes no node and no flow; the capture it was in, ended
-    invalidated, is no graph."""
+    invalidated, is no graph, and capture-failed names the synchronisation that broke it (a
+    launch's bad configuration does not invalidate a capture), its error and its line."""
     completed, trace, _ = trace_run("graph_steps", "--replays", 1, "--fail",
                                     env=with_gpu(build_dir, tmp_path))
     assert completed.returncode == 0, completed.stderr
@@ -225,6 +226,12 @@ def test_a_failed_launch_and_an_invalidated_capture_start_nothing(trace_run, bui
     assert at(failed["args"]["site"]) == where("X")
     report = report_json(build_dir, trace_file(completed))
     assert graphs_of(report)["count"] == 1
+    (f,) = findings(report, "capture-failed")
+    assert (f["severity"], at(f["evidence"]["site"])) == ("error", where("Y"))
+    assert (f["evidence"]["failed_captures"], f["evidence"]["end_error"],
+            f["evidence"]["refused_error"]) == (1, 901, 900)
+    assert "cudaStreamSynchronize" in f["message"] and "cudaErrorStreamCaptureUnsupported" in \
+        f["message"]
 
 
 def test_no_unfinished_work_at_a_snapshot_between_replays(build_dir, tmp_path):

@@ -8,9 +8,9 @@
  * prints "paused" and sleeps M ms. --rebuild R: R more captures of 10 graph_step_d launches (site
  * D), each instantiated (site R), launched once and destroyed. --explicit: a graph of three
  * cudaGraphAddKernelNode (site K) and a memset node, launched 10 times. --fail: in a capture of
- * its own, a launch of 0 threads (site X) that must fail, then cudaStreamSynchronize (refused)
- * and cudaStreamEndCapture (invalidated), each return code's name printed on a line of its own.
- * The captures begin at site P (the first) and site Q (the rebuilt ones). --alloc-after BYTES:
+ * its own, a launch of 0 threads (site X) that must fail, then cudaStreamSynchronize (site Y,
+ * refused) and cudaStreamEndCapture (invalidated), each return code's name printed on a line of its
+ * own. The captures begin at site P (the first) and site Q (the rebuilt ones). --alloc-after BYTES:
  * at the end, a cudaMalloc of BYTES (site O), its result's name printed. Status 0 when every
  * call went as documented.
  */
@@ -141,7 +141,7 @@ static void failing_capture(cudaStream_t s, enum cudaStreamCaptureMode mode)
     cudaError_t rc = cudaLaunchKernel(K(graph_step_a), one, none, NULL, 0, s); /* site X */
     printf("%s\n", cudaGetErrorName(rc));
     expect(rc, cudaErrorInvalidConfiguration, "invalid launch");
-    rc = cudaStreamSynchronize(s);
+    rc = cudaStreamSynchronize(s); /* site Y */
     printf("%s\n", cudaGetErrorName(rc));
     expect(rc, cudaErrorStreamCaptureUnsupported, "cudaStreamSynchronize in capture");
     rc = cudaStreamEndCapture(s, &graph);

@@ -1,4 +1,13 @@
 /*
+ * capture-failed: a stream capture that ended in an error made no graph,
+ * and the call that broke it is what a user needs: a synchronisation, an
+ * allocation or a copy that may not be made while a stream captures
+ * ("operation not permitted when stream is capturing", as PyTorch says it),
+ * refused with one of the capture errors, which invalidates the capture
+ * (cudaStreamEndCapture then "returns cudaErrorStreamCaptureInvalidated"
+ * and no graph). The finding names that call, its error and its line, and
+ * where the capture began; a capture that ended well is its twin.
+ *
  * re-capture: a CUDA graph is worth its capture and instantiation only if
  * it is replayed; captured again and again at the same line and launched
  * a time or two each, it costs more than the launches it saves (this is
@@ -12,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_error_names.h"
 #include "viewer-export/findings/findings.h"
 #include "viewer-export/findings/thresholds.h"
 
@@ -29,8 +39,40 @@ static struct line_tally *tally_of(struct line_tally *t, size_t *n, const char *
     return &t[(*n)++];
 }
 
+static void capture_failed(const struct ct_process_report *p, struct ct_findings *out)
+{
+    const struct ct_graph_view *v = &p->graphs;
+    if (!v->failed_count)
+        return;
+    const struct ct_failed_capture *c = &v->failed[0];
+    const char *error = ct_cuda_error_name((int)c->error);
+    struct ct_finding *f = ct_finding_add(
+        out, "capture-failed", CT_SEVERITY_ERROR, p->pid,
+        "%llu CUDA graph capture%s ended in an error and made no graph; the first, begun at %s, "
+        "ended with %s",
+        (unsigned long long)v->failed_count, v->failed_count == 1 ? "" : "s",
+        c->site ? c->site : "an unknown line", error ? error : "an error");
+    if (c->culprit.fn >= 0) {
+        const char *refused = ct_cuda_error_name((int)c->culprit.error);
+        ct_finding_append(f,
+                          ": %s at %s was refused with %s while the stream was capturing, which "
+                          "broke the capture; make that call before the capture begins or after "
+                          "it ends",
+                          ct_function_name((enum ct_function)c->culprit.fn),
+                          c->culprit.site ? c->culprit.site : "an unknown line",
+                          refused ? refused : "a capture error");
+        f->where = c->culprit.site;
+        f->sites[0] = (struct ct_finding_site){c->culprit.site ? c->culprit.site : "", 1, 0, 0, 1};
+        f->site_count = 1;
+        ct_finding_add_number(f, "refused_error", (double)c->culprit.error);
+    }
+    ct_finding_add_number(f, "failed_captures", (double)v->failed_count);
+    ct_finding_add_number(f, "end_error", (double)c->error);
+}
+
 void ct_findings_graphs(const struct ct_process_report *p, struct ct_findings *out)
 {
+    capture_failed(p, out);
     const struct ct_graph_view *v = &p->graphs;
     struct line_tally *lines = calloc(v->count ? v->count : 1, sizeof *lines);
     if (!lines)

@@ -115,8 +115,8 @@ static void capture_span(struct ct_graph_view *v, int64_t tid, int fn, const str
     if (begins_capture(fn)) {
         if (i == v->open_count)
             v->open = ct_array_grow(v->open, v->open_count++, sizeof *v->open);
-        v->open[i] = (struct ct_open_capture){tid, stream, e->ts, id,
-                                              text_or_null(ct_event_text(e, ct_key_site))};
+        v->open[i] = (struct ct_open_capture){
+            tid, stream, e->ts, id, text_or_null(ct_event_text(e, ct_key_site)), {-1, 0, NULL}};
         return;
     }
     if (i == v->open_count)
@@ -125,7 +125,10 @@ static void capture_span(struct ct_graph_view *v, int64_t tid, int fn, const str
     v->open[i] = v->open[--v->open_count];
     if (!open.graph)
         open.graph = id;
-    if (!open.graph || arg(e, ct_key_result) != 0)
+    int64_t result = (int64_t)arg(e, ct_key_result);
+    if (result != 0 && v->failed_count++ < CT_FAILED_CAPTURES)
+        v->failed[v->failed_count - 1] = (struct ct_failed_capture){open.site, result, open.culprit};
+    if (!open.graph || result != 0)
         return;
     struct ct_graph_entry *g = graph(v, open.graph);
     g->captured = 1;
@@ -134,8 +137,29 @@ static void capture_span(struct ct_graph_view *v, int64_t tid, int fn, const str
     g->building_ns += e->end > open.began ? e->end - open.began : 0;
 }
 
+/* Whether `error` is one stream capture gives a call it refuses or a
+ * capture it ends (cudaErrorStreamCaptureUnsupported to ...WrongThread). */
+static int capture_error(int64_t error)
+{
+    return error >= CT_CAPTURE_ERROR_FIRST && error <= CT_CAPTURE_ERROR_LAST;
+}
+
+/* A call a capture refused, on a thread that has one open: the first such
+ * is what its capture's failure is put down to. */
+static void note_culprit(struct ct_graph_view *v, int64_t tid, int fn, const struct ct_event *e)
+{
+    for (size_t i = 0; i < v->open_count; i++) {
+        struct ct_open_capture *open = &v->open[i];
+        if (open->tid == tid && open->culprit.fn < 0)
+            open->culprit = (struct ct_capture_culprit){
+                fn, (int64_t)arg(e, ct_key_result), text_or_null(ct_event_text(e, ct_key_site))};
+    }
+}
+
 void ct_graphs_call(struct ct_graph_view *v, int64_t tid, int fn, const struct ct_event *e)
 {
+    if (!ends_capture(fn) && capture_error((int64_t)arg(e, ct_key_result)))
+        note_culprit(v, tid, fn, e);
     uint32_t id = (uint32_t)arg(e, ct_key_graph_id);
     if (begins_capture(fn) || ends_capture(fn)) {
         capture_span(v, tid, fn, e, id); /* a capture that ended invalidated is no graph */

@@ -46,6 +46,11 @@ struct ct_graph_entry {
     uint64_t launch_median_ns, launch_max_ns, launches_timed;
 };
 
+#define CT_FAILED_CAPTURES 4
+/* cudaErrorStreamCaptureUnsupported .. cudaErrorStreamCaptureWrongThread */
+#define CT_CAPTURE_ERROR_FIRST 900
+#define CT_CAPTURE_ERROR_LAST 908
+
 struct ct_graph_view {
     struct ct_graph_entry *graphs;
     size_t count;
@@ -67,8 +72,20 @@ struct ct_graph_view {
         uint64_t stream, began;
         uint32_t graph;
         const char *site;
+        struct ct_capture_culprit {
+            int fn; /* -1: none */
+            int64_t error;
+            const char *site;
+        } culprit; /* the first call of its thread a capture error refused */
     } * open;
     size_t open_count;
+    /* Captures that ended in an error, the first CT_FAILED_CAPTURES kept. */
+    struct ct_failed_capture {
+        const char *site; /* where it began */
+        int64_t error;    /* what its end returned */
+        struct ct_capture_culprit culprit;
+    } failed[CT_FAILED_CAPTURES];
+    uint64_t failed_count;
     uint64_t replayed_ns, work_ns; /* GPU time of replayed work, of all work */
     uint64_t captured_calls, unknown_node_work;
 };
