@@ -176,18 +176,22 @@ static void string_done(uint32_t index, const struct ct_string_done *s)
     }
 }
 
-/* A call's annotations of what it did to a graph: the node it made, if it
- * made one (it captured its work, or added a node through the graph API),
- * and the graph it made, captured into, instantiated, launched or uploaded. */
+/* A call's annotations of what it did to a graph: captured its work
+ * (`captured`), added a node through the graph API (`added`), or some other
+ * building (`building`: a capture's begin or end, an instantiation, an
+ * upload, a destruction); the node it made; and the graph it made, captured
+ * into, instantiated, launched or uploaded. */
 static struct ct_call_extra graph_call_args(int family, struct ct_graph_call made)
 {
     struct ct_call_extra extra = {.count = 0};
-    if (made.node) {
-        const char *work = family == CT_FAMILY_GRAPH_BUILD ? ct_value_graph_work_added
-                                                           : ct_value_graph_work_captured;
+    const char *work = !made.node && family == CT_FAMILY_GRAPH_BUILD ? ct_value_graph_work_building
+                       : !made.node                                  ? NULL
+                       : family == CT_FAMILY_GRAPH_BUILD             ? ct_value_graph_work_added
+                                                                     : ct_value_graph_work_captured;
+    if (work)
         extra.args[extra.count++] = (struct ct_arg)CT_TEXT_ARG(ct_key_graph_work, work);
+    if (made.node)
         extra.args[extra.count++] = (struct ct_arg)CT_UINT_ARG(ct_key_graph_node_id, made.node);
-    }
     if (made.graph)
         extra.args[extra.count++] = (struct ct_arg)CT_UINT_ARG(ct_key_graph_id, made.graph);
     return extra;

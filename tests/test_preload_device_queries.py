@@ -48,6 +48,7 @@ PER_REP = {
     "cudaMallocFromPoolAsync": 1, "cudaMallocFromPoolAsync_ptsz": 1,
     "cudaGraphInstantiate": 1, "cudaGraphInstantiateWithFlags": 1,
     "cudaGraphInstantiateWithParams": 1, "cudaGraphInstantiateWithParams_ptsz": 1,
+    "cudaGraphExecDestroy": 4, "cudaGraphDestroy": 1,
     "cudaGetLastError": 3, "cudaPeekAtLastError": 2,
 }
 

@@ -75,6 +75,11 @@ def test_capture_is_not_execution_and_each_replay_is_named_by_its_capture(trace_
     calls = captured(trace)
     assert collections.Counter(s["name"] for s in calls) == CAPTURED
     assert all(not s["flow_ids"] for s in calls)
+    building = collections.Counter(s["name"] for s in host_slices(trace)
+                                   if s["args"].get("graph_work") == "building")
+    assert building == {"cudaStreamBeginCapture": 1, "cudaStreamEndCapture": 1,
+                        "cudaGraphInstantiate": 1, "cudaGraphExecDestroy": 1,
+                        "cudaGraphDestroy": 1}
     made = {s["args"]["graph_node_id"]: s for s in calls}
     assert len(made) == 43 and len({s["args"]["graph_id"] for s in calls}) == 1
 

@@ -378,6 +378,7 @@
     X(value, gpu_kind_graph, "graph", gpu_kind)                                                    \
     X(value, graph_work_captured, "captured", graph_work)                                          \
     X(value, graph_work_added, "added", graph_work)                                                \
+    X(value, graph_work_building, "building", graph_work)                                          \
     X(value, graph_work_replayed, "replayed", graph_work)                                          \
     X(value, cupti_active, "active", state)                                                        \
     X(value, cupti_unavailable, "unavailable", state)                                              \

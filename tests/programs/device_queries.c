@@ -7,9 +7,9 @@
  * device_queries [reps=1]. Per rep each function is called once, except: cudaSetDevice 2 (the
  * second asks for a device that does not exist), cudaHostUnregister 2 (the second of an address
  * no longer registered), cudaGetLastError 3 (after each of those failures and at the end),
- * cudaPeekAtLastError 2 (after each failure), cudaDeviceSetMemPool 2, cudaEventDestroy 2 and
- * cudaStreamDestroy 3. The unhooked helpers it needs (cudaGraphCreate, cudaGraphExecDestroy,
- * cudaGraphDestroy, cudaFreeAsync) are printed and counted too. Handles start out NULL, so
+ * cudaPeekAtLastError 2 (after each failure), cudaDeviceSetMemPool 2, cudaEventDestroy 2,
+ * cudaStreamDestroy 3 and cudaGraphExecDestroy 4. The helpers it needs (cudaGraphCreate,
+ * which is not hooked, and cudaFreeAsync) are printed and counted too. Handles start out NULL, so
  * calls that were refused pass NULL on, not garbage. No pointer or time is printed, so two
  * runs give identical output. Exits 0.
  */

@@ -127,7 +127,8 @@ static void capture_span(struct ct_graph_view *v, int64_t tid, int fn, const str
         open.graph = id;
     int64_t result = (int64_t)arg(e, ct_key_result);
     if (result != 0 && v->failed_count++ < CT_FAILED_CAPTURES)
-        v->failed[v->failed_count - 1] = (struct ct_failed_capture){open.site, result, open.culprit};
+        v->failed[v->failed_count - 1] =
+            (struct ct_failed_capture){open.site, result, open.culprit};
     if (!open.graph || result != 0)
         return;
     struct ct_graph_entry *g = graph(v, open.graph);
@@ -168,7 +169,9 @@ void ct_graphs_call(struct ct_graph_view *v, int64_t tid, int fn, const struct c
     if (!id || arg(e, ct_key_result) != 0)
         return;
     struct ct_graph_entry *g = graph(v, id);
-    if (*ct_event_text(e, ct_key_graph_work)) {
+    const char *work = ct_event_text(e, ct_key_graph_work);
+    if (strcmp(work, ct_value_graph_work_captured) == 0 ||
+        strcmp(work, ct_value_graph_work_added) == 0) {
         g->nodes[node_kind(fn)]++;
         if (!g->site)
             g->site = text_or_null(ct_event_text(e, ct_key_site));

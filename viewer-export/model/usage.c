@@ -355,8 +355,13 @@ static void graphs_held(struct ct_usage *u, const struct memory_event *m)
 void ct_usage_graph_memory(struct ct_usage *u, uint64_t ts, uint64_t bytes)
 {
     queue_at(u, ts,
-             &(struct memory_event){.ptr = GRAPHS_BLOCK, .bytes = bytes, .ts = ts, .end = ts,
-                                    .made = ts, .blocks = 1, .site = graphs_site,
+             &(struct memory_event){.ptr = GRAPHS_BLOCK,
+                                    .bytes = bytes,
+                                    .ts = ts,
+                                    .end = ts,
+                                    .made = ts,
+                                    .blocks = 1,
+                                    .site = graphs_site,
                                     .what = GRAPHS});
 }
 
@@ -473,8 +478,8 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
     ct_timeline_note(&u->calls_by_time, e->ts, 0);
     ct_timeline_add_interval(&u->host_in_cuda, e->ts, e->end);
     cost(u, tid, fn, e, ns, site);
-    if (*ct_event_text(e, ct_key_graph_work))
-        return; /* captured: its allocation or free is the graph's, made when it runs */
+    if (strcmp(ct_event_text(e, ct_key_graph_work), ct_value_graph_work_captured) == 0)
+        return; /* its allocation or free is the graph's, made when it runs */
     switch (family_of[fn]) {
     case CT_FAMILY_ALLOC_DEVICE:
         queue_memory(u, failed ? ALLOCATION_FAILED : ALLOCATED, fn, e, site);
