@@ -265,6 +265,8 @@ static int by_graph_then_time(const void *a, const void *b)
 
 void ct_graphs_settle(struct ct_graph_view *v)
 {
+    if (!v->launch_count)
+        return;
     qsort(v->launches, v->launch_count, sizeof *v->launches, by_graph_then_time);
     ct_u64_map_free(&v->launch_index); /* the order it indexed is gone */
     for (size_t from = 0, to; from < v->launch_count; from = to) {
