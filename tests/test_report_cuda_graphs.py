@@ -132,16 +132,21 @@ def test_capture_is_not_execution_and_each_replay_is_named_by_its_capture(trace_
     assert findings(report, "re-capture") == findings(report, "capture-failed") == []
 
 
-@pytest.mark.parametrize("mode", ["global", "thread", "relaxed"])
-def test_every_capture_mode_is_capture(trace_run, build_dir, tmp_path, mode):
+@pytest.mark.parametrize("mode,into", [("global", None), ("thread", None), ("relaxed", None),
+                                       ("global", "to-graph")])
+def test_every_capture_mode_is_capture(trace_run, build_dir, tmp_path, mode, into):
     """Global, thread-local and relaxed capture differ in which other calls they prohibit, not in
-    what a captured call is."""
-    completed, trace, _ = trace_run("graph_steps", "--mode", mode, "--replays", 5,
+    what a captured call is; nor does a capture into a graph made beforehand
+    (cudaStreamBeginCaptureToGraph), whose graph is named by the line that began it."""
+    extra = ["--to-graph"] if into else []
+    completed, trace, _ = trace_run("graph_steps", "--mode", mode, "--replays", 5, *extra,
                                     env=with_gpu(build_dir, tmp_path))
     assert completed.returncode == 0, completed.stderr
     assert collections.Counter(s["name"] for s in captured(trace)) == CAPTURED
     assert len(replayed(trace)) == 5 * 41
     assert all(not s["flow_ids"] for s in captured(trace))
+    (graph,) = graphs_of(report_json(build_dir, trace_file(completed)))["graphs"]
+    assert (graph["made_by"], at(graph["site"])) == ("capture", where("G" if into else "P"))
 
 
 @pytest.mark.parametrize("node,graph", [("clone", "original"), ("original", "original"),

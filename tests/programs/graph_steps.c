@@ -11,8 +11,9 @@
  * its own, a launch of 0 threads (site X) that must fail, then cudaStreamSynchronize (site Y,
  * refused) and cudaStreamEndCapture (invalidated), each return code's name printed on a line of its
  * own. The captures begin at site P (the first) and site Q (the rebuilt ones). --alloc-after BYTES:
- * at the end, a cudaMalloc of BYTES (site O), its result's name printed. Status 0 when every
- * call went as documented.
+ * at the end, a cudaMalloc of BYTES (site O), its result's name printed. --to-graph: the first
+ * capture goes into a graph made beforehand, with cudaStreamBeginCaptureToGraph (site G). Status 0
+ * when every call went as documented.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -60,12 +61,25 @@ static void sleep_ms(long ms)
 
 #define K(kernel) ((const void *)(kernel))
 
-static cudaGraph_t capture_main(cudaStream_t s, enum cudaStreamCaptureMode mode)
+/* Begins capturing on `s`: into a graph of its own, or with --to-graph into one made first. */
+static void begin_capture(cudaStream_t s, enum cudaStreamCaptureMode mode, int to_graph)
+{
+    cudaGraph_t into = NULL;
+    if (!to_graph) {
+        expect(cudaStreamBeginCapture(s, mode), cudaSuccess, "begin"); /* site P */
+        return;
+    }
+    expect(cudaGraphCreate(&into, 0), cudaSuccess, "cudaGraphCreate");
+    cudaError_t rc = cudaStreamBeginCaptureToGraph(s, into, NULL, NULL, 0, mode); /* site G */
+    expect(rc, cudaSuccess, "begin to graph");
+}
+
+static cudaGraph_t capture_main(cudaStream_t s, enum cudaStreamCaptureMode mode, int to_graph)
 {
     dim3 g = {1, 1, 1}, b = {32, 1, 1};
     void *buf = NULL;
     cudaGraph_t graph = NULL;
-    expect(cudaStreamBeginCapture(s, mode), cudaSuccess, "begin");         /* site P */
+    begin_capture(s, mode, to_graph);
     expect(cudaMallocAsync(&buf, BUFFER_BYTES, s), cudaSuccess, "malloc"); /* site M */
     for (int i = 0; i < 20; i++)
         launched(cudaLaunchKernel(K(graph_step_a), g, b, NULL, 0, s)); /* site A */
@@ -163,16 +177,13 @@ int main(int argc, char **argv)
 {
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
     long replays = 1000, pause_at = 0, pause_ms = 0, rebuilds = 0, alloc_after = 0;
-    int explicit = 0, fail = 0, option;
-    static const struct option options[] = {{"mode", required_argument, NULL, 'm'},
-                                            {"replays", required_argument, NULL, 'n'},
-                                            {"pause-at", required_argument, NULL, 'p'},
-                                            {"pause-ms", required_argument, NULL, 'w'},
-                                            {"rebuild", required_argument, NULL, 'r'},
-                                            {"explicit", no_argument, NULL, 'e'},
-                                            {"fail", no_argument, NULL, 'f'},
-                                            {"alloc-after", required_argument, NULL, 'a'},
-                                            {NULL, 0, NULL, 0}};
+    int explicit = 0, fail = 0, to_graph = 0, option;
+    static const struct option options[] = {
+        {"mode", required_argument, NULL, 'm'},     {"replays", required_argument, NULL, 'n'},
+        {"pause-at", required_argument, NULL, 'p'}, {"pause-ms", required_argument, NULL, 'w'},
+        {"rebuild", required_argument, NULL, 'r'},  {"explicit", no_argument, NULL, 'e'},
+        {"fail", no_argument, NULL, 'f'},           {"alloc-after", required_argument, NULL, 'a'},
+        {"to-graph", no_argument, NULL, 'g'},       {NULL, 0, NULL, 0}};
     while ((option = getopt_long(argc, argv, "", options, NULL)) != -1) {
         switch (option) {
         case 'm':
@@ -199,6 +210,9 @@ int main(int argc, char **argv)
         case 'a':
             alloc_after = strtol(optarg, NULL, 10);
             break;
+        case 'g':
+            to_graph = 1;
+            break;
         default:
             return 2;
         }
@@ -208,7 +222,7 @@ int main(int argc, char **argv)
     cudaGraphExec_t exec = NULL;
     expect(cudaStreamCreate(&s), cudaSuccess, "cudaStreamCreate");
     expect(cudaMalloc(&target, 4096), cudaSuccess, "cudaMalloc");
-    cudaGraph_t graph = capture_main(s, mode);
+    cudaGraph_t graph = capture_main(s, mode, to_graph);
     expect(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "instantiate"); /* site I */
     replay(exec, s, replays, pause_at, pause_ms);
     for (long i = 0; i < rebuilds; i++)

@@ -138,6 +138,16 @@ static void capture_span(struct ct_graph_view *v, int64_t tid, int fn, const str
     g->building_ns += e->end > open.began ? e->end - open.began : 0;
 }
 
+/* A capture open on thread `tid` that CUPTI named no graph for at its begin
+ * (one into a graph made beforehand, cudaStreamBeginCaptureToGraph) is
+ * into the graph its captured calls made nodes in. */
+static void capture_into(struct ct_graph_view *v, int64_t tid, uint32_t id)
+{
+    for (size_t i = 0; i < v->open_count; i++)
+        if (v->open[i].tid == tid && !v->open[i].graph)
+            v->open[i].graph = id;
+}
+
 /* Whether `error` is one stream capture gives a call it refuses or a
  * capture it ends (cudaErrorStreamCaptureUnsupported to ...WrongThread). */
 static int capture_error(int64_t error)
@@ -170,8 +180,10 @@ void ct_graphs_call(struct ct_graph_view *v, int64_t tid, int fn, const struct c
         return;
     struct ct_graph_entry *g = graph(v, id);
     const char *work = ct_event_text(e, ct_key_graph_work);
-    if (strcmp(work, ct_value_graph_work_captured) == 0 ||
-        strcmp(work, ct_value_graph_work_added) == 0) {
+    int captured = strcmp(work, ct_value_graph_work_captured) == 0;
+    if (captured)
+        capture_into(v, tid, id);
+    if (captured || strcmp(work, ct_value_graph_work_added) == 0) {
         g->nodes[node_kind(fn)]++;
         if (!g->site)
             g->site = text_or_null(ct_event_text(e, ct_key_site));
