@@ -113,7 +113,8 @@ def test_capture_is_not_execution_and_each_replay_is_named_by_its_capture(trace_
     assert process["api"]["cudaLaunchKernel"]["calls"] == 40
     assert (process["memory"]["allocs"], process["memory"]["frees"]) == (1, 1)  # the cudaMalloc
     g = graphs_of(report)
-    assert (g["count"], g["captured_calls"], g["replayed_share"]) == (1, 43, 1.0)
+    assert (g["count"], g["captured_calls"], g["replayed_share"], g["unknown_node_work"]) == (
+        1, 43, 1.0, 0)
     (graph,) = g["graphs"]
     assert graph["nodes"] == {"kernel": 40, "memcpy": 0, "memset": 1, "alloc": 1, "free": 1,
                               "other": 0}

@@ -59,7 +59,6 @@ static struct {
     size_t exec_count;
     struct made *made;        /* per ring */
     struct node_list *clones; /* per ring */
-    uint64_t unrecorded;      /* nodes past NODES_MAX */
 } g;
 
 void ct_cuda_graphs_start(uint32_t rings)
@@ -72,10 +71,8 @@ void ct_cuda_graphs_start(uint32_t rings)
 
 static void add_node(struct node n)
 {
-    if (g.count >= NODES_MAX) {
-        g.unrecorded++;
+    if (g.count >= NODES_MAX)
         return;
-    }
     g.nodes = ct_array_grow(g.nodes, g.count, sizeof *g.nodes);
     g.nodes[g.count++] = n;
     ct_u64_map_put(&g.by_id, n.id, g.count);

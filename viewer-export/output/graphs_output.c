@@ -94,6 +94,7 @@ void ct_graphs_json(struct ct_json *j, const struct ct_process_report *p)
     ct_json_uint(j, "captured_calls", v->captured_calls);
     ct_json_uint(j, "replayed_gpu_ns", v->replayed_ns);
     ct_json_double(j, "replayed_share", replayed_share(v));
+    ct_json_uint(j, "unknown_node_work", v->unknown_node_work);
     ct_json_begin_array(j, "graphs");
     for (size_t i = 0; i < v->count && i < JSON_GRAPHS; i++)
         json_graph(j, v, sorted[i]);
