@@ -58,19 +58,20 @@ def append_gpu_work(path, trace, pid, work):
 
 
 def union(intervals, start, end):
-    """Busy time and the gaps (start, length) of `intervals` within [start, end)."""
-    busy, gaps, at = 0, [], start
+    """Busy time and the gaps (start, length) between `intervals` within [start, end), and the
+    idle time before the first and after the last, which are no gaps."""
+    busy, gaps, at, first = 0, [], start, None
     for a, b in sorted(intervals):
         a, b = max(a, start), min(b, end)
         if b <= a:
             continue
-        if a > at:
+        if first is None:
+            first = a
+        elif a > at:
             gaps.append((at, a - at))
         busy += b - max(a, at) if b > at else 0
         at = max(at, b)
-    if end > at:
-        gaps.append((at, end - at))
-    return busy, sorted(gaps, key=lambda g: -g[1])
+    return busy, sorted(gaps, key=lambda g: -g[1]), first - start, end - at
 
 
 def run_window(trace, report):
@@ -88,7 +89,7 @@ def test_gpu_idle_between_steps_of_host_work(trace_run, build_dir):
     report = report_of(build_dir, path)
     (process,) = report["processes"]
     first, end = run_window(trace, report)
-    busy, gaps = union([(w[3], w[4]) for w in work], first, end)
+    busy, gaps, before, after = union([(w[3], w[4]) for w in work], first, end)
     assert busy == 30 * 20000
     assert process["gpu"] == {
         "busy_ns": busy, "kernels": 30, "kernel_ns": 30 * 20000, "copies": 0, "memsets": 0,
@@ -106,6 +107,26 @@ def test_gpu_idle_between_steps_of_host_work(trace_run, build_dir):
         assert (e[f"gap_{k}_start_ns"], e[f"gap_{k}_ns"]) == (start, length)
         assert e[f"gap_{k}_host_outside_cuda"] > 0.9
     assert "(input pipeline or host compute?)" in f["message"]
+    assert (e["before_first_work_ns"], e["after_last_work_ns"]) == (before, after)
+
+
+def test_start_up_and_shutdown_are_no_gaps_of_the_work(trace_run, build_dir):
+    """Kernels for the first ten launches only: the long idle stretch after the last of them,
+    the program's end (as an interpreter's shutdown would be), is said on its own, never as
+    one of the longest gaps, which are those between kernels."""
+    proc, trace, _ = run_patterns(trace_run, "launch-light", 30, CT_DOUBLE_LAUNCH_NS=5000)
+    path = proc.run_dir / "trace.pftrace.zst"
+    work = kernels_after_launches(trace, 20000)[:10]
+    append_gpu_work(path, trace, proc.pid, work)
+    report = report_of(build_dir, path)
+    first, end = run_window(trace, report)
+    busy, gaps, before, after = union([(w[3], w[4]) for w in work], first, end)
+    assert after > gaps[0][1]  # the tail is longer than any gap between kernels
+    (f,) = [f for f in report["findings"] if f["id"] == "gpu-idle"]
+    e = f["evidence"]
+    assert [(e[f"gap_{k}_start_ns"], e[f"gap_{k}_ns"]) for k in (1, 2, 3)] == gaps[:3]
+    assert (e["before_first_work_ns"], e["after_last_work_ns"]) == (before, after)
+    assert "after the last" in f["message"]
 
 
 def test_healthy_twin_gpu_busy_while_the_host_works(trace_run, build_dir):

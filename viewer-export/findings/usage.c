@@ -531,6 +531,14 @@ static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
         if (line)
             ct_finding_add_number(f, keys[i][3], (double)line);
     }
+    /* Start-up and shutdown are said apart: no gap of the work's, such as
+     * the interpreter tearing down after the last kernel. */
+    if (s.before_first_ns || s.after_last_ns)
+        ct_finding_append(f, "; idle %s before the first GPU work and %s after the last",
+                          ct_human_time(s.before_first_ns, a, sizeof a),
+                          ct_human_time(s.after_last_ns, b, sizeof b));
+    ct_finding_add_number(f, "before_first_work_ns", (double)s.before_first_ns);
+    ct_finding_add_number(f, "after_last_work_ns", (double)s.after_last_ns);
     if (!p->usage.gpu.gap_carried)
         from_kept_detail(p, f);
 }

@@ -236,16 +236,24 @@ void ct_gpu_summarise(const struct ct_gpu_work *g, uint64_t from, uint64_t to,
     size_t n;
     struct ct_gpu_interval *v = merged(g, &n);
     uint64_t at = from; /* the end of the work seen so far */
+    int seen = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t start = v[i].start > from ? v[i].start : from;
         uint64_t end = v[i].end < to ? v[i].end : to;
         if (end <= start)
             continue;
-        keep_gap(out, at, start);
+        if (seen)
+            keep_gap(out, at, start);
+        else
+            out->before_first_ns = start - from;
+        seen = 1;
         out->busy_ns += end - start;
         at = end;
     }
-    keep_gap(out, at, to);
+    if (seen)
+        out->after_last_ns = to > at ? to - at : 0;
+    else
+        out->before_first_ns = out->span_ns;
     out->busy_ns = out->busy_ns > g->gap_idle_ns ? out->busy_ns - g->gap_idle_ns : 0;
     free(v);
 }

@@ -51,13 +51,16 @@ struct ct_gpu_flows {
     uint64_t gpu_work, from_host_call;
 };
 
-/* Busy time and the longest idle gaps over [from, to). */
+/* Busy time and the longest idle gaps over [from, to): gaps between two
+ * pieces of work only; the idle time before the first piece (start-up) and
+ * after the last (shutdown) apart, as no gap of the work's. */
 struct ct_gpu_summary {
     uint64_t span_ns; /* the time summarised: `to` - `from` */
     uint64_t busy_ns;
     struct ct_gpu_gap {
         uint64_t start, ns;
     } gaps[CT_GPU_GAPS];                           /* longest first; ns 0 past the last */
+    uint64_t before_first_ns, after_last_ns;       /* the whole span when there was no work */
     struct ct_kernel_cost top[CT_GPU_TOP_KERNELS]; /* by GPU time; count 0 past the last */
 };
 
