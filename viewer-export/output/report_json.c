@@ -612,6 +612,7 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
     json_gpu_health(j, p);
     ct_host_json(j, p);
     json_nvtx(j, p);
+    ct_steps_json(j, p);
     ct_graphs_json(j, p);
     ct_json_begin_array(j, "libraries");
     for (size_t i = 0; i < p->libraries.mapped_count; i++)

@@ -20,6 +20,10 @@ void ct_process_text(FILE *out, const struct ct_process_report *p);
  * sampling. */
 void ct_host_json(struct ct_json *j, const struct ct_process_report *p);
 void ct_host_text(FILE *out, const struct ct_process_report *p);
+/* The steps section (steps_output.c); nothing when the trace marks no
+ * steps. */
+void ct_steps_json(struct ct_json *j, const struct ct_process_report *p);
+void ct_steps_text(FILE *out, const struct ct_process_report *p);
 /* The CUDA graphs section (graphs_output.c); nothing when the process
  * made no graph. */
 void ct_graphs_json(struct ct_json *j, const struct ct_process_report *p);

@@ -408,6 +408,7 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
     print_gpu_health(out, p);
     ct_host_text(out, p);
     print_nvtx(out, p);
+    ct_steps_text(out, p);
     ct_graphs_text(out, p);
     for (size_t i = 0; i < p->run.inflight_count; i++)
         fprintf(out, "  in flight      thread %lld was inside %s%s%s when %s\n",

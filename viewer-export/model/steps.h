@@ -1,0 +1,41 @@
+/*
+ * A process's training steps (steps.c): found from the markers the program
+ * already makes, their times over the run and what the median step is made
+ * of; what the report's `steps` section reads.
+ */
+#ifndef CT_REPORT_STEPS_H
+#define CT_REPORT_STEPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ct_process_report;
+
+#define CT_SLOW_STEPS 16 /* slow steps listed, the slowest first */
+#define CT_SLOW_STEP 1.5 /* a step this many times the median is slow */
+
+struct ct_step_time {
+    size_t step; /* counted from 1 */
+    uint64_t ns;
+};
+
+struct ct_steps {
+    /* The NVTX range name (up to a '#', as PyTorch's ProfilerStep#N) the
+     * steps are; NULL when none was found. */
+    const char *marker;
+    size_t count;
+    uint64_t first_ns; /* step 1, apart: warm-up */
+    /* Over steps 2 to count (all of them when there are fewer than 3). */
+    uint64_t median_ns, p90_ns, p99_ns;
+    struct ct_step_time worst;
+    struct ct_step_time slow[CT_SLOW_STEPS];
+    size_t slow_count;
+    /* The median step, and what it was made of. */
+    struct ct_step_time median_step;
+    uint64_t median_gpu_busy_ns, median_sync_ns, median_in_cuda_ns;
+};
+
+/* The steps of `p`; 0 when its trace marks none. */
+int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out);
+
+#endif

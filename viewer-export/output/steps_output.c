@@ -1,0 +1,71 @@
+/*
+ * The report's steps section, as JSON and as text: where the steps came
+ * from, how many, the first (warm-up) apart, the median, p90, p99 and worst
+ * step time of the others, the slow steps (over 1.5 times the median) by
+ * number, and what the median step was made of. Nothing when the trace
+ * marks no steps.
+ */
+#include "viewer-export/model/steps.h"
+#include "viewer-export/output/human_units.h"
+#include "viewer-export/output/report_output.h"
+
+static void json_step(struct ct_json *j, const char *key, struct ct_step_time t)
+{
+    ct_json_begin_object(j, key);
+    ct_json_uint(j, "step", t.step);
+    ct_json_uint(j, "ns", t.ns);
+    ct_json_end_object(j);
+}
+
+void ct_steps_json(struct ct_json *j, const struct ct_process_report *p)
+{
+    struct ct_steps s;
+    if (!ct_steps_find(p, &s))
+        return;
+    ct_json_begin_object(j, "steps");
+    char source[256];
+    snprintf(source, sizeof source, "nvtx:%s", s.marker);
+    ct_json_string(j, "source", source);
+    ct_json_uint(j, "count", s.count);
+    ct_json_uint(j, "first_ns", s.first_ns);
+    ct_json_uint(j, "median_ns", s.median_ns);
+    ct_json_uint(j, "p90_ns", s.p90_ns);
+    ct_json_uint(j, "p99_ns", s.p99_ns);
+    ct_json_uint(j, "max_ns", s.worst.ns);
+    ct_json_uint(j, "max_step", s.worst.step);
+    ct_json_begin_array(j, "slow");
+    for (size_t i = 0; i < s.slow_count; i++)
+        json_step(j, NULL, s.slow[i]);
+    ct_json_end_array(j);
+    json_step(j, "median_step", s.median_step);
+    ct_json_begin_object(j, "median_parts");
+    ct_json_uint(j, "gpu_busy_ns", s.median_gpu_busy_ns);
+    ct_json_uint(j, "sync_ns", s.median_sync_ns);
+    ct_json_uint(j, "in_cuda_ns", s.median_in_cuda_ns);
+    ct_json_end_object(j);
+    ct_json_end_object(j);
+}
+
+void ct_steps_text(FILE *out, const struct ct_process_report *p)
+{
+    struct ct_steps s;
+    if (!ct_steps_find(p, &s))
+        return;
+    char a[32], b[32], c[32], d[32], e[32];
+    fprintf(out,
+            "  steps          %zu (NVTX %s): median %s, p90 %s, p99 %s, worst %s (step %zu); "
+            "step 1 %s\n",
+            s.count, s.marker, ct_human_time(s.median_ns, a, sizeof a),
+            ct_human_time(s.p90_ns, b, sizeof b), ct_human_time(s.p99_ns, c, sizeof c),
+            ct_human_time(s.worst.ns, d, sizeof d), s.worst.step,
+            ct_human_time(s.first_ns, e, sizeof e));
+    fprintf(out,
+            "                 the median step (%zu): GPU busy %s, synchronising %s, in CUDA "
+            "calls %s",
+            s.median_step.step, ct_human_time(s.median_gpu_busy_ns, a, sizeof a),
+            ct_human_time(s.median_sync_ns, b, sizeof b),
+            ct_human_time(s.median_in_cuda_ns, c, sizeof c));
+    for (size_t i = 0; i < s.slow_count; i++)
+        fprintf(out, "%s%zu", i ? ", " : "; slow steps: ", s.slow[i].step);
+    fprintf(out, "\n");
+}
