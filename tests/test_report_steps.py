@@ -38,10 +38,12 @@ def test_marked_steps_with_a_warm_up_and_a_slow_step_every_fifth(trace_run, buil
     assert sorted(t["step"] for t in s["slow"]) == [5, 10, 15, 20]
     assert s["max_step"] in (5, 10, 15, 20) and s["max_ns"] >= 50 * MS
     assert s["median_step"]["step"] not in (1, 5, 10, 15, 20)
-    # The median step: three 100 us kernels on the GPU, the host waiting for them in its sync.
+    # The median step: three 100 us kernels on the GPU (exact: the GPU's intervals are kept), the
+    # host waiting for them in its sync (to within the usage timelines' buckets: a share of a
+    # millisecond either side in a run this long).
     parts = s["median_parts"]
     assert abs(parts["gpu_busy_ns"] - 3 * KERNEL_NS) < 0.1 * 3 * KERNEL_NS
-    assert 3 * KERNEL_NS * 0.5 < parts["sync_ns"] <= parts["in_cuda_ns"] < s["median_ns"]
+    assert 0 < parts["sync_ns"] < 2 * MS and 0 < parts["in_cuda_ns"] < 2 * MS
 
 
 def test_steady_twin_has_no_slow_step(trace_run, build_dir):
@@ -55,3 +57,53 @@ def test_a_loop_that_marks_nothing_has_no_steps_section(trace_run, build_dir):
     completed, _, _ = trace_run("step_loop", "--steps", 12)
     assert completed.returncode == 0, completed.stderr
     assert steps_of(build_dir, completed) is None
+
+
+OUTSIDE_CUDA = 3  # the findings' grew_part for time outside CUDA calls (docs/findings.md)
+
+
+def findings_of(build_dir, completed):
+    return {f["id"]: f for f in report_json(build_dir, trace_file(completed))["findings"]}
+
+
+def test_slow_steps_that_recur_on_a_timer(trace_run, build_dir):
+    """Every fifth step waits 40 ms more for its input: slow-steps names the four by number with
+    the time outside CUDA calls as what grew (by about 40 ms), and periodic-slowdown gives their
+    spacing, the program's own five steps' time, within 10%."""
+    completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", 20, "--slow-every", 5,
+                                "--slow-ms", 40)
+    assert completed.returncode == 0, completed.stderr
+    own = own_times(completed.stdout)
+    f = findings_of(build_dir, completed)
+    e = f["slow-steps"]["evidence"]
+    assert (e["slow_steps"], e["grew_part"]) == (4, OUTSIDE_CUDA)
+    assert abs(e["grew_ns"] - 40 * MS) < 0.1 * 40 * MS
+    assert "slow steps: 5, 10, 15, 20" in f["slow-steps"]["message"]
+    period = statistics.median(sum(own[n] for n in range(k - 4, k + 1)) for k in (10, 15, 20))
+    p = f["periodic-slowdown"]["evidence"]
+    assert p["slow_steps"] == 4 and abs(p["period_ns"] - period) < 0.1 * period
+    assert "step-drift" not in f
+
+
+def test_steps_slowing_over_the_run(trace_run, build_dir):
+    """Each step waits 0.3 ms more than the one before: step-drift compares the last tenth's
+    median step with the first tenth's, both within 5% of the program's own, with the time
+    outside CUDA calls as what grew; no step is slow against the median."""
+    completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", 41, "--drift-us", 300)
+    assert completed.returncode == 0, completed.stderr
+    own = own_times(completed.stdout)
+    f = findings_of(build_dir, completed)
+    e = f["step-drift"]["evidence"]
+    early = statistics.median_low([own[n] for n in range(2, 6)])
+    late = statistics.median_low([own[n] for n in range(38, 42)])
+    assert abs(e["first_tenth_median_ns"] - early) < 0.05 * early
+    assert abs(e["last_tenth_median_ns"] - late) < 0.05 * late
+    assert e["grew_part"] == OUTSIDE_CUDA
+    assert "slow-steps" not in f and "periodic-slowdown" not in f
+
+
+def test_steady_twin_has_no_step_finding(trace_run, build_dir):
+    completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", 41)
+    assert completed.returncode == 0, completed.stderr
+    f = findings_of(build_dir, completed)
+    assert not {"slow-steps", "periodic-slowdown", "step-drift"} & set(f)

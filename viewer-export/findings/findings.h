@@ -71,6 +71,8 @@ void ct_findings_gpu_health(const struct ct_process_report *p, struct ct_finding
 void ct_findings_hang(const struct ct_process_report *p, struct ct_findings *out);
 /* What the host was doing, from the host sampler (host.c). */
 void ct_findings_host(const struct ct_process_report *p, struct ct_findings *out);
+/* The training steps the program marks (steps.c). */
+void ct_findings_steps(const struct ct_process_report *p, struct ct_findings *out);
 /* How the process built its CUDA graphs (graphs.c). */
 void ct_findings_graphs(const struct ct_process_report *p, struct ct_findings *out);
 /* Whether a library name is the driver's (libcuda.so*): its failure to

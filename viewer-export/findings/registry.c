@@ -2,8 +2,8 @@
  * The findings registry: a finding is added with its id, severity and
  * message, and its evidence filled in by the rule that found it; each
  * process goes through every group of rules (libraries, the driver, usage,
- * the GPU's side, the GPU's own state, a hang, the host's threads, CUDA
- * graphs; the rules that
+ * the GPU's side, the GPU's own state, a hang, the host's threads, the
+ * training steps, CUDA graphs; the rules that
  * compare processes run
  * over the whole job, job/job.c), and the findings are ordered: errors
  * first, then warnings,
@@ -95,6 +95,7 @@ void ct_findings_compute(const struct ct_report *report, struct ct_findings *out
         ct_findings_gpu_health(&report->processes[i], out);
         ct_findings_hang(&report->processes[i], out);
         ct_findings_host(&report->processes[i], out);
+        ct_findings_steps(&report->processes[i], out);
         ct_findings_graphs(&report->processes[i], out);
     }
     ct_findings_order(out);

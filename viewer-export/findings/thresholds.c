@@ -44,6 +44,9 @@ struct ct_thresholds ct_thresholds = {
     .workers_busy_share = 0.7,
     .workers_idle_share = 0.2,
     .host_busy_share = 0.5,
+    .slow_step_factor = 1.5,
+    .step_period_spread = 0.1,
+    .step_drift = 0.2,
     .recapture_graphs = 3,
     .recapture_launches = 2,
 };
@@ -64,6 +67,7 @@ static const struct {
     THRESHOLD(power_cap_share),    THRESHOLD(thermal_share),      THRESHOLD(clocks_low_ratio),
     THRESHOLD(pcie_low_share),     THRESHOLD(input_wait_share),   THRESHOLD(workers_busy_share),
     THRESHOLD(workers_idle_share), THRESHOLD(host_busy_share),    THRESHOLD(hang_ns),
+    THRESHOLD(slow_step_factor),   THRESHOLD(step_period_spread), THRESHOLD(step_drift),
     THRESHOLD(recapture_graphs),   THRESHOLD(recapture_launches),
 #undef THRESHOLD
 };

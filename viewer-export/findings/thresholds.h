@@ -34,6 +34,9 @@ struct ct_thresholds {
     double workers_idle_share; /* ... at most this share: they wait on I/O             */
     double host_busy_share;    /* host-bound: launching thread on a CPU outside CUDA calls */
     double hang_ns;            /* hang: a call still running this long at the end      */
+    double slow_step_factor;   /* slow-steps: a step this many times the median is slow */
+    double step_period_spread; /* periodic-slowdown: slow steps' spacing within this share */
+    double step_drift; /* step-drift: the last tenth's median over the first's, by this share */
     double recapture_graphs;   /* re-capture: graphs captured at one line, at least    */
     double recapture_launches; /* ... each launched at most this many times           */
 };

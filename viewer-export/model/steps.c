@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "viewer-export/findings/thresholds.h"
 #include "viewer-export/model/report.h"
 
 #define MIN_STEPS 3
@@ -102,23 +103,33 @@ static struct ct_gpu_interval *step_spans(const struct ct_usage *u, const char *
     return spans;
 }
 
-/* The median step's parts: the GPU's busy time, the time in synchronising
- * calls and in CUDA calls within it. */
-static void median_parts(const struct ct_process_report *p, struct ct_gpu_interval span,
-                         struct ct_steps *out)
+/* Each step's parts: the GPU's busy time, the time in synchronising calls
+ * and in CUDA calls within it. */
+static struct ct_step *step_parts(const struct ct_process_report *p,
+                                  const struct ct_gpu_interval *spans, size_t n)
 {
     const struct ct_usage *u = &p->usage;
+    struct ct_step *all = calloc(n, sizeof *all);
+    uint64_t *busy = calloc(n, sizeof *busy);
+    if (!all || !busy)
+        abort();
     if (ct_gpu_seen(&u->gpu))
-        ct_gpu_busy_within(&u->gpu, &span, 1, &out->median_gpu_busy_ns);
-    out->median_sync_ns = (uint64_t)ct_timeline_sum(&u->host_blocked, span.start, span.end);
-    out->median_in_cuda_ns = (uint64_t)ct_timeline_sum(&u->host_in_cuda, span.start, span.end);
+        ct_gpu_busy_within(&u->gpu, spans, n, busy);
+    for (size_t i = 0; i < n; i++)
+        all[i] = (struct ct_step){
+            spans[i].start, spans[i].end - spans[i].start, busy[i],
+            (uint64_t)ct_timeline_sum(&u->host_blocked, spans[i].start, spans[i].end),
+            (uint64_t)ct_timeline_sum(&u->host_in_cuda, spans[i].start, spans[i].end)};
+    free(busy);
+    return all;
 }
 
-/* Slow steps, the slowest first: those over CT_SLOW_STEP times the median. */
+/* Slow steps, the slowest first: those over `slow_step_factor` times the
+ * median. */
 static void slow_steps(const struct ct_step_time *sorted, size_t n, struct ct_steps *out)
 {
     for (size_t i = n; i-- > 0 && out->slow_count < CT_SLOW_STEPS;)
-        if ((double)sorted[i].ns > CT_SLOW_STEP * (double)out->median_ns)
+        if ((double)sorted[i].ns > ct_thresholds.slow_step_factor * (double)out->median_ns)
             out->slow[out->slow_count++] = sorted[i];
 }
 
@@ -149,8 +160,18 @@ int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out)
     out->p99_ns = sorted[(m * 99 + 99) / 100 - 1].ns;
     out->worst = sorted[m - 1];
     slow_steps(sorted, m, out);
-    median_parts(p, spans[out->median_step.step - 1], out);
+    out->all = step_parts(p, spans, n);
+    const struct ct_step *median = &out->all[out->median_step.step - 1];
+    out->median_gpu_busy_ns = median->gpu_busy_ns;
+    out->median_sync_ns = median->sync_ns;
+    out->median_in_cuda_ns = median->in_cuda_ns;
     free(times);
     free(spans);
     return 1;
+}
+
+void ct_steps_free(struct ct_steps *s)
+{
+    free(s->all);
+    s->all = NULL;
 }

@@ -12,11 +12,18 @@
 struct ct_process_report;
 
 #define CT_SLOW_STEPS 16 /* slow steps listed, the slowest first */
-#define CT_SLOW_STEP 1.5 /* a step this many times the median is slow */
 
 struct ct_step_time {
     size_t step; /* counted from 1 */
     uint64_t ns;
+};
+
+/* One step as it ran, and what it was made of: the GPU's busy time (0
+ * without GPU timings), the time in synchronising calls and in CUDA calls
+ * (the rest of its wall time was outside CUDA: host work, input wait). */
+struct ct_step {
+    uint64_t start, ns;
+    uint64_t gpu_busy_ns, sync_ns, in_cuda_ns;
 };
 
 struct ct_steps {
@@ -33,9 +40,12 @@ struct ct_steps {
     /* The median step, and what it was made of. */
     struct ct_step_time median_step;
     uint64_t median_gpu_busy_ns, median_sync_ns, median_in_cuda_ns;
+    struct ct_step *all; /* each step in time order, step N at all[N - 1] */
 };
 
-/* The steps of `p`; 0 when its trace marks none. */
+/* The steps of `p`; 0 when its trace marks none. ct_steps_free frees what
+ * it found. */
 int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out);
+void ct_steps_free(struct ct_steps *s);
 
 #endif

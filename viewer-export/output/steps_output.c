@@ -1,7 +1,8 @@
 /*
  * The report's steps section, as JSON and as text: where the steps came
  * from, how many, the first (warm-up) apart, the median, p90, p99 and worst
- * step time of the others, the slow steps (over 1.5 times the median) by
+ * step time of the others, the slow steps (over `slow_step_factor` times
+ * the median) by
  * number, and what the median step was made of. Nothing when the trace
  * marks no steps.
  */
@@ -44,6 +45,7 @@ void ct_steps_json(struct ct_json *j, const struct ct_process_report *p)
     ct_json_uint(j, "in_cuda_ns", s.median_in_cuda_ns);
     ct_json_end_object(j);
     ct_json_end_object(j);
+    ct_steps_free(&s);
 }
 
 void ct_steps_text(FILE *out, const struct ct_process_report *p)
@@ -68,4 +70,5 @@ void ct_steps_text(FILE *out, const struct ct_process_report *p)
     for (size_t i = 0; i < s.slow_count; i++)
         fprintf(out, "%s%zu", i ? ", " : "; slow steps: ", s.slow[i].step);
     fprintf(out, "\n");
+    ct_steps_free(&s);
 }
