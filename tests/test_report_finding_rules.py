@@ -1322,21 +1322,24 @@ def gpu_gaps(t, busy, host_waits=False):
     (True, 0.0, "(waiting in synchronising calls)"),
 ])
 def test_gpu_idle(new_trace, findings, host_waits, outside, doing):
+    """One kernel: the idle time before it (start-up) and after it (the end) are no gaps of the
+    work, said apart with what the host did then."""
     t = new_trace(wall=GPU_WALL)
     busy = 3072 * US
     gpu_gaps(t, busy, host_waits)
     f = the(findings(t), "gpu-idle", "warning")
     end = FIRST + 2048 * US + busy
-    assert numbers(f, "idle_share", "busy_ns", "gap_1_ns", "gap_1_start_ns",
-                   "gap_1_host_outside_cuda", "gap_2_ns", "gap_2_start_ns",
-                   "gap_2_host_outside_cuda") == {
+    assert numbers(f, "idle_share", "busy_ns", "before_first_work_ns",
+                   "before_first_host_outside_cuda", "after_last_work_ns",
+                   "after_last_host_outside_cuda") == {
         "idle_share": 1 - busy / GPU_WALL, "busy_ns": busy,
-        "gap_1_ns": FIRST + GPU_WALL - end, "gap_1_start_ns": end,
-        "gap_1_host_outside_cuda": outside,
-        "gap_2_ns": 2048 * US, "gap_2_start_ns": FIRST,
-        "gap_2_host_outside_cuda": 1 - 1 * US / (2048 * US)}  # the first call, 1 us of it
-    assert "gap_3_ns" not in f["evidence"]
-    assert f["message"].split("; ")[1].endswith(doing)
+        "before_first_work_ns": 2048 * US,
+        "before_first_host_outside_cuda": 1 - 1 * US / (2048 * US),  # the first call, 1 us of it
+        "after_last_work_ns": FIRST + GPU_WALL - end, "after_last_host_outside_cuda": outside}
+    assert "gap_1_ns" not in f["evidence"]
+    parts = f["message"].split("; ")
+    assert parts[1].startswith("before the first GPU work: 2.048 ms at +0 ns")
+    assert parts[2].startswith("after the last: ") and parts[2].endswith(doing)
 
 
 @pytest.mark.parametrize("busy, thresholds, fires", [

@@ -36,7 +36,7 @@ struct ct_finding {
     struct ct_finding_number {
         const char *key;
         double value;
-    } numbers[16];
+    } numbers[20];
     int number_count;
     struct ct_finding_site {
         const char *site;

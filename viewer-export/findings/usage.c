@@ -498,6 +498,32 @@ static int64_t describe_gap(const struct ct_process_report *p, const struct ct_g
     return line;
 }
 
+/* Start-up and shutdown said apart, and what the host did then: no gap of
+ * the work's (the interpreter tearing down after the last kernel is not the
+ * loop's input wait). */
+static void ends_apart(const struct ct_process_report *p, const struct ct_gpu_summary *s,
+                       struct ct_finding *f)
+{
+    uint64_t from, to;
+    ct_process_cuda_span(p, &from, &to);
+    const struct ct_gpu_gap ends[2] = {{from, s->before_first_ns},
+                                       {to - s->after_last_ns, s->after_last_ns}};
+    static const char *const said[2] = {"before the first GPU work", "after the last"};
+    static const char *const keys[2][2] = {
+        {"before_first_work_ns", "before_first_host_outside_cuda"},
+        {"after_last_work_ns", "after_last_host_outside_cuda"}};
+    char text[1024];
+    for (int i = 0; i < 2; i++) {
+        double outside = 0;
+        if (ends[i].ns) {
+            describe_gap(p, &ends[i], text, sizeof text, &outside);
+            ct_finding_append(f, "; %s: %s", said[i], text);
+        }
+        ct_finding_add_number(f, keys[i][0], (double)ends[i].ns);
+        ct_finding_add_number(f, keys[i][1], outside);
+    }
+}
+
 static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
 {
     struct ct_gpu_summary s;
@@ -531,14 +557,7 @@ static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
         if (line)
             ct_finding_add_number(f, keys[i][3], (double)line);
     }
-    /* Start-up and shutdown are said apart: no gap of the work's, such as
-     * the interpreter tearing down after the last kernel. */
-    if (s.before_first_ns || s.after_last_ns)
-        ct_finding_append(f, "; idle %s before the first GPU work and %s after the last",
-                          ct_human_time(s.before_first_ns, a, sizeof a),
-                          ct_human_time(s.after_last_ns, b, sizeof b));
-    ct_finding_add_number(f, "before_first_work_ns", (double)s.before_first_ns);
-    ct_finding_add_number(f, "after_last_work_ns", (double)s.after_last_ns);
+    ends_apart(p, &s, f);
     if (!p->usage.gpu.gap_carried)
         from_kept_detail(p, f);
 }
