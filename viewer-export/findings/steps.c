@@ -36,17 +36,6 @@ static void parts_of(const struct ct_step *s, double *out)
     out[OUTSIDE_CUDA] += (double)(s->ns > s->in_cuda_ns ? s->ns - s->in_cuda_ns : 0);
 }
 
-/* Which part grew most from `base` to `grown` (both means), and by how much. */
-static enum part grew_most(const double *base, const double *grown, double *by)
-{
-    enum part most = OUTSIDE_CUDA;
-    for (int k = 0; k < PARTS; k++)
-        if (grown[k] - base[k] > grown[most] - base[most])
-            most = (enum part)k;
-    *by = grown[most] - base[most];
-    return most;
-}
-
 static void mean_of(const struct ct_step *all, const size_t *steps, size_t n, double *out)
 {
     for (int k = 0; k < PARTS; k++)
@@ -55,6 +44,22 @@ static void mean_of(const struct ct_step *all, const size_t *steps, size_t n, do
         parts_of(&all[steps[i] - 1], out);
     for (int k = 0; k < PARTS; k++)
         out[k] /= (double)(n ? n : 1);
+}
+
+/* Which part grew most on average from the steps `base` to the steps
+ * `grown` (numbers), and by how much a step. */
+static enum part what_grew(const struct ct_step *all, const size_t *base, size_t nb,
+                           const size_t *grown, size_t ng, double *by)
+{
+    double from[PARTS], to[PARTS];
+    mean_of(all, base, nb, from);
+    mean_of(all, grown, ng, to);
+    enum part most = OUTSIDE_CUDA;
+    for (int k = 0; k < PARTS; k++)
+        if (to[k] - from[k] > to[most] - from[most])
+            most = (enum part)k;
+    *by = to[most] - from[most];
+    return most;
 }
 
 static int by_number(const void *a, const void *b)
@@ -72,10 +77,8 @@ static void slow(const struct ct_process_report *p, const struct ct_steps *s,
     for (size_t i = 0; i < s->slow_count; i++)
         numbers[i] = s->slow[i].step;
     qsort(numbers, s->slow_count, sizeof *numbers, by_number);
-    double base[PARTS], grown[PARTS], by;
-    mean_of(s->all, &median, 1, base);
-    mean_of(s->all, numbers, s->slow_count, grown);
-    enum part part = grew_most(base, grown, &by);
+    double by;
+    enum part part = what_grew(s->all, &median, 1, numbers, s->slow_count, &by);
     char a[32], b[32], c[32];
     struct ct_finding *f = ct_finding_add(
         out, "slow-steps", CT_SEVERITY_WARNING, p->pid,
@@ -169,10 +172,8 @@ static void drift(const struct ct_process_report *p, const struct ct_steps *s,
     uint64_t early = median_of(s, 2, 1 + tenth, first);
     uint64_t late = median_of(s, s->count - tenth + 1, s->count, last);
     if ((double)late > (double)early * (1 + ct_thresholds.step_drift) && late - early > MS) {
-        double base[PARTS], grown[PARTS], by;
-        mean_of(s->all, first, tenth, base);
-        mean_of(s->all, last, tenth, grown);
-        enum part part = grew_most(base, grown, &by);
+        double by;
+        enum part part = what_grew(s->all, first, tenth, last, tenth, &by);
         char a[32], b[32], c[32];
         struct ct_finding *f = ct_finding_add(
             out, "step-drift", CT_SEVERITY_WARNING, p->pid,
