@@ -57,6 +57,8 @@ static struct {
     struct ct_u64_map exec_index;   /* executable graph handle -> index + 1 in execs */
     struct exec *execs;
     size_t exec_count;
+    size_t *free_execs; /* slots of destroyed executable graphs, for the next ones */
+    size_t free_count;
     struct made *made;        /* per ring */
     struct node_list *clones; /* per ring */
 } g;
@@ -115,12 +117,19 @@ static void exec_made(uint32_t index, uint64_t handle, uint32_t graph)
         g.execs[*at - 1] = e;
         return;
     }
-    g.execs = ct_array_grow(g.execs, g.exec_count, sizeof *g.execs);
-    g.execs[g.exec_count++] = e;
-    ct_u64_map_put(&g.exec_index, handle, g.exec_count);
+    size_t slot;
+    if (g.free_count) {
+        slot = g.free_execs[--g.free_count];
+    } else {
+        g.execs = ct_array_grow(g.execs, g.exec_count, sizeof *g.execs);
+        slot = g.exec_count++;
+    }
+    g.execs[slot] = e;
+    ct_u64_map_put(&g.exec_index, handle, slot + 1);
 }
 
-/* Its handle no longer names it; the slot stays, emptied. */
+/* Its handle no longer names it, and its slot serves the next one made:
+ * memory follows the executable graphs alive, not all ever made. */
 static void exec_gone(uint64_t handle)
 {
     uint64_t at;
@@ -128,6 +137,8 @@ static void exec_gone(uint64_t handle)
         return;
     free(g.execs[at - 1].work.ids);
     g.execs[at - 1] = (struct exec){0, {NULL, 0}};
+    g.free_execs = ct_array_grow(g.free_execs, g.free_count, sizeof *g.free_execs);
+    g.free_execs[g.free_count++] = (size_t)(at - 1);
 }
 
 void ct_cuda_graphs_record(uint32_t index, const struct ct_record *r)
