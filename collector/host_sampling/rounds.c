@@ -90,11 +90,13 @@ static void note_calls_in_flight(struct ct_host_rounds *r)
  * of the round, which its sweep then says. */
 /* Whether the `index`-th thread listed this round has its stack read: the
  * CT_HOST_STACKS_PER_ROUND from where this round's turn starts, wrapping
- * round the listing. */
+ * round the listing; and never more in a round, even when threads started
+ * since the last round's listing lengthen this one's. */
 static int stack_turn(const struct ct_host_rounds *r, uint32_t index)
 {
     uint32_t n = r->listed > index ? r->listed : index + 1;
-    return (index + n - r->stacks_from % n) % n < CT_HOST_STACKS_PER_ROUND;
+    return r->stacks_read < CT_HOST_STACKS_PER_ROUND &&
+           (index + n - r->stacks_from % n) % n < CT_HOST_STACKS_PER_ROUND;
 }
 
 static void sample_thread(struct ct_host_rounds *r, int32_t tid, uint32_t index, uint64_t ts_ns)
@@ -113,8 +115,10 @@ static void sample_thread(struct ct_host_rounds *r, int32_t tid, uint32_t index,
     e.in_cuda = bsearch(&tid, r->in_call, r->in_call_count, sizeof tid, by_tid) != NULL;
     memcpy(e.name, now.name, sizeof e.name);
     memcpy(e.wchan, now.wchan, sizeof e.wchan);
-    if (stack_turn(r, index))
+    if (stack_turn(r, index)) {
         ct_py_stacks_read(r->pid, tid, &e.py);
+        r->stacks_read++;
+    }
     since_last(t, &e, now.run_ns, now.wait_ns);
     r->thread_samples++;
     r->emit(&e);
@@ -138,6 +142,7 @@ static void emit_gone(const struct ct_tracked *t, void *ctx)
 void ct_host_thread_round(struct ct_host_rounds *r, uint64_t ts_ns)
 {
     r->round++;
+    r->stacks_read = 0;
     note_calls_in_flight(r);
     ct_py_stacks_round(r->pid);
     rewinddir(r->tasks);

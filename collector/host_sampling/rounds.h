@@ -38,6 +38,7 @@ struct ct_host_rounds {
      * round before: `listed`), so a thread storm costs a bounded share of a
      * core and every thread still gets its turn. */
     uint32_t listed, stacks_from;
+    uint32_t stacks_read; /* this round's, never past CT_HOST_STACKS_PER_ROUND */
     struct ct_tracked_set threads, workers;
     struct ct_u64_map others; /* pid + 1: processes seen that are no children */
     uint64_t thread_samples, worker_samples, untracked;
