@@ -70,8 +70,21 @@ static void give_back(uint8_t *buffer)
     pthread_mutex_unlock(&pool.lock);
 }
 
-static void kernel(struct ct_ring *ring, const CUpti_ActivityKernel10 *k, struct ct_record *r)
+/* The graph node and graph a kernel, copy or set a graph launch ran from,
+ * sent ahead of its record: "The unique ID of the graph node that launched
+ * this kernel through graph launch APIs. This field will be 0 if the kernel
+ * is not launched through graph launch APIs." (likewise for copies, sets and
+ * graphId). */
+static void graph_ids(struct ct_record *ids, uint64_t node, uint32_t graph)
 {
+    ids->arg[1] = node;
+    ids->arg[2] = graph;
+}
+
+static void kernel(struct ct_ring *ring, const CUpti_ActivityKernel10 *k, struct ct_record *r,
+                   struct ct_record *ids)
+{
+    graph_ids(ids, k->graphNodeId, k->graphId);
     uint64_t name = (uintptr_t)k->name;
     if (k->name)
         ct_kernel_name_once(ring, CT_STR_GPU_KERNEL_NAME, name, k->name);
@@ -90,8 +103,10 @@ static void kernel(struct ct_ring *ring, const CUpti_ActivityKernel10 *k, struct
 /* A copy's record carries the driver call's id and, when a runtime call
  * made it, that call's too: the one a hooked call noted (callbacks.c
  * keeps the outermost). */
-static void memcpy_record(const CUpti_ActivityMemcpy6 *m, struct ct_record *r)
+static void memcpy_record(const CUpti_ActivityMemcpy6 *m, struct ct_record *r,
+                          struct ct_record *ids)
 {
+    graph_ids(ids, m->graphNodeId, m->graphId);
     uint32_t correlation = m->runtimeCorrelationId ? m->runtimeCorrelationId : m->correlationId;
     r->func = CT_GPU_MEMCPY;
     r->result = (int32_t)m->deviceId;
@@ -103,8 +118,10 @@ static void memcpy_record(const CUpti_ActivityMemcpy6 *m, struct ct_record *r)
     r->arg[3] = copy_count_laid_out ? m->copyCount : 1; /* a batch's copies; else 1 */
 }
 
-static void memset_record(const CUpti_ActivityMemset4 *m, struct ct_record *r)
+static void memset_record(const CUpti_ActivityMemset4 *m, struct ct_record *r,
+                          struct ct_record *ids)
 {
+    graph_ids(ids, m->graphNodeId, m->graphId);
     r->func = CT_GPU_MEMSET;
     r->result = (int32_t)m->deviceId;
     r->begin = m->start;
@@ -159,50 +176,23 @@ static void overhead_record(const CUpti_ActivityOverhead3 *o, struct ct_record *
     r->arg[2] = (uint64_t)o->overheadKind;
 }
 
-/* Sends the graph node and graph a kernel, copy or set a graph launch ran
- * from, ahead of its record ("The unique ID of the graph node that launched
- * this kernel through graph launch APIs. This field will be 0 if the kernel
- * is not launched through graph launch APIs."). */
-static void graph_ids(struct ct_ring *ring, const CUpti_Activity *a)
-{
-    struct ct_record r = {.type = CT_REC_GPU, .func = CT_GPU_GRAPH_IDS};
-    switch (a->kind) {
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-        r.arg[1] = ((const CUpti_ActivityKernel10 *)a)->graphNodeId;
-        r.arg[2] = ((const CUpti_ActivityKernel10 *)a)->graphId;
-        break;
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-        r.arg[1] = ((const CUpti_ActivityMemcpy6 *)a)->graphNodeId;
-        r.arg[2] = ((const CUpti_ActivityMemcpy6 *)a)->graphId;
-        break;
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-        r.arg[1] = ((const CUpti_ActivityMemset4 *)a)->graphNodeId;
-        r.arg[2] = ((const CUpti_ActivityMemset4 *)a)->graphId;
-        break;
-    default:
-        return;
-    }
-    if (r.arg[1] || r.arg[2])
-        ct_emit_record(ring, &r, 1);
-}
-
 /* Sends one record; 0 when it gives no time ("A value of 0 for both the start
  * and end timestamps indicates that timestamp information could not be
  * collected"), which is counted instead, and -1 for a kind not traced. */
 static int convert(struct ct_ring *ring, const CUpti_Activity *a)
 {
     struct ct_record r = {.type = CT_REC_GPU};
+    struct ct_record ids = {.type = CT_REC_GPU, .func = CT_GPU_GRAPH_IDS};
     switch (a->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-        kernel(ring, (const CUpti_ActivityKernel10 *)a, &r);
+        kernel(ring, (const CUpti_ActivityKernel10 *)a, &r, &ids);
         break;
     case CUPTI_ACTIVITY_KIND_MEMCPY:
-        memcpy_record((const CUpti_ActivityMemcpy6 *)a, &r);
+        memcpy_record((const CUpti_ActivityMemcpy6 *)a, &r, &ids);
         break;
     case CUPTI_ACTIVITY_KIND_MEMSET:
-        memset_record((const CUpti_ActivityMemset4 *)a, &r);
+        memset_record((const CUpti_ActivityMemset4 *)a, &r, &ids);
         break;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
         sync_record((const CUpti_ActivitySynchronization2 *)a, &r);
@@ -221,7 +211,8 @@ static int convert(struct ct_ring *ring, const CUpti_Activity *a)
     }
     if (!r.begin || !r.end)
         return 0;
-    graph_ids(ring, a);
+    if (ids.arg[1] || ids.arg[2])
+        ct_emit_record(ring, &ids, 1);
     ct_emit_record(ring, &r, 1);
     return 1;
 }
