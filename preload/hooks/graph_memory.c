@@ -51,36 +51,45 @@ static int may_change_graph_memory(unsigned func)
     }
 }
 
-/* Reads one attribute as a call of our own; 0 when the runtime would not say. */
-static uint64_t read_attribute(int device, enum cudaGraphMemAttributeType attr)
+/* Reads one attribute; 0 when the runtime would not say. `pending`: an
+ * error was pending before our queries, so none of theirs is cleared. */
+static uint64_t read_attribute(int device, enum cudaGraphMemAttributeType attr, int pending)
 {
     CT_REAL(get, cudaDeviceGetGraphMemAttribute, (int, enum cudaGraphMemAttributeType, void *));
     uint64_t value = 0;
-    if (get) {
-        int pending = ct_cuda_error_pending();
-        cudaError_t r;
-        CT_OWN_CALL(r = get(device, attr, &value));
-        ct_cuda_forget_own_error(pending, r);
-        if (r != cudaSuccess)
-            value = 0;
-    }
-    return value;
+    if (!get)
+        return 0;
+    cudaError_t r = get(device, attr, &value);
+    ct_cuda_forget_own_error(pending, r);
+    return r == cudaSuccess ? value : 0;
+}
+
+/* The calling thread's device, and what the graphs' allocator reserves and
+ * uses on it; 0 when the device could not be read. */
+static int read_graph_memory(int *device, uint64_t *reserved, uint64_t *used)
+{
+    CT_REAL(get_device, cudaGetDevice, (int *));
+    if (!get_device)
+        return 0;
+    int pending = ct_cuda_error_pending();
+    cudaError_t r = get_device(device);
+    ct_cuda_forget_own_error(pending, r);
+    if (r != cudaSuccess || *device < 0 || *device >= DEVICES)
+        return 0;
+    *reserved = read_attribute(*device, cudaGraphMemAttrReservedMemCurrent, pending);
+    *used = read_attribute(*device, cudaGraphMemAttrUsedMemCurrent, pending);
+    return 1;
 }
 
 void ct_graph_memory_after(unsigned func)
 {
     if (!may_change_graph_memory(func))
         return;
-    CT_REAL(get_device, cudaGetDevice, (int *));
-    int device = 0, pending = ct_cuda_error_pending();
-    cudaError_t r = cudaErrorUnknown;
-    if (get_device)
-        CT_OWN_CALL(r = get_device(&device));
-    ct_cuda_forget_own_error(pending, r);
-    if (r != cudaSuccess || device < 0 || device >= DEVICES)
+    int device = 0, read;
+    uint64_t reserved = 0, used = 0;
+    CT_OWN_CALL(read = read_graph_memory(&device, &reserved, &used));
+    if (!read)
         return;
-    uint64_t reserved = read_attribute(device, cudaGraphMemAttrReservedMemCurrent);
-    uint64_t used = read_attribute(device, cudaGraphMemAttrUsedMemCurrent);
     int same = atomic_exchange(&sent[device][0], reserved) == reserved;
     same &= atomic_exchange(&sent[device][1], used) == used;
     if (same)
