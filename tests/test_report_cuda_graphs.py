@@ -402,3 +402,12 @@ def test_an_oom_counts_the_graphs_memory_live(trace_run, build_dir, tmp_path):
     assert oom["evidence"]["sites"][0]["site"] == (
         "the CUDA graphs' allocator (memory-allocation nodes)")
     assert oom["evidence"]["sites"][0]["bytes"] == 4 * MIB
+
+
+def test_a_capture_that_never_began_is_no_failed_capture(trace_run, build_dir):
+    """On the toolkit's real runtime with no driver, every call fails, the capture's begin too:
+    the report says the driver is missing, and no capture-failed, since no capture began."""
+    completed, _, _ = trace_run("graph_steps", "--replays", 2, double=False)
+    report = report_json(build_dir, trace_file(completed))
+    ids = {f["id"] for f in report["findings"]}
+    assert "driver-missing" in ids and "capture-failed" not in ids

@@ -104,7 +104,8 @@ static int launches(int fn)
 
 /* A capture's begin opens it on its thread's stream, its end closes it:
  * the time between is the capture's, and the begin's line is where it was
- * captured. CUPTI may say which graph at either end. */
+ * captured. CUPTI may say which graph at either end. An end with no begin
+ * that succeeded on its stream closes nothing. */
 static void capture_span(struct ct_graph_view *v, int64_t tid, int fn, const struct ct_event *e,
                          uint32_t id)
 {
@@ -113,6 +114,8 @@ static void capture_span(struct ct_graph_view *v, int64_t tid, int fn, const str
     while (i < v->open_count && (v->open[i].tid != tid || v->open[i].stream != stream))
         i++;
     if (begins_capture(fn)) {
+        if (arg(e, ct_key_result) != 0)
+            return; /* a begin refused opened no capture */
         if (i == v->open_count)
             v->open = ct_array_grow(v->open, v->open_count++, sizeof *v->open);
         v->open[i] = (struct ct_open_capture){
