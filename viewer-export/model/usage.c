@@ -305,6 +305,11 @@ void ct_usage_gap_memory(struct ct_usage *u, const struct ct_event *e)
 {
     static uint64_t sums; /* a sum's key: neither a device address nor a handle */
     u->gap_memory++;
+    /* Written at the gap's end: the dropped middle's calls ran until then, so
+     * the level its blocks leave holds at least that long, kept tail of
+     * calls or not (ct_usage_settle notes it at the last call). */
+    if (e->ts > u->last_call_end_ns)
+        u->last_call_end_ns = e->ts;
     int is_handle = ct_event_arg(e, ct_key_handle) != NULL;
     if (!is_handle && !ct_event_arg(e, ct_key_ptr)) { /* the levels, if it changed */
         if (ct_event_arg(e, ct_key_low_live_bytes)) {
