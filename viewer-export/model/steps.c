@@ -12,6 +12,7 @@
 #include "viewer-export/model/steps.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,6 +151,8 @@ int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out)
     for (size_t i = 0; i < n; i++)
         times[i] = (struct ct_step_time){i + 1, spans[i].end - spans[i].start};
     out->count = n;
+    snprintf(out->source, sizeof out->source, "nvtx:%.*s", (int)marker_length(out->marker),
+             out->marker);
     out->first_ns = times[0].ns;
     size_t skip = n >= MIN_STEPS ? 1 : 0, m = n - skip; /* step 1 apart: warm-up */
     struct ct_step_time *sorted = times + skip;

@@ -30,6 +30,10 @@ struct ct_steps {
     /* The NVTX range name (up to a '#', as PyTorch's ProfilerStep#N) the
      * steps are; NULL when none was found. */
     const char *marker;
+    /* Where the steps came from, as the report's steps.source says it
+     * ("nvtx:NAME"), and the thread that made them (0: not known). */
+    char source[256];
+    int64_t tid;
     size_t count;
     uint64_t first_ns; /* step 1, apart: warm-up */
     /* Over steps 2 to count (all of them when there are fewer than 3). */

@@ -24,9 +24,7 @@ void ct_steps_json(struct ct_json *j, const struct ct_process_report *p)
     if (!ct_steps_find(p, &s))
         return;
     ct_json_begin_object(j, "steps");
-    char source[256];
-    snprintf(source, sizeof source, "nvtx:%s", s.marker);
-    ct_json_string(j, "source", source);
+    ct_json_string(j, "source", s.source);
     ct_json_uint(j, "count", s.count);
     ct_json_uint(j, "first_ns", s.first_ns);
     ct_json_uint(j, "median_ns", s.median_ns);
@@ -55,9 +53,9 @@ void ct_steps_text(FILE *out, const struct ct_process_report *p)
         return;
     char a[32], b[32], c[32], d[32], e[32];
     fprintf(out,
-            "  steps          %zu (NVTX %s): median %s, p90 %s, p99 %s, worst %s (step %zu); "
+            "  steps          %zu (%s): median %s, p90 %s, p99 %s, worst %s (step %zu); "
             "step 1 %s\n",
-            s.count, s.marker, ct_human_time(s.median_ns, a, sizeof a),
+            s.count, s.source, ct_human_time(s.median_ns, a, sizeof a),
             ct_human_time(s.p90_ns, b, sizeof b), ct_human_time(s.p99_ns, c, sizeof c),
             ct_human_time(s.worst.ns, d, sizeof d), s.worst.step,
             ct_human_time(s.first_ns, e, sizeof e));
