@@ -1,11 +1,15 @@
-"""Training steps from the markers a program makes (issue 39, its first part): tests/programs/
-step_loop.c's steps as NVTX ranges named "train_step", each three launches, a synchronisation and
-a wait for input, with a warm-up step and a slow step every fifth. The report's `steps` section
-counts them exactly, puts step 1 apart, gives the median within 5% of the program's own
-measurement and the slow steps by number, and says what the median step was made of; a steady
-twin has no slow step, and a loop that marks nothing has no steps section (steps found without
-markers are not built yet)."""
+"""Training steps (docs/findings.md, "Steps"): tests/programs/step_loop.c's steps, each a wait for
+input, three launches and a synchronisation, as NVTX ranges named "train_step" or unmarked, with a
+warm-up step and a slow step every fifth. The report's `steps` section counts them exactly, puts
+step 1 apart, gives the median within 5% of the program's own measurement and the slow steps by
+number, and says what the median step was made of; a steady twin has no slow step. Unmarked, the
+steps are found from the launching thread's repetition, through a different first step, steps
+that differ by a kernel, a CUDA graph replayed per step and a second launching thread; named by
+CUDATRACE_STEP or `cudatrace report --step`, they are what the name says."""
+import json
+import os
 import statistics
+import subprocess
 
 from test_preload_cupti import report_json, trace_file, with_gpu
 
@@ -53,10 +57,105 @@ def test_steady_twin_has_no_slow_step(trace_run, build_dir):
     assert s["count"] == 12 and s["slow"] == []
 
 
-def test_a_loop_that_marks_nothing_has_no_steps_section(trace_run, build_dir):
-    completed, _, _ = trace_run("step_loop", "--steps", 12)
+def sync_line():
+    """step_loop.c:LINE of the step's synchronisation."""
+    path = os.path.join(os.path.dirname(__file__), "programs", "step_loop.c")
+    with open(path) as source:
+        (line,) = [n for n, text in enumerate(source, 1) if "cudaDeviceSynchronize()" in text]
+    return f"step_loop.c:{line}"
+
+
+def check_times(s, own, count):
+    """The steps' count, step 1 and median as the program measured them, within 5%."""
+    assert s["count"] == count
+    assert abs(s["first_ns"] - own[1]) < 0.05 * own[1]
+    rest = [own[n] for n in range(2, count + 1)]
+    assert abs(s["median_ns"] - statistics.median_low(rest)) < 0.05 * statistics.median(rest)
+
+
+def test_unmarked_steps_are_found_from_the_launching_thread(trace_run, build_dir):
+    """No marker: each step ends with the synchronisation the loop waits for its input after,
+    though step 1 launches five kernels more (warm-up) and every seventh step one more."""
+    completed, _, _ = trace_run("step_loop", "--steps", 20, "--warmup-ms", 30, "--warmup-kernels",
+                                5, "--extra-every", 7, "--slow-every", 5, "--slow-ms", 40)
+    assert completed.returncode == 0, completed.stderr
+    own = own_times(completed.stdout)
+    s = steps_of(build_dir, completed)
+    assert s["source"].startswith("inferred:cudaDeviceSynchronize at " + sync_line() + " ")
+    check_times(s, own, 20)
+    assert sorted(t["step"] for t in s["slow"]) == [5, 10, 15, 20]
+
+
+def test_unmarked_steady_twin_has_no_slow_step(trace_run, build_dir):
+    completed, _, _ = trace_run("step_loop", "--steps", 20, "--extra-every", 7)
+    assert completed.returncode == 0, completed.stderr
+    s = steps_of(build_dir, completed)
+    assert s["count"] == 20 and s["slow"] == []
+
+
+def test_a_graph_replayed_each_step(trace_run, build_dir, tmp_path):
+    """The three kernels captured once and replayed: the capture's calls are no step's, and each
+    step is one graph launch and its synchronisation."""
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_KERNEL_NS=KERNEL_NS)
+    completed, _, _ = trace_run("step_loop", "--graph", "--steps", 12, env=env)
+    assert completed.returncode == 0, completed.stderr
+    s = steps_of(build_dir, completed)
+    assert s["source"].startswith("inferred:cudaDeviceSynchronize")
+    check_times(s, own_times(completed.stdout), 12)
+    assert abs(s["median_parts"]["gpu_busy_ns"] - 3 * KERNEL_NS) < 0.1 * 3 * KERNEL_NS
+
+
+def test_two_launching_threads(trace_run, build_dir):
+    """A second thread launches each step's backward kernels: the steps are the main thread's,
+    whose calls hold the loop's turn. (Step 1 holds the second thread's start as well, which
+    the program's own measure does not.)"""
+    completed, _, _ = trace_run("step_loop", "--threads", 2, "--steps", 15)
+    assert completed.returncode == 0, completed.stderr
+    own = own_times(completed.stdout)
+    s = steps_of(build_dir, completed)
+    assert s["source"].startswith("inferred:cudaDeviceSynchronize")
+    assert (s["thread"], s["count"]) == (completed.pid, 15)
+    rest = [own[n] for n in range(2, 16)]
+    assert abs(s["median_ns"] - statistics.median_low(rest)) < 0.05 * statistics.median(rest)
+
+
+def test_a_program_that_does_not_repeat_has_no_steps(trace_run, build_dir):
+    completed, _, _ = trace_run("step_loop", "--steps", 2)
     assert completed.returncode == 0, completed.stderr
     assert steps_of(build_dir, completed) is None
+
+
+def test_steps_named_in_the_traced_environment(trace_run, build_dir):
+    """CUDATRACE_STEP, set where the program ran, is in its trace: each launch of the named kernel
+    ends a step (three a step), though the loop's turn is elsewhere."""
+    completed, _, _ = trace_run("step_loop", "--steps", 6,
+                                env={"CUDATRACE_STEP": "kernel:step_kernel"})
+    assert completed.returncode == 0, completed.stderr
+    s = steps_of(build_dir, completed)
+    assert (s["source"], s["count"]) == ("CUDATRACE_STEP=kernel:step_kernel", 18)
+
+
+def test_steps_named_to_the_report(trace_run, build_dir):
+    """--step over what was found: the NVTX ranges by name, or a function's calls; a name that
+    is none of the forms is refused in one line."""
+    completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", 6)
+    assert completed.returncode == 0, completed.stderr
+    cudatrace = os.path.join(build_dir, "cudatrace")
+
+    def steps_named(spec):
+        done = subprocess.run([cudatrace, "report", "--json", "--step", spec,
+                               str(trace_file(completed))], capture_output=True, text=True)
+        return done.returncode, done.stdout, done.stderr
+
+    rc, out, _ = steps_named("call:cudaLaunchKernel")
+    (process,) = json.loads(out)["processes"]
+    assert rc == 0 and process["steps"]["count"] == 18
+    rc, out, _ = steps_named("nvtx:train_step")
+    (process,) = json.loads(out)["processes"]
+    assert process["steps"]["source"] == "CUDATRACE_STEP=nvtx:train_step"
+    check_times(process["steps"], own_times(completed.stdout), 6)
+    rc, out, err = steps_named("train_step")
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "--step" in err
 
 
 OUTSIDE_CUDA = 3  # the findings' grew_part for time outside CUDA calls (docs/findings.md)
@@ -85,6 +184,22 @@ def test_slow_steps_that_recur_on_a_timer(trace_run, build_dir):
     assert "step-drift" not in f
 
 
+def test_slow_steps_that_lose_little_are_no_finding(trace_run, build_dir):
+    """Every fifth 1 ms step takes 3 ms more: the steps section lists the four as slow, but
+    together they lose 12 ms, under slow_step_lost_ns (50 ms), and neither finding fires; with
+    the threshold at 10 ms, slow-steps does."""
+    completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", 20, "--wait-ms", 1,
+                                "--slow-every", 5, "--slow-ms", 3)
+    assert completed.returncode == 0, completed.stderr
+    assert sorted(t["step"] for t in steps_of(build_dir, completed)["slow"]) == [5, 10, 15, 20]
+    assert not {"slow-steps", "periodic-slowdown"} & set(findings_of(build_dir, completed))
+    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
+                           "--threshold", "slow_step_lost_ns=10e6", str(trace_file(completed))],
+                          capture_output=True, text=True, check=True)
+    (f,) = [f for f in json.loads(done.stdout)["findings"] if f["id"] == "slow-steps"]
+    assert f["evidence"]["slow_steps"] == 4
+
+
 def test_steps_slowing_over_the_run(trace_run, build_dir):
     """Each step waits 0.3 ms more than the one before: step-drift compares the last tenth's
     median step with the first tenth's, both within 5% of the program's own, with the time
@@ -107,3 +222,33 @@ def test_steady_twin_has_no_step_finding(trace_run, build_dir):
     assert completed.returncode == 0, completed.stderr
     f = findings_of(build_dir, completed)
     assert not {"slow-steps", "periodic-slowdown", "step-drift"} & set(f)
+
+
+def test_annotate_writes_the_steps_track(trace_run, build_dir, trace_vocabulary):
+    """`report --annotate` puts the steps on a "cudatrace steps" track in the process, a slice a
+    step as long as the report's, with its number and parts as arguments; the report read back
+    is the same, and the trace keeps to Perfetto's rules and the declared vocabulary."""
+    import perfetto_check
+    from trace_vocabulary import check as check_vocabulary
+
+    completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", 8, "--slow-every", 4,
+                                "--slow-ms", 30)
+    assert completed.returncode == 0, completed.stderr
+    path = trace_file(completed)
+    before = report_json(build_dir, path)
+    cudatrace = os.path.join(build_dir, "cudatrace")
+    subprocess.run([cudatrace, "report", "--annotate", str(path)], check=True,
+                   capture_output=True)
+    trace = perfetto_check.load(path)
+    check_vocabulary(trace, trace_vocabulary)
+    (track,) = [t for t in trace.tracks.values() if t["name"] == "cudatrace steps"]
+    assert track["parent_uuid"] == trace.processes[completed.pid]["uuid"]
+    steps = [s for s in trace.slices if s["track_uuid"] == track["uuid"]]
+    assert [(s["name"], s["args"]["step"]) for s in steps] == [(f"step {n}", n) for n in
+                                                               range(1, 9)]
+    (process,) = before["processes"]
+    assert steps[0]["dur"] == process["steps"]["first_ns"]
+    assert sorted(s["dur"] for s in steps[1:])[3] == process["steps"]["median_ns"]
+    assert [s["args"]["step"] for s in steps if s["args"]["slow"]] == [4, 8]
+    after = report_json(build_dir, path)
+    assert (after["processes"], after["findings"]) == (before["processes"], before["findings"])

@@ -2,7 +2,8 @@
  * The environment rule (docs/report-schema.md, "identity"): a variable is
  * recorded when its name is LD_LIBRARY_PATH or LD_PRELOAD or starts with
  * CUDA_, NCCL_, TORCH_, PYTORCH_, CUDNN_, CUBLAS or NVIDIA_ (what changes
- * which libraries load and how CUDA, NCCL and PyTorch behave), and never
+ * which libraries load and how CUDA, NCCL and PyTorch behave), or is
+ * CUDATRACE_STEP (what the report takes for a training step), and never
  * when its name holds TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL, PRIVATE,
  * AUTH, COOKIE or KEY in any case, nor when its value carries a URL with a
  * user name or password in it (scheme://user:pass@host). Values longer than
@@ -56,8 +57,9 @@ int ct_environment_recorded(const char *name, size_t name_len, const char *value
 {
     static const char *const prefixes[] = {"CUDA_",  "NCCL_",  "TORCH_", "PYTORCH_",
                                            "CUDNN_", "CUBLAS", "NVIDIA_"};
-    int wanted =
-        is_exactly(name, name_len, "LD_LIBRARY_PATH") || is_exactly(name, name_len, "LD_PRELOAD");
+    int wanted = is_exactly(name, name_len, "LD_LIBRARY_PATH") ||
+                 is_exactly(name, name_len, "LD_PRELOAD") ||
+                 is_exactly(name, name_len, "CUDATRACE_STEP");
     for (size_t i = 0; !wanted && i < sizeof prefixes / sizeof prefixes[0]; i++)
         wanted = has_prefix(name, name_len, prefixes[i]);
     return wanted && !names_a_secret(name, name_len) && strlen(value) <= MAX_VALUE &&

@@ -55,6 +55,7 @@
     X(track, gpu_memory, CT_GPU_TRACK_PREFIX "%u memory operations", NAMED)                        \
     X(track, cupti_overhead, "CUPTI overhead", NAMED)                                              \
     X(track, findings, "cudatrace findings", NAMED)                                                \
+    X(track, steps, "cudatrace steps", NAMED)                                                      \
     X(track, trace_gap, "cudatrace trace gap", NAMED)                                              \
     X(track, capture_windows, "cudatrace capture windows", NAMED)                                  \
     X(track, graph_reserved,                                                                       \
@@ -156,6 +157,8 @@
     X(event, unnamed_range, "(nvtx)", SLICE)                                                       \
     /* a finding on the findings track: its severity and id */                                     \
     X(event, finding, "%s %s", INSTANT)                                                            \
+    /* a training step on the steps track (viewer-export/model/steps.h) */                         \
+    X(event, step, "step %u", SLICE)                                                               \
     /* call slices (functions.h gives their layouts) */                                            \
     X(key, ptr, "ptr", POINTER)                                                                    \
     X(key, bytes, "bytes", UINT)                                                                   \
@@ -352,6 +355,12 @@
     X(key, severity, "severity", STRING)                                                           \
     X(key, message, "message", STRING)                                                             \
     X(key, top_site, "top_site_%d", STRING)                                                        \
+    /* the steps track */                                                                          \
+    X(key, step, "step", UINT)                                                                     \
+    X(key, gpu_busy_ns, "gpu_busy_ns", UINT)                                                       \
+    X(key, sync_ns, "sync_ns", UINT)                                                               \
+    X(key, in_cuda_ns, "in_cuda_ns", UINT)                                                         \
+    X(key, slow, "slow", UINT)                                                                     \
     /* values */                                                                                   \
     X(value, clock_tsc, "tsc", clock)                                                              \
     X(value, clock_boottime, "boottime", clock)                                                    \

@@ -19,10 +19,13 @@
 #include <sys/stat.h>
 
 #include "common/array.h"
+#include "cudatrace/trace_names.h"
 #include "viewer-export/commands.h"
 #include "viewer-export/findings/thresholds.h"
 #include "viewer-export/job/summary.h"
+#include "viewer-export/model/step_calls.h"
 #include "viewer-export/output/findings_track.h"
+#include "viewer-export/output/steps_track.h"
 #include "viewer-export/output/job_output.h"
 
 struct paths {
@@ -100,7 +103,7 @@ static int add_path(struct paths *paths, const char *path)
 
 static const char help[] =
     "usage: cudatrace report [--json] [--per-process] [--fail-on=LEVEL]\n"
-    "                        [--threshold NAME=VALUE]... TRACE|DIR...\n"
+    "                        [--threshold NAME=VALUE]... [--step SPEC] TRACE|DIR...\n"
     "       cudatrace report --summary [--threshold NAME=VALUE]... [-o SUMMARY] TRACE|DIR...\n"
     "       cudatrace report --merge [--json] [--per-process] [--fail-on=LEVEL] SUMMARY...\n"
     "\n"
@@ -135,6 +138,12 @@ static const char help[] =
     "                          small_copy_count, growth_bytes, growth_share,\n"
     "                          slow_alloc_ns, slow_alloc_factor, slow_alloc_calls,\n"
     "                          gpu_idle_share\n"
+    "  --step SPEC             what a training step is, over what the traced\n"
+    "                          process's CUDATRACE_STEP said and over the steps found:\n"
+    "                          nvtx:NAME (each NVTX range NAME), kernel:NAME (each\n"
+    "                          launch of the kernel ends one), call:FUNCTION (each\n"
+    "                          call of the CUDA function ends one), site:TEXT (each\n"
+    "                          call at a line holding TEXT ends one)\n"
     "  --annotate              append the findings to the trace (one file) as instants\n"
     "                          on a \"cudatrace findings\" track, to see them in Perfetto\n"
     "  --summary               write the traces' summary instead (JSON; to SUMMARY with -o):\n"
@@ -189,13 +198,22 @@ struct options {
     const char *output;
 };
 
-enum { OPT_JSON = 256, OPT_PER_PROCESS, OPT_FAIL_ON, OPT_THRESHOLD, OPT_ANNOTATE, OPT_HELP };
+enum {
+    OPT_JSON = 256,
+    OPT_PER_PROCESS,
+    OPT_FAIL_ON,
+    OPT_THRESHOLD,
+    OPT_ANNOTATE,
+    OPT_STEP,
+    OPT_HELP
+};
 
 static const struct option long_options[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"per-process", no_argument, NULL, OPT_PER_PROCESS},
     {"fail-on", required_argument, NULL, OPT_FAIL_ON},
     {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"step", required_argument, NULL, OPT_STEP},
     {"annotate", no_argument, NULL, OPT_ANNOTATE},
     {"summary", no_argument, NULL, 's'},
     {"merge", no_argument, NULL, 'm'},
@@ -234,6 +252,13 @@ static int parse_options(int argc, char **argv, struct options *o, int *status)
             return *status = ct_usage_error("report: %s", error), -1;
         else if (c == OPT_THRESHOLD)
             o->thresholds = 1;
+        else if (c == OPT_STEP && ct_step_calls_name(optarg))
+            return *status = ct_usage_error("report: --step takes nvtx:NAME, kernel:NAME, "
+                                            "call:FUNCTION or site:TEXT, not %s",
+                                            optarg),
+                   -1;
+        else if (c == OPT_STEP)
+            continue;
         else if (c == OPT_HELP)
             return *status = fputs(help, stdout) == EOF, -1;
         else
@@ -315,9 +340,19 @@ static int write_summary(const struct ct_job *job, const char *output)
 static int annotate(const char *path, const struct ct_job *job)
 {
     struct ct_report report = {0};
+    struct ct_packets packets = {0};
     char error[512];
-    int failed = ct_report_add_trace(&report, path, error, sizeof error) ||
-                 ct_findings_annotate(path, &report, &job->findings, error, sizeof error);
+    int failed = ct_report_add_trace(&report, path, error, sizeof error);
+    if (!failed && report.annotated) {
+        snprintf(error, sizeof error, "already has its \"%s\" track", ct_track_findings);
+        failed = 1;
+    }
+    if (!failed) {
+        ct_findings_track(&packets, &report, &job->findings);
+        ct_steps_track(&packets, &report);
+        failed = ct_trace_append(path, &packets, error, sizeof error) != 0;
+    }
+    free(packets.bytes);
     if (failed)
         fprintf(stderr, "cudatrace: %s: %s\n", path, error);
     ct_report_free(&report);

@@ -1,5 +1,6 @@
 /*
- * The step findings, over the steps a program marks (model/steps.c), each
+ * The step findings, over the steps named, marked or found (model/steps.c),
+ * after the warm-up and with at least MIN_JUDGED_STEPS of them, each
  * saying which part of a step grew: the GPU's busy time, the time in
  * synchronising calls, in other CUDA calls, or outside CUDA calls (host
  * work, an input wait).
@@ -21,6 +22,7 @@
 #include "viewer-export/output/human_units.h"
 
 #define MS 1000000.0
+#define MIN_JUDGED_STEPS 8 /* after warm-up: fewer say nothing of a slow one */
 
 enum part { GPU_BUSY, SYNC, OTHER_CUDA, OUTSIDE_CUDA, PARTS };
 
@@ -68,10 +70,22 @@ static int by_number(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Whether the slow steps say something: enough steps to judge, and time
+ * lost over the median that matters (a few scheduler hiccups of a fast
+ * loop lose milliseconds). */
+static int slow_steps_matter(const struct ct_steps *s, size_t at_least)
+{
+    uint64_t lost = 0;
+    for (size_t i = 0; i < s->slow_count; i++)
+        lost += s->slow[i].ns - s->median_ns;
+    return s->slow_count >= at_least && s->count - s->warmup >= MIN_JUDGED_STEPS &&
+           (double)lost >= ct_thresholds.slow_step_lost_ns;
+}
+
 static void slow(const struct ct_process_report *p, const struct ct_steps *s,
                  struct ct_findings *out)
 {
-    if (!s->slow_count)
+    if (!slow_steps_matter(s, 1))
         return;
     size_t numbers[CT_SLOW_STEPS], median = s->median_step.step;
     for (size_t i = 0; i < s->slow_count; i++)
@@ -111,7 +125,7 @@ static int by_value(const void *a, const void *b)
 static void periodic(const struct ct_process_report *p, const struct ct_steps *s,
                      struct ct_findings *out)
 {
-    if (s->slow_count < 3)
+    if (!slow_steps_matter(s, 3))
         return;
     size_t numbers[CT_SLOW_STEPS], n = s->slow_count;
     double spacing[CT_SLOW_STEPS];
@@ -162,14 +176,14 @@ static uint64_t median_of(const struct ct_steps *s, size_t from, size_t to, size
 static void drift(const struct ct_process_report *p, const struct ct_steps *s,
                   struct ct_findings *out)
 {
-    size_t m = s->count - 1; /* step 1 apart */
+    size_t m = s->count - s->warmup;
     if (m < 20)
         return;
     size_t tenth = m / 10, *first = malloc(tenth * sizeof *first),
            *last = malloc(tenth * sizeof *last);
     if (!first || !last)
         abort();
-    uint64_t early = median_of(s, 2, 1 + tenth, first);
+    uint64_t early = median_of(s, s->warmup + 1, s->warmup + tenth, first);
     uint64_t late = median_of(s, s->count - tenth + 1, s->count, last);
     if ((double)late > (double)early * (1 + ct_thresholds.step_drift) && late - early > MS) {
         double by;

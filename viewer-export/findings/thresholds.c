@@ -45,6 +45,7 @@ struct ct_thresholds ct_thresholds = {
     .workers_idle_share = 0.2,
     .host_busy_share = 0.5,
     .slow_step_factor = 1.5,
+    .slow_step_lost_ns = 50e6,
     .step_period_spread = 0.1,
     .step_drift = 0.2,
     .recapture_graphs = 3,
@@ -59,16 +60,16 @@ static const struct {
     {                                                                                              \
 #field, offsetof(struct ct_thresholds, field)                                              \
     }
-    THRESHOLD(launch_share),       THRESHOLD(launch_rate),        THRESHOLD(sync_share),
-    THRESHOLD(sync_calls),         THRESHOLD(pageable_copies),    THRESHOLD(small_copy_bytes),
-    THRESHOLD(small_copy_rate),    THRESHOLD(small_copy_count),   THRESHOLD(growth_bytes),
-    THRESHOLD(growth_share),       THRESHOLD(slow_alloc_ns),      THRESHOLD(slow_alloc_factor),
-    THRESHOLD(slow_alloc_calls),   THRESHOLD(gpu_idle_share),     THRESHOLD(gpu_bound_share),
-    THRESHOLD(power_cap_share),    THRESHOLD(thermal_share),      THRESHOLD(clocks_low_ratio),
-    THRESHOLD(pcie_low_share),     THRESHOLD(input_wait_share),   THRESHOLD(workers_busy_share),
-    THRESHOLD(workers_idle_share), THRESHOLD(host_busy_share),    THRESHOLD(hang_ns),
-    THRESHOLD(slow_step_factor),   THRESHOLD(step_period_spread), THRESHOLD(step_drift),
-    THRESHOLD(recapture_graphs),   THRESHOLD(recapture_launches),
+    THRESHOLD(launch_share),       THRESHOLD(launch_rate),       THRESHOLD(sync_share),
+    THRESHOLD(sync_calls),         THRESHOLD(pageable_copies),   THRESHOLD(small_copy_bytes),
+    THRESHOLD(small_copy_rate),    THRESHOLD(small_copy_count),  THRESHOLD(growth_bytes),
+    THRESHOLD(growth_share),       THRESHOLD(slow_alloc_ns),     THRESHOLD(slow_alloc_factor),
+    THRESHOLD(slow_alloc_calls),   THRESHOLD(gpu_idle_share),    THRESHOLD(gpu_bound_share),
+    THRESHOLD(power_cap_share),    THRESHOLD(thermal_share),     THRESHOLD(clocks_low_ratio),
+    THRESHOLD(pcie_low_share),     THRESHOLD(input_wait_share),  THRESHOLD(workers_busy_share),
+    THRESHOLD(workers_idle_share), THRESHOLD(host_busy_share),   THRESHOLD(hang_ns),
+    THRESHOLD(slow_step_factor),   THRESHOLD(slow_step_lost_ns), THRESHOLD(step_period_spread),
+    THRESHOLD(step_drift),         THRESHOLD(recapture_graphs),  THRESHOLD(recapture_launches),
 #undef THRESHOLD
 };
 

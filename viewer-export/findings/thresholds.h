@@ -35,6 +35,7 @@ struct ct_thresholds {
     double host_busy_share;    /* host-bound: launching thread on a CPU outside CUDA calls */
     double hang_ns;            /* hang: a call still running this long at the end      */
     double slow_step_factor;   /* slow-steps: a step this many times the median is slow */
+    double slow_step_lost_ns;  /* ... and the slow steps lost this much over the median */
     double step_period_spread; /* periodic-slowdown: slow steps' spacing within this share */
     double step_drift; /* step-drift: the last tenth's median over the first's, by this share */
     double recapture_graphs;   /* re-capture: graphs captured at one line, at least    */

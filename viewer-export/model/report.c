@@ -31,6 +31,7 @@ struct builder {
     struct ct_u64_map device_counter; /* device memory's counter tracks -> source + 1 */
     struct ct_u64_map pool_counter;   /* the pools' reserve counter tracks -> 1 */
     struct ct_u64_map gpu_tracks;     /* track uuids of GPU work (gpu.h) */
+    struct ct_u64_map written_back;   /* the findings and steps tracks (report --annotate) */
     struct ct_u64_map functions;      /* string id of a function name -> fn + 1 */
 };
 
@@ -93,8 +94,11 @@ static void on_track(void *ctx, const struct ct_track_info *t)
     if (t->name && !t->is_counter &&
         strncmp(t->name, CT_GPU_TRACK_PREFIX, strlen(CT_GPU_TRACK_PREFIX)) == 0)
         ct_u64_map_put(&b->gpu_tracks, t->uuid, 1);
-    if (t->name && strcmp(t->name, ct_track_findings) == 0)
-        b->report->annotated = 1;
+    if (t->name &&
+        (strcmp(t->name, ct_track_findings) == 0 || strcmp(t->name, ct_track_steps) == 0)) {
+        b->report->annotated = 1; /* what the report wrote back, not what the program did */
+        ct_u64_map_put(&b->written_back, t->uuid, 1);
+    }
     if (t->is_counter && t->name && strcmp(t->name, ct_track_device_memory) == 0)
         ct_u64_map_put(&b->device_counter, t->uuid, CT_MEMORY_ALLOCATIONS + 1);
     if (t->is_counter && t->name && strcmp(t->name, ct_track_vmm_memory) == 0)
@@ -165,6 +169,8 @@ static void on_slice(void *ctx, const struct ct_event *e)
         return;
     note_time(p, e->ts);
     note_time(p, e->end);
+    if (ct_u64_map_find(&b->written_back, e->track))
+        return;
     if (strcmp(e->name, ct_event_trace_gap) == 0) {
         note_gap(p, e);
         return;
@@ -181,9 +187,11 @@ static void on_slice(void *ctx, const struct ct_event *e)
         return;
     }
     ct_gpu_host_flow(&p->usage.gpu, e->flow_out);
+    const uint64_t *thread = ct_u64_map_find(&b->thread_of, e->track);
+    int64_t tid = thread ? (int64_t)*thread : 0;
     uint64_t *fn = ct_u64_map_find(&b->functions, ct_strings_intern_cstr(e->name));
     if (!fn) {
-        if (!ct_usage_nvtx_slice(&p->usage, e))
+        if (!ct_usage_nvtx_slice(&p->usage, tid, e))
             p->calls.unattributed_slices++;
         return;
     }
@@ -194,17 +202,19 @@ static void on_slice(void *ctx, const struct ct_event *e)
     int64_t result = ct_event_int(e, ct_key_result, 0);
     if (ct_function_family((unsigned)(*fn - 1)) == CT_FAMILY_COPY)
         ct_gpu_health_host_copy(&p->gpu_health, e);
+    /* a call captured into a CUDA graph ran nothing: its graph's launches do */
+    int captured = strcmp(ct_event_text(e, ct_key_graph_work), ct_value_graph_work_captured) == 0;
     ct_calls_add_slice(&p->calls, (int)(*fn - 1), result, e->end > e->ts ? e->end - e->ts : 0,
-                       strcmp(ct_event_text(e, ct_key_graph_work), ct_value_graph_work_captured) ==
-                           0);
+                       captured);
     if (*fn - 1 == CT_FN_cudaRuntimeGetVersion && result == 0)
         note_version(&p->cuda.runtime_version, ct_event_int(e, ct_key_version, -1));
-    const uint64_t *tid = ct_u64_map_find(&b->thread_of, e->track);
-    ct_unfinished_call(&p->unfinished, tid ? (int64_t)*tid : 0, e->name, e,
+    ct_unfinished_call(&p->unfinished, tid, e->name, e,
                        ct_gpu_flow_ended(&p->usage.gpu, e->flow_out));
-    ct_usage_slice(&p->usage, tid ? (int64_t)*tid : 0, (int)(*fn - 1), e);
-    ct_graphs_call(&p->graphs, tid ? (int64_t)*tid : 0, (int)(*fn - 1), e);
-    ct_host_note_call(&p->host, tid ? (int64_t)*tid : 0, e->end > e->ts ? e->end - e->ts : 0);
+    ct_usage_slice(&p->usage, tid, (int)(*fn - 1), e);
+    if (!captured)
+        ct_step_calls_note(&p->step_calls, tid, (int)(*fn - 1), e);
+    ct_graphs_call(&p->graphs, tid, (int)(*fn - 1), e);
+    ct_host_note_call(&p->host, tid, e->end > e->ts ? e->end - e->ts : 0);
 }
 
 /* A thread's totals for one function, written when it ended: exact however
@@ -268,6 +278,7 @@ static int session_instant(struct builder *b, struct ct_process_report *p, const
         id->world_size = ct_event_int(e, ct_key_world_size, -1);
     } else if (strcmp(e->name, ct_event_environment) == 0) {
         p->identity.environment = ct_event_text(e, ct_key_variables);
+        ct_step_calls_environment(&p->step_calls, p->identity.environment);
     } else if (strcmp(e->name, ct_event_calls) == 0) {
         add_totals(b, p, e);
     } else if (strcmp(e->name, ct_event_usage_tally) == 0) {
@@ -367,6 +378,7 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
         ct_calls_use_totals(&report->processes[i].calls);
         ct_usage_settle(&report->processes[i].usage);
         ct_graphs_settle(&report->processes[i].graphs);
+        ct_step_calls_settle(&report->processes[i].step_calls);
     }
     report->packets += result.packets;
     report->truncated |= result.truncated;
@@ -377,6 +389,7 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
     ct_u64_map_free(&b.device_counter);
     ct_u64_map_free(&b.pool_counter);
     ct_u64_map_free(&b.gpu_tracks);
+    ct_u64_map_free(&b.written_back);
     ct_u64_map_free(&b.functions);
     return r;
 }
@@ -440,6 +453,7 @@ void ct_report_free(struct ct_report *report)
         free(report->processes[i].run.snapshots);
         ct_unfinished_free(&report->processes[i].unfinished);
         ct_graphs_free(&report->processes[i].graphs);
+        ct_step_calls_free(&report->processes[i].step_calls);
         free(report->processes[i].run.capture.windows);
         ct_libraries_free(&report->processes[i].libraries);
         ct_usage_free(&report->processes[i].usage);

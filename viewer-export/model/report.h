@@ -22,6 +22,7 @@
 #include "viewer-export/model/graphs.h"
 #include "viewer-export/model/host.h"
 #include "viewer-export/model/libraries.h"
+#include "viewer-export/model/step_calls.h"
 #include "viewer-export/model/unfinished.h"
 #include "viewer-export/model/usage.h"
 
@@ -114,6 +115,7 @@ struct ct_process_report {
     struct ct_host host;                  /* the host sampler's (model/host.h) */
     struct ct_unfinished_work unfinished; /* GPU work launched, never completed */
     struct ct_graph_view graphs;          /* CUDA graphs (model/graphs.h) */
+    struct ct_step_calls step_calls;      /* steps the program does not mark */
 };
 
 struct ct_report {
@@ -121,7 +123,7 @@ struct ct_report {
     size_t process_count;
     uint64_t packets;
     int truncated;
-    int annotated; /* the trace already has the findings track */
+    int annotated; /* the trace already has the findings or the steps track */
     uint64_t unclosed;
 };
 

@@ -1,13 +1,17 @@
 /*
- * Training steps from the markers a program already makes: the NVTX ranges
- * whose name says step or iteration ("train_step", "iteration", PyTorch's
- * "ProfilerStep#12", whose number is cut at the '#'), when one such name
- * recurs at least MIN_STEPS times; the most frequent wins, then the one
- * with the most time. A step is one such range, numbered in time order.
- * Step 1 is said apart, as warm-up (compilation, autotuning, the caching
- * allocator's first allocations make it unlike the rest), and the step
- * figures are the others'. Steps the program does not mark are not found
- * here.
+ * A process's training steps, from where they are said or found, in this
+ * order: what CUDATRACE_STEP names (cudatrace report --step, or the traced
+ * process's own environment): the NVTX ranges of one name (nvtx:NAME) or
+ * the calls that end a step (step_calls.c); else the markers the program
+ * already makes: the NVTX ranges whose name says step or iteration
+ * ("train_step", "iteration", PyTorch's "ProfilerStep#12", whose number is
+ * cut at the '#'), when one such name recurs at least MIN_STEPS times, the
+ * most frequent winning, then the one with the most time; else the steps
+ * found in the launching thread's repetition (step_calls.c). Steps are
+ * numbered in time order. Step 1 is said apart, as warm-up (compilation,
+ * autotuning, the caching allocator's first allocations make it unlike the
+ * rest), steps 1 and 2 where they were found in the calls, and the step
+ * figures are the others'.
  */
 #include "viewer-export/model/steps.h"
 
@@ -20,6 +24,7 @@
 #include "viewer-export/model/report.h"
 
 #define MIN_STEPS 3
+#define SLOW_STEP_MIN_NS 1000000
 
 /* The length of `name`'s step marker: up to a '#'; 0 when it does not say
  * step or iteration. */
@@ -34,11 +39,6 @@ static size_t marker_length(const char *name)
             return len;
     }
     return 0;
-}
-
-static int same_marker(const char *a, const char *b, size_t len)
-{
-    return marker_length(b) == len && strncmp(a, b, len) == 0;
 }
 
 #define MARKERS 32 /* distinct step markers looked at */
@@ -88,20 +88,66 @@ static int by_time(const void *a, const void *b)
     return (x->ns > y->ns) - (x->ns < y->ns);
 }
 
-/* The steps' spans, in time order (a made array the caller frees). */
-static struct ct_gpu_interval *step_spans(const struct ct_usage *u, const char *marker,
-                                          size_t *count)
+/* The spans of the NVTX ranges named `marker` (up to a '#', `len` long),
+ * in time order, and their thread (a made array the caller frees). */
+static struct ct_gpu_interval *nvtx_spans(const struct ct_usage *u, const char *marker, size_t len,
+                                          size_t *count, int64_t *tid)
 {
-    size_t len = marker_length(marker), n = 0;
+    size_t n = 0;
     struct ct_gpu_interval *spans = malloc((u->nvtx_span_count + 1) * sizeof *spans);
     if (!spans)
         abort();
-    for (size_t i = 0; i < u->nvtx_span_count; i++)
-        if (same_marker(marker, u->nvtx_spans[i].name, len))
+    for (size_t i = 0; i < u->nvtx_span_count; i++) {
+        const char *name = u->nvtx_spans[i].name;
+        if (strcspn(name, "#") == len && strncmp(marker, name, len) == 0) {
             spans[n++] = u->nvtx_spans[i].span;
+            *tid = u->nvtx_spans[i].tid;
+        }
+    }
     qsort(spans, n, sizeof *spans, by_start);
     *count = n;
     return spans;
+}
+
+/* The spans between the calls that end the steps (step_calls.c). */
+static struct ct_gpu_interval *call_spans(const struct ct_step_bounds *b, size_t *count)
+{
+    struct ct_gpu_interval *spans = malloc((b->count + 1) * sizeof *spans);
+    if (!spans)
+        abort();
+    for (size_t i = 0; i < b->count; i++)
+        spans[i] = (struct ct_gpu_interval){i ? b->ends[i - 1] : b->first_start, b->ends[i]};
+    *count = b->found ? b->count : 0;
+    return spans;
+}
+
+/* The steps' spans, in time order, from where CUDATRACE_STEP says, else
+ * from the markers, else from the calls; their source in `out`. */
+static struct ct_gpu_interval *step_spans(const struct ct_process_report *p, struct ct_steps *out,
+                                          size_t *n)
+{
+    const struct ct_usage *u = &p->usage;
+    const char *spec = ct_step_calls_spec(&p->step_calls);
+    if (spec && strncmp(spec, "nvtx:", 5) == 0) {
+        snprintf(out->source, sizeof out->source, "CUDATRACE_STEP=%.200s", spec);
+        return nvtx_spans(u, spec + 5, strcspn(spec + 5, "#"), n, &out->tid);
+    }
+    const char *marker = spec ? NULL : choose_marker(u);
+    if (marker) {
+        size_t len = marker_length(marker);
+        snprintf(out->source, sizeof out->source, "nvtx:%.*s", (int)len, marker);
+        struct ct_gpu_interval *spans = nvtx_spans(u, marker, len, n, &out->tid);
+        if (*n) /* else its ranges were past those kept with their spans */
+            return spans;
+        free(spans);
+    }
+    const struct ct_step_bounds *b = &p->step_calls.bounds;
+    if (spec)
+        snprintf(out->source, sizeof out->source, "CUDATRACE_STEP=%.200s", spec);
+    else
+        snprintf(out->source, sizeof out->source, "inferred:%.240s", b->boundary);
+    out->tid = b->tid;
+    return call_spans(b, n);
 }
 
 /* Each step's parts: the GPU's busy time, the time in synchronising calls
@@ -126,23 +172,24 @@ static struct ct_step *step_parts(const struct ct_process_report *p,
 }
 
 /* Slow steps, the slowest first: those over `slow_step_factor` times the
- * median. */
+ * median and SLOW_STEP_MIN_NS over it (a 60 us step taking 100 us is a
+ * scheduler's hiccup, no story). */
 static void slow_steps(const struct ct_step_time *sorted, size_t n, struct ct_steps *out)
 {
     for (size_t i = n; i-- > 0 && out->slow_count < CT_SLOW_STEPS;)
-        if ((double)sorted[i].ns > ct_thresholds.slow_step_factor * (double)out->median_ns)
+        if ((double)sorted[i].ns > ct_thresholds.slow_step_factor * (double)out->median_ns &&
+            sorted[i].ns - out->median_ns >= SLOW_STEP_MIN_NS)
             out->slow[out->slow_count++] = sorted[i];
 }
 
 int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out)
 {
     memset(out, 0, sizeof *out);
-    out->marker = choose_marker(&p->usage);
     size_t n = 0;
-    struct ct_gpu_interval *spans = out->marker ? step_spans(&p->usage, out->marker, &n) : NULL;
-    if (!n) { /* its ranges were past the ones kept with their spans */
+    struct ct_gpu_interval *spans = step_spans(p, out, &n);
+    if (!n) {
         free(spans);
-        out->marker = NULL;
+        memset(out, 0, sizeof *out);
         return 0;
     }
     struct ct_step_time *times = malloc(n * sizeof *times);
@@ -151,11 +198,14 @@ int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out)
     for (size_t i = 0; i < n; i++)
         times[i] = (struct ct_step_time){i + 1, spans[i].end - spans[i].start};
     out->count = n;
-    snprintf(out->source, sizeof out->source, "nvtx:%.*s", (int)marker_length(out->marker),
-             out->marker);
     out->first_ns = times[0].ns;
-    size_t skip = n >= MIN_STEPS ? 1 : 0, m = n - skip; /* step 1 apart: warm-up */
-    struct ct_step_time *sorted = times + skip;
+    /* Steps found in the calls end wherever the loop turns, which may be
+     * inside an iteration: the first iteration's one-time costs then fall
+     * in step 2 as well as in step 1. */
+    size_t warmup = strncmp(out->source, "inferred:", 9) == 0 ? 2 : 1;
+    out->warmup = n > warmup + 1 ? warmup : n >= MIN_STEPS ? 1 : 0;
+    size_t m = n - out->warmup;
+    struct ct_step_time *sorted = times + out->warmup;
     qsort(sorted, m, sizeof *sorted, by_time);
     out->median_step = sorted[(m - 1) / 2];
     out->median_ns = out->median_step.ns;

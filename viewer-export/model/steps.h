@@ -27,16 +27,18 @@ struct ct_step {
 };
 
 struct ct_steps {
-    /* The NVTX range name (up to a '#', as PyTorch's ProfilerStep#N) the
-     * steps are; NULL when none was found. */
-    const char *marker;
-    /* Where the steps came from, as the report's steps.source says it
-     * ("nvtx:NAME"), and the thread that made them (0: not known). */
+    /* Where the steps came from, as the report's steps.source says it:
+     * "nvtx:NAME" (the ranges named NAME, up to a '#' as in PyTorch's
+     * ProfilerStep#N), "inferred:CALLS" (CALLS ended each step) or
+     * "CUDATRACE_STEP=SPEC"; and the thread that made them (0: not known). */
     char source[256];
     int64_t tid;
     size_t count;
     uint64_t first_ns; /* step 1, apart: warm-up */
-    /* Over steps 2 to count (all of them when there are fewer than 3). */
+    /* The first steps said apart as warm-up: 1, 2 for steps found in the
+     * calls (0 when there are fewer than 3). */
+    size_t warmup;
+    /* Over steps warmup + 1 to count. */
     uint64_t median_ns, p90_ns, p99_ns;
     struct ct_step_time worst;
     struct ct_step_time slow[CT_SLOW_STEPS];

@@ -555,7 +555,7 @@ void ct_usage_gap_instant(struct ct_usage *u, const struct ct_event *e)
     ct_site_costs_add_calls(sites, *site ? site : NULL, calls, ns, bytes);
 }
 
-int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e)
+int ct_usage_nvtx_slice(struct ct_usage *u, int64_t tid, const struct ct_event *e)
 {
     if (strcmp(ct_event_text(e, ct_key_source), ct_value_source_nvtx) != 0)
         return 0;
@@ -564,7 +564,7 @@ int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e)
         u->nvtx_spans = ct_array_reserve(u->nvtx_spans, &u->nvtx_span_capacity,
                                          u->nvtx_span_count + 1, sizeof *u->nvtx_spans);
         u->nvtx_spans[u->nvtx_span_count++] =
-            (struct ct_nvtx_span){{e->ts, e->end > e->ts ? e->end : e->ts}, e->name};
+            (struct ct_nvtx_span){{e->ts, e->end > e->ts ? e->end : e->ts}, e->name, tid};
     }
     return 1;
 }

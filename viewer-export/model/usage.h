@@ -58,6 +58,7 @@ struct ct_slow_call {
 struct ct_nvtx_span {
     struct ct_gpu_interval span;
     const char *name;
+    int64_t tid;
 };
 
 /* NVTX ranges kept with their span, first ones first. */
@@ -130,9 +131,9 @@ void ct_usage_gap_instant(struct ct_usage *u, const struct ct_event *e);
  * device memory its dropped middle made and left, or the lowest and
  * highest level of it there. */
 void ct_usage_gap_memory(struct ct_usage *u, const struct ct_event *e);
-/* Notes a slice that is an NVTX range (its `source` is "nvtx"); 0 when it is
- * not one. */
-int ct_usage_nvtx_slice(struct ct_usage *u, const struct ct_event *e);
+/* Notes a slice that is an NVTX range (its `source` is "nvtx") on thread
+ * `tid`; 0 when it is not one. */
+int ct_usage_nvtx_slice(struct ct_usage *u, int64_t tid, const struct ct_event *e);
 /* Adds a call's cost to its site's entry (nothing when `site` is NULL). */
 void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes);
 /* The same for `calls` calls that cost `ns` and `bytes` in all. */

@@ -25,8 +25,10 @@ void ct_steps_json(struct ct_json *j, const struct ct_process_report *p)
         return;
     ct_json_begin_object(j, "steps");
     ct_json_string(j, "source", s.source);
+    ct_json_int(j, "thread", s.tid);
     ct_json_uint(j, "count", s.count);
     ct_json_uint(j, "first_ns", s.first_ns);
+    ct_json_uint(j, "warmup_steps", s.warmup);
     ct_json_uint(j, "median_ns", s.median_ns);
     ct_json_uint(j, "p90_ns", s.p90_ns);
     ct_json_uint(j, "p99_ns", s.p99_ns);
