@@ -69,6 +69,23 @@ static size_t *in_order(struct ranked *ranked, size_t n)
     return order;
 }
 
+size_t *ct_figure_spread_largest_first(const struct ct_job *job, const struct ct_figure_spread *s,
+                                       size_t *count)
+{
+    struct ranked *ranked = calloc(s->end - s->first, sizeof *ranked);
+    double value;
+    size_t n = 0;
+    if (!ranked)
+        abort();
+    for (size_t p = s->first; p < s->end; p++)
+        if (ct_job_figure_value(&job->processes[p], s->figure, &value))
+            ranked[n++] = (struct ranked){p, value}; /* farthest first: the largest */
+    size_t *order = in_order(ranked, n);
+    free(ranked);
+    *count = n;
+    return order;
+}
+
 static double larger(double a, double b)
 {
     return a > b ? a : b;

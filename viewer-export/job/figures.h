@@ -62,5 +62,10 @@ void ct_job_figures_free(struct ct_job_figures *figures);
  * GPU timings has no GPU busy time, one without steps no step time; an
  * exit is no number). */
 int ct_job_figure_value(const struct ct_job_process *p, enum ct_figure figure, double *value);
+/* The processes of the spread's job id that have its figure, a number, the
+ * largest first (in the job's order among equals): a new array, *count
+ * long. */
+size_t *ct_figure_spread_largest_first(const struct ct_job *job, const struct ct_figure_spread *s,
+                                       size_t *count);
 
 #endif
