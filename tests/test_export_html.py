@@ -10,8 +10,10 @@ This file owns what the page holds and how it renders:
   installed): the page draws with no script error (its own status marker, and no console
   message), the findings and the library rows are there with the right texts, the rows
   highlighted are exactly the libraries the findings name, the CUDA graphs section (a row a
-  graph, its top kernels under it by capture line) only where the process made graphs, and a
-  screenshot shows each plot with data drawn in colour, and no colour in a plot without data.
+  graph, its top kernels under it by capture line) only where the process made graphs, the
+  step times plot only where the program marks steps (its data each of the report's steps; the
+  slow steps in red, step 1 in violet, no red where no step is slow), and a screenshot shows
+  each plot with data drawn in colour, and no colour in a plot without data.
   A page broken on purpose is caught by the same checks, so they can fail;
 * a trace cut short exports with what it holds, as the other formats do; bad input is
   refused and leaves nothing; memory stays small on a large trace; `export --help` lists html.
@@ -26,6 +28,7 @@ import os
 import pathlib
 import re
 import shutil
+import statistics
 import struct
 import subprocess
 import zlib
@@ -54,6 +57,7 @@ SYNC_WIDTH_NS = 100_000_000
 LAUNCH_BUCKET_NS = 100_000_000  # the collector's launch-rate buckets
 MEMORY_TRACK = "CUDA device memory (live bytes)"
 MIB = 1 << 20
+MS = 1_000_000
 
 
 def embedded(page, block):
@@ -596,3 +600,84 @@ def test_healthy_twin_a_page_without_pools_or_graphs_has_neither(trace_run, cuda
     assert allocations[1][0] == "Allocations (cudaMalloc*, cuMemAlloc*)"
     assert total[1][0] == "All of them" and total[1][1:] == allocations[1][1:]
     assert len(shown.plots()) == 3  # memory, launches, sync: no reserve plots
+
+
+STEP_COLOURS = {"step": (0x25, 0x63, 0xeb), "slow": (0xdc, 0x26, 0x26),
+                "warm-up": (0x8b, 0x5c, 0xf6)}  # html_page.c, stepSpec
+
+
+def step_loop_page(trace_run, cudatrace, tmp_path, *args):
+    """(page, the program's own {step: ns}): tests/programs/step_loop.c traced."""
+    proc, _, _ = trace_run("step_loop", *args)
+    assert proc.returncode == 0, proc.stderr
+    own = {int(w[1]): int(w[2]) for w in (line.split() for line in proc.stdout.splitlines())
+           if w and w[0] == "step"}
+    return html_of(cudatrace, trace_path(proc), tmp_path), own
+
+
+def step_plot_pixels(shown):
+    """{colour name: pixels of exactly that colour} in the page's first plot, the steps'."""
+    (rect,) = re.findall(r'<canvas [^>]*data-rect="([\d,]+)"', shown.dom)[:1]
+    x, y, w, h = map(int, rect.split(","))
+    _, bpp, rows = png_rows(shown.png)
+    pixels = [tuple(row[k:k + 3]) for row in rows[y:y + h]
+              for k in range(bpp * x, bpp * (x + w), bpp)]
+    return {name: pixels.count(rgb) for name, rgb in STEP_COLOURS.items()}
+
+
+def test_step_times_on_the_page(trace_run, cudatrace, tmp_path):
+    """20 marked steps, a 30 ms warm-up and every fifth step 40 ms slower: the plot's data is
+    each of the report's steps, in order, with the report's step 1, median, worst and slow
+    steps, the median within 5% of the program's own; the plot comes first, one bar a step,
+    the slow steps in red and step 1 in violet."""
+    page, own = step_loop_page(trace_run, cudatrace, tmp_path, "--nvtx", "--steps", 20,
+                               "--warmup-ms", 30, "--slow-every", 5, "--slow-ms", 40)
+    (process,) = embedded(page, "report-data")["processes"]
+    (plots,) = embedded(page, "plot-data")["processes"]
+    s, points = process["steps"], plots["steps"]
+    assert len(points) == s["count"] == 20
+    starts, times = [t for t, _ in points], [ns for _, ns in points]
+    assert starts == sorted(starts) and 0 <= starts[0]
+    assert all(t + ns <= plots["span_ns"] for t, ns in points)
+    # The program's steps in its order: 10 ms, the warm-up 40 ms, the slow ones 50 ms.
+    assert [n for n, ns in enumerate(times, 1) if ns > 25 * MS] == [1, 5, 10, 15, 20]
+    own_median = statistics.median_low(own[n] for n in range(2, 21))
+    assert abs(s["median_ns"] - own_median) < 0.05 * own_median
+    rest = sorted(times[1:])
+    assert (times[0], rest[(len(rest) - 1) // 2], rest[-1]) == (s["first_ns"], s["median_ns"],
+                                                               s["max_ns"])
+    assert times[s["max_step"] - 1] == s["max_ns"]
+    assert [(t["step"], times[t["step"] - 1]) for t in s["slow"]] == [
+        (t["step"], t["ns"]) for t in s["slow"]]
+    assert sorted(t["step"] for t in s["slow"]) == [5, 10, 15, 20]
+    shown = render(page, tmp_path)
+    shown.assert_drawn()
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", shown.dom)
+    assert captions[0].startswith("Step times (nvtx:train_step): 20 steps, median ")
+    assert captions[0].endswith("; slow steps (red): 5, 10, 15, 20")
+    assert [segments for segments, _ in shown.plots()][0] == 20
+    pixels = step_plot_pixels(shown)
+    assert all(pixels[name] > 500 for name in STEP_COLOURS), pixels
+
+
+def test_healthy_twin_steady_steps_have_none_in_red(trace_run, cudatrace, tmp_path):
+    page, _ = step_loop_page(trace_run, cudatrace, tmp_path, "--nvtx", "--steps", 12)
+    (plots,) = embedded(page, "plot-data")["processes"]
+    assert len(plots["steps"]) == 12
+    shown = render(page, tmp_path)
+    shown.assert_drawn()
+    pixels = step_plot_pixels(shown)
+    assert pixels["slow"] == 0 and pixels["step"] > 500 and pixels["warm-up"] > 0, pixels
+
+
+def test_healthy_twin_a_loop_that_marks_no_step_has_no_step_plot(trace_run, cudatrace,
+                                                                  tmp_path):
+    page, _ = step_loop_page(trace_run, cudatrace, tmp_path, "--steps", 12)
+    (process,) = embedded(page, "report-data")["processes"]
+    (plots,) = embedded(page, "plot-data")["processes"]
+    assert "steps" not in process and "steps" not in plots
+    shown = render(page, tmp_path)
+    shown.assert_drawn()
+    assert not [c for c in re.findall(r"<figcaption>(.*?)</figcaption>", shown.dom)
+                if c.startswith("Step times")]
+    assert len(shown.plots()) == 3  # memory, launches, sync

@@ -11,9 +11,12 @@
  * latest of the counters' samples per span (1 ms to begin with); time in
  * the synchronising calls is summed per span (100 ms to begin with), a call
  * that spans several split across them, so the spans add up to the report's
- * sync total. Times count from a process's first event in the file; a slice
- * that began before it (the decoder hands over slices at their end) counts
- * in the first span. The trace is read twice, for the report
+ * sync total. Each step's start and time, where the report finds steps
+ * (model/steps.c), go in unbucketed: the report holds them all already (of
+ * its first 2^20 NVTX ranges), and a step is what a reader counts. Times
+ * count from a process's first event in the file; a slice that began
+ * before it (the decoder hands over slices at their end) counts in the
+ * first span. The trace is read twice, for the report
  * (model/report.c reads a file whole) and for the series, which shows
  * progress. Embedded JSON has every '<' written as \u003c,
  * which JSON allows inside strings, the only place it can be: no path or
@@ -25,6 +28,7 @@
 
 #include "common/array.h"
 #include "cudatrace/trace_names.h"
+#include "viewer-export/model/steps.h"
 #include "viewer-export/model/timeline.h"
 #include "viewer-export/export/formats.h"
 #include "viewer-export/export/html_page.h"
@@ -187,7 +191,33 @@ static void json_series(struct ct_json *j, const char *key, const struct ct_time
     ct_json_end_object(j);
 }
 
-static void json_plots(struct ct_json *j, const struct plots *pl, const char *trace)
+/* "steps": [[t, ns], ...], each step's start from the origin and its time,
+ * when the report finds steps in the process. The report's steps section
+ * has the rest (median, slow steps, step 1): the page reads them there. */
+static void json_steps(struct ct_json *j, const struct ct_report *report, const struct process *p)
+{
+    const struct ct_process_report *found = NULL;
+    for (size_t i = 0; i < report->process_count && !found; i++)
+        if (report->processes[i].pid == p->pid)
+            found = &report->processes[i];
+    struct ct_steps s;
+    if (!found || !ct_steps_find(found, &s))
+        return;
+    ct_json_begin_array(j, "steps");
+    for (size_t i = 0; i < s.count; i++) {
+        ct_json_begin_array(j, NULL);
+        /* A step that began before the process's first event seen counts
+         * from it, as a slice's span does. */
+        ct_json_uint(j, NULL, s.all[i].start > p->origin ? s.all[i].start - p->origin : 0);
+        ct_json_uint(j, NULL, s.all[i].ns);
+        ct_json_end_array(j);
+    }
+    ct_json_end_array(j);
+    ct_steps_free(&s);
+}
+
+static void json_plots(struct ct_json *j, const struct plots *pl, const struct ct_report *report,
+                       const char *trace)
 {
     ct_json_string(j, "file", trace);
     ct_json_begin_array(j, "processes");
@@ -202,6 +232,7 @@ static void json_plots(struct ct_json *j, const struct plots *pl, const char *tr
         json_series(j, "graph_reserved", &p->series[GRAPH_RESERVED], 0);
         json_series(j, "launch_rate", &p->series[LAUNCH_RATE], 0);
         json_series(j, "sync", &p->series[SYNC], 1);
+        json_steps(j, report, p);
         ct_json_end_object(j);
     }
     ct_json_end_array(j);
@@ -254,7 +285,7 @@ static void write_page(struct ct_export_job *job, const struct ct_report *report
     ct_job_of_report(&report_job, report, job->trace);
     struct json_block report_json, plot_json;
     ct_job_json_fields(json_block_open(&report_json), &report_job);
-    json_plots(json_block_open(&plot_json), pl, job->trace);
+    json_plots(json_block_open(&plot_json), pl, report, job->trace);
     write_text(job->out, ct_html_page_head);
     json_block_embed(&report_json, job->out, "report-data");
     json_block_embed(&plot_json, job->out, "plot-data");

@@ -13,9 +13,10 @@
 #include "common/array.h"
 
 const struct ct_figure_name ct_figure_names[CT_FIGURES] = {
-    {"wall_ns", "wall"}, {"calls", "calls"},          {"launches", "launches"},
-    {"sync_ns", "sync"}, {"gpu_busy_ns", "GPU busy"}, {"peak_bytes", "peak memory"},
-    {"exit", "exit"},
+    {"wall_ns", "wall"},         {"calls", "calls"},
+    {"launches", "launches"},    {"sync_ns", "sync"},
+    {"gpu_busy_ns", "GPU busy"}, {"peak_bytes", "peak memory"},
+    {"step_ns", "median step"},  {"exit", "exit"},
 };
 
 /* Half the median away: jitter between healthy ranks is no story, and a
@@ -28,14 +29,16 @@ const struct ct_figure_name ct_figure_names[CT_FIGURES] = {
 /* The least difference that stands out, per figure: of time the
  * straggler's margin (across.c), jitter a short run has between healthy
  * ranks; of memory 64 MiB, less being a buffer or two, not another
- * workload. */
-static const double least[CT_FIGURES] = {50e6, 1, 1, 50e6, 50e6, 64 << 20, 0};
+ * workload; of a step 1 ms, its median being steady where a run's time is
+ * not (a slow step or a long warm-up moves it not at all). */
+static const double least[CT_FIGURES] = {50e6, 1, 1, 50e6, 50e6, 64 << 20, 1e6, 0};
 
 int ct_job_figure_value(const struct ct_job_process *p, enum ct_figure figure, double *value)
 {
-    const uint64_t numbers[] = {p->wall_ns, p->calls_recorded, p->launches,
-                                p->sync_ns, p->gpu_busy_ns,    p->peak_bytes};
-    if (figure == CT_FIGURE_EXIT || (figure == CT_FIGURE_GPU_BUSY && !p->has_gpu))
+    const uint64_t numbers[] = {p->wall_ns,     p->calls_recorded, p->launches, p->sync_ns,
+                                p->gpu_busy_ns, p->peak_bytes,     p->step_ns};
+    if (figure == CT_FIGURE_EXIT || (figure == CT_FIGURE_GPU_BUSY && !p->has_gpu) ||
+        (figure == CT_FIGURE_STEP && !p->steps))
         return 0;
     *value = (double)numbers[figure];
     return 1;
@@ -63,6 +66,23 @@ static size_t *in_order(struct ranked *ranked, size_t n)
         abort();
     for (size_t i = 0; i < n; i++)
         order[i] = ranked[i].process;
+    return order;
+}
+
+size_t *ct_figure_spread_largest_first(const struct ct_job *job, const struct ct_figure_spread *s,
+                                       size_t *count)
+{
+    struct ranked *ranked = calloc(s->end - s->first, sizeof *ranked);
+    double value;
+    size_t n = 0;
+    if (!ranked)
+        abort();
+    for (size_t p = s->first; p < s->end; p++)
+        if (ct_job_figure_value(&job->processes[p], s->figure, &value))
+            ranked[n++] = (struct ranked){p, value}; /* farthest first: the largest */
+    size_t *order = in_order(ranked, n);
+    free(ranked);
+    *count = n;
     return order;
 }
 

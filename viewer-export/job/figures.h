@@ -1,12 +1,13 @@
 /*
  * The job's figures across its processes: per job id and figure (wall
  * time, calls, launches, time in synchronisation, GPU busy time, peak
- * memory, how the process ended) the median and spread over the processes
- * that have it, and the processes that stand out: what lets a report of a
- * thousand ranks name the few to read. A process stands out on a number
- * when, among at least three, it lies from the median at least half the
- * median, at least the figure's least difference (50 ms of time, 64 MiB of
- * memory, 1 of a count) and more than 3.5 robust standard deviations
+ * memory, median step time, how the process ended) the median and spread
+ * over the processes that have it, and the processes that stand out: what
+ * lets a report of a thousand ranks name the few to read. A process stands
+ * out on a number when, among at least three, it lies from the median at
+ * least half the median, at least the figure's least difference (50 ms of
+ * time, 1 ms of a step, 64 MiB of memory, 1 of a count) and more than 3.5
+ * robust standard deviations
  * (1.4826 times the median absolute deviation); on its exit when it ended
  * otherwise than more than half of its job did. Identical processes never
  * stand out.
@@ -24,6 +25,7 @@ enum ct_figure {
     CT_FIGURE_SYNC,
     CT_FIGURE_GPU_BUSY,
     CT_FIGURE_PEAK,
+    CT_FIGURE_STEP, /* the median step time, of the processes that mark steps */
     CT_FIGURE_EXIT, /* a word, not a number: the last */
     CT_FIGURES
 };
@@ -57,7 +59,13 @@ void ct_job_figures_make(const struct ct_job *job, struct ct_job_figures *out);
 void ct_job_figures_free(struct ct_job_figures *figures);
 
 /* A process's number for a figure; 0 when it has none (a trace without
- * GPU timings has no GPU busy time; an exit is no number). */
+ * GPU timings has no GPU busy time, one without steps no step time; an
+ * exit is no number). */
 int ct_job_figure_value(const struct ct_job_process *p, enum ct_figure figure, double *value);
+/* The processes of the spread's job id that have its figure, a number, the
+ * largest first (in the job's order among equals): a new array, *count
+ * long. */
+size_t *ct_figure_spread_largest_first(const struct ct_job *job, const struct ct_figure_spread *s,
+                                       size_t *count);
 
 #endif

@@ -97,6 +97,8 @@ static void process_from_json(struct ct_job *job, const struct ct_json_value *v,
     p->peak_bytes = number_at(report, "memory", "peak_bytes");
     p->has_gpu = ct_json_member(report, "gpu") != NULL;
     p->gpu_busy_ns = number_at(report, "gpu", "busy_ns");
+    p->steps = number_at(report, "steps", "count");
+    p->step_ns = number_at(report, "steps", "median_ns");
     p->exit = text_or(report, "exit", "unknown");
     const struct ct_json_value *libraries = ct_json_member(report, "libraries");
     size_t count = libraries && libraries->type == CT_JSON_ARRAY ? libraries->count : 0;

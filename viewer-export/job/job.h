@@ -24,6 +24,7 @@ struct ct_job_process {
     uint64_t wall_ns, calls_recorded, launches, sync_calls, sync_ns, peak_bytes;
     uint64_t gpu_busy_ns; /* with has_gpu: only a trace with GPU timings has it */
     int has_gpu;
+    uint64_t steps, step_ns; /* the report's steps: how many, their median */
     const char *exit;
     struct ct_library_entry *libraries; /* mapped, as the report lists them */
     size_t library_count;

@@ -3,10 +3,13 @@
  * per figure, its median and range over the processes and the first few
  * that stand out on it, farthest first; then the processes that stand out
  * on any, each with its figures against the median, at most
- * CT_JOB_SHOWN_PROCESSES of them (--json names them all).
+ * CT_JOB_SHOWN_PROCESSES of them (--json names them all); and per job id
+ * whose processes mark steps, their median step times, slowest first (as
+ * many), and the slowest against the median of them.
  */
 #include "viewer-export/output/job_output.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "viewer-export/output/human_units.h"
@@ -101,6 +104,44 @@ static void print_stand_out(FILE *out, const struct ct_job *job,
         fprintf(out, "%17sand %zu more (--json names them all)\n", "", n - CT_JOB_SHOWN_PROCESSES);
     if (!n)
         fprintf(out, "  %-14s none\n", "stand out");
+}
+
+/* "  step times     median step time per rank, slowest first: rank 3 (pid
+ * 4567) 30.2 ms, rank 0 (pid 4564) 10.1 ms, ...; slowest rank 3 (pid 4567):
+ * 30.2 ms against a median of 10.1 ms" */
+static void print_steps(FILE *out, const struct ct_job *job, const struct ct_figure_spread *s)
+{
+    const char *id = job->processes[s->first].identity.job;
+    size_t n, *order = ct_figure_spread_largest_first(job, s, &n);
+    const struct ct_job_process *slowest = &job->processes[order[0]];
+    char name[128], value[32], median[32];
+    fputs("  step times     ", out);
+    if (job->jobs > 1)
+        fprintf(out, "%s%s, ", *id ? "job " : "no job id", id);
+    fprintf(out, "median step time per %s, slowest first:",
+            strcmp(ct_job_members_word(job), "ranks") == 0 ? "rank" : "process");
+    for (size_t i = 0; i < n && i < CT_JOB_SHOWN_PROCESSES; i++) {
+        const struct ct_job_process *p = &job->processes[order[i]];
+        fprintf(out, "%s %s %s", i ? "," : "", ct_job_process_name(job, p, name, sizeof name),
+                ct_human_time(p->step_ns, value, sizeof value));
+    }
+    if (n > CT_JOB_SHOWN_PROCESSES)
+        fprintf(out, " and %zu more", n - CT_JOB_SHOWN_PROCESSES);
+    fprintf(out, "; slowest %s: %s against a median of %s",
+            ct_job_process_name(job, slowest, name, sizeof name),
+            ct_human_time(slowest->step_ns, value, sizeof value),
+            ct_human_time((uint64_t)s->value.median, median, sizeof median));
+    if (n < s->end - s->first)
+        fprintf(out, "; over the %zu that mark steps", n);
+    fputs("\n", out);
+    free(order);
+}
+
+void ct_job_steps_text(FILE *out, const struct ct_job *job, const struct ct_job_figures *figures)
+{
+    for (size_t i = 0; i < figures->count; i++)
+        if (figures->spreads[i].figure == CT_FIGURE_STEP)
+            print_steps(out, job, &figures->spreads[i]);
 }
 
 void ct_job_figures_text(FILE *out, const struct ct_job *job, const struct ct_job_figures *figures)

@@ -2,8 +2,9 @@
  * The report/1 JSON of a job (docs/report-schema.md): the trace's own
  * facts, each process's object and each finding as their summaries hold
  * them (a finding that compares processes written here), and "job": its
- * hosts and job ids, the findings aggregated across its processes, and
- * its figures across them with the processes that stand out.
+ * hosts and job ids, the findings aggregated across its processes, its
+ * figures across them with the processes that stand out, and the median
+ * step time of each process that marks steps with the slowest by it.
  */
 #include "viewer-export/output/job_output.h"
 
@@ -108,28 +109,62 @@ static void figure_json(struct ct_json *j, const struct ct_job *job,
 
 /* The figures per job id, then every process that stands out, farthest
  * first, with the figures it stands out on. */
-static void figures_json(struct ct_json *j, const struct ct_job *job)
+static void figures_json(struct ct_json *j, const struct ct_job *job,
+                         const struct ct_job_figures *figures)
 {
-    struct ct_job_figures figures;
-    ct_job_figures_make(job, &figures);
     ct_json_begin_array(j, "figures");
-    for (size_t i = 0; i < figures.count; i++)
-        figure_json(j, job, &figures.spreads[i]);
+    for (size_t i = 0; i < figures->count; i++)
+        figure_json(j, job, &figures->spreads[i]);
     ct_json_end_array(j);
     ct_json_begin_array(j, "stand_out");
-    for (size_t i = 0; i < figures.stand_out_count; i++) {
-        size_t p = figures.stand_out[i];
+    for (size_t i = 0; i < figures->stand_out_count; i++) {
+        size_t p = figures->stand_out[i];
         ct_json_begin_object(j, NULL);
         process_fields(j, &job->processes[p]);
         ct_json_begin_array(j, "figures");
         for (int f = 0; f < CT_FIGURES; f++)
-            if (figures.figures_of[p] & 1u << f)
+            if (figures->figures_of[p] & 1u << f)
                 ct_json_string(j, NULL, ct_figure_names[f].key);
         ct_json_end_array(j);
         ct_json_end_object(j);
     }
     ct_json_end_array(j);
-    ct_job_figures_free(&figures);
+}
+
+static void step_process_json(struct ct_json *j, const char *key, const struct ct_job_process *p)
+{
+    ct_json_begin_object(j, key);
+    process_fields(j, p);
+    ct_json_uint(j, "count", p->steps);
+    ct_json_uint(j, "median_ns", p->step_ns);
+    ct_json_end_object(j);
+}
+
+/* Per job id where a process marks steps: the median step time of each
+ * that does, in the job's order, and the slowest by it (the step figure's
+ * spread has them). */
+static void steps_json(struct ct_json *j, const struct ct_job *job,
+                       const struct ct_job_figures *figures)
+{
+    ct_json_begin_array(j, "steps");
+    for (size_t i = 0; i < figures->count; i++) {
+        const struct ct_figure_spread *s = &figures->spreads[i];
+        if (s->figure != CT_FIGURE_STEP)
+            continue;
+        size_t n, *slowest = ct_figure_spread_largest_first(job, s, &n);
+        ct_json_begin_object(j, NULL);
+        ct_json_text_or_null(j, "job", job->processes[s->first].identity.job);
+        ct_json_double(j, "median_ns", s->value.median);
+        ct_json_begin_array(j, "ranks");
+        for (size_t p = s->first; p < s->end; p++)
+            if (job->processes[p].steps)
+                step_process_json(j, NULL, &job->processes[p]);
+        ct_json_end_array(j);
+        step_process_json(j, "slowest", &job->processes[slowest[0]]);
+        ct_json_end_object(j);
+        free(slowest);
+    }
+    ct_json_end_array(j);
 }
 
 /* The distinct values of an identity field, in the processes' order. */
@@ -152,7 +187,9 @@ static void distinct_list(struct ct_json *j, const char *key, const struct ct_jo
 static void job_json(struct ct_json *j, const struct ct_job *job)
 {
     struct ct_finding_groups groups;
+    struct ct_job_figures figures;
     ct_findings_aggregate(job, &groups);
+    ct_job_figures_make(job, &figures);
     size_t *absent = calloc(job->process_count + 1, sizeof *absent);
     if (!absent)
         abort();
@@ -164,9 +201,11 @@ static void job_json(struct ct_json *j, const struct ct_job *job)
     for (size_t i = 0; i < groups.count; i++)
         group_json(j, job, &groups.items[i], absent);
     ct_json_end_array(j);
-    figures_json(j, job);
+    figures_json(j, job, &figures);
+    steps_json(j, job, &figures);
     ct_json_end_object(j);
     free(absent);
+    ct_job_figures_free(&figures);
     ct_finding_groups_free(&groups);
 }
 

@@ -26,9 +26,11 @@ void ct_job_print_text(FILE *out, const struct ct_job *job, int per_process);
 /* The report/1 fields, into a JSON object the caller has opened. */
 void ct_job_json_fields(struct ct_json *j, const struct ct_job *job);
 
-/* Parts of the text: the figures and who stands out; the table, a line per
- * process where `figures` is NULL. */
+/* Parts of the text: the figures and who stands out; the median step time
+ * per process and the slowest by it, where processes mark steps; the
+ * table, a line per process where `figures` is NULL. */
 void ct_job_figures_text(FILE *out, const struct ct_job *job, const struct ct_job_figures *figures);
+void ct_job_steps_text(FILE *out, const struct ct_job *job, const struct ct_job_figures *figures);
 void ct_job_table_text(FILE *out, const struct ct_job *job, const struct ct_job_figures *figures);
 
 #endif

@@ -4,7 +4,8 @@
  * under it. Several: the job first, its findings aggregated across the
  * processes (one entry per finding and site, on how many of them, the
  * worst, the spread, where it did not fire), its figures and the processes
- * that stand out (job_figures_text.c); then the table grouped by host
+ * that stand out, and its median step time per process (job_figures_text.c);
+ * then the table grouped by host
  * (job_table_text.c); then only the parts of the processes that stand out,
  * each with its own findings. With --per-process: the table of every
  * process, then every process's part with its own findings.
@@ -129,6 +130,7 @@ static void print_job_view(FILE *out, const struct ct_job *job)
     ct_job_figures_make(job, &figures);
     print_aggregated(out, job);
     ct_job_figures_text(out, job, &figures);
+    ct_job_steps_text(out, job, &figures);
     fputs("\n", out);
     ct_job_table_text(out, job, &figures);
     for (size_t i = 0; i < figures.stand_out_count && i < CT_JOB_SHOWN_PROCESSES; i++)
