@@ -352,7 +352,8 @@ def test_page_draws_in_chromium(trace_run, cudatrace, tmp_path):
     assert row == ("", ["cudart", report["processes"][0]["libraries"][0]["path"], "13.0",
                         "LD_LIBRARY_PATH (asked for as libcudart.so.13 by "
                         f"{report['processes'][0]['cmdline'][0]})", ""])
-    plots = shown.plots()
+    steps, *plots = shown.plots()  # the steps found in the loop's calls, then the others
+    assert steps[0] == report["processes"][0]["steps"]["count"], steps
     assert len(plots) == 3
     for segments, colour in plots:  # memory, launches per second, time in sync
         assert segments > 0 and colour is not None and colour > 2000, plots
@@ -426,7 +427,7 @@ def test_virtual_memory_has_a_plot_of_its_own(trace_run, cudatrace, build_dir, t
     assert ("Device memory through the virtual-memory API (cuMemCreate, physical): peak "
             "40 MiB, final 40 MiB") in shown.dom
     assert "Live device memory, allocations: peak 0 B, final 0 B" in shown.dom
-    (allocations, physical, launches, sync) = shown.plots()
+    (steps, allocations, physical, launches, sync) = shown.plots()  # steps: the leak's loop
     assert physical[0] > 0 and physical[1] > 100, physical
     assert allocations[0] == 0, allocations
 
@@ -599,7 +600,7 @@ def test_healthy_twin_a_page_without_pools_or_graphs_has_neither(trace_run, cuda
     (allocations, total) = shown.rows("memory")
     assert allocations[1][0] == "Allocations (cudaMalloc*, cuMemAlloc*)"
     assert total[1][0] == "All of them" and total[1][1:] == allocations[1][1:]
-    assert len(shown.plots()) == 3  # memory, launches, sync: no reserve plots
+    assert len(shown.plots()) == 4  # steps, memory, launches, sync: no reserve plots
 
 
 STEP_COLOURS = {"step": (0x25, 0x63, 0xeb), "slow": (0xdc, 0x26, 0x26),
@@ -670,9 +671,9 @@ def test_healthy_twin_steady_steps_have_none_in_red(trace_run, cudatrace, tmp_pa
     assert pixels["slow"] == 0 and pixels["step"] > 500 and pixels["warm-up"] > 0, pixels
 
 
-def test_healthy_twin_a_loop_that_marks_no_step_has_no_step_plot(trace_run, cudatrace,
-                                                                  tmp_path):
-    page, _ = step_loop_page(trace_run, cudatrace, tmp_path, "--steps", 12)
+def test_healthy_twin_a_loop_too_short_for_steps_has_no_step_plot(trace_run, cudatrace,
+                                                                   tmp_path):
+    page, _ = step_loop_page(trace_run, cudatrace, tmp_path, "--steps", 2)
     (process,) = embedded(page, "report-data")["processes"]
     (plots,) = embedded(page, "plot-data")["processes"]
     assert "steps" not in process and "steps" not in plots

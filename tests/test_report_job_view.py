@@ -10,7 +10,8 @@ when it ended otherwise than most (docs/report-schema.md, `job.figures`); identi
 (the healthy twins), and each side of each bound is held here.
 
 Sixteen ranks on two hosts are traced (train_loop on the CPU double, 10 ms of synchronisation a
-step; rank 11 on node-b waits 100 ms a step), with a healthy rank 11 beside them for the twin.
+step; rank 11 on node-b waits 100 ms a step, so its median step, found in its calls, stands out
+too), with a healthy rank 11 beside them for the twin.
 Jobs of 512 and 1024 ranks are merged from summaries: the sixteen traces' summaries, each given
 a new pid, rank and host (the summary is the interface `report --merge` reads, made anywhere),
 so the healthy ranks keep their real jitter."""
@@ -101,13 +102,14 @@ def test_the_job_comes_first_and_names_the_slow_rank(jobs, build_dir):
     assert lines[1].startswith("  findings       warning sync-stall on 16 of 16 ranks, worst "
                                f"{name}: ")
     figures = figure_lines(lines)
-    assert list(figures) == ["wall", "calls", "launches", "sync", "peak memory", "exit"]
+    assert list(figures) == ["wall", "calls", "launches", "sync", "peak memory", "median step",
+                             "exit"]
     for label, line in figures.items():
-        assert line.endswith("none") != (label in ("wall", "sync")), line
+        assert line.endswith("none") != (label in ("wall", "sync", "median step")), line
     assert re.search(rf"  {re.escape(name)} \S+ s \(\d+\.\dx\)$", figures["sync"])
-    (stand_out,) = part(lines, "  stand out")
+    (stand_out,) = part(lines, "  stand out", "  step times")
     assert re.fullmatch(rf"  stand out      {re.escape(name)}: wall \S+ (s|ms) \(\d+\.\dx\), "
-                        r"sync \S+ s \(\d+\.\dx\)", stand_out)
+                        r"sync \S+ s \(\d+\.\dx\), median step \S+ ms \(\d+\.\dx\)", stand_out)
     assert sections(lines) == [slow]
     # its own findings under its section, the last lines of the report
     assert lines[-1].startswith("                 warning straggler: " + name)
@@ -127,7 +129,7 @@ def test_the_table_is_grouped_by_host(jobs, build_dir):
 def test_healthy_twin_no_rank_stands_out(jobs, build_dir):
     lines = text_of(build_dir, jobs["healthy"])
     assert all(line.endswith("none") for line in figure_lines(lines).values())
-    assert part(lines, "  stand out") == ["  stand out      none"]
+    assert part(lines, "  stand out", "  step times") == ["  stand out      none"]
     assert sections(lines) == [] and "  figures" in "\n".join(lines)
     r = json_of(build_dir, jobs["healthy"])
     assert r["job"]["stand_out"] == []
@@ -142,9 +144,10 @@ def test_the_json_keeps_everything_and_adds_the_figures(jobs, build_dir):
         p["pid"] for p in r["processes"])
     assert [f["pid"] for f in r["findings"] if f["id"] == "straggler"] == [slow]
     assert r["job"]["stand_out"] == [{"pid": slow, "rank": SLOW, "host": "node-b",
-                                      "figures": ["wall_ns", "sync_ns"]}]
+                                      "figures": ["wall_ns", "sync_ns", "step_ns"]}]
     figures = {f["name"]: f for f in r["job"]["figures"]}
-    assert list(figures) == ["wall_ns", "calls", "launches", "sync_ns", "peak_bytes", "exit"]
+    assert list(figures) == ["wall_ns", "calls", "launches", "sync_ns", "peak_bytes", "step_ns",
+                             "exit"]
     sync = [p["sync"]["total_ns"] for p in r["processes"]]
     assert (figures["sync_ns"]["min"], figures["sync_ns"]["max"]) == (min(sync), max(sync))
     assert figures["sync_ns"]["median"] == (sorted(sync)[7] + sorted(sync)[8]) / 2
@@ -234,7 +237,7 @@ def test_512_ranks_one_slow_fit_two_screens(traces, build_dir, tmp_path):
     lines = merged(build_dir, tmp_path, traces, 512, {300})
     name = "rank 300 (pid 100300 on host-037)"
     assert lines[0] == "job: 512 ranks on 64 hosts (job 77)"
-    (stand_out,) = part(lines, "  stand out")
+    (stand_out,) = part(lines, "  stand out", "  step times")
     assert stand_out.startswith(f"  stand out      {name}: wall ")
     table = part(lines, "host ")
     # 32 hosts: host-037, where rank 300 stands out, and the first 31 others
@@ -253,7 +256,7 @@ def test_the_line_count_does_not_grow_with_the_ranks(traces, build_dir, tmp_path
 
 def test_512_identical_ranks_none_stands_out(traces, build_dir, tmp_path):
     lines = merged(build_dir, tmp_path, {k: traces[0] for k in traces}, 512, set())
-    assert part(lines, "  stand out") == ["  stand out      none"]
+    assert part(lines, "  stand out", "  step times") == ["  stand out      none"]
     assert sections(lines) == []
     assert all(line.endswith("none") for line in figure_lines(lines).values())
 
@@ -261,7 +264,7 @@ def test_512_identical_ranks_none_stands_out(traces, build_dir, tmp_path):
 def test_a_slow_host_names_its_ranks_and_shows_five(traces, build_dir, tmp_path):
     slow = set(range(40, 48))  # every rank of host-005
     lines = merged(build_dir, tmp_path, traces, 512, slow)
-    stand_out = part(lines, "  stand out")
+    stand_out = part(lines, "  stand out", "  step times")
     assert len(stand_out) == SHOWN + 1
     assert stand_out[-1] == f"{'':17}and {len(slow) - SHOWN} more (--json names them all)"
     assert all("on host-005): wall " in line for line in stand_out[:-1])

@@ -117,6 +117,10 @@ static uint32_t thread_of(struct ct_step_calls *c, int64_t tid)
 
 static void add_end(struct ct_step_bounds *b, uint64_t end)
 {
+    if (b->count == CT_STEP_ENDS) {
+        b->cut = 1;
+        return;
+    }
     b->ends = ct_array_reserve(b->ends, &b->capacity, b->count + 1, sizeof *b->ends);
     b->ends[b->count++] = end;
 }
@@ -254,8 +258,10 @@ static size_t loop_start(const struct sequence *s, const size_t *pos, const size
 }
 
 /* Of the candidates sorted by period, the period group (those within a
- * tenth of its shortest) chosen for the step: [*from, *to). */
-static void choose_period(const struct sequence *s, const struct candidate *cand, size_t count,
+ * tenth of its shortest) chosen for the step: [*from, *to); 0 when every
+ * stretch holds one symbol (a loop of one kernel's launches is no training
+ * loop, and each of its calls a step would cost memory by the call). */
+static int choose_period(const struct sequence *s, const struct candidate *cand, size_t count,
                           const size_t *pos, const size_t *start, size_t symbols, size_t *from,
                           size_t *to)
 {
@@ -286,6 +292,7 @@ static void choose_period(const struct sequence *s, const struct candidate *cand
         ++*to;
     free(distinct);
     free(stamp);
+    return best >= 2;
 }
 
 /* The step's boundary on one thread; 0 when its calls do not repeat. */
@@ -299,11 +306,13 @@ static int choose_on_thread(const struct sequence *s, size_t symbols, struct cho
     for (uint32_t k = 0; k < symbols; k++)
         if (periodic(pos + start[k], start[k + 1] - start[k], s->n, scratch, &cand[count]))
             cand[count++].symbol = k;
+    size_t from, to;
     int found = count > 0;
     if (found) {
         qsort(cand, count, sizeof *cand, by_period);
-        size_t from, to;
-        choose_period(s, cand, count, pos, start, symbols, &from, &to);
+        found = choose_period(s, cand, count, pos, start, symbols, &from, &to);
+    }
+    if (found) {
         uint64_t widest = 0;
         out->boundary = cand[from].symbol;
         for (size_t i = from; i < to; i++) {

@@ -37,6 +37,7 @@ struct ct_step_bounds {
     size_t count, capacity;
     char boundary[256];    /* the calls that end a step, in words */
     uint64_t period_calls; /* calls a step makes (its median), 0 for a named boundary */
+    int cut;               /* more steps than CT_STEP_ENDS: the later ones are not counted */
 };
 
 struct ct_step_calls {
@@ -54,7 +55,10 @@ struct ct_step_calls {
     struct ct_step_bounds bounds;
 };
 
-#define CT_STEP_WINDOW (1u << 20)
+/* 24 bytes a call: the report stays within a few MiB whatever the trace. */
+#define CT_STEP_WINDOW (1u << 17)
+/* Steps kept; later ones are not counted (`cut`). */
+#define CT_STEP_ENDS (1u << 20)
 
 /* Names the steps for every process read from now on, over what their
  * traced environment said: `spec` is nvtx:NAME (the NVTX ranges of that

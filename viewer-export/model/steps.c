@@ -147,6 +147,7 @@ static struct ct_gpu_interval *step_spans(const struct ct_process_report *p, str
     else
         snprintf(out->source, sizeof out->source, "inferred:%.240s", b->boundary);
     out->tid = b->tid;
+    out->cut = b->cut;
     return call_spans(b, n);
 }
 

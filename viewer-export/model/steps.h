@@ -34,6 +34,7 @@ struct ct_steps {
     char source[256];
     int64_t tid;
     size_t count;
+    int cut;           /* more steps than are kept: those past `count` are not counted */
     uint64_t first_ns; /* step 1, apart: warm-up */
     /* The first steps said apart as warm-up: 1, 2 for steps found in the
      * calls (0 when there are fewer than 3). */

@@ -27,6 +27,7 @@ void ct_steps_json(struct ct_json *j, const struct ct_process_report *p)
     ct_json_string(j, "source", s.source);
     ct_json_int(j, "thread", s.tid);
     ct_json_uint(j, "count", s.count);
+    ct_json_uint(j, "cut", (uint64_t)s.cut);
     ct_json_uint(j, "first_ns", s.first_ns);
     ct_json_uint(j, "warmup_steps", s.warmup);
     ct_json_uint(j, "median_ns", s.median_ns);
