@@ -298,13 +298,20 @@ static void on_counter(void *ctx, const struct ct_event *e)
     ct_json_end_object(&c->json);
 }
 
+/* The thread's track; NULL when the trace has none. */
+static const struct track *thread_track(const struct chrome *c, int32_t pid, int64_t tid)
+{
+    for (size_t i = 0; i < c->count; i++)
+        if (c->tracks[i].pid == pid && c->tracks[i].tid == tid)
+            return &c->tracks[i];
+    return NULL;
+}
+
 /* The thread's name as its track gives it, or NULL. */
 static const char *thread_name(const struct chrome *c, int32_t pid, int64_t tid)
 {
-    for (size_t i = 0; i < c->count; i++)
-        if (c->tracks[i].pid == pid && c->tracks[i].tid == tid && c->tracks[i].name)
-            return c->tracks[i].name;
-    return NULL;
+    const struct track *t = thread_track(c, pid, tid);
+    return t ? t->name : NULL;
 }
 
 /* The Python row of the sample's thread, made up and named when new; NULL
@@ -331,6 +338,22 @@ static struct python_row *python_row_of(struct chrome *c, const struct ct_sample
     return row;
 }
 
+/* An "X" event of the export's own making (no slice of the trace), up to
+ * its args. */
+static void begin_span(struct chrome *c, const char *name, const char *category, int32_t pid,
+                       int64_t tid, uint64_t ts, uint64_t dur)
+{
+    ct_json_begin_object(&c->json, NULL);
+    ct_json_string(&c->json, "ph", "X");
+    ct_json_string(&c->json, "name", name);
+    ct_json_int(&c->json, "pid", pid);
+    ct_json_int(&c->json, "tid", tid);
+    write_time(&c->json, "ts", ts);
+    write_time(&c->json, "dur", dur);
+    ct_json_string(&c->json, "cat", category);
+    ct_json_begin_object(&c->json, "args");
+}
+
 /* The row's stack as nested "X" events, outermost first, till `end`; each
  * ends 1 ns before the one around it, so that readers that order equal
  * spans each their own way all nest the frames as the stack has them. */
@@ -338,15 +361,8 @@ static void write_python_stack(struct chrome *c, const struct python_row *row, u
 {
     uint64_t span = end > row->ts ? end - row->ts : 1;
     for (size_t i = 0; i < row->depth; i++) {
-        ct_json_begin_object(&c->json, NULL);
-        ct_json_string(&c->json, "ph", "X");
-        ct_json_string(&c->json, "name", row->frames[i]);
-        ct_json_int(&c->json, "pid", row->pid);
-        ct_json_int(&c->json, "tid", row->tid);
-        write_time(&c->json, "ts", row->ts);
-        write_time(&c->json, "dur", span > i ? span - i : 1);
-        ct_json_string(&c->json, "cat", "python");
-        ct_json_begin_object(&c->json, "args");
+        begin_span(c, row->frames[i], "python", row->pid, row->tid, row->ts,
+                   span > i ? span - i : 1);
         if (i + 1 == row->depth) {
             ct_json_string(&c->json, "file", row->file);
             ct_json_uint(&c->json, "line", row->line);
