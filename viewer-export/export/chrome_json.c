@@ -1,10 +1,15 @@
 /*
  * `--format chrome-json`: the trace in Chrome's Trace Event Format (a JSON
  * object with "traceEvents"), which chrome://tracing, Perfetto and Holistic
- * Trace Analysis read. Each event is written as the decoder yields it, so
- * memory holds the tracks, not the events. Process and thread names become
- * "M" events; each call slice one "X" event (ts and dur in microseconds, ns
- * as the fraction) in Kineto's "cuda_runtime" category, its annotations in
+ * Trace Analysis read. The trace is read twice: first into the report
+ * (model/report.c), of which the export keeps each process's steps and the
+ * rank, since steps are found over a whole run and the rank goes before the
+ * events; then each event is written as the decoder yields it, so memory
+ * holds what `cudatrace report` holds, then the tracks and the steps, not
+ * the events. The first pass takes what `cudatrace report` of the trace
+ * takes, some 40% of the stream's own time. Process and thread names
+ * become "M" events; each call slice one "X" event (ts and dur in
+ * microseconds, ns as the fraction) in Kineto's "cuda_runtime" category, its annotations in
  * "args" under their own names but for grid and block, which Kineto writes
  * as [x, y, z], and stream (see arg_name). GPU work (a slice with a
  * gpu_kind) is in Kineto's "kernel", "gpu_memcpy" or "gpu_memset" category,
@@ -32,6 +37,17 @@
  * own per sampled thread, "thread TID NAME Python", as spans between samples cross the thread's
  * call slices, and slices must nest. Memory holds each sampled thread's
  * last stack, not the samples.
+ *
+ * Steps and the rank are written as PyTorch's profiler writes them, so
+ * that HTA takes a job's exports per step and per rank. Each step the
+ * report finds (model/steps.c) is an "X" event named "ProfilerStep#N", N
+ * counted from 0 as the profiler counts them (args.step is the report's
+ * number, N + 1), in category "user_annotation", on the thread that made
+ * the steps (not known: the main thread, or where the trace has no track
+ * of it, the thread that made the most CUDA calls). Steps that are
+ * PyTorch's own ProfilerStep ranges are in the export already. The head
+ * holds "distributedInfo": {"rank", "world_size"} from the first process
+ * a launcher ranked (cudatrace.identity); see write_distributed_info.
  */
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +55,8 @@
 #include "common/array.h"
 #include "cudatrace/trace_names.h"
 #include "viewer-export/export/formats.h"
+#include "viewer-export/model/report.h"
+#include "viewer-export/model/steps.h"
 #include "viewer-export/output/json_writer.h"
 #include "common/u64_map.h"
 
@@ -64,8 +82,24 @@ struct python_row {
     uint64_t line;
 };
 
+/* The name PyTorch's profiler gives a step, "ProfilerStep#N": what HTA
+ * finds iterations by. */
+#define PROFILER_STEP "ProfilerStep"
+
+/* A process's steps, from the first pass, and the thread that made the
+ * most CUDA calls (0: none), where they go when neither the thread that
+ * made them nor the main thread is known. */
+struct process_steps {
+    int32_t pid;
+    int64_t launching_tid;
+    struct ct_steps steps;
+};
+
 struct chrome {
     struct ct_json json;
+    struct process_steps *steps;
+    size_t step_processes;
+    int64_t rank, world_size; /* the job's, from the first pass; -1: none said */
     int64_t made_up_tids;
     struct ct_progress *progress;
     struct ct_u64_map index; /* track uuid -> position in tracks + 1 */
@@ -298,13 +332,20 @@ static void on_counter(void *ctx, const struct ct_event *e)
     ct_json_end_object(&c->json);
 }
 
+/* The thread's track; NULL when the trace has none. */
+static const struct track *thread_track(const struct chrome *c, int32_t pid, int64_t tid)
+{
+    for (size_t i = 0; i < c->count; i++)
+        if (c->tracks[i].pid == pid && c->tracks[i].tid == tid)
+            return &c->tracks[i];
+    return NULL;
+}
+
 /* The thread's name as its track gives it, or NULL. */
 static const char *thread_name(const struct chrome *c, int32_t pid, int64_t tid)
 {
-    for (size_t i = 0; i < c->count; i++)
-        if (c->tracks[i].pid == pid && c->tracks[i].tid == tid && c->tracks[i].name)
-            return c->tracks[i].name;
-    return NULL;
+    const struct track *t = thread_track(c, pid, tid);
+    return t ? t->name : NULL;
 }
 
 /* The Python row of the sample's thread, made up and named when new; NULL
@@ -331,6 +372,22 @@ static struct python_row *python_row_of(struct chrome *c, const struct ct_sample
     return row;
 }
 
+/* An "X" event of the export's own making (no slice of the trace), up to
+ * its args. */
+static void begin_span(struct chrome *c, const char *name, const char *category, int32_t pid,
+                       int64_t tid, uint64_t ts, uint64_t dur)
+{
+    ct_json_begin_object(&c->json, NULL);
+    ct_json_string(&c->json, "ph", "X");
+    ct_json_string(&c->json, "name", name);
+    ct_json_int(&c->json, "pid", pid);
+    ct_json_int(&c->json, "tid", tid);
+    write_time(&c->json, "ts", ts);
+    write_time(&c->json, "dur", dur);
+    ct_json_string(&c->json, "cat", category);
+    ct_json_begin_object(&c->json, "args");
+}
+
 /* The row's stack as nested "X" events, outermost first, till `end`; each
  * ends 1 ns before the one around it, so that readers that order equal
  * spans each their own way all nest the frames as the stack has them. */
@@ -338,15 +395,8 @@ static void write_python_stack(struct chrome *c, const struct python_row *row, u
 {
     uint64_t span = end > row->ts ? end - row->ts : 1;
     for (size_t i = 0; i < row->depth; i++) {
-        ct_json_begin_object(&c->json, NULL);
-        ct_json_string(&c->json, "ph", "X");
-        ct_json_string(&c->json, "name", row->frames[i]);
-        ct_json_int(&c->json, "pid", row->pid);
-        ct_json_int(&c->json, "tid", row->tid);
-        write_time(&c->json, "ts", row->ts);
-        write_time(&c->json, "dur", span > i ? span - i : 1);
-        ct_json_string(&c->json, "cat", "python");
-        ct_json_begin_object(&c->json, "args");
+        begin_span(c, row->frames[i], "python", row->pid, row->tid, row->ts,
+                   span > i ? span - i : 1);
         if (i + 1 == row->depth) {
             ct_json_string(&c->json, "file", row->file);
             ct_json_uint(&c->json, "line", row->line);
@@ -393,6 +443,102 @@ static void free_python_rows(struct chrome *c)
     ct_u64_map_free(&c->python_index);
 }
 
+/* The thread a process's steps go on: the one that made them; else the
+ * main thread, where the trace has it; else the one that made the most
+ * CUDA calls. */
+static int64_t steps_thread(const struct chrome *c, const struct process_steps *ps)
+{
+    if (ps->steps.tid)
+        return ps->steps.tid;
+    if (thread_track(c, ps->pid, ps->pid) || !ps->launching_tid)
+        return ps->pid;
+    return ps->launching_tid;
+}
+
+/* Each step as PyTorch's profiler writes one: "ProfilerStep#N", N counted
+ * from 0 as the profiler counts its step() calls, in the category of a
+ * record_function (user_annotation), with the report's step number (N + 1)
+ * in args. */
+static void write_steps(struct chrome *c)
+{
+    for (size_t i = 0; i < c->step_processes; i++) {
+        const struct process_steps *ps = &c->steps[i];
+        int64_t tid = steps_thread(c, ps);
+        for (size_t n = 0; n < ps->steps.count; n++) {
+            char name[48];
+            snprintf(name, sizeof name, PROFILER_STEP "#%zu", n);
+            begin_span(c, name, "user_annotation", ps->pid, tid, ps->steps.all[n].start,
+                       ps->steps.all[n].ns);
+            ct_json_uint(&c->json, "step", n + 1);
+            ct_json_end_object(&c->json);
+            ct_json_end_object(&c->json);
+        }
+    }
+}
+
+/* Keeps the process's steps, but PyTorch's own ProfilerStep ranges, which
+ * are in the export with their own numbers. */
+static void keep_steps(struct chrome *c, const struct ct_process_report *p)
+{
+    struct ct_steps steps;
+    if (!ct_steps_find(p, &steps))
+        return;
+    if (strcmp(steps.source, "nvtx:" PROFILER_STEP) == 0) { /* as the report's steps.source */
+        ct_steps_free(&steps);
+        return;
+    }
+    const struct ct_host_thread *launching = ct_host_launching_thread(&p->host);
+    c->steps = ct_array_grow(c->steps, c->step_processes++, sizeof *c->steps);
+    c->steps[c->step_processes - 1] =
+        (struct process_steps){p->pid, launching ? launching->tid : 0, steps};
+}
+
+/* The first pass, since steps are found over a process's whole run and the
+ * rank goes before the events: of the report, the export keeps the steps
+ * and the first rank a launcher gave, with its world size. A failure is
+ * left to the second pass, which meets the same decoder error, or exports
+ * a trace of no traced process as it is. */
+static void read_report(struct chrome *c, const char *trace)
+{
+    struct ct_report report = {0};
+    char error[512];
+    ct_report_add_trace(&report, trace, error, sizeof error);
+    for (size_t i = 0; i < report.process_count; i++) {
+        const struct ct_process_report *p = &report.processes[i];
+        if (c->rank < 0 && p->identity.rank >= 0) {
+            c->rank = p->identity.rank;
+            c->world_size = p->identity.world_size;
+        }
+        keep_steps(c, p);
+    }
+    ct_report_free(&report);
+}
+
+static void free_steps(struct chrome *c)
+{
+    for (size_t i = 0; i < c->step_processes; i++)
+        ct_steps_free(&c->steps[i].steps);
+    free(c->steps);
+}
+
+/* "distributedInfo" as PyTorch's profiler writes it (Python's json.dumps,
+ * a space after each colon): HTA takes a file's rank from the first line
+ * that matches "rank":\s+(\d+), so the space is needed, and the line ends
+ * after it so that HTA reads no further. A trace that no launcher ranked
+ * is rank 0, as HTA takes a file without one (after a warning); the world
+ * size only where the launcher said it, and no backend: the trace does not
+ * say which one the process group used. */
+static void write_distributed_info(struct chrome *c)
+{
+    char text[96];
+    long long rank = c->rank < 0 ? 0 : (long long)c->rank;
+    int n = c->world_size > 0
+                ? snprintf(text, sizeof text, "{\"rank\": %lld, \"world_size\": %lld}\n", rank,
+                           (long long)c->world_size)
+                : snprintf(text, sizeof text, "{\"rank\": %lld}\n", rank);
+    ct_json_raw(&c->json, "distributedInfo", text, (size_t)n);
+}
+
 static void on_progress(void *ctx, uint64_t bytes_read)
 {
     struct chrome *c = ctx;
@@ -414,10 +560,14 @@ static void write_trailer(struct ct_json *j, const struct ct_decode_result *r)
 int ct_export_chrome_json(struct ct_export_job *job)
 {
     struct chrome c = {.json = {.out = ct_export_output_stream(job->out)},
-                       .progress = &job->progress};
+                       .progress = &job->progress,
+                       .rank = -1,
+                       .world_size = -1};
+    read_report(&c, job->trace);
     ct_json_begin_object(&c.json, NULL);
     ct_json_uint(&c.json, "schemaVersion", 1);
     ct_json_string(&c.json, "displayTimeUnit", "ms");
+    write_distributed_info(&c);
     ct_json_begin_array(&c.json, "traceEvents");
     struct ct_trace_visitor visitor = {.ctx = &c,
                                        .track = on_track,
@@ -430,8 +580,10 @@ int ct_export_chrome_json(struct ct_export_job *job)
     int r = ct_trace_decode(job->trace, &visitor, &job->result, job->error, sizeof job->error);
     if (r == 0) {
         finish_python_rows(&c);
+        write_steps(&c);
         write_trailer(&c.json, &job->result);
     }
+    free_steps(&c);
     free_python_rows(&c);
     ct_u64_map_free(&c.index);
     free(c.tracks);
