@@ -252,3 +252,32 @@ def test_annotate_writes_the_steps_track(trace_run, build_dir, trace_vocabulary)
     assert [s["args"]["step"] for s in steps if s["args"]["slow"]] == [4, 8]
     after = report_json(build_dir, path)
     assert (after["processes"], after["findings"]) == (before["processes"], before["findings"])
+
+
+def test_gpu_idle_judges_the_steps_and_says_start_up_and_shutdown_apart(trace_run, build_dir,
+                                                                        tmp_path):
+    """150 ms of host work before the loop and after it: gpu-idle judges the 19 steps after
+    warm-up (the GPU busy exactly their 57 kernels' time), names no gap longer than a step's
+    input wait, and says the start-up and the shutdown on their own."""
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_KERNEL_NS=KERNEL_NS)
+    completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", 20, "--setup-ms", 150,
+                                "--teardown-ms", 150, env=env)
+    assert completed.returncode == 0, completed.stderr
+    f = findings_of(build_dir, completed)["gpu-idle"]
+    e = f["evidence"]
+    assert e["in_steps"] == 1 and e["busy_ns"] == 19 * 3 * KERNEL_NS
+    assert e["idle_share"] > 0.9 and e["gap_1_ns"] < 15 * MS
+    assert 150 * MS <= e["before_steps_ns"] < 250 * MS and 150 * MS <= e["after_steps_ns"]
+    assert "of the steps" in f["message"]
+    assert "; before the steps (start-up and warm-up): " in f["message"]
+    assert "; after the last step (shutdown): " in f["message"]
+
+
+def test_healthy_twin_a_busy_loop_with_a_slow_start_and_end(trace_run, build_dir, tmp_path):
+    """The GPU busy 90% of each step, idle through 300 ms of start-up and shutdown (over half
+    the run): the steps are what gpu-idle judges, so it is silent."""
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_KERNEL_NS=3 * MS)
+    completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", 20, "--wait-ms", 1,
+                                "--setup-ms", 150, "--teardown-ms", 150, env=env)
+    assert completed.returncode == 0, completed.stderr
+    assert "gpu-idle" not in findings_of(build_dir, completed)

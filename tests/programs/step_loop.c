@@ -7,10 +7,12 @@
  * (steps slowing over the run); --extra-every K: every Kth step launches one kernel more (steps
  * that differ a little); --graph: the three kernels are captured once into a CUDA graph and each
  * step launches it; --threads 2: a second thread launches three "backward" kernels in each step
- * after the first three, as PyTorch's autograd thread does; --nvtx: each step is an NVTX range
- * named "train_step" (as a loop that marks its steps). Prints each step's own wall time,
- * "step N NS", measured around the whole step with CLOCK_MONOTONIC. Status 0 when every call
- * succeeded.
+ * after the first three, as PyTorch's autograd thread does; --setup-ms S and --teardown-ms T:
+ * host work before the loop, after the allocation, and after it, before the free (start-up and
+ * shutdown, such as loading a dataset or an interpreter tearing down); --nvtx: each step is an
+ * NVTX range named "train_step" (as a loop that marks its steps). Prints each step's own wall
+ * time, "step N NS", measured around the whole step with CLOCK_MONOTONIC. Status 0 when every
+ * call succeeded.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -27,6 +29,7 @@ void backward_kernel(void) {}
 
 struct loop {
     long steps, wait_ms, warmup_ms, warmup_kernels, slow_every, slow_ms, drift_us, extra_every;
+    long setup_ms, teardown_ms;
     int nvtx, graph, threads;
 };
 
@@ -134,6 +137,8 @@ static int parse(int argc, char **argv, struct loop *l)
                                             {"graph", no_argument, NULL, 'g'},
                                             {"threads", required_argument, NULL, 't'},
                                             {"warmup-kernels", required_argument, NULL, 'K'},
+                                            {"setup-ms", required_argument, NULL, 'S'},
+                                            {"teardown-ms", required_argument, NULL, 'T'},
                                             {NULL, 0, NULL, 0}};
     for (int option; (option = getopt_long(argc, argv, "", options, NULL)) != -1;) {
         long value = optarg ? strtol(optarg, NULL, 10) : 0;
@@ -145,6 +150,8 @@ static int parse(int argc, char **argv, struct loop *l)
                       : option == 'd' ? &l->drift_us
                       : option == 'x' ? &l->extra_every
                       : option == 'K' ? &l->warmup_kernels
+                      : option == 'S' ? &l->setup_ms
+                      : option == 'T' ? &l->teardown_ms
                                       : NULL;
         if (field)
             *field = value;
@@ -173,6 +180,7 @@ int main(int argc, char **argv)
         failed |= cudaStreamCreate(&stream) != cudaSuccess;
         failed |= !(exec = capture(stream));
     }
+    sleep_us(1000 * l.setup_ms);
     pthread_t thread;
     if (l.threads > 1 && pthread_create(&thread, NULL, backward, NULL) != 0)
         return 1;
@@ -190,5 +198,6 @@ int main(int argc, char **argv)
         pthread_join(thread, NULL);
         failed |= backward_failed;
     }
+    sleep_us(1000 * l.teardown_ms);
     return failed | (cudaFree(model) != cudaSuccess);
 }

@@ -24,6 +24,7 @@
 
 #include "viewer-export/output/human_units.h"
 #include "viewer-export/findings/thresholds.h"
+#include "viewer-export/model/steps.h"
 
 #define PERIODS 8
 #define SPANS_PER_PERIOD 4 /* the fewest a period's median is taken of */
@@ -500,34 +501,74 @@ static int64_t describe_gap(const struct ct_process_report *p, const struct ct_g
 
 /* Start-up and shutdown said apart, and what the host did then: no gap of
  * the work's (the interpreter tearing down after the last kernel is not the
- * loop's input wait). */
-static void ends_apart(const struct ct_process_report *p, const struct ct_gpu_summary *s,
-                       struct ct_finding *f)
+ * loop's input wait). `from` and `to` bound the time the finding judged:
+ * the steps after warm-up where the run has steps, else the CUDA part; the
+ * idle time before and after the GPU's work is said too. */
+static void ends_apart(const struct ct_process_report *p, const struct ct_gpu_summary *judged,
+                       uint64_t judged_from, uint64_t judged_to, int stepped, struct ct_finding *f)
 {
     uint64_t from, to;
     ct_process_cuda_span(p, &from, &to);
-    const struct ct_gpu_gap ends[2] = {{from, s->before_first_ns},
-                                       {to - s->after_last_ns, s->after_last_ns}};
-    static const char *const said[2] = {"before the first GPU work", "after the last"};
+    struct ct_gpu_summary run = *judged;
+    if (stepped)
+        ct_process_gpu_summary(p, &run);
+    const struct ct_gpu_gap ends[2][2] = {
+        {{from, run.before_first_ns}, {to - run.after_last_ns, run.after_last_ns}},
+        {{from, judged_from - from}, {judged_to, to > judged_to ? to - judged_to : 0}}};
+    static const char *const said[2][2] = {
+        {"before the first GPU work", "after the last"},
+        {"before the steps (start-up and warm-up)", "after the last step (shutdown)"}};
     static const char *const keys[2][2] = {
-        {"before_first_work_ns", "before_first_host_outside_cuda"},
-        {"after_last_work_ns", "after_last_host_outside_cuda"}};
+        {"before_first_host_outside_cuda", "after_last_host_outside_cuda"},
+        {"before_steps_host_outside_cuda", "after_steps_host_outside_cuda"}};
     char text[1024];
     for (int i = 0; i < 2; i++) {
         double outside = 0;
-        if (ends[i].ns) {
-            describe_gap(p, &ends[i], text, sizeof text, &outside);
-            ct_finding_append(f, "; %s: %s", said[i], text);
+        if (ends[stepped][i].ns) {
+            describe_gap(p, &ends[stepped][i], text, sizeof text, &outside);
+            ct_finding_append(f, "; %s: %s", said[stepped][i], text);
         }
-        ct_finding_add_number(f, keys[i][0], (double)ends[i].ns);
-        ct_finding_add_number(f, keys[i][1], outside);
+        ct_finding_add_number(f, keys[stepped][i], outside);
     }
+    ct_finding_add_number(f, "before_first_work_ns", (double)run.before_first_ns);
+    ct_finding_add_number(f, "after_last_work_ns", (double)run.after_last_ns);
+    if (stepped) {
+        ct_finding_add_number(f, "before_steps_ns", (double)ends[1][0].ns);
+        ct_finding_add_number(f, "after_steps_ns", (double)ends[1][1].ns);
+    }
+}
+
+/* The time gpu-idle judges: the steps after warm-up, where the run has
+ * steps (an idle GPU in start-up or shutdown is not the loop's), else the
+ * CUDA part; 1 when it is the steps'. */
+static int judged_span(const struct ct_process_report *p, uint64_t *from, uint64_t *to)
+{
+    *from = p->usage.first_call_ns;
+    *to = ct_cupti_gpu_end(&p->cupti, p->run.end_ns);
+    struct ct_steps steps;
+    if (!ct_steps_find(p, &steps))
+        return 0;
+    int stepped = steps.count > steps.warmup;
+    if (stepped) {
+        const struct ct_step *last = &steps.all[steps.count - 1];
+        *from = steps.all[steps.warmup].start;
+        *to = last->start + last->ns;
+    }
+    ct_steps_free(&steps);
+    return stepped;
 }
 
 static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
 {
     struct ct_gpu_summary s;
-    if (!ct_process_gpu_summary(p, &s) || !s.span_ns)
+    uint64_t from, to;
+    if (!ct_gpu_seen(&p->usage.gpu))
+        return;
+    int stepped = judged_span(p, &from, &to);
+    if (to <= from)
+        return;
+    ct_gpu_summarise(&p->usage.gpu, from, to, &s);
+    if (!s.span_ns)
         return;
     uint64_t wall = s.span_ns;
     double idle = 1 - (double)s.busy_ns / (double)wall;
@@ -536,11 +577,13 @@ static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
     char a[32], b[32], gap[1024];
     struct ct_finding *f =
         ct_finding_add(out, "gpu-idle", CT_SEVERITY_WARNING, p->pid,
-                       "the GPU is idle %.0f%% of the run (busy %s of %s)", 100 * idle,
-                       ct_human_time(s.busy_ns, a, sizeof a), ct_human_time(wall, b, sizeof b));
+                       "the GPU is idle %.0f%% of %s (busy %s of %s)", 100 * idle,
+                       stepped ? "the steps" : "the run", ct_human_time(s.busy_ns, a, sizeof a),
+                       ct_human_time(wall, b, sizeof b));
     f->cost_ns = wall - s.busy_ns;
     ct_finding_add_number(f, "idle_share", idle);
     ct_finding_add_number(f, "busy_ns", (double)s.busy_ns);
+    ct_finding_add_number(f, "in_steps", stepped);
     static const char *const keys[CT_GPU_GAPS][4] = {
         {"gap_1_ns", "gap_1_start_ns", "gap_1_host_outside_cuda", "gap_1_python_line"},
         {"gap_2_ns", "gap_2_start_ns", "gap_2_host_outside_cuda", "gap_2_python_line"},
@@ -557,7 +600,7 @@ static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
         if (line)
             ct_finding_add_number(f, keys[i][3], (double)line);
     }
-    ends_apart(p, &s, f);
+    ends_apart(p, &s, from, to, stepped, f);
     if (!p->usage.gpu.gap_carried)
         from_kept_detail(p, f);
 }
