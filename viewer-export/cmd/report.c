@@ -10,7 +10,6 @@
  * summaries, made on other nodes: the same report (job/summary.h). The
  * JSON form is a stable interface, documented in docs/report-schema.md.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -18,88 +17,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "common/array.h"
 #include "cudatrace/trace_names.h"
 #include "viewer-export/commands.h"
 #include "viewer-export/findings/thresholds.h"
+#include "viewer-export/job/inputs.h"
 #include "viewer-export/job/summary.h"
 #include "viewer-export/model/step_calls.h"
 #include "viewer-export/output/findings_track.h"
 #include "viewer-export/output/steps_track.h"
 #include "viewer-export/output/job_output.h"
-
-struct paths {
-    char **items;
-    size_t count;
-};
-
-static void add_file(struct paths *paths, const char *path)
-{
-    paths->items = ct_array_grow(paths->items, paths->count, sizeof *paths->items);
-    paths->items[paths->count] = strdup(path);
-    if (!paths->items[paths->count++])
-        abort();
-}
-
-static void free_paths(struct paths *paths)
-{
-    for (size_t i = 0; i < paths->count; i++)
-        free(paths->items[i]);
-    free(paths->items);
-}
-
-/* NAME.snapshot-N.pftrace...: a copy the collector took of the trace NAME
- * beside it, which a directory's job would count twice. */
-static int is_snapshot_name(const char *name)
-{
-    const char *at = strstr(name, ".snapshot-");
-    if (!at)
-        return 0;
-    at += strlen(".snapshot-");
-    size_t digits = strspn(at, "0123456789");
-    return digits && strncmp(at + digits, ".pftrace", strlen(".pftrace")) == 0;
-}
-
-static int is_trace_name(const struct dirent *entry)
-{
-    static const char *const endings[] = {".pftrace", ".pftrace.zst", ".pftrace.gz"};
-    if (is_snapshot_name(entry->d_name))
-        return 0;
-    size_t len = strlen(entry->d_name);
-    for (size_t i = 0; i < sizeof endings / sizeof endings[0]; i++) {
-        size_t n = strlen(endings[i]);
-        if (len > n && strcmp(entry->d_name + len - n, endings[i]) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* A file, or a directory of traces (one per rank or process of a job), in
- * the order of their names. */
-static int add_path(struct paths *paths, const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        add_file(paths, path);
-        return 0;
-    }
-    struct dirent **entries;
-    int count = scandir(path, &entries, is_trace_name, alphasort);
-    if (count <= 0) {
-        fprintf(stderr, "cudatrace: %s: %s\n", path,
-                count < 0 ? strerror(errno)
-                          : "holds no trace (*.pftrace, *.pftrace.zst, *.pftrace.gz)");
-        return -1;
-    }
-    for (int i = 0; i < count; i++) {
-        char file[8192];
-        snprintf(file, sizeof file, "%s/%s", path, entries[i]->d_name);
-        add_file(paths, file);
-        free(entries[i]);
-    }
-    free(entries);
-    return 0;
-}
 
 static const char help[] =
     "usage: cudatrace report [--json] [--per-process] [--fail-on=LEVEL]\n"
@@ -288,33 +214,6 @@ static int check_options(const struct options *o, int paths, char *const *argv)
     return 0;
 }
 
-/* Reads a summary file whole into the job. */
-static int add_summary_file(struct ct_job *job, const char *path, char *error, size_t size)
-{
-    FILE *f = fopen(path, "re");
-    char *text = NULL, reason[512];
-    size_t len = 0;
-    FILE *buffer = f ? open_memstream(&text, &len) : NULL;
-    char chunk[65536];
-    for (size_t n; buffer && (n = fread(chunk, 1, sizeof chunk, f)) > 0;)
-        fwrite(chunk, 1, n, buffer);
-    int failed = !f || ferror(f);
-    if (!f)
-        snprintf(reason, sizeof reason, "%s", strerror(errno));
-    if (f)
-        fclose(f);
-    if (buffer)
-        fclose(buffer);
-    if (failed && f)
-        snprintf(reason, sizeof reason, "cannot be read");
-    if (!failed && ct_job_add_summary(job, text, len, reason, sizeof reason) == 0)
-        return 0;
-    if (failed)
-        free(text);
-    snprintf(error, size, "%s: %s", path, reason);
-    return -1;
-}
-
 /* The summary document: each trace's summary as its reader wrote it. */
 static int write_summary(const struct ct_job *job, const char *output)
 {
@@ -359,22 +258,6 @@ static int annotate(const char *path, const struct ct_job *job)
     return failed;
 }
 
-static int read_job(struct ct_job *job, const struct options *o, int count, char *const *args)
-{
-    char error[1024] = ""; /* add_path says why itself */
-    struct paths paths = {0};
-    int status = 0;
-    for (int i = 0; i < count && !status; i++)
-        status = o->merge ? add_summary_file(job, args[i], error, sizeof error)
-                          : add_path(&paths, args[i]);
-    if (!status && !o->merge)
-        status = ct_job_read_traces(job, paths.items, paths.count, error, sizeof error);
-    if (status && *error)
-        fprintf(stderr, "cudatrace: %s\n", error);
-    free_paths(&paths);
-    return status;
-}
-
 int ct_cmd_report(int argc, char **argv)
 {
     struct options o = {.fail_level = CT_SEVERITY_ERROR};
@@ -384,7 +267,8 @@ int ct_cmd_report(int argc, char **argv)
     if (check_options(&o, argc - first, argv + first))
         return 2;
     struct ct_job job = {0};
-    if (read_job(&job, &o, argc - first, argv + first)) {
+    if (ct_job_read_inputs(&job, argv + first, (size_t)(argc - first),
+                           o.merge ? CT_INPUTS_SUMMARIES : CT_INPUTS_TRACES)) {
         ct_job_free(&job);
         return 1;
     }
