@@ -6,7 +6,7 @@
  */
 #include "collector/identity/job_identity.h"
 
-#include "collector/identity/environment.h"
+#include "common/environment.h"
 #include "collector/perfetto/process_tracks.h"
 #include "common/launcher.h"
 #include "cudatrace/trace_names.h"

@@ -1,10 +1,11 @@
 /*
  * Which of the traced process's environment variables go into the trace:
  * those that change how CUDA, its libraries and the frameworks behave, and
- * never one that looks like a secret.
+ * never one that looks like a secret. The collector records by it, and
+ * `cudatrace diff` holds what it prints to it.
  */
-#ifndef CT_COLLECTOR_ENVIRONMENT_H
-#define CT_COLLECTOR_ENVIRONMENT_H
+#ifndef CT_COMMON_ENVIRONMENT_H
+#define CT_COMMON_ENVIRONMENT_H
 
 #include <stddef.h>
 

@@ -9,7 +9,7 @@
  * user name or password in it (scheme://user:pass@host). Values longer than
  * 4 KiB are left out too: no setting that matters here is that long.
  */
-#include "collector/identity/environment.h"
+#include "common/environment.h"
 
 #include <stdlib.h>
 #include <string.h>
