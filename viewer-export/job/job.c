@@ -87,6 +87,7 @@ static void process_from_json(struct ct_job *job, const struct ct_json_value *v,
     p->pid = (int32_t)ct_json_i64(ct_json_member(report, "pid"), 0);
     identity_from_json(ct_json_member(report, "identity"), p);
     p->report = report;
+    p->facts = ct_json_member(v, "diff");
     p->text = text_or(v, "text", "");
     p->path = path;
     p->wall_ns = number_at(report, NULL, "wall_ns");

@@ -19,6 +19,7 @@ struct ct_job_process {
     struct ct_process_identity identity;     /* strings point into the summary */
     const struct ct_json_value *environment; /* the identity's variables, an object */
     const struct ct_json_value *report;      /* its report/1 object */
+    const struct ct_json_value *facts;       /* what `cudatrace diff` reads (diff/facts.h) */
     const char *text;                        /* its part of the text report */
     const char *path;                        /* the trace it came from */
     uint64_t wall_ns, calls_recorded, launches, sync_calls, sync_ns, peak_bytes;

@@ -1,16 +1,18 @@
 /*
  * Writes a trace's summary. Per process: "text", the process's part of the
  * text report; "report", its report/1 object; "findings", each of its own
- * findings as report/1 writes them with the cost that orders them. Around
- * them, what the report says of the file itself (packets, a cut tail,
- * unclosed slices, an earlier --annotate) and the thresholds the findings
- * were made with.
+ * findings as report/1 writes them with the cost that orders them;
+ * "diff", what `cudatrace diff` compares beyond the report (diff/facts.h).
+ * Around them, what the report says of the file itself (packets, a cut
+ * tail, unclosed slices, an earlier --annotate) and the thresholds the
+ * findings were made with.
  */
 #include "viewer-export/job/summary.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "viewer-export/diff/facts.h"
 #include "viewer-export/findings/findings.h"
 #include "viewer-export/findings/thresholds.h"
 #include "viewer-export/output/report_output.h"
@@ -46,6 +48,7 @@ static void process_summary(struct ct_json *j, const struct ct_process_report *p
         ct_json_end_object(j);
     }
     ct_json_end_array(j);
+    ct_diff_facts_json(j, "diff", p);
     ct_json_end_object(j);
 }
 

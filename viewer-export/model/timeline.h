@@ -50,6 +50,10 @@ double ct_timeline_values_before(const struct ct_timeline *t, uint64_t ts);
 /* The other way: the time by which `count` values had been noted, within
  * their span in proportion; the end of the last span when there are fewer. */
 uint64_t ct_timeline_time_of_values(const struct ct_timeline *t, double count);
+/* The level at `ts`: the lowest value noted in its span, else the latest
+ * noted before it (0 when none was): where a quantity that moves up and
+ * down within a span, such as live memory in a step, settled. */
+double ct_timeline_level_at(const struct ct_timeline *t, uint64_t ts);
 void ct_timeline_free(struct ct_timeline *t);
 
 #endif

@@ -1,0 +1,141 @@
+/*
+ * Writes a process's facts for `cudatrace diff` into its summary: the
+ * median and median absolute deviation, over the steps after warm-up, of
+ * the step time, of each part of a step (the GPU's busy time, time in
+ * synchronising calls, in other CUDA calls, and outside CUDA calls) and of
+ * the live device memory at each step's end; the kernels by GPU time and
+ * the lines whose calls held the host up, each list with whether it is
+ * whole. A diff judges a change against the spread the steps show, so the
+ * spread travels with the summary, not the steps themselves (a run may
+ * have a million).
+ */
+#include "viewer-export/diff/facts.h"
+
+#include <stdlib.h>
+
+#include "viewer-export/job/aggregate.h"
+#include "viewer-export/model/steps.h"
+
+enum step_part {
+    PART_STEP,
+    PART_GPU_BUSY,
+    PART_SYNC,
+    PART_OTHER_CUDA,
+    PART_OUTSIDE,
+    PART_LIVE,
+    PARTS
+};
+
+static const char *const part_keys[PARTS] = {"step_ns",       "gpu_busy_ns",     "sync_ns",
+                                             "other_cuda_ns", "outside_cuda_ns", "end_live_bytes"};
+
+static double part_of(const struct ct_process_report *p, const struct ct_step *s, enum step_part k)
+{
+    uint64_t in_cuda = s->in_cuda_ns < s->ns ? s->in_cuda_ns : s->ns;
+    uint64_t sync = s->sync_ns < in_cuda ? s->sync_ns : in_cuda;
+    switch (k) {
+    case PART_GPU_BUSY:
+        return (double)s->gpu_busy_ns;
+    case PART_SYNC:
+        return (double)sync;
+    case PART_OTHER_CUDA:
+        return (double)(in_cuda - sync);
+    case PART_OUTSIDE:
+        return (double)(s->ns - in_cuda);
+    case PART_LIVE:
+        return ct_timeline_level_at(&p->usage.low_points, s->start + s->ns);
+    default:
+        return (double)s->ns;
+    }
+}
+
+/* {"median", "mad"} of one part over the steps after warm-up. */
+static void part_json(struct ct_json *j, const struct ct_process_report *p,
+                      const struct ct_steps *s, enum step_part k, double *scratch)
+{
+    size_t n = 0;
+    for (size_t i = s->warmup; i < s->count; i++)
+        scratch[n++] = part_of(p, &s->all[i], k);
+    struct ct_spread value, deviation;
+    ct_spread_of(scratch, n, &value);
+    for (size_t i = 0; i < n; i++)
+        scratch[i] =
+            scratch[i] > value.median ? scratch[i] - value.median : value.median - scratch[i];
+    ct_spread_of(scratch, n, &deviation);
+    ct_json_begin_object(j, part_keys[k]);
+    ct_json_double(j, "median", value.median);
+    ct_json_double(j, "mad", deviation.median);
+    ct_json_end_object(j);
+}
+
+static void steps_json(struct ct_json *j, const struct ct_process_report *p)
+{
+    struct ct_steps s;
+    if (!ct_steps_find(p, &s))
+        return;
+    double *scratch = malloc((s.count + 1) * sizeof *scratch);
+    if (!scratch)
+        abort();
+    ct_json_begin_object(j, "steps");
+    for (enum step_part k = PART_STEP; k < PARTS; k++)
+        part_json(j, p, &s, k, scratch);
+    ct_json_end_object(j);
+    free(scratch);
+    ct_steps_free(&s);
+}
+
+static int by_gpu_time(const void *a, const void *b)
+{
+    const struct ct_kernel_cost *x = a, *y = b;
+    return (x->ns < y->ns) - (x->ns > y->ns);
+}
+
+static void kernels_json(struct ct_json *j, const struct ct_gpu_work *g)
+{
+    struct ct_kernel_cost *sorted = malloc((g->kernel_count + 1) * sizeof *sorted);
+    if (!sorted)
+        abort();
+    for (size_t i = 0; i < g->kernel_count; i++)
+        sorted[i] = g->kernels[i];
+    qsort(sorted, g->kernel_count, sizeof *sorted, by_gpu_time);
+    ct_json_begin_array(j, "kernels");
+    for (size_t i = 0; i < g->kernel_count && i < CT_DIFF_KERNELS; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "name", sorted[i].name);
+        ct_json_uint(j, "count", sorted[i].count);
+        ct_json_uint(j, "total_ns", sorted[i].ns);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+    ct_json_uint(j, "kernels_left_out",
+                 g->kernel_count > CT_DIFF_KERNELS ? g->kernel_count - CT_DIFF_KERNELS : 0);
+    free(sorted);
+}
+
+static void blocking_sites_json(struct ct_json *j, const struct ct_site_costs *sites)
+{
+    struct ct_site_cost *sorted = ct_site_costs_sorted(sites, CT_SITE_BY_CALLS);
+    ct_json_begin_array(j, "blocking_sites");
+    for (size_t i = 0; i < sites->count && i < CT_DIFF_BLOCKING_SITES; i++) {
+        ct_json_begin_object(j, NULL);
+        ct_json_string(j, "site", sorted[i].site);
+        ct_json_uint(j, "calls", sorted[i].calls);
+        ct_json_uint(j, "ns", sorted[i].ns);
+        ct_json_end_object(j);
+    }
+    ct_json_end_array(j);
+    ct_json_uint(j, "blocking_sites_left_out",
+                 sites->count > CT_DIFF_BLOCKING_SITES ? sites->count - CT_DIFF_BLOCKING_SITES : 0);
+    free(sorted);
+}
+
+void ct_diff_facts_json(struct ct_json *j, const char *key, const struct ct_process_report *p)
+{
+    ct_json_begin_object(j, key);
+    ct_json_uint(j, "cuda_part_ns", ct_cuda_part_ns(p));
+    steps_json(j, p);
+    if (ct_gpu_seen(&p->usage.gpu))
+        kernels_json(j, &p->usage.gpu);
+    blocking_sites_json(j, &p->usage.sync_sites);
+    ct_json_end_object(j);
+}
