@@ -1,13 +1,16 @@
 /*
  * Writes a process's facts for `cudatrace diff` into its summary: the
- * median and median absolute deviation, over the steps after warm-up, of
+ * median, median absolute deviation and mean, over the steps after warm-up, of
  * the step time, of each part of a step (the GPU's busy time, time in
- * synchronising calls, in other CUDA calls, and outside CUDA calls) and of
- * the live device memory at each step's end; the kernels by GPU time and
+ * synchronising calls, in other CUDA calls, and outside CUDA calls), of
+ * the live device memory at each step's end and, with the host sampler, of
+ * the time the steps' thread waited for a CPU and the step without it (what
+ * another load on the machine adds); the kernels by GPU time and
  * the lines whose calls held the host up, each list with whether it is
  * whole. A diff judges a change against the spread the steps show, so the
- * spread travels with the summary, not the steps themselves (a run may
- * have a million).
+ * spread travels with the summary, and of the step time a bounded sample
+ * of the steps' values for a rank test, not every step (a run may have a
+ * million).
  */
 #include "viewer-export/diff/facts.h"
 
@@ -23,16 +26,29 @@ enum step_part {
     PART_OTHER_CUDA,
     PART_OUTSIDE,
     PART_LIVE,
+    PART_CPU_WAIT,  /* with the host sampler: on a run queue, waiting for a CPU */
+    PART_LESS_WAIT, /* the step less that */
     PARTS
 };
 
-static const char *const part_keys[PARTS] = {"step_ns",       "gpu_busy_ns",     "sync_ns",
-                                             "other_cuda_ns", "outside_cuda_ns", "end_live_bytes"};
+static const char *const part_keys[PARTS] = {
+    "step_ns",         "gpu_busy_ns",    "sync_ns",     "other_cuda_ns",
+    "outside_cuda_ns", "end_live_bytes", "cpu_wait_ns", "step_less_cpu_wait_ns"};
 
-static double part_of(const struct ct_process_report *p, const struct ct_step *s, enum step_part k)
+/* What the parts are read from: the process, and the host sampler's view
+ * of the steps' thread (NULL without one). */
+struct source {
+    const struct ct_process_report *p;
+    const struct ct_host_thread *thread;
+};
+
+static double part_of(const struct source *from, const struct ct_step *s, enum step_part k)
 {
     uint64_t in_cuda = s->in_cuda_ns < s->ns ? s->in_cuda_ns : s->ns;
     uint64_t sync = s->sync_ns < in_cuda ? s->sync_ns : in_cuda;
+    double wait = from->thread ? ct_timeline_sum(&from->thread->measure[CT_HOST_RUNNABLE], s->start,
+                                                 s->start + s->ns)
+                               : 0;
     switch (k) {
     case PART_GPU_BUSY:
         return (double)s->gpu_busy_ns;
@@ -43,19 +59,52 @@ static double part_of(const struct ct_process_report *p, const struct ct_step *s
     case PART_OUTSIDE:
         return (double)(s->ns - in_cuda);
     case PART_LIVE:
-        return ct_timeline_level_at(&p->usage.low_points, s->start + s->ns);
+        return ct_timeline_level_at(&from->p->usage.low_points, s->start + s->ns);
+    case PART_CPU_WAIT:
+        return wait;
+    case PART_LESS_WAIT:
+        return (double)s->ns - wait;
     default:
         return (double)s->ns;
     }
 }
 
-/* {"median", "mad"} of one part over the steps after warm-up. */
-static void part_json(struct ct_json *j, const struct ct_process_report *p,
-                      const struct ct_steps *s, enum step_part k, double *scratch)
+/* The host sampler's thread that made the steps, where its counters cover
+ * them; NULL else. */
+static const struct ct_host_thread *sampled_thread(const struct ct_process_report *p,
+                                                   const struct ct_steps *s)
+{
+    const struct ct_step *last = &s->all[s->count - 1];
+    for (size_t i = 0; i < p->host.thread_count; i++) {
+        const struct ct_host_thread *t = &p->host.threads[i];
+        if (t->tid == s->tid && ct_timeline_sum(&t->measure[CT_HOST_COUNTED], s->all[0].start,
+                                                last->start + last->ns) > 0)
+            return t;
+    }
+    return NULL;
+}
+
+/* Up to CT_DIFF_STEP_VALUES of the steps' values after warm-up, evenly
+ * through the run: what a rank test compares. */
+static void values_json(struct ct_json *j, const struct source *from, const struct ct_steps *s,
+                        enum step_part k)
+{
+    size_t n = s->count - s->warmup, kept = n < CT_DIFF_STEP_VALUES ? n : CT_DIFF_STEP_VALUES;
+    ct_json_begin_array(j, "values");
+    for (size_t i = 0; i < kept; i++)
+        ct_json_double(j, NULL, part_of(from, &s->all[s->warmup + i * n / kept], k));
+    ct_json_end_array(j);
+}
+
+/* {"median", "mad", "mean"} of one part over the steps after warm-up, and
+ * of the step's own figures their values. */
+static void part_json(struct ct_json *j, const struct source *from, const struct ct_steps *s,
+                      enum step_part k, double *scratch)
 {
     size_t n = 0;
+    double sum = 0;
     for (size_t i = s->warmup; i < s->count; i++)
-        scratch[n++] = part_of(p, &s->all[i], k);
+        sum += scratch[n++] = part_of(from, &s->all[i], k);
     struct ct_spread value, deviation;
     ct_spread_of(scratch, n, &value);
     for (size_t i = 0; i < n; i++)
@@ -65,6 +114,9 @@ static void part_json(struct ct_json *j, const struct ct_process_report *p,
     ct_json_begin_object(j, part_keys[k]);
     ct_json_double(j, "median", value.median);
     ct_json_double(j, "mad", deviation.median);
+    ct_json_double(j, "mean", sum / (double)n);
+    if (k == PART_STEP || k == PART_LESS_WAIT)
+        values_json(j, from, s, k);
     ct_json_end_object(j);
 }
 
@@ -76,9 +128,10 @@ static void steps_json(struct ct_json *j, const struct ct_process_report *p)
     double *scratch = malloc((s.count + 1) * sizeof *scratch);
     if (!scratch)
         abort();
+    struct source from = {p, sampled_thread(p, &s)};
     ct_json_begin_object(j, "steps");
-    for (enum step_part k = PART_STEP; k < PARTS; k++)
-        part_json(j, p, &s, k, scratch);
+    for (enum step_part k = PART_STEP; k < (from.thread ? PARTS : PART_CPU_WAIT); k++)
+        part_json(j, &from, &s, k, scratch);
     ct_json_end_object(j);
     free(scratch);
     ct_steps_free(&s);

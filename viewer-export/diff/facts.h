@@ -14,6 +14,7 @@
 
 #define CT_DIFF_KERNELS 32        /* kernels kept, by GPU time */
 #define CT_DIFF_BLOCKING_SITES 16 /* lines that held the host up, by calls */
+#define CT_DIFF_STEP_VALUES 128   /* step times kept, evenly through the run */
 
 void ct_diff_facts_json(struct ct_json *j, const char *key, const struct ct_process_report *p);
 
