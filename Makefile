@@ -129,7 +129,7 @@ $(BUILD)/cudatrace-collector: $(COLLECTOR_OBJ)
 	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lstdc++
 
 $(BUILD)/cudatrace: $(CLI_OBJ)
-	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lz
+	$(CC) $(SAN_LDFLAGS) -o $@ $^ -l:libzstd.a -l:libprotobuf-c.a -lz -lm
 
 # NVIDIA's nvml.h, which the toolkit here lacks, from its nvidia-nvml-dev wheel: the collector's
 # NVML sampler (collector/gpu_state/) takes NVML's types from it, and the NVML double

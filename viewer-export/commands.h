@@ -8,6 +8,7 @@
 
 int ct_cmd_run(int argc, char **argv);
 int ct_cmd_report(int argc, char **argv);
+int ct_cmd_diff(int argc, char **argv);
 int ct_cmd_recover(int argc, char **argv);
 int ct_cmd_doctor(int argc, char **argv);
 int ct_cmd_open(int argc, char **argv);

@@ -109,6 +109,8 @@ int main(int argc, char **argv)
         return ct_cmd_run(argc - 1, argv + 1);
     if (strcmp(command, "report") == 0)
         return ct_cmd_report(argc - 1, argv + 1);
+    if (strcmp(command, "diff") == 0)
+        return ct_cmd_diff(argc - 1, argv + 1);
     if (strcmp(command, "recover") == 0)
         return ct_cmd_recover(argc - 1, argv + 1);
     if (strcmp(command, "doctor") == 0)

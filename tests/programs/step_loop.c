@@ -10,9 +10,11 @@
  * after the first three, as PyTorch's autograd thread does; --setup-ms S and --teardown-ms T:
  * host work before the loop, after the allocation, and after it, before the free (start-up and
  * shutdown, such as loading a dataset or an interpreter tearing down); --nvtx: each step is an
- * NVTX range named "train_step" (as a loop that marks its steps). Prints each step's own wall
- * time, "step N NS", measured around the whole step with CLOCK_MONOTONIC. Status 0 when every
- * call succeeded.
+ * NVTX range named "train_step" (as a loop that marks its steps); --extra-sync: each step also
+ * synchronises its stream after its launches, at a line of its own (a synchronising call added
+ * to the loop); --model-mb M: the model is M MiB (default 1), held through the loop. Prints each
+ * step's own wall time, "step N NS", measured around the whole step with CLOCK_MONOTONIC. Status
+ * 0 when every call succeeded.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -29,8 +31,8 @@ void backward_kernel(void) {}
 
 struct loop {
     long steps, wait_ms, warmup_ms, warmup_kernels, slow_every, slow_ms, drift_us, extra_every;
-    long setup_ms, teardown_ms;
-    int nvtx, graph, threads;
+    long setup_ms, teardown_ms, model_mb;
+    int nvtx, graph, threads, extra_sync;
 };
 
 /* The backward thread's turn: the main thread hands it each step's second half. */
@@ -119,6 +121,8 @@ static int step(const struct loop *l, long n, cudaGraphExec_t exec, cudaStream_t
     int failed = exec ? cudaGraphLaunch(exec, stream) != cudaSuccess : launch(step_kernel, 3);
     failed |= launch(step_kernel, (int)((n == 1 ? l->warmup_kernels : 0) +
                                         (l->extra_every && n % l->extra_every == 0)));
+    if (l->extra_sync)
+        failed |= cudaStreamSynchronize(stream) != cudaSuccess;
     if (l->threads > 1)
         hand_backward(n);
     return failed | (cudaDeviceSynchronize() != cudaSuccess);
@@ -139,6 +143,8 @@ static int parse(int argc, char **argv, struct loop *l)
                                             {"warmup-kernels", required_argument, NULL, 'K'},
                                             {"setup-ms", required_argument, NULL, 'S'},
                                             {"teardown-ms", required_argument, NULL, 'T'},
+                                            {"extra-sync", no_argument, NULL, 'y'},
+                                            {"model-mb", required_argument, NULL, 'm'},
                                             {NULL, 0, NULL, 0}};
     for (int option; (option = getopt_long(argc, argv, "", options, NULL)) != -1;) {
         long value = optarg ? strtol(optarg, NULL, 10) : 0;
@@ -152,6 +158,7 @@ static int parse(int argc, char **argv, struct loop *l)
                       : option == 'K' ? &l->warmup_kernels
                       : option == 'S' ? &l->setup_ms
                       : option == 'T' ? &l->teardown_ms
+                      : option == 'm' ? &l->model_mb
                                       : NULL;
         if (field)
             *field = value;
@@ -159,6 +166,8 @@ static int parse(int argc, char **argv, struct loop *l)
             l->nvtx = 1;
         else if (option == 'g')
             l->graph = 1;
+        else if (option == 'y')
+            l->extra_sync = 1;
         else if (option == 't')
             l->threads = (int)value;
         else
@@ -169,12 +178,12 @@ static int parse(int argc, char **argv, struct loop *l)
 
 int main(int argc, char **argv)
 {
-    struct loop l = {.steps = 20, .wait_ms = 10, .threads = 1};
+    struct loop l = {.steps = 20, .wait_ms = 10, .threads = 1, .model_mb = 1};
     if (parse(argc, argv, &l))
         return 2;
     void *model = NULL;
     cudaStream_t stream = NULL;
-    int failed = cudaMalloc(&model, 1 << 20) != cudaSuccess;
+    int failed = cudaMalloc(&model, (size_t)l.model_mb << 20) != cudaSuccess;
     cudaGraphExec_t exec = NULL;
     if (l.graph) {
         failed |= cudaStreamCreate(&stream) != cudaSuccess;
