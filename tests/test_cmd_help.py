@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-COMMANDS = ["run", "report", "open", "export", "recover", "doctor"]
+COMMANDS = ["run", "report", "diff", "open", "export", "recover", "doctor"]
 TIMEOUT_S = 30
 
 

@@ -230,10 +230,10 @@ def test_an_environment_variable(runs, build_dir):
     assert "\nenvironment\n  CUDA_MODULE_LOADING: unset → LAZY (set)\n" in text
 
 
-def job(runs, folder, name, slow_rank=None):
-    """Three ranks of a torchrun job in one folder; `slow_rank` waits 15 ms for its input."""
+def job(runs, folder, name, slow_rank=None, ranks=3):
+    """Ranks of a torchrun job of three in one folder; `slow_rank` waits 15 ms for its input."""
     folder.mkdir()
-    for rank in range(3):
+    for rank in range(ranks):
         wait = 15 if rank == slow_rank else 10
         trace = runs.run(f"{name}-{rank}", "--steps", STEPS, "--wait-ms", wait, RANK=rank,
                          LOCAL_RANK=rank, WORLD_SIZE=3)
@@ -260,6 +260,16 @@ def test_job_directories_with_one_rank_changed(runs, build_dir, tmp_path):
     text = diff_text(build_dir, before, after)
     assert "\nrank 1\nstep time (20 → 20 steps" in text
     assert text.endswith("\nno significant change: rank 0, rank 2\n"), text
+
+
+def test_a_rank_on_one_side_only(runs, build_dir, tmp_path):
+    before = job(runs, tmp_path / "before", "job-a")
+    after = job(runs, tmp_path / "after", "job-a", ranks=2)
+    d = diff_json(build_dir, before, after)
+    assert [p["before"]["rank"] for p in d["pairs"]] == [0, 1]
+    assert [p["rank"] for p in d["only_before"]] == [2] and d["only_after"] == []
+    assert d["changed"] == 1
+    assert d["headline"] == "no significant change in the 2 pairs; only before: rank 2"
 
 
 def test_a_summary_stands_for_its_trace(runs, build_dir, tmp_path):

@@ -22,6 +22,8 @@ static const char help[] =
     "                      run PROGRAM, and what it starts, under the tracer\n"
     "  report [--json] TRACE|DIR...\n"
     "                      per process: calls, time, memory, libraries, findings\n"
+    "  diff [--json] [--fail-on-regression PCT] BEFORE AFTER\n"
+    "                      what changed between two runs, beyond noise\n"
     "  open [--port N] [--timeout SECONDS] [--ui URL] [--no-browser] TRACE\n"
     "                      show TRACE in the Perfetto UI\n"
     "  export TRACE --format FORMAT [-o OUTPUT]\n"
@@ -40,6 +42,7 @@ static const char help[] =
     "examples:\n"
     "  cudatrace run -- python train.py\n"
     "  cudatrace report cudatrace-1234.pftrace.zst\n"
+    "  cudatrace diff yesterday.pftrace.zst today.pftrace.zst\n"
     "  cudatrace open cudatrace-1234.pftrace.zst\n"
     "  cudatrace help run\n";
 

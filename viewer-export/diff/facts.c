@@ -35,20 +35,21 @@ static const char *const part_keys[PARTS] = {
     "step_ns",         "gpu_busy_ns",    "sync_ns",     "other_cuda_ns",
     "outside_cuda_ns", "end_live_bytes", "cpu_wait_ns", "step_less_cpu_wait_ns"};
 
-/* What the parts are read from: the process, and the host sampler's view
- * of the steps' thread (NULL without one). */
+/* What the parts are read from: the process, its steps, and where the host
+ * sampler's counters cover the steps' thread, the time it waited for a CPU
+ * in each step (NULL else). */
 struct source {
     const struct ct_process_report *p;
-    const struct ct_host_thread *thread;
+    const struct ct_steps *steps;
+    double *wait;
 };
 
-static double part_of(const struct source *from, const struct ct_step *s, enum step_part k)
+/* Step `i`'s part `k`. */
+static double part_of(const struct source *from, size_t i, enum step_part k)
 {
+    const struct ct_step *s = &from->steps->all[i];
     uint64_t in_cuda = s->in_cuda_ns < s->ns ? s->in_cuda_ns : s->ns;
     uint64_t sync = s->sync_ns < in_cuda ? s->sync_ns : in_cuda;
-    double wait = from->thread ? ct_timeline_sum(&from->thread->measure[CT_HOST_RUNNABLE], s->start,
-                                                 s->start + s->ns)
-                               : 0;
     switch (k) {
     case PART_GPU_BUSY:
         return (double)s->gpu_busy_ns;
@@ -61,50 +62,56 @@ static double part_of(const struct source *from, const struct ct_step *s, enum s
     case PART_LIVE:
         return ct_timeline_level_at(&from->p->usage.low_points, s->start + s->ns);
     case PART_CPU_WAIT:
-        return wait;
+        return from->wait[i];
     case PART_LESS_WAIT:
-        return (double)s->ns - wait;
+        return (double)s->ns - from->wait[i];
     default:
         return (double)s->ns;
     }
 }
 
-/* The host sampler's thread that made the steps, where its counters cover
- * them; NULL else. */
-static const struct ct_host_thread *sampled_thread(const struct ct_process_report *p,
-                                                   const struct ct_steps *s)
+/* The time the steps' thread waited for a CPU in each step, where the host
+ * sampler's counters cover its steps (a new array); NULL else. */
+static double *cpu_waits(const struct ct_process_report *p, const struct ct_steps *s)
 {
-    const struct ct_step *last = &s->all[s->count - 1];
-    for (size_t i = 0; i < p->host.thread_count; i++) {
-        const struct ct_host_thread *t = &p->host.threads[i];
-        if (t->tid == s->tid && ct_timeline_sum(&t->measure[CT_HOST_COUNTED], s->all[0].start,
-                                                last->start + last->ns) > 0)
-            return t;
-    }
-    return NULL;
+    const struct ct_step *first = &s->all[0], *last = &s->all[s->count - 1];
+    const struct ct_host_thread *t = NULL;
+    for (size_t i = 0; i < p->host.thread_count && !t; i++)
+        if (p->host.threads[i].tid == s->tid &&
+            ct_timeline_sum(&p->host.threads[i].measure[CT_HOST_COUNTED], first->start,
+                            last->start + last->ns) > 0)
+            t = &p->host.threads[i];
+    double *wait = t ? malloc(s->count * sizeof *wait) : NULL;
+    if (t && !wait)
+        abort();
+    for (size_t i = 0; t && i < s->count; i++)
+        wait[i] = ct_timeline_sum(&t->measure[CT_HOST_RUNNABLE], s->all[i].start,
+                                  s->all[i].start + s->all[i].ns);
+    return wait;
 }
 
 /* Up to CT_DIFF_STEP_VALUES of the steps' values after warm-up, evenly
  * through the run: what a rank test compares. */
-static void values_json(struct ct_json *j, const struct source *from, const struct ct_steps *s,
-                        enum step_part k)
+static void values_json(struct ct_json *j, const struct source *from, enum step_part k)
 {
+    const struct ct_steps *s = from->steps;
     size_t n = s->count - s->warmup, kept = n < CT_DIFF_STEP_VALUES ? n : CT_DIFF_STEP_VALUES;
     ct_json_begin_array(j, "values");
     for (size_t i = 0; i < kept; i++)
-        ct_json_double(j, NULL, part_of(from, &s->all[s->warmup + i * n / kept], k));
+        ct_json_double(j, NULL, part_of(from, s->warmup + i * n / kept, k));
     ct_json_end_array(j);
 }
 
 /* {"median", "mad", "mean"} of one part over the steps after warm-up, and
  * of the step's own figures their values. */
-static void part_json(struct ct_json *j, const struct source *from, const struct ct_steps *s,
-                      enum step_part k, double *scratch)
+static void part_json(struct ct_json *j, const struct source *from, enum step_part k,
+                      double *scratch)
 {
+    const struct ct_steps *s = from->steps;
     size_t n = 0;
     double sum = 0;
     for (size_t i = s->warmup; i < s->count; i++)
-        sum += scratch[n++] = part_of(from, &s->all[i], k);
+        sum += scratch[n++] = part_of(from, i, k);
     struct ct_spread value, deviation;
     ct_spread_of(scratch, n, &value);
     for (size_t i = 0; i < n; i++)
@@ -116,7 +123,7 @@ static void part_json(struct ct_json *j, const struct source *from, const struct
     ct_json_double(j, "mad", deviation.median);
     ct_json_double(j, "mean", sum / (double)n);
     if (k == PART_STEP || k == PART_LESS_WAIT)
-        values_json(j, from, s, k);
+        values_json(j, from, k);
     ct_json_end_object(j);
 }
 
@@ -128,11 +135,12 @@ static void steps_json(struct ct_json *j, const struct ct_process_report *p)
     double *scratch = malloc((s.count + 1) * sizeof *scratch);
     if (!scratch)
         abort();
-    struct source from = {p, sampled_thread(p, &s)};
+    struct source from = {p, &s, cpu_waits(p, &s)};
     ct_json_begin_object(j, "steps");
-    for (enum step_part k = PART_STEP; k < (from.thread ? PARTS : PART_CPU_WAIT); k++)
-        part_json(j, &from, &s, k, scratch);
+    for (enum step_part k = PART_STEP; k < (from.wait ? PARTS : PART_CPU_WAIT); k++)
+        part_json(j, &from, k, scratch);
     ct_json_end_object(j);
+    free(from.wait);
     free(scratch);
     ct_steps_free(&s);
 }

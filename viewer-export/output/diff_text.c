@@ -65,11 +65,12 @@ static double each(double time, double count)
     return count > 0 ? time / count : 0;
 }
 
-/* Appends to a line being made, after `separator` where it holds some. */
+/* Appends to a line being made, after `separator` where it holds some;
+ * nothing for "". */
 static void add_to(char *out, size_t size, const char *separator, const char *text)
 {
     size_t len = strlen(out);
-    if (len < size)
+    if (*text && len < size)
         snprintf(out + len, size - len, "%s%s", len ? separator : "", text);
 }
 
@@ -265,7 +266,7 @@ void ct_diff_pair_headline(const struct ct_diff *diff, const struct ct_diff_pair
                  time_text(p->steps.cpu_wait.before, c, sizeof c),
                  time_text(p->steps.cpu_wait.after, d, sizeof d));
     else
-        snprintf(lead, sizeof lead, "step time %s \u2192 %s, within the steps' spread",
+        snprintf(lead, sizeof lead, "step time %s \u2192 %s, within noise",
                  time_text(m->before, a, sizeof a), time_text(m->after, b, sizeof b));
     if (p->changed)
         snprintf(out, size, "%s%s%s", lead, *rest ? ": " : "", rest);
@@ -286,6 +287,18 @@ static const char *pair_name(const struct ct_diff *d, const struct ct_diff_pair 
     return out;
 }
 
+/* "only before: rank 3"; "" when every process of the side paired. */
+static void unpaired_text(const char *label, const struct ct_job *job, const size_t *which,
+                          size_t count, char *out, size_t size)
+{
+    char names[512];
+    *out = '\0';
+    if (!count)
+        return;
+    ct_job_describe_processes(job, which, count, names, sizeof names);
+    snprintf(out, size, "only %s: %s", label, names);
+}
+
 void ct_diff_headline(const struct ct_diff *d, char *out, size_t size)
 {
     size_t changed = 0;
@@ -303,22 +316,19 @@ void ct_diff_headline(const struct ct_diff *d, char *out, size_t size)
         snprintf(named, sizeof named, "%s: %s", pair_name(d, p, name, sizeof name), line);
         add_to(out, size, "; ", named);
     }
+    snprintf(line, sizeof line, "%zu more changed", changed - HEADLINE_PAIRS);
     if (changed > HEADLINE_PAIRS)
-        snprintf(line, sizeof line, "%zu more changed", changed - HEADLINE_PAIRS);
-    if (changed > HEADLINE_PAIRS)
         add_to(out, size, "; ", line);
-    if (!changed)
-        snprintf(line, sizeof line, "no significant change in the %zu processes paired",
-                 d->pair_count);
-    else
-        snprintf(line, sizeof line, "no significant change on the other %zu",
-                 d->pair_count - changed);
-    if (changed < d->pair_count || !changed)
+    snprintf(line, sizeof line,
+             changed ? "no significant change on the other %zu"
+                     : "no significant change in the %zu pairs",
+             d->pair_count - changed);
+    if (d->pair_count > changed)
         add_to(out, size, "; ", line);
-    snprintf(line, sizeof line, "%zu processes only before, %zu only after", d->only_before_count,
-             d->only_after_count);
-    if (d->only_before_count || d->only_after_count)
-        add_to(out, size, "; ", line);
+    unpaired_text("before", d->before, d->only_before, d->only_before_count, line, sizeof line);
+    add_to(out, size, "; ", line);
+    unpaired_text("after", d->after, d->only_after, d->only_after_count, line, sizeof line);
+    add_to(out, size, "; ", line);
 }
 
 static void cmdline_text(const struct ct_job_process *p, char *out, size_t size)
@@ -359,7 +369,7 @@ static void print_steps(FILE *out, const struct ct_diff_pair *p)
         fprintf(out, " \u2192 %s", s->source[1]);
     fprintf(out, ")\n  median %s \u2192 %s (%s%s); p99 %s \u2192 %s\n",
             time_text(s->median.before, a, sizeof a), time_text(s->median.after, b, sizeof b),
-            percent(&s->median, c, sizeof c), s->median.moved ? "" : ", within the steps' spread",
+            percent(&s->median, c, sizeof c), s->median.moved ? "" : ", within noise",
             time_text(s->p99.before, d, sizeof d), time_text(s->p99.after, e, sizeof e));
     if (isnan(s->rank_z))
         fprintf(out,
@@ -474,16 +484,6 @@ static void print_pair(FILE *out, const struct ct_diff *d, const struct ct_diff_
     print_findings(out, p);
 }
 
-static void print_unpaired(FILE *out, const char *label, const struct ct_job *job,
-                           const size_t *which, size_t count)
-{
-    char names[512];
-    if (!count)
-        return;
-    ct_job_describe_processes(job, which, count, names, sizeof names);
-    fprintf(out, "only %s: %s\n", label, names);
-}
-
 void ct_diff_print_text(FILE *out, const struct ct_diff *d, const struct ct_diff_operands *what)
 {
     char line[4096], name[64], unchanged[1024] = "";
@@ -499,6 +499,10 @@ void ct_diff_print_text(FILE *out, const struct ct_diff *d, const struct ct_diff
                    pair_name(d, &d->pairs[i], name, sizeof name));
     if (*unchanged)
         fprintf(out, "\nno significant change: %s\n", unchanged);
-    print_unpaired(out, "before", d->before, d->only_before, d->only_before_count);
-    print_unpaired(out, "after", d->after, d->only_after, d->only_after_count);
+    unpaired_text("before", d->before, d->only_before, d->only_before_count, line, sizeof line);
+    if (*line)
+        fprintf(out, "%s\n", line);
+    unpaired_text("after", d->after, d->only_after, d->only_after_count, line, sizeof line);
+    if (*line)
+        fprintf(out, "%s\n", line);
 }
