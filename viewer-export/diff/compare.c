@@ -31,8 +31,9 @@
 #define STEP_Z 3.5
 #define MAD_TO_SIGMA 1.4826
 
-const char *const ct_diff_part_keys[CT_DIFF_PARTS] = {"gpu_busy_ns", "sync_ns", "other_cuda_ns",
-                                                      "outside_cuda_ns"};
+const char *const ct_diff_part_keys[CT_DIFF_PARTS] = {"gpu_busy_ns",        "sync_ns",
+                                                      "other_cuda_ns",      "outside_cuda_ns",
+                                                      "outside_running_ns", "outside_waiting_ns"};
 
 double ct_diff_value(const struct ct_json_value *v, const char *path)
 {
@@ -56,11 +57,6 @@ void ct_diff_judge(struct ct_diff_number *n)
         n->moved = fabs(n->after - n->before) > n->noise;
 }
 
-static double larger(double a, double b)
-{
-    return a > b ? a : b;
-}
-
 /* The spread of a step figure on each side ({"median", "mad"} in the
  * facts at `key`), as a robust standard deviation. */
 static struct ct_diff_number step_spreads(const struct ct_job_process *const side[2],
@@ -79,8 +75,8 @@ static void step_figure(const struct ct_job_process *const side[2], const char *
 {
     struct ct_diff_number sigma = step_spreads(side, key);
     double widest =
-        larger(isnan(sigma.before) ? 0 : sigma.before, isnan(sigma.after) ? 0 : sigma.after);
-    n->noise = larger(STEP_Z * widest, least) + more;
+        fmax(isnan(sigma.before) ? 0 : sigma.before, isnan(sigma.after) ? 0 : sigma.after);
+    n->noise = fmax(STEP_Z * widest, least) + more;
     ct_diff_judge(n);
 }
 
@@ -147,7 +143,7 @@ static void compare_steps(const struct ct_job_process *const side[2], struct ct_
                                         ct_diff_value(r[1], "steps.median_ns"), 0, 0};
     s->p99 = (struct ct_diff_number){ct_diff_value(r[0], "steps.p99_ns"),
                                      ct_diff_value(r[1], "steps.p99_ns"), 0, 0};
-    double least = larger(STEP_LEAST_SHARE * s->median.before, STEP_LEAST_NS);
+    double least = fmax(STEP_LEAST_SHARE * s->median.before, STEP_LEAST_NS);
     s->cpu_wait = step_medians(side, "cpu_wait_ns");
     int sampled = !isnan(s->cpu_wait.before) && !isnan(s->cpu_wait.after);
     const char *judged = sampled ? "step_less_cpu_wait_ns" : "step_ns";
@@ -176,13 +172,13 @@ static void compare_memory(const struct ct_job_process *const side[2], struct ct
 {
     pair->peak = (struct ct_diff_number){ct_diff_value(side[0]->report, "memory.peak_bytes"),
                                          ct_diff_value(side[1]->report, "memory.peak_bytes"), 0, 0};
-    pair->peak.noise = larger(MEMORY_LEAST_SHARE * pair->peak.before, MEMORY_LEAST_BYTES);
+    pair->peak.noise = fmax(MEMORY_LEAST_SHARE * pair->peak.before, MEMORY_LEAST_BYTES);
     ct_diff_judge(&pair->peak);
     if (pair->basis != CT_DIFF_PER_STEP)
         return;
     pair->step_end = step_medians(side, "end_live_bytes");
     step_figure(side, "end_live_bytes",
-                larger(MEMORY_LEAST_SHARE * pair->step_end.before, MEMORY_LEAST_BYTES), 0,
+                fmax(MEMORY_LEAST_SHARE * pair->step_end.before, MEMORY_LEAST_BYTES), 0,
                 &pair->step_end);
 }
 
@@ -192,20 +188,49 @@ static int same_finding(const struct ct_finding *a, const struct ct_finding *b)
            (a->where && b->where ? strcmp(a->where, b->where) == 0 : a->where == b->where);
 }
 
-/* The findings of process `p` of `job` that process `q` of `other` does not
- * have, into a new array; how many. */
-static size_t findings_only(const struct ct_job *job, size_t p, const struct ct_job *other,
-                            size_t q, const struct ct_finding ***out)
+/* A job's findings by process: those of process p are at
+ * order[first[p]] to order[first[p + 1]] (indexes into the findings), so
+ * a pair looks only at its own however many processes the job has. */
+struct finding_index {
+    const struct ct_job *job;
+    size_t *first, *order;
+};
+
+static void index_findings(const struct ct_job *job, struct finding_index *ix)
+{
+    ix->job = job;
+    ix->first = calloc(job->process_count + 2, sizeof *ix->first);
+    ix->order = malloc((job->findings.count + 1) * sizeof *ix->order);
+    if (!ix->first || !ix->order)
+        abort();
+    for (size_t i = 0; i < job->findings.count; i++)
+        ix->first[job->findings.items[i].process + 2]++;
+    for (size_t p = 2; p < job->process_count + 2; p++)
+        ix->first[p] += ix->first[p - 1];
+    for (size_t i = 0; i < job->findings.count; i++)
+        ix->order[ix->first[job->findings.items[i].process + 1]++] = i;
+}
+
+static void free_index(struct finding_index *ix)
+{
+    free(ix->first);
+    free(ix->order);
+}
+
+/* The findings of process `p` (of `mine`'s job) that process `q` (of
+ * `theirs`') does not have, into a new array; how many. */
+static size_t findings_only(const struct finding_index *mine, size_t p,
+                            const struct finding_index *theirs, size_t q,
+                            const struct ct_finding ***out)
 {
     size_t n = 0;
     *out = NULL;
-    for (size_t i = 0; i < job->findings.count; i++) {
-        const struct ct_finding *f = &job->findings.items[i];
+    for (size_t i = mine->first[p]; i < mine->first[p + 1]; i++) {
+        const struct ct_finding *f = &mine->job->findings.items[mine->order[i]];
         int elsewhere = 0;
-        for (size_t k = 0; k < other->findings.count && !elsewhere; k++)
-            elsewhere =
-                other->findings.items[k].process == q && same_finding(f, &other->findings.items[k]);
-        if (f->process != p || elsewhere)
+        for (size_t k = theirs->first[q]; k < theirs->first[q + 1] && !elsewhere; k++)
+            elsewhere = same_finding(f, &theirs->job->findings.items[theirs->order[k]]);
+        if (elsewhere)
             continue;
         *out = ct_array_grow(*out, n, sizeof **out);
         (*out)[n++] = f;
@@ -242,7 +267,8 @@ static int any_moved(const struct ct_diff_pair *p)
     return moved;
 }
 
-static void compare_pair(const struct ct_diff *d, struct ct_diff_pair *pair)
+static void compare_pair(const struct ct_diff *d, const struct finding_index ix[2],
+                         struct ct_diff_pair *pair)
 {
     const struct ct_job_process *side[2] = {&d->before->processes[pair->before],
                                             &d->after->processes[pair->after]};
@@ -251,9 +277,9 @@ static void compare_pair(const struct ct_diff *d, struct ct_diff_pair *pair)
     compare_memory(side, pair);
     ct_diff_work(side[0], side[1], pair);
     pair->went_away_count =
-        findings_only(d->before, pair->before, d->after, pair->after, &pair->went_away);
+        findings_only(&ix[0], pair->before, &ix[1], pair->after, &pair->went_away);
     pair->appeared_count =
-        findings_only(d->after, pair->after, d->before, pair->before, &pair->appeared);
+        findings_only(&ix[1], pair->after, &ix[0], pair->before, &pair->appeared);
     pair->changed = any_moved(pair);
 }
 
@@ -290,8 +316,11 @@ void ct_diff_make(const struct ct_job *before, const struct ct_job *after, struc
     out->after = after;
     int by_rank = all_ranked(before) && all_ranked(after);
     char *taken = calloc(before->process_count + 1, 1);
+    struct finding_index ix[2];
     if (!taken)
         abort();
+    index_findings(before, &ix[0]);
+    index_findings(after, &ix[1]);
     for (size_t k = 0; k < after->process_count; k++) {
         size_t i = partner(out, &after->processes[k], by_rank, taken);
         if (i == before->process_count) {
@@ -304,12 +333,14 @@ void ct_diff_make(const struct ct_job *before, const struct ct_job *after, struc
         memset(pair, 0, sizeof *pair);
         pair->before = i;
         pair->after = k;
-        compare_pair(out, pair);
+        compare_pair(out, ix, pair);
     }
     for (size_t i = 0; i < before->process_count; i++)
         if (!taken[i])
             add_index(&out->only_before, &out->only_before_count, i);
     free(taken);
+    free_index(&ix[0]);
+    free_index(&ix[1]);
 }
 
 double ct_diff_worst_rise(const struct ct_diff *d)
@@ -318,7 +349,7 @@ double ct_diff_worst_rise(const struct ct_diff *d)
     for (size_t i = 0; i < d->pair_count; i++) {
         const struct ct_diff_number *m = &d->pairs[i].steps.judged;
         if (m->moved && m->before > 0 && m->after > m->before)
-            worst = larger(worst, (m->after - m->before) / m->before);
+            worst = fmax(worst, (m->after - m->before) / m->before);
     }
     return worst;
 }

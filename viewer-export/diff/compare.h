@@ -25,12 +25,16 @@ struct ct_diff_number {
     int moved;
 };
 
-/* What a step is made of (facts.h), the parts a diff says moved. */
+/* What a step is made of (facts.h), the parts a diff says moved; the last
+ * two only with the host sampler (NAN without): of the time outside CUDA
+ * calls, on a CPU (host work) and asleep (an input wait). */
 enum ct_diff_part {
     CT_DIFF_GPU_BUSY,
     CT_DIFF_SYNC,
     CT_DIFF_OTHER_CUDA,
     CT_DIFF_OUTSIDE_CUDA,
+    CT_DIFF_HOST_WORK,
+    CT_DIFF_INPUT_WAIT,
     CT_DIFF_PARTS
 };
 extern const char *const ct_diff_part_keys[CT_DIFF_PARTS];

@@ -5,7 +5,8 @@
  * synchronising calls, in other CUDA calls, and outside CUDA calls), of
  * the live device memory at each step's end and, with the host sampler, of
  * the time the steps' thread waited for a CPU and the step without it (what
- * another load on the machine adds); the kernels by GPU time and
+ * another load on the machine adds), and of its time outside CUDA calls on
+ * a CPU (host work) and asleep (an input wait); the kernels by GPU time and
  * the lines whose calls held the host up, each list with whether it is
  * whole. A diff judges a change against the spread the steps show, so the
  * spread travels with the summary, and of the step time a bounded sample
@@ -26,22 +27,35 @@ enum step_part {
     PART_OTHER_CUDA,
     PART_OUTSIDE,
     PART_LIVE,
-    PART_CPU_WAIT,  /* with the host sampler: on a run queue, waiting for a CPU */
-    PART_LESS_WAIT, /* the step less that */
+    /* With the host sampler: the thread on a run queue, waiting for a CPU;
+     * the step less that; outside CUDA calls on a CPU (or waiting for
+     * one), and asleep. */
+    PART_CPU_WAIT,
+    PART_LESS_WAIT,
+    PART_OUTSIDE_RUNNING,
+    PART_OUTSIDE_WAITING,
     PARTS
 };
 
 static const char *const part_keys[PARTS] = {
-    "step_ns",         "gpu_busy_ns",    "sync_ns",     "other_cuda_ns",
-    "outside_cuda_ns", "end_live_bytes", "cpu_wait_ns", "step_less_cpu_wait_ns"};
+    "step_ns",           "gpu_busy_ns",           "sync_ns",
+    "other_cuda_ns",     "outside_cuda_ns",       "end_live_bytes",
+    "cpu_wait_ns",       "step_less_cpu_wait_ns", "outside_running_ns",
+    "outside_waiting_ns"};
+
+/* The host sampler's measures of the steps' thread the parts take, summed
+ * per step. */
+enum sampled { SAMPLED_CPU_WAIT, SAMPLED_RUNNING, SAMPLED_WAITING, SAMPLED };
+static const enum ct_host_measure sampled_measures[SAMPLED] = {
+    CT_HOST_RUNNABLE, CT_HOST_OUTSIDE_RUNNING, CT_HOST_OUTSIDE_WAITING};
 
 /* What the parts are read from: the process, its steps, and where the host
- * sampler's counters cover the steps' thread, the time it waited for a CPU
- * in each step (NULL else). */
+ * sampler's counters cover the steps' thread, its measures in each step
+ * (NULL else). */
 struct source {
     const struct ct_process_report *p;
     const struct ct_steps *steps;
-    double *wait;
+    double *sampled[SAMPLED];
 };
 
 /* Step `i`'s part `k`. */
@@ -62,32 +76,46 @@ static double part_of(const struct source *from, size_t i, enum step_part k)
     case PART_LIVE:
         return ct_timeline_level_at(&from->p->usage.low_points, s->start + s->ns);
     case PART_CPU_WAIT:
-        return from->wait[i];
+        return from->sampled[SAMPLED_CPU_WAIT][i];
     case PART_LESS_WAIT:
-        return (double)s->ns - from->wait[i];
+        return (double)s->ns - from->sampled[SAMPLED_CPU_WAIT][i];
+    case PART_OUTSIDE_RUNNING:
+        return from->sampled[SAMPLED_RUNNING][i];
+    case PART_OUTSIDE_WAITING:
+        return from->sampled[SAMPLED_WAITING][i];
     default:
         return (double)s->ns;
     }
 }
 
-/* The time the steps' thread waited for a CPU in each step, where the host
- * sampler's counters cover its steps (a new array); NULL else. */
-static double *cpu_waits(const struct ct_process_report *p, const struct ct_steps *s)
+/* The host sampler's thread that made the steps, where its counters cover
+ * them; NULL else. */
+static const struct ct_host_thread *sampled_thread(const struct ct_process_report *p,
+                                                   const struct ct_steps *s)
 {
     const struct ct_step *first = &s->all[0], *last = &s->all[s->count - 1];
-    const struct ct_host_thread *t = NULL;
-    for (size_t i = 0; i < p->host.thread_count && !t; i++)
-        if (p->host.threads[i].tid == s->tid &&
-            ct_timeline_sum(&p->host.threads[i].measure[CT_HOST_COUNTED], first->start,
-                            last->start + last->ns) > 0)
-            t = &p->host.threads[i];
-    double *wait = t ? malloc(s->count * sizeof *wait) : NULL;
-    if (t && !wait)
-        abort();
-    for (size_t i = 0; t && i < s->count; i++)
-        wait[i] = ct_timeline_sum(&t->measure[CT_HOST_RUNNABLE], s->all[i].start,
-                                  s->all[i].start + s->all[i].ns);
-    return wait;
+    for (size_t i = 0; i < p->host.thread_count; i++) {
+        const struct ct_host_thread *t = &p->host.threads[i];
+        if (t->tid == s->tid &&
+            ct_timeline_sum(&t->measure[CT_HOST_COUNTED], first->start, last->start + last->ns) > 0)
+            return t;
+    }
+    return NULL;
+}
+
+/* The steps' thread's sampled measures in each step, where it was sampled. */
+static void sample_steps(struct source *from)
+{
+    const struct ct_steps *s = from->steps;
+    const struct ct_host_thread *t = sampled_thread(from->p, s);
+    for (int k = 0; k < SAMPLED; k++) {
+        from->sampled[k] = t ? malloc(s->count * sizeof *from->sampled[k]) : NULL;
+        if (t && !from->sampled[k])
+            abort();
+        for (size_t i = 0; t && i < s->count; i++)
+            from->sampled[k][i] = ct_timeline_sum(&t->measure[sampled_measures[k]], s->all[i].start,
+                                                  s->all[i].start + s->all[i].ns);
+    }
 }
 
 /* Up to CT_DIFF_STEP_VALUES of the steps' values after warm-up, evenly
@@ -135,12 +163,14 @@ static void steps_json(struct ct_json *j, const struct ct_process_report *p)
     double *scratch = malloc((s.count + 1) * sizeof *scratch);
     if (!scratch)
         abort();
-    struct source from = {p, &s, cpu_waits(p, &s)};
+    struct source from = {p, &s, {NULL}};
+    sample_steps(&from);
     ct_json_begin_object(j, "steps");
-    for (enum step_part k = PART_STEP; k < (from.wait ? PARTS : PART_CPU_WAIT); k++)
+    for (enum step_part k = PART_STEP; k < (from.sampled[0] ? PARTS : PART_CPU_WAIT); k++)
         part_json(j, &from, k, scratch);
     ct_json_end_object(j);
-    free(from.wait);
+    for (int k = 0; k < SAMPLED; k++)
+        free(from.sampled[k]);
     free(scratch);
     ct_steps_free(&s);
 }

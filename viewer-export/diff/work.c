@@ -25,11 +25,6 @@
 #define ITEM_LEAST_COUNT 0.5
 #define ITEM_LEAST_NS 1000.0
 
-static double larger(double a, double b)
-{
-    return a > b ? a : b;
-}
-
 /* How a list of counted things is written: `list` in the report or the
  * facts, named by `name_key` (NULL: the members of an object are named
  * by their keys), and whether the list left some out (`left_out`, a facts
@@ -193,10 +188,10 @@ static int compare_entry(const struct ct_json_value *const entry[2], const struc
     if (item->was && strcmp(item->was, item->name) == 0)
         item->was = NULL;
     item->count = (struct ct_diff_number){count[0], count[1], 0, 0};
-    item->count.noise = larger(ITEM_LEAST_SHARE * count[0], ITEM_LEAST_COUNT);
+    item->count.noise = fmax(ITEM_LEAST_SHARE * count[0], ITEM_LEAST_COUNT);
     item->time = (struct ct_diff_number){time[0], time[1], 0, 0};
-    item->time.noise = larger(ITEM_LEAST_SHARE * time[0],
-                              shape->host ? scale->least_host_ns : scale->least_gpu_ns);
+    item->time.noise =
+        fmax(ITEM_LEAST_SHARE * time[0], shape->host ? scale->least_host_ns : scale->least_gpu_ns);
     ct_diff_judge(&item->count);
     ct_diff_judge(&item->time);
     item->only = count[0] == 0 ? 1 : count[1] == 0 ? -1 : 0;
@@ -259,7 +254,7 @@ static void compare_copies(const struct ct_job_process *const side[2], const str
                             ct_diff_value(side[s]->report, "gpu.memsets"),
                         scale->per[s]);
     *n = (struct ct_diff_number){copies[0], copies[1], 0, 0};
-    n->noise = larger(ITEM_LEAST_SHARE * copies[0], ITEM_LEAST_COUNT);
+    n->noise = fmax(ITEM_LEAST_SHARE * copies[0], ITEM_LEAST_COUNT);
     if (!isnan(copies[0]) && !isnan(copies[1]))
         ct_diff_judge(n);
 }
@@ -278,9 +273,9 @@ static double tail_of(const struct ct_job_process *p)
 static double least_host_ns(const struct ct_job_process *const side[2],
                             const struct ct_diff_steps *s)
 {
-    double noise = larger(s->median.noise,
-                          larger(s->parts[CT_DIFF_SYNC].noise, s->parts[CT_DIFF_OTHER_CUDA].noise));
-    return noise + larger(tail_of(side[0]), tail_of(side[1]));
+    double noise = fmax(s->median.noise,
+                        fmax(s->parts[CT_DIFF_SYNC].noise, s->parts[CT_DIFF_OTHER_CUDA].noise));
+    return noise + fmax(tail_of(side[0]), tail_of(side[1]));
 }
 
 static struct scale scale_of(const struct ct_job_process *const side[2],
@@ -295,7 +290,7 @@ static struct scale scale_of(const struct ct_job_process *const side[2],
             (isnan(ns) || ns <= 0 ? ct_diff_value(side[s]->report, "wall_ns") : ns) / 1e9;
     }
     if (pair->basis == CT_DIFF_PER_STEP) {
-        scale.least_gpu_ns = larger(ITEM_STEP_SHARE * pair->steps.median.before, ITEM_LEAST_NS);
+        scale.least_gpu_ns = fmax(ITEM_STEP_SHARE * pair->steps.median.before, ITEM_LEAST_NS);
         scale.least_host_ns = least_host_ns(side, &pair->steps);
     }
     return scale;

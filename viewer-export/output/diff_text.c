@@ -19,8 +19,12 @@
 #define ENV_BRIEF_VALUE 40 /* a longer value is only said to have changed, in a headline */
 
 static const char *const part_labels[CT_DIFF_PARTS] = {
-    "GPU busy", "synchronising", "in other CUDA calls",
-    "outside CUDA calls (host work or an input wait)"};
+    "GPU busy",
+    "synchronising",
+    "in other CUDA calls",
+    "outside CUDA calls (host work or an input wait)",
+    "outside CUDA calls on a CPU (host work)",
+    "outside CUDA calls asleep (an input wait)"};
 
 static const char *time_text(double ns, char *buf, size_t size)
 {
@@ -222,8 +226,10 @@ static void causes(const struct ct_diff_pair *p, char *out, size_t size)
         if (ct_diff_counts_finding(p->went_away[i]))
             take(out, size, &n, one);
     }
-    for (int k = 0; k < CT_DIFF_PARTS && !n; k++)
-        if (p->steps.parts[k].moved) {
+    const struct ct_diff_number *parts = p->steps.parts;
+    int finer = parts[CT_DIFF_HOST_WORK].moved || parts[CT_DIFF_INPUT_WAIT].moved, none = !n;
+    for (int k = 0; k < CT_DIFF_PARTS && none; k++)
+        if (parts[k].moved && !(k == CT_DIFF_OUTSIDE_CUDA && finer)) {
             part_brief(p, k, one, sizeof one);
             take(out, size, &n, one);
         }
