@@ -105,13 +105,17 @@ static size_t step_values(const struct ct_job_process *p, const char *key, doubl
     return n;
 }
 
-/* The median step's figure: by rank where both sides have the values,
- * else by the spread. */
+/* The median step's figure (`key`): moved past `least`, and where both
+ * sides have the steps' values, in the direction their ranks differ (the
+ * step times themselves: a wait for a CPU is only known to within the
+ * host sampler's period, too coarse to take out of each step); else past
+ * the figure's spread. */
 static void judge_median(const struct ct_job_process *const side[2], const char *key, double least,
                          struct ct_diff_steps *s)
 {
     double *values[2];
-    size_t n[2] = {step_values(side[0], key, &values[0]), step_values(side[1], key, &values[1])};
+    size_t n[2] = {step_values(side[0], "step_ns", &values[0]),
+                   step_values(side[1], "step_ns", &values[1])};
     s->rank_z = NAN;
     if (n[0] >= RANK_LEAST_VALUES && n[1] >= RANK_LEAST_VALUES) {
         s->rank_z = ct_diff_rank_sum_z(values[0], n[0], values[1], n[1]);
@@ -124,6 +128,24 @@ static void judge_median(const struct ct_job_process *const side[2], const char 
     }
     free(values[0]);
     free(values[1]);
+}
+
+/* Whether the host sampler read the steps' thread often enough for its
+ * states to split a step's time outside CUDA calls into host work and an
+ * input wait: SPLIT_PERIODS sample periods a step on both sides. A state
+ * holds from one sample to the next, so a shorter step's split is off by
+ * a good part of a period, the same way in every step. */
+#define SPLIT_PERIODS 20
+
+static int sampled_finely(const struct ct_job_process *const side[2], const struct ct_diff_steps *s)
+{
+    double step[2] = {s->median.before, s->median.after};
+    for (int k = 0; k < 2; k++) {
+        double hz = ct_diff_value(side[k]->report, "host.sample_hz");
+        if (!(hz > 0) || step[k] < SPLIT_PERIODS * 1e9 / hz)
+            return 0;
+    }
+    return 1;
 }
 
 static void compare_steps(const struct ct_job_process *const side[2], struct ct_diff_pair *pair)
@@ -155,8 +177,11 @@ static void compare_steps(const struct ct_job_process *const side[2], struct ct_
     /* A wait for a CPU lies in the host's parts of the step, wherever the
      * thread was woken late: theirs may move by it. */
     double machine = sampled ? fabs(s->cpu_wait.after - s->cpu_wait.before) : 0;
+    int split = sampled_finely(side, s);
     for (int p = 0; p < CT_DIFF_PARTS; p++) {
         s->parts[p] = step_medians(side, ct_diff_part_keys[p]);
+        if (!split && (p == CT_DIFF_HOST_WORK || p == CT_DIFF_INPUT_WAIT))
+            s->parts[p].before = s->parts[p].after = NAN;
         step_figure(side, ct_diff_part_keys[p], least, p == CT_DIFF_GPU_BUSY ? 0 : machine,
                     &s->parts[p]);
     }

@@ -26,8 +26,9 @@ struct ct_diff_number {
 };
 
 /* What a step is made of (facts.h), the parts a diff says moved; the last
- * two only with the host sampler (NAN without): of the time outside CUDA
- * calls, on a CPU (host work) and asleep (an input wait). */
+ * two only where the host sampler read the steps' thread often enough
+ * (NAN else): of the time outside CUDA calls, on a CPU (host work) and
+ * asleep (an input wait). */
 enum ct_diff_part {
     CT_DIFF_GPU_BUSY,
     CT_DIFF_SYNC,

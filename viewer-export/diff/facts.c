@@ -150,7 +150,7 @@ static void part_json(struct ct_json *j, const struct source *from, enum step_pa
     ct_json_double(j, "median", value.median);
     ct_json_double(j, "mad", deviation.median);
     ct_json_double(j, "mean", sum / (double)n);
-    if (k == PART_STEP || k == PART_LESS_WAIT)
+    if (k == PART_STEP)
         values_json(j, from, k);
     ct_json_end_object(j);
 }

@@ -128,7 +128,7 @@ static void pair_json(struct ct_json *j, const struct ct_diff *d, const struct c
     process_json(j, "after", &d->after->processes[p->after]);
     ct_json_string(j, "basis", p->basis == CT_DIFF_PER_STEP ? "step" : "second");
     ct_json_uint(j, "changed", (uint64_t)p->changed);
-    ct_diff_pair_headline(d, p, headline, sizeof headline);
+    ct_diff_pair_headline(p, headline, sizeof headline);
     ct_json_string(j, "headline", headline);
     environment_json(j, p);
     steps_json(j, p);

@@ -23,8 +23,7 @@ struct ct_diff_operands {
  * calls, memory, findings); "no significant change" when nothing did. Of
  * the whole diff, or of one pair. */
 void ct_diff_headline(const struct ct_diff *d, char *out, size_t size);
-void ct_diff_pair_headline(const struct ct_diff *d, const struct ct_diff_pair *p, char *out,
-                           size_t size);
+void ct_diff_pair_headline(const struct ct_diff_pair *p, char *out, size_t size);
 
 void ct_diff_print_text(FILE *out, const struct ct_diff *d, const struct ct_diff_operands *what);
 void ct_diff_print_json(FILE *out, const struct ct_diff *d, const struct ct_diff_operands *what);

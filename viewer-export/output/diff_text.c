@@ -113,13 +113,20 @@ static void item_line(const struct ct_diff_item *it, const char *unit, char *out
                             : "");
 }
 
+/* A side's value of a difference of the environment, as said: a variable
+ * not set is "unset", anything else not known "none". */
+static const char *env_value(const struct ct_diff_env *e, const char *value)
+{
+    return *value ? value : e->kind == CT_DIFF_ENV_VARIABLE ? "unset" : "none";
+}
+
 static void env_brief(const struct ct_diff_env *e, char *out, size_t size)
 {
-    const char *b = *e->before ? e->before : "unset", *a = *e->after ? e->after : "unset";
+    const char *b = env_value(e, e->before), *a = env_value(e, e->after);
     if (e->kind == CT_DIFF_ENV_LIBRARY && strcmp(e->versions[0], e->versions[1]) != 0 &&
         *e->versions[0] && *e->versions[1])
         snprintf(out, size, "%s %s \u2192 %s%s", e->name, e->versions[0], e->versions[1],
-                 strstr(e->how, "file") && !strstr(e->how, "same") ? " from another file" : "");
+                 strstr(e->how, "from another file") ? " from another file" : "");
     else if (e->kind == CT_DIFF_ENV_LIBRARY)
         snprintf(out, size, "%s %s", e->name, e->how);
     else if (e->kind == CT_DIFF_ENV_PROGRAM)
@@ -236,10 +243,11 @@ static void causes(const struct ct_diff_pair *p, char *out, size_t size)
 }
 
 /* Whether the median step moved past its noise only by the time its
- * thread waited for a CPU more (or less). */
+ * thread waited for a CPU more (or less): without that wait it did not. */
 static int busier_machine(const struct ct_diff_steps *s)
 {
-    return !isnan(s->cpu_wait.before) && !s->judged.moved &&
+    return !isnan(s->cpu_wait.before) &&
+           fabs(s->judged.after - s->judged.before) <= s->judged.noise &&
            fabs(s->median.after - s->median.before) > s->judged.noise;
 }
 
@@ -250,10 +258,8 @@ static const char *missing_steps(const struct ct_diff_pair *p)
                                                     : "the after side";
 }
 
-void ct_diff_pair_headline(const struct ct_diff *diff, const struct ct_diff_pair *p, char *out,
-                           size_t size)
+void ct_diff_pair_headline(const struct ct_diff_pair *p, char *out, size_t size)
 {
-    (void)diff;
     char a[32], b[32], c[32], d[32], lead[256], rest[1024] = "";
     const struct ct_diff_number *m = &p->steps.median;
     causes(p, rest, sizeof rest);
@@ -266,7 +272,7 @@ void ct_diff_pair_headline(const struct ct_diff *diff, const struct ct_diff_pair
                  time_text(m->before, a, sizeof a), time_text(m->after, b, sizeof b));
     else if (busier_machine(&p->steps))
         snprintf(lead, sizeof lead,
-                 "step time %s \u2192 %s, its change waiting for a CPU (%s \u2192 %s a step): "
+                 "step time %s \u2192 %s, its change waiting for a CPU (%s \u2192 %s a step), "
                  "another load on the machine",
                  time_text(m->before, a, sizeof a), time_text(m->after, b, sizeof b),
                  time_text(p->steps.cpu_wait.before, c, sizeof c),
@@ -310,7 +316,7 @@ void ct_diff_headline(const struct ct_diff *d, char *out, size_t size)
     size_t changed = 0;
     char name[64], line[1536], named[1700];
     if (d->pair_count == 1 && !d->only_before_count && !d->only_after_count) {
-        ct_diff_pair_headline(d, &d->pairs[0], out, size);
+        ct_diff_pair_headline(&d->pairs[0], out, size);
         return;
     }
     *out = '\0';
@@ -318,7 +324,7 @@ void ct_diff_headline(const struct ct_diff *d, char *out, size_t size)
         const struct ct_diff_pair *p = &d->pairs[i];
         if (!p->changed || changed++ >= HEADLINE_PAIRS)
             continue;
-        ct_diff_pair_headline(d, p, line, sizeof line);
+        ct_diff_pair_headline(p, line, sizeof line);
         snprintf(named, sizeof named, "%s: %s", pair_name(d, p, name, sizeof name), line);
         add_to(out, size, "; ", named);
     }
@@ -411,8 +417,8 @@ static void print_environment(FILE *out, const struct ct_diff_pair *p)
         fprintf(out, "environment\n");
     for (size_t i = 0; i < p->env_count; i++) {
         const struct ct_diff_env *e = &p->env[i];
-        fprintf(out, "  %s: %s \u2192 %s (%s)\n", e->name, *e->before ? e->before : "unset",
-                *e->after ? e->after : "unset", e->how);
+        fprintf(out, "  %s: %s \u2192 %s (%s)\n", e->name, env_value(e, e->before),
+                env_value(e, e->after), e->how);
     }
 }
 
