@@ -322,6 +322,26 @@ def test_a_summary_stands_for_its_trace(runs, build_dir, tmp_path):
     assert from_summary == from_trace
 
 
+def test_a_summary_made_before_the_facts(runs, build_dir, tmp_path):
+    """A summary without its processes' diff facts: the figures they hold are unknown on that
+    side, never moved; the report's own figures are compared, its top kernels among them."""
+    summary = tmp_path / "old.json"
+    assert cudatrace(build_dir, "report", "--summary", "-o", summary,
+                     baseline(runs)).returncode == 0
+    document = json.loads(summary.read_text())
+    for process in document["traces"][0]["processes"]:
+        del process["diff"]
+    summary.write_text(json.dumps(document))
+    d = diff_json(build_dir, summary, slower_kernel(runs))
+    (pair,) = d["pairs"]
+    assert [k["name"] for k in pair["kernels"]] == ["step_kernel"]
+    assert pair["steps"]["median_ns"]["moved"] == 1 and pair["steps"]["rank_z"] is None
+    assert all(part["before"] is None and not part["moved"]
+               for part in pair["steps"]["parts"].values())
+    step_end = pair["memory"]["step_end_bytes"]
+    assert (step_end["before"], step_end["after"], step_end["moved"]) == (None, 1 << 20, 0)
+
+
 def test_without_steps_per_second_figures_stand_in(runs, build_dir):
     """A loop of one kernel's launches has no steps: the diff says so and works per second."""
     before = runs.run("launches", "2000", program="launch_loop")

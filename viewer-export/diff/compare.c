@@ -49,12 +49,7 @@ double ct_diff_value(const struct ct_json_value *v, const char *path)
 
 void ct_diff_judge(struct ct_diff_number *n)
 {
-    if (isnan(n->before) && isnan(n->after))
-        n->moved = 0;
-    else if (isnan(n->before) || isnan(n->after))
-        n->moved = (isnan(n->before) ? n->after : n->before) != 0;
-    else
-        n->moved = fabs(n->after - n->before) > n->noise;
+    n->moved = !isnan(n->before) && !isnan(n->after) && fabs(n->after - n->before) > n->noise;
 }
 
 /* The spread of a step figure on each side ({"median", "mad"} in the

@@ -142,8 +142,9 @@ double ct_diff_rank_sum_z(const double *a, size_t na, const double *b, size_t nb
  * makes and unmakes; those are said, and not counted. */
 int ct_diff_counts_finding(const struct ct_finding *f);
 
-/* Judges a number: moved when both sides have it and it changed by more
- * than its noise, or one side lacks it and the other's is not 0. */
+/* Judges a number: moved when both sides have it (a side without it did
+ * not measure it: a summary from before a figure was kept, a trace
+ * without GPU timings) and it changed by more than its noise. */
 void ct_diff_judge(struct ct_diff_number *n);
 
 #endif

@@ -63,10 +63,17 @@ struct scale {
     double least_gpu_ns, least_host_ns;
 };
 
+/* The side's list; where its summary was made before the facts kept the
+ * kernels, the report's top kernels, which is never whole (is_whole: the
+ * facts do not say what was left out). */
 static const struct ct_json_value *list_of(const struct ct_job_process *p,
                                            const struct list_shape *shape)
 {
-    return ct_json_member(shape->in_facts ? p->facts : p->report, shape->list);
+    const struct ct_json_value *list =
+        ct_json_member(shape->in_facts ? p->facts : p->report, shape->list);
+    if (!list && shape == &kernels)
+        list = ct_json_member(ct_json_member(p->report, "gpu"), "top_kernels");
+    return list;
 }
 
 static const char *name_of(const struct ct_json_value *entry, const struct list_shape *shape)

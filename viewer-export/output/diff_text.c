@@ -28,7 +28,9 @@ static const char *const part_labels[CT_DIFF_PARTS] = {
 
 static const char *time_text(double ns, char *buf, size_t size)
 {
-    return ct_human_time(isnan(ns) || ns < 0 ? 0 : (uint64_t)(ns + 0.5), buf, size);
+    if (isnan(ns))
+        return "unknown";
+    return ct_human_time(ns < 0 ? 0 : (uint64_t)(ns + 0.5), buf, size);
 }
 
 static const char *delta_time(double delta, char *buf, size_t size)
