@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "viewer-export/commands.h"
 #include "viewer-export/diff/compare.h"

@@ -7,7 +7,6 @@
 #include "viewer-export/output/diff_output.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "viewer-export/output/report_output.h"
 
