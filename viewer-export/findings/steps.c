@@ -98,7 +98,7 @@ static void slow(const struct ct_process_report *p, const struct ct_steps *s,
         out, "slow-steps", CT_SEVERITY_WARNING, p->pid,
         "%zu of %zu steps took over %.1f times the median step (%s), the worst step %zu (%s): "
         "%s grew most in them, by %s a step",
-        s->slow_count, s->count, ct_thresholds.slow_step_factor,
+        s->slow_count, s->count + s->in_gap, ct_thresholds.slow_step_factor,
         ct_human_time(s->median_ns, a, sizeof a), s->worst.step,
         ct_human_time(s->worst.ns, b, sizeof b), part_names[part],
         ct_human_time((uint64_t)(by > 0 ? by : 0), c, sizeof c));

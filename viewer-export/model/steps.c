@@ -15,31 +15,16 @@
  */
 #include "viewer-export/model/steps.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/step_names.h"
 #include "viewer-export/findings/thresholds.h"
 #include "viewer-export/model/report.h"
 
 #define MIN_STEPS 3
 #define SLOW_STEP_MIN_NS 1000000
-
-/* The length of `name`'s step marker: up to a '#'; 0 when it does not say
- * step or iteration. */
-static size_t marker_length(const char *name)
-{
-    size_t len = strcspn(name, "#");
-    for (size_t i = 0; i + 4 <= len; i++) {
-        char word[5] = {0};
-        for (int k = 0; k < 4; k++)
-            word[k] = (char)tolower((unsigned char)name[i + k]);
-        if (strcmp(word, "step") == 0 || strcmp(word, "iter") == 0)
-            return len;
-    }
-    return 0;
-}
 
 #define MARKERS 32 /* distinct step markers looked at */
 
@@ -56,7 +41,7 @@ static const char *choose_marker(const struct ct_usage *u)
     size_t n = 0, best = MARKERS;
     for (size_t i = 0; i < u->nvtx_ranges.count; i++) {
         const struct ct_site_cost *c = &u->nvtx_ranges.items[i];
-        size_t len = marker_length(c->site), k = 0;
+        size_t len = ct_step_marker_length(c->site), k = 0;
         if (!len)
             continue;
         while (k < n && !(markers[k].len == len && strncmp(markers[k].name, c->site, len) == 0))
@@ -109,36 +94,76 @@ static struct ct_gpu_interval *nvtx_spans(const struct ct_usage *u, const char *
     return spans;
 }
 
-/* The spans between the calls that end the steps (step_calls.c). */
-static struct ct_gpu_interval *call_spans(const struct ct_step_bounds *b, size_t *count)
+/* The spans between the calls that end the steps (step_calls.c), but the
+ * one across a bounded trace's dropped middle, whose calls are gone: the
+ * steps in it are not counted (`gap_uncounted`) rather than one step as
+ * long as the middle. */
+static struct ct_gpu_interval *call_spans(const struct ct_step_bounds *b,
+                                          const struct ct_trace_gap *gap, struct ct_steps *out,
+                                          size_t *count)
 {
     struct ct_gpu_interval *spans = malloc((b->count + 1) * sizeof *spans);
     if (!spans)
         abort();
-    for (size_t i = 0; i < b->count; i++)
-        spans[i] = (struct ct_gpu_interval){i ? b->ends[i - 1] : b->first_start, b->ends[i]};
-    *count = b->found ? b->count : 0;
+    size_t n = 0;
+    for (size_t i = 0; b->found && i < b->count; i++) {
+        struct ct_gpu_interval span = {i ? b->ends[i - 1] : b->first_start, b->ends[i]};
+        if (gap->to_ns && span.start <= gap->from_ns && span.end >= gap->to_ns)
+            out->gap_uncounted = 1;
+        else
+            spans[n++] = span;
+    }
+    *count = n;
     return spans;
 }
 
+/* The dropped middle's steps of the NVTX ranges `marker` (`len` long), as
+ * the collector tallied them by duration bucket: each at its bucket's mean
+ * (a made array the caller frees; *count of them). */
+static uint64_t *gap_times(const struct ct_usage *u, const char *marker, size_t len, size_t *count)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < u->gap_step_count; i++) {
+        const struct ct_slow_call *g = &u->gap_steps[i];
+        if (g->site && strcspn(g->site, "#") == len && strncmp(g->site, marker, len) == 0)
+            n += g->calls;
+    }
+    uint64_t *times = malloc((n + 1) * sizeof *times);
+    if (!times)
+        abort();
+    *count = 0;
+    for (size_t i = 0; i < u->gap_step_count; i++) {
+        const struct ct_slow_call *g = &u->gap_steps[i];
+        if (g->site && strcspn(g->site, "#") == len && strncmp(g->site, marker, len) == 0)
+            for (uint64_t k = 0; k < g->calls; k++)
+                times[(*count)++] = g->ns;
+    }
+    return times;
+}
+
 /* The steps' spans, in time order, from where CUDATRACE_STEP says, else
- * from the markers, else from the calls; their source in `out`. */
+ * from the markers, else from the calls; their source in `out`, and the
+ * times of a dropped middle's in *gap (NULL but for NVTX steps). */
 static struct ct_gpu_interval *step_spans(const struct ct_process_report *p, struct ct_steps *out,
-                                          size_t *n)
+                                          size_t *n, uint64_t **gap)
 {
     const struct ct_usage *u = &p->usage;
     const char *spec = ct_step_calls_spec(&p->step_calls);
     if (spec && strncmp(spec, "nvtx:", 5) == 0) {
+        size_t len = strcspn(spec + 5, "#");
         snprintf(out->source, sizeof out->source, "CUDATRACE_STEP=%.200s", spec);
-        return nvtx_spans(u, spec + 5, strcspn(spec + 5, "#"), n, &out->tid);
+        *gap = gap_times(u, spec + 5, len, &out->in_gap);
+        return nvtx_spans(u, spec + 5, len, n, &out->tid);
     }
     const char *marker = spec ? NULL : choose_marker(u);
     if (marker) {
-        size_t len = marker_length(marker);
+        size_t len = ct_step_marker_length(marker);
         snprintf(out->source, sizeof out->source, "nvtx:%.*s", (int)len, marker);
         struct ct_gpu_interval *spans = nvtx_spans(u, marker, len, n, &out->tid);
-        if (*n) /* else its ranges were past those kept with their spans */
+        if (*n) { /* else its ranges were past those kept with their spans */
+            *gap = gap_times(u, marker, len, &out->in_gap);
             return spans;
+        }
         free(spans);
     }
     const struct ct_step_bounds *b = &p->step_calls.bounds;
@@ -148,7 +173,7 @@ static struct ct_gpu_interval *step_spans(const struct ct_process_report *p, str
         snprintf(out->source, sizeof out->source, "inferred:%.240s", b->boundary);
     out->tid = b->tid;
     out->cut = b->cut;
-    return call_spans(b, n);
+    return call_spans(b, &p->run.gap, out, n);
 }
 
 /* Each step's parts: the GPU's busy time, the time in synchronising calls
@@ -183,13 +208,35 @@ static void slow_steps(const struct ct_step_time *sorted, size_t n, struct ct_st
             out->slow[out->slow_count++] = sorted[i];
 }
 
+/* The figures over the steps after warm-up (`kept`, m of them) and the
+ * dropped middle's (`gap`, g of them, unnumbered: step 0). */
+static void figures(const struct ct_step_time *kept, size_t m, const uint64_t *gap, size_t g,
+                    struct ct_steps *out)
+{
+    size_t n = m + g;
+    struct ct_step_time *all = malloc((n + 1) * sizeof *all);
+    if (!all)
+        abort();
+    memcpy(all, kept, m * sizeof *all);
+    for (size_t i = 0; i < g; i++)
+        all[m + i] = (struct ct_step_time){0, gap[i]};
+    qsort(all, n, sizeof *all, by_time);
+    out->median_ns = all[(n - 1) / 2].ns;
+    out->p90_ns = all[(n * 90 + 99) / 100 - 1].ns;
+    out->p99_ns = all[(n * 99 + 99) / 100 - 1].ns;
+    out->worst = all[n - 1];
+    free(all);
+}
+
 int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out)
 {
     memset(out, 0, sizeof *out);
     size_t n = 0;
-    struct ct_gpu_interval *spans = step_spans(p, out, &n);
+    uint64_t *gap = NULL;
+    struct ct_gpu_interval *spans = step_spans(p, out, &n, &gap);
     if (!n) {
         free(spans);
+        free(gap);
         memset(out, 0, sizeof *out);
         return 0;
     }
@@ -207,12 +254,9 @@ int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out)
     out->warmup = n > warmup + 1 ? warmup : n >= MIN_STEPS ? 1 : 0;
     size_t m = n - out->warmup;
     struct ct_step_time *sorted = times + out->warmup;
+    figures(sorted, m, gap, out->in_gap, out);
     qsort(sorted, m, sizeof *sorted, by_time);
-    out->median_step = sorted[(m - 1) / 2];
-    out->median_ns = out->median_step.ns;
-    out->p90_ns = sorted[(m * 90 + 99) / 100 - 1].ns;
-    out->p99_ns = sorted[(m * 99 + 99) / 100 - 1].ns;
-    out->worst = sorted[m - 1];
+    out->median_step = sorted[(m - 1) / 2]; /* the kept step the median's parts are of */
     slow_steps(sorted, m, out);
     out->all = step_parts(p, spans, n);
     const struct ct_step *median = &out->all[out->median_step.step - 1];
@@ -221,6 +265,7 @@ int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out)
     out->median_in_cuda_ns = median->in_cuda_ns;
     free(times);
     free(spans);
+    free(gap);
     return 1;
 }
 

@@ -33,8 +33,13 @@ struct ct_steps {
      * "CUDATRACE_STEP=SPEC"; and the thread that made them (0: not known). */
     char source[256];
     int64_t tid;
-    size_t count;
-    int cut;           /* more steps than are kept: those past `count` are not counted */
+    size_t count; /* numbered, in all[]: those the trace kept */
+    int cut;      /* more steps than are kept: those past `count` are not counted */
+    /* A bounded trace's dropped middle: the NVTX steps in it (counted and in
+     * the figures, not numbered: the worst's number is 0 when it is one),
+     * or for steps found in the calls, that those in it are not counted. */
+    size_t in_gap;
+    int gap_uncounted;
     uint64_t first_ns; /* step 1, apart: warm-up */
     /* The first steps said apart as warm-up: 1, 2 for steps found in the
      * calls (0 when there are fewer than 3). */

@@ -108,6 +108,10 @@ struct ct_usage {
     struct ct_holders oom_holders; /* what each CUDA library held then */
     const char *oom_site;
     struct ct_live_block oom_largest[CT_USAGE_LARGEST];
+    /* A bounded trace's dropped middle's NVTX ranges that say step, by name
+     * and duration bucket (`site` the name). */
+    struct ct_slow_call *gap_steps;
+    size_t gap_step_count;
     /* Allocation and free durations (the first CT_USAGE_MAX_TIMED). */
     struct ct_slow_call *alloc_times;
     size_t alloc_time_count;

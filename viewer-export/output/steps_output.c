@@ -26,8 +26,10 @@ void ct_steps_json(struct ct_json *j, const struct ct_process_report *p)
     ct_json_begin_object(j, "steps");
     ct_json_string(j, "source", s.source);
     ct_json_int(j, "thread", s.tid);
-    ct_json_uint(j, "count", s.count);
+    ct_json_uint(j, "count", s.count + s.in_gap);
     ct_json_uint(j, "cut", (uint64_t)s.cut);
+    ct_json_uint(j, "in_gap", s.in_gap);
+    ct_json_uint(j, "gap_uncounted", (uint64_t)s.gap_uncounted);
     ct_json_uint(j, "first_ns", s.first_ns);
     ct_json_uint(j, "warmup_steps", s.warmup);
     ct_json_uint(j, "median_ns", s.median_ns);
@@ -49,19 +51,33 @@ void ct_steps_json(struct ct_json *j, const struct ct_process_report *p)
     ct_steps_free(&s);
 }
 
+/* Where the worst step was: by number, or in a bounded trace's dropped
+ * middle, which numbers none. */
+static const char *worst_step(const struct ct_steps *s, char *text, size_t size)
+{
+    if (s->worst.step)
+        snprintf(text, size, "step %zu", s->worst.step);
+    else
+        snprintf(text, size, "in the dropped middle");
+    return text;
+}
+
 void ct_steps_text(FILE *out, const struct ct_process_report *p)
 {
     struct ct_steps s;
     if (!ct_steps_find(p, &s))
         return;
-    char a[32], b[32], c[32], d[32], e[32];
-    fprintf(out,
-            "  steps          %zu (%s): median %s, p90 %s, p99 %s, worst %s (step %zu); "
-            "step 1 %s\n",
-            s.count, s.source, ct_human_time(s.median_ns, a, sizeof a),
+    char a[32], b[32], c[32], d[32], e[32], worst[32];
+    fprintf(out, "  steps          %zu (%s): median %s, p90 %s, p99 %s, worst %s (%s); step 1 %s",
+            s.count + s.in_gap, s.source, ct_human_time(s.median_ns, a, sizeof a),
             ct_human_time(s.p90_ns, b, sizeof b), ct_human_time(s.p99_ns, c, sizeof c),
-            ct_human_time(s.worst.ns, d, sizeof d), s.worst.step,
+            ct_human_time(s.worst.ns, d, sizeof d), worst_step(&s, worst, sizeof worst),
             ct_human_time(s.first_ns, e, sizeof e));
+    if (s.in_gap)
+        fprintf(out, "; %zu of them in the dropped middle, by their times alone", s.in_gap);
+    if (s.gap_uncounted)
+        fprintf(out, "; those in the dropped middle not counted");
+    fprintf(out, "\n");
     fprintf(out,
             "                 the median step (%zu): GPU busy %s, synchronising %s, in CUDA "
             "calls %s",
