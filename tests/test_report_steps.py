@@ -48,6 +48,12 @@ def test_marked_steps_with_a_warm_up_and_a_slow_step_every_fifth(trace_run, buil
     parts = s["median_parts"]
     assert abs(parts["gpu_busy_ns"] - 3 * KERNEL_NS) < 0.1 * 3 * KERNEL_NS
     assert 0 < parts["sync_ns"] < 2 * MS and 0 < parts["in_cuda_ns"] < 2 * MS
+    # Its three launches and no copy (counted over spans a few hundred us wide, far from where
+    # the launches fall), and the model's 1 MiB live at its end.
+    assert (parts["launches"], parts["copies"], parts["copy_ns"]) == (3, 0, 0)
+    assert parts["memory_end_bytes"] == 1 << 20
+    # The rest of it the thread sleeps (its input wait), as the host sampler saw its states.
+    assert parts["host_waiting_ns"] > 0.5 * s["median_ns"] > 5 * parts["host_running_ns"]
 
 
 def test_steady_twin_has_no_slow_step(trace_run, build_dir):

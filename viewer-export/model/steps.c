@@ -176,23 +176,51 @@ static struct ct_gpu_interval *step_spans(const struct ct_process_report *p, str
     return call_spans(b, &p->run.gap, out, n);
 }
 
-/* Each step's parts: the GPU's busy time, the time in synchronising calls
- * and in CUDA calls within it. */
+/* The host sampler's thread `tid`, or NULL when it sampled none. */
+static const struct ct_host_thread *sampled_thread(const struct ct_host *h, int64_t tid)
+{
+    const uint64_t *place = ct_u64_map_find(&h->by_tid, (uint64_t)tid + 1);
+    return place ? &h->threads[*place - 1] : NULL;
+}
+
+/* How many values `t` noted within [from, to). */
+static uint64_t noted_within(const struct ct_timeline *t, uint64_t from, uint64_t to)
+{
+    double n = ct_timeline_values_before(t, to) - ct_timeline_values_before(t, from);
+    return n > 0 ? (uint64_t)(n + 0.5) : 0;
+}
+
+/* Each step's parts (struct ct_step) on thread `tid`. */
 static struct ct_step *step_parts(const struct ct_process_report *p,
-                                  const struct ct_gpu_interval *spans, size_t n)
+                                  const struct ct_gpu_interval *spans, size_t n, int64_t tid)
 {
     const struct ct_usage *u = &p->usage;
+    const struct ct_host_thread *t = sampled_thread(&p->host, tid);
     struct ct_step *all = calloc(n, sizeof *all);
     uint64_t *busy = calloc(n, sizeof *busy);
     if (!all || !busy)
         abort();
     if (ct_gpu_seen(&u->gpu))
         ct_gpu_busy_within(&u->gpu, spans, n, busy);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = spans[i].start, b = spans[i].end;
         all[i] = (struct ct_step){
-            spans[i].start, spans[i].end - spans[i].start, busy[i],
-            (uint64_t)ct_timeline_sum(&u->host_blocked, spans[i].start, spans[i].end),
-            (uint64_t)ct_timeline_sum(&u->host_in_cuda, spans[i].start, spans[i].end)};
+            .start = a,
+            .ns = b - a,
+            .gpu_busy_ns = busy[i],
+            .sync_ns = (uint64_t)ct_timeline_sum(&u->host_blocked, a, b),
+            .in_cuda_ns = (uint64_t)ct_timeline_sum(&u->host_in_cuda, a, b),
+            .launches = noted_within(&u->launches_by_time, a, b),
+            .copies = noted_within(&u->copies_by_time, a, b),
+            .copy_ns = (uint64_t)ct_timeline_sum(&u->copies_by_time, a, b),
+            .memory_end_bytes = (uint64_t)ct_timeline_level_at(&u->low_points, b, 0)};
+        if (t) {
+            all[i].host_running_ns = (uint64_t)ct_timeline_sum(
+                &t->measure[CT_HOST_OUTSIDE_RUNNING], a, b);
+            all[i].host_waiting_ns = (uint64_t)ct_timeline_sum(
+                &t->measure[CT_HOST_OUTSIDE_WAITING], a, b);
+        }
+    }
     free(busy);
     return all;
 }
@@ -258,11 +286,7 @@ int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out)
     qsort(sorted, m, sizeof *sorted, by_time);
     out->median_step = sorted[(m - 1) / 2]; /* the kept step the median's parts are of */
     slow_steps(sorted, m, out);
-    out->all = step_parts(p, spans, n);
-    const struct ct_step *median = &out->all[out->median_step.step - 1];
-    out->median_gpu_busy_ns = median->gpu_busy_ns;
-    out->median_sync_ns = median->sync_ns;
-    out->median_in_cuda_ns = median->in_cuda_ns;
+    out->all = step_parts(p, spans, n, out->tid);
     free(times);
     free(spans);
     free(gap);

@@ -123,6 +123,19 @@ double ct_timeline_values_before(const struct ct_timeline *t, uint64_t ts)
     return before;
 }
 
+double ct_timeline_level_at(const struct ct_timeline *t, uint64_t ts, double none)
+{
+    double level = none;
+    for (size_t i = 0; i < t->used; i++) {
+        const struct ct_span *s = &t->spans[i];
+        if (t->start_ns + (uint64_t)i * t->span_ns > ts)
+            break;
+        if (s->values && s->last_ts <= ts)
+            level = s->last;
+    }
+    return level;
+}
+
 uint64_t ct_timeline_time_of_values(const struct ct_timeline *t, double count)
 {
     double before = 0;

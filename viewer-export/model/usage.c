@@ -469,6 +469,20 @@ static void vmm_slice(struct ct_usage *u, int fn, const struct ct_event *e, cons
         queue_memory(u, VMM_CALL, fn, e, site);
 }
 
+/* A launch or copy over [ts, end), by time, in STEP_PART_SPANS spans: a
+ * step's launches and copies are counted over its span (model/steps.c),
+ * so these are finer than the other timelines, at 64 bytes a span. */
+#define STEP_PART_SPANS 4096
+
+static void note_step_part(struct ct_timeline *t, uint64_t ts, uint64_t end)
+{
+    if (!t->span_ns)
+        t->capacity = STEP_PART_SPANS;
+    ct_timeline_note(t, ts, 0);
+    if (end > ts)
+        ct_timeline_add_interval(t, ts, end);
+}
+
 void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e)
 {
     uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
@@ -485,6 +499,10 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
     cost(u, tid, fn, e, ns, site);
     if (strcmp(ct_event_text(e, ct_key_graph_work), ct_value_graph_work_captured) == 0)
         return; /* its allocation or free is the graph's, made when it runs */
+    if (family_of[fn] == CT_FAMILY_LAUNCH || family_of[fn] == CT_FAMILY_GRAPH)
+        note_step_part(&u->launches_by_time, e->ts, e->ts);
+    if (family_of[fn] == CT_FAMILY_COPY)
+        note_step_part(&u->copies_by_time, e->ts, e->end);
     switch (family_of[fn]) {
     case CT_FAMILY_ALLOC_DEVICE:
         queue_memory(u, failed ? ALLOCATION_FAILED : ALLOCATED, fn, e, site);
@@ -642,6 +660,8 @@ void ct_usage_free(struct ct_usage *u)
     free(u->gap_steps);
     ct_timeline_free(&u->low_points);
     ct_timeline_free(&u->low_points_by_call);
+    ct_timeline_free(&u->launches_by_time);
+    ct_timeline_free(&u->copies_by_time);
     ct_timeline_free(&u->calls_by_time);
     ct_timeline_free(&u->host_in_cuda);
     ct_timeline_free(&u->host_blocked);

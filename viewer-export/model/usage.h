@@ -90,6 +90,9 @@ struct ct_usage {
      * milliseconds fills a run's calls though not its time. */
     struct ct_timeline low_points_by_call;
     struct ct_timeline calls_by_time; /* calls begun in each span of time */
+    /* Launches (kernels and graphs) begun in each of finer spans, and copies
+     * begun and the time in them: what a step is made of (model/steps.h). */
+    struct ct_timeline launches_by_time, copies_by_time;
     uint64_t last_call_end_ns;
     /* Host time inside CUDA calls, and inside those that block, per span. */
     struct ct_timeline host_in_cuda, host_blocked;

@@ -43,9 +43,16 @@ void ct_steps_json(struct ct_json *j, const struct ct_process_report *p)
     ct_json_end_array(j);
     json_step(j, "median_step", s.median_step);
     ct_json_begin_object(j, "median_parts");
-    ct_json_uint(j, "gpu_busy_ns", s.median_gpu_busy_ns);
-    ct_json_uint(j, "sync_ns", s.median_sync_ns);
-    ct_json_uint(j, "in_cuda_ns", s.median_in_cuda_ns);
+    const struct ct_step *m = &s.all[s.median_step.step - 1];
+    ct_json_uint(j, "gpu_busy_ns", m->gpu_busy_ns);
+    ct_json_uint(j, "sync_ns", m->sync_ns);
+    ct_json_uint(j, "in_cuda_ns", m->in_cuda_ns);
+    ct_json_uint(j, "host_running_ns", m->host_running_ns);
+    ct_json_uint(j, "host_waiting_ns", m->host_waiting_ns);
+    ct_json_uint(j, "launches", m->launches);
+    ct_json_uint(j, "copies", m->copies);
+    ct_json_uint(j, "copy_ns", m->copy_ns);
+    ct_json_uint(j, "memory_end_bytes", m->memory_end_bytes);
     ct_json_end_object(j);
     ct_json_end_object(j);
     ct_steps_free(&s);
@@ -78,12 +85,20 @@ void ct_steps_text(FILE *out, const struct ct_process_report *p)
     if (s.gap_uncounted)
         fprintf(out, "; those in the dropped middle not counted");
     fprintf(out, "\n");
+    const struct ct_step *m = &s.all[s.median_step.step - 1];
     fprintf(out,
             "                 the median step (%zu): GPU busy %s, synchronising %s, in CUDA "
             "calls %s",
-            s.median_step.step, ct_human_time(s.median_gpu_busy_ns, a, sizeof a),
-            ct_human_time(s.median_sync_ns, b, sizeof b),
-            ct_human_time(s.median_in_cuda_ns, c, sizeof c));
+            s.median_step.step, ct_human_time(m->gpu_busy_ns, a, sizeof a),
+            ct_human_time(m->sync_ns, b, sizeof b), ct_human_time(m->in_cuda_ns, c, sizeof c));
+    if (p->host.thread_samples) /* the host sampler read the threads' states */
+        fprintf(out, ", outside them on a CPU %s and asleep %s",
+                ct_human_time(m->host_running_ns, a, sizeof a),
+                ct_human_time(m->host_waiting_ns, b, sizeof b));
+    fprintf(out, "; %llu launches, %llu copies (%s), %s of device memory live at its end",
+            (unsigned long long)m->launches, (unsigned long long)m->copies,
+            ct_human_time(m->copy_ns, a, sizeof a),
+            ct_human_bytes((double)m->memory_end_bytes, b, sizeof b));
     for (size_t i = 0; i < s.slow_count; i++)
         fprintf(out, "%s%zu", i ? ", " : "; slow steps: ", s.slow[i].step);
     fprintf(out, "\n");
