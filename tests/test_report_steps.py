@@ -29,7 +29,7 @@ def steps_of(build_dir, completed):
 
 
 def test_marked_steps_with_a_warm_up_and_a_slow_step_every_fifth(trace_run, build_dir, tmp_path):
-    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_KERNEL_NS=KERNEL_NS)
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_KERNEL_NS=KERNEL_NS, CUDATRACE_SAMPLE_HZ=100)
     completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", 20, "--warmup-ms", 30,
                                 "--slow-every", 5, "--slow-ms", 40, env=env)
     assert completed.returncode == 0, completed.stderr
