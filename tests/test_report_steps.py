@@ -82,6 +82,19 @@ def check_times(s, own, count, first=True):
     assert abs(s["median_ns"] - statistics.median_low(rest)) < 0.05 * statistics.median(rest)
 
 
+def test_steps_from_marks(trace_run, build_dir):
+    """A loop that marks each step's start (an NVTX mark "step"): a step runs from one mark to
+    the next on the thread, so 20 marks make 19 steps, each the program's own."""
+    completed, _, _ = trace_run("step_loop", "--nvtx-mark", "--steps", 20, "--slow-every", 5,
+                                "--slow-ms", 40)
+    assert completed.returncode == 0, completed.stderr
+    own = own_times(completed.stdout)
+    s = steps_of(build_dir, completed)
+    assert (s["source"], s["thread"]) == ("nvtx-mark:step", completed.pid)
+    check_times(s, own, 19)
+    assert sorted(t["step"] for t in s["slow"]) == [5, 10, 15]
+
+
 def test_unmarked_steps_are_found_from_the_launching_thread(trace_run, build_dir):
     """No marker: each step ends with the synchronisation the loop waits for its input after,
     though step 1 launches five kernels more (warm-up) and every seventh step one more."""

@@ -10,7 +10,8 @@
  * after the first three, as PyTorch's autograd thread does; --setup-ms S and --teardown-ms T:
  * host work before the loop, after the allocation, and after it, before the free (start-up and
  * shutdown, such as loading a dataset or an interpreter tearing down); --nvtx: each step is an
- * NVTX range named "train_step" (as a loop that marks its steps). Prints each step's own wall
+ * NVTX range named "train_step" (as a loop that marks its steps); --nvtx-mark: each step begins
+ * with an NVTX mark named "step" instead. Prints each step's own wall
  * time, "step N NS", measured around the whole step with CLOCK_MONOTONIC. Status 0 when every
  * call succeeded.
  */
@@ -30,7 +31,7 @@ void backward_kernel(void) {}
 struct loop {
     long steps, wait_ms, warmup_ms, warmup_kernels, slow_every, slow_ms, drift_us, extra_every;
     long setup_ms, teardown_ms;
-    int nvtx, graph, threads;
+    int nvtx, nvtx_mark, graph, threads;
 };
 
 /* The backward thread's turn: the main thread hands it each step's second half. */
@@ -139,6 +140,7 @@ static int parse(int argc, char **argv, struct loop *l)
                                             {"warmup-kernels", required_argument, NULL, 'K'},
                                             {"setup-ms", required_argument, NULL, 'S'},
                                             {"teardown-ms", required_argument, NULL, 'T'},
+                                            {"nvtx-mark", no_argument, NULL, 'm'},
                                             {NULL, 0, NULL, 0}};
     for (int option; (option = getopt_long(argc, argv, "", options, NULL)) != -1;) {
         long value = optarg ? strtol(optarg, NULL, 10) : 0;
@@ -157,6 +159,8 @@ static int parse(int argc, char **argv, struct loop *l)
             *field = value;
         else if (option == 'v')
             l->nvtx = 1;
+        else if (option == 'm')
+            l->nvtx_mark = 1;
         else if (option == 'g')
             l->graph = 1;
         else if (option == 't')
@@ -188,6 +192,8 @@ int main(int argc, char **argv)
         long long begun = now_ns();
         if (l.nvtx)
             nvtxRangePushA("train_step");
+        if (l.nvtx_mark)
+            nvtxMarkA("step");
         failed |= step(&l, n, exec, stream);
         if (l.nvtx)
             nvtxRangePop();

@@ -6,7 +6,9 @@
  * already makes: the NVTX ranges whose name says step or iteration
  * ("train_step", "iteration", PyTorch's "ProfilerStep#12", whose number is
  * cut at the '#'), when one such name recurs at least MIN_STEPS times, the
- * most frequent winning, then the one with the most time; else the steps
+ * most frequent winning, then the one with the most time; else the NVTX
+ * marks whose name says step, a step from one to the next on a thread;
+ * else the steps
  * found in the launching thread's repetition (step_calls.c). Steps are
  * numbered in time order. Step 1 is said apart, as warm-up (compilation,
  * autotuning, the caching allocator's first allocations make it unlike the
@@ -94,6 +96,56 @@ static struct ct_gpu_interval *nvtx_spans(const struct ct_usage *u, const char *
     return spans;
 }
 
+/* The step marks' name (up to a '#') most often made, at least
+ * MIN_STEPS + 1 times; its length in *len, NULL when none is. */
+static const char *choose_mark(const struct ct_usage *u, size_t *len)
+{
+    const char *best = NULL;
+    size_t most = MIN_STEPS;
+    for (size_t i = 0; i < u->step_mark_count; i++) {
+        const char *name = u->step_marks[i].name;
+        size_t n = ct_step_marker_length(name), count = 0;
+        for (size_t k = 0; k < u->step_mark_count; k++)
+            count += ct_step_marker_length(u->step_marks[k].name) == n &&
+                     strncmp(u->step_marks[k].name, name, n) == 0;
+        if (count > most) {
+            most = count;
+            best = name;
+            *len = n;
+        }
+        if (count == u->step_mark_count)
+            break;
+    }
+    return best;
+}
+
+/* The spans from each mark `marker` (`len` long) to the next on the same
+ * thread, that of the first such mark. */
+static struct ct_gpu_interval *mark_spans(const struct ct_usage *u, const char *marker, size_t len,
+                                          size_t *count, int64_t *tid)
+{
+    struct ct_gpu_interval *spans = malloc((u->step_mark_count + 1) * sizeof *spans);
+    if (!spans)
+        abort();
+    size_t n = 0;
+    uint64_t last = 0;
+    int seen = 0;
+    for (size_t i = 0; i < u->step_mark_count; i++) {
+        const struct ct_nvtx_span *m = &u->step_marks[i];
+        if (ct_step_marker_length(m->name) != len || strncmp(m->name, marker, len) != 0 ||
+            (seen && m->tid != *tid))
+            continue;
+        if (seen)
+            spans[n++] = (struct ct_gpu_interval){last, m->span.start};
+        *tid = m->tid;
+        last = m->span.start;
+        seen = 1;
+    }
+    qsort(spans, n, sizeof *spans, by_start);
+    *count = n;
+    return spans;
+}
+
 /* The spans between the calls that end the steps (step_calls.c), but the
  * one across a bounded trace's dropped middle, whose calls are gone: the
  * steps in it are not counted (`gap_uncounted`) rather than one step as
@@ -166,6 +218,12 @@ static struct ct_gpu_interval *step_spans(const struct ct_process_report *p, str
         }
         free(spans);
     }
+    size_t len;
+    const char *mark = spec ? NULL : choose_mark(u, &len);
+    if (mark) {
+        snprintf(out->source, sizeof out->source, "nvtx-mark:%.*s", (int)len, mark);
+        return mark_spans(u, mark, len, n, &out->tid);
+    }
     const struct ct_step_bounds *b = &p->step_calls.bounds;
     if (spec)
         snprintf(out->source, sizeof out->source, "CUDATRACE_STEP=%.200s", spec);
@@ -204,21 +262,21 @@ static struct ct_step *step_parts(const struct ct_process_report *p,
         ct_gpu_busy_within(&u->gpu, spans, n, busy);
     for (size_t i = 0; i < n; i++) {
         uint64_t a = spans[i].start, b = spans[i].end;
-        all[i] = (struct ct_step){
-            .start = a,
-            .ns = b - a,
-            .gpu_busy_ns = busy[i],
-            .sync_ns = (uint64_t)ct_timeline_sum(&u->host_blocked, a, b),
-            .in_cuda_ns = (uint64_t)ct_timeline_sum(&u->host_in_cuda, a, b),
-            .launches = noted_within(&u->launches_by_time, a, b),
-            .copies = noted_within(&u->copies_by_time, a, b),
-            .copy_ns = (uint64_t)ct_timeline_sum(&u->copies_by_time, a, b),
-            .memory_end_bytes = (uint64_t)ct_timeline_level_at(&u->low_points, b, 0)};
+        all[i] = (struct ct_step){.start = a,
+                                  .ns = b - a,
+                                  .gpu_busy_ns = busy[i],
+                                  .sync_ns = (uint64_t)ct_timeline_sum(&u->host_blocked, a, b),
+                                  .in_cuda_ns = (uint64_t)ct_timeline_sum(&u->host_in_cuda, a, b),
+                                  .launches = noted_within(&u->launches_by_time, a, b),
+                                  .copies = noted_within(&u->copies_by_time, a, b),
+                                  .copy_ns = (uint64_t)ct_timeline_sum(&u->copies_by_time, a, b),
+                                  .memory_end_bytes =
+                                      (uint64_t)ct_timeline_level_at(&u->low_points, b, 0)};
         if (t) {
-            all[i].host_running_ns = (uint64_t)ct_timeline_sum(
-                &t->measure[CT_HOST_OUTSIDE_RUNNING], a, b);
-            all[i].host_waiting_ns = (uint64_t)ct_timeline_sum(
-                &t->measure[CT_HOST_OUTSIDE_WAITING], a, b);
+            all[i].host_running_ns =
+                (uint64_t)ct_timeline_sum(&t->measure[CT_HOST_OUTSIDE_RUNNING], a, b);
+            all[i].host_waiting_ns =
+                (uint64_t)ct_timeline_sum(&t->measure[CT_HOST_OUTSIDE_WAITING], a, b);
         }
     }
     free(busy);

@@ -20,6 +20,7 @@
 #include "cuda_error_names.h"
 #include "cudatrace/trace_names.h"
 #include "common/array.h"
+#include "common/step_names.h"
 #include "common/call_cost.h"
 #include "common/time_order.h"
 #include "cudatrace/functions.h"
@@ -616,6 +617,17 @@ int ct_usage_nvtx_slice(struct ct_usage *u, int64_t tid, const struct ct_event *
     return 1;
 }
 
+int ct_usage_nvtx_mark(struct ct_usage *u, int64_t tid, const struct ct_event *e)
+{
+    if (strcmp(ct_event_text(e, ct_key_source), ct_value_source_nvtx) != 0)
+        return 0;
+    if (ct_step_marker_length(e->name) && u->step_mark_count < CT_NVTX_SPANS) {
+        u->step_marks = ct_array_grow(u->step_marks, u->step_mark_count, sizeof *u->step_marks);
+        u->step_marks[u->step_mark_count++] = (struct ct_nvtx_span){{e->ts, e->ts}, e->name, tid};
+    }
+    return 1;
+}
+
 uint64_t *ct_usage_nvtx_gpu_busy(const struct ct_usage *u)
 {
     if (!ct_gpu_seen(&u->gpu) || !u->nvtx_span_count)
@@ -658,6 +670,7 @@ void ct_usage_free(struct ct_usage *u)
     free(u->blocks);
     free(u->alloc_times);
     free(u->gap_steps);
+    free(u->step_marks);
     ct_timeline_free(&u->low_points);
     ct_timeline_free(&u->low_points_by_call);
     ct_timeline_free(&u->launches_by_time);

@@ -69,6 +69,10 @@ struct ct_usage {
     struct ct_site_costs nvtx_ranges; /* by range name: how often, how long in all */
     struct ct_nvtx_span *nvtx_spans;  /* each range (up to CT_NVTX_SPANS) */
     size_t nvtx_span_count, nvtx_span_capacity;
+    /* NVTX marks whose name says step (up to CT_NVTX_SPANS), their time
+     * as the span's start and end. */
+    struct ct_nvtx_span *step_marks;
+    size_t step_mark_count;
     uint64_t first_call_ns;         /* the first call's begin: where the CUDA part starts */
     uint64_t sync_calls, sync_ns;   /* every call that blocked the host */
     struct ct_u64_map thread_index; /* tid + 1 -> index + 1 in threads */
@@ -141,6 +145,9 @@ void ct_usage_gap_memory(struct ct_usage *u, const struct ct_event *e);
 /* Notes a slice that is an NVTX range (its `source` is "nvtx") on thread
  * `tid`; 0 when it is not one. */
 int ct_usage_nvtx_slice(struct ct_usage *u, int64_t tid, const struct ct_event *e);
+/* Notes an instant that is an NVTX mark (its `source` is "nvtx") on thread
+ * `tid`, keeping it when its name says step; 0 when it is not one. */
+int ct_usage_nvtx_mark(struct ct_usage *u, int64_t tid, const struct ct_event *e);
 /* Adds a call's cost to its site's entry (nothing when `site` is NULL). */
 void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes);
 /* The same for `calls` calls that cost `ns` and `bytes` in all. */
