@@ -95,6 +95,18 @@ def test_steps_from_marks(trace_run, build_dir):
     assert sorted(t["step"] for t in s["slow"]) == [5, 10, 15]
 
 
+def test_steps_from_profiler_windows(trace_run, build_dir, tmp_path):
+    """A loop that opens a cudaProfilerStart/Stop window around each step's work (as
+    torch.cuda.profiler.start and stop do): each window is a step, its input wait outside it."""
+    env = with_gpu(build_dir, tmp_path, CT_DOUBLE_KERNEL_NS=KERNEL_NS)
+    completed, _, _ = trace_run("step_loop", "--profiler", "--steps", 12, env=env)
+    assert completed.returncode == 0, completed.stderr
+    s = steps_of(build_dir, completed)
+    assert (s["source"], s["count"]) == ("profiler:cudaProfilerStart..cudaProfilerStop", 12)
+    assert 3 * KERNEL_NS <= s["median_ns"] < 5 * MS  # the work, not the 10 ms wait
+    assert s["median_parts"]["gpu_busy_ns"] == 3 * KERNEL_NS
+
+
 def test_unmarked_steps_are_found_from_the_launching_thread(trace_run, build_dir):
     """No marker: each step ends with the synchronisation the loop waits for its input after,
     though step 1 launches five kernels more (warm-up) and every seventh step one more."""

@@ -11,7 +11,9 @@
  * host work before the loop, after the allocation, and after it, before the free (start-up and
  * shutdown, such as loading a dataset or an interpreter tearing down); --nvtx: each step is an
  * NVTX range named "train_step" (as a loop that marks its steps); --nvtx-mark: each step begins
- * with an NVTX mark named "step" instead. Prints each step's own wall
+ * with an NVTX mark named "step" instead; --profiler: each step's work (its launches and
+ * synchronisation, not its input wait) is a cudaProfilerStart/Stop window. Prints each step's
+ * own wall
  * time, "step N NS", measured around the whole step with CLOCK_MONOTONIC. Status 0 when every
  * call succeeded.
  */
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -31,7 +34,7 @@ void backward_kernel(void) {}
 struct loop {
     long steps, wait_ms, warmup_ms, warmup_kernels, slow_every, slow_ms, drift_us, extra_every;
     long setup_ms, teardown_ms;
-    int nvtx, nvtx_mark, graph, threads;
+    int nvtx, nvtx_mark, profiler, graph, threads;
 };
 
 /* The backward thread's turn: the main thread hands it each step's second half. */
@@ -117,12 +120,17 @@ static int step(const struct loop *l, long n, cudaGraphExec_t exec, cudaStream_t
                            (l->slow_every && n % l->slow_every == 0 ? l->slow_ms : 0)) +
                    l->drift_us * (n - 1);
     sleep_us(wait_us);
+    if (l->profiler)
+        cudaProfilerStart();
     int failed = exec ? cudaGraphLaunch(exec, stream) != cudaSuccess : launch(step_kernel, 3);
     failed |= launch(step_kernel, (int)((n == 1 ? l->warmup_kernels : 0) +
                                         (l->extra_every && n % l->extra_every == 0)));
     if (l->threads > 1)
         hand_backward(n);
-    return failed | (cudaDeviceSynchronize() != cudaSuccess);
+    failed |= cudaDeviceSynchronize() != cudaSuccess;
+    if (l->profiler)
+        cudaProfilerStop();
+    return failed;
 }
 
 static int parse(int argc, char **argv, struct loop *l)
@@ -141,6 +149,7 @@ static int parse(int argc, char **argv, struct loop *l)
                                             {"setup-ms", required_argument, NULL, 'S'},
                                             {"teardown-ms", required_argument, NULL, 'T'},
                                             {"nvtx-mark", no_argument, NULL, 'm'},
+                                            {"profiler", no_argument, NULL, 'p'},
                                             {NULL, 0, NULL, 0}};
     for (int option; (option = getopt_long(argc, argv, "", options, NULL)) != -1;) {
         long value = optarg ? strtol(optarg, NULL, 10) : 0;
@@ -161,6 +170,8 @@ static int parse(int argc, char **argv, struct loop *l)
             l->nvtx = 1;
         else if (option == 'm')
             l->nvtx_mark = 1;
+        else if (option == 'p')
+            l->profiler = 1;
         else if (option == 'g')
             l->graph = 1;
         else if (option == 't')

@@ -262,8 +262,8 @@ static size_t loop_start(const struct sequence *s, const size_t *pos, const size
  * stretch holds one symbol (a loop of one kernel's launches is no training
  * loop, and each of its calls a step would cost memory by the call). */
 static int choose_period(const struct sequence *s, const struct candidate *cand, size_t count,
-                          const size_t *pos, const size_t *start, size_t symbols, size_t *from,
-                          size_t *to)
+                         const size_t *pos, const size_t *start, size_t symbols, size_t *from,
+                         size_t *to)
 {
     uint32_t *stamp = calloc(symbols, sizeof *stamp), stamp_now = 0;
     size_t *distinct = malloc(count * sizeof *distinct), best = 0;
@@ -440,8 +440,22 @@ static void decide(struct ct_step_calls *c)
     c->window_count = c->window_capacity = 0;
 }
 
+/* cudaProfilerStart and Stop: the windows they open and close. */
+static void profiler_window(struct ct_step_calls *c, int fn, const struct ct_event *e)
+{
+    if (fn == CT_FN_cudaProfilerStart) {
+        c->window_open = e->end;
+    } else if (c->window_open && c->window_total < CT_STEP_ENDS) {
+        c->windows = ct_array_grow(c->windows, c->window_total, sizeof *c->windows);
+        c->windows[c->window_total++] = (struct ct_profiler_window){c->window_open, e->ts};
+        c->window_open = 0;
+    }
+}
+
 void ct_step_calls_note(struct ct_step_calls *c, int64_t tid, int fn, const struct ct_event *e)
 {
+    if (fn == CT_FN_cudaProfilerStart || fn == CT_FN_cudaProfilerStop)
+        profiler_window(c, fn, e);
     const char *name = ct_event_text(
         e, ct_function_family((unsigned)fn) == CT_FAMILY_LAUNCH ? ct_key_kernel : ct_key_site);
     uint32_t symbol = symbol_of(c, fn, name), thread = thread_of(c, tid);
@@ -479,5 +493,6 @@ void ct_step_calls_free(struct ct_step_calls *c)
     free(c->tids);
     free(c->window);
     free(c->bounds.ends);
+    free(c->windows);
     memset(c, 0, sizeof *c);
 }

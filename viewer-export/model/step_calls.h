@@ -40,6 +40,11 @@ struct ct_step_bounds {
     int cut;               /* more steps than CT_STEP_ENDS: the later ones are not counted */
 };
 
+/* A window from a cudaProfilerStart's return to the next cudaProfilerStop. */
+struct ct_profiler_window {
+    uint64_t start, end;
+};
+
 struct ct_step_calls {
     char spec[256]; /* CUDATRACE_STEP as the traced process had it ("": unset) */
     struct ct_u64_map symbol_index;
@@ -53,6 +58,11 @@ struct ct_step_calls {
     size_t window_count, window_capacity;
     int decided;
     struct ct_step_bounds bounds;
+    /* cudaProfilerStart/Stop windows (up to CT_STEP_ENDS): steps when a
+     * loop opens one a step. */
+    struct ct_profiler_window *windows;
+    size_t window_total;
+    uint64_t window_open; /* the last start's return; 0: none open */
 };
 
 /* 24 bytes a call: the report stays within a few MiB whatever the trace. */

@@ -8,7 +8,8 @@
  * cut at the '#'), when one such name recurs at least MIN_STEPS times, the
  * most frequent winning, then the one with the most time; else the NVTX
  * marks whose name says step, a step from one to the next on a thread;
- * else the steps
+ * else cudaProfilerStart/Stop windows (torch.cuda.profiler.start and stop),
+ * when a loop opens at least MIN_STEPS; else the steps
  * found in the launching thread's repetition (step_calls.c). Steps are
  * numbered in time order. Step 1 is said apart, as warm-up (compilation,
  * autotuning, the caching allocator's first allocations make it unlike the
@@ -146,6 +147,19 @@ static struct ct_gpu_interval *mark_spans(const struct ct_usage *u, const char *
     return spans;
 }
 
+/* The cudaProfilerStart/Stop windows, in time order. */
+static struct ct_gpu_interval *window_spans(const struct ct_step_calls *c, size_t *count)
+{
+    struct ct_gpu_interval *spans = malloc((c->window_total + 1) * sizeof *spans);
+    if (!spans)
+        abort();
+    for (size_t i = 0; i < c->window_total; i++)
+        spans[i] = (struct ct_gpu_interval){c->windows[i].start, c->windows[i].end};
+    qsort(spans, c->window_total, sizeof *spans, by_start);
+    *count = c->window_total;
+    return spans;
+}
+
 /* The spans between the calls that end the steps (step_calls.c), but the
  * one across a bounded trace's dropped middle, whose calls are gone: the
  * steps in it are not counted (`gap_uncounted`) rather than one step as
@@ -223,6 +237,10 @@ static struct ct_gpu_interval *step_spans(const struct ct_process_report *p, str
     if (mark) {
         snprintf(out->source, sizeof out->source, "nvtx-mark:%.*s", (int)len, mark);
         return mark_spans(u, mark, len, n, &out->tid);
+    }
+    if (!spec && p->step_calls.window_total >= MIN_STEPS) {
+        snprintf(out->source, sizeof out->source, "profiler:cudaProfilerStart..cudaProfilerStop");
+        return window_spans(&p->step_calls, n);
     }
     const struct ct_step_bounds *b = &p->step_calls.bounds;
     if (spec)
