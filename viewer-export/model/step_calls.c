@@ -419,7 +419,6 @@ static void decide_found(struct ct_step_calls *c, const struct sequence *seq)
         return;
     c->symbols[best.boundary].ends_step = 1;
     describe(c->bounds.boundary, sizeof c->bounds.boundary, &c->symbols[best.boundary]);
-    c->bounds.period_calls = best.period;
     window_bounds(c, &seq[best.thread], best.thread, best.first);
 }
 

@@ -35,9 +35,8 @@ struct ct_step_bounds {
     uint64_t first_start;
     uint64_t *ends;
     size_t count, capacity;
-    char boundary[256];    /* the calls that end a step, in words */
-    uint64_t period_calls; /* calls a step makes (its median), 0 for a named boundary */
-    int cut;               /* more steps than CT_STEP_ENDS: the later ones are not counted */
+    char boundary[256]; /* the calls that end a step, in words */
+    int cut;            /* more steps than CT_STEP_ENDS: the later ones are not counted */
 };
 
 /* A window from a cudaProfilerStart's return to the next cudaProfilerStop. */
