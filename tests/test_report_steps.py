@@ -57,10 +57,13 @@ def test_marked_steps_with_a_warm_up_and_a_slow_step_every_fifth(trace_run, buil
 
 
 def test_steady_twin_has_no_slow_step(trace_run, build_dir):
+    """Twelve alike steps: none is slow, unless the machine hiccups in one (a few milliseconds,
+    which no finding takes for a story)."""
     completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", 12)
     assert completed.returncode == 0, completed.stderr
     s = steps_of(build_dir, completed)
-    assert s["count"] == 12 and s["slow"] == []
+    assert s["count"] == 12 and len(s["slow"]) <= 1
+    assert not {"slow-steps", "periodic-slowdown"} & set(findings_of(build_dir, completed))
 
 
 def sync_line():
@@ -124,7 +127,8 @@ def test_unmarked_steady_twin_has_no_slow_step(trace_run, build_dir):
     completed, _, _ = trace_run("step_loop", "--steps", 20, "--extra-every", 7)
     assert completed.returncode == 0, completed.stderr
     s = steps_of(build_dir, completed)
-    assert s["count"] == 20 and s["slow"] == []
+    assert s["count"] == 20 and len(s["slow"]) <= 1
+    assert not {"slow-steps", "periodic-slowdown"} & set(findings_of(build_dir, completed))
 
 
 def test_a_graph_replayed_each_step(trace_run, build_dir, tmp_path):
