@@ -7,9 +7,10 @@ kept ranges, each at its bucket's mean. tests/programs/bounded_usage.c's
 "steps" mode makes every round a "train_step" range that waits 1 ms for its
 input, 3 ms more in every twentieth middle round, all in what a 1 MiB cap
 drops: the bounded
-report counts every step, with the median, p99 and worst step of the
-unbounded run's to within a bucket (13%), though it numbers only the kept
-ones; read without the gap's tallies it would count the kept steps alone."""
+report counts every step, with the unbounded run's median to within a
+bucket (13%) and the middle's slow steps as its p99 and worst, though it
+numbers only the kept ones; read without the gap's tallies it would count
+the kept steps alone, none of them slow."""
 from bounded_runs import bounded_run
 
 ROUNDS = 1500
@@ -35,7 +36,10 @@ def test_the_steps_of_a_dropped_middle_are_counted(trace_run, build_dir, tmp_pat
     assert bounded["source"] == whole["source"] == "nvtx:train_step"
     assert whole["count"] == bounded["count"] == ROUNDS and whole["in_gap"] == 0
     assert 0 < bounded["in_gap"] < ROUNDS
-    for figure in ("median_ns", "p99_ns", "max_ns"):
-        assert close(bounded[figure], whole[figure]), (figure, bounded, whole)
-    # The slow steps are long enough to tell from the others in either run.
-    assert whole["max_ns"] > 3000000 and whole["p99_ns"] > 3000000
+    assert close(bounded["median_ns"], whole["median_ns"]), (bounded, whole)
+    # The slow steps were all in the middle: the bounded run's p99 and worst are theirs, at
+    # least the program's 4 ms (each run oversleeps by its own amount on a loaded machine, so
+    # the two are held to the program, not to each other).
+    for steps in (bounded, whole):
+        assert steps["p99_ns"] >= 4000000 and steps["max_ns"] >= steps["p99_ns"]
+    assert bounded["max_step"] == 0  # in the dropped middle, which numbers none
