@@ -181,6 +181,8 @@ def test_slow_steps_that_recur_on_a_timer(trace_run, build_dir):
     assert (e["slow_steps"], e["grew_part"]) == (4, OUTSIDE_CUDA)
     assert abs(e["grew_ns"] - 40 * MS) < 0.1 * 40 * MS
     assert "slow steps: 5, 10, 15, 20" in f["slow-steps"]["message"]
+    # A C program, not sampled: no line is said (tests/test_report_python_steps.py says one).
+    assert "python_line" not in e and "mostly at" not in f["slow-steps"]["message"]
     period = statistics.median(sum(own[n] for n in range(k - 4, k + 1)) for k in (10, 15, 20))
     p = f["periodic-slowdown"]["evidence"]
     assert p["slow_steps"] == 4 and abs(p["period_ns"] - period) < 0.1 * period
