@@ -10,7 +10,9 @@
  * periodic-slowdown: three or more slow steps whose starts are as far
  * apart each time, within `step_period_spread` of their median spacing:
  * something outside the loop on a timer (a monitoring probe running
- * nvidia-smi every minute, a checkpoint, a logger).
+ * nvidia-smi every minute, a checkpoint, a logger); and where NVML ran,
+ * what else happened on the GPU in them against the other steps: another
+ * process, a lower clock, a busier GPU.
  * step-drift: the median of the last tenth of the steps over the first
  * tenth's by `step_drift` and 1 ms, with what grew.
  * A steady loop is the twin of all three.
@@ -25,6 +27,9 @@
 
 #define MS 1000000.0
 #define MIN_JUDGED_STEPS 8 /* after warm-up: fewer say nothing of a slow one */
+/* Percentage points NVML's utilisation must be higher by in the slow steps to
+ * be said: a steady loop's wanders by a few. */
+#define BUSIER_POINTS 20
 
 enum part { GPU_BUSY, SYNC, OTHER_CUDA, OUTSIDE_CUDA, PARTS };
 
@@ -118,6 +123,16 @@ static enum kind kind_at(const struct split *sp, uint64_t ts)
     if (!after || ts >= s->all[after - 1].start + s->all[after - 1].ns)
         return NO_STEP;
     return kind_of(sp, after);
+}
+
+static int in_slow(const void *sp, uint64_t ts)
+{
+    return kind_at(sp, ts) == SLOW_STEP;
+}
+
+static int in_other(const void *sp, uint64_t ts)
+{
+    return kind_at(sp, ts) == OTHER_STEP;
 }
 
 /* Whether the slow steps say something: enough steps to judge, and time
@@ -237,6 +252,110 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Whether NVML saw process `q` on its device at some time in step `st`. */
+static int present_in(const struct ct_health_process *q, const struct ct_step *st)
+{
+    return q->first_ns < st->start + st->ns && (!q->last_ns || q->last_ns > st->start);
+}
+
+/* The other processes NVML saw on device `d` in the slow steps, said when
+ * one was there in a larger share of them than of the other steps (a
+ * neighbour there all along explains none of them); with the evidence when
+ * `evidence`. */
+static void processes_then(const struct ct_process_report *p, const struct split *sp,
+                           const struct ct_health_device *d, int evidence, struct ct_finding *f)
+{
+    const struct ct_steps *s = sp->s;
+    size_t slow_with = 0, other_with = 0, slow_steps_of[CT_HEALTH_PROCESSES] = {0};
+    for (size_t n = s->warmup + 1; n <= s->count; n++) {
+        enum kind kind = kind_of(sp, n);
+        int any = 0;
+        for (int i = 0; i < d->process_count; i++)
+            if (d->processes[i].pid != (uint32_t)p->pid &&
+                present_in(&d->processes[i], &s->all[n - 1])) {
+                any = 1;
+                slow_steps_of[i] += kind == SLOW_STEP;
+            }
+        slow_with += any && kind == SLOW_STEP;
+        other_with += any && kind == OTHER_STEP;
+    }
+    if (!slow_with || slow_with * sp->others <= other_with * sp->slow_count)
+        return;
+    ct_finding_append(f,
+                      "; another process was on GPU %u in %zu of the %zu slow steps and %zu of "
+                      "the %zu others:",
+                      d->ordinal, slow_with, sp->slow_count, other_with, sp->others);
+    int most = -1;
+    for (int i = 0, said = 0; i < d->process_count; i++) {
+        const struct ct_health_process *q = &d->processes[i];
+        if (!slow_steps_of[i])
+            continue;
+        ct_finding_append(f, "%s pid %u%s%s%s", said++ ? "," : "", q->pid, *q->name ? " (" : "",
+                          q->name, *q->name ? ")" : "");
+        most = most < 0 || slow_steps_of[i] > slow_steps_of[most] ? i : most;
+    }
+    if (!evidence)
+        return;
+    ct_finding_add_number(f, "process_slow_steps", (double)slow_with);
+    ct_finding_add_number(f, "process_other_steps", (double)other_with);
+    ct_finding_add_number(f, "pid", d->processes[most].pid);
+}
+
+/* Device `d`'s SM clock while busy and its utilisation in the slow steps
+ * against the other steps, from NVML's samples taken in them: said when
+ * the clock was lower by `clocks_low_ratio` or the GPU busier by
+ * BUSIER_POINTS; with the evidence when `evidence`. */
+static void clocks_then(const struct split *sp, const struct ct_health_device *d, int evidence,
+                        struct ct_finding *f)
+{
+    struct ct_health_stat clock[2] = {ct_gpu_health_stat_when(d, CT_GPU_SM_CLOCK, 1, in_slow, sp),
+                                      ct_gpu_health_stat_when(d, CT_GPU_SM_CLOCK, 1, in_other, sp)};
+    struct ct_health_stat used[2] = {
+        ct_gpu_health_stat_when(d, CT_GPU_UTILIZATION, 0, in_slow, sp),
+        ct_gpu_health_stat_when(d, CT_GPU_UTILIZATION, 0, in_other, sp)};
+    if (clock[0].samples && clock[1].samples) {
+        if ((double)clock[0].median < ct_thresholds.clocks_low_ratio * (double)clock[1].median)
+            ct_finding_append(f,
+                              "; GPU %u's SM clock was lower in them while busy: median %lld MHz "
+                              "against %lld MHz in the other steps",
+                              d->ordinal, (long long)clock[0].median, (long long)clock[1].median);
+        if (evidence) {
+            ct_finding_add_number(f, "slow_sm_clock_mhz", (double)clock[0].median);
+            ct_finding_add_number(f, "other_sm_clock_mhz", (double)clock[1].median);
+        }
+    }
+    if (used[0].samples && used[1].samples) {
+        if (used[0].median >= used[1].median + BUSIER_POINTS)
+            ct_finding_append(f,
+                              "; GPU %u was busier in them: utilisation median %lld%% against "
+                              "%lld%% in the other steps",
+                              d->ordinal, (long long)used[0].median, (long long)used[1].median);
+        if (evidence) {
+            ct_finding_add_number(f, "slow_utilization_percent", (double)used[0].median);
+            ct_finding_add_number(f, "other_utilization_percent", (double)used[1].median);
+        }
+    }
+}
+
+/* What else happened on the GPUs in the slow steps, where NVML ran: each
+ * device's message, the first one's evidence (its ordinal as
+ * `nvml_device`). */
+static void gpu_then(const struct ct_process_report *p, const struct split *sp,
+                     struct ct_finding *f)
+{
+    int evidence = 1;
+    for (int i = 0; i < CT_HEALTH_DEVICES; i++) {
+        const struct ct_health_device *d = &p->gpu_health.devices[i];
+        if (!d->known || !d->row_count)
+            continue;
+        if (evidence)
+            ct_finding_add_number(f, "nvml_device", d->ordinal);
+        processes_then(p, sp, d, evidence, f);
+        clocks_then(sp, d, evidence, f);
+        evidence = 0;
+    }
+}
+
 static void periodic(const struct ct_process_report *p, const struct split *sp,
                      struct ct_findings *out)
 {
@@ -262,6 +381,7 @@ static void periodic(const struct ct_process_report *p, const struct split *sp,
         ct_human_time((uint64_t)period, a, sizeof a), n, numbers[0], numbers[n - 1]);
     ct_finding_add_number(f, "period_ns", period);
     ct_finding_add_number(f, "slow_steps", (double)n);
+    gpu_then(p, sp, f);
 }
 
 static int by_time(const void *a, const void *b)
