@@ -42,4 +42,3 @@ def test_the_steps_of_a_dropped_middle_are_counted(trace_run, build_dir, tmp_pat
     # the two are held to the program, not to each other).
     for steps in (bounded, whole):
         assert steps["p99_ns"] >= 4000000 and steps["max_ns"] >= steps["p99_ns"]
-    assert bounded["max_step"] == 0  # in the dropped middle, which numbers none

@@ -343,6 +343,7 @@ static struct sequence *sequences(const struct ct_step_calls *c)
         abort();
     for (size_t i = 0; i < c->window_count; i++)
         seq[c->window[i].thread].n++;
+    seq[0].calls = all; /* what decide frees, threads or none */
     for (size_t t = 0, at = 0; t < c->thread_count; t++) {
         seq[t].calls = all + at;
         at += seq[t].n;
@@ -431,8 +432,7 @@ static void decide(struct ct_step_calls *c)
         decide_named(c, seq, spec);
     else if (!spec)
         decide_found(c, seq);
-    if (c->thread_count)
-        free(seq[0].calls);
+    free(seq[0].calls);
     free(seq);
     free(c->window);
     c->window = NULL;
@@ -481,7 +481,8 @@ void ct_step_calls_settle(struct ct_step_calls *c)
 {
     if (!c->decided)
         decide(c);
-    qsort(c->bounds.ends, c->bounds.count, sizeof *c->bounds.ends, by_value);
+    if (c->bounds.count)
+        qsort(c->bounds.ends, c->bounds.count, sizeof *c->bounds.ends, by_value);
 }
 
 void ct_step_calls_free(struct ct_step_calls *c)
