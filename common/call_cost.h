@@ -32,6 +32,9 @@ enum ct_call_cost_flags {
     /* an allocation or free of device memory (or a virtual-memory handle's
      * create or release), whose time slow-alloc weighs */
     CT_COST_ALLOC_TIME = 16,
+    /* no call's cost: an NVTX range whose name says step (common/step_names.h),
+     * whose time a bounded trace's dropped middle keeps for the report's steps */
+    CT_COST_STEP_RANGE = 32,
 };
 
 /* What one call of `fn` is; for a copy, its direction, bytes and host

@@ -6,7 +6,7 @@ Two directions are held to it. What is written: conftest's ``trace_run`` checks 
 trace the suite makes with tests/trace_vocabulary.py, and the tests here show that the
 check refuses each kind of undeclared name on a small trace, and lets the names that
 are data through. What is declared: every entry is used by a writer (the collector, or
-the findings track of ``report --annotate``), and neither side names a trace name by a
+the findings and steps tracks of ``report --annotate``), and neither side names a trace name by a
 bare string where the list has a constant for it.
 """
 
@@ -22,8 +22,9 @@ from trace_vocabulary import VocabularyError, check
 import perfetto_check
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WRITERS = sorted(glob.glob(os.path.join(REPO, "collector", "**", "*.c"), recursive=True)) + [
-    os.path.join(REPO, "viewer-export", "output", "findings_track.c")]
+COLLECTOR = sorted(glob.glob(os.path.join(REPO, "collector", "**", "*.c"), recursive=True))
+WRITERS = COLLECTOR + [os.path.join(REPO, "viewer-export", "output", name)
+                       for name in ("findings_track.c", "steps_track.c")]
 READERS = sorted(glob.glob(os.path.join(REPO, "viewer-export", "**", "*.c"), recursive=True))
 PID, TID = 4242, 4243
 PROCESS, THREAD, OTHER = 1, 2, 3  # track uuids
@@ -189,7 +190,7 @@ NAME_CALLS = re.compile(
 def test_no_trace_name_is_spelled_out(trace_vocabulary, side):
     declared = {t for kind in ("track", "event", "key", "value", "frame")
                 for t, _ in trace_vocabulary.entries[kind].values()}
-    paths = WRITERS[:-1] if side == "collector" else READERS
+    paths = COLLECTOR if side == "collector" else READERS
     spelled = sorted({(os.path.relpath(p, REPO), m.group(1))
                       for p in paths for m in NAME_CALLS.finditer(open(p).read())
                       if m.group(1) in declared})

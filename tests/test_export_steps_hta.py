@@ -79,7 +79,9 @@ def test_each_step_is_a_profiler_step_with_the_reports_times(
     assert durations[1] == steps["first_ns"]
     assert durations[steps["max_step"]] == steps["max_ns"]
     assert durations[steps["median_step"]["step"]] == steps["median_step"]["ns"]
-    assert {s["step"]: s["ns"] for s in steps["slow"]} == {n: durations[n] for n in (4, 8)}
+    # The slow ones: the program's two (a loaded machine may add a hiccup), at their times.
+    slow = {s["step"]: s["ns"] for s in steps["slow"]}
+    assert {4, 8} <= set(slow) and all(slow[n] == durations[n] for n in slow)
     # The rank, where HTA looks for it: the first line that matches its pattern.
     assert doc["distributedInfo"] == {"rank": 1, "world_size": 2}
     assert RANK_PATTERN.search(first_line).group(1) == "1"

@@ -4,15 +4,20 @@
  * in the order it made them. A mark is an instant. Each ring remembers the
  * name sent for its latest push or mark and how deep its ranges are open,
  * so that a thread or process ending inside a range still leaves every
- * slice closed, and the names of the ranges open, so that a bounded
- * trace's next chunk can begin them again (marked `continued`).
+ * slice closed, and the names and begins of the ranges open, so that a
+ * bounded trace's next chunk can begin them again (marked `continued`) and
+ * a range whose name says step is tallied whole as it ends, for a dropped
+ * middle's steps (usage_tally.c).
  */
 #include "collector/tracks/nvtx_ranges.h"
 
 #include <stdlib.h>
 
-#include "cudatrace/trace_names.h"
+#include "collector/tracks/usage_tally.h"
+#include "common/step_names.h"
 #include "common/string_table.h"
+#include "common/u64_map.h"
+#include "cudatrace/trace_names.h"
 
 #define NAMES_KEPT 32 /* deeper ranges begin again unnamed */
 
@@ -21,10 +26,30 @@ struct ring_nvtx {
     uint32_t name;
     uint32_t open;
     uint32_t open_names[NAMES_KEPT];
+    uint64_t open_begins[NAMES_KEPT];
 };
 
 static struct ring_nvtx *rings;
 static uint32_t nvtx_category, continued_key;
+static struct ct_u64_map says_step; /* name id + 1 -> 2 when it says step, 1 when not */
+
+static int is_step(uint32_t name)
+{
+    uint64_t *known = ct_u64_map_find(&says_step, (uint64_t)name + 1);
+    if (known)
+        return *known == 2;
+    int step = ct_step_marker_length(ct_strings_get(name)) > 0;
+    ct_u64_map_put(&says_step, (uint64_t)name + 1, 1 + (uint64_t)step);
+    return step;
+}
+
+/* The range ending now, if it says step: its time into the chunk's tally. */
+static void tally_step(const struct ring_nvtx *n, uint64_t ts_ns)
+{
+    uint32_t depth = n->open - 1;
+    if (depth < NAMES_KEPT && is_step(n->open_names[depth]) && ts_ns >= n->open_begins[depth])
+        ct_usage_tally_step_range(n->open_names[depth], ts_ns - n->open_begins[depth]);
+}
 
 void ct_nvtx_start(uint32_t count)
 {
@@ -51,13 +76,16 @@ void ct_nvtx_record(uint32_t index, struct ct_sequence *seq, const struct ct_rec
     switch (r->func) {
     case CT_NVTX_PUSH:
         ct_write_slice_begin(seq, 0, ts_ns, name, &source, 1);
-        if (n->open < NAMES_KEPT)
+        if (n->open < NAMES_KEPT) {
             n->open_names[n->open] = name;
+            n->open_begins[n->open] = ts_ns;
+        }
         n->open++;
         break;
     case CT_NVTX_POP:
         if (n->open) {
             ct_write_slice_end(seq, 0, ts_ns);
+            tally_step(n, ts_ns);
             n->open--;
         }
         break;

@@ -8,6 +8,8 @@
  * buckets, eight an octave (calls and total time each): the report takes
  * each bucket's calls at their mean, so slow-alloc's counts and sites are
  * the whole run's and its median and worst call within a bucket's width.
+ * The NVTX ranges that say step are kept by name the same way, so that the
+ * report's step count and step times are the whole run's too.
  * Kept per chunk until that chunk is kept or gone (chunk_keeper.c); the
  * head's (chunk 0) are never dropped and never tallied, so an unbounded
  * trace pays only for the pinned memory's ledger. The gap marker
@@ -29,15 +31,15 @@
 
 #define THREAD_KEY (1ull << 62) /* a thread's blocked time, not a site's */
 #define MAX_WRITTEN 64          /* sites of one cost, or threads, in the gap */
-#define COST_BITS 31            /* of an entry's group: its cost; above them, a bucket */
-#define BUCKET_SHIFT 5
+#define COST_BITS 63            /* of an entry's group: its cost; above them, a bucket */
+#define BUCKET_SHIFT 6
 #define SUB_BUCKETS 3 /* log2 of the duration buckets in an octave */
 /* Sites of one duration bucket in the gap: allocations spread over 30
  * octaves (240 buckets) still fit the gap's packets. */
 #define MAX_BUCKET_SITES 4
 
 struct tally_entry {
-    uint64_t key; /* group << 32 | site, or THREAD_KEY | tid; group: cost | bucket << 5 */
+    uint64_t key; /* group << 32 | site, or THREAD_KEY | tid; group: cost | bucket << 6 */
     uint64_t calls, ns, bytes;
 };
 
@@ -128,6 +130,15 @@ void ct_usage_tally_call(const struct ct_record *r, int32_t tid, uint32_t site, 
         tally_add(t, (CT_COST_ALLOC_TIME | bucket_of(ns) << BUCKET_SHIFT) << 32 | site, 1, ns, 0);
 }
 
+void ct_usage_tally_step_range(uint32_t name, uint64_t ns)
+{
+    uint32_t chunk = ct_writer_chunk();
+    if (chunk == 0)
+        return;
+    tally_add(ct_chunk_keeper_of(&chunks, chunk),
+              (CT_COST_STEP_RANGE | bucket_of(ns) << BUCKET_SHIFT) << 32 | name, 1, ns, 0);
+}
+
 static void write_entry(struct ct_sequence *seq, const struct tally_entry *e, uint64_t ts)
 {
     static uint32_t name, cost, site, tid, calls, total_ns, bytes;
@@ -164,7 +175,9 @@ static uint64_t measure(const struct tally_entry *e)
 /* How many entries of the group of `key` are written one by one. */
 static size_t written_of(uint64_t key)
 {
-    return (key >> 32 & COST_BITS) == CT_COST_ALLOC_TIME ? MAX_BUCKET_SITES : MAX_WRITTEN;
+    uint64_t cost = key >> 32 & COST_BITS;
+    return cost == CT_COST_ALLOC_TIME || cost == CT_COST_STEP_RANGE ? MAX_BUCKET_SITES
+                                                                    : MAX_WRITTEN;
 }
 
 static int by_group_then_measure(const void *a, const void *b)

@@ -29,7 +29,13 @@
  * (those at a half, five eighths and three quarters of the middle) LONG_MS,
  * LONG_MS - 20 and LONG_MS - 40 ms: the GPU's longest idle gaps. It prints
  * how many middle rounds slept.
- * Usage: bounded_usage stalls|healthy|leaks|holds|frees|allocs|vmm|sites|idle|busy [rounds=1500]
+ * In the "steps" mode every round is an NVTX range "train_step" that
+ * sleeps STEP_MS (an input wait, so that its time is the program's rather
+ * than the machine's) and ends with a cudaDeviceSynchronize, and every
+ * STEP_SLOW_EVERY-th middle round sleeps STEP_SLOW_MS more: slow steps in
+ * what a cap drops. It prints how many slept more.
+ * Usage: bounded_usage stalls|healthy|leaks|holds|frees|allocs|vmm|sites|idle|busy|steps
+ *        [rounds=1500]
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -39,6 +45,7 @@
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include "program_args.h"
 
@@ -169,6 +176,9 @@ static int (*const sites[])(void *, const void *) = {SIXTY_FOUR(SITE_POINTERS)};
 
 #define IDLE_MS 4
 #define LONG_MS 100
+#define STEP_MS 1
+#define STEP_SLOW_EVERY 20
+#define STEP_SLOW_MS 3
 
 static void sleep_ms(long ms)
 {
@@ -230,11 +240,13 @@ int main(int argc, char **argv)
     int keeps = holds || strcmp(mode, "leaks") == 0, memory = keeps || strcmp(mode, "frees") == 0;
     int allocs = strcmp(mode, "allocs") == 0, vmm = strcmp(mode, "vmm") == 0;
     int many_sites = strcmp(mode, "sites") == 0;
-    int idle = strcmp(mode, "idle") == 0, synced = idle || strcmp(mode, "busy") == 0;
+    int steps = strcmp(mode, "steps") == 0;
+    int idle = strcmp(mode, "idle") == 0, synced = idle || steps || strcmp(mode, "busy") == 0;
     if (!stalls && !memory && !allocs && !vmm && !many_sites && !synced &&
         strcmp(mode, "healthy") != 0) {
-        fprintf(stderr, "usage: bounded_usage "
-                        "stalls|healthy|leaks|holds|frees|allocs|vmm|sites|idle|busy [rounds]\n");
+        fprintf(stderr,
+                "usage: bounded_usage "
+                "stalls|healthy|leaks|holds|frees|allocs|vmm|sites|idle|busy|steps [rounds]\n");
         return 2;
     }
     unsigned long long rounds = arg_or(argc, argv, 2, 1500), middle = 0, large = 0, calls_done = 0,
@@ -246,10 +258,21 @@ int main(int argc, char **argv)
         cudaMallocHost(&pinned, MIB) != cudaSuccess || (vmm && !vmm_start(rounds)))
         return 1;
     for (unsigned long long r = 0; r < rounds; r++) {
+        int in_middle = r >= rounds / 4 && r < rounds - rounds / 4;
+        if (steps) {
+            nvtxRangePushA("train_step");
+            sleep_ms(STEP_MS);
+        }
         background(device);
+        if (steps && in_middle && (middle + 1) % STEP_SLOW_EVERY == 0) {
+            sleep_ms(STEP_SLOW_MS);
+            slept++;
+        }
         if (synced)
             cudaDeviceSynchronize();
-        if (r < rounds / 4 || r >= rounds - rounds / 4)
+        if (steps)
+            nvtxRangePop();
+        if (!in_middle)
             continue;
         middle++;
         if (synced)

@@ -10,11 +10,13 @@
  * after the first three, as PyTorch's autograd thread does; --setup-ms S and --teardown-ms T:
  * host work before the loop, after the allocation, and after it, before the free (start-up and
  * shutdown, such as loading a dataset or an interpreter tearing down); --nvtx: each step is an
- * NVTX range named "train_step" (as a loop that marks its steps); --extra-sync: each step also
- * synchronises its stream after its launches, at a line of its own (a synchronising call added
- * to the loop); --model-mb M: the model is M MiB (default 1), held through the loop. Prints each
- * step's own wall time, "step N NS", measured around the whole step with CLOCK_MONOTONIC. Status
- * 0 when every call succeeded.
+ * NVTX range named "train_step" (as a loop that marks its steps); --nvtx-mark: each step begins
+ * with an NVTX mark named "step" instead; --profiler: each step's work (its launches and
+ * synchronisation, not its input wait) is a cudaProfilerStart/Stop window; --extra-sync: each
+ * step also synchronises its stream after its launches, at a line of its own (a synchronising
+ * call added to the loop); --model-mb M: the model is M MiB (default 1), held through the loop.
+ * Prints each step's own wall time, "step N NS", measured around the whole step with
+ * CLOCK_MONOTONIC. Status 0 when every call succeeded.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -32,7 +35,7 @@ void backward_kernel(void) {}
 struct loop {
     long steps, wait_ms, warmup_ms, warmup_kernels, slow_every, slow_ms, drift_us, extra_every;
     long setup_ms, teardown_ms, model_mb;
-    int nvtx, graph, threads, extra_sync;
+    int nvtx, nvtx_mark, profiler, graph, threads, extra_sync;
 };
 
 /* The backward thread's turn: the main thread hands it each step's second half. */
@@ -118,6 +121,8 @@ static int step(const struct loop *l, long n, cudaGraphExec_t exec, cudaStream_t
                            (l->slow_every && n % l->slow_every == 0 ? l->slow_ms : 0)) +
                    l->drift_us * (n - 1);
     sleep_us(wait_us);
+    if (l->profiler)
+        cudaProfilerStart();
     int failed = exec ? cudaGraphLaunch(exec, stream) != cudaSuccess : launch(step_kernel, 3);
     failed |= launch(step_kernel, (int)((n == 1 ? l->warmup_kernels : 0) +
                                         (l->extra_every && n % l->extra_every == 0)));
@@ -125,7 +130,10 @@ static int step(const struct loop *l, long n, cudaGraphExec_t exec, cudaStream_t
         failed |= cudaStreamSynchronize(stream) != cudaSuccess;
     if (l->threads > 1)
         hand_backward(n);
-    return failed | (cudaDeviceSynchronize() != cudaSuccess);
+    failed |= cudaDeviceSynchronize() != cudaSuccess;
+    if (l->profiler)
+        cudaProfilerStop();
+    return failed;
 }
 
 static int parse(int argc, char **argv, struct loop *l)
@@ -143,8 +151,10 @@ static int parse(int argc, char **argv, struct loop *l)
                                             {"warmup-kernels", required_argument, NULL, 'K'},
                                             {"setup-ms", required_argument, NULL, 'S'},
                                             {"teardown-ms", required_argument, NULL, 'T'},
+                                            {"nvtx-mark", no_argument, NULL, 'm'},
+                                            {"profiler", no_argument, NULL, 'p'},
                                             {"extra-sync", no_argument, NULL, 'y'},
-                                            {"model-mb", required_argument, NULL, 'm'},
+                                            {"model-mb", required_argument, NULL, 'M'},
                                             {NULL, 0, NULL, 0}};
     for (int option; (option = getopt_long(argc, argv, "", options, NULL)) != -1;) {
         long value = optarg ? strtol(optarg, NULL, 10) : 0;
@@ -158,12 +168,16 @@ static int parse(int argc, char **argv, struct loop *l)
                       : option == 'K' ? &l->warmup_kernels
                       : option == 'S' ? &l->setup_ms
                       : option == 'T' ? &l->teardown_ms
-                      : option == 'm' ? &l->model_mb
+                      : option == 'M' ? &l->model_mb
                                       : NULL;
         if (field)
             *field = value;
         else if (option == 'v')
             l->nvtx = 1;
+        else if (option == 'm')
+            l->nvtx_mark = 1;
+        else if (option == 'p')
+            l->profiler = 1;
         else if (option == 'g')
             l->graph = 1;
         else if (option == 'y')
@@ -197,6 +211,8 @@ int main(int argc, char **argv)
         long long begun = now_ns();
         if (l.nvtx)
             nvtxRangePushA("train_step");
+        if (l.nvtx_mark)
+            nvtxMarkA("step");
         failed |= step(&l, n, exec, stream);
         if (l.nvtx)
             nvtxRangePop();

@@ -74,7 +74,7 @@ static double part_of(const struct source *from, size_t i, enum step_part k)
     case PART_OUTSIDE:
         return (double)(s->ns - in_cuda);
     case PART_LIVE:
-        return ct_timeline_level_at(&from->p->usage.low_points, s->start + s->ns);
+        return ct_timeline_level_at(&from->p->usage.low_points, s->start + s->ns, 0);
     case PART_CPU_WAIT:
         return from->sampled[SAMPLED_CPU_WAIT][i];
     case PART_LESS_WAIT:

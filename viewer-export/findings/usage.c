@@ -539,8 +539,9 @@ static void ends_apart(const struct ct_process_report *p, const struct ct_gpu_su
 }
 
 /* The time gpu-idle judges: the steps after warm-up, where the run has
- * steps (an idle GPU in start-up or shutdown is not the loop's), else the
- * CUDA part; 1 when it is the steps'. */
+ * steps (an idle GPU in start-up or shutdown is not the loop's) and, in a
+ * bounded trace, they reach across its dropped middle; else the CUDA part;
+ * 1 when it is the steps'. */
 static int judged_span(const struct ct_process_report *p, uint64_t *from, uint64_t *to)
 {
     *from = p->usage.first_call_ns;
@@ -548,11 +549,19 @@ static int judged_span(const struct ct_process_report *p, uint64_t *from, uint64
     struct ct_steps steps;
     if (!ct_steps_find(p, &steps))
         return 0;
+    const struct ct_trace_gap *gap = &p->run.gap;
     int stepped = steps.count > steps.warmup;
     if (stepped) {
-        const struct ct_step *last = &steps.all[steps.count - 1];
-        *from = steps.all[steps.warmup].start;
-        *to = last->start + last->ns;
+        const struct ct_step *first = &steps.all[steps.warmup], *last = &steps.all[steps.count - 1];
+        /* A bounded trace's kept steps that end before its dropped middle (or
+         * begin after it) are not the run's: their GPU work may be the
+         * middle's, which the gap carries only as coarse blocks. */
+        stepped =
+            !gap->to_ns || (first->start <= gap->from_ns && last->start + last->ns >= gap->to_ns);
+        if (stepped) {
+            *from = first->start;
+            *to = last->start + last->ns;
+        }
     }
     ct_steps_free(&steps);
     return stepped;

@@ -357,6 +357,22 @@ void ct_gpu_health_summarise(const struct ct_gpu_health *h, const struct ct_heal
     free(busy);
 }
 
+struct ct_health_stat ct_gpu_health_stat_when(const struct ct_health_device *d, int m, int full,
+                                              int (*keep)(const void *ctx, uint64_t ts),
+                                              const void *ctx)
+{
+    char *marked = calloc(d->row_count + 1, 1);
+    int64_t *values = calloc(d->row_count + 1, sizeof *values);
+    if (!marked || !values)
+        abort();
+    for (size_t i = 0; i < d->row_count; i++)
+        marked[i] = keep(ctx, d->rows[i].ts) && (!full || busy_percent(d, &d->rows[i]) == 100);
+    struct ct_health_stat stat = stat_of(d, marked, m, values);
+    free(marked);
+    free(values);
+    return stat;
+}
+
 void ct_gpu_health_free(struct ct_gpu_health *h)
 {
     for (int i = 0; i < CT_HEALTH_DEVICES; i++) {

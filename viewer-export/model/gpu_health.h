@@ -103,6 +103,12 @@ void ct_gpu_health_host_copy(struct ct_gpu_health *h, const struct ct_event *e);
 void ct_gpu_health_gpu_copy(struct ct_gpu_health *h, const struct ct_event *e);
 void ct_gpu_health_summarise(const struct ct_gpu_health *h, const struct ct_health_device *d,
                              uint64_t from, uint64_t to, struct ct_health_summary *out);
+/* Measure `m` over a device's samples taken at the times `keep` says yes
+ * to; with `full`, only over those busy for the whole of NVML's own sample
+ * period (as a clock is judged: an idle GPU lowers its clocks). */
+struct ct_health_stat ct_gpu_health_stat_when(const struct ct_health_device *d, int m, int full,
+                                              int (*keep)(const void *ctx, uint64_t ts),
+                                              const void *ctx);
 void ct_gpu_health_free(struct ct_gpu_health *h);
 
 #endif

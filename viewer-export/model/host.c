@@ -179,14 +179,26 @@ static struct ct_host_site *site_of(struct ct_host_python *py, const char *file,
     return &py->sites[py->count++];
 }
 
-/* Adds `samples` at a site. */
-static void add_site(struct ct_host_python *py, const char *file, const char *function,
-                     int64_t line, uint64_t samples)
+/* Adds `samples` at a site; the site's entry, NULL when the list is full. */
+static struct ct_host_site *add_site(struct ct_host_python *py, const char *file,
+                                     const char *function, int64_t line, uint64_t samples)
 {
     struct ct_host_site *site = site_of(py, file, function, line);
     py->samples += samples;
     if (site)
         site->samples += samples;
+    return site;
+}
+
+/* Adds one sample taken at `ts` at a site, stamped (for a window's top). */
+static void add_stamped(struct ct_host_python *py, const char *file, const char *function,
+                        int64_t line, uint64_t ts)
+{
+    const struct ct_host_site *site = add_site(py, file, function, line, 1);
+    if (!site)
+        return;
+    py->stamps = ct_array_grow(py->stamps, py->stamp_count, sizeof *py->stamps);
+    py->stamps[py->stamp_count++] = (struct ct_host_stamp){ts, (int)(site - py->sites)};
 }
 
 /* The function of a frame named by ct_frame_python, from its file and
@@ -267,7 +279,7 @@ static void add_program_lines(struct ct_host_python *py, const struct ct_sample 
     }
     if (program) {
         struct ct_host_site site = frame_site(program);
-        add_site(tally(&py->program_lines), site.file, site.function, site.line, 1);
+        add_stamped(tally(&py->program_lines), site.file, site.function, site.line, s->ts);
     }
     if (!in_loader)
         return;
@@ -284,12 +296,7 @@ static void add_stack(struct ct_host_python *py, const struct ct_sample *s)
     add_program_lines(py, s);
     int64_t line = (int64_t)s->rel_pc;
     const char *function = frame_function(s->frame, s->path, line);
-    add_site(py, s->path, function, line, 1);
-    const struct ct_host_site *site = site_of(py, s->path, function, line);
-    if (site) {
-        py->stamps = ct_array_grow(py->stamps, py->stamp_count, sizeof *py->stamps);
-        py->stamps[py->stamp_count++] = (struct ct_host_stamp){s->ts, (int)(site - py->sites)};
-    }
+    add_stamped(py, s->path, function, line, s->ts);
     if (s->ts >= py->last_ts) {
         py->last_ts = s->ts;
         py->last_file = s->path;
@@ -541,8 +548,10 @@ const struct ct_host_thread *ct_host_launching_thread(const struct ct_host *h)
 
 static void free_tally(struct ct_host_python *t)
 {
-    if (t)
+    if (t) {
         free(t->sites);
+        free(t->stamps);
+    }
     free(t);
 }
 

@@ -54,7 +54,9 @@ struct ct_host_python {
      * wrote, where a waiting thread's innermost frame is in threading.py);
      * and those inside PyTorch's DataLoader, how many and by the line that
      * asked it for a batch (the frame just outside its outermost one).
-     * Tallies of sites only, made on the first such sample. */
+     * Tallies made on the first such sample; the program's lines are
+     * stamped as the innermost frames are (where the extra time of a slow
+     * step went), the DataLoader's callers are sites only. */
     struct ct_host_python *program_lines, *loader_callers;
     uint64_t loader_samples;
 };
@@ -170,7 +172,6 @@ int ct_host_sites_sorted(const struct ct_host_python *py, struct ct_host_site *o
 /* The top site of the process's workers together in *out, its share of
  * all their Python samples in *share; 0 when none was sampled in Python. */
 int ct_host_workers_top_site(const struct ct_host *h, struct ct_host_site *out, double *share);
-/* The thread that made the most CUDA calls; NULL when none did. */
 /* The site most of `py`'s samples within [from, to) were at, and how many
  * of them were there (out->samples) of how many in all (`*within`); 0
  * when none was. */
@@ -180,6 +181,7 @@ int ct_host_top_site_within(const struct ct_host_python *py, uint64_t from, uint
  * caller frees out->sites). */
 void ct_host_sites_when(const struct ct_host_python *py, int (*keep)(const void *ctx, uint64_t ts),
                         const void *ctx, struct ct_host_python *out);
+/* The thread that made the most CUDA calls; NULL when none did. */
 const struct ct_host_thread *ct_host_launching_thread(const struct ct_host *h);
 void ct_host_free(struct ct_host *h);
 

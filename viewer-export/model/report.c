@@ -311,6 +311,11 @@ static void on_instant(void *ctx, const struct ct_event *e)
 {
     struct builder *b = ctx;
     struct ct_process_report *p = owner_of(b, e->track);
+    const uint64_t *thread = ct_u64_map_find(&b->thread_of, e->track);
+    if (p && thread && ct_usage_nvtx_mark(&p->usage, (int64_t)*thread, e)) {
+        note_time(p, e->ts);
+        return;
+    }
     if (p && !session_instant(b, p, e) && !ct_capture_instant(&p->run.capture, e) &&
         !ct_libraries_instant(&p->libraries, e) && !ct_cupti_instant(&p->cupti, e) &&
         !ct_gpu_health_instant(&p->gpu_health, e) && !ct_host_instant(&p->host, e))

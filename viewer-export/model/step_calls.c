@@ -262,8 +262,8 @@ static size_t loop_start(const struct sequence *s, const size_t *pos, const size
  * stretch holds one symbol (a loop of one kernel's launches is no training
  * loop, and each of its calls a step would cost memory by the call). */
 static int choose_period(const struct sequence *s, const struct candidate *cand, size_t count,
-                          const size_t *pos, const size_t *start, size_t symbols, size_t *from,
-                          size_t *to)
+                         const size_t *pos, const size_t *start, size_t symbols, size_t *from,
+                         size_t *to)
 {
     uint32_t *stamp = calloc(symbols, sizeof *stamp), stamp_now = 0;
     size_t *distinct = malloc(count * sizeof *distinct), best = 0;
@@ -343,6 +343,7 @@ static struct sequence *sequences(const struct ct_step_calls *c)
         abort();
     for (size_t i = 0; i < c->window_count; i++)
         seq[c->window[i].thread].n++;
+    seq[0].calls = all; /* what decide frees, threads or none */
     for (size_t t = 0, at = 0; t < c->thread_count; t++) {
         seq[t].calls = all + at;
         at += seq[t].n;
@@ -419,7 +420,6 @@ static void decide_found(struct ct_step_calls *c, const struct sequence *seq)
         return;
     c->symbols[best.boundary].ends_step = 1;
     describe(c->bounds.boundary, sizeof c->bounds.boundary, &c->symbols[best.boundary]);
-    c->bounds.period_calls = best.period;
     window_bounds(c, &seq[best.thread], best.thread, best.first);
 }
 
@@ -432,16 +432,29 @@ static void decide(struct ct_step_calls *c)
         decide_named(c, seq, spec);
     else if (!spec)
         decide_found(c, seq);
-    if (c->thread_count)
-        free(seq[0].calls);
+    free(seq[0].calls);
     free(seq);
     free(c->window);
     c->window = NULL;
     c->window_count = c->window_capacity = 0;
 }
 
+/* cudaProfilerStart and Stop: the windows they open and close. */
+static void profiler_window(struct ct_step_calls *c, int fn, const struct ct_event *e)
+{
+    if (fn == CT_FN_cudaProfilerStart) {
+        c->window_open = e->end;
+    } else if (c->window_open && c->window_total < CT_STEP_ENDS) {
+        c->windows = ct_array_grow(c->windows, c->window_total, sizeof *c->windows);
+        c->windows[c->window_total++] = (struct ct_profiler_window){c->window_open, e->ts};
+        c->window_open = 0;
+    }
+}
+
 void ct_step_calls_note(struct ct_step_calls *c, int64_t tid, int fn, const struct ct_event *e)
 {
+    if (fn == CT_FN_cudaProfilerStart || fn == CT_FN_cudaProfilerStop)
+        profiler_window(c, fn, e);
     const char *name = ct_event_text(
         e, ct_function_family((unsigned)fn) == CT_FAMILY_LAUNCH ? ct_key_kernel : ct_key_site);
     uint32_t symbol = symbol_of(c, fn, name), thread = thread_of(c, tid);
@@ -468,7 +481,8 @@ void ct_step_calls_settle(struct ct_step_calls *c)
 {
     if (!c->decided)
         decide(c);
-    qsort(c->bounds.ends, c->bounds.count, sizeof *c->bounds.ends, by_value);
+    if (c->bounds.count)
+        qsort(c->bounds.ends, c->bounds.count, sizeof *c->bounds.ends, by_value);
 }
 
 void ct_step_calls_free(struct ct_step_calls *c)
@@ -479,5 +493,6 @@ void ct_step_calls_free(struct ct_step_calls *c)
     free(c->tids);
     free(c->window);
     free(c->bounds.ends);
+    free(c->windows);
     memset(c, 0, sizeof *c);
 }

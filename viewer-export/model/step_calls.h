@@ -35,9 +35,13 @@ struct ct_step_bounds {
     uint64_t first_start;
     uint64_t *ends;
     size_t count, capacity;
-    char boundary[256];    /* the calls that end a step, in words */
-    uint64_t period_calls; /* calls a step makes (its median), 0 for a named boundary */
-    int cut;               /* more steps than CT_STEP_ENDS: the later ones are not counted */
+    char boundary[256]; /* the calls that end a step, in words */
+    int cut;            /* more steps than CT_STEP_ENDS: the later ones are not counted */
+};
+
+/* A window from a cudaProfilerStart's return to the next cudaProfilerStop. */
+struct ct_profiler_window {
+    uint64_t start, end;
 };
 
 struct ct_step_calls {
@@ -53,6 +57,11 @@ struct ct_step_calls {
     size_t window_count, window_capacity;
     int decided;
     struct ct_step_bounds bounds;
+    /* cudaProfilerStart/Stop windows (up to CT_STEP_ENDS): steps when a
+     * loop opens one a step. */
+    struct ct_profiler_window *windows;
+    size_t window_total;
+    uint64_t window_open; /* the last start's return; 0: none open */
 };
 
 /* 24 bytes a call: the report stays within a few MiB whatever the trace. */

@@ -6,7 +6,10 @@
  * already makes: the NVTX ranges whose name says step or iteration
  * ("train_step", "iteration", PyTorch's "ProfilerStep#12", whose number is
  * cut at the '#'), when one such name recurs at least MIN_STEPS times, the
- * most frequent winning, then the one with the most time; else the steps
+ * most frequent winning, then the one with the most time; else the NVTX
+ * marks whose name says step, a step from one to the next on a thread;
+ * else cudaProfilerStart/Stop windows (torch.cuda.profiler.start and stop),
+ * when a loop opens at least MIN_STEPS; else the steps
  * found in the launching thread's repetition (step_calls.c). Steps are
  * numbered in time order. Step 1 is said apart, as warm-up (compilation,
  * autotuning, the caching allocator's first allocations make it unlike the
@@ -15,31 +18,16 @@
  */
 #include "viewer-export/model/steps.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/step_names.h"
 #include "viewer-export/findings/thresholds.h"
 #include "viewer-export/model/report.h"
 
 #define MIN_STEPS 3
 #define SLOW_STEP_MIN_NS 1000000
-
-/* The length of `name`'s step marker: up to a '#'; 0 when it does not say
- * step or iteration. */
-static size_t marker_length(const char *name)
-{
-    size_t len = strcspn(name, "#");
-    for (size_t i = 0; i + 4 <= len; i++) {
-        char word[5] = {0};
-        for (int k = 0; k < 4; k++)
-            word[k] = (char)tolower((unsigned char)name[i + k]);
-        if (strcmp(word, "step") == 0 || strcmp(word, "iter") == 0)
-            return len;
-    }
-    return 0;
-}
 
 #define MARKERS 32 /* distinct step markers looked at */
 
@@ -56,7 +44,7 @@ static const char *choose_marker(const struct ct_usage *u)
     size_t n = 0, best = MARKERS;
     for (size_t i = 0; i < u->nvtx_ranges.count; i++) {
         const struct ct_site_cost *c = &u->nvtx_ranges.items[i];
-        size_t len = marker_length(c->site), k = 0;
+        size_t len = ct_step_marker_length(c->site), k = 0;
         if (!len)
             continue;
         while (k < n && !(markers[k].len == len && strncmp(markers[k].name, c->site, len) == 0))
@@ -109,37 +97,150 @@ static struct ct_gpu_interval *nvtx_spans(const struct ct_usage *u, const char *
     return spans;
 }
 
-/* The spans between the calls that end the steps (step_calls.c). */
-static struct ct_gpu_interval *call_spans(const struct ct_step_bounds *b, size_t *count)
+/* The step marks' name (up to a '#') most often made, at least
+ * MIN_STEPS + 1 times; its length in *len, NULL when none is. */
+static const char *choose_mark(const struct ct_usage *u, size_t *len)
+{
+    const char *best = NULL;
+    size_t most = MIN_STEPS;
+    for (size_t i = 0; i < u->step_mark_count; i++) {
+        const char *name = u->step_marks[i].name;
+        size_t n = ct_step_marker_length(name), count = 0;
+        for (size_t k = 0; k < u->step_mark_count; k++)
+            count += ct_step_marker_length(u->step_marks[k].name) == n &&
+                     strncmp(u->step_marks[k].name, name, n) == 0;
+        if (count > most) {
+            most = count;
+            best = name;
+            *len = n;
+        }
+        if (count == u->step_mark_count)
+            break;
+    }
+    return best;
+}
+
+/* The spans from each mark `marker` (`len` long) to the next on the same
+ * thread, that of the first such mark. */
+static struct ct_gpu_interval *mark_spans(const struct ct_usage *u, const char *marker, size_t len,
+                                          size_t *count, int64_t *tid)
+{
+    struct ct_gpu_interval *spans = malloc((u->step_mark_count + 1) * sizeof *spans);
+    if (!spans)
+        abort();
+    size_t n = 0;
+    uint64_t last = 0;
+    int seen = 0;
+    for (size_t i = 0; i < u->step_mark_count; i++) {
+        const struct ct_nvtx_span *m = &u->step_marks[i];
+        if (ct_step_marker_length(m->name) != len || strncmp(m->name, marker, len) != 0 ||
+            (seen && m->tid != *tid))
+            continue;
+        if (seen)
+            spans[n++] = (struct ct_gpu_interval){last, m->span.start};
+        *tid = m->tid;
+        last = m->span.start;
+        seen = 1;
+    }
+    qsort(spans, n, sizeof *spans, by_start);
+    *count = n;
+    return spans;
+}
+
+/* The cudaProfilerStart/Stop windows, in time order. */
+static struct ct_gpu_interval *window_spans(const struct ct_step_calls *c, size_t *count)
+{
+    struct ct_gpu_interval *spans = malloc((c->window_total + 1) * sizeof *spans);
+    if (!spans)
+        abort();
+    for (size_t i = 0; i < c->window_total; i++)
+        spans[i] = (struct ct_gpu_interval){c->windows[i].start, c->windows[i].end};
+    qsort(spans, c->window_total, sizeof *spans, by_start);
+    *count = c->window_total;
+    return spans;
+}
+
+/* The spans between the calls that end the steps (step_calls.c), but the
+ * one across a bounded trace's dropped middle, whose calls are gone: the
+ * steps in it are not counted (`gap_uncounted`) rather than one step as
+ * long as the middle. */
+static struct ct_gpu_interval *call_spans(const struct ct_step_bounds *b,
+                                          const struct ct_trace_gap *gap, struct ct_steps *out,
+                                          size_t *count)
 {
     struct ct_gpu_interval *spans = malloc((b->count + 1) * sizeof *spans);
     if (!spans)
         abort();
-    for (size_t i = 0; i < b->count; i++)
-        spans[i] = (struct ct_gpu_interval){i ? b->ends[i - 1] : b->first_start, b->ends[i]};
-    *count = b->found ? b->count : 0;
+    size_t n = 0;
+    for (size_t i = 0; b->found && i < b->count; i++) {
+        struct ct_gpu_interval span = {i ? b->ends[i - 1] : b->first_start, b->ends[i]};
+        if (gap->to_ns && span.start <= gap->from_ns && span.end >= gap->to_ns)
+            out->gap_uncounted = 1;
+        else
+            spans[n++] = span;
+    }
+    *count = n;
     return spans;
 }
 
+/* The dropped middle's steps of the NVTX ranges `marker` (`len` long), as
+ * the collector tallied them by duration bucket: each at its bucket's mean
+ * (a made array the caller frees; *count of them). */
+static uint64_t *gap_times(const struct ct_usage *u, const char *marker, size_t len, size_t *count)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < u->gap_step_count; i++) {
+        const struct ct_slow_call *g = &u->gap_steps[i];
+        if (g->site && strcspn(g->site, "#") == len && strncmp(g->site, marker, len) == 0)
+            n += g->calls;
+    }
+    uint64_t *times = malloc((n + 1) * sizeof *times);
+    if (!times)
+        abort();
+    *count = 0;
+    for (size_t i = 0; i < u->gap_step_count; i++) {
+        const struct ct_slow_call *g = &u->gap_steps[i];
+        if (g->site && strcspn(g->site, "#") == len && strncmp(g->site, marker, len) == 0)
+            for (uint64_t k = 0; k < g->calls; k++)
+                times[(*count)++] = g->ns;
+    }
+    return times;
+}
+
 /* The steps' spans, in time order, from where CUDATRACE_STEP says, else
- * from the markers, else from the calls; their source in `out`. */
+ * from the markers, else from the calls; their source in `out`, and the
+ * times of a dropped middle's in *gap (NULL but for NVTX steps). */
 static struct ct_gpu_interval *step_spans(const struct ct_process_report *p, struct ct_steps *out,
-                                          size_t *n)
+                                          size_t *n, uint64_t **gap)
 {
     const struct ct_usage *u = &p->usage;
     const char *spec = ct_step_calls_spec(&p->step_calls);
     if (spec && strncmp(spec, "nvtx:", 5) == 0) {
+        size_t len = strcspn(spec + 5, "#");
         snprintf(out->source, sizeof out->source, "CUDATRACE_STEP=%.200s", spec);
-        return nvtx_spans(u, spec + 5, strcspn(spec + 5, "#"), n, &out->tid);
+        *gap = gap_times(u, spec + 5, len, &out->in_gap);
+        return nvtx_spans(u, spec + 5, len, n, &out->tid);
     }
     const char *marker = spec ? NULL : choose_marker(u);
     if (marker) {
-        size_t len = marker_length(marker);
+        size_t len = ct_step_marker_length(marker);
         snprintf(out->source, sizeof out->source, "nvtx:%.*s", (int)len, marker);
         struct ct_gpu_interval *spans = nvtx_spans(u, marker, len, n, &out->tid);
-        if (*n) /* else its ranges were past those kept with their spans */
+        if (*n) { /* else its ranges were past those kept with their spans */
+            *gap = gap_times(u, marker, len, &out->in_gap);
             return spans;
+        }
         free(spans);
+    }
+    size_t len;
+    const char *mark = spec ? NULL : choose_mark(u, &len);
+    if (mark) {
+        snprintf(out->source, sizeof out->source, "nvtx-mark:%.*s", (int)len, mark);
+        return mark_spans(u, mark, len, n, &out->tid);
+    }
+    if (!spec && p->step_calls.window_total >= MIN_STEPS) {
+        snprintf(out->source, sizeof out->source, "profiler:cudaProfilerStart..cudaProfilerStop");
+        return window_spans(&p->step_calls, n);
     }
     const struct ct_step_bounds *b = &p->step_calls.bounds;
     if (spec)
@@ -148,26 +249,54 @@ static struct ct_gpu_interval *step_spans(const struct ct_process_report *p, str
         snprintf(out->source, sizeof out->source, "inferred:%.240s", b->boundary);
     out->tid = b->tid;
     out->cut = b->cut;
-    return call_spans(b, n);
+    return call_spans(b, &p->run.gap, out, n);
 }
 
-/* Each step's parts: the GPU's busy time, the time in synchronising calls
- * and in CUDA calls within it. */
+/* The host sampler's thread `tid`, or NULL when it sampled none. */
+static const struct ct_host_thread *sampled_thread(const struct ct_host *h, int64_t tid)
+{
+    const uint64_t *place = ct_u64_map_find(&h->by_tid, (uint64_t)tid + 1);
+    return place ? &h->threads[*place - 1] : NULL;
+}
+
+/* How many values `t` noted within [from, to). */
+static uint64_t noted_within(const struct ct_timeline *t, uint64_t from, uint64_t to)
+{
+    double n = ct_timeline_values_before(t, to) - ct_timeline_values_before(t, from);
+    return n > 0 ? (uint64_t)(n + 0.5) : 0;
+}
+
+/* Each step's parts (struct ct_step) on thread `tid`. */
 static struct ct_step *step_parts(const struct ct_process_report *p,
-                                  const struct ct_gpu_interval *spans, size_t n)
+                                  const struct ct_gpu_interval *spans, size_t n, int64_t tid)
 {
     const struct ct_usage *u = &p->usage;
+    const struct ct_host_thread *t = sampled_thread(&p->host, tid);
     struct ct_step *all = calloc(n, sizeof *all);
     uint64_t *busy = calloc(n, sizeof *busy);
     if (!all || !busy)
         abort();
     if (ct_gpu_seen(&u->gpu))
         ct_gpu_busy_within(&u->gpu, spans, n, busy);
-    for (size_t i = 0; i < n; i++)
-        all[i] = (struct ct_step){
-            spans[i].start, spans[i].end - spans[i].start, busy[i],
-            (uint64_t)ct_timeline_sum(&u->host_blocked, spans[i].start, spans[i].end),
-            (uint64_t)ct_timeline_sum(&u->host_in_cuda, spans[i].start, spans[i].end)};
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = spans[i].start, b = spans[i].end;
+        all[i] = (struct ct_step){.start = a,
+                                  .ns = b - a,
+                                  .gpu_busy_ns = busy[i],
+                                  .sync_ns = (uint64_t)ct_timeline_sum(&u->host_blocked, a, b),
+                                  .in_cuda_ns = (uint64_t)ct_timeline_sum(&u->host_in_cuda, a, b),
+                                  .launches = noted_within(&u->launches_by_time, a, b),
+                                  .copies = noted_within(&u->copies_by_time, a, b),
+                                  .copy_ns = (uint64_t)ct_timeline_sum(&u->copies_by_time, a, b),
+                                  .memory_end_bytes =
+                                      (uint64_t)ct_timeline_level_at(&u->low_points, b, 0)};
+        if (t) {
+            all[i].host_running_ns =
+                (uint64_t)ct_timeline_sum(&t->measure[CT_HOST_OUTSIDE_RUNNING], a, b);
+            all[i].host_waiting_ns =
+                (uint64_t)ct_timeline_sum(&t->measure[CT_HOST_OUTSIDE_WAITING], a, b);
+        }
+    }
     free(busy);
     return all;
 }
@@ -183,13 +312,35 @@ static void slow_steps(const struct ct_step_time *sorted, size_t n, struct ct_st
             out->slow[out->slow_count++] = sorted[i];
 }
 
+/* The figures over the steps after warm-up (`kept`, m of them) and the
+ * dropped middle's (`gap`, g of them, unnumbered: step 0). */
+static void figures(const struct ct_step_time *kept, size_t m, const uint64_t *gap, size_t g,
+                    struct ct_steps *out)
+{
+    size_t n = m + g;
+    struct ct_step_time *all = malloc((n + 1) * sizeof *all);
+    if (!all)
+        abort();
+    memcpy(all, kept, m * sizeof *all);
+    for (size_t i = 0; i < g; i++)
+        all[m + i] = (struct ct_step_time){0, gap[i]};
+    qsort(all, n, sizeof *all, by_time);
+    out->median_ns = all[(n - 1) / 2].ns;
+    out->p90_ns = all[(n * 90 + 99) / 100 - 1].ns;
+    out->p99_ns = all[(n * 99 + 99) / 100 - 1].ns;
+    out->worst = all[n - 1];
+    free(all);
+}
+
 int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out)
 {
     memset(out, 0, sizeof *out);
     size_t n = 0;
-    struct ct_gpu_interval *spans = step_spans(p, out, &n);
+    uint64_t *gap = NULL;
+    struct ct_gpu_interval *spans = step_spans(p, out, &n, &gap);
     if (!n) {
         free(spans);
+        free(gap);
         memset(out, 0, sizeof *out);
         return 0;
     }
@@ -207,20 +358,14 @@ int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out)
     out->warmup = n > warmup + 1 ? warmup : n >= MIN_STEPS ? 1 : 0;
     size_t m = n - out->warmup;
     struct ct_step_time *sorted = times + out->warmup;
+    figures(sorted, m, gap, out->in_gap, out);
     qsort(sorted, m, sizeof *sorted, by_time);
-    out->median_step = sorted[(m - 1) / 2];
-    out->median_ns = out->median_step.ns;
-    out->p90_ns = sorted[(m * 90 + 99) / 100 - 1].ns;
-    out->p99_ns = sorted[(m * 99 + 99) / 100 - 1].ns;
-    out->worst = sorted[m - 1];
+    out->median_step = sorted[(m - 1) / 2]; /* the kept step the median's parts are of */
     slow_steps(sorted, m, out);
-    out->all = step_parts(p, spans, n);
-    const struct ct_step *median = &out->all[out->median_step.step - 1];
-    out->median_gpu_busy_ns = median->gpu_busy_ns;
-    out->median_sync_ns = median->sync_ns;
-    out->median_in_cuda_ns = median->in_cuda_ns;
+    out->all = step_parts(p, spans, n, out->tid);
     free(times);
     free(spans);
+    free(gap);
     return 1;
 }
 

@@ -19,11 +19,19 @@ struct ct_step_time {
 };
 
 /* One step as it ran, and what it was made of: the GPU's busy time (0
- * without GPU timings), the time in synchronising calls and in CUDA calls
- * (the rest of its wall time was outside CUDA: host work, input wait). */
+ * without GPU timings, exact), the time in synchronising calls and in CUDA
+ * calls, and of the rest (outside CUDA calls: host work, an input wait) the
+ * step's thread on a CPU and asleep, from the host sampler (0 without it);
+ * its launches (kernels and graphs), its copies and the time in them, and
+ * the live device memory at its end. All but the GPU's from the report's
+ * timelines over the run, of 256 spans (4096 for launches and copies): to
+ * within a span either side. */
 struct ct_step {
     uint64_t start, ns;
     uint64_t gpu_busy_ns, sync_ns, in_cuda_ns;
+    uint64_t host_running_ns, host_waiting_ns;
+    uint64_t launches, copies, copy_ns;
+    uint64_t memory_end_bytes;
 };
 
 struct ct_steps {
@@ -33,8 +41,13 @@ struct ct_steps {
      * "CUDATRACE_STEP=SPEC"; and the thread that made them (0: not known). */
     char source[256];
     int64_t tid;
-    size_t count;
-    int cut;           /* more steps than are kept: those past `count` are not counted */
+    size_t count; /* numbered, in all[]: those the trace kept */
+    int cut;      /* more steps than are kept: those past `count` are not counted */
+    /* A bounded trace's dropped middle: the NVTX steps in it (counted and in
+     * the figures, not numbered: the worst's number is 0 when it is one),
+     * or for steps found in the calls, that those in it are not counted. */
+    size_t in_gap;
+    int gap_uncounted;
     uint64_t first_ns; /* step 1, apart: warm-up */
     /* The first steps said apart as warm-up: 1, 2 for steps found in the
      * calls (0 when there are fewer than 3). */
@@ -44,9 +57,8 @@ struct ct_steps {
     struct ct_step_time worst;
     struct ct_step_time slow[CT_SLOW_STEPS];
     size_t slow_count;
-    /* The median step, and what it was made of. */
+    /* The median step, and what it was made of (all[median_step.step - 1]). */
     struct ct_step_time median_step;
-    uint64_t median_gpu_busy_ns, median_sync_ns, median_in_cuda_ns;
     struct ct_step *all; /* each step in time order, step N at all[N - 1] */
 };
 

@@ -123,6 +123,19 @@ double ct_timeline_values_before(const struct ct_timeline *t, uint64_t ts)
     return before;
 }
 
+double ct_timeline_level_at(const struct ct_timeline *t, uint64_t ts, double none)
+{
+    double level = none;
+    for (size_t i = 0; i < t->used; i++) {
+        const struct ct_span *s = &t->spans[i];
+        if (t->start_ns + (uint64_t)i * t->span_ns > ts)
+            break;
+        if (s->values && s->last_ts <= ts)
+            level = s->last;
+    }
+    return level;
+}
+
 uint64_t ct_timeline_time_of_values(const struct ct_timeline *t, double count)
 {
     double before = 0;
@@ -134,20 +147,6 @@ uint64_t ct_timeline_time_of_values(const struct ct_timeline *t, double count)
         before += here;
     }
     return t->start_ns + (uint64_t)t->used * t->span_ns;
-}
-
-double ct_timeline_level_at(const struct ct_timeline *t, uint64_t ts)
-{
-    if (!t->span_ns || !t->used)
-        return 0;
-    uint64_t offset = ts > t->start_ns ? ts - t->start_ns : 0;
-    size_t slot = (size_t)(offset / t->span_ns);
-    if (slot < t->used && t->spans[slot].values)
-        return t->spans[slot].min;
-    for (size_t i = slot < t->used ? slot : t->used; i-- > 0;)
-        if (t->spans[i].values)
-            return t->spans[i].last;
-    return 0;
 }
 
 void ct_timeline_free(struct ct_timeline *t)

@@ -50,10 +50,10 @@ double ct_timeline_values_before(const struct ct_timeline *t, uint64_t ts);
 /* The other way: the time by which `count` values had been noted, within
  * their span in proportion; the end of the last span when there are fewer. */
 uint64_t ct_timeline_time_of_values(const struct ct_timeline *t, double count);
-/* The level at `ts`: the lowest value noted in its span, else the latest
- * noted before it (0 when none was): where a quantity that moves up and
- * down within a span, such as live memory in a step, settled. */
-double ct_timeline_level_at(const struct ct_timeline *t, uint64_t ts);
+/* The latest value noted by `ts`: the last of the latest span that ended
+ * by then, or of the one `ts` lies in when its last value came by `ts`;
+ * `none` when nothing was noted by then. */
+double ct_timeline_level_at(const struct ct_timeline *t, uint64_t ts, double none);
 void ct_timeline_free(struct ct_timeline *t);
 
 #endif

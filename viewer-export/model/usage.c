@@ -20,6 +20,7 @@
 #include "cuda_error_names.h"
 #include "cudatrace/trace_names.h"
 #include "common/array.h"
+#include "common/step_names.h"
 #include "common/call_cost.h"
 #include "common/time_order.h"
 #include "cudatrace/functions.h"
@@ -469,6 +470,20 @@ static void vmm_slice(struct ct_usage *u, int fn, const struct ct_event *e, cons
         queue_memory(u, VMM_CALL, fn, e, site);
 }
 
+/* A launch or copy over [ts, end), by time, in STEP_PART_SPANS spans: a
+ * step's launches and copies are counted over its span (model/steps.c),
+ * so these are finer than the other timelines, at 64 bytes a span. */
+#define STEP_PART_SPANS 4096
+
+static void note_step_part(struct ct_timeline *t, uint64_t ts, uint64_t end)
+{
+    if (!t->span_ns)
+        t->capacity = STEP_PART_SPANS;
+    ct_timeline_note(t, ts, 0);
+    if (end > ts)
+        ct_timeline_add_interval(t, ts, end);
+}
+
 void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_event *e)
 {
     uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
@@ -485,6 +500,10 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
     cost(u, tid, fn, e, ns, site);
     if (strcmp(ct_event_text(e, ct_key_graph_work), ct_value_graph_work_captured) == 0)
         return; /* its allocation or free is the graph's, made when it runs */
+    if (family_of[fn] == CT_FAMILY_LAUNCH || family_of[fn] == CT_FAMILY_GRAPH)
+        note_step_part(&u->launches_by_time, e->ts, e->ts);
+    if (family_of[fn] == CT_FAMILY_COPY)
+        note_step_part(&u->copies_by_time, e->ts, e->end);
     switch (family_of[fn]) {
     case CT_FAMILY_ALLOC_DEVICE:
         queue_memory(u, failed ? ALLOCATION_FAILED : ALLOCATED, fn, e, site);
@@ -549,22 +568,62 @@ void ct_usage_gap_instant(struct ct_usage *u, const struct ct_event *e)
     case CT_COST_ALLOC_TIME: /* one duration bucket's calls of a site */
         note_alloc_time(u, calls, ns, *site ? site : NULL);
         return;
+    case CT_COST_STEP_RANGE: /* one duration bucket's ranges of a step-like name */
+        if (!calls)
+            return;
+        ct_site_costs_add_calls(&u->nvtx_ranges, site, calls, ns, 0);
+        u->gap_steps = ct_array_grow(u->gap_steps, u->gap_step_count, sizeof *u->gap_steps);
+        u->gap_steps[u->gap_step_count++] = (struct ct_slow_call){ns / calls, calls, ns, site};
+        return;
     default:
         return;
     }
     ct_site_costs_add_calls(sites, *site ? site : NULL, calls, ns, bytes);
 }
 
+/* A bounded trace ends each open range where a chunk ends and begins it
+ * again, `continued`, in the next (collector/tracks/nvtx_ranges.c): that
+ * part is the same range, whose span is extended; 0 when the part before
+ * it is not among the latest spans (it was in a dropped middle). */
+static int continue_span(struct ct_usage *u, int64_t tid, const struct ct_event *e)
+{
+    for (size_t i = u->nvtx_span_count, looked = 0; i-- > 0 && looked < 64; looked++) {
+        struct ct_nvtx_span *s = &u->nvtx_spans[i];
+        if (s->tid == tid && s->name == e->name && s->span.end == e->ts) {
+            s->span.end = e->end > e->ts ? e->end : e->ts;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int ct_usage_nvtx_slice(struct ct_usage *u, int64_t tid, const struct ct_event *e)
 {
     if (strcmp(ct_event_text(e, ct_key_source), ct_value_source_nvtx) != 0)
         return 0;
-    ct_site_costs_add(&u->nvtx_ranges, e->name, e->end > e->ts ? e->end - e->ts : 0, 0);
+    uint64_t ns = e->end > e->ts ? e->end - e->ts : 0;
+    if (ct_event_arg(e, ct_key_continued)) {
+        ct_site_costs_add_calls(&u->nvtx_ranges, e->name, 0, ns, 0);
+        continue_span(u, tid, e);
+        return 1;
+    }
+    ct_site_costs_add(&u->nvtx_ranges, e->name, ns, 0);
     if (u->nvtx_span_count < CT_NVTX_SPANS) {
         u->nvtx_spans = ct_array_reserve(u->nvtx_spans, &u->nvtx_span_capacity,
                                          u->nvtx_span_count + 1, sizeof *u->nvtx_spans);
         u->nvtx_spans[u->nvtx_span_count++] =
             (struct ct_nvtx_span){{e->ts, e->end > e->ts ? e->end : e->ts}, e->name, tid};
+    }
+    return 1;
+}
+
+int ct_usage_nvtx_mark(struct ct_usage *u, int64_t tid, const struct ct_event *e)
+{
+    if (strcmp(ct_event_text(e, ct_key_source), ct_value_source_nvtx) != 0)
+        return 0;
+    if (ct_step_marker_length(e->name) && u->step_mark_count < CT_NVTX_SPANS) {
+        u->step_marks = ct_array_grow(u->step_marks, u->step_mark_count, sizeof *u->step_marks);
+        u->step_marks[u->step_mark_count++] = (struct ct_nvtx_span){{e->ts, e->ts}, e->name, tid};
     }
     return 1;
 }
@@ -610,8 +669,12 @@ void ct_usage_free(struct ct_usage *u)
     ct_time_order_free(&u->memory_order);
     free(u->blocks);
     free(u->alloc_times);
+    free(u->gap_steps);
+    free(u->step_marks);
     ct_timeline_free(&u->low_points);
     ct_timeline_free(&u->low_points_by_call);
+    ct_timeline_free(&u->launches_by_time);
+    ct_timeline_free(&u->copies_by_time);
     ct_timeline_free(&u->calls_by_time);
     ct_timeline_free(&u->host_in_cuda);
     ct_timeline_free(&u->host_blocked);

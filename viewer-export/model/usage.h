@@ -69,6 +69,10 @@ struct ct_usage {
     struct ct_site_costs nvtx_ranges; /* by range name: how often, how long in all */
     struct ct_nvtx_span *nvtx_spans;  /* each range (up to CT_NVTX_SPANS) */
     size_t nvtx_span_count, nvtx_span_capacity;
+    /* NVTX marks whose name says step (up to CT_NVTX_SPANS), their time
+     * as the span's start and end. */
+    struct ct_nvtx_span *step_marks;
+    size_t step_mark_count;
     uint64_t first_call_ns;         /* the first call's begin: where the CUDA part starts */
     uint64_t sync_calls, sync_ns;   /* every call that blocked the host */
     struct ct_u64_map thread_index; /* tid + 1 -> index + 1 in threads */
@@ -90,6 +94,9 @@ struct ct_usage {
      * milliseconds fills a run's calls though not its time. */
     struct ct_timeline low_points_by_call;
     struct ct_timeline calls_by_time; /* calls begun in each span of time */
+    /* Launches (kernels and graphs) begun in each of finer spans, and copies
+     * begun and the time in them: what a step is made of (model/steps.h). */
+    struct ct_timeline launches_by_time, copies_by_time;
     uint64_t last_call_end_ns;
     /* Host time inside CUDA calls, and inside those that block, per span. */
     struct ct_timeline host_in_cuda, host_blocked;
@@ -108,6 +115,10 @@ struct ct_usage {
     struct ct_holders oom_holders; /* what each CUDA library held then */
     const char *oom_site;
     struct ct_live_block oom_largest[CT_USAGE_LARGEST];
+    /* A bounded trace's dropped middle's NVTX ranges that say step, by name
+     * and duration bucket (`site` the name). */
+    struct ct_slow_call *gap_steps;
+    size_t gap_step_count;
     /* Allocation and free durations (the first CT_USAGE_MAX_TIMED). */
     struct ct_slow_call *alloc_times;
     size_t alloc_time_count;
@@ -134,6 +145,9 @@ void ct_usage_gap_memory(struct ct_usage *u, const struct ct_event *e);
 /* Notes a slice that is an NVTX range (its `source` is "nvtx") on thread
  * `tid`; 0 when it is not one. */
 int ct_usage_nvtx_slice(struct ct_usage *u, int64_t tid, const struct ct_event *e);
+/* Notes an instant that is an NVTX mark (its `source` is "nvtx") on thread
+ * `tid`, keeping it when its name says step; 0 when it is not one. */
+int ct_usage_nvtx_mark(struct ct_usage *u, int64_t tid, const struct ct_event *e);
 /* Adds a call's cost to its site's entry (nothing when `site` is NULL). */
 void ct_site_costs_add(struct ct_site_costs *t, const char *site, uint64_t ns, uint64_t bytes);
 /* The same for `calls` calls that cost `ns` and `bytes` in all. */

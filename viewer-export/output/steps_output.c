@@ -26,8 +26,10 @@ void ct_steps_json(struct ct_json *j, const struct ct_process_report *p)
     ct_json_begin_object(j, "steps");
     ct_json_string(j, "source", s.source);
     ct_json_int(j, "thread", s.tid);
-    ct_json_uint(j, "count", s.count);
+    ct_json_uint(j, "count", s.count + s.in_gap);
     ct_json_uint(j, "cut", (uint64_t)s.cut);
+    ct_json_uint(j, "in_gap", s.in_gap);
+    ct_json_uint(j, "gap_uncounted", (uint64_t)s.gap_uncounted);
     ct_json_uint(j, "first_ns", s.first_ns);
     ct_json_uint(j, "warmup_steps", s.warmup);
     ct_json_uint(j, "median_ns", s.median_ns);
@@ -41,12 +43,30 @@ void ct_steps_json(struct ct_json *j, const struct ct_process_report *p)
     ct_json_end_array(j);
     json_step(j, "median_step", s.median_step);
     ct_json_begin_object(j, "median_parts");
-    ct_json_uint(j, "gpu_busy_ns", s.median_gpu_busy_ns);
-    ct_json_uint(j, "sync_ns", s.median_sync_ns);
-    ct_json_uint(j, "in_cuda_ns", s.median_in_cuda_ns);
+    const struct ct_step *m = &s.all[s.median_step.step - 1];
+    ct_json_uint(j, "gpu_busy_ns", m->gpu_busy_ns);
+    ct_json_uint(j, "sync_ns", m->sync_ns);
+    ct_json_uint(j, "in_cuda_ns", m->in_cuda_ns);
+    ct_json_uint(j, "host_running_ns", m->host_running_ns);
+    ct_json_uint(j, "host_waiting_ns", m->host_waiting_ns);
+    ct_json_uint(j, "launches", m->launches);
+    ct_json_uint(j, "copies", m->copies);
+    ct_json_uint(j, "copy_ns", m->copy_ns);
+    ct_json_uint(j, "memory_end_bytes", m->memory_end_bytes);
     ct_json_end_object(j);
     ct_json_end_object(j);
     ct_steps_free(&s);
+}
+
+/* Where the worst step was: by number, or in a bounded trace's dropped
+ * middle, which numbers none. */
+static const char *worst_step(const struct ct_steps *s, char *text, size_t size)
+{
+    if (s->worst.step)
+        snprintf(text, size, "step %zu", s->worst.step);
+    else
+        snprintf(text, size, "in the dropped middle");
+    return text;
 }
 
 void ct_steps_text(FILE *out, const struct ct_process_report *p)
@@ -54,20 +74,31 @@ void ct_steps_text(FILE *out, const struct ct_process_report *p)
     struct ct_steps s;
     if (!ct_steps_find(p, &s))
         return;
-    char a[32], b[32], c[32], d[32], e[32];
-    fprintf(out,
-            "  steps          %zu (%s): median %s, p90 %s, p99 %s, worst %s (step %zu); "
-            "step 1 %s\n",
-            s.count, s.source, ct_human_time(s.median_ns, a, sizeof a),
+    char a[32], b[32], c[32], d[32], e[32], worst[32];
+    fprintf(out, "  steps          %zu (%s): median %s, p90 %s, p99 %s, worst %s (%s); step 1 %s",
+            s.count + s.in_gap, s.source, ct_human_time(s.median_ns, a, sizeof a),
             ct_human_time(s.p90_ns, b, sizeof b), ct_human_time(s.p99_ns, c, sizeof c),
-            ct_human_time(s.worst.ns, d, sizeof d), s.worst.step,
+            ct_human_time(s.worst.ns, d, sizeof d), worst_step(&s, worst, sizeof worst),
             ct_human_time(s.first_ns, e, sizeof e));
+    if (s.in_gap)
+        fprintf(out, "; %zu of them in the dropped middle, by their times alone", s.in_gap);
+    if (s.gap_uncounted)
+        fprintf(out, "; those in the dropped middle not counted");
+    fprintf(out, "\n");
+    const struct ct_step *m = &s.all[s.median_step.step - 1];
     fprintf(out,
             "                 the median step (%zu): GPU busy %s, synchronising %s, in CUDA "
             "calls %s",
-            s.median_step.step, ct_human_time(s.median_gpu_busy_ns, a, sizeof a),
-            ct_human_time(s.median_sync_ns, b, sizeof b),
-            ct_human_time(s.median_in_cuda_ns, c, sizeof c));
+            s.median_step.step, ct_human_time(m->gpu_busy_ns, a, sizeof a),
+            ct_human_time(m->sync_ns, b, sizeof b), ct_human_time(m->in_cuda_ns, c, sizeof c));
+    if (p->host.thread_samples) /* the host sampler read the threads' states */
+        fprintf(out, ", outside them on a CPU %s and asleep %s",
+                ct_human_time(m->host_running_ns, a, sizeof a),
+                ct_human_time(m->host_waiting_ns, b, sizeof b));
+    fprintf(out, "; %llu launches, %llu copies (%s), %s of device memory live at its end",
+            (unsigned long long)m->launches, (unsigned long long)m->copies,
+            ct_human_time(m->copy_ns, a, sizeof a),
+            ct_human_bytes((double)m->memory_end_bytes, b, sizeof b));
     for (size_t i = 0; i < s.slow_count; i++)
         fprintf(out, "%s%zu", i ? ", " : "; slow steps: ", s.slow[i].step);
     fprintf(out, "\n");
