@@ -18,9 +18,8 @@
  * before it (the decoder hands over slices at their end) counts in the
  * first span. The trace is read twice, for the report
  * (model/report.c reads a file whole) and for the series, which shows
- * progress. Embedded JSON has every '<' written as \u003c,
- * which JSON allows inside strings, the only place it can be: no path or
- * command line can close its <script> element.
+ * progress. The page's frame, and how its JSON is embedded, are
+ * html_frame.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +30,7 @@
 #include "viewer-export/model/steps.h"
 #include "viewer-export/model/timeline.h"
 #include "viewer-export/export/formats.h"
+#include "viewer-export/export/html_frame.h"
 #include "viewer-export/export/html_page.h"
 #include "viewer-export/output/job_output.h"
 #include "common/string_table.h"
@@ -238,12 +238,7 @@ static void json_plots(struct ct_json *j, const struct plots *pl, const struct c
     ct_json_end_array(j);
 }
 
-static void write_text(struct ct_export_output *out, const char *text)
-{
-    ct_export_output_write(out, text, strlen(text));
-}
-
-/* JSON gathered in memory, to be escaped on its way into the page. */
+/* JSON gathered in memory, to be embedded in the page. */
 struct json_block {
     char *text;
     size_t size;
@@ -259,24 +254,16 @@ static struct ct_json *json_block_open(struct json_block *b)
     return &b->json;
 }
 
-/* Writes the block as <script type="application/json" id=ID>, '<' escaped. */
 static void json_block_embed(struct json_block *b, struct ct_export_output *out, const char *id)
 {
     ct_json_end_object(&b->json);
     if (fclose(b->json.out))
         abort();
-    write_text(out, "<script type=\"application/json\" id=\"");
-    write_text(out, id);
-    write_text(out, "\">\n");
-    const char *from = b->text, *end = b->text + b->size;
-    for (const char *lt; (lt = memchr(from, '<', (size_t)(end - from))); from = lt + 1) {
-        ct_export_output_write(out, from, (size_t)(lt - from));
-        write_text(out, "\\u003c");
-    }
-    ct_export_output_write(out, from, (size_t)(end - from));
-    write_text(out, "</script>\n");
+    ct_html_frame_embed_json(out, id, b->text, b->size);
     free(b->text);
 }
+
+static const char main_element[] = "<main id=\"report\"></main>\n";
 
 static void write_page(struct ct_export_job *job, const struct ct_report *report,
                        const struct plots *pl)
@@ -286,10 +273,11 @@ static void write_page(struct ct_export_job *job, const struct ct_report *report
     struct json_block report_json, plot_json;
     ct_job_json_fields(json_block_open(&report_json), &report_job);
     json_plots(json_block_open(&plot_json), pl, report, job->trace);
-    write_text(job->out, ct_html_page_head);
+    ct_html_frame_head(job->out, "cudatrace report", ct_html_page_style, ct_html_page_header);
+    ct_export_output_write(job->out, main_element, sizeof main_element - 1);
     json_block_embed(&report_json, job->out, "report-data");
     json_block_embed(&plot_json, job->out, "plot-data");
-    write_text(job->out, ct_html_page_script);
+    ct_html_frame_script(job->out, ct_html_page_script);
     ct_job_free(&report_job);
 }
 

@@ -1,53 +1,21 @@
 /*
- * The fixed parts of the page `--format html` writes around its data
- * (html.c): markup, style and script, all inline, so the file works
- * offline and wherever it is copied; its Content-Security-Policy forbids it
- * any fetch besides. The script reads the two JSON blocks written between
- * the head and the script (the report as `report --json` gives it, id
+ * The report page's own parts, inside the frame every page shares
+ * (html_frame.c): its style and header lines, and the script that reads the
+ * two JSON blocks html.c embeds (the report as `report --json` gives it, id
  * report-data; the plotted series, id plot-data), builds each process's
- * section with textContent only, so no string from the trace is ever parsed
- * as markup, and draws the plots on canvases with its own axis and tick
- * code. #render-status says how the drawing went: data-render="done" once
- * all was drawn, "error" with the message after a script error, so a
- * headless browser's DOM dump tells a sound page from a broken one.
+ * section and draws the plots on canvases with its own axis and tick code.
  */
 #include "viewer-export/export/html_page.h"
 
-const char ct_html_page_head[] =
-    "<!DOCTYPE html>\n"
-    "<html lang=\"en\">\n"
-    "<head>\n"
-    "<meta charset=\"utf-8\">\n"
-    "<meta http-equiv=\"Content-Security-Policy\"\n"
-    " content=\"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n"
-    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-    "<title>cudatrace report</title>\n"
-    "<style>\n"
-    "body { margin: 0; color: #1f2937; background: #fff;\n"
-    "  font: 14px/1.45 system-ui, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif; }\n"
-    "header.page { background: #111827; color: #f9fafb; padding: 14px 32px; }\n"
-    "header.page h1 { margin: 0; font-size: 20px; }\n"
-    "header.page p { margin: 2px 0 0; color: #d1d5db; overflow-wrap: anywhere; }\n"
+const char ct_html_page_style[] =
     "#trace-file { font-family: ui-monospace, 'DejaVu Sans Mono', monospace; }\n"
-    "#render-status { font-size: 12px; color: #9ca3af; }\n"
-    "#render-status[data-render=error] { color: #fecaca; font-weight: 600; }\n"
-    "main { max-width: 1100px; margin: 0 auto; padding: 4px 32px 40px; }\n"
     "section.process { border-bottom: 1px solid #e5e7eb; padding-bottom: 20px; }\n"
-    "h2 { font-size: 18px; margin: 22px 0 6px; }\n"
-    "h3 { font-size: 15px; margin: 22px 0 8px; }\n"
     ".cmdline { font-family: ui-monospace, 'DejaVu Sans Mono', monospace; background: #f3f4f6;\n"
     "  padding: 6px 10px; border-radius: 4px; overflow-wrap: anywhere; margin: 0; }\n"
     "dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 18px;\n"
     "  margin: 10px 0; }\n"
     "dl.facts dt { color: #6b7280; }\n"
     "dl.facts dd { margin: 0; }\n"
-    "table { border-collapse: collapse; width: 100%; font-size: 13px; }\n"
-    "th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #e5e7eb;\n"
-    "  vertical-align: top; }\n"
-    "th { background: #f9fafb; font-weight: 600; }\n"
-    "th, .short, .num { white-space: nowrap; }\n"
-    ".path { overflow-wrap: anywhere; }\n"
-    ".num { text-align: right; font-variant-numeric: tabular-nums; }\n"
     "tr.flagged td { background: #fef3c7; }\n"
     "tr.flagged td:first-child { box-shadow: inset 4px 0 #d97706; }\n"
     "td.named-by { font-weight: 600; color: #92400e; }\n"
@@ -64,35 +32,14 @@ const char ct_html_page_head[] =
     "li.finding code { font-weight: 600; margin-right: 8px; }\n"
     "figure { margin: 0 0 14px; }\n"
     "figcaption { font-weight: 600; font-size: 13px; margin-bottom: 3px; }\n"
-    "canvas { display: block; width: 100%; height: 190px; border: 1px solid #e5e7eb; }\n"
-    ".none, .placeholder { color: #6b7280; font-style: italic; }\n"
-    "</style>\n"
-    "</head>\n"
-    "<body>\n"
-    "<header class=\"page\">\n"
-    "<h1>cudatrace report</h1>\n"
-    "<p id=\"trace-file\"></p>\n"
-    "<p id=\"trace-summary\"></p>\n"
-    "<p id=\"render-status\" data-render=\"pending\">\n"
-    "This page needs JavaScript to draw the report.</p>\n"
-    "</header>\n"
-    "<script>\n"
-    "window.onerror = (message) => {\n"
-    "  const status = document.getElementById('render-status');\n"
-    "  status.dataset.render = 'error';\n"
-    "  status.textContent = 'The page could not be drawn: ' + message;\n"
-    "};\n"
-    "</script>\n"
-    "<main id=\"report\"></main>\n";
+    "canvas { display: block; width: 100%; height: 190px; border: 1px solid #e5e7eb; }\n";
+
+const char ct_html_page_header[] = "<p id=\"trace-file\"></p>\n"
+                                   "<p id=\"trace-summary\"></p>\n";
 
 const char ct_html_page_script[] =
-    "<script>\n"
-    "'use strict';\n"
-    "(() => {\n"
-    "  const report = JSON.parse(document.getElementById('report-data').textContent);\n"
-    "  const plots = JSON.parse(document.getElementById('plot-data').textContent);\n"
-    "  const BYTES = [[1, 'B'], [1024, 'KiB'], [1048576, 'MiB'], [1073741824, 'GiB']];\n"
-    "  const TIME = [[1, 'ns'], [1e3, 'us'], [1e6, 'ms'], [1e9, 's']];\n"
+    "  const report = data('report-data');\n"
+    "  const plots = data('plot-data');\n"
     "  const AXIS_TIME = [[1e6, 'ms'], [1e9, 's']];\n"
     "  const RATE = [[1, 'per s'], [1e3, 'thousands per s'], [1e6, 'millions per s']];\n"
     "  const SYNC = [[1, 'ms per s']];\n"
@@ -100,19 +47,6 @@ const char ct_html_page_script[] =
     "  const LAUNCH_BUCKET_NS = 1e8;\n"
     "  const drawing = [];\n"
     "\n"
-    "  const el = (tag, className, text) => {\n"
-    "    const node = document.createElement(tag);\n"
-    "    if (className) node.className = className;\n"
-    "    if (text !== undefined && text !== null) node.textContent = String(text);\n"
-    "    return node;\n"
-    "  };\n"
-    "  const add = (parent, child) => parent.appendChild(child);\n"
-    "  const unitFor = (value, units) =>\n"
-    "    units.filter((u) => u[0] <= value).pop() || units[0];\n"
-    "  const human = (value, units) => {\n"
-    "    const u = unitFor(value, units);\n"
-    "    return +(value / u[0]).toPrecision(4) + ' ' + u[1];\n"
-    "  };\n"
     "  const version = (v) =>\n"
     "    (v ? Math.floor(v / 1000) + '.' + Math.floor((v % 1000) / 10) : 'unknown');\n"
     "  const sameLibrary = (a, b) => (a.realpath || a.path) === (b.realpath || b.path);\n"
@@ -158,22 +92,6 @@ const char ct_html_page_script[] =
     "      add(li, el('span', 'message', f.message));\n"
     "    });\n"
     "    return ul;\n"
-    "  };\n"
-    "\n"
-    "  // columns: [[header, class]]; rows: [{cells, flagged, cls}], where flagged (finding ids)\n"
-    "  // fills the last column and cls, if given, is the row's class.\n"
-    "  const table = (className, columns, rows) => {\n"
-    "    const t = el('table', className);\n"
-    "    const head = add(add(t, el('thead')), el('tr'));\n"
-    "    columns.forEach(([name, cls]) => add(head, el('th', cls, name)));\n"
-    "    const body = add(t, el('tbody'));\n"
-    "    rows.forEach((r) => {\n"
-    "      const tr = add(body,\n"
-    "        el('tr', r.cls || (r.flagged && r.flagged.length ? 'flagged' : null)));\n"
-    "      r.cells.forEach((c, i) => add(tr, el('td', columns[i][1], c)));\n"
-    "      if (r.flagged) add(tr, el('td', 'named-by short', r.flagged.join(', ')));\n"
-    "    });\n"
-    "    return t;\n"
     "  };\n"
     "\n"
     "  const howFound = (lib) => (lib.found_via\n"
@@ -604,10 +522,4 @@ const char ct_html_page_script[] =
     "    const rect = [r.left + scrollX, r.top + scrollY, r.width, r.height];\n"
     "    c.dataset.rect = rect.map(Math.round).join(',');\n"
     "  });\n"
-    "  const status = document.getElementById('render-status');\n"
-    "  status.dataset.render = 'done';\n"
-    "  status.textContent = 'Drawn from the trace by cudatrace export --format html.';\n"
-    "})();\n"
-    "</script>\n"
-    "</body>\n"
-    "</html>\n";
+    "  drawn('Drawn from the trace by cudatrace export --format html.');\n";
