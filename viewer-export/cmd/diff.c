@@ -1,10 +1,11 @@
 /*
- * `cudatrace diff [--json] [--fail-on-regression PCT] BEFORE AFTER`: what
- * changed between two runs, each side a trace, a directory of a job's
- * traces or a summary (`report --summary`), read as the report reads them
- * (job/inputs.h); the comparison is diff/compare.h's, the output
+ * `cudatrace diff [--json] [--html FILE] [--fail-on-regression PCT] BEFORE
+ * AFTER`: what changed between two runs, each side a trace, a directory of
+ * a job's traces or a summary (`report --summary`), read as the report
+ * reads them (job/inputs.h); the comparison is diff/compare.h's, the output
  * output/diff_output.h's. Exit status as the report's: 1 for input that
- * cannot be read, 2 for usage, 3 when --fail-on-regression trips.
+ * cannot be read or a page that cannot be written, 2 for usage, 3 when
+ * --fail-on-regression trips.
  */
 #include <getopt.h>
 #include <math.h>
@@ -13,11 +14,12 @@
 
 #include "viewer-export/commands.h"
 #include "viewer-export/diff/compare.h"
+#include "viewer-export/export/output.h"
 #include "viewer-export/job/inputs.h"
 #include "viewer-export/output/diff_output.h"
 
 static const char help[] =
-    "usage: cudatrace diff [--json] [--fail-on-regression PCT] BEFORE AFTER\n"
+    "usage: cudatrace diff [--json] [--html FILE] [--fail-on-regression PCT] BEFORE AFTER\n"
     "\n"
     "What changed between two runs of a program. Each side is a trace, a directory\n"
     "of a job's traces (processes pair up by rank) or a summary (report --summary).\n"
@@ -39,6 +41,10 @@ static const char help[] =
     "options:\n"
     "  --json                     the diff as JSON (cudatrace.diff/1,\n"
     "                             docs/report-schema.md)\n"
+    "  --html FILE                also write the diff as one self-contained html page\n"
+    "                             (the --json document, drawn as tables) to FILE,\n"
+    "                             which must not exist; - for standard output, in\n"
+    "                             place of the text or the JSON\n"
     "  --fail-on-regression PCT   exit with status 3 when the median step time of a\n"
     "                             process rose by more than PCT percent, beyond noise:\n"
     "                             a gate for CI\n"
@@ -49,19 +55,22 @@ static const char help[] =
     "examples:\n"
     "  cudatrace diff yesterday.pftrace.zst today.pftrace.zst\n"
     "  cudatrace diff --json --fail-on-regression 5 baseline.json run/   # in CI\n"
+    "  cudatrace diff --html diff.html before.pftrace.zst after.pftrace.zst\n"
     "  cudatrace diff traces-a/ traces-b/           # two runs of a job, rank by rank\n";
 
 #define EXIT_REGRESSION 3
 
 struct options {
     int json;
-    double fail_pct; /* NAN: not asked */
+    const char *html; /* NULL: not asked */
+    double fail_pct;  /* NAN: not asked */
 };
 
-enum { OPT_JSON = 256, OPT_FAIL, OPT_HELP };
+enum { OPT_JSON = 256, OPT_HTML, OPT_FAIL, OPT_HELP };
 
 static const struct option long_options[] = {
     {"json", no_argument, NULL, OPT_JSON},
+    {"html", required_argument, NULL, OPT_HTML},
     {"fail-on-regression", required_argument, NULL, OPT_FAIL},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -84,6 +93,8 @@ static int parse_options(int argc, char **argv, struct options *o, int *status)
     for (int c; (c = getopt_long(argc, argv, ":", long_options, NULL)) != -1;) {
         if (c == OPT_JSON)
             o->json = 1;
+        else if (c == OPT_HTML)
+            o->html = optarg;
         else if (c == OPT_FAIL && parse_percent(optarg, &o->fail_pct))
             return *status = ct_usage_error("diff: --fail-on-regression takes a percentage, "
                                             "not %s",
@@ -116,6 +127,24 @@ static int read_side(struct ct_job *job, char *operand)
     return 0;
 }
 
+/* The text or the JSON on standard output, and the page where asked; the
+ * exit status: 1 when the page could not be written. */
+static int print(const struct options *o, const struct ct_diff *d,
+                 const struct ct_diff_operands *what)
+{
+    char error[512];
+    int page_on_stdout = o->html && ct_export_output_is_stdout(o->html);
+    if (o->json && !page_on_stdout)
+        ct_diff_print_json(stdout, d, what);
+    else if (!page_on_stdout)
+        ct_diff_print_text(stdout, d, what);
+    if (o->html && ct_diff_write_html(o->html, d, what, error, sizeof error)) {
+        fprintf(stderr, "cudatrace: %s: %s\n", o->html, error);
+        return 1;
+    }
+    return 0;
+}
+
 int ct_cmd_diff(int argc, char **argv)
 {
     struct options o = {.fail_pct = NAN};
@@ -131,11 +160,8 @@ int ct_cmd_diff(int argc, char **argv)
     struct ct_diff d;
     struct ct_diff_operands what = {argv[first], argv[first + 1]};
     ct_diff_make(&jobs[0], &jobs[1], &d);
-    if (o.json)
-        ct_diff_print_json(stdout, &d, &what);
-    else
-        ct_diff_print_text(stdout, &d, &what);
-    if (!isnan(o.fail_pct) && ct_diff_worst_rise(&d) * 100 > o.fail_pct)
+    status = print(&o, &d, &what);
+    if (!status && !isnan(o.fail_pct) && ct_diff_worst_rise(&d) * 100 > o.fail_pct)
         status = EXIT_REGRESSION;
     ct_diff_free(&d);
     ct_job_free(&jobs[0]);
