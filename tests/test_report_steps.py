@@ -56,8 +56,9 @@ def test_marked_steps_with_a_warm_up_and_a_slow_step_every_fifth(trace_run, buil
     # the launches fall), and the model's 1 MiB live at its end.
     assert (parts["launches"], parts["copies"], parts["copy_ns"]) == (3, 0, 0)
     assert parts["memory_end_bytes"] == 1 << 20
-    # The rest of it the thread sleeps (its input wait), as the host sampler saw its states.
-    assert parts["host_waiting_ns"] > 0.5 * s["median_ns"] > 5 * parts["host_running_ns"]
+    # The rest of it the thread sleeps (its input wait), as the host sampler saw its states: the
+    # sampler's 10 ms period is the step's own length, so only which one dominates is held.
+    assert parts["host_waiting_ns"] > 2 * parts["host_running_ns"]
 
 
 def test_steady_twin_has_no_slow_step(trace_run, build_dir):

@@ -455,18 +455,22 @@ void ct_step_calls_note(struct ct_step_calls *c, int64_t tid, int fn, const stru
 {
     if (fn == CT_FN_cudaProfilerStart || fn == CT_FN_cudaProfilerStop)
         profiler_window(c, fn, e);
+    /* once decided, only the chosen thread's calls matter, and none where
+     * nothing was found: a long trace's later calls cost a comparison */
+    if (c->decided && (!c->bounds.found || tid != c->bounds.tid))
+        return;
     const char *name = ct_event_text(
         e, ct_function_family((unsigned)fn) == CT_FAMILY_LAUNCH ? ct_key_kernel : ct_key_site);
-    uint32_t symbol = symbol_of(c, fn, name), thread = thread_of(c, tid);
+    uint32_t symbol = symbol_of(c, fn, name);
     if (c->decided) {
-        if (c->bounds.found && thread == c->bounds.thread && c->symbols[symbol].ends_step)
+        if (c->symbols[symbol].ends_step)
             add_end(&c->bounds, e->end);
         return;
     }
     c->window =
         ct_array_reserve(c->window, &c->window_capacity, c->window_count + 1, sizeof *c->window);
     c->window[c->window_count++] =
-        (struct ct_step_call){e->ts, e->end > e->ts ? e->end : e->ts, symbol, thread};
+        (struct ct_step_call){e->ts, e->end > e->ts ? e->end : e->ts, symbol, thread_of(c, tid)};
     if (c->window_count == CT_STEP_WINDOW)
         decide(c);
 }

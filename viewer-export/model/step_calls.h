@@ -64,8 +64,9 @@ struct ct_step_calls {
     uint64_t window_open; /* the last start's return; 0: none open */
 };
 
-/* 24 bytes a call: the report stays within a few MiB whatever the trace. */
-#define CT_STEP_WINDOW (1u << 17)
+/* 24 bytes a call: the report stays within a few MiB whatever the trace;
+ * enough for steps of several thousand calls each. */
+#define CT_STEP_WINDOW (1u << 16)
 /* Steps kept; later ones are not counted (`cut`). */
 #define CT_STEP_ENDS (1u << 20)
 
