@@ -15,6 +15,7 @@ from test_report_host import PYTHON, outside_reads_refused
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO, "tests", "python", "step_script.py")
+BATCH_BYTES = 4096  # step_script.py's batch
 STEPS = 42
 # A slow batch 0.625 s after the last slow one began, that is halfway through a 50 ms batch:
 # the slow steps begin every nine steps (eight batches and a slow one, 650 ms), the first at
@@ -98,4 +99,7 @@ def test_healthy_twin_the_same_loop_without_slow_batches(loop):
     own, slow, s, f = loop(0)
     assert slow == []
     check_steps(s, own)
+    # What its median step was made of: one batch's copy and two launches.
+    parts = s["median_parts"]
+    assert (parts["copies"], parts["copy_bytes"], parts["launches"]) == (1, BATCH_BYTES, 2)
     assert s["slow"] == [] and f == {}

@@ -280,16 +280,18 @@ static struct ct_step *step_parts(const struct ct_process_report *p,
         ct_gpu_busy_within(&u->gpu, spans, n, busy);
     for (size_t i = 0; i < n; i++) {
         uint64_t a = spans[i].start, b = spans[i].end;
-        all[i] = (struct ct_step){.start = a,
-                                  .ns = b - a,
-                                  .gpu_busy_ns = busy[i],
-                                  .sync_ns = (uint64_t)ct_timeline_sum(&u->host_blocked, a, b),
-                                  .in_cuda_ns = (uint64_t)ct_timeline_sum(&u->host_in_cuda, a, b),
-                                  .launches = noted_within(&u->launches_by_time, a, b),
-                                  .copies = noted_within(&u->copies_by_time, a, b),
-                                  .copy_ns = (uint64_t)ct_timeline_sum(&u->copies_by_time, a, b),
-                                  .memory_end_bytes =
-                                      (uint64_t)ct_timeline_level_at(&u->low_points, b, 0)};
+        all[i] = (struct ct_step){
+            .start = a,
+            .ns = b - a,
+            .gpu_busy_ns = busy[i],
+            .sync_ns = (uint64_t)ct_timeline_sum(&u->host_blocked, a, b),
+            .in_cuda_ns = (uint64_t)ct_timeline_sum(&u->host_in_cuda, a, b),
+            .launches = noted_within(&u->launches_by_time, a, b),
+            .copies = noted_within(&u->copies_by_time, a, b),
+            .copy_ns = (uint64_t)ct_timeline_sum(&u->copies_by_time, a, b),
+            .copy_bytes = (uint64_t)(ct_timeline_total_before(&u->copies_by_time, b) -
+                                     ct_timeline_total_before(&u->copies_by_time, a) + 0.5),
+            .memory_end_bytes = (uint64_t)ct_timeline_level_at(&u->low_points, b, 0)};
         if (t) {
             all[i].host_running_ns =
                 (uint64_t)ct_timeline_sum(&t->measure[CT_HOST_OUTSIDE_RUNNING], a, b);

@@ -22,7 +22,8 @@ struct ct_step_time {
  * without GPU timings, exact), the time in synchronising calls and in CUDA
  * calls, and of the rest (outside CUDA calls: host work, an input wait) the
  * step's thread on a CPU and asleep, from the host sampler (0 without it);
- * its launches (kernels and graphs), its copies and the time in them, and
+ * its launches (kernels and graphs), its copies, their bytes and the time
+ * in them, and
  * the live device memory at its end. All but the GPU's from the report's
  * timelines over the run, of 256 spans (4096 for launches and copies): to
  * within a span either side. */
@@ -30,7 +31,7 @@ struct ct_step {
     uint64_t start, ns;
     uint64_t gpu_busy_ns, sync_ns, in_cuda_ns;
     uint64_t host_running_ns, host_waiting_ns;
-    uint64_t launches, copies, copy_ns;
+    uint64_t launches, copies, copy_ns, copy_bytes;
     uint64_t memory_end_bytes;
 };
 

@@ -26,6 +26,7 @@ static void combine(struct ct_span *into, const struct ct_span *from)
             into->last_ts = from->last_ts;
         }
         into->values += from->values;
+        into->total += from->total;
     }
     into->sum += from->sum;
     into->intervals += from->intervals;
@@ -77,7 +78,8 @@ static size_t span_of(struct ct_timeline *t, uint64_t ts)
 
 void ct_timeline_note(struct ct_timeline *t, uint64_t ts, double value)
 {
-    struct ct_span one = {.min = value, .max = value, .last = value, .last_ts = ts, .values = 1};
+    struct ct_span one = {
+        .min = value, .max = value, .last = value, .last_ts = ts, .values = 1, .total = value};
     size_t slot = span_of(t, ts); /* before t->spans is read: it makes them */
     combine(&t->spans[slot], &one);
 }
@@ -110,17 +112,29 @@ double ct_timeline_sum(const struct ct_timeline *t, uint64_t from, uint64_t to)
     return sum;
 }
 
-double ct_timeline_values_before(const struct ct_timeline *t, uint64_t ts)
+/* The spans' `values` (or `total`) before `ts`, the one it lies in in
+ * proportion. */
+static double before(const struct ct_timeline *t, uint64_t ts, int totals)
 {
-    double before = 0;
+    double sum = 0;
     for (size_t i = 0; i < t->used; i++) {
         uint64_t a = t->start_ns + (uint64_t)i * t->span_ns;
         if (ts <= a)
             break;
         double part = ts - a >= t->span_ns ? 1 : (double)(ts - a) / (double)t->span_ns;
-        before += (double)t->spans[i].values * part;
+        sum += (totals ? t->spans[i].total : (double)t->spans[i].values) * part;
     }
-    return before;
+    return sum;
+}
+
+double ct_timeline_values_before(const struct ct_timeline *t, uint64_t ts)
+{
+    return before(t, ts, 0);
+}
+
+double ct_timeline_total_before(const struct ct_timeline *t, uint64_t ts)
+{
+    return before(t, ts, 1);
 }
 
 double ct_timeline_level_at(const struct ct_timeline *t, uint64_t ts, double none)

@@ -19,6 +19,7 @@ struct ct_span {
     double min, max, last; /* of the values noted; last: the latest by time */
     uint64_t last_ts;
     uint64_t values;    /* values noted in it */
+    double total;       /* of the values noted */
     double sum;         /* of the intervals' time in it */
     uint64_t intervals; /* intervals that touched it */
 };
@@ -47,6 +48,9 @@ double ct_timeline_sum(const struct ct_timeline *t, uint64_t from, uint64_t to);
 /* How many values were noted before `ts`, counting those of the span it
  * lies inside in proportion: where a time falls in a sequence of events. */
 double ct_timeline_values_before(const struct ct_timeline *t, uint64_t ts);
+/* The same for the values' total: the bytes of the copies noted before
+ * `ts`, say. */
+double ct_timeline_total_before(const struct ct_timeline *t, uint64_t ts);
 /* The other way: the time by which `count` values had been noted, within
  * their span in proportion; the end of the last span when there are fewer. */
 uint64_t ct_timeline_time_of_values(const struct ct_timeline *t, double count);

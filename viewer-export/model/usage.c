@@ -470,16 +470,16 @@ static void vmm_slice(struct ct_usage *u, int fn, const struct ct_event *e, cons
         queue_memory(u, VMM_CALL, fn, e, site);
 }
 
-/* A launch or copy over [ts, end), by time, in STEP_PART_SPANS spans: a
+/* A launch or copy (of `bytes`) over [ts, end), by time, in STEP_PART_SPANS spans: a
  * step's launches and copies are counted over its span (model/steps.c),
  * so these are finer than the other timelines, at 64 bytes a span. */
 #define STEP_PART_SPANS 4096
 
-static void note_step_part(struct ct_timeline *t, uint64_t ts, uint64_t end)
+static void note_step_part(struct ct_timeline *t, uint64_t ts, uint64_t end, double bytes)
 {
     if (!t->span_ns)
         t->capacity = STEP_PART_SPANS;
-    ct_timeline_note(t, ts, 0);
+    ct_timeline_note(t, ts, bytes);
     if (end > ts)
         ct_timeline_add_interval(t, ts, end);
 }
@@ -501,9 +501,9 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
     if (strcmp(ct_event_text(e, ct_key_graph_work), ct_value_graph_work_captured) == 0)
         return; /* its allocation or free is the graph's, made when it runs */
     if (family_of[fn] == CT_FAMILY_LAUNCH || family_of[fn] == CT_FAMILY_GRAPH)
-        note_step_part(&u->launches_by_time, e->ts, e->ts);
+        note_step_part(&u->launches_by_time, e->ts, e->ts, 0);
     if (family_of[fn] == CT_FAMILY_COPY)
-        note_step_part(&u->copies_by_time, e->ts, e->end);
+        note_step_part(&u->copies_by_time, e->ts, e->end, (double)arg_uint(e, ct_key_bytes));
     switch (family_of[fn]) {
     case CT_FAMILY_ALLOC_DEVICE:
         queue_memory(u, failed ? ALLOCATION_FAILED : ALLOCATED, fn, e, site);

@@ -52,6 +52,9 @@ void ct_steps_json(struct ct_json *j, const struct ct_process_report *p)
     ct_json_uint(j, "launches", m->launches);
     ct_json_uint(j, "copies", m->copies);
     ct_json_uint(j, "copy_ns", m->copy_ns);
+    ct_json_uint(j, "copy_bytes", m->copy_bytes);
+    if (ct_gpu_seen(&p->usage.gpu))
+        ct_json_uint(j, "gpu_idle_ns", m->ns - m->gpu_busy_ns);
     ct_json_uint(j, "memory_end_bytes", m->memory_end_bytes);
     ct_json_end_object(j);
     ct_json_end_object(j);
@@ -95,10 +98,11 @@ void ct_steps_text(FILE *out, const struct ct_process_report *p)
         fprintf(out, ", outside them on a CPU %s and asleep %s",
                 ct_human_time(m->host_running_ns, a, sizeof a),
                 ct_human_time(m->host_waiting_ns, b, sizeof b));
-    fprintf(out, "; %llu launches, %llu copies (%s), %s of device memory live at its end",
+    fprintf(out, "; %llu launches, %llu copies (%s, %s), %s of device memory live at its end",
             (unsigned long long)m->launches, (unsigned long long)m->copies,
-            ct_human_time(m->copy_ns, a, sizeof a),
-            ct_human_bytes((double)m->memory_end_bytes, b, sizeof b));
+            ct_human_bytes((double)m->copy_bytes, a, sizeof a),
+            ct_human_time(m->copy_ns, b, sizeof b),
+            ct_human_bytes((double)m->memory_end_bytes, c, sizeof c));
     for (size_t i = 0; i < s.slow_count; i++)
         fprintf(out, "%s%zu", i ? ", " : "; slow steps: ", s.slow[i].step);
     fprintf(out, "\n");
