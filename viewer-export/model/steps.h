@@ -1,7 +1,8 @@
 /*
- * A process's training steps (steps.c): found from the markers the program
- * already makes, their times over the run and what the median step is made
- * of; what the report's `steps` section reads.
+ * A process's training steps (steps.c): named, marked by the program or
+ * found in its calls, their times over the run and what each step is made
+ * of; what the report's `steps` section, the step findings, the steps
+ * track and the exports read.
  */
 #ifndef CT_REPORT_STEPS_H
 #define CT_REPORT_STEPS_H
@@ -23,10 +24,9 @@ struct ct_step_time {
  * calls, and of the rest (outside CUDA calls: host work, an input wait) the
  * step's thread on a CPU and asleep, from the host sampler (0 without it);
  * its launches (kernels and graphs), its copies, their bytes and the time
- * in them, and
- * the live device memory at its end. All but the GPU's from the report's
- * timelines over the run, of 256 spans (4096 for launches and copies): to
- * within a span either side. */
+ * in them, and the live device memory at its end. All but the GPU's from
+ * the report's timelines over the run, of 256 spans (4096 for launches and
+ * copies): to within a span either side. */
 struct ct_step {
     uint64_t start, ns;
     uint64_t gpu_busy_ns, sync_ns, in_cuda_ns;
@@ -38,7 +38,8 @@ struct ct_step {
 struct ct_steps {
     /* Where the steps came from, as the report's steps.source says it:
      * "nvtx:NAME" (the ranges named NAME, up to a '#' as in PyTorch's
-     * ProfilerStep#N), "inferred:CALLS" (CALLS ended each step) or
+     * ProfilerStep#N), "nvtx-mark:NAME", "profiler:..." (cudaProfilerStart
+     * and Stop windows), "inferred:CALLS" (CALLS ended each step) or
      * "CUDATRACE_STEP=SPEC"; and the thread that made them (0: not known). */
     char source[256];
     int64_t tid;
@@ -53,7 +54,7 @@ struct ct_steps {
     /* The first steps said apart as warm-up: 1, 2 for steps found in the
      * calls (0 when there are fewer than 3). */
     size_t warmup;
-    /* Over steps warmup + 1 to count. */
+    /* Over steps warmup + 1 to count, and those in the dropped middle. */
     uint64_t median_ns, p90_ns, p99_ns;
     struct ct_step_time worst;
     struct ct_step_time slow[CT_SLOW_STEPS];
@@ -63,8 +64,8 @@ struct ct_steps {
     struct ct_step *all; /* each step in time order, step N at all[N - 1] */
 };
 
-/* The steps of `p`; 0 when its trace marks none. ct_steps_free frees what
- * it found. */
+/* The steps of `p`; 0 when it has none. ct_steps_free frees what it
+ * found. */
 int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out);
 void ct_steps_free(struct ct_steps *s);
 
