@@ -99,7 +99,9 @@ def test_healthy_twin_the_same_loop_without_slow_batches(loop):
     own, slow, s, f = loop(0)
     assert slow == []
     check_steps(s, own)
-    # What its median step was made of: one batch's copy and two launches.
+    # What its median step was made of: one batch's copy and two launches (counted over the
+    # report's spans, the bytes of a copy near a step's edge shared in proportion: within 10%).
     parts = s["median_parts"]
-    assert (parts["copies"], parts["copy_bytes"], parts["launches"]) == (1, BATCH_BYTES, 2)
+    assert (parts["copies"], parts["launches"]) == (1, 2)
+    assert abs(parts["copy_bytes"] - BATCH_BYTES) <= 0.1 * BATCH_BYTES
     assert s["slow"] == [] and f == {}
