@@ -157,13 +157,13 @@ static void part_json(struct ct_json *j, const struct source *from, enum step_pa
 
 static void steps_json(struct ct_json *j, const struct ct_process_report *p)
 {
-    struct ct_steps s;
-    if (!ct_steps_find(p, &s))
+    const struct ct_steps *s = ct_steps_of(p);
+    if (!s)
         return;
-    double *scratch = malloc((s.count + 1) * sizeof *scratch);
+    double *scratch = malloc((s->count + 1) * sizeof *scratch);
     if (!scratch)
         abort();
-    struct source from = {p, &s, {NULL}};
+    struct source from = {p, s, {NULL}};
     sample_steps(&from);
     ct_json_begin_object(j, "steps");
     for (enum step_part k = PART_STEP; k < (from.sampled[0] ? PARTS : PART_CPU_WAIT); k++)
@@ -172,7 +172,6 @@ static void steps_json(struct ct_json *j, const struct ct_process_report *p)
     for (int k = 0; k < SAMPLED; k++)
         free(from.sampled[k]);
     free(scratch);
-    ct_steps_free(&s);
 }
 
 static int by_gpu_time(const void *a, const void *b)

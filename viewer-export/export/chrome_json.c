@@ -478,10 +478,10 @@ static void write_steps(struct chrome *c)
 
 /* Keeps the process's steps, but PyTorch's own ProfilerStep ranges, which
  * are in the export with their own numbers. */
-static void keep_steps(struct chrome *c, const struct ct_process_report *p)
+static void keep_steps(struct chrome *c, struct ct_process_report *p)
 {
     struct ct_steps steps;
-    if (!ct_steps_find(p, &steps))
+    if (!ct_steps_take(p, &steps))
         return;
     if (strcmp(steps.source, "nvtx:" PROFILER_STEP) == 0) { /* as the report's steps.source */
         ct_steps_free(&steps);
@@ -504,7 +504,7 @@ static void read_report(struct chrome *c, const char *trace)
     char error[512];
     ct_report_add_trace(&report, trace, error, sizeof error);
     for (size_t i = 0; i < report.process_count; i++) {
-        const struct ct_process_report *p = &report.processes[i];
+        struct ct_process_report *p = &report.processes[i];
         if (c->rank < 0 && p->identity.rank >= 0) {
             c->rank = p->identity.rank;
             c->world_size = p->identity.world_size;

@@ -200,20 +200,19 @@ static void json_steps(struct ct_json *j, const struct ct_report *report, const 
     for (size_t i = 0; i < report->process_count && !found; i++)
         if (report->processes[i].pid == p->pid)
             found = &report->processes[i];
-    struct ct_steps s;
-    if (!found || !ct_steps_find(found, &s))
+    const struct ct_steps *s = found ? ct_steps_of(found) : NULL;
+    if (!s)
         return;
     ct_json_begin_array(j, "steps");
-    for (size_t i = 0; i < s.count; i++) {
+    for (size_t i = 0; i < s->count; i++) {
         ct_json_begin_array(j, NULL);
         /* A step that began before the process's first event seen counts
          * from it, as a slice's span does. */
-        ct_json_uint(j, NULL, s.all[i].start > p->origin ? s.all[i].start - p->origin : 0);
-        ct_json_uint(j, NULL, s.all[i].ns);
+        ct_json_uint(j, NULL, s->all[i].start > p->origin ? s->all[i].start - p->origin : 0);
+        ct_json_uint(j, NULL, s->all[i].ns);
         ct_json_end_array(j);
     }
     ct_json_end_array(j);
-    ct_steps_free(&s);
 }
 
 static void json_plots(struct ct_json *j, const struct plots *pl, const struct ct_report *report,

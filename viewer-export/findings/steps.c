@@ -440,13 +440,12 @@ static void drift(const struct ct_process_report *p, const struct ct_steps *s,
 
 void ct_findings_steps(const struct ct_process_report *p, struct ct_findings *out)
 {
-    struct ct_steps s;
-    if (!ct_steps_find(p, &s))
+    const struct ct_steps *s = ct_steps_of(p);
+    if (!s)
         return;
     struct split sp;
-    split_steps(&s, &sp);
+    split_steps(s, &sp);
     slow(p, &sp, out);
     periodic(p, &sp, out);
-    drift(p, &s, out);
-    ct_steps_free(&s);
+    drift(p, s, out);
 }

@@ -546,13 +546,14 @@ static int judged_span(const struct ct_process_report *p, uint64_t *from, uint64
 {
     *from = p->usage.first_call_ns;
     *to = ct_cupti_gpu_end(&p->cupti, p->run.end_ns);
-    struct ct_steps steps;
-    if (!ct_steps_find(p, &steps))
+    const struct ct_steps *steps = ct_steps_of(p);
+    if (!steps)
         return 0;
     const struct ct_trace_gap *gap = &p->run.gap;
-    int stepped = steps.count > steps.warmup;
+    int stepped = steps->count > steps->warmup;
     if (stepped) {
-        const struct ct_step *first = &steps.all[steps.warmup], *last = &steps.all[steps.count - 1];
+        const struct ct_step *first = &steps->all[steps->warmup],
+                             *last = &steps->all[steps->count - 1];
         /* A bounded trace's kept steps that end before its dropped middle (or
          * begin after it) are not the run's: their GPU work may be the
          * middle's, which the gap carries only as coarse blocks. */
@@ -563,7 +564,6 @@ static int judged_span(const struct ct_process_report *p, uint64_t *from, uint64
             *to = last->start + last->ns;
         }
     }
-    ct_steps_free(&steps);
     return stepped;
 }
 

@@ -385,6 +385,8 @@ int ct_report_add_trace(struct ct_report *report, const char *path, char *error,
         ct_graphs_settle(&report->processes[i].graphs);
         ct_step_calls_settle(&report->processes[i].step_calls);
     }
+    for (size_t i = b.first_process; i < report->process_count; i++)
+        ct_steps_settle(&report->processes[i]); /* from all of the above */
     report->packets += result.packets;
     report->truncated |= result.truncated;
     report->unclosed += result.unclosed;
@@ -459,6 +461,7 @@ void ct_report_free(struct ct_report *report)
         ct_unfinished_free(&report->processes[i].unfinished);
         ct_graphs_free(&report->processes[i].graphs);
         ct_step_calls_free(&report->processes[i].step_calls);
+        ct_steps_free(&report->processes[i].steps);
         free(report->processes[i].run.capture.windows);
         ct_libraries_free(&report->processes[i].libraries);
         ct_usage_free(&report->processes[i].usage);

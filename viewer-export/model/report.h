@@ -23,6 +23,7 @@
 #include "viewer-export/model/host.h"
 #include "viewer-export/model/libraries.h"
 #include "viewer-export/model/step_calls.h"
+#include "viewer-export/model/steps.h"
 #include "viewer-export/model/unfinished.h"
 #include "viewer-export/model/usage.h"
 
@@ -116,6 +117,7 @@ struct ct_process_report {
     struct ct_unfinished_work unfinished; /* GPU work launched, never completed */
     struct ct_graph_view graphs;          /* CUDA graphs (model/graphs.h) */
     struct ct_step_calls step_calls;      /* steps the program does not mark */
+    struct ct_steps steps;                /* its steps (model/steps.h); count 0: none */
 };
 
 struct ct_report {

@@ -259,11 +259,38 @@ static const struct ct_host_thread *sampled_thread(const struct ct_host *h, int6
     return place ? &h->threads[*place - 1] : NULL;
 }
 
-/* How many values `t` noted within [from, to). */
-static uint64_t noted_within(const struct ct_timeline *t, uint64_t from, uint64_t to)
+/* What step_parts reads of the timelines, each made once for all the
+ * steps: over a long run's steps, a walk over the spans a step would
+ * cost more than the rest of the report. */
+enum part { SYNC, IN_CUDA, LAUNCHES, COPIES, COPY_NS, COPY_BYTES, RUNNING, WAITING, PARTS };
+
+static int part_sums(const struct ct_process_report *p, int64_t tid,
+                     struct ct_timeline_prefix *sums)
 {
-    double n = ct_timeline_values_before(t, to) - ct_timeline_values_before(t, from);
-    return n > 0 ? (uint64_t)(n + 0.5) : 0;
+    const struct ct_usage *u = &p->usage;
+    const struct ct_host_thread *t = sampled_thread(&p->host, tid);
+    ct_timeline_prefix_make(&sums[SYNC], &u->host_blocked, CT_TIMELINE_TIME);
+    ct_timeline_prefix_make(&sums[IN_CUDA], &u->host_in_cuda, CT_TIMELINE_TIME);
+    ct_timeline_prefix_make(&sums[LAUNCHES], &u->launches_by_time, CT_TIMELINE_VALUES);
+    ct_timeline_prefix_make(&sums[COPIES], &u->copies_by_time, CT_TIMELINE_VALUES);
+    ct_timeline_prefix_make(&sums[COPY_NS], &u->copies_by_time, CT_TIMELINE_TIME);
+    ct_timeline_prefix_make(&sums[COPY_BYTES], &u->copies_by_time, CT_TIMELINE_TOTAL);
+    if (!t)
+        return RUNNING;
+    ct_timeline_prefix_make(&sums[RUNNING], &t->measure[CT_HOST_OUTSIDE_RUNNING], CT_TIMELINE_TIME);
+    ct_timeline_prefix_make(&sums[WAITING], &t->measure[CT_HOST_OUTSIDE_WAITING], CT_TIMELINE_TIME);
+    return PARTS;
+}
+
+/* Part `k` of [a, b): nanoseconds, whole ones, or a count or bytes,
+ * rounded; 0 for the host's parts where the sampler saw no such thread. */
+static uint64_t part_within(const struct ct_timeline_prefix *sums, int made, enum part k,
+                            uint64_t a, uint64_t b)
+{
+    double v = (int)k < made ? ct_timeline_prefix_within(&sums[k], a, b) : 0;
+    if (v <= 0)
+        return 0;
+    return sums[k].measure == CT_TIMELINE_TIME ? (uint64_t)v : (uint64_t)(v + 0.5);
 }
 
 /* Each step's parts (struct ct_step) on thread `tid`. */
@@ -271,7 +298,8 @@ static struct ct_step *step_parts(const struct ct_process_report *p,
                                   const struct ct_gpu_interval *spans, size_t n, int64_t tid)
 {
     const struct ct_usage *u = &p->usage;
-    const struct ct_host_thread *t = sampled_thread(&p->host, tid);
+    struct ct_timeline_prefix sums[PARTS];
+    int made = part_sums(p, tid, sums);
     struct ct_step *all = calloc(n, sizeof *all);
     uint64_t *busy = calloc(n, sizeof *busy);
     if (!all || !busy)
@@ -280,25 +308,22 @@ static struct ct_step *step_parts(const struct ct_process_report *p,
         ct_gpu_busy_within(&u->gpu, spans, n, busy);
     for (size_t i = 0; i < n; i++) {
         uint64_t a = spans[i].start, b = spans[i].end;
-        all[i] = (struct ct_step){
-            .start = a,
-            .ns = b - a,
-            .gpu_busy_ns = busy[i],
-            .sync_ns = (uint64_t)ct_timeline_sum(&u->host_blocked, a, b),
-            .in_cuda_ns = (uint64_t)ct_timeline_sum(&u->host_in_cuda, a, b),
-            .launches = noted_within(&u->launches_by_time, a, b),
-            .copies = noted_within(&u->copies_by_time, a, b),
-            .copy_ns = (uint64_t)ct_timeline_sum(&u->copies_by_time, a, b),
-            .copy_bytes = (uint64_t)(ct_timeline_total_before(&u->copies_by_time, b) -
-                                     ct_timeline_total_before(&u->copies_by_time, a) + 0.5),
-            .memory_end_bytes = (uint64_t)ct_timeline_level_at(&u->low_points, b, 0)};
-        if (t) {
-            all[i].host_running_ns =
-                (uint64_t)ct_timeline_sum(&t->measure[CT_HOST_OUTSIDE_RUNNING], a, b);
-            all[i].host_waiting_ns =
-                (uint64_t)ct_timeline_sum(&t->measure[CT_HOST_OUTSIDE_WAITING], a, b);
-        }
+        all[i] = (struct ct_step){.start = a,
+                                  .ns = b - a,
+                                  .gpu_busy_ns = busy[i],
+                                  .sync_ns = part_within(sums, made, SYNC, a, b),
+                                  .in_cuda_ns = part_within(sums, made, IN_CUDA, a, b),
+                                  .host_running_ns = part_within(sums, made, RUNNING, a, b),
+                                  .host_waiting_ns = part_within(sums, made, WAITING, a, b),
+                                  .launches = part_within(sums, made, LAUNCHES, a, b),
+                                  .copies = part_within(sums, made, COPIES, a, b),
+                                  .copy_ns = part_within(sums, made, COPY_NS, a, b),
+                                  .copy_bytes = part_within(sums, made, COPY_BYTES, a, b),
+                                  .memory_end_bytes =
+                                      (uint64_t)ct_timeline_level_at(&u->low_points, b, 0)};
     }
+    for (int k = 0; k < made; k++)
+        ct_timeline_prefix_free(&sums[k]);
     free(busy);
     return all;
 }
@@ -334,7 +359,8 @@ static void figures(const struct ct_step_time *kept, size_t m, const uint64_t *g
     free(all);
 }
 
-int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out)
+/* The steps of `p`, found from its events; 0 when it has none. */
+static int find(const struct ct_process_report *p, struct ct_steps *out)
 {
     memset(out, 0, sizeof *out);
     size_t n = 0;
@@ -369,6 +395,26 @@ int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out)
     free(spans);
     free(gap);
     return 1;
+}
+
+void ct_steps_settle(struct ct_process_report *p)
+{
+    struct ct_steps found;
+    if (!find(p, &found))
+        memset(&found, 0, sizeof found);
+    p->steps = found;
+}
+
+const struct ct_steps *ct_steps_of(const struct ct_process_report *p)
+{
+    return p->steps.count ? &p->steps : NULL;
+}
+
+int ct_steps_take(struct ct_process_report *p, struct ct_steps *out)
+{
+    *out = p->steps;
+    memset(&p->steps, 0, sizeof p->steps);
+    return out->count > 0;
 }
 
 void ct_steps_free(struct ct_steps *s)

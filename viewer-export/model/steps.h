@@ -64,9 +64,16 @@ struct ct_steps {
     struct ct_step *all; /* each step in time order, step N at all[N - 1] */
 };
 
-/* The steps of `p`; 0 when it has none. ct_steps_free frees what it
- * found. */
-int ct_steps_find(const struct ct_process_report *p, struct ct_steps *out);
+/* Finds `p`'s steps once every event is in (model/report.c): the many
+ * readers of them (the report's sections and findings, the exports, the
+ * summary) share one finding, which over a long run's steps costs more
+ * than any of them. */
+void ct_steps_settle(struct ct_process_report *p);
+/* The steps of `p`, NULL when it has none. */
+const struct ct_steps *ct_steps_of(const struct ct_process_report *p);
+/* Moves them out of `p`, for a reader that outlives the report (the
+ * chrome-json export); 0 when it has none. ct_steps_free frees them. */
+int ct_steps_take(struct ct_process_report *p, struct ct_steps *out);
 void ct_steps_free(struct ct_steps *s);
 
 #endif

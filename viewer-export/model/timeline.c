@@ -100,41 +100,74 @@ void ct_timeline_add_interval(struct ct_timeline *t, uint64_t from, uint64_t to)
     }
 }
 
-double ct_timeline_sum(const struct ct_timeline *t, uint64_t from, uint64_t to)
+/* One measure of a span: the time its intervals took, how many values
+ * were noted in it, or their total. */
+static double measure_of(const struct ct_span *s, enum ct_timeline_measure m)
 {
+    return m == CT_TIMELINE_TIME ? s->sum : m == CT_TIMELINE_VALUES ? (double)s->values : s->total;
+}
+
+/* Measure `m` of the spans before `ts`, the one it lies in in proportion;
+ * from the running sums `prefix` (spans [0, i) at i) when there are some. */
+static double before(const struct ct_timeline *t, const double *prefix, enum ct_timeline_measure m,
+                     uint64_t ts)
+{
+    if (!t->used || ts <= t->start_ns)
+        return 0;
+    size_t k = (size_t)((ts - t->start_ns) / t->span_ns);
+    size_t whole = k < t->used ? k : t->used;
     double sum = 0;
-    for (size_t i = 0; i < t->used; i++) {
-        uint64_t a = t->start_ns + (uint64_t)i * t->span_ns, b = a + t->span_ns;
-        uint64_t lo = from > a ? from : a, hi = to < b ? to : b;
-        if (hi > lo)
-            sum += t->spans[i].sum * (double)(hi - lo) / (double)t->span_ns;
-    }
+    if (prefix)
+        sum = prefix[whole];
+    else
+        for (size_t i = 0; i < whole; i++)
+            sum += measure_of(&t->spans[i], m);
+    if (k < t->used)
+        sum += measure_of(&t->spans[k], m) * (double)(ts - t->start_ns - (uint64_t)k * t->span_ns) /
+               (double)t->span_ns;
     return sum;
 }
 
-/* The spans' `values` (or `total`) before `ts`, the one it lies in in
- * proportion. */
-static double before(const struct ct_timeline *t, uint64_t ts, int totals)
+double ct_timeline_sum(const struct ct_timeline *t, uint64_t from, uint64_t to)
 {
-    double sum = 0;
-    for (size_t i = 0; i < t->used; i++) {
-        uint64_t a = t->start_ns + (uint64_t)i * t->span_ns;
-        if (ts <= a)
-            break;
-        double part = ts - a >= t->span_ns ? 1 : (double)(ts - a) / (double)t->span_ns;
-        sum += (totals ? t->spans[i].total : (double)t->spans[i].values) * part;
-    }
-    return sum;
+    return to > from
+               ? before(t, NULL, CT_TIMELINE_TIME, to) - before(t, NULL, CT_TIMELINE_TIME, from)
+               : 0;
 }
 
 double ct_timeline_values_before(const struct ct_timeline *t, uint64_t ts)
 {
-    return before(t, ts, 0);
+    return before(t, NULL, CT_TIMELINE_VALUES, ts);
 }
 
 double ct_timeline_total_before(const struct ct_timeline *t, uint64_t ts)
 {
-    return before(t, ts, 1);
+    return before(t, NULL, CT_TIMELINE_TOTAL, ts);
+}
+
+void ct_timeline_prefix_make(struct ct_timeline_prefix *p, const struct ct_timeline *t,
+                             enum ct_timeline_measure m)
+{
+    p->t = t;
+    p->measure = m;
+    if (!(p->sums = malloc((t->used + 1) * sizeof *p->sums)))
+        abort();
+    p->sums[0] = 0;
+    for (size_t i = 0; i < t->used; i++)
+        p->sums[i + 1] = p->sums[i] + measure_of(&t->spans[i], m);
+}
+
+double ct_timeline_prefix_within(const struct ct_timeline_prefix *p, uint64_t from, uint64_t to)
+{
+    return to > from
+               ? before(p->t, p->sums, p->measure, to) - before(p->t, p->sums, p->measure, from)
+               : 0;
+}
+
+void ct_timeline_prefix_free(struct ct_timeline_prefix *p)
+{
+    free(p->sums);
+    p->sums = NULL;
 }
 
 double ct_timeline_level_at(const struct ct_timeline *t, uint64_t ts, double none)

@@ -42,6 +42,9 @@ void ct_timeline_note(struct ct_timeline *t, uint64_t ts, double value);
 /* Adds the nanoseconds of [from, to) to the spans it covers; time before
  * the start counts in the first span. */
 void ct_timeline_add_interval(struct ct_timeline *t, uint64_t from, uint64_t to);
+/* What a span holds, as the queries below take it: the time of the
+ * intervals added to it, the values noted in it, or their total. */
+enum ct_timeline_measure { CT_TIMELINE_TIME, CT_TIMELINE_VALUES, CT_TIMELINE_TOTAL };
 /* The time the spans hold over [from, to), counting a span that lies partly
  * inside in proportion. */
 double ct_timeline_sum(const struct ct_timeline *t, uint64_t from, uint64_t to);
@@ -51,6 +54,20 @@ double ct_timeline_values_before(const struct ct_timeline *t, uint64_t ts);
 /* The same for the values' total: the bytes of the copies noted before
  * `ts`, say. */
 double ct_timeline_total_before(const struct ct_timeline *t, uint64_t ts);
+/* A measure's running sums over a timeline's spans, made once for many
+ * queries over it (each of a run's steps): each query then takes no walk
+ * over the spans. */
+struct ct_timeline_prefix {
+    const struct ct_timeline *t;
+    enum ct_timeline_measure measure;
+    double *sums; /* of spans [0, i) at i */
+};
+void ct_timeline_prefix_make(struct ct_timeline_prefix *p, const struct ct_timeline *t,
+                             enum ct_timeline_measure m);
+/* The measure over [from, to), as ct_timeline_sum and the _before
+ * functions take it. */
+double ct_timeline_prefix_within(const struct ct_timeline_prefix *p, uint64_t from, uint64_t to);
+void ct_timeline_prefix_free(struct ct_timeline_prefix *p);
 /* The other way: the time by which `count` values had been noted, within
  * their span in proportion; the end of the last span when there are fewer. */
 uint64_t ct_timeline_time_of_values(const struct ct_timeline *t, double count);

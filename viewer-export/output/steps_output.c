@@ -20,30 +20,30 @@ static void json_step(struct ct_json *j, const char *key, struct ct_step_time t)
 
 void ct_steps_json(struct ct_json *j, const struct ct_process_report *p)
 {
-    struct ct_steps s;
-    if (!ct_steps_find(p, &s))
+    const struct ct_steps *s = ct_steps_of(p);
+    if (!s)
         return;
     ct_json_begin_object(j, "steps");
-    ct_json_string(j, "source", s.source);
-    ct_json_int(j, "thread", s.tid);
-    ct_json_uint(j, "count", s.count + s.in_gap);
-    ct_json_uint(j, "cut", (uint64_t)s.cut);
-    ct_json_uint(j, "in_gap", s.in_gap);
-    ct_json_uint(j, "gap_uncounted", (uint64_t)s.gap_uncounted);
-    ct_json_uint(j, "first_ns", s.first_ns);
-    ct_json_uint(j, "warmup_steps", s.warmup);
-    ct_json_uint(j, "median_ns", s.median_ns);
-    ct_json_uint(j, "p90_ns", s.p90_ns);
-    ct_json_uint(j, "p99_ns", s.p99_ns);
-    ct_json_uint(j, "max_ns", s.worst.ns);
-    ct_json_uint(j, "max_step", s.worst.step);
+    ct_json_string(j, "source", s->source);
+    ct_json_int(j, "thread", s->tid);
+    ct_json_uint(j, "count", s->count + s->in_gap);
+    ct_json_uint(j, "cut", (uint64_t)s->cut);
+    ct_json_uint(j, "in_gap", s->in_gap);
+    ct_json_uint(j, "gap_uncounted", (uint64_t)s->gap_uncounted);
+    ct_json_uint(j, "first_ns", s->first_ns);
+    ct_json_uint(j, "warmup_steps", s->warmup);
+    ct_json_uint(j, "median_ns", s->median_ns);
+    ct_json_uint(j, "p90_ns", s->p90_ns);
+    ct_json_uint(j, "p99_ns", s->p99_ns);
+    ct_json_uint(j, "max_ns", s->worst.ns);
+    ct_json_uint(j, "max_step", s->worst.step);
     ct_json_begin_array(j, "slow");
-    for (size_t i = 0; i < s.slow_count; i++)
-        json_step(j, NULL, s.slow[i]);
+    for (size_t i = 0; i < s->slow_count; i++)
+        json_step(j, NULL, s->slow[i]);
     ct_json_end_array(j);
-    json_step(j, "median_step", s.median_step);
+    json_step(j, "median_step", s->median_step);
     ct_json_begin_object(j, "median_parts");
-    const struct ct_step *m = &s.all[s.median_step.step - 1];
+    const struct ct_step *m = &s->all[s->median_step.step - 1];
     ct_json_uint(j, "gpu_busy_ns", m->gpu_busy_ns);
     ct_json_uint(j, "sync_ns", m->sync_ns);
     ct_json_uint(j, "in_cuda_ns", m->in_cuda_ns);
@@ -58,7 +58,6 @@ void ct_steps_json(struct ct_json *j, const struct ct_process_report *p)
     ct_json_uint(j, "memory_end_bytes", m->memory_end_bytes);
     ct_json_end_object(j);
     ct_json_end_object(j);
-    ct_steps_free(&s);
 }
 
 /* Where the worst step was: by number, or in a bounded trace's dropped
@@ -74,25 +73,25 @@ static const char *worst_step(const struct ct_steps *s, char *text, size_t size)
 
 void ct_steps_text(FILE *out, const struct ct_process_report *p)
 {
-    struct ct_steps s;
-    if (!ct_steps_find(p, &s))
+    const struct ct_steps *s = ct_steps_of(p);
+    if (!s)
         return;
     char a[32], b[32], c[32], d[32], e[32], worst[32];
     fprintf(out, "  steps          %zu (%s): median %s, p90 %s, p99 %s, worst %s (%s); step 1 %s",
-            s.count + s.in_gap, s.source, ct_human_time(s.median_ns, a, sizeof a),
-            ct_human_time(s.p90_ns, b, sizeof b), ct_human_time(s.p99_ns, c, sizeof c),
-            ct_human_time(s.worst.ns, d, sizeof d), worst_step(&s, worst, sizeof worst),
-            ct_human_time(s.first_ns, e, sizeof e));
-    if (s.in_gap)
-        fprintf(out, "; %zu of them in the dropped middle, by their times alone", s.in_gap);
-    if (s.gap_uncounted)
+            s->count + s->in_gap, s->source, ct_human_time(s->median_ns, a, sizeof a),
+            ct_human_time(s->p90_ns, b, sizeof b), ct_human_time(s->p99_ns, c, sizeof c),
+            ct_human_time(s->worst.ns, d, sizeof d), worst_step(s, worst, sizeof worst),
+            ct_human_time(s->first_ns, e, sizeof e));
+    if (s->in_gap)
+        fprintf(out, "; %zu of them in the dropped middle, by their times alone", s->in_gap);
+    if (s->gap_uncounted)
         fprintf(out, "; those in the dropped middle not counted");
     fprintf(out, "\n");
-    const struct ct_step *m = &s.all[s.median_step.step - 1];
+    const struct ct_step *m = &s->all[s->median_step.step - 1];
     fprintf(out,
             "                 the median step (%zu): GPU busy %s, synchronising %s, in CUDA "
             "calls %s",
-            s.median_step.step, ct_human_time(m->gpu_busy_ns, a, sizeof a),
+            s->median_step.step, ct_human_time(m->gpu_busy_ns, a, sizeof a),
             ct_human_time(m->sync_ns, b, sizeof b), ct_human_time(m->in_cuda_ns, c, sizeof c));
     if (p->host.thread_samples) /* the host sampler read the threads' states */
         fprintf(out, ", outside them on a CPU %s and asleep %s",
@@ -103,8 +102,7 @@ void ct_steps_text(FILE *out, const struct ct_process_report *p)
             ct_human_bytes((double)m->copy_bytes, a, sizeof a),
             ct_human_time(m->copy_ns, b, sizeof b),
             ct_human_bytes((double)m->memory_end_bytes, c, sizeof c));
-    for (size_t i = 0; i < s.slow_count; i++)
-        fprintf(out, "%s%zu", i ? ", " : "; slow steps: ", s.slow[i].step);
+    for (size_t i = 0; i < s->slow_count; i++)
+        fprintf(out, "%s%zu", i ? ", " : "; slow steps: ", s->slow[i].step);
     fprintf(out, "\n");
-    ct_steps_free(&s);
 }

@@ -69,12 +69,11 @@ void ct_steps_track(struct ct_packets *out, const struct ct_report *report)
 {
     for (size_t i = 0; i < report->process_count; i++) {
         const struct ct_process_report *p = &report->processes[i];
-        struct ct_steps s;
-        if (!p->uuid || !ct_steps_find(p, &s))
+        const struct ct_steps *s = ct_steps_of(p);
+        if (!p->uuid || !s)
             continue;
         ct_packets_track(out, track_of(p), p->uuid, ct_track_steps);
-        for (size_t n = 1; n <= s.count; n++)
-            add_step(out, track_of(p), &s, n);
-        ct_steps_free(&s);
+        for (size_t n = 1; n <= s->count; n++)
+            add_step(out, track_of(p), s, n);
     }
 }
