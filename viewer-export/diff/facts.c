@@ -43,19 +43,13 @@ static const char *const part_keys[PARTS] = {
     "cpu_wait_ns",       "step_less_cpu_wait_ns", "outside_running_ns",
     "outside_waiting_ns"};
 
-/* The host sampler's measures of the steps' thread the parts take, summed
- * per step. */
-enum sampled { SAMPLED_CPU_WAIT, SAMPLED_RUNNING, SAMPLED_WAITING, SAMPLED };
-static const enum ct_host_measure sampled_measures[SAMPLED] = {
-    CT_HOST_RUNNABLE, CT_HOST_OUTSIDE_RUNNING, CT_HOST_OUTSIDE_WAITING};
-
-/* What the parts are read from: the process, its steps, and where the host
- * sampler's counters cover the steps' thread, its measures in each step
- * (NULL else). */
+/* What the parts are read from: the process, its steps, and whether the
+ * host sampler's counters cover the steps' thread (its parts of a step are
+ * then the steps' own, model/steps.h). */
 struct source {
     const struct ct_process_report *p;
     const struct ct_steps *steps;
-    double *sampled[SAMPLED];
+    int sampled;
 };
 
 /* Step `i`'s part `k`. */
@@ -74,48 +68,32 @@ static double part_of(const struct source *from, size_t i, enum step_part k)
     case PART_OUTSIDE:
         return (double)(s->ns - in_cuda);
     case PART_LIVE:
-        return ct_timeline_level_at(&from->p->usage.low_points, s->start + s->ns, 0);
+        return (double)s->memory_end_bytes;
     case PART_CPU_WAIT:
-        return from->sampled[SAMPLED_CPU_WAIT][i];
+        return (double)s->cpu_wait_ns;
     case PART_LESS_WAIT:
-        return (double)s->ns - from->sampled[SAMPLED_CPU_WAIT][i];
+        return (double)s->ns - (double)s->cpu_wait_ns;
     case PART_OUTSIDE_RUNNING:
-        return from->sampled[SAMPLED_RUNNING][i];
+        return (double)s->host_running_ns;
     case PART_OUTSIDE_WAITING:
-        return from->sampled[SAMPLED_WAITING][i];
+        return (double)s->host_waiting_ns;
     default:
         return (double)s->ns;
     }
 }
 
-/* The host sampler's thread that made the steps, where its counters cover
- * them; NULL else. */
-static const struct ct_host_thread *sampled_thread(const struct ct_process_report *p,
-                                                   const struct ct_steps *s)
+/* Whether the host sampler's counters cover the thread that made the
+ * steps. */
+static int sampled(const struct ct_process_report *p, const struct ct_steps *s)
 {
     const struct ct_step *first = &s->all[0], *last = &s->all[s->count - 1];
     for (size_t i = 0; i < p->host.thread_count; i++) {
         const struct ct_host_thread *t = &p->host.threads[i];
         if (t->tid == s->tid &&
             ct_timeline_sum(&t->measure[CT_HOST_COUNTED], first->start, last->start + last->ns) > 0)
-            return t;
+            return 1;
     }
-    return NULL;
-}
-
-/* The steps' thread's sampled measures in each step, where it was sampled. */
-static void sample_steps(struct source *from)
-{
-    const struct ct_steps *s = from->steps;
-    const struct ct_host_thread *t = sampled_thread(from->p, s);
-    for (int k = 0; k < SAMPLED; k++) {
-        from->sampled[k] = t ? malloc(s->count * sizeof *from->sampled[k]) : NULL;
-        if (t && !from->sampled[k])
-            abort();
-        for (size_t i = 0; t && i < s->count; i++)
-            from->sampled[k][i] = ct_timeline_sum(&t->measure[sampled_measures[k]], s->all[i].start,
-                                                  s->all[i].start + s->all[i].ns);
-    }
+    return 0;
 }
 
 /* Up to CT_DIFF_STEP_VALUES of the steps' values after warm-up, evenly
@@ -163,14 +141,11 @@ static void steps_json(struct ct_json *j, const struct ct_process_report *p)
     double *scratch = malloc((s->count + 1) * sizeof *scratch);
     if (!scratch)
         abort();
-    struct source from = {p, s, {NULL}};
-    sample_steps(&from);
+    struct source from = {p, s, sampled(p, s)};
     ct_json_begin_object(j, "steps");
-    for (enum step_part k = PART_STEP; k < (from.sampled[0] ? PARTS : PART_CPU_WAIT); k++)
+    for (enum step_part k = PART_STEP; k < (from.sampled ? PARTS : PART_CPU_WAIT); k++)
         part_json(j, &from, k, scratch);
     ct_json_end_object(j);
-    for (int k = 0; k < SAMPLED; k++)
-        free(from.sampled[k]);
     free(scratch);
 }
 

@@ -262,7 +262,18 @@ static const struct ct_host_thread *sampled_thread(const struct ct_host *h, int6
 /* What step_parts reads of the timelines, each made once for all the
  * steps: over a long run's steps, a walk over the spans a step would
  * cost more than the rest of the report. */
-enum part { SYNC, IN_CUDA, LAUNCHES, COPIES, COPY_NS, COPY_BYTES, RUNNING, WAITING, PARTS };
+enum part {
+    SYNC,
+    IN_CUDA,
+    LAUNCHES,
+    COPIES,
+    COPY_NS,
+    COPY_BYTES,
+    RUNNING,
+    WAITING,
+    CPU_WAIT,
+    PARTS
+};
 
 static int part_sums(const struct ct_process_report *p, int64_t tid,
                      struct ct_timeline_prefix *sums)
@@ -279,6 +290,7 @@ static int part_sums(const struct ct_process_report *p, int64_t tid,
         return RUNNING;
     ct_timeline_prefix_make(&sums[RUNNING], &t->measure[CT_HOST_OUTSIDE_RUNNING], CT_TIMELINE_TIME);
     ct_timeline_prefix_make(&sums[WAITING], &t->measure[CT_HOST_OUTSIDE_WAITING], CT_TIMELINE_TIME);
+    ct_timeline_prefix_make(&sums[CPU_WAIT], &t->measure[CT_HOST_RUNNABLE], CT_TIMELINE_TIME);
     return PARTS;
 }
 
@@ -315,6 +327,7 @@ static struct ct_step *step_parts(const struct ct_process_report *p,
                                   .in_cuda_ns = part_within(sums, made, IN_CUDA, a, b),
                                   .host_running_ns = part_within(sums, made, RUNNING, a, b),
                                   .host_waiting_ns = part_within(sums, made, WAITING, a, b),
+                                  .cpu_wait_ns = part_within(sums, made, CPU_WAIT, a, b),
                                   .launches = part_within(sums, made, LAUNCHES, a, b),
                                   .copies = part_within(sums, made, COPIES, a, b),
                                   .copy_ns = part_within(sums, made, COPY_NS, a, b),

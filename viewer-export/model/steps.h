@@ -31,6 +31,7 @@ struct ct_step {
     uint64_t start, ns;
     uint64_t gpu_busy_ns, sync_ns, in_cuda_ns;
     uint64_t host_running_ns, host_waiting_ns;
+    uint64_t cpu_wait_ns; /* the thread runnable, waiting for a CPU (host sampler) */
     uint64_t launches, copies, copy_ns, copy_bytes;
     uint64_t memory_end_bytes;
 };
