@@ -31,10 +31,10 @@
 
 #define MARKERS 32 /* distinct step markers looked at */
 
-/* The recurring step marker among the ranges' names (the report's NVTX
- * tally, a name each, however many ranges); NULL when none recurs
- * MIN_STEPS times. */
-static const char *choose_marker(const struct ct_usage *u)
+/* The recurring step marker among the names of a tally of NVTX ranges or
+ * marks (a name each, however many): the most frequent, then the one with
+ * the most time; NULL when none recurs `at_least` times. */
+static const char *choose_marker(const struct ct_site_costs *names, uint64_t at_least)
 {
     struct marker {
         const char *name;
@@ -42,8 +42,8 @@ static const char *choose_marker(const struct ct_usage *u)
         uint64_t count, ns;
     } markers[MARKERS];
     size_t n = 0, best = MARKERS;
-    for (size_t i = 0; i < u->nvtx_ranges.count; i++) {
-        const struct ct_site_cost *c = &u->nvtx_ranges.items[i];
+    for (size_t i = 0; i < names->count; i++) {
+        const struct ct_site_cost *c = &names->items[i];
         size_t len = ct_step_marker_length(c->site), k = 0;
         if (!len)
             continue;
@@ -57,11 +57,17 @@ static const char *choose_marker(const struct ct_usage *u)
         markers[k].ns += c->ns;
     }
     for (size_t k = 0; k < n; k++)
-        if (markers[k].count >= MIN_STEPS &&
+        if (markers[k].count >= at_least &&
             (best == MARKERS || markers[k].count > markers[best].count ||
              (markers[k].count == markers[best].count && markers[k].ns > markers[best].ns)))
             best = k;
     return best < MARKERS ? markers[best].name : NULL;
+}
+
+/* Whether `name` is the marker `marker`, `len` long: the same up to a '#'. */
+static int is_marker(const char *name, const char *marker, size_t len)
+{
+    return strcspn(name, "#") == len && strncmp(name, marker, len) == 0;
 }
 
 static int by_start(const void *a, const void *b)
@@ -86,8 +92,7 @@ static struct ct_gpu_interval *nvtx_spans(const struct ct_usage *u, const char *
     if (!spans)
         abort();
     for (size_t i = 0; i < u->nvtx_span_count; i++) {
-        const char *name = u->nvtx_spans[i].name;
-        if (strcspn(name, "#") == len && strncmp(marker, name, len) == 0) {
+        if (is_marker(u->nvtx_spans[i].name, marker, len)) {
             spans[n++] = u->nvtx_spans[i].span;
             *tid = u->nvtx_spans[i].tid;
         }
@@ -95,29 +100,6 @@ static struct ct_gpu_interval *nvtx_spans(const struct ct_usage *u, const char *
     qsort(spans, n, sizeof *spans, by_start);
     *count = n;
     return spans;
-}
-
-/* The step marks' name (up to a '#') most often made, at least
- * MIN_STEPS + 1 times; its length in *len, NULL when none is. */
-static const char *choose_mark(const struct ct_usage *u, size_t *len)
-{
-    const char *best = NULL;
-    size_t most = MIN_STEPS;
-    for (size_t i = 0; i < u->step_mark_count; i++) {
-        const char *name = u->step_marks[i].name;
-        size_t n = ct_step_marker_length(name), count = 0;
-        for (size_t k = 0; k < u->step_mark_count; k++)
-            count += ct_step_marker_length(u->step_marks[k].name) == n &&
-                     strncmp(u->step_marks[k].name, name, n) == 0;
-        if (count > most) {
-            most = count;
-            best = name;
-            *len = n;
-        }
-        if (count == u->step_mark_count)
-            break;
-    }
-    return best;
 }
 
 /* The spans from each mark `marker` (`len` long) to the next on the same
@@ -133,8 +115,7 @@ static struct ct_gpu_interval *mark_spans(const struct ct_usage *u, const char *
     int seen = 0;
     for (size_t i = 0; i < u->step_mark_count; i++) {
         const struct ct_nvtx_span *m = &u->step_marks[i];
-        if (ct_step_marker_length(m->name) != len || strncmp(m->name, marker, len) != 0 ||
-            (seen && m->tid != *tid))
+        if (!is_marker(m->name, marker, len) || (seen && m->tid != *tid))
             continue;
         if (seen)
             spans[n++] = (struct ct_gpu_interval){last, m->span.start};
@@ -191,7 +172,7 @@ static uint64_t *gap_times(const struct ct_usage *u, const char *marker, size_t 
     size_t n = 0;
     for (size_t i = 0; i < u->gap_step_count; i++) {
         const struct ct_slow_call *g = &u->gap_steps[i];
-        if (g->site && strcspn(g->site, "#") == len && strncmp(g->site, marker, len) == 0)
+        if (g->site && is_marker(g->site, marker, len))
             n += g->calls;
     }
     uint64_t *times = malloc((n + 1) * sizeof *times);
@@ -200,7 +181,7 @@ static uint64_t *gap_times(const struct ct_usage *u, const char *marker, size_t 
     *count = 0;
     for (size_t i = 0; i < u->gap_step_count; i++) {
         const struct ct_slow_call *g = &u->gap_steps[i];
-        if (g->site && strcspn(g->site, "#") == len && strncmp(g->site, marker, len) == 0)
+        if (g->site && is_marker(g->site, marker, len))
             for (uint64_t k = 0; k < g->calls; k++)
                 times[(*count)++] = g->ns;
     }
@@ -221,7 +202,7 @@ static struct ct_gpu_interval *step_spans(const struct ct_process_report *p, str
         *gap = gap_times(u, spec + 5, len, &out->in_gap);
         return nvtx_spans(u, spec + 5, len, n, &out->tid);
     }
-    const char *marker = spec ? NULL : choose_marker(u);
+    const char *marker = spec ? NULL : choose_marker(&u->nvtx_ranges, MIN_STEPS);
     if (marker) {
         size_t len = ct_step_marker_length(marker);
         snprintf(out->source, sizeof out->source, "nvtx:%.*s", (int)len, marker);
@@ -232,9 +213,10 @@ static struct ct_gpu_interval *step_spans(const struct ct_process_report *p, str
         }
         free(spans);
     }
-    size_t len;
-    const char *mark = spec ? NULL : choose_mark(u, &len);
+    /* N marks make N - 1 steps */
+    const char *mark = spec ? NULL : choose_marker(&u->step_mark_names, MIN_STEPS + 1);
     if (mark) {
+        size_t len = ct_step_marker_length(mark);
         snprintf(out->source, sizeof out->source, "nvtx-mark:%.*s", (int)len, mark);
         return mark_spans(u, mark, len, n, &out->tid);
     }

@@ -622,6 +622,7 @@ int ct_usage_nvtx_mark(struct ct_usage *u, int64_t tid, const struct ct_event *e
     if (strcmp(ct_event_text(e, ct_key_source), ct_value_source_nvtx) != 0)
         return 0;
     if (ct_step_marker_length(e->name) && u->step_mark_count < CT_NVTX_SPANS) {
+        ct_site_costs_add(&u->step_mark_names, e->name, 0, 0);
         u->step_marks = ct_array_grow(u->step_marks, u->step_mark_count, sizeof *u->step_marks);
         u->step_marks[u->step_mark_count++] = (struct ct_nvtx_span){{e->ts, e->ts}, e->name, tid};
     }
@@ -654,8 +655,8 @@ uint64_t ct_usage_nvtx_gpu_busy_of(const struct ct_usage *u, const uint64_t *bus
 
 void ct_usage_free(struct ct_usage *u)
 {
-    struct ct_site_costs *tables[] = {&u->launch_sites, &u->sync_sites, &u->pageable_sites,
-                                      &u->small_copy_sites, &u->nvtx_ranges};
+    struct ct_site_costs *tables[] = {&u->launch_sites,     &u->sync_sites,  &u->pageable_sites,
+                                      &u->small_copy_sites, &u->nvtx_ranges, &u->step_mark_names};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
         ct_site_costs_free(tables[i]);
     ct_pinned_free(&u->pinned);

@@ -70,9 +70,10 @@ struct ct_usage {
     struct ct_nvtx_span *nvtx_spans;  /* each range (up to CT_NVTX_SPANS) */
     size_t nvtx_span_count, nvtx_span_capacity;
     /* NVTX marks whose name says step (up to CT_NVTX_SPANS), their time
-     * as the span's start and end. */
+     * as the span's start and end, and their names' tally. */
     struct ct_nvtx_span *step_marks;
     size_t step_mark_count;
+    struct ct_site_costs step_mark_names;
     uint64_t first_call_ns;         /* the first call's begin: where the CUDA part starts */
     uint64_t sync_calls, sync_ns;   /* every call that blocked the host */
     struct ct_u64_map thread_index; /* tid + 1 -> index + 1 in threads */
