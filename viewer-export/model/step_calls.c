@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "common/entry_list.h"
 #include "cudatrace/functions.h"
 #include "cudatrace/trace_names.h"
 
@@ -64,15 +65,12 @@ int ct_step_calls_name(const char *spec)
 void ct_step_calls_environment(struct ct_step_calls *c, const char *environment)
 {
     static const char variable[] = "CUDATRACE_STEP=";
-    for (const char *line = environment; line && *line; line += strcspn(line, "\n") + 1) {
+    char line[sizeof variable - 1 + sizeof c->spec]; /* the value, cut as c->spec would */
+    for (const char *item = environment; ct_list_next(&item, '\n', line, sizeof line);)
         if (strncmp(line, variable, sizeof variable - 1) == 0) {
-            const char *value = line + sizeof variable - 1;
-            snprintf(c->spec, sizeof c->spec, "%.*s", (int)strcspn(value, "\n"), value);
+            snprintf(c->spec, sizeof c->spec, "%s", line + sizeof variable - 1);
             return;
         }
-        if (!line[strcspn(line, "\n")])
-            return;
-    }
 }
 
 const char *ct_step_calls_spec(const struct ct_step_calls *c)
