@@ -149,20 +149,9 @@ static void steps_json(struct ct_json *j, const struct ct_process_report *p)
     free(scratch);
 }
 
-static int by_gpu_time(const void *a, const void *b)
-{
-    const struct ct_kernel_cost *x = a, *y = b;
-    return (x->ns < y->ns) - (x->ns > y->ns);
-}
-
 static void kernels_json(struct ct_json *j, const struct ct_gpu_work *g)
 {
-    struct ct_kernel_cost *sorted = malloc((g->kernel_count + 1) * sizeof *sorted);
-    if (!sorted)
-        abort();
-    for (size_t i = 0; i < g->kernel_count; i++)
-        sorted[i] = g->kernels[i];
-    qsort(sorted, g->kernel_count, sizeof *sorted, by_gpu_time);
+    struct ct_kernel_cost *sorted = ct_gpu_kernels_by_time(g);
     ct_json_begin_array(j, "kernels");
     for (size_t i = 0; i < g->kernel_count && i < CT_DIFF_KERNELS; i++) {
         ct_json_begin_object(j, NULL);

@@ -168,13 +168,19 @@ static int by_gpu_time(const void *a, const void *b)
     return (x->ns < y->ns) - (x->ns > y->ns);
 }
 
-static void top_kernels(const struct ct_gpu_work *g, struct ct_gpu_summary *out)
+struct ct_kernel_cost *ct_gpu_kernels_by_time(const struct ct_gpu_work *g)
 {
     struct ct_kernel_cost *sorted = malloc((g->kernel_count + 1) * sizeof *sorted);
     if (!sorted)
         abort();
     memcpy(sorted, g->kernels, g->kernel_count * sizeof *sorted);
     qsort(sorted, g->kernel_count, sizeof *sorted, by_gpu_time);
+    return sorted;
+}
+
+static void top_kernels(const struct ct_gpu_work *g, struct ct_gpu_summary *out)
+{
+    struct ct_kernel_cost *sorted = ct_gpu_kernels_by_time(g);
     for (size_t i = 0; i < g->kernel_count && i < CT_GPU_TOP_KERNELS; i++)
         out->top[i] = sorted[i];
     free(sorted);

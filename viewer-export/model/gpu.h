@@ -73,6 +73,8 @@ void ct_gpu_slice(struct ct_gpu_work *g, const struct ct_event *e);
 int ct_gpu_seen(const struct ct_gpu_work *g);
 void ct_gpu_summarise(const struct ct_gpu_work *g, uint64_t from, uint64_t to,
                       struct ct_gpu_summary *out);
+/* Every kernel's cost, the most GPU time first (a copy the caller frees). */
+struct ct_kernel_cost *ct_gpu_kernels_by_time(const struct ct_gpu_work *g);
 void ct_gpu_free(struct ct_gpu_work *g);
 /* The GPU's busy time within each of `count` spans (NVTX ranges). */
 void ct_gpu_busy_within(const struct ct_gpu_work *g, const struct ct_gpu_interval *spans,
