@@ -288,11 +288,19 @@ static void rise_in_time(const struct ct_usage *u, const struct ct_timeline *low
 static void memory_growth(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_usage *u = &p->usage;
-    double first, last;
     /* By time, and by calls made: a leak can be fast, and end long before
-     * the run does. */
+     * the run does. Where both grow, the one that rose more: a leak slowed
+     * by a stall partway holds most of the run's time at the stall's level,
+     * which the last period by time then reads as its own. */
+    double first, last, by_call_first, by_call_last;
     const struct ct_timeline *low = &u->low_points;
-    if (!grows(p, low, &first, &last) && !grows(p, low = &u->low_points_by_call, &first, &last))
+    int by_time = grows(p, low, &first, &last);
+    if (grows(p, &u->low_points_by_call, &by_call_first, &by_call_last) &&
+        (!by_time || by_call_last - by_call_first > last - first)) {
+        low = &u->low_points_by_call;
+        first = by_call_first;
+        last = by_call_last;
+    } else if (!by_time)
         return;
     double growth = last - first;
     uint64_t grown_after, end;
