@@ -5,7 +5,7 @@ doctor, ctl, open, recover, ...), and reads the JSON it prints: with a time limi
 status the test expects, so that a command that exits otherwise, runs over its time or prints
 no JSON fails the test with its command line, exit status and stderr. A test that means to see
 a refusal names the status it expects. The traced programs themselves run through conftest's
-trace_run; this is for the command only.
+trace_run; this is for the command only (tests/test_helpers_command.py keeps it the only one).
 
     done = cudatrace_cmd.run(build_dir, "export", trace, "--format", "html", "-o", page)
     bad = cudatrace_cmd.run(build_dir, "report", "--frobnicate", trace, status=2)

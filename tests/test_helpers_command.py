@@ -1,7 +1,12 @@
 """tests/cudatrace_cmd.py, the one way the tests run the `cudatrace` command: a command that
 exits with another status than the test expects, writes to stderr where it must not, runs over
-its time or prints no JSON fails the test with its command line, status and what it said; and
-the JSON it prints is read."""
+its time or prints no JSON fails the test with its command line, status and what it said; the
+JSON it prints is read; and no other test file spells out running the built command itself."""
+import ast
+import glob
+import os
+import re
+
 import pytest
 
 import cudatrace_cmd
@@ -71,3 +76,70 @@ def test_output_that_is_no_json_says_what_it_was(build_dir, write_trace):
     assert command == f"{cudatrace_cmd.path(build_dir)} report {trace}"
     assert said.startswith("printed no JSON document ("), said
     assert f"stdout:\nprocess {PID}" in said
+
+
+def spelled_out(source):
+    """The line numbers where `source` spells out running the built command itself: its path
+    joined from a build folder and "cudatrace" (os.path.join, pathlib's /, an f-string or a
+    literal), or cudatrace_cmd.path handed to subprocess."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "os.path.join":
+            parts = node.args
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            parts = [node.left, node.right]
+        elif isinstance(node, ast.JoinedStr):
+            parts = node.values
+        else:
+            parts = []
+        if (len(parts) > 1 and isinstance(parts[-1], ast.Constant)
+                and re.fullmatch(r"/?cudatrace", str(parts[-1].value))
+                and "build" in " ".join(ast.unparse(p) for p in parts[:-1])):
+            found.add(node.lineno)
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and re.fullmatch(r"(.*/)?build[\w-]*/cudatrace", node.value)):
+            found.add(node.lineno)
+        if (isinstance(node, ast.Call) and ast.unparse(node.func).startswith("subprocess.")
+                and "cudatrace_cmd.path(" in ast.unparse(node)):
+            found.add(node.lineno)
+    return sorted(found)
+
+
+@pytest.mark.parametrize("line", [
+    'subprocess.run([os.path.join(build_dir, "cudatrace"), "report", path])',
+    'binary = os.path.join(self.build_dir, "cudatrace")',
+    'argv = [build / "cudatrace", "export"]',
+    'subprocess.run([f"{build_dir}/cudatrace", "diff", a, b])',
+    'subprocess.run(["build/cudatrace", "report"])',
+    'subprocess.Popen([cudatrace_cmd.path(build_dir), "open", trace])',
+])
+def test_the_command_spelled_out_is_found(line):
+    assert spelled_out(line) == [1]
+
+
+@pytest.mark.parametrize("line", [
+    'cudatrace_cmd.run(build_dir, "report", path)',
+    'folder = os.path.join(runtime, "cudatrace")',
+    'path = os.path.join(repo_root, "include", "cudatrace", "functions.h")',
+    'subprocess.run([os.path.join(build_dir, "tests", "launch_loop")])',
+    'open(cudatrace_cmd.path(build_dir), "rb")',
+    '"""Tests of `build/cudatrace export TRACE`."""',
+])
+def test_other_paths_and_the_helper_are_not_taken_for_it(line):
+    assert spelled_out(line) == []
+
+
+def test_only_the_helper_runs_the_command(repo_root):
+    tests = os.path.join(repo_root, "tests")
+    helper = os.path.join(tests, "cudatrace_cmd.py")
+    sources = [p for p in glob.glob(os.path.join(tests, "**", "*.py"), recursive=True)
+               if p != helper]
+    assert len(sources) > 50  # the suite itself, not a folder that would pass with none
+    spelled = {}
+    for path in sources:
+        with open(path) as f:
+            lines = spelled_out(f.read())
+        if lines:
+            spelled[os.path.relpath(path, repo_root)] = lines
+    assert spelled == {}, ("these lines run the built command themselves; run it through "
+                           "tests/cudatrace_cmd.py (run, json_of, report, start) instead")
