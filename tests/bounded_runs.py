@@ -2,7 +2,7 @@
 bounded-trace test (tests/test_collector_bounded_*.py) makes and checks it:
 a capped run must be a bounded one (at most its cap, one gap marker, chunks
 dropped), so that each test's own asserts are about what the gap carried."""
-from test_preload_reliability import report
+import cudatrace_cmd
 
 MIB = 1 << 20
 MIDDLE = 750  # the rounds the program's middle repeats, all in what a 1 MiB cap drops
@@ -23,7 +23,7 @@ def bounded_run(trace_run, build_dir, tmp_path, mode, cap, env, args=(), report_
     completed, trace, _ = trace_run("bounded_usage", mode, *args, env=env)
     assert completed.returncode == 0, completed.stderr
     path = env.get("CUDATRACE_OUTPUT", completed.run_dir / "trace.pftrace.zst")
-    r = report(build_dir, path, *report_args)
+    r = cudatrace_cmd.report(build_dir, *report_args, path)
     if cap:
         assert path.stat().st_size <= cap * MIB
         assert sum(s["name"] == GAP for s in trace.slices) == 1

@@ -9,12 +9,12 @@ trace so far beside it while the program goes on; another uid is
 refused; garbage and over-long lines get an error reply and change nothing
 in the program; a pid without a collector is a one-line error."""
 import ctypes
-import json
 import os
 import socket
 import subprocess
 import time
 
+import cudatrace_cmd
 import perfetto_check
 from conftest import SAMPLE_HZ, _STEERING_PREFIXES, _STEERING_VARS
 from test_preload_hostile import collector_of
@@ -48,9 +48,8 @@ class Live:
         while not os.path.exists(self.socket_path()) and time.monotonic() < deadline:
             time.sleep(0.01)
 
-    def ctl(self, *args):
-        return subprocess.run([os.path.join(self.build_dir, "cudatrace"), "ctl", str(self.pid),
-                               *args], capture_output=True, text=True, timeout=30)
+    def ctl(self, *args, **options):
+        return cudatrace_cmd.run(self.build_dir, "ctl", self.pid, *args, timeout=30, **options)
 
     def finish(self):
         out, err = self.proc.communicate(timeout=60)
@@ -64,9 +63,7 @@ class Live:
 
 
 def status(live):
-    done = live.ctl("status")
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    lines = live.ctl("status").stdout.splitlines()
     calls = {parts[1]: int(parts[2]) for parts in (l.split() for l in lines) if parts[0] == "calls"}
     figures = {parts[0]: parts[1] for parts in (l.split() for l in lines) if parts[0] != "calls"}
     return figures, calls
@@ -137,9 +134,8 @@ def test_an_idle_collector_accepts_only_a_connection_that_waits(build_dir, tmp_p
     assert live.finish()[:2] == (0, "")
 
 
-def snapshot(live):
-    done = live.ctl("snapshot")
-    assert done.returncode == 0, done.stderr
+def snapshot(build_dir, pid):
+    done = cudatrace_cmd.run(build_dir, "ctl", pid, "snapshot", timeout=30)
     (line,) = done.stdout.splitlines()
     word, path = line.split(" ", 1)
     assert word == "snapshot"
@@ -151,9 +147,9 @@ def test_snapshot_twice_on_a_running_program(build_dir, tmp_path):
     the program's output and exit status are unchanged, and the trace lists both."""
     live = Live(build_dir, tmp_path)
     live.step("3")
-    first = snapshot(live)
+    first = snapshot(build_dir, live.pid)
     live.step("4")
-    second = snapshot(live)
+    second = snapshot(build_dir, live.pid)
     assert (first, second) == (str(tmp_path / "trace.snapshot-1.pftrace.zst"),
                                str(tmp_path / "trace.snapshot-2.pftrace.zst"))
     for path, launches in ((first, 3), (second, 7)):
@@ -161,9 +157,7 @@ def test_snapshot_twice_on_a_running_program(build_dir, tmp_path):
         assert sum(s["name"] == "cudaLaunchKernel" for s in trace.slices) == launches
     code, out, err = live.finish()
     assert (code, out) == (0, ""), err
-    report = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                             str(live.trace)], capture_output=True, text=True, check=True)
-    process = json.loads(report.stdout)["processes"][0]
+    process = cudatrace_cmd.report(build_dir, live.trace)["processes"][0]
     assert process["api"]["cudaLaunchKernel"]["calls"] == 7
     assert [(s["trigger"], s["path"]) for s in process["snapshots"]] == [
         ("asked", first), ("asked", second)]
@@ -171,9 +165,7 @@ def test_snapshot_twice_on_a_running_program(build_dir, tmp_path):
 
 def device_memory(build_dir, path):
     """The report's peak and final device bytes, and failed allocations, of a trace or snapshot."""
-    report = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", str(path)],
-                            capture_output=True, text=True, check=True)
-    memory = json.loads(report.stdout)["processes"][0]["memory"]
+    memory = cudatrace_cmd.report(build_dir, path)["processes"][0]["memory"]
     return memory["peak_bytes"], memory["final_bytes"], memory["failed_allocs"]
 
 
@@ -183,7 +175,7 @@ def test_a_snapshot_right_after_an_allocation_holds_it(build_dir, tmp_path):
     trace itself, which goes on, ends with the same figures."""
     live = Live(build_dir, tmp_path)
     live.step("malloc")
-    assert device_memory(build_dir, snapshot(live)) == (MIB, MIB, 0)
+    assert device_memory(build_dir, snapshot(build_dir, live.pid)) == (MIB, MIB, 0)
     code, out, err = live.finish()
     assert (code, out) == (0, ""), err
     assert device_memory(build_dir, live.trace) == (MIB, MIB, 0)
@@ -206,8 +198,7 @@ def test_start_and_stop_open_and_close_a_window(build_dir, tmp_path):
     live.step("2")
     assert status(live)[0]["window"] == "closed"
     assert status(live)[0]["capture"] == "profiler"
-    done = live.ctl("start")
-    assert (done.returncode, done.stdout) == (0, "window open\n")
+    assert live.ctl("start").stdout == "window open\n"
     live.step("5")
     assert live.ctl("stop").stdout == "window closed\n"
     live.step("7")
@@ -218,9 +209,7 @@ def test_start_and_stop_open_and_close_a_window(build_dir, tmp_path):
     assert launches == 5
     windows = [s for s in trace.slices if s["name"] == "capture window"]
     assert [w["args"]["opened_by"] for w in windows] == ["cudatrace ctl"]
-    report = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                             str(live.trace)], capture_output=True, text=True, check=True)
-    process = json.loads(report.stdout)["processes"][0]
+    process = cudatrace_cmd.report(build_dir, live.trace)["processes"][0]
     assert process["api"]["cudaLaunchKernel"]["calls"] == 14
     assert [w["opened_by"] for w in process["capture"]["windows"]] == ["cudatrace ctl"]
 
@@ -229,7 +218,7 @@ def test_stop_without_capture_set_keeps_the_start(build_dir, tmp_path):
     """Unset, everything is recorded from the start: stop closes that window."""
     live = Live(build_dir, tmp_path)
     live.step("4")
-    assert live.ctl("stop").returncode == 0
+    live.ctl("stop")
     live.step("6")
     assert live.finish()[0] == 0
     launches, trace = slices(live, "cudaLaunchKernel")
@@ -266,8 +255,7 @@ def test_garbage_gets_an_error_and_changes_nothing(build_dir, tmp_path):
         assert status(live)[1] == {"cudaLaunchKernel": 3}
         idle.settimeout(10)
         assert idle.recv(4096).startswith(b"error: no command came")
-    done = live.ctl("bogus")
-    assert done.returncode == 1
+    done = live.ctl("bogus", status=1)
     assert done.stderr == f"cudatrace: ctl: pid {live.pid}: unknown command 'bogus' (try help)\n"
     live.step("2")
     code, out, _ = live.finish()
@@ -295,8 +283,7 @@ def test_another_uid_is_refused(build_dir, tmp_path):
     def through_the_directory():
         os.setgid(NOBODY)
         os.setuid(NOBODY)
-        done = subprocess.run([os.path.join(build_dir, "cudatrace"), "ctl", str(live.pid),
-                               "status"], capture_output=True, text=True, timeout=30)
+        done = live.ctl("status", status=None)
         ok = done.returncode == 1 and done.stderr.startswith(f"cudatrace: ctl: pid {live.pid}: ")
         return 0 if ok and done.stdout == "" else 1
 
@@ -317,18 +304,16 @@ def test_another_uid_is_refused(build_dir, tmp_path):
 def test_a_pid_without_a_collector_is_a_clear_error(build_dir):
     untraced = subprocess.Popen(["sleep", "30"])
     try:
-        done = subprocess.run([os.path.join(build_dir, "cudatrace"), "ctl", str(untraced.pid),
-                               "status"], capture_output=True, text=True, timeout=30)
+        done = cudatrace_cmd.run(build_dir, "ctl", untraced.pid, "status", timeout=30, status=1)
     finally:
         untraced.kill()
         untraced.wait()
-    assert done.returncode == 1 and done.stdout == ""
+    assert done.stdout == ""
     assert done.stderr.startswith(f"cudatrace: ctl: pid {untraced.pid}: no cudatrace collector "
                                   "is listening")
     assert done.stderr.count("\n") == 1
-    bad = subprocess.run([os.path.join(build_dir, "cudatrace"), "ctl", "nope", "status"],
-                         capture_output=True, text=True, timeout=30)
-    assert bad.returncode == 2 and "not a process id" in bad.stderr
+    bad = cudatrace_cmd.run(build_dir, "ctl", "nope", "status", timeout=30, status=2)
+    assert "not a process id" in bad.stderr
 
 
 def test_a_directory_others_can_enter_is_refused(build_dir, tmp_path):
@@ -336,9 +321,7 @@ def test_a_directory_others_can_enter_is_refused(build_dir, tmp_path):
     (runtime / "cudatrace").mkdir(parents=True)
     os.chmod(runtime / "cudatrace", 0o755)
     env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime))
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "ctl", "1", "status"],
-                          capture_output=True, text=True, timeout=30, env=env)
-    assert done.returncode == 1
+    done = cudatrace_cmd.run(build_dir, "ctl", "1", "status", timeout=30, env=env, status=1)
     assert f"refusing {runtime}/cudatrace: it must be a directory owned by uid" in done.stderr
     assert "mode 0755" in done.stderr
 

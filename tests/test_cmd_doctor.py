@@ -7,10 +7,10 @@ status follows error findings."""
 import ctypes
 import json
 import os
-import subprocess
 
 import pytest
 
+import cudatrace_cmd
 import toolkit
 
 STUB = os.path.join(toolkit.LIB, "stubs", "libcuda.so")
@@ -26,19 +26,19 @@ def machine_has_libcuda():
         return False
 
 
-def doctor(build_dir, *args, library_path=None, extra_env=None):
+def doctor(build_dir, *args, library_path=None, extra_env=None, **options):
+    """cudatrace_cmd.run of `doctor ARGS` with LD_LIBRARY_PATH=library_path (none if None)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("CUDATRACE_", "CT_DOUBLE")) and k not in ("LD_PRELOAD",
                                                                           "LD_LIBRARY_PATH")}
     if library_path:
         env["LD_LIBRARY_PATH"] = library_path
     env.update(extra_env or {})
-    return subprocess.run([os.path.join(build_dir, "cudatrace"), "doctor", *args], env=env,
-                          capture_output=True, text=True, timeout=120)
+    return cudatrace_cmd.run(build_dir, "doctor", *args, env=env, timeout=120, **options)
 
 
 def test_the_driver_verdict_matches_the_machine(build_dir):
-    done = doctor(build_dir, "--json")
+    done = doctor(build_dir, "--json", status=None)
     report = json.loads(done.stdout)
     loads = {l["name"]: l for l in report["doctor"]["loads"]}
     (runtime,) = [l for l in report["doctor"]["loads"]
@@ -59,14 +59,12 @@ def test_the_driver_verdict_matches_the_machine(build_dir):
     assert "cannot open shared object file" in loads["libcuda.so.1"]["error"]
     assert report["doctor"]["driver"].startswith("no NVIDIA driver")
     assert "cudart" in families and "cuda" not in families
-    text = doctor(build_dir)
-    assert text.returncode == 1
+    text = doctor(build_dir, status=1)
     assert "error driver-missing" in text.stdout and "no NVIDIA driver" in text.stdout
 
 
 def test_healthy_runtime_finds_nothing(build_dir):
     done = doctor(build_dir, "--json", library_path=os.path.join(build_dir, "double"))
-    assert done.returncode == 0, done.stdout
     report = json.loads(done.stdout)
     assert report["findings"] == []
     loads = {l["name"]: l for l in report["doctor"]["loads"]}
@@ -77,8 +75,7 @@ def test_stub_reached_as_libcuda_so_1(build_dir, tmp_path):
     if not os.path.exists(STUB):
         pytest.skip(f"the toolkit has no link-time stub {STUB}")
     (tmp_path / "libcuda.so.1").symlink_to(STUB)
-    done = doctor(build_dir, "--json", library_path=str(tmp_path))
-    assert done.returncode == 1
+    done = doctor(build_dir, "--json", library_path=str(tmp_path), status=1)
     report = json.loads(done.stdout)
     assert [f["id"] for f in report["findings"]] == ["stub-driver"]
     (lib,) = report["findings"][0]["evidence"]["libraries"]
@@ -87,7 +84,7 @@ def test_stub_reached_as_libcuda_so_1(build_dir, tmp_path):
 
 
 def test_bad_usage(build_dir):
-    done = doctor(build_dir, "--bogus")
+    done = doctor(build_dir, "--bogus", status=2)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == ["cudatrace: doctor: unknown option --bogus",
                                         "usage: cudatrace doctor [--json]"]
@@ -102,8 +99,9 @@ def test_the_device_view_from_nvml(build_dir, tmp_path):
                       "0 0 persistence 0\n0 0 process 1 5242880\n")
     library_path = os.path.join(build_dir, "double") + ":" + os.path.join(build_dir, "nvml")
     scripted = {"CT_DOUBLE_NVML_SCRIPT": str(script)}
-    text = doctor(build_dir, library_path=library_path, extra_env=scripted)
-    done = doctor(build_dir, "--json", library_path=library_path, extra_env=scripted)
+    text = doctor(build_dir, library_path=library_path, extra_env=scripted, status=None)
+    done = doctor(build_dir, "--json", library_path=library_path, extra_env=scripted,
+                  status=None)
     assert "NVML driver 575.57.08; compute mode exclusive process, persistence off; " \
            "PCIe Gen4 x16 (max Gen5 x16); other processes: pid 1" in text.stdout
     assert "/dev/nvidia-uvm" in text.stdout
@@ -113,6 +111,6 @@ def test_the_device_view_from_nvml(build_dir, tmp_path):
     device, = report["processes"][0]["gpu_health"]
     assert (device["compute_mode"], device["persistence"], device["default_power_limit_mw"]) == (
         3, 0, 700000)
-    absent = json.loads(doctor(build_dir, "--json",
-                               library_path=os.path.join(build_dir, "double")).stdout)
+    absent = json.loads(doctor(build_dir, "--json", library_path=os.path.join(build_dir, "double"),
+                               status=None).stdout)
     assert absent["processes"][0]["nvml"]["state"] == "absent"

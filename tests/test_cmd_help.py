@@ -3,9 +3,10 @@ what the command does, its options and examples, on stdout with status 0 and not
 on stderr. Unknown options stay a one-line usage error with status 2."""
 import os
 import re
-import subprocess
 
 import pytest
+
+import cudatrace_cmd
 
 COMMANDS = ["run", "report", "diff", "open", "export", "recover", "doctor"]
 TIMEOUT_S = 30
@@ -13,18 +14,17 @@ TIMEOUT_S = 30
 
 @pytest.fixture
 def cli(build_dir):
-    """cli(*args, cwd=None) -> CompletedProcess (text) of build/cudatrace, no desktop."""
+    """cli(*args, **options) -> cudatrace_cmd.run of ARGS with no desktop to open a page on."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
 
-    def run(*args, cwd=None):
-        return subprocess.run([os.path.join(build_dir, "cudatrace"), *args], cwd=cwd, env=env,
-                              capture_output=True, text=True, timeout=TIMEOUT_S)
+    def run(*args, **options):
+        return cudatrace_cmd.run(build_dir, *args, env=env, timeout=TIMEOUT_S, **options)
 
     return run
 
 
 def command_help(cli, command):
-    done = cli(command, "--help")
+    done = cli(command, "--help", status=None)
     # export is another part of the same issue; its --help may land later.
     if command == "export" and done.returncode == 2:
         pytest.skip("cudatrace export --help is not implemented yet")
@@ -80,8 +80,7 @@ def test_general_help_lists_every_command(cli, args):
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_an_unknown_option_is_still_a_usage_error(cli, command):
-    done = cli(command, "--bogus")
-    assert done.returncode == 2, (command, done)
+    done = cli(command, "--bogus", status=2)
     assert done.stdout == ""
     line, *usage = done.stderr.splitlines()
     assert line == f"cudatrace: {command}: unknown option --bogus"
@@ -99,8 +98,7 @@ OPERANDS = {"report": ["traces"], "open": ["t.pftrace"], "export": ["t.pftrace"]
 def test_an_unknown_option_is_one_before_or_after_the_operands(cli, tmp_path, command, where):
     operands = OPERANDS[command]
     args = ["--bogus", *operands] if where == "before" else [*operands, "--bogus"]
-    done = cli(command, *args, cwd=tmp_path)
-    assert done.returncode == 2, done
+    done = cli(command, *args, cwd=tmp_path, status=2)
     assert "cannot open" not in done.stderr
     assert done.stderr.startswith(f"cudatrace: {command}: unknown option --bogus\nusage: ")
     assert os.listdir(tmp_path) == []
@@ -115,14 +113,14 @@ def test_help_after_the_operands_is_help(cli, command):
 
 def test_report_takes_its_options_after_the_paths(cli, tmp_path):
     (tmp_path / "traces").mkdir()
-    before = cli("report", "--summary", "-o", "S.json", "traces/", cwd=tmp_path)
-    after = cli("report", "--summary", "traces/", "-o", "S.json", cwd=tmp_path)
+    before = cli("report", "--summary", "-o", "S.json", "traces/", cwd=tmp_path, status=None)
+    after = cli("report", "--summary", "traces/", "-o", "S.json", cwd=tmp_path, status=None)
     assert (after.returncode, after.stderr) == (before.returncode, before.stderr)
     assert "holds no trace" in after.stderr
 
 
 def test_after_a_double_dash_an_option_is_a_path(cli, tmp_path):
-    done = cli("report", "--", "--json", cwd=tmp_path)
+    done = cli("report", "--", "--json", cwd=tmp_path, status=1)
     assert done.returncode == 1 and "--json" in done.stderr and "unknown option" not in done.stderr
 
 
@@ -133,7 +131,7 @@ def test_run_takes_options_only_before_the_program(cli, tmp_path):
 
 
 def test_an_unknown_command_has_no_help(cli):
-    done = cli("help", "frobnicate")
+    done = cli("help", "frobnicate", status=2)
     assert done.returncode == 2 and done.stdout == ""
     assert "frobnicate" in done.stderr
 

@@ -19,6 +19,8 @@ import time
 
 import pytest
 
+import cudatrace_cmd
+
 WAIT_S = 30
 LINK = re.compile(r"^(\S+)/#!/\?url=http://127\.0\.0\.1:(\d+)(/\S+)\n$")
 UI = "https://ui.perfetto.dev"
@@ -44,9 +46,8 @@ class Server:
     """A running `cudatrace open`: its process, and the port and path its link names."""
 
     def __init__(self, build_dir, trace, *args, env=None):
-        argv = [os.path.join(build_dir, "cudatrace"), "open", *args, str(trace)]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env=env or quiet_env())
+        self.proc = cudatrace_cmd.start(build_dir, "open", *args, trace, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True, env=env or quiet_env())
         self.link = self.proc.stdout.readline()
         match = LINK.match(self.link)
         if not match:
@@ -298,10 +299,8 @@ def test_a_busy_port_is_one_line_and_status_1(build_dir, trace_file):
         held.bind(("127.0.0.1", 0))
         held.listen(1)
         port = held.getsockname()[1]
-        done = subprocess.run([os.path.join(build_dir, "cudatrace"), "open", "--no-browser",
-                               "--port", str(port), "--timeout", "5", str(trace_file)],
-                              capture_output=True, text=True, timeout=WAIT_S, env=quiet_env())
-    assert done.returncode == 1
+        done = cudatrace_cmd.run(build_dir, "open", "--no-browser", "--port", port, "--timeout",
+                                 "5", trace_file, timeout=WAIT_S, env=quiet_env(), status=1)
     assert done.stdout == ""
     (line,) = done.stderr.splitlines()
     assert line.startswith("cudatrace: open: ") and f"port {port} " in line and "in use" in line
@@ -309,11 +308,9 @@ def test_a_busy_port_is_one_line_and_status_1(build_dir, trace_file):
 
 def test_the_timeout_ends_it(build_dir, trace_file):
     start = time.monotonic()
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "open", "--no-browser",
-                           "--port", "0", "--timeout", "1", str(trace_file)],
-                          capture_output=True, text=True, timeout=WAIT_S, env=quiet_env())
+    done = cudatrace_cmd.run(build_dir, "open", "--no-browser", "--port", "0", "--timeout", "1",
+                             trace_file, timeout=WAIT_S, env=quiet_env(), status=1)
     elapsed = time.monotonic() - start
-    assert done.returncode == 1
     assert LINK.match(done.stdout)
     assert "was not fetched within 1 s" in done.stderr.splitlines()[-1]
     assert 1 <= elapsed < 10
@@ -373,9 +370,7 @@ def test_a_name_a_link_would_escape_is_served_plain(serve, trace_file, tmp_path)
                                   ["--ui", "ftp://x", "t"]])
 def test_bad_usage_is_one_line_and_status_2(build_dir, args):
     """One line says what is wrong; an option getopt refuses is followed by the usage."""
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "open", *args],
-                          capture_output=True, text=True, timeout=WAIT_S, env=quiet_env())
-    assert done.returncode == 2, args
+    done = cudatrace_cmd.run(build_dir, "open", *args, timeout=WAIT_S, env=quiet_env(), status=2)
     assert done.stdout == ""
     first, *rest = done.stderr.splitlines()
     assert first.startswith("cudatrace: "), first
@@ -384,10 +379,8 @@ def test_bad_usage_is_one_line_and_status_2(build_dir, args):
 
 
 def test_a_missing_trace_is_one_line_and_status_1(build_dir, tmp_path):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "open", "--port", "0",
-                           str(tmp_path / "absent.pftrace.zst")],
-                          capture_output=True, text=True, timeout=WAIT_S, env=quiet_env())
-    assert done.returncode == 1
+    done = cudatrace_cmd.run(build_dir, "open", "--port", "0", tmp_path / "absent.pftrace.zst",
+                             timeout=WAIT_S, env=quiet_env(), status=1)
     assert done.stdout == ""
     (line,) = done.stderr.splitlines()
     assert "absent.pftrace.zst" in line

@@ -12,9 +12,7 @@ MiB cap has nothing cut. Both sample a launch's site every microsecond
 (CUDATRACE_LAUNCH_SITE_US=1): at the default millisecond, how many of the
 64 launch sites carry one depends on the machine's speed, and without them
 the other three kinds' sites fit."""
-import os
-import subprocess
-
+import cudatrace_cmd
 from bounded_runs import bounded_run
 
 MS = 1000000
@@ -29,13 +27,6 @@ def run(trace_run, build_dir, tmp_path, mode):
     return path, trace, r["processes"][0]["gap"]
 
 
-def text_report(build_dir, path):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(path)],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 def test_a_gap_too_full_says_what_it_cut(trace_run, build_dir, tmp_path):
     path, trace, gap = run(trace_run, build_dir, tmp_path, "sites")
     assert gap["dropped_chunks"] > 0
@@ -46,7 +37,8 @@ def test_a_gap_too_full_says_what_it_cut(trace_run, build_dir, tmp_path):
                if c["part"] == "usage"), gap["cut"]
     notes = [i for i in trace.instants if i["name"] == "cudatrace.gap_cut"]
     assert len(notes) == len(gap["cut"])
-    lines = [line for line in text_report(build_dir, path).splitlines() if "gap cut" in line]
+    text = cudatrace_cmd.run(build_dir, "report", path).stdout
+    lines = [line for line in text.splitlines() if "gap cut" in line]
     assert len(lines) == len(gap["cut"])
     assert f"no room for {cut['usage']['packets']} of its usage entries" in "".join(lines)
 
@@ -55,4 +47,4 @@ def test_a_gap_with_room_cuts_nothing(trace_run, build_dir, tmp_path):
     path, trace, gap = run(trace_run, build_dir, tmp_path, "stalls")
     assert gap["dropped_chunks"] > 0 and gap["cut"] == []
     assert not [i for i in trace.instants if i["name"] == "cudatrace.gap_cut"]
-    assert "gap cut" not in text_report(build_dir, path)
+    assert "gap cut" not in cudatrace_cmd.run(build_dir, "report", path).stdout

@@ -11,12 +11,12 @@ trace's gpu-idle has the unbounded run's idle share (within 2 points) and
 its three longest gaps (each within 1 ms), without `kept_detail_only`;
 read without the gap's GPU blocks, it is the kept detail's, which differs;
 the "busy" twin, which never sleeps, has no gpu-idle under the same cap."""
+import cudatrace_cmd
 import perfetto_check
 import pytest
 from perfetto_check import pb
 
 from bounded_runs import bounded_run
-from test_preload_reliability import report
 
 MS = 1000000
 ROUNDS = 1500
@@ -65,7 +65,7 @@ def test_gpu_idle_of_a_dropped_middle_is_the_whole_runs(trace_run, build_dir, tm
     # dropped middle is one idle stretch (its longest gap, or, where no kept
     # GPU work comes before or after it, the idle time before the first or
     # after the last), and the share far from the run's.
-    kept = gpu_idle(report(build_dir, without_gap_gpu(bounded_path, tmp_path)))
+    kept = gpu_idle(cudatrace_cmd.report(build_dir, without_gap_gpu(bounded_path, tmp_path)))
     k = kept["evidence"]
     assert k["kept_detail_only"] == 1
     stretch = max(k["gap_1_ns"], k["before_first_work_ns"], k["after_last_work_ns"])

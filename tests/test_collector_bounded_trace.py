@@ -9,9 +9,8 @@ middle a 1 MiB cap drops: the file stays under the cap, passes the suite's
 Perfetto checks (the fixture runs them), and the report's counts and memory
 figures equal the double's own."""
 import os
-import subprocess
 
-from test_preload_reliability import report
+import cudatrace_cmd
 
 MIB = 1 << 20
 MS = 1000000
@@ -63,13 +62,12 @@ def test_a_long_run_under_a_small_cap_keeps_its_ends_and_its_totals(trace_run, b
     memory = sorted(trace.counters["CUDA device memory (live bytes)"])
     assert {v for _, v in memory} <= {k * MIB for k in range(1, 11)} | {74 * MIB}
     assert memory[0][1] == MIB and memory[-1][1] == 3 * MIB
-    process = report(build_dir, path)["processes"][0]
+    process = cudatrace_cmd.report(build_dir, path)["processes"][0]
     assert_report_is_the_programs(process, own_counts(completed.stdout), truth)
     assert process["gap"] == {"from_ns": gap["ts"], "to_ns": gap["ts"] + gap["dur"],
                               "dropped_bytes": gap["args"]["dropped_bytes"],
                               "dropped_chunks": gap["args"]["dropped_chunks"], "cut": []}
-    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(path)],
-                          capture_output=True, text=True, check=True).stdout
+    text = cudatrace_cmd.run(build_dir, "report", path).stdout
     assert "gap            the trace's bound (CUDATRACE_MAX_MB) dropped" in text
 
 
@@ -81,7 +79,7 @@ def test_an_unbounded_trace_keeps_everything(trace_run, build_dir, tmp_path):
                                     env={"CUDATRACE_MAX_MB": 0, "CUDATRACE_OUTPUT": path})
     assert completed.returncode == 0, completed.stderr
     assert path.stat().st_size > 2 * MIB
-    process = report(build_dir, path)["processes"][0]
+    process = cudatrace_cmd.report(build_dir, path)["processes"][0]
     assert process["gap"] is None
     assert all(s["dropped_slices"] == 0 for s in process["api"].values())
     assert_report_is_the_programs(process, own_counts(completed.stdout), truth)

@@ -9,8 +9,8 @@ small pageable copies all lie in the middle a 1 MiB cap drops, the bounded
 trace's findings and their counts and top sites equal those of the same run
 unbounded; the healthy twin, whose middle copies pinned memory in large
 copies, stays silent under the same cap."""
+import cudatrace_cmd
 from bounded_runs import MIDDLE, bounded_run
-from test_preload_reliability import report
 
 MS = 1000000
 USAGE = {"launch-overhead", "sync-stall", "pageable-memcpy", "small-copy-storm"}
@@ -71,7 +71,7 @@ def test_memory_growth_of_a_long_leak_is_whole(trace_run, build_dir, tmp_path):
         completed, _, _ = trace_run("leak_loop", steps, 1024, 4096, env={
             "CUDATRACE_MAX_MB": cap, "CUDATRACE_OUTPUT": path})
         assert completed.returncode == 0, completed.stderr
-        findings[cap] = {f["id"]: f for f in report(build_dir, path)["findings"]}
+        findings[cap] = {f["id"]: f for f in cudatrace_cmd.report(build_dir, path)["findings"]}
     bounded, whole = findings[1], findings[0]
     for f in (bounded["memory-growth"], whole["memory-growth"]):
         assert "kept_detail_only" not in f["evidence"] and "kept detail" not in f["message"]

@@ -9,26 +9,16 @@ programs are tests/programs/capture_steps.c, whose steps the arguments give,
 and tests/nvtx/steps.c (per step, "forward" holds two launches, "backward"
 one). The twins: unset, everything is recorded and nothing said about
 windows; a bad value warns once and also records everything."""
-import json
 import os
-import subprocess
 
 import pytest
+
+import cudatrace_cmd
 
 WINDOW = "capture window"
 PROFILER_STEPS = ["3", "start", "5", "stop", "7", "start", "2", "stop", "1"]
 STEPS = 4
 MIB = 1 << 20
-
-
-def report(build_dir, path, *flags):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", *flags, str(path)],
-                          capture_output=True, text=True, timeout=60, check=True)
-    return done.stdout
-
-
-def report_json(build_dir, path):
-    return json.loads(report(build_dir, path, "--json"))["processes"][0]
 
 
 def counted(trace, name):
@@ -59,7 +49,7 @@ def test_the_profiler_api_opens_and_closes_windows(trace_run, build_dir):
         "profiler"]
     launches = sorted(s["ts"] for s in trace.slices if s["name"] == "cudaLaunchKernel")
     assert all(any(m["ts"] <= t <= m["ts"] + m["dur"] for m in marks) for t in launches)
-    process = report_json(build_dir, done.run_dir / "trace.pftrace.zst")
+    process = cudatrace_cmd.report(build_dir, done.run_dir / "trace.pftrace.zst")["processes"][0]
     assert calls(process) == {"cudaLaunchKernel": 18, "cudaProfilerStart": 2,
                               "cudaProfilerStop": 2}
     assert process["capture"]["setting"] == "profiler"
@@ -67,7 +57,7 @@ def test_the_profiler_api_opens_and_closes_windows(trace_run, build_dir):
     assert process["capture"]["memory_is_whole_run"] is True
     assert [(w["from_ns"], w["to_ns"]) for w in process["capture"]["windows"]] == [
         (m["ts"], m["ts"] + m["dur"]) for m in marks]
-    text = report(build_dir, done.run_dir / "trace.pftrace.zst")
+    text = cudatrace_cmd.run(build_dir, "report", done.run_dir / "trace.pftrace.zst").stdout
     assert ("capture        CUDATRACE_CAPTURE=profiler: 2 windows recorded in detail; the counts "
             "above and the device memory are the whole run's") in text
     assert "window 2 from" in text
@@ -82,8 +72,8 @@ def test_without_capture_everything_is_recorded(trace_run, build_dir):
     assert not windows(trace)
     assert not [i for i in trace.instants if i["name"] == "capture setting"]
     path = done.run_dir / "trace.pftrace.zst"
-    assert report_json(build_dir, path)["capture"] is None
-    assert "capture " not in report(build_dir, path)
+    assert cudatrace_cmd.report(build_dir, path)["processes"][0]["capture"] is None
+    assert "capture " not in cudatrace_cmd.run(build_dir, "report", path).stdout
 
 
 def test_a_bad_setting_warns_once_and_records_everything(trace_run):
@@ -108,7 +98,7 @@ def test_an_nvtx_range_is_a_window(trace_run, build_dir):
     assert counted(trace, "cudaDeviceSynchronize") == 0
     marks = windows(trace)
     assert len(marks) == STEPS and all(m["args"]["opened_by"] == "NVTX range" for m in marks)
-    process = report_json(build_dir, done.run_dir / "trace.pftrace.zst")
+    process = cudatrace_cmd.report(build_dir, done.run_dir / "trace.pftrace.zst")["processes"][0]
     assert calls(process) == {"cudaLaunchKernel": 3 * STEPS, "cudaDeviceSynchronize": STEPS}
     assert len(process["capture"]["windows"]) == STEPS
 
@@ -123,7 +113,7 @@ def test_a_time_window_opens_after_its_delay_for_its_duration(trace_run, build_d
     (mark,) = windows(trace)
     assert mark["args"]["opened_by"] == "time"
     assert abs(mark["dur"] - 1000000000) < 200000000  # the collector checks every cycle
-    process = report_json(build_dir, done.run_dir / "trace.pftrace.zst")
+    process = cudatrace_cmd.report(build_dir, done.run_dir / "trace.pftrace.zst")["processes"][0]
     assert calls(process) == {"cudaLaunchKernel": 15}
     assert process["capture"]["setting"] == "time:0.5:1"
 
@@ -135,12 +125,10 @@ def test_run_sets_the_time_window(build_dir, tmp_path):
     env["CUDATRACE_SAMPLE_HZ"] = "0"
     env["LD_LIBRARY_PATH"] = os.path.join(build_dir, "double")
     program = os.path.join(build_dir, "tests", "capture_steps")
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "-o", "t.pftrace.zst",
-                           "--delay", "0.5", "--duration", "1", "--", program, "5", "sleep:1000",
-                           "7", "sleep:1000", "3"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    process = report_json(build_dir, tmp_path / "t.pftrace.zst")
+    cudatrace_cmd.run(build_dir, "run", "-q", "-o", "t.pftrace.zst", "--delay", "0.5",
+                      "--duration", "1", "--", program, "5", "sleep:1000", "7", "sleep:1000", "3",
+                      cwd=tmp_path, env=env)
+    process = cudatrace_cmd.report(build_dir, tmp_path / "t.pftrace.zst")["processes"][0]
     assert process["capture"]["setting"] == "time:0.5:1"
     assert process["api"]["cudaLaunchKernel"]["calls"] == 15
     assert len(process["capture"]["windows"]) == 1
@@ -208,7 +196,7 @@ LEAK_STEPS = ["malloc", "20", "sleep:5"] * 16 + ["start", "5", "stop", "oom", "3
 
 
 def memory_answers(build_dir, path):
-    answer = json.loads(report(build_dir, path, "--json"))
+    answer = cudatrace_cmd.report(build_dir, path)
     memory = answer["processes"][0]["memory"]
     figures = {k: memory[k] for k in ("peak_bytes", "final_bytes", "allocs", "frees",
                                       "failed_allocs")}
@@ -234,5 +222,5 @@ def test_allocations_and_frees_are_the_whole_runs_under_any_window(trace_run, bu
     assert windowed[1] == whole[1] and len(whole[1]) == 1
     assert "with 16.00 MiB live" in whole[1][0] and "capture_steps.c:" in whole[1][0]
     assert windowed[2] == whole[2] == 1
-    text = report(build_dir, done.run_dir / "trace.pftrace.zst")
+    text = cudatrace_cmd.run(build_dir, "report", done.run_dir / "trace.pftrace.zst").stdout
     assert "the counts above and the device memory are the whole run's" in text

@@ -7,11 +7,9 @@ inside that bracket, give or take the mapping's error. The first call is
 left out: the tracer starts its session inside it, after the call's end
 timestamp and before the program's second reading.
 """
-import json
-import os
-import subprocess
-
 import pytest
+
+import cudatrace_cmd
 
 # The TSC mapping's error measured here is about 2 us in the first 100 ms and
 # under 1 us after (docs/design.md); the allowance is wider for a loaded
@@ -37,10 +35,8 @@ def test_slices_lie_within_the_programs_own_readings(trace_run, build_dir, clock
     # choose and the CPU's is invariant, so both runs test the path named.
     (declared,) = [i["args"]["clock"] for i in trace.instants if i["name"] == "cudatrace.trace"]
     assert declared == ("tsc" if clock == "auto" and invariant_tsc() else "boottime")
-    report = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                             str(completed.run_dir / "trace.pftrace.zst")],
-                            capture_output=True, text=True, check=True, timeout=60)
-    assert json.loads(report.stdout)["processes"][0]["tracer"]["clock"] == declared
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
+    assert report["processes"][0]["tracer"]["clock"] == declared
     readings = [tuple(map(int, line.split())) for line in completed.stdout.splitlines()]
     slices = sorted((s for s in trace.slices if s["name"] == "cudaDeviceSynchronize"),
                     key=lambda s: s["ts"])

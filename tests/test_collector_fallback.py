@@ -5,7 +5,6 @@ back to the toolkit's cuDNN through ld.so.cache. Built from real files: a
 small library standing in for libtorch_cuda.so in a pip-like tree, its
 wheel's METADATA and RECORD, and the toolkit's real libcudnn.so.9, loaded
 from Python through ctypes under a bare LD_PRELOAD."""
-import json
 import os
 import shutil
 import subprocess
@@ -13,6 +12,7 @@ import sys
 
 import pytest
 
+import cudatrace_cmd
 import toolkit
 
 PIN = "9.26.0.51"
@@ -70,10 +70,7 @@ def run(trace_run, build_dir, library):
                                preload=False)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == untraced.stdout  # the same files mapped
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                           str(completed.run_dir / "trace.pftrace.zst")],
-                          capture_output=True, text=True, check=True, timeout=60)
-    return completed, json.loads(done.stdout)
+    return completed, cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
 
 
 @pytest.mark.parametrize("wheel", ["missing", "empty"])
@@ -119,10 +116,7 @@ def test_healthy_twin_a_program_without_rpath(trace_run, build_dir):
     """The toolkit's cuDNN through ld.so.cache, asked for by a program that
     names no directory of its own: nothing was expected elsewhere."""
     completed, _, _ = trace_run("dlopen_only", toolkit.cached(toolkit.soname("cudnn")), double=False)
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                           str(completed.run_dir / "trace.pftrace.zst")],
-                          capture_output=True, text=True, check=True, timeout=60)
-    report = json.loads(done.stdout)
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
     (cudnn,) = [lib for lib in report["processes"][0]["libraries"] if lib["family"] == "cudnn"]
     assert cudnn["found_via"] == "ld.so.cache"
     assert report["findings"] == []
@@ -134,12 +128,9 @@ def test_the_audit_module_sees_the_same(build_dir, tmp_path):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("CUDATRACE_", "CT_DOUBLE")) and k not in ("LD_PRELOAD",
                                                                           "LD_AUDIT")}
-    subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "-o", str(trace), "--",
-                    sys.executable, "-c", SCRIPT, str(library)], env=env, check=True,
-                   timeout=60)
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", str(trace)],
-                          capture_output=True, text=True, check=True, timeout=60)
-    (finding,) = json.loads(done.stdout)["findings"]
+    cudatrace_cmd.run(build_dir, "run", "-q", "-o", trace, "--", sys.executable, "-c", SCRIPT,
+                      library, env=env)
+    (finding,) = cudatrace_cmd.report(build_dir, trace)["findings"]
     assert finding["id"] == "fallback-resolution"
     (lib,) = finding["evidence"]["libraries"]
     assert (lib["seen_by"], lib["expected_dirs"]) == ("audit", str(expected))

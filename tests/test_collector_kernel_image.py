@@ -5,11 +5,12 @@ from its fat binary. The library is a real nvcc build with sm_80 code only;
 the CPU double plays a GPU that cannot run it (CT_DOUBLE_NO_KERNEL_IMAGE) and
 reports compute capability 9.0; its healthy twin launches the same kernel
 without that failure."""
-import json
 import os
 import subprocess
 
 import pytest
+
+import cudatrace_cmd
 
 
 @pytest.fixture(scope="module")
@@ -27,10 +28,8 @@ def run(trace_run, build_dir, library, no_image):
     completed, trace, _ = trace_run("call_library", library, "launch_scale",
                                     env={"CT_DOUBLE_NO_KERNEL_IMAGE": int(no_image)})
     assert completed.returncode == 0, completed.stderr
-    report = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                             str(completed.run_dir / "trace.pftrace.zst")],
-                            capture_output=True, text=True, check=True, timeout=60)
-    return completed, trace, json.loads(report.stdout)
+    return completed, trace, cudatrace_cmd.report(build_dir,
+                                                  completed.run_dir / "trace.pftrace.zst")
 
 
 def test_no_kernel_image_names_kernel_library_and_archs(trace_run, build_dir, sm80_library):

@@ -4,7 +4,6 @@ copy of a runtime, and the test double. Every broken setup asserts its exact
 finding id and the paths in its evidence; every healthy twin asserts none.
 The toolkit is the one $CUDA_HOME names (tests/toolkit.py).
 """
-import json
 import os
 import re
 import shutil
@@ -12,19 +11,13 @@ import subprocess
 
 import pytest
 
+import cudatrace_cmd
 import toolkit
 
 STUB_DRIVER = os.path.join(toolkit.LIB, "stubs", "libcuda.so")
 
 # They return an error another call left: not failures of their own.
 ERROR_QUERIES = ("cudaGetLastError", "cudaPeekAtLastError")
-
-
-def report_of(build_dir, completed):
-    path = completed.run_dir / "trace.pftrace.zst"
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", str(path)],
-                          capture_output=True, text=True, check=True, timeout=60)
-    return json.loads(done.stdout)
 
 
 def build_id(path):
@@ -35,7 +28,7 @@ def build_id(path):
 def test_inventory_describes_the_runtime_in_use(trace_run, build_dir):
     # The runtime's version is what its own cudaRuntimeGetVersion says.
     completed, _, _ = trace_run("load_libs")
-    report = report_of(build_dir, completed)
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
     (process,) = report["processes"]
     double = os.path.join(build_dir, "double", "libcudart.so.13")
     # The program's DT_NEEDED entry loaded it at start-up, as the preload saw.
@@ -53,7 +46,8 @@ def test_inventory_describes_the_runtime_in_use(trace_run, build_dir):
 
 def test_toolkit_libraries_are_recognised(trace_run, build_dir):
     completed, _, _ = trace_run("load_libs", toolkit.path("cublas"))
-    libraries = report_of(build_dir, completed)["processes"][0]["libraries"]
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
+    libraries = report["processes"][0]["libraries"]
     by_family = {lib["family"]: lib for lib in libraries}
     # libcublas pulls in libcublasLt through its DT_NEEDED.
     assert set(by_family) == {"cudart", "cublas", "cublasLt"}
@@ -72,7 +66,7 @@ def test_toolkit_libraries_are_recognised(trace_run, build_dir):
 
 def test_two_runtimes_are_a_duplicate_library(trace_run, build_dir):
     completed, _, _ = trace_run("load_libs", toolkit.path("cudart"))
-    report = report_of(build_dir, completed)
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
     (finding,) = report["findings"]
     assert finding["id"] == "duplicate-library" and finding["severity"] == "error"
     paths = {lib["realpath"] for lib in finding["evidence"]["libraries"]}
@@ -85,7 +79,7 @@ def test_renamed_runtime_copy_is_recognised(trace_run, build_dir, tmp_path):
     renamed = tmp_path / "libcudart-d0da41ae.so.11.0"
     shutil.copy(toolkit.path("cudart"), renamed)
     completed, _, _ = trace_run("load_libs", renamed)
-    report = report_of(build_dir, completed)
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
     (copy,) = [lib for lib in report["processes"][0]["libraries"]
                if lib["realpath"] == str(renamed)]
     # Family from the renamed file's name; version from the copy's own API.
@@ -97,7 +91,7 @@ def test_stub_driver(trace_run, build_dir):
     if not os.path.exists(STUB_DRIVER):
         pytest.skip(f"the toolkit has no link-time stub {STUB_DRIVER}")
     completed, _, _ = trace_run("load_libs", STUB_DRIVER)
-    report = report_of(build_dir, completed)
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
     (finding,) = report["findings"]
     assert finding["id"] == "stub-driver"
     (lib,) = finding["evidence"]["libraries"]
@@ -107,7 +101,7 @@ def test_stub_driver(trace_run, build_dir):
 
 def test_healthy_twin_with_an_unrelated_library(trace_run, build_dir):
     completed, _, _ = trace_run("load_libs", "libm.so.6")
-    report = report_of(build_dir, completed)
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
     assert report["findings"] == []
     assert [lib["family"] for lib in report["processes"][0]["libraries"]] == ["cudart"]
 
@@ -115,7 +109,7 @@ def test_healthy_twin_with_an_unrelated_library(trace_run, build_dir):
 def test_no_driver_at_all(trace_run, build_dir):
     toolkit.no_driver()
     completed, trace, _ = trace_run("driverless", double=False)
-    report = report_of(build_dir, completed)
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
     (finding,) = report["findings"]
     assert finding["id"] == "driver-missing"
     failed = sum(s["args"]["result"] == 35 for s in trace.slices
@@ -133,7 +127,7 @@ def test_driver_too_old_and_its_healthy_twin(trace_run, program_truth, build_dir
     env = {"CT_DOUBLE_DRIVER_VERSION": driver}
     completed, _, _ = trace_run("api_mix", 1, env=env)
     truth = program_truth("api_mix", 1, env=env)
-    report = report_of(build_dir, completed)
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
     # api_mix asks for 2^62 bytes on purpose; that oom is not this test's business.
     assert [f["id"] for f in report["findings"] if f["id"] != "oom"] == expected
     if expected:
@@ -150,7 +144,7 @@ def test_cudnn_sub_library_of_another_major(trace_run, build_dir, tmp_path):
     old = tmp_path / toolkit.missing("cudnn_ops")
     shutil.copy(toolkit.path("cudnn"), old)
     completed, _, _ = trace_run("load_libs", toolkit.path("cudnn"), old)
-    report = report_of(build_dir, completed)
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
     (finding,) = report["findings"]
     assert finding["id"] == "version-mismatch"
     paths = [lib["realpath"] for lib in finding["evidence"]["libraries"]]
@@ -161,7 +155,8 @@ def test_matching_cudnn_and_cublas_are_healthy(trace_run, build_dir):
     completed, _, _ = trace_run("load_libs", toolkit.path("cudnn"),
                                 toolkit.path("cudnn_graph"),
                                 toolkit.path("cublas"))
-    assert report_of(build_dir, completed)["findings"] == []
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
+    assert report["findings"] == []
 
 
 def test_trace_closes_with_the_whole_inventory(trace_run, build_dir):
@@ -186,7 +181,7 @@ def test_cudnn_built_for_another_cuda_major(trace_run, build_dir, other_major):
     completed, _, _ = trace_run("load_libs", toolkit.path("cudnn_ops"),
                                 env={"CT_DOUBLE_RUNTIME_VERSION": runtime,
                                      "CT_DOUBLE_DRIVER_VERSION": runtime})
-    findings = report_of(build_dir, completed)["findings"]
+    findings = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")["findings"]
     assert sorted({f["id"] for f in findings}) == expected
     if expected:
         # libcudnn_ops and the libcudnn_graph it needs, each built for the toolkit's CUDA.

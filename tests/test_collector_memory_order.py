@@ -4,21 +4,18 @@ first; it puts the events back in time order (collector/tracks/memory_counters.c
 counter and the report's figures are made of them. Checked on tests/programs/handoff.c, whose
 threads hand every block to a neighbour to free, with the truth known exactly: every block
 freed, and the peak one round's blocks."""
-import json
-import os
-import subprocess
-
 import pytest
+
+import cudatrace_cmd
 
 KIB = 1 << 10
 DEVICE_TRACK = "CUDA device memory (live bytes)"
 MEMORY_FINDINGS = {"memory-growth", "oom"}
 
 
-def report(build_dir, path):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", str(path)],
-                          capture_output=True, text=True, timeout=60, check=True)
-    parsed = json.loads(done.stdout)
+def process_and_findings(build_dir, path):
+    """The report's one process, and the ids of its findings."""
+    parsed = cudatrace_cmd.report(build_dir, path)
     (process,) = parsed["processes"]
     return process, {f["id"] for f in parsed["findings"]}
 
@@ -34,7 +31,7 @@ def test_threads_that_hand_addresses_to_each_other(trace_run, build_dir, threads
     assert proc.returncode == 0, proc.stderr
     peak = threads * (threads + 1) // 2 * 64 * KIB
     assert truth["peak_device_bytes"] == peak  # the double's own account agrees
-    process, findings = report(build_dir, proc.run_dir / "trace.pftrace.zst")
+    process, findings = process_and_findings(build_dir, proc.run_dir / "trace.pftrace.zst")
     assert process["memory"] == {"peak_bytes": peak, "final_bytes": 0,
                                  "allocs": threads * rounds, "frees": threads * rounds,
                                  "failed_allocs": 0, "late_events": 0,
@@ -57,7 +54,7 @@ def test_the_threads_program_ends_with_no_memory(trace_run, build_dir):
     # The report reads the trace: loading its 800,000 slices in Python would take minutes.
     proc, _, truth = trace_run("threads", 8, 100000, env={"CUDATRACE_OUTPUT": "t.pftrace.zst"})
     assert proc.returncode == 0, proc.stderr
-    process, findings = report(build_dir, proc.run_dir / "cwd" / "t.pftrace.zst")
+    process, findings = process_and_findings(build_dir, proc.run_dir / "cwd" / "t.pftrace.zst")
     memory = process["memory"]
     assert (memory["final_bytes"], memory["allocs"], memory["frees"]) == (0, 8, 8)
     # Counted from each allocation's return to each free's start, the peak is at most the

@@ -10,6 +10,7 @@ import struct
 import subprocess
 import time
 
+import cudatrace_cmd
 import perfetto_check
 
 
@@ -18,8 +19,7 @@ def wait_for_trace_end(build_dir, path, timeout_s=20):
     deadline = time.time() + timeout_s
     while time.time() < deadline:
         if os.path.exists(path):
-            done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", path],
-                                  capture_output=True, text=True)
+            done = cudatrace_cmd.run(build_dir, "report", "--json", path, status=None)
             if done.returncode == 0:
                 report = json.loads(done.stdout)
                 if report["trace"]["tail"] == "complete" and report["processes"][0]["exit"] != "unknown":

@@ -13,11 +13,10 @@ stacks and nothing else. A bad debug-offsets table or an unknown version is said
 the host section is otherwise as it was.
 """
 import os
-import subprocess
 
 import pytest
 
-from test_preload_reliability import report
+import cudatrace_cmd
 from test_report_host import outside_reads  # noqa: F401 (a fixture)
 
 STEPS = 40  # 10 ms each, at 100 Hz: dozens of samples per thread
@@ -39,7 +38,7 @@ def double_run(trace_run, build_dir):
             file, number = where.rsplit(":", 1)
             truth[int(tid)] = (file, int(number), function)
         assert list(truth.values()) == [MAIN, SECOND] and proc.pid in truth
-        r = report(build_dir, proc.run_dir / "trace.pftrace.zst")
+        r = cudatrace_cmd.report(build_dir, proc.run_dir / "trace.pftrace.zst")
         process, = r["processes"]
         proc.trace = trace
         return proc, process, truth
@@ -101,9 +100,7 @@ def test_an_unreadable_version_is_said_once_and_nothing_else_changes(
     assert calls == {fn: c["calls"] for fn, c in healthy["api"].items()}
     assert calls == {"cudaMalloc": 1, "cudaDeviceSynchronize": STEPS, "cudaFree": 1}
     assert process["exit"] == healthy["exit"] == "normal"
-    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report",
-                           str(proc.run_dir / "trace.pftrace.zst")],
-                          capture_output=True, text=True).stdout
+    text = cudatrace_cmd.run(build_dir, "report", proc.run_dir / "trace.pftrace.zst").stdout
     assert [x.strip() for x in text.splitlines() if "Python stacks:" in x] == [
         f"Python stacks: not read: {said}"]
 

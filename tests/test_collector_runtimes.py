@@ -4,12 +4,11 @@ beside the toolkit's CUDA 13 runtime. The inventory tells the two 12.x
 copies apart by what their own cudaRuntimeGetVersion reports (their file
 names are the same), and duplicate-library names every copy."""
 import glob
-import json
 import os
-import subprocess
 
 import pytest
 
+import cudatrace_cmd
 import toolkit
 
 
@@ -27,18 +26,11 @@ def runtimes(build_dir):
             "11": wheel_runtime(build_dir, "nvidia_cuda_runtime_cu11-11.8.*")}
 
 
-def report_of(build_dir, completed):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                           str(completed.run_dir / "trace.pftrace.zst")],
-                          capture_output=True, text=True, check=True, timeout=60)
-    return json.loads(done.stdout)
-
-
 def test_two_minors_and_the_toolkit_runtime(trace_run, build_dir, runtimes):
     toolkit.no_driver()
     toolkit.cached("libcudart.so.13")  # load_libs is linked against that soname
     completed, _, _ = trace_run("load_libs", runtimes["12.4"], runtimes["12.9"], double=False)
-    report = report_of(build_dir, completed)
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
     versions = {os.path.realpath(lib["realpath"]): lib["version"]
                 for lib in report["processes"][0]["libraries"] if lib["family"] == "cudart"}
     assert versions == {os.path.realpath(runtimes["12.4"]): "12.4",
@@ -57,7 +49,7 @@ def test_cuda11_runtime_without_driver_keeps_its_file_version(trace_run, build_d
     # Before CUDA 12, cudaRuntimeGetVersion fails without a driver: the
     # version then comes from the file name.
     completed, _, _ = trace_run("load_libs", runtimes["11"], double=False)
-    report = report_of(build_dir, completed)
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
     (old,) = [lib for lib in report["processes"][0]["libraries"]
               if lib["realpath"] == os.path.realpath(runtimes["11"])]
     assert old["version"] == "11.0" and old["soname"] == "libcudart.so.11.0"
@@ -68,4 +60,5 @@ def test_wheel_runtime_beside_a_working_runtime(trace_run, build_dir, runtimes):
     # a second one: the classic two-runtimes setup, with nothing else wrong.
     # (test_collector_libraries.py has the healthy twin: the double alone.)
     completed, _, _ = trace_run("load_libs", runtimes["12.9"])
-    assert [f["id"] for f in report_of(build_dir, completed)["findings"]] == ["duplicate-library"]
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
+    assert [f["id"] for f in report["findings"]] == ["duplicate-library"]

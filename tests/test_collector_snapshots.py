@@ -24,10 +24,11 @@ import time
 
 import pytest
 
+import cudatrace_cmd
 import perfetto_check
 from trace_vocabulary import check as check_vocabulary
 
-from test_preload_reliability import finished_report, report
+from test_preload_reliability import finished_report
 
 HANG_S = 1
 STEPS_MS = 50  # gpu_steps: 5 steps of a launch and a sync
@@ -117,7 +118,7 @@ def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tm
               if i["name"] == "cudatrace.calls"}
     assert totals["cudaMalloc"] == 1 and totals["cudaLaunchKernel"] == 1
 
-    rep = report(build_dir, path)
+    rep = cudatrace_cmd.report(build_dir, path)
     p = the_process(rep)
     assert p["snapshot"]["trigger"] == "hang" and p["snapshot"]["function"] == \
         "cudaDeviceSynchronize"
@@ -147,7 +148,7 @@ def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tm
     assert not [s for s in main.slices if "in_flight" in s["args"]]
     names = [s["name"] for s in main.slices]
     assert (names.count("cudaLaunchKernel"), names.count("cudaDeviceSynchronize")) == (5, 5)
-    rep = report(build_dir, tmp_path / "trace.pftrace.zst")
+    rep = cudatrace_cmd.report(build_dir, tmp_path / "trace.pftrace.zst")
     p = the_process(rep)
     assert p["snapshot"] is None
     assert [(s["trigger"], s["path"]) for s in p["snapshots"]] == [("hang", path)]
@@ -157,7 +158,7 @@ def test_hang_snapshot_names_the_kernel_never_completed(build_dir, repo_root, tm
         resolved["message"]
     assert snapshots(tmp_path) == [path]
     # A directory stands for its traces, not the snapshots taken of them.
-    assert [q["pid"] for q in report(build_dir, tmp_path)["processes"]] == [proc.pid]
+    assert [q["pid"] for q in cudatrace_cmd.report(build_dir, tmp_path)["processes"]] == [proc.pid]
 
 
 @pytest.mark.parametrize("incomplete, periodic", [("invalid", "full"), ("zero", "partial")])
@@ -178,7 +179,7 @@ def test_hang_snapshot_asks_cupti_for_the_work_completed_before_it(build_dir, re
     snap = perfetto_check.load(path, allow_unclosed=True)
     assert [s["name"] for s in snap.slices if s["args"].get("gpu_kind") == "kernel"] == \
         ["warm_kernel"] * warm
-    [hang] = findings(the_process_report := report(build_dir, path), "hang")
+    [hang] = findings(the_process_report := cudatrace_cmd.report(build_dir, path), "hang")
     assert ("the default stream: 1 launched and not completed; the first, step_kernel, "
             f"launched at gpu_steps.c:{launch_line(repo_root)}") in hang["message"], \
         hang["message"]
@@ -217,7 +218,7 @@ def test_a_python_thread_stuck_in_a_call_is_named_by_its_line(build_dir, repo_ro
             release.touch()
             out, err = proc.communicate(timeout=60)
         assert (proc.returncode, out) == (0, "done\n") and len(found) == 1, err
-        [hang] = findings(report(build_dir, found[0]), "hang")
+        [hang] = findings(cudatrace_cmd.report(build_dir, found[0]), "hang")
         said = f". It was called at {script}:{line} in step (its Python stack, as the host " \
             "sampler last read it)"
         assert (said in hang["message"]) == named, hang["message"]
@@ -253,7 +254,7 @@ def test_no_hang_no_snapshot(build_dir, tmp_path):
     proc = run_steps(build_dir, env)
     out, err = proc.communicate(timeout=60)
     assert (proc.returncode, out) == (0, "gpu_steps: 5 steps\n"), err
-    rep = report(build_dir, tmp_path / "trace.pftrace.zst")
+    rep = cudatrace_cmd.report(build_dir, tmp_path / "trace.pftrace.zst")
     assert snapshots(tmp_path) == []
     assert the_process(rep)["snapshots"] == [] and findings(rep, "hang") == []
 
@@ -266,7 +267,7 @@ def run_failing(trace_run, mode="failing", **env):
 
 def taken(build_dir, proc):
     """The snapshots the trace says were taken, as (trigger, function, result)."""
-    rep = report(build_dir, proc.run_dir / "trace.pftrace.zst")
+    rep = cudatrace_cmd.report(build_dir, proc.run_dir / "trace.pftrace.zst")
     marks = the_process(rep)["snapshots"]
     assert [m["path"] for m in marks] == snapshots(proc.run_dir)
     return [(m["trigger"], m["function"], m.get("result")) for m in marks]
@@ -278,7 +279,8 @@ def test_one_snapshot_per_error_code(trace_run, build_dir, trace_vocabulary):
                                       ("oom", "cudaMalloc", 2)]
     for path in snapshots(proc.run_dir):
         check_vocabulary(perfetto_check.load(path), trace_vocabulary)
-        assert the_process(report(build_dir, path))["snapshot"]["trigger"] in ("error", "oom")
+        snapshot = the_process(cudatrace_cmd.report(build_dir, path))["snapshot"]
+        assert snapshot["trigger"] in ("error", "oom")
 
 
 def test_oom_alone_and_the_default_takes_none(trace_run, build_dir):
@@ -320,7 +322,7 @@ def test_snapshot_of_a_bounded_trace_opens(trace_run, build_dir, trace_vocabular
     [path] = snapshots(proc.run_dir)
     snap = perfetto_check.load(path)
     check_vocabulary(snap, trace_vocabulary)
-    p = the_process(report(build_dir, path))
+    p = the_process(cudatrace_cmd.report(build_dir, path))
     assert p["gap"]["dropped_chunks"] > 0
     assert p["snapshot"]["trigger"] == "oom"
-    assert [f for f in report(build_dir, path)["findings"] if f["id"] == "oom"]
+    assert [f for f in cudatrace_cmd.report(build_dir, path)["findings"] if f["id"] == "oom"]

@@ -7,10 +7,10 @@ cudatrace process in it."""
 import gzip
 import json
 import os
-import subprocess
 
 import pytest
 
+import cudatrace_cmd
 from perfetto_check import pb
 
 
@@ -29,20 +29,14 @@ def process_trace(format_value):
     return [process, event]
 
 
-def report(build_dir, path):
-    return subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", str(path)],
-                          capture_output=True, text=True, timeout=30)
-
-
 def test_current_format_is_read(build_dir, write_trace):
-    done = report(build_dir, write_trace(process_trace(1)))
-    assert done.returncode == 0, done.stderr
+    done = cudatrace_cmd.run(build_dir, "report", "--json", write_trace(process_trace(1)))
     assert '"pid":42' in done.stdout
 
 
 def test_other_format_is_refused(build_dir, write_trace):
     path = write_trace(process_trace(2), compress="zstd")
-    done = report(build_dir, path)
+    done = cudatrace_cmd.run(build_dir, "report", "--json", path, status=1)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == (f"cudatrace: {path}: written by another cudatrace "
                            "(trace format 2; this one reads 1)\n")
@@ -53,7 +47,7 @@ def test_foreign_perfetto_trace_is_refused(build_dir, write_trace):
     packet.track_descriptor.uuid = 9
     packet.track_descriptor.name = "not ours"
     path = write_trace([packet])
-    done = report(build_dir, path)
+    done = cudatrace_cmd.run(build_dir, "report", "--json", path, status=1)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == f"cudatrace: {path}: holds no traced process: not a cudatrace trace\n"
 
@@ -61,17 +55,11 @@ def test_foreign_perfetto_trace_is_refused(build_dir, write_trace):
 EXPORT_FORMATS = ["perfetto", "perfetto-gz", "chrome-json", "html"]
 
 
-def export(build_dir, path, fmt, out):
-    return subprocess.run([os.path.join(build_dir, "cudatrace"), "export", str(path),
-                           "--format", fmt, "-o", str(out)],
-                          capture_output=True, timeout=30)
-
-
 @pytest.mark.parametrize("fmt", EXPORT_FORMATS)
 def test_current_format_is_exported(build_dir, write_trace, tmp_path, fmt):
     path = write_trace(process_trace(1), compress="zstd")
     out = tmp_path / "out"
-    done = export(build_dir, path, fmt, out)
+    done = cudatrace_cmd.run(build_dir, "export", path, "--format", fmt, "-o", out, text=False)
     assert (done.returncode, done.stderr, done.stdout) == (0, b"", f"wrote {out}\n".encode())
     data = out.read_bytes()
     if fmt == "perfetto":
@@ -90,7 +78,8 @@ def test_other_format_is_refused_by_every_export(build_dir, write_trace, tmp_pat
     # The same refusal as the report's, from the same place: a trace of another format is
     # never converted as if it were ours.
     path = write_trace(process_trace(2), compress="zstd")
-    done = export(build_dir, path, fmt, tmp_path / "out")
+    done = cudatrace_cmd.run(build_dir, "export", path, "--format", fmt, "-o", tmp_path / "out",
+                             text=False, status=1)
     assert (done.returncode, done.stdout) == (1, b"")
     assert done.stderr.decode() == (f"cudatrace: {path}: written by another cudatrace "
                                     "(trace format 2; this one reads 1)\n")

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+import cudatrace_cmd
+
 KERNEL_NS = 100000
 STEPS = 20
 WAIT_MS = 20  # each step's input wait: a busy machine's late wake-ups are a small share of it
@@ -58,23 +60,6 @@ def runs(build_dir, tmp_path_factory):
     return Runs(build_dir, tmp_path_factory.mktemp("diff"))
 
 
-def cudatrace(build_dir, *args):
-    return subprocess.run([os.path.join(build_dir, "cudatrace"), *map(str, args)],
-                          capture_output=True, text=True, timeout=60)
-
-
-def diff_json(build_dir, before, after, *options):
-    done = cudatrace(build_dir, "diff", "--json", *options, before, after)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-def diff_text(build_dir, before, after):
-    done = cudatrace(build_dir, "diff", before, after)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 def baseline(runs):
     return runs.run("baseline", *LOOP)
 
@@ -107,9 +92,9 @@ def source_line(text):
 
 def test_same_program_twice_is_no_significant_change(runs, build_dir):
     before, after = baseline(runs), runs.run("again", *LOOP)
-    text = diff_text(build_dir, before, after)
+    text = cudatrace_cmd.run(build_dir, "diff", before, after).stdout
     assert text.startswith("no significant change (step time "), text
-    d = diff_json(build_dir, before, after)
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", before, after)
     assert (d["schema"], d["changed"], d["step_time_rise"]) == ("cudatrace.diff/1", 0, 0)
     (pair,) = d["pairs"]
     assert pair["basis"] == "step" and only(changes(pair))
@@ -125,7 +110,7 @@ def test_same_program_on_a_loaded_machine(runs, build_dir):
         for spinner in spinners:
             spinner.kill()
             spinner.wait()
-    d = diff_json(build_dir, baseline(runs), loaded)
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", baseline(runs), loaded)
     assert d["changed"] == 0, d["headline"]
     assert d["headline"].startswith("no significant change")
 
@@ -139,7 +124,7 @@ def test_a_slower_kernel(runs, build_dir):
     """Three launches a step of a kernel 1.9 ms slower make the step 5.7 ms longer, and the GPU's
     busy time and the synchronisation that waits for it grow."""
     slower = slower_kernel(runs)
-    d = diff_json(build_dir, baseline(runs), slower)
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", baseline(runs), slower)
     (pair,) = d["pairs"]
     assert re.match(r"step time \+\d+% \([\d.]+ ms → [\d.]+ ms\): step_kernel \+5\.700 ms a "
                     r"step \(100\.000 us → 2\.000 ms each\)", d["headline"]), d["headline"]
@@ -162,7 +147,8 @@ def test_a_slower_kernel(runs, build_dir):
 def test_fail_on_regression(runs, build_dir):
     before = baseline(runs)
     slower, again = slower_kernel(runs), runs.run("again", *LOOP)
-    gate = [cudatrace(build_dir, "diff", before, after, "--fail-on-regression", pct).returncode
+    gate = [cudatrace_cmd.run(build_dir, "diff", before, after, "--fail-on-regression", pct,
+                              status=None).returncode
             for after, pct in [(slower, 15), (slower, 40), (again, 0)]]
     assert gate == [3, 0, 0]
 
@@ -172,7 +158,7 @@ def test_an_extra_synchronising_call_at_a_known_line(runs, build_dir):
     call, so the step time holds; the headline names the call and its line."""
     extra = runs.run("extra_sync", *LOOP, "--extra-sync")
     line = source_line("cudaStreamSynchronize(stream)")
-    d = diff_json(build_dir, baseline(runs), extra)
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", baseline(runs), extra)
     (pair,) = d["pairs"]
     assert d["headline"].startswith("step time "), d["headline"]
     assert d["headline"].endswith(f": cudaStreamSynchronize new at {line} in main (1 a step)"), \
@@ -200,7 +186,7 @@ def test_the_runtime_from_another_directory_at_another_version(runs, build_dir, 
     moved_runtime = runs.run("other_runtime", *LOOP,
                              library_path=f"{other}:{build_dir}/double",
                              CT_DOUBLE_RUNTIME_VERSION=13010)
-    d = diff_json(build_dir, baseline(runs), moved_runtime)
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", baseline(runs), moved_runtime)
     (pair,) = d["pairs"]
     assert d["headline"].endswith(": cudart 13.0 → 13.1 from another file; LD_LIBRARY_PATH "
                                   "changed"), d["headline"]
@@ -213,7 +199,7 @@ def test_the_runtime_from_another_directory_at_another_version(runs, build_dir, 
 
 def test_more_memory_held(runs, build_dir):
     bigger = runs.run("bigger_model", *LOOP, "--model-mb", 65)
-    d = diff_json(build_dir, baseline(runs), bigger)
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", baseline(runs), bigger)
     (pair,) = d["pairs"]
     assert d["headline"].endswith(": peak memory +64.00 MiB (1.00 MiB → 65.00 MiB)"), \
         d["headline"]
@@ -223,13 +209,13 @@ def test_more_memory_held(runs, build_dir):
 
 def test_an_environment_variable(runs, build_dir):
     lazy = runs.run("lazy_loading", *LOOP, CUDA_MODULE_LOADING="LAZY")
-    d = diff_json(build_dir, baseline(runs), lazy)
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", baseline(runs), lazy)
     (pair,) = d["pairs"]
     assert d["headline"].endswith(": CUDA_MODULE_LOADING unset → LAZY"), d["headline"]
     (variable,) = pair["environment"]
     assert (variable["before"], variable["after"], variable["how"]) == (None, "LAZY", "set")
     assert only(changes(pair), environment=["CUDA_MODULE_LOADING"]), changes(pair)
-    text = diff_text(build_dir, baseline(runs), lazy)
+    text = cudatrace_cmd.run(build_dir, "diff", baseline(runs), lazy).stdout
     assert "\nenvironment\n  CUDA_MODULE_LOADING: unset → LAZY (set)\n" in text
 
 
@@ -242,7 +228,7 @@ def test_a_gpu_power_limit(runs, build_dir, tmp_path):
     before, after = (runs.run(f"gpu_{name}", 300, 0, program="gpu_steps",
                               library_path=library_path, CT_DOUBLE_NVML_SCRIPT=script)
                      for name, script in scripts.items())
-    d = diff_json(build_dir, before, after)
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", before, after)
     (pair,) = d["pairs"]
     assert d["headline"].endswith(": GPU 0 power limit 700 W → 300 W"), d["headline"]
     assert pair["environment"] == [{"kind": "device", "name": "GPU 0 power limit",
@@ -253,15 +239,15 @@ def test_a_gpu_power_limit(runs, build_dir, tmp_path):
 def test_a_variable_that_looks_like_a_secret_is_never_printed(runs, build_dir, tmp_path):
     """A trace never records one; a summary edited to hold one does not make the diff print it."""
     summary = tmp_path / "edited.json"
-    assert cudatrace(build_dir, "report", "--summary", "-o", summary,
-                     baseline(runs)).returncode == 0
+    cudatrace_cmd.run(build_dir, "report", "--summary", "-o", summary, baseline(runs))
     document = json.loads(summary.read_text())
     environment = document["traces"][0]["processes"][0]["report"]["identity"]["environment"]
     environment.update(NCCL_SOCKET_PASSWORD="pw-s3cr3t", CUDA_CACHE_DISABLE="1")
     summary.write_text(json.dumps(document))
-    d = diff_json(build_dir, baseline(runs), summary)
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", baseline(runs), summary)
     assert [e["name"] for e in d["pairs"][0]["environment"]] == ["CUDA_CACHE_DISABLE"]
-    for output in (json.dumps(d), diff_text(build_dir, baseline(runs), summary)):
+    text = cudatrace_cmd.run(build_dir, "diff", baseline(runs), summary).stdout
+    for output in (json.dumps(d), text):
         assert "s3cr3t" not in output and "PASSWORD" not in output
 
 
@@ -281,7 +267,7 @@ def job(runs, folder, name, slow_rank=None, ranks=3):
 def test_job_directories_with_one_rank_changed(runs, build_dir, tmp_path):
     before = job(runs, tmp_path / "before", "job-a")
     after = job(runs, tmp_path / "after", "job-b", slow_rank=1)
-    d = diff_json(build_dir, before, after)
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", before, after)
     assert [(p["before"]["rank"], p["after"]["rank"], p["changed"]) for p in d["pairs"]] == [
         (0, 0, 0), (1, 1, 1), (2, 2, 0)], json.dumps([changes(p) for p in d["pairs"]])
     # Rank 1 sleeps 15 ms longer outside CUDA calls (its input wait): the part that moved, unless a
@@ -297,7 +283,7 @@ def test_job_directories_with_one_rank_changed(runs, build_dir, tmp_path):
     assert moved["steps"][0] == "median_ns"
     assert set(moved["steps"]) <= {"median_ns", "outside_cuda_ns", "outside_waiting_ns"}
     assert only(moved, steps=moved["steps"]), moved
-    text = diff_text(build_dir, before, after)
+    text = cudatrace_cmd.run(build_dir, "diff", before, after).stdout
     assert "\nrank 1\nstep time (20 → 20 steps" in text
     assert text.endswith("\nno significant change: rank 0, rank 2\n"), text
 
@@ -305,7 +291,7 @@ def test_job_directories_with_one_rank_changed(runs, build_dir, tmp_path):
 def test_a_rank_on_one_side_only(runs, build_dir, tmp_path):
     before = job(runs, tmp_path / "before", "job-a")
     after = job(runs, tmp_path / "after", "job-a", ranks=2)
-    d = diff_json(build_dir, before, after)
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", before, after)
     assert [p["before"]["rank"] for p in d["pairs"]] == [0, 1]
     assert [p["rank"] for p in d["only_before"]] == [2] and d["only_after"] == []
     assert d["changed"] == 1
@@ -316,8 +302,9 @@ def test_a_summary_stands_for_its_trace(runs, build_dir, tmp_path):
     before = baseline(runs)
     slower = slower_kernel(runs)
     summary = tmp_path / "before.json"
-    assert cudatrace(build_dir, "report", "--summary", "-o", summary, before).returncode == 0
-    from_trace, from_summary = (diff_json(build_dir, side, slower) for side in (before, summary))
+    cudatrace_cmd.run(build_dir, "report", "--summary", "-o", summary, before)
+    from_trace, from_summary = (cudatrace_cmd.json_of(build_dir, "diff", "--json", side, slower)
+                                for side in (before, summary))
     from_summary["before"]["input"] = from_trace["before"]["input"]
     assert from_summary == from_trace
 
@@ -326,13 +313,12 @@ def test_a_summary_made_before_the_facts(runs, build_dir, tmp_path):
     """A summary without its processes' diff facts: the figures they hold are unknown on that
     side, never moved; the report's own figures are compared, its top kernels among them."""
     summary = tmp_path / "old.json"
-    assert cudatrace(build_dir, "report", "--summary", "-o", summary,
-                     baseline(runs)).returncode == 0
+    cudatrace_cmd.run(build_dir, "report", "--summary", "-o", summary, baseline(runs))
     document = json.loads(summary.read_text())
     for process in document["traces"][0]["processes"]:
         del process["diff"]
     summary.write_text(json.dumps(document))
-    d = diff_json(build_dir, summary, slower_kernel(runs))
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", summary, slower_kernel(runs))
     (pair,) = d["pairs"]
     assert [k["name"] for k in pair["kernels"]] == ["step_kernel"]
     assert pair["steps"]["median_ns"]["moved"] == 1 and pair["steps"]["rank_z"] is None
@@ -346,19 +332,19 @@ def test_without_steps_per_second_figures_stand_in(runs, build_dir):
     """A loop of one kernel's launches has no steps: the diff says so and works per second."""
     before = runs.run("launches", "2000", program="launch_loop")
     after = runs.run("more_launches", "4000", program="launch_loop")
-    d = diff_json(build_dir, before, after)
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", before, after)
     (pair,) = d["pairs"]
     assert (pair["basis"], pair["steps"]) == ("second", None)
     assert d["headline"].startswith("no steps on either side, figures per second of the CUDA "
                                     "part of the run stand in"), d["headline"]
-    text = diff_text(build_dir, before, after)
+    text = cudatrace_cmd.run(build_dir, "diff", before, after).stdout
     assert "\nstep time: no steps on either side; the figures below are per second" in text
 
 
 def test_different_programs_are_said_and_compared(runs, build_dir):
     before = baseline(runs)
     after = runs.run("launches", "2000", program="launch_loop")
-    d = diff_json(build_dir, before, after)
+    d = cudatrace_cmd.json_of(build_dir, "diff", "--json", before, after)
     (pair,) = d["pairs"]
     assert pair["environment"][0] == {"kind": "program", "name": "program",
                                       "before": "step_loop", "after": "launch_loop",
@@ -370,8 +356,8 @@ def test_different_programs_are_said_and_compared(runs, build_dir):
 
 def test_options_after_the_runs(runs, build_dir):
     before, after = baseline(runs), runs.run("again", *LOOP)
-    done = cudatrace(build_dir, "diff", before, after, "--json")
-    assert done.returncode == 0 and json.loads(done.stdout)["schema"] == "cudatrace.diff/1"
+    d = cudatrace_cmd.json_of(build_dir, "diff", before, after, "--json")
+    assert d["schema"] == "cudatrace.diff/1"
 
 
 @pytest.mark.parametrize("args, status, says", [
@@ -381,7 +367,7 @@ def test_options_after_the_runs(runs, build_dir):
     (["--bogus", "a", "b"], 2, "unknown option --bogus"),
 ])
 def test_usage_errors(build_dir, args, status, says):
-    done = cudatrace(build_dir, "diff", *args)
+    done = cudatrace_cmd.run(build_dir, "diff", *args, status=status)
     assert done.returncode == status and says in done.stderr.splitlines()[0], done.stderr
     assert done.stdout == ""
 
@@ -391,7 +377,7 @@ def test_an_unreadable_side_is_one_line(runs, build_dir, tmp_path):
     garbage = tmp_path / "garbage.json"
     garbage.write_text("{not json")
     for bad in (missing, garbage):
-        done = cudatrace(build_dir, "diff", baseline(runs), bad)
+        done = cudatrace_cmd.run(build_dir, "diff", baseline(runs), bad, status=1)
         assert done.returncode == 1 and done.stdout == "", done.stderr
         (line,) = done.stderr.splitlines()
         assert line.startswith(f"cudatrace: {bad}: "), line

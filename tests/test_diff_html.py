@@ -7,7 +7,8 @@ import html
 import json
 import re
 
-from test_diff import baseline, cudatrace, diff_json, runs, slower_kernel, LOOP
+import cudatrace_cmd
+from test_diff import baseline, runs, slower_kernel, LOOP
 from test_export_html import embedded, render
 
 assert runs  # a fixture, used by name
@@ -15,8 +16,7 @@ assert runs  # a fixture, used by name
 
 def page_of(build_dir, before, after, tmp_path, name="diff.html"):
     page = tmp_path / name
-    done = cudatrace(build_dir, "diff", "--html", page, before, after)
-    assert done.returncode == 0, done.stderr
+    done = cudatrace_cmd.run(build_dir, "diff", "--html", page, before, after)
     assert done.stdout.startswith(("step time ", "no s")), done.stdout
     return page
 
@@ -33,7 +33,7 @@ def test_a_slower_kernel_on_the_page(runs, build_dir, tmp_path):
     assert data.startswith(b"<!DOCTYPE html>\n") and data.endswith(b"</html>\n")
     assert not re.search(rb"(?i)\b[a-z][a-z0-9+.-]*://", data), "a URL in the page"
     assert not re.search(rb"(?i)\b(?:src|href|action)\s*=", data), "an outside resource"
-    expected = diff_json(build_dir, before, after)
+    expected = cudatrace_cmd.json_of(build_dir, "diff", "--json", before, after)
     assert embedded(page, "diff-data") == expected
     shown = render(page, tmp_path)
     shown.assert_drawn()
@@ -56,17 +56,18 @@ def test_the_same_program_twice_on_the_page(runs, build_dir, tmp_path):
 
 def test_the_page_alone_on_standard_output(runs, build_dir):
     before, after = baseline(runs), runs.run("again", *LOOP)
-    done = cudatrace(build_dir, "diff", "--json", "--html", "-", before, after)
+    done = cudatrace_cmd.run(build_dir, "diff", "--json", "--html", "-", before, after)
     assert done.returncode == 0 and done.stdout.startswith("<!DOCTYPE html>\n"), done.stderr
     (block,) = re.findall(r'<script type="application/json" id="diff-data">\n(.*?)</script>',
                           done.stdout, re.S)
-    assert json.loads(block) == diff_json(build_dir, before, after)
+    assert json.loads(block) == cudatrace_cmd.json_of(build_dir, "diff", "--json", before, after)
 
 
 def test_an_existing_file_is_refused(runs, build_dir, tmp_path):
     page = tmp_path / "taken.html"
     page.write_text("mine")
-    done = cudatrace(build_dir, "diff", "--html", page, baseline(runs), runs.run("again", *LOOP))
+    done = cudatrace_cmd.run(build_dir, "diff", "--html", page, baseline(runs),
+                             runs.run("again", *LOOP), status=1)
     assert done.returncode == 1 and done.stderr.startswith(f"cudatrace: {page}: "), done.stderr
     assert page.read_text() == "mine"
 

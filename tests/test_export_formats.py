@@ -28,11 +28,11 @@ import pathlib
 import pty
 import re
 import resource
-import subprocess
 
 import pytest
 import zstandard
 
+import cudatrace_cmd
 import perfetto_check
 from test_report_cli import (decodable, new_gzip_decoder, new_zstd_decoder, packet_ends,
                              two_parts, varint)
@@ -43,31 +43,14 @@ EXTENSIONS = {"perfetto": ".pftrace", "perfetto-gz": ".pftrace.gz", "chrome-json
 MAX_ADDRESS_SPACE = 32 << 20  # bytes; an export runs in under 12 MiB
 
 
-@pytest.fixture(scope="module")
-def cudatrace(build_dir):
-    """cudatrace(*args, **popen_kwargs) -> CompletedProcess (bytes), killed after a timeout."""
-    path = os.path.join(build_dir, "cudatrace")
-
-    def run(*args, **kwargs):
-        kwargs.setdefault("capture_output", True)
-        try:
-            return subprocess.run([path, *map(str, args)], timeout=EXPORT_TIMEOUT_S, **kwargs)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"cudatrace {' '.join(map(str, args))} ran over {EXPORT_TIMEOUT_S} s")
-
-    return run
-
-
 def trace_path(proc):
     return proc.run_dir / "trace.pftrace.zst"
 
 
-def export(cudatrace, trace, fmt, output=None):
+def export(build_dir, trace, fmt, output=None):
     """Exports quietly and successfully; returns the output's path."""
     args = ["export", trace, "--format", fmt] + (["-o", output] if output else [])
-    done = cudatrace(*args)
-    assert (done.returncode, done.stderr) == (0, b""), done
-    written = done.stdout.decode()
+    written = cudatrace_cmd.run(build_dir, *args, quiet=True).stdout
     assert re.fullmatch(r"wrote .+\n", written), written
     return written[len("wrote "):-1]
 
@@ -199,10 +182,10 @@ def assert_json_matches(doc, trace):
 
 
 @pytest.mark.parametrize("fmt", ["perfetto", "perfetto-gz"])
-def test_protobuf_formats_are_the_trace_packet_for_packet(trace_run, cudatrace, fmt):
+def test_protobuf_formats_are_the_trace_packet_for_packet(trace_run, build_dir, fmt):
     proc, trace, _ = trace_run("train_loop", 10)
     assert proc.returncode == 0, proc.stderr
-    out = export(cudatrace, trace_path(proc), fmt)
+    out = export(build_dir, trace_path(proc), fmt)
     assert out == str(proc.run_dir / f"trace{EXTENSIONS[fmt]}")  # the default name
     magic = perfetto_check.GZIP_MAGIC if fmt == "perfetto-gz" else b"\x0a"  # Trace.packet
     assert pathlib.Path(out).read_bytes().startswith(magic)
@@ -214,10 +197,10 @@ def test_protobuf_formats_are_the_trace_packet_for_packet(trace_run, cudatrace, 
 
 @pytest.mark.parametrize("program, args", [("train_loop", [10]), ("api_mix", [3]),
                                            ("threads", [3, 50])])
-def test_chrome_json_has_every_event_of_the_trace(trace_run, cudatrace, tmp_path, program, args):
+def test_chrome_json_has_every_event_of_the_trace(trace_run, build_dir, tmp_path, program, args):
     proc, trace, _ = trace_run(program, *args)
     assert proc.returncode == 0, proc.stderr
-    out = export(cudatrace, trace_path(proc), "chrome-json", tmp_path / "out.json")
+    out = export(build_dir, trace_path(proc), "chrome-json", tmp_path / "out.json")
     with open(out) as f:
         doc = json.load(f)
     assert_json_matches(doc, trace)
@@ -227,10 +210,10 @@ def test_chrome_json_has_every_event_of_the_trace(trace_run, cudatrace, tmp_path
     assert len(slices) == len(trace.slices) > 0
 
 
-def test_chrome_json_uses_kineto_names_for_launches(trace_run, cudatrace, tmp_path):
+def test_chrome_json_uses_kineto_names_for_launches(trace_run, build_dir, tmp_path):
     proc, trace, _ = trace_run("api_mix", 1)
     assert proc.returncode == 0, proc.stderr
-    out = export(cudatrace, trace_path(proc), "chrome-json", tmp_path / "out.json")
+    out = export(build_dir, trace_path(proc), "chrome-json", tmp_path / "out.json")
     with open(out) as f:
         launches = [e for e in json.load(f)["traceEvents"] if e["name"] == "cudaLaunchKernel"]
     traced = [s for s in trace.slices if s["name"] == "cudaLaunchKernel"]
@@ -273,20 +256,21 @@ def assert_cut_noted(done, cut, before, copies_packets=False):
 
 
 @pytest.mark.parametrize("fmt", ["perfetto", "perfetto-gz"])
-def test_cut_tail_exports_every_whole_packet(trace_run, cudatrace, tmp_path, fmt):
+def test_cut_tail_exports_every_whole_packet(trace_run, build_dir, tmp_path, fmt):
     cut, before = cut_trace(trace_run, tmp_path)
     out = tmp_path / "out"
-    done = cudatrace("export", cut, "--format", fmt, "-o", out)
+    done = cudatrace_cmd.run(build_dir, "export", cut, "--format", fmt, "-o", out, text=False)
     assert_cut_noted(done, cut, before, copies_packets=True)
     assert len(before.packets) > 0
     exported = perfetto_check.load(out, allow_unclosed=True)
     assert exported.raw_packets == before.raw_packets
 
 
-def test_cut_tail_in_chrome_json(trace_run, cudatrace, tmp_path):
+def test_cut_tail_in_chrome_json(trace_run, build_dir, tmp_path):
     cut, before = cut_trace(trace_run, tmp_path)
     out = tmp_path / "out.json"
-    done = cudatrace("export", cut, "--format", "chrome-json", "-o", out)
+    done = cudatrace_cmd.run(build_dir, "export", cut, "--format", "chrome-json", "-o", out,
+                             text=False)
     assert_cut_noted(done, cut, before)
     with open(out) as f:
         doc = json.load(f)
@@ -295,7 +279,7 @@ def test_cut_tail_in_chrome_json(trace_run, cudatrace, tmp_path):
                                 "tail": "cut", "unclosed_slices": len(before.unclosed)}
 
 
-def test_slices_left_open_run_to_the_trace_end(trace_run, cudatrace, tmp_path):
+def test_slices_left_open_run_to_the_trace_end(trace_run, build_dir, tmp_path):
     # A trace that stops right after a slice began (its writer died between the two packets):
     # whole packets, nothing cut, one call never ended.
     proc, trace, _ = trace_run("train_loop", 10)
@@ -309,8 +293,8 @@ def test_slices_left_open_run_to_the_trace_end(trace_run, cudatrace, tmp_path):
     before = perfetto_check.parse(plain, check=False)
     assert len(before.unclosed) == 1
 
-    done = cudatrace("export", open_trace, "--format", "chrome-json")
-    assert done.returncode == 0, done
+    done = cudatrace_cmd.run(build_dir, "export", open_trace, "--format", "chrome-json",
+                             text=False)
     assert done.stderr.decode() == (
         f"cudatrace: {open_trace}: 1 call(s) never ended: they run to the trace's last "
         "timestamp, marked unclosed\n")
@@ -323,7 +307,7 @@ def test_slices_left_open_run_to_the_trace_end(trace_run, cudatrace, tmp_path):
     assert doc["otherData"]["unclosed_slices"] == 1
 
 
-def test_crashed_process_exports_its_in_flight_call(trace_run, build_dir, cudatrace, tmp_path):
+def test_crashed_process_exports_its_in_flight_call(trace_run, build_dir, tmp_path):
     # The collector outlives a crash and ends the call the process died in (in_flight): a
     # complete trace, exported with nothing left open. (On the double, without its statistics
     # file, which a crash never writes.)
@@ -333,7 +317,7 @@ def test_crashed_process_exports_its_in_flight_call(trace_run, build_dir, cudatr
     assert proc.returncode < 0  # killed by its signal
     in_flight = [s for s in trace.slices if "in_flight" in s["args"]]
     assert len(in_flight) == 1
-    out = export(cudatrace, trace_path(proc), "chrome-json", tmp_path / "crash.json")
+    out = export(build_dir, trace_path(proc), "chrome-json", tmp_path / "crash.json")
     with open(out) as f:
         doc = json.load(f)
     assert_json_matches(doc, trace)
@@ -346,7 +330,7 @@ def test_crashed_process_exports_its_in_flight_call(trace_run, build_dir, cudatr
 # 3. The output file
 
 
-def test_existing_output_is_never_replaced(trace_run, cudatrace, tmp_path):
+def test_existing_output_is_never_replaced(trace_run, build_dir, tmp_path):
     proc, _, _ = trace_run("api_mix", 1)
     trace = trace_path(proc)
     kept = tmp_path / "kept.json"
@@ -357,40 +341,43 @@ def test_existing_output_is_never_replaced(trace_run, cudatrace, tmp_path):
     (tmp_path / "dangling").symlink_to(tmp_path / "planted")
     for out in (kept, tmp_path / "link", tmp_path / "dangling"):
         for fmt in FORMATS:
-            done = cudatrace("export", trace, "--format", fmt, "-o", out)
+            done = cudatrace_cmd.run(build_dir, "export", trace, "--format", fmt, "-o", out,
+                                     text=False, status=1)
             assert_refused(done, 1)
             assert done.stderr.decode() == (f"cudatrace: {out}: already exists; not "
                                             "overwriting it (give -o NEW_FILE)\n")
     assert kept.read_bytes() == b"keep" and victim.read_bytes() == b"victim"
     assert not (tmp_path / "planted").exists()
-    export(cudatrace, trace, "perfetto")
-    assert_refused(cudatrace("export", trace, "--format", "perfetto"), 1)  # the default name
+    export(build_dir, trace, "perfetto")
+    assert_refused(cudatrace_cmd.run(build_dir, "export", trace, "--format", "perfetto",
+                                     text=False, status=1), 1)  # the default name
 
 
 @pytest.mark.parametrize("fmt", FORMATS + ["html"])
-def test_dash_is_standard_output(trace_run, cudatrace, tmp_path, fmt):
+def test_dash_is_standard_output(trace_run, build_dir, tmp_path, fmt):
     proc, _, _ = trace_run("api_mix", 1)
     trace = trace_path(proc)
-    written = pathlib.Path(export(cudatrace, trace, fmt, tmp_path / "file")).read_bytes()
+    written = pathlib.Path(export(build_dir, trace, fmt, tmp_path / "file")).read_bytes()
     work = tmp_path / "work"
     work.mkdir()
-    done = cudatrace("export", trace, "--format", fmt, "-o", "-", cwd=work)
-    assert (done.returncode, done.stderr) == (0, b""), done
+    done = cudatrace_cmd.run(build_dir, "export", trace, "--format", fmt, "-o", "-", cwd=work,
+                             text=False, quiet=True)
     assert done.stdout == written  # the export's bytes alone: no "wrote" line among them
     assert os.listdir(work) == []
     # A file called "-" is still one path away.
-    done = cudatrace("export", trace, "--format", fmt, "-o", "./-", cwd=work)
+    done = cudatrace_cmd.run(build_dir, "export", trace, "--format", fmt, "-o", "./-", cwd=work,
+                             text=False)
     assert (done.returncode, done.stderr, done.stdout) == (0, b"", b"wrote ./-\n")
     assert (work / "-").read_bytes() == written
 
 
-def test_progress_only_on_a_terminal(trace_run, cudatrace, tmp_path):
+def test_progress_only_on_a_terminal(trace_run, build_dir, tmp_path):
     proc, _, _ = trace_run("train_loop", 10)
     trace = trace_path(proc)
-    export(cudatrace, trace, "chrome-json", tmp_path / "piped.json")  # stderr a pipe: silent
+    export(build_dir, trace, "chrome-json", tmp_path / "piped.json")  # stderr a pipe: silent
     master, slave = pty.openpty()
-    done = cudatrace("export", trace, "--format", "chrome-json", "-o", tmp_path / "tty.json",
-                     capture_output=False, stdout=subprocess.PIPE, stderr=slave)
+    done = cudatrace_cmd.run(build_dir, "export", trace, "--format", "chrome-json", "-o",
+                             tmp_path / "tty.json", stderr=slave, text=False)
     os.close(slave)
     shown = b""
     while True:
@@ -402,7 +389,6 @@ def test_progress_only_on_a_terminal(trace_run, cudatrace, tmp_path):
             break
         shown += chunk
     os.close(master)
-    assert done.returncode == 0
     size_mib = os.path.getsize(trace) / (1 << 20)
     assert re.fullmatch(
         rb"(\rcudatrace: exporting " + re.escape(trace.name.encode())
@@ -417,38 +403,35 @@ def limit_address_space():
 LARGE_LAUNCHES = 500_000
 
 
-def skip_on_sanitizer(binary):
+def skip_on_sanitizer(build_dir):
     """Skips the test on a sanitizer build, whose shadow memory takes more address space than
     any limit a test sets."""
-    with open(binary, "rb") as f:
+    with open(cudatrace_cmd.path(build_dir), "rb") as f:
         if re.search(rb"__[at]san_init", f.read()):
             pytest.skip("a sanitizer's shadow memory takes more address space than the limit")
 
 
 def large_trace(trace_run, build_dir, tmp_path):
-    """(cudatrace binary, a trace of LARGE_LAUNCHES launches whose uncompressed
-    form is larger than MAX_ADDRESS_SPACE, so holding it whole could not work);
-    skips on a sanitizer build (skip_on_sanitizer)."""
-    binary = os.path.join(build_dir, "cudatrace")
-    skip_on_sanitizer(binary)
+    """A trace of LARGE_LAUNCHES launches whose uncompressed form is larger than
+    MAX_ADDRESS_SPACE, so holding it whole could not work; skips on a sanitizer build
+    (skip_on_sanitizer)."""
+    skip_on_sanitizer(build_dir)
     big = tmp_path / "big.pftrace.zst"
     proc, _, _ = trace_run("launch_loop", LARGE_LAUNCHES,
                            env={"CUDATRACE_OUTPUT": big, "CUDATRACE_RING_RECORDS": 1 << 20})
     assert proc.returncode == 0, proc.stderr
     assert len(plain_bytes(big)) > MAX_ADDRESS_SPACE
-    return binary, big
+    return big
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_memory_stays_bounded_on_a_large_trace(trace_run, build_dir, tmp_path, fmt):
-    binary, big = large_trace(trace_run, build_dir, tmp_path)
+    big = large_trace(trace_run, build_dir, tmp_path)
     launches = LARGE_LAUNCHES
     plain = plain_bytes(big)
     out = tmp_path / f"big{EXTENSIONS[fmt]}"
-    done = subprocess.run([binary, "export", big, "--format", fmt, "-o", out],
-                          capture_output=True, preexec_fn=limit_address_space,
-                          timeout=EXPORT_TIMEOUT_S)
-    assert (done.returncode, done.stderr) == (0, b""), done
+    cudatrace_cmd.run(build_dir, "export", big, "--format", fmt, "-o", out, quiet=True,
+                      preexec_fn=limit_address_space, timeout=EXPORT_TIMEOUT_S)
     if fmt != "chrome-json":
         assert plain_bytes(out) == plain
         return
@@ -461,9 +444,8 @@ def test_memory_stays_bounded_on_a_large_trace(trace_run, build_dir, tmp_path, f
 # 4. Help, usage and bad input
 
 
-def test_help_lists_formats_and_examples(cudatrace):
-    done = cudatrace("export", "--help")
-    assert (done.returncode, done.stderr) == (0, b"")
+def test_help_lists_formats_and_examples(build_dir):
+    done = cudatrace_cmd.run(build_dir, "export", "--help", text=False, quiet=True)
     text = done.stdout.decode()
     assert text.startswith("usage: cudatrace export TRACE --format FORMAT [-o OUTPUT]\n")
     for fmt in FORMATS:
@@ -472,9 +454,8 @@ def test_help_lists_formats_and_examples(cudatrace):
             "                   the file to write, which must not exist, or - for standard\n"
             "                   output (./- for a file called that); by default TRACE\n") in text
     assert "\nexamples:\n  cudatrace export " in text
-    assert cudatrace("help", "export").stdout == done.stdout
-    listing = cudatrace("help")
-    assert listing.returncode == 0
+    assert cudatrace_cmd.run(build_dir, "help", "export", text=False).stdout == done.stdout
+    listing = cudatrace_cmd.run(build_dir, "help", text=False)
     assert "  export TRACE --format FORMAT [-o OUTPUT]\n" in listing.stdout.decode()
 
 
@@ -489,9 +470,9 @@ def test_help_lists_formats_and_examples(cudatrace):
     (["export", "a.pftrace.zst", "b.pftrace.zst", "--format", "perfetto"],
      "export: one TRACE at a time"),
 ])
-def test_bad_usage_is_one_line(cudatrace, tmp_path, args, message):
+def test_bad_usage_is_one_line(build_dir, tmp_path, args, message):
     """One line, and for an option getopt refused the usage line after it."""
-    done = cudatrace(*args, cwd=tmp_path)
+    done = cudatrace_cmd.run(build_dir, *args, cwd=tmp_path, text=False, status=2)
     line, *usage = done.stderr.decode().splitlines()
     assert (done.returncode, done.stdout) == (2, b""), done
     assert line.startswith(f"cudatrace: {message}")
@@ -523,11 +504,12 @@ def bad_inputs(tmp_path):
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_bad_input_is_refused_and_leaves_nothing(cudatrace, tmp_path, fmt):
+def test_bad_input_is_refused_and_leaves_nothing(build_dir, tmp_path, fmt):
     for case, path in bad_inputs(tmp_path).items():
         before = set(os.listdir(tmp_path))
         out = tmp_path / "out"
-        done = cudatrace("export", path, "--format", fmt, "-o", out)
+        done = cudatrace_cmd.run(build_dir, "export", path, "--format", fmt, "-o", out,
+                                 text=False, status=1)
         assert_refused(done, 1)
         assert done.stderr.decode().startswith(f"cudatrace: {path}: "), case
         assert set(os.listdir(tmp_path)) == before, case

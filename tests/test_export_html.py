@@ -35,16 +35,15 @@ import zlib
 
 import pytest
 
+import cudatrace_cmd
 import perfetto_check
 import toolkit
 from test_export_formats import (EXPORT_TIMEOUT_S, LARGE_LAUNCHES, assert_cut_noted, assert_refused,
-                         bad_inputs, cudatrace, cut_trace, export, large_trace,
-                         limit_address_space, trace_path)
+                         bad_inputs, cut_trace, export, large_trace, limit_address_space,
+                         trace_path)
 from test_collector_runtimes import wheel_runtime
 from test_preload_cupti import with_gpu
 from test_report_cuda_graphs import at, where
-
-assert cudatrace  # a fixture, used by name
 
 CHROMIUM = shutil.which("chromium")
 CHROMIUM_TIMEOUT_S = 90
@@ -68,43 +67,37 @@ def embedded(page, block):
     return json.loads(found[0])
 
 
-def report_json(cudatrace, trace):
-    done = cudatrace("report", "--json", trace)
-    assert done.returncode == 0, done
-    return json.loads(done.stdout)
+def html_of(build_dir, trace, tmp_path):
+    return pathlib.Path(export(build_dir, trace, "html", tmp_path / "page.html"))
 
 
-def html_of(cudatrace, trace, tmp_path):
-    return pathlib.Path(export(cudatrace, trace, "html", tmp_path / "page.html"))
-
-
-def train_loop_page(trace_run, cudatrace, tmp_path, steps=20):
+def train_loop_page(trace_run, build_dir, tmp_path, steps=20):
     """(page, trace): train_loop traced with synchronising calls that take time."""
     proc, _, _ = trace_run("train_loop", steps, env={"CT_DOUBLE_SYNC_NS": SYNC_NS})
     assert proc.returncode == 0, proc.stderr
-    return html_of(cudatrace, trace_path(proc), tmp_path), trace_path(proc)
+    return html_of(build_dir, trace_path(proc), tmp_path), trace_path(proc)
 
 
 # --------------------------------------------------------------------------
 # 1. What the file holds
 
 
-def test_page_is_self_contained_and_embeds_the_report(trace_run, cudatrace, tmp_path):
-    page, trace = train_loop_page(trace_run, cudatrace, tmp_path)
+def test_page_is_self_contained_and_embeds_the_report(trace_run, build_dir, tmp_path):
+    page, trace = train_loop_page(trace_run, build_dir, tmp_path)
     data = page.read_bytes()
     assert data.startswith(b"<!DOCTYPE html>\n") and data.endswith(b"</html>\n")
     assert not re.search(rb"(?i)\b[a-z][a-z0-9+.-]*://", data), "a URL in the page"
     assert not re.search(rb"(?i)\b(?:src|href|action)\s*=", data), "an outside resource"
     assert b"Content-Security-Policy" in data
-    assert embedded(page, "report-data") == report_json(cudatrace, trace)
+    assert embedded(page, "report-data") == cudatrace_cmd.report(build_dir, trace)
     plots = embedded(page, "plot-data")
     assert plots["file"] == str(trace)
 
 
-def test_embedded_json_cannot_close_its_script(trace_run, cudatrace, tmp_path):
+def test_embedded_json_cannot_close_its_script(trace_run, build_dir, tmp_path):
     # A command line is in the report as it was typed: a '<' in it is written \u003c.
     proc, _, _ = trace_run("train_loop", 2, "</script><b>x</b>")
-    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    page = html_of(build_dir, trace_path(proc), tmp_path)
     text = page.read_text()
     assert text.count("</script>") == text.count("<script")
     assert "\\u003c/script>\\u003cb>x\\u003c/b>" in text
@@ -117,8 +110,8 @@ def series_values(series):
     return [tuple(p[1:]) for p in series["points"]]
 
 
-def test_series_add_up_to_the_report(trace_run, cudatrace, tmp_path):
-    page, _ = train_loop_page(trace_run, cudatrace, tmp_path, steps=40)
+def test_series_add_up_to_the_report(trace_run, build_dir, tmp_path):
+    page, _ = train_loop_page(trace_run, build_dir, tmp_path, steps=40)
     report = embedded(page, "report-data")
     (process,) = report["processes"]
     (plots,) = embedded(page, "plot-data")["processes"]
@@ -178,9 +171,9 @@ def long_trace(write_trace):
     return write_trace(packets, "zstd"), {"samples": samples, "sync_ns": sync_ns, "pid": pid}
 
 
-def test_long_trace_keeps_series_bounded(write_trace, cudatrace, tmp_path):
+def test_long_trace_keeps_series_bounded(write_trace, build_dir, tmp_path):
     trace, facts = long_trace(write_trace)
-    page = html_of(cudatrace, trace, tmp_path)
+    page = html_of(build_dir, trace, tmp_path)
     (process,) = embedded(page, "report-data")["processes"]
     (plots,) = embedded(page, "plot-data")["processes"]
     assert plots["pid"] == process["pid"] == facts["pid"]
@@ -201,12 +194,10 @@ def test_long_trace_keeps_series_bounded(write_trace, cudatrace, tmp_path):
 
 def test_memory_stays_bounded_on_a_large_trace(trace_run, build_dir, tmp_path):
     # As test_export_formats.py bounds the other formats: an address space smaller than the trace.
-    binary, big = large_trace(trace_run, build_dir, tmp_path)
+    big = large_trace(trace_run, build_dir, tmp_path)
     out = tmp_path / "big.html"
-    done = subprocess.run([binary, "export", big, "--format", "html", "-o", out],
-                          capture_output=True, preexec_fn=limit_address_space,
-                          timeout=EXPORT_TIMEOUT_S)
-    assert (done.returncode, done.stderr) == (0, b""), done
+    cudatrace_cmd.run(build_dir, "export", big, "--format", "html", "-o", out, quiet=True,
+                      preexec_fn=limit_address_space, timeout=EXPORT_TIMEOUT_S)
     (process,) = embedded(out, "report-data")["processes"]
     assert process["launches"]["count"] == LARGE_LAUNCHES
 
@@ -333,11 +324,11 @@ def colour_pixels(png, x, y, w, h):
     return count
 
 
-def test_page_draws_in_chromium(trace_run, cudatrace, tmp_path):
-    page, trace = train_loop_page(trace_run, cudatrace, tmp_path)
+def test_page_draws_in_chromium(trace_run, build_dir, tmp_path):
+    page, trace = train_loop_page(trace_run, build_dir, tmp_path)
     shown = render(page, tmp_path)
     shown.assert_drawn()
-    report = report_json(cudatrace, trace)
+    report = cudatrace_cmd.report(build_dir, trace)
     assert f'<section class="process" data-pid="{report["processes"][0]["pid"]}">' in shown.dom
     assert ("No GPU timings: CUPTI recorded no GPU work (no CUDA driver (libcuda.so.1) is "
             "loaded in this process), so no kernel table.") in shown.dom
@@ -359,11 +350,11 @@ def test_page_draws_in_chromium(trace_run, cudatrace, tmp_path):
         assert segments > 0 and colour is not None and colour > 2000, plots
 
 
-def test_findings_and_libraries_in_chromium(trace_run, cudatrace, build_dir, tmp_path):
+def test_findings_and_libraries_in_chromium(trace_run, build_dir, tmp_path):
     # The program's runtime (the double) and a wheel's: duplicate-library names both.
     proc, _, _ = trace_run("load_libs", wheel_runtime(build_dir, "nvidia_cuda_runtime_cu12-12.9.*"))
     assert proc.returncode == 0, proc.stderr
-    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    page = html_of(build_dir, trace_path(proc), tmp_path)
     report = embedded(page, "report-data")
     shown = render(page, tmp_path)
     shown.assert_drawn()
@@ -385,7 +376,7 @@ def test_findings_and_libraries_in_chromium(trace_run, cudatrace, build_dir, tmp
     assert sync[0] == 0 and sync[1] in (None, 0), sync
 
 
-def test_probes_and_queries_on_the_page(trace_run, cudatrace, build_dir, tmp_path):
+def test_probes_and_queries_on_the_page(trace_run, build_dir, tmp_path):
     """cuDNN's probes for its sub-library's longer names show with the library that loaded, and
     RTLD_NOLOAD queries in a table of their own; neither is a failed load (the real toolkit's
     cuDNN, as tests/test_preload_loader_view.py has it)."""
@@ -393,7 +384,7 @@ def test_probes_and_queries_on_the_page(trace_run, cudatrace, build_dir, tmp_pat
     proc, _, _ = trace_run("dlopen_only", "--call", "cudnnGetVersion", "--query", missing, cudnn,
                            double=False)
     assert proc.returncode == 0, proc.stderr
-    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    page = html_of(build_dir, trace_path(proc), tmp_path)
     (p,) = embedded(page, "report-data")["processes"]
     graph = next(lib for lib in p["libraries"] if lib["family"] == "cudnn_graph")
     assert len(graph["probes"]) == 2 and not p["failed_loads"]
@@ -407,7 +398,7 @@ def test_probes_and_queries_on_the_page(trace_run, cudatrace, build_dir, tmp_pat
     assert 'class="failed-loads"' not in shown.dom
 
 
-def test_virtual_memory_has_a_plot_of_its_own(trace_run, cudatrace, build_dir, tmp_path):
+def test_virtual_memory_has_a_plot_of_its_own(trace_run, build_dir, tmp_path):
     """An allocator that grows through cuMemCreate (tests/programs/vmm_allocator.c): its
     physical memory is a series beside the allocations' and a fourth plot, with the
     report's peak and final; the allocations' plot says it is theirs. (The train loop above,
@@ -415,7 +406,7 @@ def test_virtual_memory_has_a_plot_of_its_own(trace_run, cudatrace, build_dir, t
     env = {"LD_LIBRARY_PATH": f"{build_dir}/double:{build_dir}/driver", "CT_DOUBLE_DRIVER": "1"}
     proc, _, _ = trace_run("vmm_allocator", "leak", "20", env=env)
     assert proc.returncode == 0, proc.stderr
-    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    page = html_of(build_dir, trace_path(proc), tmp_path)
     (process,) = embedded(page, "report-data")["processes"]
     (plots,) = embedded(page, "plot-data")["processes"]
     vmm = series_values(plots["vmm_memory"])
@@ -444,7 +435,7 @@ def graph_rows(shown):
     return graphs
 
 
-def test_cuda_graphs_on_the_page(trace_run, cudatrace, build_dir, tmp_path):
+def test_cuda_graphs_on_the_page(trace_run, build_dir, tmp_path):
     """tests/programs/graph_steps.c captures one graph of 40 kernels from three lines, a memset,
     an allocation and its free, replays it 10 times, then captures 3 more at one line, each
     launched once: the page sums them up, has a row a graph, the replayed one first with its
@@ -453,7 +444,7 @@ def test_cuda_graphs_on_the_page(trace_run, cudatrace, build_dir, tmp_path):
     proc, _, _ = trace_run("graph_steps", "--replays", 10, "--rebuild", 3,
                            env=with_gpu(build_dir, tmp_path))
     assert proc.returncode == 0, proc.stderr
-    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    page = html_of(build_dir, trace_path(proc), tmp_path)
     report = embedded(page, "report-data")
     (process,) = report["processes"]
     g = process["graphs"]
@@ -490,9 +481,9 @@ def test_cuda_graphs_on_the_page(trace_run, cudatrace, build_dir, tmp_path):
     assert "re-capture" in [fid for fid, _, _ in shown.findings()]
 
 
-def test_healthy_twin_a_page_without_graphs_has_no_graphs_section(trace_run, cudatrace,
+def test_healthy_twin_a_page_without_graphs_has_no_graphs_section(trace_run, build_dir,
                                                                    tmp_path):
-    page, _ = train_loop_page(trace_run, cudatrace, tmp_path)
+    page, _ = train_loop_page(trace_run, build_dir, tmp_path)
     (process,) = embedded(page, "report-data")["processes"]
     assert "graphs" not in process
     shown = render(page, tmp_path)
@@ -501,8 +492,8 @@ def test_healthy_twin_a_page_without_graphs_has_no_graphs_section(trace_run, cud
     assert 'class="graphs' not in shown.dom
 
 
-def test_a_broken_page_is_caught(trace_run, cudatrace, tmp_path):
-    page, _ = train_loop_page(trace_run, cudatrace, tmp_path)
+def test_a_broken_page_is_caught(trace_run, build_dir, tmp_path):
+    page, _ = train_loop_page(trace_run, build_dir, tmp_path)
     broken = tmp_path / "broken.html"
     text = page.read_text()
     broken.write_text(re.sub(r'<script type="application/json" id="plot-data">.*?</script>',
@@ -517,13 +508,13 @@ def test_a_broken_page_is_caught(trace_run, cudatrace, tmp_path):
 # 3. Damaged input, bad input, help
 
 
-def test_cut_trace_exports_what_it_holds(trace_run, cudatrace, tmp_path):
+def test_cut_trace_exports_what_it_holds(trace_run, build_dir, tmp_path):
     cut, before = cut_trace(trace_run, tmp_path)
     out = tmp_path / "out.html"
-    done = cudatrace("export", cut, "--format", "html", "-o", out)
+    done = cudatrace_cmd.run(build_dir, "export", cut, "--format", "html", "-o", out, text=False)
     assert_cut_noted(done, cut, before)
     report = embedded(out, "report-data")
-    assert report == report_json(cudatrace, cut)
+    assert report == cudatrace_cmd.report(build_dir, cut)
     assert report["trace"]["tail"] == "cut"
     assert report["trace"]["packets"] == len(before.packets)
     shown = render(out, tmp_path)
@@ -531,28 +522,28 @@ def test_cut_trace_exports_what_it_holds(trace_run, cudatrace, tmp_path):
     assert "the trace was cut short mid-write" in shown.dom
 
 
-def test_bad_input_is_refused_and_leaves_nothing(cudatrace, tmp_path):
+def test_bad_input_is_refused_and_leaves_nothing(build_dir, tmp_path):
     for case, path in bad_inputs(tmp_path).items():
         before = set(os.listdir(tmp_path))
-        done = cudatrace("export", path, "--format", "html", "-o", tmp_path / "out")
+        done = cudatrace_cmd.run(build_dir, "export", path, "--format", "html", "-o",
+                                 tmp_path / "out", text=False, status=1)
         assert_refused(done, 1)
         assert done.stderr.decode().startswith(f"cudatrace: {path}: "), case
         assert set(os.listdir(tmp_path)) == before, case
 
 
-def test_help_lists_html(cudatrace):
-    done = cudatrace("export", "--help")
-    assert done.returncode == 0
+def test_help_lists_html(build_dir):
+    done = cudatrace_cmd.run(build_dir, "export", "--help", text=False)
     assert re.search(r"^ +html +one self-contained page.*\(\.html\)$", done.stdout.decode(), re.M)
 
 
-def test_memory_by_source_and_the_pools_on_the_page(trace_run, cudatrace, build_dir, tmp_path):
+def test_memory_by_source_and_the_pools_on_the_page(trace_run, build_dir, tmp_path):
     """tests/programs/pool_reserve.c asks its pool 8 times (the reserve peaks at 12 MiB, ends
     at 0): the page has the pools' reserve counter as a series and a plot with the report's
     peak and final, and the memory table names each source with its peak and final."""
     proc, trace, _ = trace_run("pool_reserve")
     assert proc.returncode == 0, proc.stderr
-    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    page = html_of(build_dir, trace_path(proc), tmp_path)
     (process,) = embedded(page, "report-data")["processes"]
     (plots,) = embedded(page, "plot-data")["processes"]
     reserved = series_values(plots["pool_reserved"])
@@ -571,12 +562,12 @@ def test_memory_by_source_and_the_pools_on_the_page(trace_run, cudatrace, build_
     assert pools[0] > 0 and pools[1] > 100, pools
 
 
-def test_graphs_memory_on_the_page(trace_run, cudatrace, build_dir, tmp_path):
+def test_graphs_memory_on_the_page(trace_run, build_dir, tmp_path):
     """tests/programs/graph_memory.c: the graphs' reserve (16 MiB at most, 0 at the end) is a
     source in the memory table, a series and a plot of its own."""
     proc, _, _ = trace_run("graph_memory")
     assert proc.returncode == 0, proc.stderr
-    page = html_of(cudatrace, trace_path(proc), tmp_path)
+    page = html_of(build_dir, trace_path(proc), tmp_path)
     (plots,) = embedded(page, "plot-data")["processes"]
     reserved = series_values(plots["graph_reserved"])
     assert max(hi for _, hi, _ in reserved) == 16 * MIB and reserved[-1][2] == 0
@@ -591,9 +582,9 @@ def test_graphs_memory_on_the_page(trace_run, cudatrace, build_dir, tmp_path):
     assert len(shown.plots()) == 4
 
 
-def test_healthy_twin_a_page_without_pools_or_graphs_has_neither(trace_run, cudatrace,
+def test_healthy_twin_a_page_without_pools_or_graphs_has_neither(trace_run, build_dir,
                                                                  tmp_path):
-    page, _ = train_loop_page(trace_run, cudatrace, tmp_path)
+    page, _ = train_loop_page(trace_run, build_dir, tmp_path)
     (plots,) = embedded(page, "plot-data")["processes"]
     assert plots["pool_reserved"]["points"] == plots["graph_reserved"]["points"] == []
     shown = render(page, tmp_path)
@@ -607,13 +598,13 @@ STEP_COLOURS = {"step": (0x25, 0x63, 0xeb), "slow": (0xdc, 0x26, 0x26),
                 "warm-up": (0x8b, 0x5c, 0xf6)}  # html_page.c, stepSpec
 
 
-def step_loop_page(trace_run, cudatrace, tmp_path, *args):
+def step_loop_page(trace_run, build_dir, tmp_path, *args):
     """(page, the program's own {step: ns}): tests/programs/step_loop.c traced."""
     proc, _, _ = trace_run("step_loop", *args)
     assert proc.returncode == 0, proc.stderr
     own = {int(w[1]): int(w[2]) for w in (line.split() for line in proc.stdout.splitlines())
            if w and w[0] == "step"}
-    return html_of(cudatrace, trace_path(proc), tmp_path), own
+    return html_of(build_dir, trace_path(proc), tmp_path), own
 
 
 def step_plot_pixels(shown):
@@ -626,12 +617,12 @@ def step_plot_pixels(shown):
     return {name: pixels.count(rgb) for name, rgb in STEP_COLOURS.items()}
 
 
-def test_step_times_on_the_page(trace_run, cudatrace, tmp_path):
+def test_step_times_on_the_page(trace_run, build_dir, tmp_path):
     """20 marked steps, a 30 ms warm-up and every fifth step 40 ms slower: the plot's data is
     each of the report's steps, in order, with the report's step 1, median, worst and slow
     steps, the median within 5% of the program's own; the plot comes first, one bar a step,
     the slow steps in red and step 1 in violet."""
-    page, own = step_loop_page(trace_run, cudatrace, tmp_path, "--nvtx", "--steps", 20,
+    page, own = step_loop_page(trace_run, build_dir, tmp_path, "--nvtx", "--steps", 20,
                                "--warmup-ms", 30, "--slow-every", 5, "--slow-ms", 40)
     (process,) = embedded(page, "report-data")["processes"]
     (plots,) = embedded(page, "plot-data")["processes"]
@@ -661,9 +652,9 @@ def test_step_times_on_the_page(trace_run, cudatrace, tmp_path):
     assert all(pixels[name] > 500 for name in STEP_COLOURS), pixels
 
 
-def test_healthy_twin_steady_steps_have_none_in_red(trace_run, cudatrace, tmp_path):
+def test_healthy_twin_steady_steps_have_none_in_red(trace_run, build_dir, tmp_path):
     # 30 ms steps: a sanitizer's or a loaded machine's hiccup of a few ms makes none slow
-    page, _ = step_loop_page(trace_run, cudatrace, tmp_path, "--nvtx", "--steps", 12,
+    page, _ = step_loop_page(trace_run, build_dir, tmp_path, "--nvtx", "--steps", 12,
                              "--wait-ms", 30)
     (plots,) = embedded(page, "plot-data")["processes"]
     assert len(plots["steps"]) == 12
@@ -673,9 +664,9 @@ def test_healthy_twin_steady_steps_have_none_in_red(trace_run, cudatrace, tmp_pa
     assert pixels["slow"] == 0 and pixels["step"] > 500 and pixels["warm-up"] > 0, pixels
 
 
-def test_healthy_twin_a_loop_too_short_for_steps_has_no_step_plot(trace_run, cudatrace,
+def test_healthy_twin_a_loop_too_short_for_steps_has_no_step_plot(trace_run, build_dir,
                                                                    tmp_path):
-    page, _ = step_loop_page(trace_run, cudatrace, tmp_path, "--steps", 2)
+    page, _ = step_loop_page(trace_run, build_dir, tmp_path, "--steps", 2)
     (process,) = embedded(page, "report-data")["processes"]
     (plots,) = embedded(page, "plot-data")["processes"]
     assert "steps" not in process and "steps" not in plots

@@ -18,8 +18,9 @@ import re
 import subprocess
 import sys
 
-from test_export_formats import assert_json_matches, cudatrace, export, trace_path  # noqa: F401
-from test_preload_cupti import report_json, with_gpu
+import cudatrace_cmd
+from test_export_formats import assert_json_matches, export, trace_path
+from test_preload_cupti import with_gpu
 from test_report_finding_rules import FIRST, MS, PID, TID, new_trace, trace_format  # noqa: F401
 
 HTA_TIMEOUT_S = 120
@@ -36,9 +37,9 @@ def ranked(rank, world_size):
     return {**NO_LAUNCHER, "RANK": rank, "LOCAL_RANK": rank, "WORLD_SIZE": world_size}
 
 
-def exported(cudatrace, trace, out):  # noqa: F811 (the fixture)
+def exported(build_dir, trace, out):
     """(the export's JSON, its first line)."""
-    export(cudatrace, trace, "chrome-json", out)
+    export(build_dir, trace, "chrome-json", out)
     text = out.read_text()
     return json.loads(text), text.split("\n", 1)[0]
 
@@ -57,13 +58,13 @@ def span(e):
 
 
 def test_each_step_is_a_profiler_step_with_the_reports_times(
-        trace_run, build_dir, cudatrace, tmp_path):  # noqa: F811
+        trace_run, build_dir, tmp_path):
     completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", 8, "--wait-ms", 2,
                                 "--slow-every", 4, "--slow-ms", 20, env=ranked(1, 2))
     assert completed.returncode == 0, completed.stderr
-    (process,) = report_json(build_dir, trace_path(completed))["processes"]
+    (process,) = cudatrace_cmd.report(build_dir, trace_path(completed))["processes"]
     steps = process["steps"]
-    doc, first_line = exported(cudatrace, trace_path(completed), tmp_path / "out.json")
+    doc, first_line = exported(build_dir, trace_path(completed), tmp_path / "out.json")
     events = profiler_steps(doc)
     assert [e["name"] for e in events] == [f"ProfilerStep#{n}" for n in range(8)]
     assert steps["count"] == 8
@@ -88,15 +89,15 @@ def test_each_step_is_a_profiler_step_with_the_reports_times(
 
 
 def test_a_run_without_steps_exports_none(
-        trace_run, build_dir, cudatrace, tmp_path):  # noqa: F811
+        trace_run, build_dir, tmp_path):
     """The twin: a run of no steps (one pass over the API) and no launcher: every event of the
     trace, and nothing else, as test_export_formats holds any export to; rank 0, as HTA takes a
     file without one."""
     completed, trace, _ = trace_run("api_mix", 1, env=NO_LAUNCHER)
     assert completed.returncode == 0, completed.stderr
-    (process,) = report_json(build_dir, trace_path(completed))["processes"]
+    (process,) = cudatrace_cmd.report(build_dir, trace_path(completed))["processes"]
     assert "steps" not in process and process["identity"]["rank"] is None
-    doc, first_line = exported(cudatrace, trace_path(completed), tmp_path / "out.json")
+    doc, first_line = exported(build_dir, trace_path(completed), tmp_path / "out.json")
     assert profiler_steps(doc) == []
     assert_json_matches(doc, trace)
     assert doc["distributedInfo"] == {"rank": 0}
@@ -104,13 +105,13 @@ def test_a_run_without_steps_exports_none(
 
 
 def test_steps_go_on_the_thread_that_made_them(
-        new_trace, write_trace, cudatrace, tmp_path):  # noqa: F811
+        new_trace, write_trace, build_dir, tmp_path):  # noqa: F811
     """A process whose calls and steps are all on a thread other than its main one."""
     t = new_trace()
     for i in range(4):
         t.slice(t.thread(TID), "train_step", FIRST + i * MS, MS // 2, source="source_nvtx")
         t.call("cudaDeviceSynchronize", FIRST + i * MS + 10_000, 1_000)
-    doc, _ = exported(cudatrace, t.write(write_trace), tmp_path / "out.json")
+    doc, _ = exported(build_dir, t.write(write_trace), tmp_path / "out.json")
     events = profiler_steps(doc)
     assert [(e["name"], e["pid"], e["tid"]) for e in events] == [
         (f"ProfilerStep#{n}", PID, TID) for n in range(4)]
@@ -118,7 +119,7 @@ def test_steps_go_on_the_thread_that_made_them(
 
 
 def test_pytorchs_own_profiler_steps_are_not_written_twice(
-        new_trace, write_trace, cudatrace, tmp_path):  # noqa: F811
+        new_trace, write_trace, build_dir, tmp_path):  # noqa: F811
     """Steps that are PyTorch's own ProfilerStep#N ranges (its NVTX emission) keep the
     profiler's numbers, once each."""
     t = new_trace()
@@ -126,7 +127,7 @@ def test_pytorchs_own_profiler_steps_are_not_written_twice(
         t.slice(t.thread(TID), f"ProfilerStep#{10 + i}", FIRST + i * MS, MS // 2,
                 source="source_nvtx")
         t.call("cudaDeviceSynchronize", FIRST + i * MS + 10_000, 1_000)
-    doc, _ = exported(cudatrace, t.write(write_trace), tmp_path / "out.json")
+    doc, _ = exported(build_dir, t.write(write_trace), tmp_path / "out.json")
     assert [e["name"] for e in profiler_steps(doc)] == [f"ProfilerStep#{10 + i}"
                                                          for i in range(4)]
 
@@ -148,7 +149,7 @@ print(json.dumps({rank: [int(i) for i in t.get_iterations(rank)] for rank in t.g
 
 
 def test_hta_reads_two_ranks_with_their_steps(
-        trace_run, build_dir, cudatrace, tmp_path):  # noqa: F811
+        trace_run, build_dir, tmp_path):
     steps = 6
     job = tmp_path / "job"
     job.mkdir()
@@ -160,7 +161,7 @@ def test_hta_reads_two_ranks_with_their_steps(
         completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", steps, "--wait-ms", 2,
                                     env=env)
         assert completed.returncode == 0, completed.stderr
-        export(cudatrace, trace_path(completed), "chrome-json", job / name)
+        export(build_dir, trace_path(completed), "chrome-json", job / name)
     done = subprocess.run([sys.executable, "-c", HTA_CHILD, str(job)], capture_output=True,
                           text=True, timeout=HTA_TIMEOUT_S)
     assert done.returncode == 0, done.stderr

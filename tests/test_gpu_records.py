@@ -22,9 +22,10 @@ import subprocess
 
 import pytest
 
+import cudatrace_cmd
 import perfetto_check
-from test_preload_cupti import (STEPS, cupti_truth, gpu_slices, host_slices, report_json,
-                                trace_file, with_gpu)
+from test_preload_cupti import (STEPS, cupti_truth, gpu_slices, host_slices, trace_file,
+                                with_gpu)
 
 KINDS = ("kernel", "memcpy", "memset")
 HOST_CALL = {"kernel": "cudaLaunchKernel", "memcpy": "cudaMemcpy", "memset": "cudaMemset"}
@@ -110,7 +111,8 @@ def gpu_figures(report):
 
 def test_the_report_gives_the_same_figures_from_either_trace(both, build_dir):
     default_run, _, typed_run, _, counts = both
-    default, typed = (report_json(build_dir, trace_file(r)) for r in (default_run, typed_run))
+    default, typed = (cudatrace_cmd.report(build_dir, trace_file(r))
+                      for r in (default_run, typed_run))
     assert gpu_figures(typed) == gpu_figures(default)
     gpu = typed["processes"][0]["gpu"]
     assert (gpu["kernels"], gpu["copies"], gpu["memsets"]) == (
@@ -120,8 +122,7 @@ def test_the_report_gives_the_same_figures_from_either_trace(both, build_dir):
 
 
 def chrome_events(build_dir, run, out):
-    subprocess.run([os.path.join(build_dir, "cudatrace"), "export", str(trace_file(run)),
-                    "--format", "chrome-json", "-o", str(out)], check=True, capture_output=True)
+    cudatrace_cmd.run(build_dir, "export", trace_file(run), "--format", "chrome-json", "-o", out)
     events = json.load(open(out))["traceEvents"]
     rows = {e["tid"]: e["args"]["name"] for e in events
             if e["ph"] == "M" and e["name"] == "thread_name"}

@@ -6,11 +6,11 @@ again. Libraries built here whose DT_NEEDED names the real toolkit's
 libraries and their absent other majors; under a bare LD_PRELOAD (the
 collector works it out from the files) and under `cudatrace run` (the audit
 module saw it)."""
-import json
 import os
 import shutil
 import subprocess
 
+import cudatrace_cmd
 import perfetto_check
 import toolkit
 
@@ -32,32 +32,24 @@ def build_library(folder, name, needed):
     return str(path)
 
 
-def report(build_dir, trace_path):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                           str(trace_path)], capture_output=True, text=True, check=True,
-                          timeout=60)
-    r = json.loads(done.stdout)
-    (p,) = r["processes"]
-    return p, r["findings"]
-
-
 def traced(trace_run, build_dir, library, audit, tmp_path):
     """Runs dlopen_only on `library` under a bare LD_PRELOAD or under
     `cudatrace run`: (what it printed, the report's process, its findings)."""
     program = os.path.join(build_dir, "tests", "dlopen_only")
     if not audit:
-        completed, _, _ = trace_run("dlopen_only", library, double=False)
-        return completed.stdout, *report(build_dir, completed.run_dir / "trace.pftrace.zst")
-    trace_path = tmp_path / "audit.pftrace.zst"
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("CUDATRACE_", "CT_DOUBLE")) and
-           k not in ("LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH")}
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "-o",
-                           str(trace_path), "--", program, library], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    perfetto_check.load(trace_path)
-    return done.stdout, *report(build_dir, trace_path)
+        done, _, _ = trace_run("dlopen_only", library, double=False)
+        trace_path = done.run_dir / "trace.pftrace.zst"
+    else:
+        trace_path = tmp_path / "audit.pftrace.zst"
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("CUDATRACE_", "CT_DOUBLE")) and
+               k not in ("LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH")}
+        done = cudatrace_cmd.run(build_dir, "run", "-q", "-o", trace_path, "--", program, library,
+                                 cwd=tmp_path, env=env)
+        perfetto_check.load(trace_path)
+    report = cudatrace_cmd.report(build_dir, trace_path)
+    (p,) = report["processes"]
+    return done.stdout, p, report["findings"]
 
 
 def in_toolkit(soname):

@@ -4,11 +4,11 @@ object, and through which search list the file was found; the loads that
 failed and the directories searched. Also: the same files load with and
 without the tracer. Real toolkit libraries throughout (libcublas has
 RUNPATH $ORIGIN and pulls in libcublasLt through it)."""
-import json
 import os
 import shutil
 import subprocess
 
+import cudatrace_cmd
 import toolkit
 
 
@@ -19,24 +19,18 @@ def run_traced(build_dir, tmp_path, *libs, traced=True):
                                                                           "LD_AUDIT")}
     env["LD_LIBRARY_PATH"] = os.path.join(build_dir, "double")
     program = [os.path.join(build_dir, "tests", "load_libs"), *map(str, libs)]
-    prefix = [os.path.join(build_dir, "cudatrace"), "run", "-q", "-o",
-              str(tmp_path / "trace.pftrace.zst"), "--"] if traced else []
-    done = subprocess.run(prefix + program, cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=60)
+    if traced:
+        return cudatrace_cmd.run(build_dir, "run", "-q", "-o", tmp_path / "trace.pftrace.zst",
+                                 "--", *program, cwd=tmp_path, env=env)
+    done = subprocess.run(program, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60)
     assert done.returncode == 0, done.stderr
     return done
 
 
-def report(build_dir, tmp_path):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                           str(tmp_path / "trace.pftrace.zst")], capture_output=True, text=True,
-                          check=True, timeout=60)
-    return json.loads(done.stdout)
-
-
 def test_how_each_library_was_found(build_dir, tmp_path):
     run_traced(build_dir, tmp_path, toolkit.cached(toolkit.soname("cublas")), toolkit.path("cudnn"))
-    r = report(build_dir, tmp_path)
+    r = cudatrace_cmd.report(build_dir, tmp_path / "trace.pftrace.zst")
     program = os.path.join(build_dir, "tests", "load_libs")
     libs = {lib["family"]: lib for lib in r["processes"][0]["libraries"]}
     assert (libs["cudart"]["requested_as"], libs["cudart"]["requested_by"],
@@ -52,7 +46,7 @@ def test_how_each_library_was_found(build_dir, tmp_path):
 
 def test_failed_load_names_what_was_searched(build_dir, tmp_path):
     run_traced(build_dir, tmp_path, toolkit.missing("cudnn"))
-    r = report(build_dir, tmp_path)
+    r = cudatrace_cmd.report(build_dir, tmp_path / "trace.pftrace.zst")
     failed = {f["requested_as"]: f for f in r["processes"][0]["failed_loads"]}
     missing = failed[toolkit.missing("cudnn")]
     assert missing["requested_by"] == os.path.join(build_dir, "tests", "load_libs")
@@ -66,7 +60,7 @@ def test_failed_load_names_what_was_searched(build_dir, tmp_path):
 
 def test_healthy_twin_of_the_failed_load(build_dir, tmp_path):
     run_traced(build_dir, tmp_path, toolkit.cached(toolkit.soname("cudnn")))
-    r = report(build_dir, tmp_path)
+    r = cudatrace_cmd.report(build_dir, tmp_path / "trace.pftrace.zst")
     assert r["processes"][0]["failed_loads"] == []
     assert r["findings"] == []
 
@@ -88,12 +82,9 @@ def run_with_path(build_dir, tmp_path, library_path, *libs):
            if not k.startswith(("CUDATRACE_", "CT_DOUBLE")) and k not in ("LD_PRELOAD",
                                                                           "LD_AUDIT")}
     env["LD_LIBRARY_PATH"] = library_path
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "-o",
-                           str(tmp_path / "trace.pftrace.zst"), "--",
-                           os.path.join(build_dir, "tests", "load_libs"), *map(str, libs)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return report(build_dir, tmp_path)
+    cudatrace_cmd.run(build_dir, "run", "-q", "-o", tmp_path / "trace.pftrace.zst", "--",
+                      os.path.join(build_dir, "tests", "load_libs"), *libs, cwd=tmp_path, env=env)
+    return cudatrace_cmd.report(build_dir, tmp_path / "trace.pftrace.zst")
 
 
 def test_ld_library_path_shadows_a_runpath_copy(build_dir, tmp_path, runpath_layout):

@@ -25,6 +25,7 @@ import subprocess
 
 import pytest
 
+import cudatrace_cmd
 import perfetto_check
 import toolkit
 
@@ -54,17 +55,6 @@ def cupti_truth(tmp_path):
             else:
                 counts[words[0]] = int(words[1])
     return counts, kernels
-
-
-def report_json(build_dir, trace_path):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                           str(trace_path)], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
-
-
-def report_text(build_dir, trace_path):
-    return subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(trace_path)],
-                          capture_output=True, text=True, check=True).stdout
 
 
 def trace_file(completed):
@@ -179,7 +169,7 @@ def test_a_batch_of_copies_counts_every_copy(trace_run, build_dir, tmp_path, rec
     else:
         assert len(work) == copies * batches and not [s for s in work if "copies" in s["args"]]
     assert sum(s["args"]["bytes"] for s in work) == batch_bytes * batches
-    cupti = report_json(build_dir, trace_file(completed))["processes"][0]["cupti"]
+    cupti = cudatrace_cmd.report(build_dir, trace_file(completed))["processes"][0]["cupti"]
     assert cupti["memcpys"] == copies * batches
 
 
@@ -201,7 +191,7 @@ def test_records_without_times_are_counted_never_mapped(trace_run, build_dir, tm
     work = [s for s in trace.slices if track_name(trace, s).startswith("GPU ")]
     assert work and all(first <= s["ts"] and s["ts"] + s["dur"] <= last for s in work)
     assert len(gpu_slices(trace, "kernel")) <= launches - untimed - 1
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     cupti = report["processes"][0]["cupti"]
     # Those of the last 10 kernels, after the incomplete record in its buffer, are lost with it.
     assert untimed - 10 // 7 - 1 <= cupti["untimed"] <= untimed and cupti["incomplete"] == 1
@@ -221,7 +211,7 @@ def test_finished_gpu_work_reaches_the_trace_while_the_program_waits(build_dir, 
     done = subprocess.run([os.path.join(build_dir, "tests", "gpu_steps"), "100", "0", "0",
                            "1500"], env=env, capture_output=True, text=True, timeout=60)
     assert done.stdout == "gpu_steps: 10 steps\n", done.stderr
-    cupti = report_json(build_dir, tmp_path / "t.pftrace.zst")["processes"][0]["cupti"]
+    cupti = cudatrace_cmd.report(build_dir, tmp_path / "t.pftrace.zst")["processes"][0]["cupti"]
     assert cupti["kernels"] == 10
     assert 0 < cupti["delivery_median_ns"] <= cupti["delivery_max_ns"] < 10**9
 
@@ -239,7 +229,7 @@ def test_no_call_is_recorded_twice(trace_run, program_calls, build_dir, tmp_path
 def test_report_gives_gpu_busy_time_kernels_and_cupti(trace_run, build_dir, tmp_path):
     completed, trace, _ = trace_run("train_loop", STEPS, env=with_gpu(build_dir, tmp_path))
     counts, kernels = cupti_truth(tmp_path)
-    (process,) = report_json(build_dir, trace_file(completed))["processes"]
+    (process,) = cudatrace_cmd.report(build_dir, trace_file(completed))["processes"]
     gpu, cupti = process["gpu"], process["cupti"]
     assert gpu["kernels"] == counts["kernel"] and gpu["kernel_ns"] == KERNEL_NS * counts["kernel"]
     assert (gpu["copies"], gpu["memsets"]) == (counts["memcpy"], counts["memset"])
@@ -253,8 +243,9 @@ def test_report_gives_gpu_busy_time_kernels_and_cupti(trace_run, build_dir, tmp_
     assert cupti["clock_samples"] >= 2 and cupti["clock_reading_error_ns"] < 1_000_000
     # The healthy twin of test_records_without_times_are_counted_never_mapped.
     assert (cupti["incomplete"], cupti["untimed"], counts["incomplete"]) == (0, 0, 0)
-    assert not findings_with(report_json(build_dir, trace_file(completed)), "cupti-untimed")
-    text = report_text(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
+    assert not findings_with(report, "cupti-untimed")
+    text = cudatrace_cmd.run(build_dir, "report", trace_file(completed)).stdout
     assert "GPU clock mapped within" in text and f"{counts['kernel']} kernels" in text
 
 
@@ -278,7 +269,7 @@ def test_driver_api_launches_are_recorded(trace_run, build_dir, tmp_path, per_th
     assert collections.Counter(s["args"]["kernel"] for s in launches) == names
     assert collections.Counter(s["name"] for s in gpu_slices(trace, "kernel")) == names
     assert all(s["flow_ids"] for s in launches)
-    (process,) = report_json(build_dir, trace_file(completed))["processes"]
+    (process,) = cudatrace_cmd.report(build_dir, trace_file(completed))["processes"]
     api = process["api"]
     assert api["cuLaunchKernel"]["calls"] == 2 * per_kernel
     assert (api["cuMemAlloc_v2"]["calls"], api["cuMemFree_v2"]["calls"]) == (1, 1)
@@ -324,7 +315,7 @@ def test_records_cupti_drops_are_reported(trace_run, build_dir, tmp_path):
     counts, _ = cupti_truth(tmp_path)
     assert counts["dropped"] > 0
     assert len(gpu_slices(trace, "kernel")) == counts["kernel"]
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     assert report["processes"][0]["cupti"]["dropped"] == counts["dropped"]
     (finding,) = findings_with(report, "cupti-dropped")
     assert finding["severity"] == "warning"
@@ -346,7 +337,7 @@ def test_slot_taken_by_another_profiler(trace_run, build_dir, tmp_path):
     assert (completed.returncode, completed.stdout) == (plain.returncode, plain.stdout)
     assert len(host_slices(trace, "cudaLaunchKernel")) == truth["calls"]["cudaLaunchKernel"]
     assert not gpu_slices(trace, "kernel")
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     (finding,) = findings_with(report, "cupti-unavailable")
     assert "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED" in finding["message"]
     assert "another profiler" in finding["message"] and finding["severity"] == "info"
@@ -360,7 +351,7 @@ def test_no_libcupti_found(trace_run, build_dir, tmp_path):
     completed, trace, _ = trace_run("train_loop", STEPS, env=env)
     plain = untraced_output(build_dir, "train_loop", STEPS, env=env)
     assert completed.stdout == plain.stdout and completed.returncode == 0
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     (finding,) = findings_with(report, "cupti-unavailable")
     assert f"CUDATRACE_CUPTI_PATH={empty} holds no libcupti.so" in finding["message"]
     assert not gpu_slices(trace, "kernel")
@@ -368,14 +359,14 @@ def test_no_libcupti_found(trace_run, build_dir, tmp_path):
 
 def test_without_a_driver_cupti_is_not_loaded(trace_run, build_dir):
     completed, trace, _ = trace_run("train_loop", STEPS)  # the runtime double alone
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     cupti = report["processes"][0]["cupti"]
     assert (cupti["state"], cupti["reason"]) == (
         "no_gpu", "no CUDA driver (libcuda.so.1) is loaded in this process")
     assert not findings_with(report, "cupti-unavailable")
     assert "cupti" not in [lib["family"] for lib in report["processes"][0]["libraries"]]
     off, _, _ = trace_run("train_loop", STEPS, env={"CUDATRACE_CUPTI": "0"})
-    assert "cupti" not in report_json(build_dir, trace_file(off))["processes"][0]
+    assert "cupti" not in cudatrace_cmd.report(build_dir, trace_file(off))["processes"][0]
 
 
 def real_cupti_without_driver(trace_run, build_dir, library_path, cupti_path):
@@ -386,7 +377,7 @@ def real_cupti_without_driver(trace_run, build_dir, library_path, cupti_path):
                            env={**os.environ, "LD_LIBRARY_PATH": library_path},
                            capture_output=True, text=True, timeout=60)
     assert (completed.returncode, completed.stdout) == (plain.returncode, plain.stdout)
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     process = report["processes"][0]
     assert process["cupti"]["state"] == "unavailable"
     assert "cuptiSubscribe: CUPTI_ERROR_UNKNOWN (no CUDA driver is loaded)" == (
@@ -422,7 +413,7 @@ def test_the_cu13_wheel_libcupti_found_beside_its_runtime(trace_run, build_dir, 
     # No CUDATRACE_CUPTI_PATH: the libcupti beside the loaded libcudart is the one taken.
     env = {"CUDATRACE_CUPTI": "1", "LD_LIBRARY_PATH": str(lib)}
     completed, _, _ = trace_run("driverless", env=env, double=False)
-    process = report_json(build_dir, trace_file(completed))["processes"][0]
+    process = cudatrace_cmd.report(build_dir, trace_file(completed))["processes"][0]
     assert process["cupti"]["state"] == "unavailable"
     (cupti_lib,) = [x for x in process["libraries"] if x["family"] == "cupti"]
     assert cupti_lib["realpath"] == str(lib / "libcupti.so.13")
@@ -461,7 +452,7 @@ def test_the_programs_own_profiler_gets_cupti(trace_run, build_dir, tmp_path, ho
         "kernel_before": before, "kernel_profiled": profiled}
     assert collections.Counter(s["name"] for s in gpu_slices(trace, "kernel")) == {
         "kernel_before": before}
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     cupti = report["processes"][0]["cupti"]
     assert (cupti["state"], cupti["library"]) == (
         "yielded", os.path.join(build_dir, "double", "libcupti.so.13"))
@@ -486,7 +477,7 @@ def test_with_several_subscribers_allowed_both_keep_cupti(trace_run, build_dir, 
     assert collections.Counter(s["args"]["kernel"] for s in launches) == kernels
     assert all(s["flow_ids"] for s in launches)
     assert collections.Counter(s["name"] for s in gpu_slices(trace, "kernel")) == kernels
-    (process,) = report_json(build_dir, trace_file(completed))["processes"]
+    (process,) = cudatrace_cmd.report(build_dir, trace_file(completed))["processes"]
     assert process["cupti"]["state"] == "active"
     assert process["gpu"]["flows"] == {"gpu_work": before + profiled,
                                        "from_host_call": before + profiled}
@@ -505,7 +496,7 @@ def test_with_several_subscribers_the_activity_callbacks_are_still_handed_over(
     assert plain == "own_profiler: subscribe CUPTI_SUCCESS, 30 launch callbacks, 30 kernel records\n"
     assert collections.Counter(s["name"] for s in gpu_slices(trace, "kernel")) == {
         "kernel_before": before}
-    (process,) = report_json(build_dir, trace_file(completed))["processes"]
+    (process,) = cudatrace_cmd.report(build_dir, trace_file(completed))["processes"]
     assert process["cupti"]["state"] == "yielded"
 
 
@@ -532,14 +523,12 @@ def test_injection_library_without_preload(trace_run, build_dir, tmp_path):
 
 def test_cudatrace_run_makes_the_tracer_the_injection_library(build_dir, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDA_INJECTION", "NVTX_"))}
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "--", "sh", "-c",
-                           "echo $CUDA_INJECTION64_PATH"], env=env, capture_output=True,
-                          text=True, cwd=tmp_path, timeout=60)
+    done = cudatrace_cmd.run(build_dir, "run", "-q", "--", "sh", "-c",
+                             "echo $CUDA_INJECTION64_PATH", env=env, cwd=tmp_path)
     assert done.stdout.strip() == os.path.join(os.path.realpath(build_dir), "libcudatrace.so")
     env["CUDA_INJECTION64_PATH"] = "/opt/nsys/libToolsInjection64.so"
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "--", "sh", "-c",
-                           "echo $CUDA_INJECTION64_PATH"], env=env, capture_output=True,
-                          text=True, cwd=tmp_path, timeout=60)
+    done = cudatrace_cmd.run(build_dir, "run", "-q", "--", "sh", "-c",
+                             "echo $CUDA_INJECTION64_PATH", env=env, cwd=tmp_path)
     assert done.stdout.strip() == "/opt/nsys/libToolsInjection64.so"
 
 
@@ -554,18 +543,16 @@ def test_a_gpu_bound_loop_is_no_sync_stall_and_its_twin_is(trace_run, build_dir,
     steps = 10
     busy, _, _ = trace_run("train_loop", steps,
                            env=with_gpu(build_dir, tmp_path, CT_DOUBLE_KERNEL_NS=100_000))
-    report = report_json(build_dir, trace_file(busy))
+    report = cudatrace_cmd.report(build_dir, trace_file(busy))
     gpu = report["processes"][0]["gpu"]
     assert gpu["busy_ns"] >= 0.6 * report["processes"][0]["wall_ns"]
     assert not findings_with(report, "sync-stall")
     # The same run read as if the GPU had to be busier still to count as GPU-bound.
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", "--threshold",
-                           "gpu_bound_share=1", str(trace_file(busy))],
-                          capture_output=True, text=True, check=True)
-    assert findings_with(json.loads(done.stdout), "sync-stall")
+    lenient = cudatrace_cmd.report(build_dir, "--threshold", "gpu_bound_share=1", trace_file(busy))
+    assert findings_with(lenient, "sync-stall")
     stalled, _, _ = trace_run("train_loop", steps, env=with_gpu(
         build_dir, tmp_path, CT_DOUBLE_KERNEL_NS=100, CT_DOUBLE_SYNC_NS=2_000_000))
-    report = report_json(build_dir, trace_file(stalled))
+    report = cudatrace_cmd.report(build_dir, trace_file(stalled))
     (finding,) = findings_with(report, "sync-stall")
     assert report["processes"][0]["gpu"]["busy_ns"] < 0.8 * report["processes"][0]["wall_ns"]
     assert "train_loop.c" in finding["message"]
@@ -575,8 +562,8 @@ def test_chrome_json_has_gpu_rows_and_kineto_flows(trace_run, build_dir, tmp_pat
     completed, trace, _ = trace_run("train_loop", STEPS, env=with_gpu(build_dir, tmp_path))
     counts, _ = cupti_truth(tmp_path)
     out = tmp_path / "export.json"
-    subprocess.run([os.path.join(build_dir, "cudatrace"), "export", str(trace_file(completed)),
-                    "--format", "chrome-json", "-o", str(out)], check=True, capture_output=True)
+    cudatrace_cmd.run(build_dir, "export", trace_file(completed), "--format", "chrome-json",
+                      "-o", out)
     events = json.load(open(out))["traceEvents"]
     by_cat = collections.Counter(e.get("cat") for e in events if e["ph"] == "X")
     assert by_cat["kernel"] == counts["kernel"] and by_cat["gpu_memcpy"] == counts["memcpy"]
@@ -604,8 +591,8 @@ def test_a_driver_only_program_under_a_bare_preload(trace_run, build_dir, tmp_pa
     names = collections.Counter(s["name"] for s in host_slices(trace))
     assert names["cuLaunchKernel"] == 2 * per_kernel and names["cudaGetDeviceCount"] == 0
     assert len(gpu_slices(trace, "kernel")) == 2 * per_kernel
-    assert report_json(build_dir, trace_file(completed))["processes"][0]["cupti"]["state"] == (
-        "active")
+    process = cudatrace_cmd.report(build_dir, trace_file(completed))["processes"][0]
+    assert process["cupti"]["state"] == "active"
 
 
 def test_a_fork_child_of_a_process_with_cupti_says_why_it_has_none(trace_run, build_dir,
@@ -614,8 +601,8 @@ def test_a_fork_child_of_a_process_with_cupti_says_why_it_has_none(trace_run, bu
     completed, _, _ = trace_run("forker", "fork", 50, 30, env=env)
     assert completed.returncode == 0, completed.stderr
     pids = dict(re.findall(r"forker: (\w+) pid=(\d+)", completed.stdout))
-    parent = report_json(build_dir, tmp_path / f"fork-{pids['parent']}.pftrace.zst")
-    child = report_json(build_dir, tmp_path / f"fork-{pids['child']}.pftrace.zst")
+    parent = cudatrace_cmd.report(build_dir, tmp_path / f"fork-{pids['parent']}.pftrace.zst")
+    child = cudatrace_cmd.report(build_dir, tmp_path / f"fork-{pids['child']}.pftrace.zst")
     assert parent["processes"][0]["cupti"]["state"] == "active"
     assert parent["processes"][0]["gpu"]["kernels"] == 100
     cupti = child["processes"][0]["cupti"]
@@ -633,7 +620,7 @@ def test_threads_launching_at_once(trace_run, build_dir, tmp_path):
     assert counts["kernel"] == threads * launches == truth["calls"]["cudaLaunchKernel"]
     assert len(host_slices(trace, "cudaLaunchKernel")) == threads * launches
     assert len(gpu_slices(trace, "kernel")) == threads * launches
-    flows = report_json(build_dir, trace_file(completed))["processes"][0]["gpu"]["flows"]
+    flows = cudatrace_cmd.report(build_dir, trace_file(completed))["processes"][0]["gpu"]["flows"]
     assert flows == {"gpu_work": threads * launches, "from_host_call": threads * launches}
 
 
@@ -647,10 +634,10 @@ def test_nvtx_steps_get_their_gpu_busy_time(trace_run, build_dir, tmp_path):
     assert completed.returncode == 0, completed.stderr
     assert len(gpu_slices(trace, "kernel")) == 3 * steps
     ranges = {r["name"]: r for r in
-              report_json(build_dir, trace_file(completed))["processes"][0]["nvtx_ranges"]}
+              cudatrace_cmd.report(build_dir, trace_file(completed))["processes"][0]["nvtx_ranges"]}
     step = ranges["step"]
     assert step["count"] == steps
     # Every kernel ran inside its step; the clock mapping may shave a few ns off the last.
     assert 3 * steps * KERNEL_NS - steps * 1000 <= step["gpu_busy_ns"] <= 3 * steps * KERNEL_NS
     assert step["gpu_busy_ns"] <= step["total_ns"]
-    assert "(GPU busy" in report_text(build_dir, trace_file(completed))
+    assert "(GPU busy" in cudatrace_cmd.run(build_dir, "report", trace_file(completed)).stdout

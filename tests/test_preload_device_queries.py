@@ -14,13 +14,12 @@ Fixtures (trace_run, program_truth, build_dir, hooked_functions) are in conftest
 """
 
 import collections
-import json
 import os
 import re
-import subprocess
 
 import pytest
 
+import cudatrace_cmd
 import toolkit
 
 DOUBLE_VERSION = 13000  # the double's runtime and driver versions unless told otherwise
@@ -79,12 +78,6 @@ def traced_calls(trace):
     return [(s["name"], s["args"]["result"]) for s in trace.slices]
 
 
-def report_of(build_dir, completed, *options):
-    path = completed.run_dir / "trace.pftrace.zst"
-    return subprocess.run([os.path.join(build_dir, "cudatrace"), "report", *options, str(path)],
-                          capture_output=True, text=True, check=True, timeout=60).stdout
-
-
 SITE_KEYS = {"site", "stack"}
 
 
@@ -119,11 +112,12 @@ def test_every_call_is_one_slice_with_its_result(trace_run, program_truth, build
 
     # The report's api table: the same calls, and the non-zero results as errors.
     errors = collections.Counter(name for name, rc in hooked if rc != 0)
-    api = json.loads(report_of(build_dir, proc, "--json"))["processes"][0]["api"]
+    api = cudatrace_cmd.report(build_dir, proc.run_dir / "trace.pftrace.zst")["processes"][0]["api"]
     assert {n: (s["calls"], s["errors"]) for n, s in api.items()} == {
         n: (tally[n], errors[n]) for n in tally if n in hooked_functions}
     assert {n: truth["errors"][n] for n in PER_REP} == {n: errors[n] for n in PER_REP}
-    text = report_of(build_dir, proc).splitlines()
+    text = cudatrace_cmd.run(build_dir, "report",
+                             proc.run_dir / "trace.pftrace.zst").stdout.splitlines()
     for name in PER_REP:
         (row,) = [line.split() for line in text if line.split()[:1] == [name]]
         assert row[1:3] == [str(tally[name]), str(errors[name])], row
@@ -271,7 +265,7 @@ def test_version_and_count_on_the_real_runtime_without_driver(trace_run, build_d
 
     (library,) = [i["args"] for i in trace.instants if i["name"] == "cuda.library"]
     assert library["realpath"] == os.path.realpath(toolkit.path("cudart"))
-    report = json.loads(report_of(build_dir, traced, "--json"))
+    report = cudatrace_cmd.report(build_dir, traced.run_dir / "trace.pftrace.zst")
     assert report["processes"][0]["api"].keys() == {"cudaRuntimeGetVersion", "cudaGetDeviceCount"}
     assert {n: (s["calls"], s["errors"]) for n, s in report["processes"][0]["api"].items()} == {
         "cudaRuntimeGetVersion": (1, 0), "cudaGetDeviceCount": (1, 1)}
@@ -285,6 +279,6 @@ def test_version_and_count_healthy_twin(trace_run, build_dir):
                                         "cudaGetDeviceCount -> 0 1"]
     assert [without_site(s["args"]) for s in trace.slices] == [{"version": DOUBLE_VERSION, "result": 0},
                                                  {"count": 1, "result": 0}]
-    report = json.loads(report_of(build_dir, proc, "--json"))
+    report = cudatrace_cmd.report(build_dir, proc.run_dir / "trace.pftrace.zst")
     assert report["findings"] == []
     assert all(s["errors"] == 0 for s in report["processes"][0]["api"].values())

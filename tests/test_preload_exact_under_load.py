@@ -12,8 +12,9 @@ import time
 
 import pytest
 
+import cudatrace_cmd
 import perfetto_check
-from test_preload_reliability import base_env, collector_writing, report
+from test_preload_reliability import base_env, collector_writing
 
 MIB = 1 << 20
 
@@ -46,7 +47,8 @@ def test_the_burst_from_the_issue_with_default_settings(trace_run, build_dir):
     assert counts == {"cudaLaunchKernel": 20000, "cudaMalloc": 100, "cudaFree": 60,
                       "cudaMemcpy": 50, "cudaMemcpyAsync": 25, "cudaStreamSynchronize": 40,
                       "cudaDeviceSynchronize": 10, "live_bytes": 40 * MIB}
-    process = report(build_dir, completed.run_dir / "trace.pftrace.zst")["processes"][0]
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
+    process = report["processes"][0]
     assert_counts_are_the_programs(process, counts)
     assert process["memory"]["peak_bytes"] == 100 * MIB
     assert process["dropped_events"] == 0
@@ -89,7 +91,7 @@ def test_a_stopped_collector_loses_no_count(build_dir, tmp_path, spill_mb):
     assert proc.returncode == 0, stderr
     counts = own_counts(stdout)
     assert counts["cudaLaunchKernel"] == 2 * 20000
-    process = report(build_dir, trace)["processes"][0]
+    process = cudatrace_cmd.report(build_dir, trace)["processes"][0]
     assert_counts_are_the_programs(process, counts)
     assert process["memory"]["peak_bytes"] >= 100 * MIB
     perfetto_check.load(trace)  # valid under Perfetto's official schema and import rules
@@ -105,8 +107,7 @@ def test_a_stopped_collector_loses_no_count(build_dir, tmp_path, spill_mb):
     assert set(dropped) <= {"cudaLaunchKernel", "cudaMemcpy", "cudaMemcpyAsync"}
     assert sum(dropped.values()) == process["dropped_events"] > 0
     assert f"detail lost    {dropped['cudaLaunchKernel']} cudaLaunchKernel slices" in \
-        subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(trace)],
-                       capture_output=True, text=True, check=True).stdout
+        cudatrace_cmd.run(build_dir, "report", trace).stdout
 
 
 def test_a_burst_of_a_million_launches_loses_nothing(trace_run, build_dir, tmp_path):
@@ -118,7 +119,7 @@ def test_a_burst_of_a_million_launches_loses_nothing(trace_run, build_dir, tmp_p
     completed, _, truth = trace_run("launch_loop", 1000000, env={"CUDATRACE_OUTPUT": path})
     assert completed.returncode == 0, completed.stderr
     assert ", 0 dropped," in completed.stderr
-    process = report(build_dir, path)["processes"][0]
+    process = cudatrace_cmd.report(build_dir, path)["processes"][0]
     assert process["launches"]["count"] == truth["calls"]["cudaLaunchKernel"] == 1000000
     assert process["dropped_events"] == 0
     assert process["api"]["cudaLaunchKernel"]["dropped_slices"] == 0

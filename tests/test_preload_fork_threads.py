@@ -26,11 +26,11 @@ import json
 import os
 import re
 import struct
-import subprocess
 import time
 
 import pytest
 
+import cudatrace_cmd
 import perfetto_check
 
 LAUNCH = "cudaLaunchKernel"
@@ -59,12 +59,9 @@ def trace_path(out_dir, pid):
     return out_dir / TRACE_NAME.replace("%p", str(pid))
 
 
-def report(build_dir, path):
+def report_and_process(build_dir, path):
     """`cudatrace report --json` of one trace: (report, its one process)."""
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", str(path)],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, f"report {path}: {done.stderr}"
-    rep = json.loads(done.stdout)
+    rep = cudatrace_cmd.report(build_dir, path)
     assert len(rep["processes"]) == 1, rep["processes"]
     return rep, rep["processes"][0]
 
@@ -86,8 +83,7 @@ def wait_until_finished(build_dir, path, timeout_s=20):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if path.exists():
-            done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                                   str(path)], capture_output=True, text=True, timeout=60)
+            done = cudatrace_cmd.run(build_dir, "report", "--json", path, status=None)
             if done.returncode == 0:
                 rep = json.loads(done.stdout)
                 if (rep["trace"]["tail"] == "complete" and rep["processes"]
@@ -181,7 +177,7 @@ def test_fork_child_traces_into_its_own_file(trace_run, build_dir, tmp_path):
     assert sorted(os.listdir(out)) == sorted([parent_path.name, child_path.name])
 
     for path, pid, launches in ((parent_path, proc.pid, 2 * n), (child_path, child, m)):
-        rep, process = report(build_dir, path)
+        rep, process = report_and_process(build_dir, path)
         assert_finished(rep, process, pid)
         assert api_calls(process) == {LAUNCH: launches}
         assert process["dropped_events"] == 0
@@ -217,8 +213,8 @@ def test_fork_child_process_starts_at_the_fork(trace_run, build_dir, tmp_path):
     assert child_start >= forked_after, (
         f"the fork child's process starts {(forked_after - child_start) / 1e6:.1f} ms before the "
         f"fork (at the parent's start: {child_start == parent_start})")
-    _, parent_report = report(build_dir, trace_path(out, proc.pid))
-    _, child_report = report(build_dir, trace_path(out, child))
+    _, parent_report = report_and_process(build_dir, trace_path(out, proc.pid))
+    _, child_report = report_and_process(build_dir, trace_path(out, child))
     assert child_report["wall_ns"] < parent_report["wall_ns"] - n * call_ns
 
 
@@ -232,7 +228,7 @@ def test_fork_child_without_cuda_leaves_no_trace(trace_run, build_dir, tmp_path)
     assert roles["parent"] == (proc.pid, 2 * n)
     child, _ = roles["nocuda-child"]
     assert os.listdir(out) == [trace_path(out, proc.pid).name]
-    rep, process = report(build_dir, trace_path(out, proc.pid))
+    rep, process = report_and_process(build_dir, trace_path(out, proc.pid))
     assert_finished(rep, process, proc.pid)
     assert api_calls(process) == {LAUNCH: 2 * n}
     assert summaries(proc.stderr) == {str(trace_path(out, proc.pid)): (2 * n, 0)}
@@ -260,10 +256,10 @@ def test_exec_child_gets_its_own_trace(trace_run, build_dir, tmp_path, mode, rol
     parent_path, child_path = trace_path(out, proc.pid), trace_path(out, child)
     assert sorted(os.listdir(out)) == sorted([parent_path.name, child_path.name])
 
-    rep, process = report(build_dir, parent_path)
+    rep, process = report_and_process(build_dir, parent_path)
     assert_finished(rep, process, proc.pid)
     assert api_calls(process) == {LAUNCH: 2 * n}
-    rep, process = report(build_dir, child_path)
+    rep, process = report_and_process(build_dir, child_path)
     assert_finished(rep, process, child)
     assert process["cmdline"] == [program, str(launches)]
     assert api_calls(process) == {LAUNCH: launches, "cudaDeviceSynchronize": 1}
@@ -298,7 +294,7 @@ def test_daemon_outlives_parent_with_its_own_trace(trace_run, build_dir, tmp_pat
     assert summaries(proc.stderr) == {str(parent_path): (2 * n, 0)}
     assert not daemon_path.exists()
     assert running(daemon)
-    rep, process = report(build_dir, parent_path)
+    rep, process = report_and_process(build_dir, parent_path)
     assert_finished(rep, process, proc.pid)
     assert api_calls(process) == {LAUNCH: 2 * n}
 
@@ -328,7 +324,7 @@ def test_64_threads_account_for_every_call(trace_run, program_truth, build_dir, 
     total = issued(truth, hooked_functions)
     assert total == threads * (per_thread + 2) + 1  # threads.c's own count
 
-    rep, process = report(build_dir, path)
+    rep, process = report_and_process(build_dir, path)
     assert_finished(rep, process, proc.pid)
     # The counts are the threads' own totals: exact, whatever the rings dropped.
     assert api_calls(process) == {name: truth["calls"][name] for name in hooked_functions
@@ -374,7 +370,7 @@ def test_thread_churn_accounts_for_every_call(trace_run, program_truth, build_di
                                                                       total)))
     assert issued(truth, hooked_functions) == truth["calls"][LAUNCH] == total
 
-    rep, process = report(build_dir, path)
+    rep, process = report_and_process(build_dir, path)
     assert_finished(rep, process, proc.pid)
     recorded = api_calls(process).get(LAUNCH, 0)
     assert set(api_calls(process)) <= {LAUNCH}
@@ -432,7 +428,7 @@ def test_exit_while_threads_are_calling(trace_run, build_dir, tmp_path):
     assert summary[0] == str(path)
     assert "may be incomplete" not in proc.stderr
 
-    rep, process = report(build_dir, path)
+    rep, process = report_and_process(build_dir, path)
     assert_finished(rep, process, proc.pid)
     end = the_end(trace)
     assert end["exit"] == "normal"

@@ -5,7 +5,6 @@ closed and set up as a daemon, closing every descriptor it did not open and fork
 having lost the tracer's collector. Each test compares the run's exit status and output
 with what the program does untraced, and holds the trace to the calls it made.
 """
-import json
 import os
 import shutil
 import signal
@@ -13,6 +12,8 @@ import subprocess
 import time
 
 import pytest
+
+import cudatrace_cmd
 
 RUN_TIMEOUT_S = 30
 
@@ -45,16 +46,9 @@ def run(build_dir, tmp_path, *args, traced=True, wrap=(), kernel=(), env=None,
     return done, trace if traced else None
 
 
-def report(build_dir, trace):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", str(trace)],
-                          capture_output=True, text=True, check=True)
-    (process,) = json.loads(done.stdout)["processes"]
-    return process
-
-
 def assert_whole(build_dir, trace, pairs):
     """The trace holds every pair the program made, and its normal end."""
-    p = report(build_dir, trace)
+    (p,) = cudatrace_cmd.report(build_dir, trace)["processes"]
     assert p["api"]["cudaMalloc"]["calls"] == pairs
     assert p["api"]["cudaFree"]["calls"] == pairs
     assert p["exit"] == "normal"

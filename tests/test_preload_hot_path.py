@@ -9,10 +9,11 @@ put. Heap and lock calls are counted by tests/probe/call_counter.c, preloaded
 ahead of the tracer; system calls by strace (the traced process only, not the
 collector it spawns).
 """
-import json
 import os
 import re
 import subprocess
+
+import cudatrace_cmd
 
 SMALL, LARGE = 1000, 100000
 # Large enough that no record of the LARGE run is dropped.
@@ -29,10 +30,8 @@ def probe_counts(trace_run, build_dir, launches):
              "CT_PROBE_OUT": "probe.txt", "CUDATRACE_RING_RECORDS": RING_RECORDS,
              "CUDATRACE_OUTPUT": "trace.pftrace.zst"})
     assert completed.returncode == 0, completed.stderr
-    report = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                             str(completed.run_dir / "cwd" / "trace.pftrace.zst")],
-                            capture_output=True, text=True, check=True, timeout=60)
-    api = json.loads(report.stdout)["processes"][0]["api"]
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "cwd" / "trace.pftrace.zst")
+    api = report["processes"][0]["api"]
     assert api["cudaLaunchKernel"]["calls"] == launches, \
         "every call must be recorded for the comparison to mean much"
     with open(completed.run_dir / "cwd" / "probe.txt") as f:

@@ -4,10 +4,11 @@ setting is said only by a process that is traced, not by every shell and tool th
 the preload; an output path that names a device is refused, never turned into a new file
 beside it.
 """
-import json
 import os
 import subprocess
 import sys
+
+import cudatrace_cmd
 
 MIB = 1 << 20
 RING_MEMORY_MAX = 1024 * MIB  # what the rings may take in all (docs: README, settings)
@@ -52,10 +53,7 @@ def test_ring_memory_is_bounded_in_all(build_dir, tmp_path):
     said = [line for line in stderr.splitlines() if "CUDATRACE_RING_RECORDS" in line]
     assert len(said) == 1 and "1024 MiB" in said[0], stderr
     assert peak < RING_MEMORY_MAX + 256 * MIB, f"peak RSS {peak / MIB:.0f} MiB"
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                           str(tmp_path / "t.pftrace.zst")], capture_output=True, text=True,
-                          check=True)
-    (process,) = json.loads(done.stdout)["processes"]
+    (process,) = cudatrace_cmd.report(build_dir, tmp_path / "t.pftrace.zst")["processes"]
     assert process["api"]["cudaLaunchKernel"]["calls"] == 4000
     assert process["dropped_events"] == 0
 

@@ -14,19 +14,13 @@ import sys
 
 import pytest
 
+import cudatrace_cmd
 import toolkit
 
 
 
-def report(build_dir, trace_path):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                           str(trace_path)], capture_output=True, text=True, check=True,
-                          timeout=60)
-    return json.loads(done.stdout)
-
-
 def only_process(build_dir, completed):
-    r = report(build_dir, completed.run_dir / "trace.pftrace.zst")
+    r = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
     (p,) = r["processes"]
     return p, r["findings"]
 
@@ -67,9 +61,7 @@ def test_a_failed_load_by_absolute_path_says_it_was_not_searched(trace_run, buil
     p, findings = only_process(build_dir, completed)
     (failed,) = p["failed_loads"]
     assert (failed["requested_as"], failed["searched"]) == (path, [])
-    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report",
-                           str(completed.run_dir / "trace.pftrace.zst")], capture_output=True,
-                          text=True, check=True).stdout
+    text = cudatrace_cmd.run(build_dir, "report", completed.run_dir / "trace.pftrace.zst").stdout
     requester = os.path.join(build_dir, "tests", "dlopen_only")
     assert f"  failed load    {path} (asked for by {requester}; absolute path, not searched)\n" \
         in text
@@ -165,10 +157,8 @@ def run_both(build_dir, tmp_path, library_path, *argv):
            if not k.startswith(("CUDATRACE_", "CT_DOUBLE")) and k not in ("LD_PRELOAD",
                                                                           "LD_AUDIT")}
     env["LD_LIBRARY_PATH"] = library_path
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "-o",
-                           str(trace_path), "--", *map(str, argv)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    cudatrace_cmd.run(build_dir, "run", "-q", "-o", trace_path, "--", *argv, cwd=tmp_path,
+                      env=env)
     import perfetto_check
     return perfetto_check.load(trace_path)
 
@@ -273,7 +263,7 @@ def test_ctypes_loads_name_the_python_line_that_asked(trace_run, build_dir, tmp_
     else:
         run_both(build_dir, tmp_path, "", *argv)
         trace_path = tmp_path / "trace.pftrace.zst"
-    (p,) = report(build_dir, trace_path)["processes"]
+    (p,) = cudatrace_cmd.report(build_dir, trace_path)["processes"]
     assert {lib["seen_by"] for lib in p["libraries"]} == {view}
     libs = {lib["family"]: lib for lib in p["libraries"]}
     cublas = libs["cublas"]
@@ -285,8 +275,7 @@ def test_ctypes_loads_name_the_python_line_that_asked(trace_run, build_dir, tmp_
     asked = f"{script}:{line['ctypes.CDLL(name)']} in load_optional"
     assert failed[missing]["requested_from"] == asked
     assert "requested_from" not in failed["libcuda.so.1"]
-    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(trace_path)],
-                          capture_output=True, text=True, check=True).stdout
+    text = cudatrace_cmd.run(build_dir, "report", trace_path).stdout
     assert (f"  failed load    {missing} (asked for by {asked} (through "
             f"{failed[missing]['requested_by']}); searched ") in text
 
@@ -303,9 +292,8 @@ def report_of_view(trace_run, build_dir, tmp_path, view, args, library_path=""):
         run_both(build_dir, tmp_path, library_path, os.path.join(build_dir, "tests", "dlopen_only"),
                  *args)
         trace_path = tmp_path / "trace.pftrace.zst"
-    (p,) = (r := report(build_dir, trace_path))["processes"]
-    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(trace_path)],
-                          capture_output=True, text=True, check=True).stdout
+    (p,) = (r := cudatrace_cmd.report(build_dir, trace_path))["processes"]
+    text = cudatrace_cmd.run(build_dir, "report", trace_path).stdout
     return p, r["findings"], text
 
 
@@ -484,7 +472,7 @@ def test_private_cudnn_sublibraries(trace_run, build_dir, tmp_path, conda, launc
     # The same under `cudatrace run`, where the audit module is the witness.
     trace = run_both(build_dir, tmp_path, str(conda_lib), *args)
     assert loader_accounts(trace, "preload") == loader_accounts(trace, "audit")
-    audited = report(build_dir, tmp_path / "trace.pftrace.zst")
+    audited = cudatrace_cmd.report(build_dir, tmp_path / "trace.pftrace.zst")
     assert [f["id"] for f in audited["findings"]] == [f["id"] for f in findings]
 
 

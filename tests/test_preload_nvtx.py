@@ -8,10 +8,10 @@ NVTX finds the tracer through NVTX_INJECTION64_PATH, which `cudatrace run`
 sets; under a bare LD_PRELOAD the preload's getenv answers NVTX's look-up of
 it while it is unset (CUDATRACE_NVTX=0: not), leaving the environment alone.
 """
-import json
 import os
 import subprocess
 
+import cudatrace_cmd
 import perfetto_check
 
 STEPS = 4
@@ -38,10 +38,8 @@ def test_ranges_nest_around_the_calls(trace_run, build_dir):
     ranges = [s for s in trace.slices if s["name"] in ("step", "forward", "backward")]
     assert all(s["args"] == {"source": "nvtx"} for s in ranges)
     # The report sums them up per name, by total time.
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                           str(proc.run_dir / "trace.pftrace.zst")],
-                          capture_output=True, text=True, timeout=60, check=True)
-    summed = json.loads(done.stdout)["processes"][0]["nvtx_ranges"]
+    report = cudatrace_cmd.report(build_dir, proc.run_dir / "trace.pftrace.zst")
+    summed = report["processes"][0]["nvtx_ranges"]
     truth = {name: sum(s["dur"] for s in ranges if s["name"] == name)
              for name in ("step", "forward", "backward")}
     assert {r["name"]: (r["count"], r["total_ns"]) for r in summed} == {
@@ -54,10 +52,9 @@ def test_run_sets_the_nvtx_tool(build_dir, tmp_path):
            if not k.startswith(("CUDATRACE_", "CT_DOUBLE", "NVTX_")) and k != "LD_PRELOAD"}
     env["CUDATRACE_SAMPLE_HZ"] = "0"  # their slices are all calls (conftest.SAMPLE_HZ)
     env["LD_LIBRARY_PATH"] = os.path.join(build_dir, "double")
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "run", "-q", "-o", "t.pftrace.zst",
-                           "--", os.path.join(build_dir, "tests", "nvtx_steps_via_lib"), str(STEPS)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    cudatrace_cmd.run(build_dir, "run", "-q", "-o", "t.pftrace.zst", "--",
+                      os.path.join(build_dir, "tests", "nvtx_steps_via_lib"), STEPS, cwd=tmp_path,
+                      env=env)
     assert nested(perfetto_check.load(tmp_path / "t.pftrace.zst")) == expected_steps(STEPS)
 
 

@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+import cudatrace_cmd
 import perfetto_check
 
 
@@ -37,21 +38,12 @@ def run(build_dir, argv, cwd, preload=True, timeout=60, **extra):
                           timeout=timeout)
 
 
-def report(build_dir, path, *options):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json", *options,
-                           str(path)],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
 def finished_report(build_dir, path, timeout_s=20):
     """The collector outlives a crashed process; wait until its file is whole."""
     deadline = time.time() + timeout_s
     while time.time() < deadline:
         if os.path.exists(path):
-            r = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                                str(path)], capture_output=True, text=True)
+            r = cudatrace_cmd.run(build_dir, "report", "--json", path, status=None)
             if r.returncode == 0:
                 parsed = json.loads(r.stdout)
                 if parsed["processes"] and parsed["processes"][0]["exit"] != "unknown":
@@ -141,12 +133,10 @@ def test_killed_collector_leaves_the_program_alone_and_a_recoverable_trace(build
     stdout, stderr = train_loop_losing_its_collector(build_dir, tmp_path, 200, 20000000, 1.5)
     assert stdout.splitlines()[-1].startswith("train_loop: simulated 200 steps")
     assert "may be incomplete" in stderr and len(stderr.splitlines()) == 1
-    damaged = report(build_dir, trace)
+    damaged = cudatrace_cmd.report(build_dir, trace)
     assert damaged["processes"][0]["exit"] == "unknown"
     recovered = tmp_path / "recovered.pftrace.zst"
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "recover", str(trace),
-                           str(recovered)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    done = cudatrace_cmd.run(build_dir, "recover", trace, recovered)
     assert done.stdout.startswith("recovered ")
     # The recovered copy ends on a frame boundary, which the collector only
     # puts between packets: it decodes whole, with the official schema.
@@ -183,15 +173,12 @@ def test_recover_cuts_at_the_last_sound_frame(build_dir, tmp_path):
     damaged = tmp_path / "damaged.zst"
     damaged.write_bytes(first + second[:len(second) // 2])
     out = tmp_path / "clean.zst"
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "recover", str(damaged),
-                           str(out)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    done = cudatrace_cmd.run(build_dir, "recover", damaged, out)
     assert out.read_bytes() == first
     assert done.stdout == (f"recovered 1 frames, {len(first)} of {len(first) + len(second) // 2}"
                            f" bytes; {len(second) // 2} bytes after them were dropped\n")
-    again = subprocess.run([os.path.join(build_dir, "cudatrace"), "recover", str(damaged),
-                            str(out)], capture_output=True, text=True)
-    assert again.returncode == 1 and "File exists" in again.stderr  # never overwrites
+    again = cudatrace_cmd.run(build_dir, "recover", damaged, out, status=1)
+    assert "File exists" in again.stderr  # never overwrites
 
 
 def test_signal_handler_calls_are_recorded_or_counted(build_dir, tmp_path):
@@ -209,7 +196,7 @@ def test_signal_handler_calls_are_recorded_or_counted(build_dir, tmp_path):
                                      traced.stdout).group(1))
     truth = json.load(open(truth_path))["calls"]
     assert (truth["cudaLaunchKernel"], truth["cudaStreamQuery"]) == (launches, handler_calls)
-    process = report(build_dir, trace)["processes"][0]
+    process = cudatrace_cmd.report(build_dir, trace)["processes"][0]
     api = {name: v["calls"] for name, v in process["api"].items()}
     assert api["cudaLaunchKernel"] == launches
     assert set(api) == {"cudaLaunchKernel", "cudaStreamQuery"}
@@ -224,7 +211,7 @@ def test_calls_from_atexit_are_recorded(build_dir, tmp_path):
     traced = run(build_dir, [os.path.join(build_dir, "tests", "crash"), "atexit", 200],
                  tmp_path, CUDATRACE_OUTPUT=trace)
     assert traced.returncode == 0
-    api = report(build_dir, trace)["processes"][0]["api"]
+    api = cudatrace_cmd.report(build_dir, trace)["processes"][0]["api"]
     assert api["cudaMalloc"]["calls"] == api["cudaFree"]["calls"] == 1
 
 
@@ -239,7 +226,7 @@ def test_library_constructor_before_ours_and_destructor_after(build_dir, tmp_pat
     assert traced.stdout == plain.stdout
     truth = json.load(open(truth_path))["calls"]
     assert truth["cudaMalloc"] == 2  # the constructor's and the destructor's
-    process = report(build_dir, trace)["processes"][0]
+    process = cudatrace_cmd.report(build_dir, trace)["processes"][0]
     # The constructor's call, made before our constructor ran, is traced; the
     # destructor's, made after our session ended, passes through untraced.
     assert process["api"]["cudaMalloc"]["calls"] == 1
@@ -272,7 +259,7 @@ def test_file_size_limit_never_kills_the_program(build_dir, tmp_path):
     assert not (tmp_path / "a").exists()
     (line,) = cut.stderr.splitlines()
     assert "writing the trace" in line and "File too large" in line
-    assert report(build_dir, tmp_path / "b")["trace"]["tail"] == "cut"
+    assert cudatrace_cmd.report(build_dir, tmp_path / "b")["trace"]["tail"] == "cut"
 
 
 def test_planted_symlink_is_never_followed(build_dir, tmp_path):
@@ -285,7 +272,7 @@ def test_planted_symlink_is_never_followed(build_dir, tmp_path):
     assert victim.read_text() == "precious\n"
     written = tmp_path / "t-1.pftrace.zst"
     assert oct(written.stat().st_mode & 0o777) == "0o600"
-    assert report(build_dir, written)["processes"][0]["exit"] == "normal"
+    assert cudatrace_cmd.report(build_dir, written)["processes"][0]["exit"] == "normal"
 
 
 def test_preload_listed_twice_traces_once(build_dir, tmp_path):
@@ -294,7 +281,8 @@ def test_preload_listed_twice_traces_once(build_dir, tmp_path):
                  preload=False, LD_PRELOAD=f"{lib}:{lib}", CUDATRACE_OUTPUT=tmp_path / "t")
     assert traced.returncode == 0
     assert sorted(os.listdir(tmp_path)) == ["t"]
-    assert report(build_dir, tmp_path / "t")["processes"][0]["api"]["cudaLaunchKernel"]["calls"] == 500
+    api = cudatrace_cmd.report(build_dir, tmp_path / "t")["processes"][0]["api"]
+    assert api["cudaLaunchKernel"]["calls"] == 500
 
 
 def test_dlopened_tracer_works_and_setuid_process_stays_inert(build_dir, tmp_path):
@@ -308,7 +296,8 @@ def test_dlopened_tracer_works_and_setuid_process_stays_inert(build_dir, tmp_pat
     loaded = run(build_dir, [str(probe), lib], tmp_path, preload=False,
                  CUDATRACE_OUTPUT=out_dir / "loaded")
     assert loaded.returncode == 0 and "cudaMalloc -> 0" in loaded.stdout
-    assert report(build_dir, out_dir / "loaded")["processes"][0]["api"]["cudaMalloc"]["calls"] == 1
+    api = cudatrace_cmd.report(build_dir, out_dir / "loaded")["processes"][0]["api"]
+    assert api["cudaMalloc"]["calls"] == 1
     # The same program set-uid to nobody runs in secure-execution mode.
     os.chown(probe, 65534, -1)
     probe.chmod(0o4755)
@@ -332,7 +321,7 @@ def threads_given_a_ring(build_dir, folder, settings):
     traced = run(build_dir, [os.path.join(build_dir, "tests", "thread_churn"), 1, 300, 1],
                  folder, CUDATRACE_OUTPUT=folder / "t", **settings)
     assert traced.returncode == 0, traced.stderr
-    process = report(build_dir, folder / "t")["processes"][0]
+    process = cudatrace_cmd.report(build_dir, folder / "t")["processes"][0]
     recorded = process["api"]["cudaLaunchKernel"]["calls"]
     assert recorded + process["dropped_events"] == 300
     return traced.stderr, recorded
@@ -370,7 +359,7 @@ def calls_recorded_and_dropped(build_dir, folder, settings):
     traced = run(build_dir, [os.path.join(build_dir, "tests", "launch_loop"), 16000], folder,
                  CUDATRACE_OUTPUT=folder / "t", **settings)
     assert traced.returncode == 0, traced.stderr
-    process = report(build_dir, folder / "t")["processes"][0]
+    process = cudatrace_cmd.report(build_dir, folder / "t")["processes"][0]
     return traced.stderr, (sum(v["calls"] for v in process["api"].values()),
                            process["dropped_events"])
 
@@ -445,6 +434,6 @@ def test_dlopen_inside_an_allocation(build_dir, tmp_path, program_calls):
     with open(tmp_path / "counts") as f:
         assert f.read().splitlines()[-1] == "dlopen_in_malloc 1"
     # The trace is whole: every call the program made, by the double's count.
-    process = report(build_dir, tmp_path / "t")["processes"][0]
+    process = cudatrace_cmd.report(build_dir, tmp_path / "t")["processes"][0]
     assert process["exit"] == "normal"
     assert {name: v["calls"] for name, v in process["api"].items()} == program_calls("api_mix", 1)

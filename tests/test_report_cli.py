@@ -22,17 +22,16 @@ import json
 import os
 import random
 import re
-import subprocess
 import time
 import zlib
 
 import pytest
 import zstandard
 
+import cudatrace_cmd
 import perfetto_check
 import toolkit
 
-CLI_TIMEOUT_S = 10
 SCHEMA = "cudatrace.report/1"
 DEVICE_NAME = "cudatrace CPU double"
 DOUBLE_RUNTIME_VERSION = 13000  # the double's cudaRuntimeGetVersion
@@ -56,31 +55,6 @@ KERNEL_LAUNCHERS = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "__cudaLaunchKe
 
 # --------------------------------------------------------------------------
 # Helpers
-
-
-@pytest.fixture(scope="module")
-def cli(build_dir):
-    """cli(*args) -> CompletedProcess (bytes) of build/cudatrace, killed after CLI_TIMEOUT_S."""
-    path = os.path.join(build_dir, "cudatrace")
-    if not os.path.exists(path):
-        pytest.fail(f"missing {path}; run `make all` first", pytrace=False)
-
-    def run(*args):
-        try:
-            return subprocess.run([path, *map(str, args)], capture_output=True,
-                                  timeout=CLI_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"cudatrace {' '.join(map(str, args))} ran over {CLI_TIMEOUT_S} s")
-
-    return run
-
-
-def report_json(cli, *paths):
-    """The parsed `report --json` of the given traces; it must succeed quietly."""
-    done = cli("report", "--json", *paths)
-    assert done.returncode == 0, done.stderr.decode()
-    assert done.stderr == b""
-    return json.loads(done.stdout)
 
 
 def trace_path(proc):
@@ -325,7 +299,7 @@ USAGE_FINDINGS = {"launch-overhead", "sync-stall", "pageable-memcpy", "small-cop
     ("train_loop", [10], None),
     ("leak_loop", [20], 13020),  # a driver version unlike the runtime's, to tell them apart
 ])
-def test_report_agrees_with_trace_and_truth(trace_run, program_truth, cli, hooked_functions,
+def test_report_agrees_with_trace_and_truth(trace_run, program_truth, build_dir, hooked_functions,
                                             program, args, driver):
     assert set(SYNC_FUNCTIONS + DEVICE_ALLOCS + DEVICE_FREES + KERNEL_LAUNCHERS) <= set(
         hooked_functions)
@@ -336,7 +310,7 @@ def test_report_agrees_with_trace_and_truth(trace_run, program_truth, cli, hooke
     assert proc.returncode == 0, proc.stderr
     truth = program_truth(program, *args, env=env)
 
-    report = report_json(cli, trace_path(proc))
+    report = cudatrace_cmd.report(build_dir, trace_path(proc), quiet=True)
     assert report["schema"] == SCHEMA
     assert report["trace"] == {"packets": len(trace.packets), "tail": "complete",
                                "unclosed_slices": 0}
@@ -367,14 +341,14 @@ def test_report_agrees_with_trace_and_truth(trace_run, program_truth, cli, hooke
 # 2. Time in synchronisation
 
 
-def test_sync_time_is_the_time_waited(trace_run, cli):
+def test_sync_time_is_the_time_waited(trace_run, build_dir):
     steps, wait_ns = 5, 10 * MS
     # The double sleeps wait_ns in each cudaDeviceSynchronize, so no call is shorter; 15 ms
     # more per call is allowed because a loaded 2-core machine can be slow to wake a sleeper.
     tolerance_ns = 15 * MS
     proc, trace, truth = trace_run("leak_loop", steps, env={"CT_DOUBLE_SYNC_NS": wait_ns})
     assert proc.returncode == 0, proc.stderr
-    process = report_json(cli, trace_path(proc))["processes"][0]
+    process = cudatrace_cmd.report(build_dir, trace_path(proc), quiet=True)["processes"][0]
     assert truth["calls"]["cudaDeviceSynchronize"] == steps
     assert process["sync"]["count"] == steps
     assert steps * wait_ns <= process["sync"]["total_ns"] <= steps * (wait_ns + tolerance_ns)
@@ -387,7 +361,7 @@ def test_sync_time_is_the_time_waited(trace_run, cli):
 # 3. Dropped records
 
 
-def test_dropped_records_show(trace_run, program_truth, cli, hooked_functions):
+def test_dropped_records_show(trace_run, program_truth, build_dir, hooked_functions):
     launches = 100000
     proc, trace, _ = trace_run("launch_loop", launches,
                                env={"CUDATRACE_RING_RECORDS": 64, "CUDATRACE_SPILL_MB": 0})
@@ -395,7 +369,7 @@ def test_dropped_records_show(trace_run, program_truth, cli, hooked_functions):
     issued = truth_counts(program_truth("launch_loop", launches), hooked_functions)
     assert issued == launches + 1  # launch_loop ends with one cudaDeviceSynchronize
 
-    process = report_json(cli, trace_path(proc))["processes"][0]
+    process = cudatrace_cmd.report(build_dir, trace_path(proc), quiet=True)["processes"][0]
     _, recorded, dropped, _ = summary(proc.stderr)
     assert process["dropped_events"] == dropped > 0
     assert recorded == len(trace.slices) and recorded + dropped == issued
@@ -412,12 +386,12 @@ def test_dropped_records_show(trace_run, program_truth, cli, hooked_functions):
 # 4. The real runtime, without a driver
 
 
-def test_real_runtime_without_driver(trace_run, cli):
+def test_real_runtime_without_driver(trace_run, build_dir):
     toolkit.no_driver()
     toolkit.cached("libcudart.so.13")  # the runtime the test programs are linked against
     proc, trace, _ = trace_run("driverless", double=False)
     assert proc.returncode == 3, proc.stderr  # driverless: some call failed
-    process = report_json(cli, trace_path(proc))["processes"][0]
+    process = cudatrace_cmd.report(build_dir, trace_path(proc), quiet=True)["processes"][0]
 
     runtime = instants(trace, "cuda.versions")[0]["args"]["runtime_version"]
     assert runtime == toolkit.RUNTIME_VERSION
@@ -443,7 +417,7 @@ def test_real_runtime_without_driver(trace_run, cli):
 # 5. Input formats and several traces
 
 
-def test_every_format_gives_the_same_report(trace_run, cli, tmp_path):
+def test_every_format_gives_the_same_report(trace_run, build_dir, tmp_path):
     proc, _, _ = trace_run("train_loop", 10)
     assert proc.returncode == 0, proc.stderr
     original = trace_path(proc).read_bytes()
@@ -461,29 +435,27 @@ def test_every_format_gives_the_same_report(trace_run, cli, tmp_path):
                                      + compressor.compress(plain[half:])),
     }
 
-    expected = cli("report", "--json", trace_path(proc))
-    assert expected.returncode == 0, expected.stderr.decode()
+    expected = cudatrace_cmd.run(build_dir, "report", "--json", trace_path(proc), text=False)
     assert json.loads(expected.stdout)["trace"]["tail"] == "complete"
     for name, data in variants.items():
         path = tmp_path / f"trace.{name}"
         path.write_bytes(data)
-        done = cli("report", "--json", path)
-        assert (done.returncode, done.stderr) == (0, b""), name
+        done = cudatrace_cmd.run(build_dir, "report", "--json", path, text=False, quiet=True)
         assert done.stdout == expected.stdout, name
 
 
-def test_several_traces_report_each_process_in_order(trace_run, cli):
+def test_several_traces_report_each_process_in_order(trace_run, build_dir):
     """By job, host, rank and pid, whatever order the traces are given in: no launcher
     here, one host, so by pid."""
     runs = [trace_run("api_mix", 1), trace_run("leak_loop", 3)]
     for proc, _, _ in runs:
         assert proc.returncode == 0, proc.stderr
     paths = [trace_path(proc) for proc, _, _ in runs]
-    alone = [report_json(cli, path) for path in paths]
+    alone = [cudatrace_cmd.report(build_dir, path, quiet=True) for path in paths]
     by_pid = sorted(range(2), key=lambda i: runs[i][0].pid)
 
     for order in ([0, 1], [1, 0]):
-        both = report_json(cli, *(paths[i] for i in order))
+        both = cudatrace_cmd.report(build_dir, *(paths[i] for i in order), quiet=True)
         assert [p["pid"] for p in both["processes"]] == [runs[i][0].pid for i in by_pid]
         assert both["processes"] == [alone[i]["processes"][0] for i in by_pid]
         assert both["trace"] == {"packets": sum(r["trace"]["packets"] for r in alone),
@@ -503,12 +475,11 @@ def human_bytes(n):
     return f"{n} B"
 
 
-def test_text_report_shows_the_key_lines(trace_run, cli):
+def test_text_report_shows_the_key_lines(trace_run, build_dir):
     steps = 10
     proc, _, truth = trace_run("train_loop", steps, env={"CT_DOUBLE_SYNC_NS": 2000000})
     assert proc.returncode == 0, proc.stderr
-    done = cli("report", trace_path(proc))
-    assert (done.returncode, done.stderr) == (0, b"")
+    done = cudatrace_cmd.run(build_dir, "report", trace_path(proc), text=False, quiet=True)
     lines = done.stdout.decode().splitlines()
 
     def one_line(pattern):
@@ -600,16 +571,15 @@ def assert_refused(done, what):
 
 
 @pytest.mark.parametrize("case", BAD_CASES)
-def test_bad_input_is_refused_in_one_line(cli, tmp_path, case):
+def test_bad_input_is_refused_in_one_line(build_dir, tmp_path, case):
     args = bad_inputs(tmp_path)
     assert sorted(args) == sorted(BAD_CASES)
-    assert_refused(cli(*args[case]), case)
+    assert_refused(cudatrace_cmd.run(build_dir, *args[case], text=False, status=None), case)
 
 
 @pytest.mark.parametrize("args", [[], ["frobnicate"], ["--json"]])
-def test_bad_command_is_a_usage_error(cli, args):
-    done = cli(*args)
-    assert done.returncode == 2, done
+def test_bad_command_is_a_usage_error(build_dir, args):
+    done = cudatrace_cmd.run(build_dir, *args, text=False, status=2)
     assert_refused(done, args)
 
 
@@ -637,7 +607,7 @@ def two_parts(trace_file, compression):
 
 
 @pytest.mark.parametrize("compression", ["zstd", "gzip"])
-def test_cut_tail_reports_the_packets_before_the_cut(trace_run, cli, tmp_path, compression):
+def test_cut_tail_reports_the_packets_before_the_cut(trace_run, build_dir, tmp_path, compression):
     proc, full, _ = trace_run("train_loop", 50)
     assert proc.returncode == 0, proc.stderr
     parts = two_parts(trace_path(proc), compression)
@@ -657,7 +627,7 @@ def test_cut_tail_reports_the_packets_before_the_cut(trace_run, cli, tmp_path, c
     assert not instants(before, "cudatrace.end")  # the end instant is in what was cut off
     assert len(before.slices) < len(full.slices)
 
-    report = report_json(cli, cut_file)
+    report = cudatrace_cmd.report(build_dir, cut_file, quiet=True)
     assert report["trace"] == {"packets": len(before.packets), "tail": "cut",
                                "unclosed_slices": len(before.unclosed)}
     (process,) = report["processes"]
@@ -674,14 +644,14 @@ def test_cut_tail_reports_the_packets_before_the_cut(trace_run, cli, tmp_path, c
     assert last_end - first <= process["wall_ns"] <= max(times) - min(times)
 
     # The text form says so too.
-    done = cli("report", cut_file)
-    assert (done.returncode, done.stderr) == (0, b"")
+    done = cudatrace_cmd.run(build_dir, "report", cut_file, text=False, quiet=True)
     text = done.stdout.decode()
     assert text.startswith("note: the trace ends in a cut frame")
     assert "(trace has no end: cut short)" in text
 
 
-def test_trace_ending_at_a_frame_boundary_is_complete_without_an_end(trace_run, cli, tmp_path):
+def test_trace_ending_at_a_frame_boundary_is_complete_without_an_end(trace_run, build_dir,
+                                                                    tmp_path):
     # A collector killed between two frames leaves whole frames only: nothing is cut, but the
     # process's end is not there.
     proc, _, _ = trace_run("train_loop", 50)
@@ -692,7 +662,7 @@ def test_trace_ending_at_a_frame_boundary_is_complete_without_an_end(trace_run, 
     before = perfetto_check.parse(b"".join(p for _, p in parts[:-1]), check=False)
     assert not instants(before, "cudatrace.end")
 
-    report = report_json(cli, head)
+    report = cudatrace_cmd.report(build_dir, head, quiet=True)
     assert report["trace"] == {"packets": len(before.packets), "tail": "complete",
                                "unclosed_slices": len(before.unclosed)}
     (process,) = report["processes"]

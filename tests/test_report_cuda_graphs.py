@@ -14,11 +14,11 @@ import sys
 
 import pytest
 
+import cudatrace_cmd
 import perfetto_check
 from test_cmd_ctl import snapshot
 from test_gpu_records import IMPORT_ERRORS, rows, trace_processor
-from test_preload_cupti import (gpu_slices, host_slices, report_json, report_text, trace_file,
-                                with_gpu)
+from test_preload_cupti import gpu_slices, host_slices, trace_file, with_gpu
 
 SOURCE = os.path.join(os.path.dirname(__file__), "programs", "graph_steps.c")
 KERNELS = {"A": ("graph_step_a", 20), "B": ("graph_step_b", 15), "C": ("graph_step_c", 5)}
@@ -107,7 +107,7 @@ def test_capture_is_not_execution_and_each_replay_is_named_by_its_capture(trace_
     assert len({e[0] for e in ends}) == len(launches) == replays * 41
     assert len({launches[e[0]]["ts"] for e in ends}) == replays
 
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     (process,) = report["processes"]
     assert process["launches"]["count"] == 0
     assert process["api"]["cudaLaunchKernel"]["calls"] == 40
@@ -146,7 +146,7 @@ def test_every_capture_mode_is_capture(trace_run, build_dir, tmp_path, mode, int
     assert collections.Counter(s["name"] for s in captured(trace)) == CAPTURED
     assert len(replayed(trace)) == 5 * 41
     assert all(not s["flow_ids"] for s in captured(trace))
-    (graph,) = graphs_of(report_json(build_dir, trace_file(completed)))["graphs"]
+    (graph,) = graphs_of(cudatrace_cmd.report(build_dir, trace_file(completed)))["graphs"]
     assert (graph["made_by"], at(graph["site"])) == ("capture", where("G" if into else "P"))
 
 
@@ -175,7 +175,7 @@ def test_graphs_rebuilt_every_step_are_re_capture(trace_run, build_dir, tmp_path
     completed, _, _ = trace_run("graph_steps", "--replays", 10, "--rebuild", 5,
                                 env=with_gpu(build_dir, tmp_path))
     assert completed.returncode == 0, completed.stderr
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     (f,) = findings(report, "re-capture")
     assert at(f["evidence"]["sites"][0]["site"]) == where("Q")
     evidence = f["evidence"]
@@ -186,7 +186,7 @@ def test_graphs_rebuilt_every_step_are_re_capture(trace_run, build_dir, tmp_path
     rebuilt = [g for g in graphs if at(g["site"]) == where("Q")]
     assert len(rebuilt) == 5 and all(g["nodes"]["kernel"] == 10 and g["launches"] == 1
                                      for g in rebuilt)
-    assert "re-capture" in report_text(build_dir, trace_file(completed))
+    assert "re-capture" in cudatrace_cmd.run(build_dir, "report", trace_file(completed)).stdout
 
 
 @pytest.mark.parametrize("rebuilds", [0, 2])
@@ -196,7 +196,7 @@ def test_re_capture_twins_stay_silent(trace_run, build_dir, tmp_path, rebuilds):
     completed, _, _ = trace_run("graph_steps", "--replays", 10, "--rebuild", rebuilds,
                                 env=with_gpu(build_dir, tmp_path))
     assert completed.returncode == 0, completed.stderr
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     assert findings(report, "re-capture") == []
     assert graphs_of(report)["count"] == 1 + rebuilds
 
@@ -216,7 +216,7 @@ def test_a_graph_built_with_the_graph_api(trace_run, build_dir, tmp_path):
     work = [g for g in replayed(trace) if g["args"]["graph_id"] == graph_id]
     assert collections.Counter((g["name"], at(g["args"]["capture_site"])) for g in work) == {
         ("graph_step_a", where("K")): 30, ("memset", at(added[-1]["args"]["site"])): 10}
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     (built,) = [g for g in graphs_of(report)["graphs"] if g["graph_id"] == graph_id]
     assert (built["made_by"], built["launches"], built["nodes"]["kernel"]) == ("graph API", 10, 3)
 
@@ -235,7 +235,7 @@ def test_a_failed_launch_and_an_invalidated_capture_start_nothing(trace_run, bui
     (failed,) = [s for s in host_slices(trace, "cudaLaunchKernel") if s["args"]["result"] != 0]
     assert not failed["flow_ids"] and "graph_work" not in failed["args"]
     assert at(failed["args"]["site"]) == where("X")
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     assert graphs_of(report)["count"] == 1
     (f,) = findings(report, "capture-failed")
     assert (f["severity"], at(f["evidence"]["site"])) == ("error", where("Y"))
@@ -260,15 +260,7 @@ def test_no_unfinished_work_at_a_snapshot_between_replays(build_dir, tmp_path):
                              "--pause-at", "100", "--pause-ms", "3000"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout.readline() == "paused\n"
-
-    class Live:
-        pid = proc.pid
-
-        def ctl(self, *args):
-            return subprocess.run([os.path.join(build_dir, "cudatrace"), "ctl", str(proc.pid),
-                                   *args], capture_output=True, text=True, timeout=30)
-
-    path = snapshot(Live())
+    path = snapshot(build_dir, proc.pid)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     taken = perfetto_check.load(path, allow_unclosed=True)
@@ -293,7 +285,7 @@ def test_graph_level_tracing_gives_one_record_per_launch(trace_run, build_dir, t
                                                                      graph_id)}
     launches = {f for s in host_slices(trace, "cudaGraphLaunch") for f in s["flow_ids"]}
     assert {g["terminating_flow_ids"][0] for g in whole} == launches
-    (graph,) = graphs_of(report_json(build_dir, trace_file(completed)))["graphs"]
+    (graph,) = graphs_of(cudatrace_cmd.report(build_dir, trace_file(completed)))["graphs"]
     assert (graph["launches"], graph["launch_gpu_ns"]["launches"]) == (20, 20)
     assert graph["top_kernels"] == []
 
@@ -341,7 +333,7 @@ def test_graph_memory_is_read_when_it_is_made_and_trimmed(trace_run, build_dir, 
     assert readings and readings[0][0] >= launches[0]
     steps = [v for i, (_, v) in enumerate(readings) if i == 0 or v != readings[i - 1][1]]
     assert steps == [8 * MIB, 16 * MIB, 8 * MIB, 0]
-    (process,) = report_json(build_dir, trace_file(completed))["processes"]
+    (process,) = cudatrace_cmd.report(build_dir, trace_file(completed))["processes"]
     assert process["memory"]["by_source"]["graphs"] == {"peak_bytes": 16 * MIB, "final_bytes": 0}
 
 
@@ -357,7 +349,7 @@ def test_a_captured_allocation_is_the_graphs_from_its_first_launch(trace_run, bu
     assert readings[0][0] >= first_launch and readings[0][1] == 4 * MIB
     live = trace.counters.get("CUDA device memory (live bytes)", [])
     assert max(v for _, v in live) == 4096  # the program's one cudaMalloc, not the capture's
-    memory = report_json(build_dir, trace_file(completed))["processes"][0]["memory"]
+    memory = cudatrace_cmd.report(build_dir, trace_file(completed))["processes"][0]["memory"]
     assert memory["by_source"]["graphs"] == {"peak_bytes": 4 * MIB, "final_bytes": 4 * MIB}
     assert memory["peak_bytes"] == 4 * MIB + 4096
 
@@ -383,7 +375,7 @@ def test_a_python_capture_is_named_by_its_python_lines(trace_run, build_dir, tmp
     work = replayed(trace)
     assert len(work) == 20 * 5
     assert {g["args"]["capture_site"] for g in work} == {launch}
-    (graph,) = graphs_of(report_json(build_dir, trace_file(completed)))["graphs"]
+    (graph,) = graphs_of(cudatrace_cmd.report(build_dir, trace_file(completed)))["graphs"]
     assert graph["site"] == f"{PYTHON_SCRIPT}:{python_line('begin')} in capture"
     assert [(k["capture_site"], k["nodes"], k["runs"]) for k in graph["top_kernels"]] == [
         (launch, 5, 100)]
@@ -395,7 +387,7 @@ def test_an_oom_counts_the_graphs_memory_live(trace_run, build_dir, tmp_path):
     env = with_gpu(build_dir, tmp_path, CT_DOUBLE_MEM_LIMIT=MIB)
     completed, _, _ = trace_run("graph_steps", "--replays", 3, "--alloc-after", 2 * MIB, env=env)
     assert completed.stdout.split() == ["cudaErrorMemoryAllocation"]
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     (oom,) = findings(report, "oom")
     assert at(oom["evidence"]["site"]) == where("O")
     assert oom["evidence"]["live_bytes"] == 4 * MIB + 4096
@@ -408,6 +400,6 @@ def test_a_capture_that_never_began_is_no_failed_capture(trace_run, build_dir):
     """On the toolkit's real runtime with no driver, every call fails, the capture's begin too:
     the report says the driver is missing, and no capture-failed, since no capture began."""
     completed, _, _ = trace_run("graph_steps", "--replays", 2, double=False)
-    report = report_json(build_dir, trace_file(completed))
+    report = cudatrace_cmd.report(build_dir, trace_file(completed))
     ids = {f["id"] for f in report["findings"]}
     assert "driver-missing" in ids and "capture-failed" not in ids

@@ -22,13 +22,12 @@ twin is the launch that succeeded; and the straggler's ratio and margin are cons
 (across.c), so their sides are set by the facts. Where the code does not do what the docs say,
 the test states the documented behaviour and is marked xfail(strict=True) with the difference.
 """
-import json
 import os
 import re
-import subprocess
 
 import pytest
 
+import cudatrace_cmd
 import perfetto_check
 import trace_vocabulary
 from perfetto_check import pb
@@ -289,11 +288,8 @@ def findings(build_dir, write_trace, tmp_path):
         options = [arg for name, value in thresholds.items()
                    for arg in ("--threshold", f"{name}={value}")]
         target = tmp_path if len(paths) > 1 else paths[0]
-        done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                               *options, str(target)],
-                              capture_output=True, text=True, timeout=REPORT_TIMEOUT_S)
-        assert done.returncode == 0 and done.stderr == "", done.stderr
-        report = json.loads(done.stdout)
+        report = cudatrace_cmd.report(build_dir, *options, target, quiet=True,
+                                      timeout=REPORT_TIMEOUT_S)
         assert len(report["processes"]) == len(traces)
         return report["findings"]
 

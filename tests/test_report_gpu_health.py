@@ -6,11 +6,11 @@ reads `cudatrace report --json`: the finding must come with its exact numbers, a
 twin, which differs in that one fact or in what makes it harmless (GpuIdle, a link trained
 down while no copy ran, the process's own pid), must get no NVML finding at all.
 """
-import json
 import os
 import subprocess
 import pytest
 
+import cudatrace_cmd
 from test_collector_nvml import node_of
 
 NVML_FINDINGS = {"power-capped", "thermal-throttle", "clocks-low", "pcie-downgraded",
@@ -33,12 +33,8 @@ def reported(trace_run, build_dir, tmp_path):
         assert completed.returncode == status, completed.stderr
         run.stdout = completed.stdout
         trace = completed.run_dir / "trace.pftrace.zst"
-        out = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                              *report_args, str(trace)], capture_output=True, text=True,
-                             timeout=30)
-        assert out.returncode == 0, out.stderr
         run.trace = trace
-        return json.loads(out.stdout), completed.pid
+        return cudatrace_cmd.report(build_dir, *report_args, trace), completed.pid
     return run
 
 
@@ -278,8 +274,7 @@ def test_ecc_twin_old_corrected_errors_only(reported):
 
 def test_the_text_report_shows_the_device(reported, build_dir):
     reported(["0 0 sm_clock 1234", "0 0 temp_c 71"])
-    out = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(reported.trace)],
-                         capture_output=True, text=True, timeout=30)
+    out = cudatrace_cmd.run(build_dir, "report", reported.trace)
     line, = [l for l in out.stdout.splitlines() if l.lstrip().startswith("GPU 0")]
     assert "SM clock median 1234 MHz (max 1980); power median 300 W (limit 700 W, default " \
            "700 W); 71 C (max 71 C)" in line
@@ -288,10 +283,7 @@ def test_the_text_report_shows_the_device(reported, build_dir):
 
 def test_a_trace_without_nvml_has_no_block(reported, trace_run, build_dir):
     completed, _, _ = trace_run("gpu_steps", 100, 0)
-    out = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                          str(completed.run_dir / "trace.pftrace.zst")], capture_output=True,
-                         text=True, timeout=30)
-    p = json.loads(out.stdout)["processes"][0]
+    p = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")["processes"][0]
     assert p["nvml"]["state"] == "absent" and p["gpu_health"] == []
 
 
@@ -301,8 +293,7 @@ def test_memory_the_tracer_cannot_see_is_named_as_a_difference(reported, build_d
     memory = report["processes"][0]["memory"]
     assert memory["nvml"] == [{"device": 0, "used_peak_bytes": 3 << 30,
                                "unseen_bytes": (3 << 30) - memory["peak_bytes"]}]
-    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(reported.trace)],
-                          capture_output=True, text=True, timeout=30).stdout
+    text = cudatrace_cmd.run(build_dir, "report", reported.trace).stdout
     assert "NVML: GPU 0 had up to 3.00 GiB in use, " in text
     assert "more than the tracer saw (the CUDA context" in text
 
@@ -321,8 +312,7 @@ def test_a_device_nvml_may_not_open_is_reported_unreadable_not_lost(reported, bu
     assert nvml["unreadable"][0]["reason"].startswith("NVML_ERROR_NO_PERMISSION ")
     assert [d["device"] for d in report["processes"][0]["gpu_health"]] == [0]
     assert health(report)["lost_ns"] == 0
-    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", str(reported.trace)],
-                          capture_output=True, text=True, timeout=30).stdout
+    text = cudatrace_cmd.run(build_dir, "report", reported.trace).stdout
     assert "GPU 1          not readable through NVML: NVML_ERROR_NO_PERMISSION" in text
     assert "lost" not in text
 

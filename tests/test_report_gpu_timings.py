@@ -8,14 +8,12 @@ official schema and appended as one more zstd frame, as another writer of the
 same trace would. The truth (busy time, gaps, kernel counts) is computed from
 the slices the test placed.
 """
-import os
-import subprocess
 
+import cudatrace_cmd
 import perfetto_check
 import zstandard
 from perfetto_check import pb
 
-from test_preload_reliability import report as report_of
 from test_report_usage_findings import run_patterns
 
 SEQUENCE = 0x7FFFFFF1
@@ -86,7 +84,7 @@ def test_gpu_idle_between_steps_of_host_work(trace_run, build_dir):
     path = proc.run_dir / "trace.pftrace.zst"
     work = kernels_after_launches(trace, 20000)
     append_gpu_work(path, trace, proc.pid, work)
-    report = report_of(build_dir, path)
+    report = cudatrace_cmd.report(build_dir, path)
     (process,) = report["processes"]
     first, end = run_window(trace, report)
     busy, gaps, before, after = union([(w[3], w[4]) for w in work], first, end)
@@ -118,7 +116,7 @@ def test_start_up_and_shutdown_are_no_gaps_of_the_work(trace_run, build_dir):
     path = proc.run_dir / "trace.pftrace.zst"
     work = kernels_after_launches(trace, 20000)[:10]
     append_gpu_work(path, trace, proc.pid, work)
-    report = report_of(build_dir, path)
+    report = cudatrace_cmd.report(build_dir, path)
     first, end = run_window(trace, report)
     busy, gaps, before, after = union([(w[3], w[4]) for w in work], first, end)
     assert after > gaps[0][1]  # the tail is longer than any gap between kernels
@@ -140,7 +138,7 @@ def test_healthy_twin_gpu_busy_while_the_host_works(trace_run, build_dir):
             for s, e in zip(launches, ends)]
     work.append(("GPU 0 stream 8", "copy HtoD", "memcpy", launches[0]["ts"], launches[0]["ts"] + 500))
     append_gpu_work(path, trace, proc.pid, work)
-    report = report_of(build_dir, path)
+    report = cudatrace_cmd.report(build_dir, path)
     assert report["findings"] == []
     gpu = report["processes"][0]["gpu"]
     assert (gpu["kernels"], gpu["copies"]) == (30, 1)
@@ -150,7 +148,7 @@ def test_launch_overhead_compares_kernels_with_their_launch(trace_run, build_dir
     proc, trace, _ = run_patterns(trace_run, "launch-bound", 5000, CT_DOUBLE_LAUNCH_NS=5000)
     path = proc.run_dir / "trace.pftrace.zst"
     append_gpu_work(path, trace, proc.pid, kernels_after_launches(trace, 1000))
-    findings = {f["id"]: f for f in report_of(build_dir, path)["findings"]}
+    findings = {f["id"]: f for f in cudatrace_cmd.report(build_dir, path)["findings"]}
     assert set(findings) == {"launch-overhead", "gpu-idle"}
     launch = findings["launch-overhead"]
     assert launch["evidence"]["mean_kernel_ns"] == 1000
@@ -161,7 +159,7 @@ def test_launch_overhead_compares_kernels_with_their_launch(trace_run, build_dir
 
 def test_no_gpu_tracks_no_gpu_fields(trace_run, build_dir):
     proc, _, _ = run_patterns(trace_run, "launch-light", 5)
-    report = report_of(build_dir, proc.run_dir / "trace.pftrace.zst")
+    report = cudatrace_cmd.report(build_dir, proc.run_dir / "trace.pftrace.zst")
     assert "gpu" not in report["processes"][0] and report["findings"] == []
 
 
@@ -174,9 +172,7 @@ def test_html_page_lists_the_kernels(trace_run, build_dir, tmp_path):
     work += [(w[0], "other_kernel", "kernel", w[4] + 1000, w[4] + 6000) for w in work[:4]]
     append_gpu_work(path, trace, proc.pid, work)
     page = tmp_path / "page.html"
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "export", "--format", "html",
-                           "-o", str(page), str(path)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    cudatrace_cmd.run(build_dir, "export", "--format", "html", "-o", page, path)
     shown = render(page, tmp_path)
     shown.assert_drawn()
     assert [cells for _, cells in shown.rows("kernels")] == [

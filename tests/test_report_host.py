@@ -22,9 +22,8 @@ import subprocess
 
 import pytest
 
-from test_export_formats import cudatrace  # noqa: F401 (a fixture)
+import cudatrace_cmd
 from test_export_html import html_of, render
-from test_preload_reliability import report
 from test_report_gpu_timings import append_gpu_work
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -90,7 +89,7 @@ def host_run(trace_run, build_dir):
         path = proc.run_dir / "trace.pftrace.zst"
         if gpu_us is not None:
             append_gpu_work(path, trace, proc.pid, gpu_after_syncs(trace, gpu_us * 1000))
-        r = report(build_dir, path)
+        r = cudatrace_cmd.report(build_dir, path)
         process, = r["processes"]
         return proc, trace, process, r["findings"]
     return run
@@ -251,18 +250,20 @@ def test_threshold_changes_the_verdict(host_run, build_dir):
     # time, 1.0), the finding goes; just below, it stays.
     share = findings[0]["evidence"]["waiting_outside_cuda_share"]
     assert 0.4 <= share <= 1
-    strict = report(build_dir, path, "--threshold", f"input_wait_share={share + 0.01:.6f}")
+    strict = cudatrace_cmd.report(build_dir, "--threshold",
+                                  f"input_wait_share={share + 0.01:.6f}", path)
     assert "input-bound" not in ids(strict["findings"])
-    lenient = report(build_dir, path, "--threshold", f"input_wait_share={share - 0.01:.6f}")
+    lenient = cudatrace_cmd.report(build_dir, "--threshold",
+                                   f"input_wait_share={share - 0.01:.6f}", path)
     assert ids(lenient["findings"]) == ["input-bound"]
-    bad = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--threshold",
-                          "input_wait_share=x", str(path)], capture_output=True, text=True)
+    bad = cudatrace_cmd.run(build_dir, "report", "--threshold", "input_wait_share=x", path,
+                            status=None)
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
 
 
-def test_the_html_page_shows_the_host(host_run, cudatrace, tmp_path):  # noqa: F811
+def test_the_html_page_shows_the_host(host_run, build_dir, tmp_path):
     proc, _, process, _ = host_run("workers-busy", 20)
-    page = html_of(cudatrace, proc.run_dir / "trace.pftrace.zst", tmp_path)
+    page = html_of(build_dir, proc.run_dir / "trace.pftrace.zst", tmp_path)
     shown = render(page, tmp_path)
     shown.assert_drawn()
 
@@ -400,14 +401,13 @@ def test_the_loops_samples_end_at_its_transform_line(host_run, outside_reads):
     assert leaves.count(top) >= 0.6 * len(leaves), set(leaves)
 
 
-def chrome_python(cudatrace, proc, tmp_path):  # noqa: F811
+def chrome_python(build_dir, proc, tmp_path):
     """The chrome-json export's Python rows: {(pid, sampled tid): [(ts, dur, [frame names,
     outermost first], innermost's args)]} in time order (dur: the outermost frame's), with
     the rest of the export."""
     out = tmp_path / "out.json"
-    done = cudatrace("export", proc.run_dir / "trace.pftrace.zst", "--format", "chrome-json",
-                     "-o", out)
-    assert (done.returncode, done.stderr) == (0, b""), done
+    cudatrace_cmd.run(build_dir, "export", proc.run_dir / "trace.pftrace.zst", "--format",
+                      "chrome-json", "-o", out, quiet=True)
     with open(out) as f:
         events = json.load(f)["traceEvents"]
     rows = {(e["pid"], e["tid"]): int(re.fullmatch(r"thread (\d+)( .*)? Python",
@@ -430,13 +430,13 @@ def chrome_python(cudatrace, proc, tmp_path):  # noqa: F811
 
 
 def test_chrome_json_holds_every_python_sample_with_its_whole_stack(
-        host_run, cudatrace, tmp_path, outside_reads):  # noqa: F811
+        host_run, build_dir, tmp_path, outside_reads):
     """Per sampled thread (a worker: its main thread), the chrome-json export holds one
     nested "X" per frame of each callstack sample, outermost first, exactly as many samples as
     the trace has, each lasting till the thread's next (the last: one interval at 100 Hz);
     the loop's samples mostly end on the known hot line, with its file and line."""
     proc, trace, _, _ = host_run("in-thread", 20)
-    exported, _ = chrome_python(cudatrace, proc, tmp_path)
+    exported, _ = chrome_python(build_dir, proc, tmp_path)
     truth = collections.defaultdict(list)
     for s in trace.callstack_samples:
         truth[(s["pid"], s["tid"])].append((s["ts"], s["frames"]))
@@ -457,10 +457,10 @@ def test_chrome_json_holds_every_python_sample_with_its_whole_stack(
     assert {"file": SCRIPT, "line": TRANSFORM} in [a for *_, a in exported[(proc.pid, proc.pid)]]
 
 
-def test_chrome_json_without_sampling_has_no_python(host_run, cudatrace, tmp_path):  # noqa: F811
+def test_chrome_json_without_sampling_has_no_python(host_run, build_dir, tmp_path):
     proc, trace, _, _ = host_run("in-thread", 10, CUDATRACE_SAMPLE_HZ=0)
     assert trace.callstack_samples == []
-    exported, rest = chrome_python(cudatrace, proc, tmp_path)
+    exported, rest = chrome_python(build_dir, proc, tmp_path)
     assert exported == {}
     assert not [e for e in rest if e["name"] == "thread_name" and "Python" in e["args"]["name"]]
     assert [e for e in rest if e["ph"] == "X" and e["name"] == "cudaDeviceSynchronize"]
@@ -479,9 +479,7 @@ def test_refused_reads_skip_the_stacks_and_say_so_once(host_run, build_dir):
     assert "Python is mostly" not in findings[0]["message"]
     assert all(t["python_sites"] == [] for t in host["threads"])
     assert all(w["python_sites"] == [] for w in host["workers"])
-    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report",
-                           str(proc.run_dir / "trace.pftrace.zst")],
-                          capture_output=True, text=True).stdout
+    text = cudatrace_cmd.run(build_dir, "report", proc.run_dir / "trace.pftrace.zst").stdout
     said = [x for x in text.splitlines() if "Python stacks: not read" in x]
     assert len(said) == 1 and "Python at" not in text
 
@@ -553,9 +551,7 @@ def test_without_gpu_timings_the_host_says_what_the_loop_did_outside_cuda_calls(
     site = idle["python_sites"][0]
     assert (site["file"], site["line"], site["function"]) == (SCRIPT, TRANSFORM, "burn")
     assert site["share"] >= 0.6 and idle["python_samples"] > 0
-    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report",
-                           str(proc.run_dir / "trace.pftrace.zst")],
-                          capture_output=True, text=True).stdout
+    text = cudatrace_cmd.run(build_dir, "report", proc.run_dir / "trace.pftrace.zst").stdout
     said, = [x for x in text.splitlines() if "during time outside CUDA calls" in x]
     assert f"thread {proc.pid} during" in said and f"Python at {SCRIPT}:{TRANSFORM} in burn" in said
 

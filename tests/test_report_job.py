@@ -12,6 +12,7 @@ import subprocess
 
 import pytest
 
+import cudatrace_cmd
 import perfetto_check
 
 RANKS = 8
@@ -64,17 +65,6 @@ def job_dir(build_dir, tmp_path_factory):
     return folder
 
 
-def cudatrace(build_dir, *args):
-    return subprocess.run([os.path.join(build_dir, "cudatrace"), *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
-
-
-def report(build_dir, *args):
-    done = cudatrace(build_dir, "report", "--json", *args)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
 def test_output_names_carry_host_and_rank(job_dir):
     assert sorted(p.name for p in job_dir.iterdir()) == sorted(
         f"trace-{host_of(r)}-{r}.pftrace.zst" for r in range(RANKS))
@@ -103,11 +93,11 @@ def test_secrets_never_reach_a_trace(job_dir):
 
 
 def test_processes_are_ordered_by_host_and_rank(job_dir, build_dir):
-    r = report(build_dir, job_dir)
+    r = cudatrace_cmd.report(build_dir, job_dir)
     assert [(p["identity"]["host"], p["identity"]["rank"]) for p in r["processes"]] == [
         (host_of(k), k) for k in range(RANKS)]
     assert r["job"]["hosts"] == ["node-a", "node-b"] and r["job"]["jobs"] == ["4242"]
-    text = cudatrace(build_dir, "report", job_dir).stdout.splitlines()
+    text = cudatrace_cmd.run(build_dir, "report", job_dir).stdout.splitlines()
     first = text.index("host node-a: ranks 0-3")
     assert text[first + 5] == "host node-b: ranks 4-7"
     table = [line.split()[:3] for line in text[first + 1:first + 5] + text[first + 6:first + 10]]
@@ -115,7 +105,7 @@ def test_processes_are_ordered_by_host_and_rank(job_dir, build_dir):
 
 
 def test_a_finding_on_many_ranks_is_given_once(job_dir, build_dir):
-    r = report(build_dir, job_dir)
+    r = cudatrace_cmd.report(build_dir, job_dir)
     pids = {p["identity"]["rank"]: p["pid"] for p in r["processes"]}
     # each rank's own finding stays in "findings"; "job" has it once
     assert sorted(f["pid"] for f in r["findings"] if f["id"] == "pageable-memcpy") == sorted(
@@ -131,7 +121,7 @@ def test_a_finding_on_many_ranks_is_given_once(job_dir, build_dir):
     worst = [f for f in r["findings"] if f["id"] == "pageable-memcpy"][0]
     assert group["worst"]["pid"] == worst["pid"] and group["message"] == worst["message"]
 
-    text = cudatrace(build_dir, "report", job_dir).stdout
+    text = cudatrace_cmd.run(build_dir, "report", job_dir).stdout
     assert text.count("pageable-memcpy") == 1
     line = next(li for li in text.splitlines() if "pageable-memcpy" in li)
     assert f"pageable-memcpy on {RANKS - 1} of {RANKS} ranks, worst rank" in line
@@ -140,13 +130,13 @@ def test_a_finding_on_many_ranks_is_given_once(job_dir, build_dir):
 
 
 def test_per_process_keeps_a_copy_per_process(job_dir, build_dir):
-    text = cudatrace(build_dir, "report", "--per-process", job_dir).stdout
+    text = cudatrace_cmd.run(build_dir, "report", "--per-process", job_dir).stdout
     assert text.count("warning pageable-memcpy:") == RANKS - 1
     assert "ranks, worst" not in text
 
 
 def test_the_odd_environment_is_named(job_dir, build_dir):
-    r = report(build_dir, job_dir)
+    r = cudatrace_cmd.report(build_dir, job_dir)
     odd_pid = next(p["pid"] for p in r["processes"] if p["identity"]["rank"] == ODD_ENVIRONMENT)
     (f,) = [f for f in r["findings"] if f["id"] == "inconsistent-environment"]
     assert (f["severity"], f["pid"]) == ("warning", odd_pid)
@@ -163,45 +153,44 @@ def test_healthy_twin_one_environment(job_dir, build_dir, tmp_path):
     for rank in (0, 1, 2):
         launch(build_dir, folder / "t-%r.pftrace.zst", ["usage_patterns", "pinned", 20],
                **{k: v for k, v in rank_env(build_dir, rank).items()})
-    r = report(build_dir, folder)
+    r = cudatrace_cmd.report(build_dir, folder)
     assert [f["id"] for f in r["findings"]] == []
     assert r["job"]["findings"] == []
 
 
 @pytest.mark.parametrize("form", [[], ["--json"], ["--per-process"]])
 def test_merged_summaries_equal_the_direct_report(job_dir, build_dir, tmp_path, form):
-    direct = cudatrace(build_dir, "report", *form, job_dir)
-    assert direct.returncode == 0, direct.stderr
+    direct = cudatrace_cmd.run(build_dir, "report", *form, job_dir)
     summaries = []
     for host in ("node-b", "node-a"):  # merged in another order than read
         out = tmp_path / f"{host}.json"
-        made = cudatrace(build_dir, "report", "--summary", "-o", out,
-                         *sorted(job_dir.glob(f"trace-{host}-*")))
+        made = cudatrace_cmd.run(build_dir, "report", "--summary", "-o", out,
+                                 *sorted(job_dir.glob(f"trace-{host}-*")))
         assert made.returncode == 0 and made.stdout == "", made.stderr
         assert json.loads(out.read_text())["schema"] == "cudatrace.summary/1"
         summaries.append(out)
-    merged = cudatrace(build_dir, "report", "--merge", *form, *summaries)
-    assert merged.returncode == 0, merged.stderr
+    merged = cudatrace_cmd.run(build_dir, "report", "--merge", *form, *summaries)
     assert merged.stdout == direct.stdout
 
 
 def test_merge_keeps_fail_on(job_dir, build_dir, tmp_path):
     out = tmp_path / "all.json"
-    assert cudatrace(build_dir, "report", "--summary", "-o", out, job_dir).returncode == 0
-    assert cudatrace(build_dir, "report", "--merge", "--fail-on=warning", out).returncode == 3
-    assert cudatrace(build_dir, "report", "--fail-on=warning", job_dir).returncode == 3
+    cudatrace_cmd.run(build_dir, "report", "--summary", "-o", out, job_dir)
+    cudatrace_cmd.run(build_dir, "report", "--merge", "--fail-on=warning", out, status=3)
+    cudatrace_cmd.run(build_dir, "report", "--fail-on=warning", job_dir, status=3)
 
 
 def test_summaries_of_other_thresholds_do_not_merge(job_dir, build_dir, tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     traces = sorted(job_dir.iterdir())
-    assert cudatrace(build_dir, "report", "--summary", "-o", a, traces[0]).returncode == 0
-    assert cudatrace(build_dir, "report", "--summary", "--threshold", "pageable_copies=100",
-                     "-o", b, traces[1]).returncode == 0
-    done = cudatrace(build_dir, "report", "--merge", a, b)
+    cudatrace_cmd.run(build_dir, "report", "--summary", "-o", a, traces[0])
+    cudatrace_cmd.run(build_dir, "report", "--summary", "--threshold", "pageable_copies=100",
+                      "-o", b, traces[1])
+    done = cudatrace_cmd.run(build_dir, "report", "--merge", a, b, status=1)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "other thresholds" in done.stderr
-    done = cudatrace(build_dir, "report", "--merge", "--threshold", "sync_share=0.5", a)
+    done = cudatrace_cmd.run(build_dir, "report", "--merge", "--threshold", "sync_share=0.5", a,
+                             status=2)
     assert done.returncode == 2 and "when summaries are made" in done.stderr
 
 
@@ -217,7 +206,7 @@ def test_summaries_of_other_thresholds_do_not_merge(job_dir, build_dir, tmp_path
 def test_a_bad_summary_is_one_line(build_dir, tmp_path, content, says):
     bad = tmp_path / "bad.json"
     bad.write_text(content)
-    done = cudatrace(build_dir, "report", "--merge", bad)
+    done = cudatrace_cmd.run(build_dir, "report", "--merge", bad, status=1)
     assert done.returncode == 1 and done.stdout == "", done.stderr
     assert done.stderr.count("\n") == 1 and says in done.stderr and str(bad) in done.stderr
 
@@ -228,7 +217,7 @@ def test_a_bad_trace_among_many_names_itself(job_dir, build_dir, tmp_path):
     for path in sorted(job_dir.iterdir())[:3]:
         (folder / path.name).write_bytes(path.read_bytes())
     (folder / "trace-broken.pftrace.zst").write_bytes(b"\x28\xb5\x2f\xfd garbage")
-    done = cudatrace(build_dir, "report", folder)
+    done = cudatrace_cmd.run(build_dir, "report", folder, status=1)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "trace-broken.pftrace.zst" in done.stderr
 
@@ -240,11 +229,11 @@ def test_two_jobs_in_one_directory_say_so(build_dir, tmp_path):
         env = rank_env(build_dir, 0, job=job)
         env["LD_LIBRARY_PATH"] = os.path.join(build_dir, "double") + ldpath
         launch(build_dir, folder / "t.pftrace.zst", ["usage_patterns", "pinned", 20], **env)
-    r = report(build_dir, folder)
+    r = cudatrace_cmd.report(build_dir, folder)
     assert r["job"]["jobs"] == ["100", "200"]
     # within each job the environments agree: no inconsistent-environment across jobs
     assert [f["id"] for f in r["findings"]] == []
-    text = cudatrace(build_dir, "report", folder).stdout
+    text = cudatrace_cmd.run(build_dir, "report", folder).stdout
     assert "these traces come from 2 different jobs" in text
 
 
@@ -253,14 +242,14 @@ def test_a_shared_output_name_is_numbered_before_its_extension(build_dir, tmp_pa
         launch(build_dir, tmp_path / "trace.pftrace.zst", ["usage_patterns", "pinned", 10])
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "trace-1.pftrace.zst", "trace-2.pftrace.zst", "trace.pftrace.zst"]
-    assert len(report(build_dir, tmp_path)["processes"]) == 3
+    assert len(cudatrace_cmd.report(build_dir, tmp_path)["processes"]) == 3
 
 
 def test_no_launcher_no_rank(build_dir, tmp_path):
     launch(build_dir, tmp_path / "t-%r.pftrace.zst", ["usage_patterns", "pinned", 10])
     (path,) = tmp_path.iterdir()
     assert path.name == "t-norank.pftrace.zst"
-    (p,) = report(build_dir, path)["processes"]
+    (p,) = cudatrace_cmd.report(build_dir, path)["processes"]
     assert p["identity"]["rank"] is None and p["identity"]["job"] is None
 
 
@@ -280,7 +269,7 @@ def test_no_launcher_no_rank(build_dir, tmp_path):
 def test_each_launcher_is_read(build_dir, tmp_path, variables, identity):
     launch(build_dir, tmp_path / "t.pftrace.zst", ["usage_patterns", "pinned", 10],
            CUDATRACE_HOST="h", **variables)
-    (p,) = report(build_dir, tmp_path / "t.pftrace.zst")["processes"]
+    (p,) = cudatrace_cmd.report(build_dir, tmp_path / "t.pftrace.zst")["processes"]
     want = {"host": "h", "rank": None, "local_rank": None, "world_size": None, "job": None,
             "launcher": None, "visible_devices": None, **identity}
     assert {k: v for k, v in p["identity"].items() if k != "environment"} == want

@@ -6,13 +6,13 @@ its median against the median of the ranks', and the median step time is a job f
 rank 2 alone stands out on. In the healthy twin every rank waits 10 ms: no rank stands out on
 it. Where only some ranks mark steps, the figure and the per-rank list are over those only
 (docs/report-schema.md, `job.figures` and `job.steps`)."""
-import json
 import re
 import statistics
 
 import pytest
 
-from test_report_job import cudatrace, launch
+import cudatrace_cmd
+from test_report_job import launch
 
 RANKS, SLOW, UNMARKED = 4, 2, 3
 STEPS = 12
@@ -57,16 +57,6 @@ def jobs(build_dir, tmp_path_factory):
     return {name: (folders[name], own[name]) for name in folders}
 
 
-def report_of(build_dir, folder, *args):
-    done = cudatrace(build_dir, "report", *args, folder)
-    assert done.returncode == 0 and done.stderr == "", done.stderr
-    return done.stdout
-
-
-def json_of(build_dir, folder):
-    return json.loads(report_of(build_dir, folder, "--json"))
-
-
 def step_figure(report):
     (figure,) = [f for f in report["job"]["figures"] if f["name"] == "step_ns"]
     return figure
@@ -79,7 +69,7 @@ def text_line(text, start):
 
 def test_each_ranks_median_step_and_the_slowest_rank(jobs, build_dir):
     folder, own = jobs["slow"]
-    r = json_of(build_dir, folder)
+    r = cudatrace_cmd.report(build_dir, folder, quiet=True)
     pids = {p["identity"]["rank"]: p["pid"] for p in r["processes"]}
     (steps,) = r["job"]["steps"]
     assert [(s["rank"], s["pid"], s["host"], s["count"]) for s in steps["ranks"]] == [
@@ -100,13 +90,13 @@ def test_each_ranks_median_step_and_the_slowest_rank(jobs, build_dir):
 
 def test_the_text_names_the_slowest_rank_against_the_median(jobs, build_dir):
     folder, _ = jobs["slow"]
-    r = json_of(build_dir, folder)
+    r = cudatrace_cmd.report(build_dir, folder, quiet=True)
     (steps,) = r["job"]["steps"]
     order = sorted(steps["ranks"], key=lambda s: -s["median_ns"])
     time = r"[\d.]+ ms"
     named = ", ".join(rf"rank {s['rank']} \(pid {s['pid']}\) {time}" for s in order)
     slowest = f"rank {SLOW} \\(pid {steps['slowest']['pid']}\\)"
-    text = report_of(build_dir, folder)
+    text = cudatrace_cmd.run(build_dir, "report", folder, quiet=True).stdout
     line = text_line(text, "  step times ")
     assert re.fullmatch(rf"  step times     median step time per rank, slowest first: {named}; "
                         rf"slowest {slowest}: ({time}) against a median of ({time})", line), line
@@ -119,7 +109,7 @@ def test_the_text_names_the_slowest_rank_against_the_median(jobs, build_dir):
 
 def test_healthy_twin_no_rank_stands_out_on_its_steps(jobs, build_dir):
     folder, own = jobs["healthy"]
-    r = json_of(build_dir, folder)
+    r = cudatrace_cmd.report(build_dir, folder, quiet=True)
     figure = step_figure(r)
     assert figure["processes"] == RANKS and figure["stand_out"] == []
     assert r["job"]["stand_out"] == []
@@ -128,19 +118,19 @@ def test_healthy_twin_no_rank_stands_out_on_its_steps(jobs, build_dir):
         assert abs(s["median_ns"] - own[s["rank"]]) < 0.05 * own[s["rank"]], (s, own)
     assert steps["slowest"]["median_ns"] == max(s["median_ns"] for s in steps["ranks"])
     assert steps["slowest"]["median_ns"] < 1.05 * steps["median_ns"]
-    text = report_of(build_dir, folder)
+    text = cudatrace_cmd.run(build_dir, "report", folder, quiet=True).stdout
     assert text_line(text, "    median step ").endswith("none")
     assert text_line(text, "  stand out") == "  stand out      none"
 
 
 def test_only_the_ranks_that_mark_steps_count(jobs, build_dir):
     folder, _ = jobs["mixed"]
-    r = json_of(build_dir, folder)
+    r = cudatrace_cmd.report(build_dir, folder, quiet=True)
     assert [p["identity"]["rank"] for p in r["processes"] if "steps" in p] == [0, 1, 2]
     (steps,) = r["job"]["steps"]
     assert [s["rank"] for s in steps["ranks"]] == [0, 1, 2]
     assert steps["slowest"]["rank"] != UNMARKED
     assert step_figure(r)["processes"] == RANKS - 1
-    text = report_of(build_dir, folder)
+    text = cudatrace_cmd.run(build_dir, "report", folder, quiet=True).stdout
     assert text_line(text, "  step times ").endswith("; over the 3 that mark steps")
     assert text_line(text, "    median step ").endswith("none; over the 3 that have it")

@@ -22,7 +22,8 @@ import re
 
 import pytest
 
-from test_report_job import cudatrace, launch
+import cudatrace_cmd
+from test_report_job import launch
 
 STEPS = 20
 SYNC_NS, SLOW_SYNC_NS = 10_000_000, 100_000_000
@@ -62,16 +63,6 @@ def jobs(build_dir, tmp_path_factory):
     return {"slow": slow, "healthy": healthy}
 
 
-def text_of(build_dir, *args):
-    done = cudatrace(build_dir, "report", *args)
-    assert done.returncode == 0 and done.stderr == "", done.stderr
-    return done.stdout.splitlines()
-
-
-def json_of(build_dir, *args):
-    return json.loads("\n".join(text_of(build_dir, "--json", *args)))
-
-
 def pid_of(report, rank):
     return next(p["pid"] for p in report["processes"] if p["identity"]["rank"] == rank)
 
@@ -95,8 +86,8 @@ def sections(lines):
 
 
 def test_the_job_comes_first_and_names_the_slow_rank(jobs, build_dir):
-    lines = text_of(build_dir, jobs["slow"])
-    slow = pid_of(json_of(build_dir, jobs["slow"]), SLOW)
+    lines = cudatrace_cmd.run(build_dir, "report", jobs["slow"], quiet=True).stdout.splitlines()
+    slow = pid_of(cudatrace_cmd.report(build_dir, jobs["slow"], quiet=True), SLOW)
     name = f"rank {SLOW} (pid {slow} on node-b)"
     assert lines[0] == "job: 16 ranks on 2 hosts (job 77)"
     assert lines[1].startswith("  findings       warning sync-stall on 16 of 16 ranks, worst "
@@ -116,8 +107,8 @@ def test_the_job_comes_first_and_names_the_slow_rank(jobs, build_dir):
 
 
 def test_the_table_is_grouped_by_host(jobs, build_dir):
-    lines = text_of(build_dir, jobs["slow"])
-    r = json_of(build_dir, jobs["slow"])
+    lines = cudatrace_cmd.run(build_dir, "report", jobs["slow"], quiet=True).stdout.splitlines()
+    r = cudatrace_cmd.report(build_dir, jobs["slow"], quiet=True)
     table = part(lines, "pid ")
     assert table[1] == "host node-a: ranks 0-7" and table[10] == "host node-b: ranks 8-15"
     rows = table[2:10] + table[11:19]
@@ -127,17 +118,17 @@ def test_the_table_is_grouped_by_host(jobs, build_dir):
 
 
 def test_healthy_twin_no_rank_stands_out(jobs, build_dir):
-    lines = text_of(build_dir, jobs["healthy"])
+    lines = cudatrace_cmd.run(build_dir, "report", jobs["healthy"], quiet=True).stdout.splitlines()
     assert all(line.endswith("none") for line in figure_lines(lines).values())
     assert part(lines, "  stand out", "  step times") == ["  stand out      none"]
     assert sections(lines) == [] and "  figures" in "\n".join(lines)
-    r = json_of(build_dir, jobs["healthy"])
+    r = cudatrace_cmd.report(build_dir, jobs["healthy"], quiet=True)
     assert r["job"]["stand_out"] == []
     assert all(f["stand_out"] == [] for f in r["job"]["figures"])
 
 
 def test_the_json_keeps_everything_and_adds_the_figures(jobs, build_dir):
-    r = json_of(build_dir, jobs["slow"])
+    r = cudatrace_cmd.report(build_dir, jobs["slow"], quiet=True)
     slow = pid_of(r, SLOW)
     assert len(r["processes"]) == RANKS
     assert sorted(f["pid"] for f in r["findings"] if f["id"] == "sync-stall") == sorted(
@@ -159,8 +150,9 @@ def test_the_json_keeps_everything_and_adds_the_figures(jobs, build_dir):
 
 
 def test_per_process_gives_every_section(jobs, build_dir):
-    lines = text_of(build_dir, "--per-process", jobs["slow"])
-    r = json_of(build_dir, jobs["slow"])
+    lines = cudatrace_cmd.run(build_dir, "report", "--per-process", jobs["slow"],
+                              quiet=True).stdout.splitlines()
+    r = cudatrace_cmd.report(build_dir, jobs["slow"], quiet=True)
     assert lines[0].split()[:3] == ["pid", "rank", "host"] and lines[1] == "host node-a: ranks 0-7"
     assert sections(lines) == [p["pid"] for p in r["processes"]]
     text = "\n".join(lines)
@@ -173,8 +165,7 @@ def test_per_process_gives_every_section(jobs, build_dir):
 
 def summaries_of(build_dir, folder, out):
     """{rank: a process's summary entry (with its trace's fields)} of each trace in `folder`."""
-    made = cudatrace(build_dir, "report", "--summary", "-o", out, folder)
-    assert made.returncode == 0, made.stderr
+    cudatrace_cmd.run(build_dir, "report", "--summary", "-o", out, folder)
     return {t["processes"][0]["report"]["identity"]["rank"]: t
             for t in json.loads(out.read_text())["traces"]}
 
@@ -225,7 +216,8 @@ def merged(build_dir, tmp_path, traces, world, slow_ranks, *args):
     healthy = [t for rank, t in sorted(traces.items()) if rank != SLOW]
     ranks = [traces[SLOW] if rank in slow_ranks else healthy[rank % len(healthy)]
              for rank in range(world)]
-    return text_of(build_dir, "--merge", *args, *summary_folder(tmp_path, ranks))
+    return cudatrace_cmd.run(build_dir, "report", "--merge", *args,
+                             *summary_folder(tmp_path, ranks), quiet=True).stdout.splitlines()
 
 
 @pytest.fixture(scope="module")
@@ -300,7 +292,7 @@ def with_wall(trace, ms, exit="normal"):
 ])
 def test_where_a_rank_stands_out(traces, build_dir, tmp_path, walls_ms, stands_out):
     files = summary_folder(tmp_path, [with_wall(traces[0], ms) for ms in walls_ms])
-    r = json.loads("\n".join(text_of(build_dir, "--merge", "--json", *files)))
+    r = cudatrace_cmd.json_of(build_dir, "report", "--merge", "--json", *files, quiet=True)
     last = len(walls_ms) - 1
     assert r["job"]["stand_out"] == ([{"pid": 100000 + last, "rank": last,
                                        "host": merged_host(last), "figures": ["wall_ns"]}]
@@ -310,10 +302,11 @@ def test_where_a_rank_stands_out(traces, build_dir, tmp_path, walls_ms, stands_o
 def test_another_exit_stands_out_first(traces, build_dir, tmp_path):
     ranks = [with_wall(traces[0], 1000, "lost" if rank == 2 else "normal") for rank in range(5)]
     files = summary_folder(tmp_path, ranks + [with_wall(traces[0], 9000)])
-    r = json.loads("\n".join(text_of(build_dir, "--merge", "--json", *files)))
+    r = cudatrace_cmd.json_of(build_dir, "report", "--merge", "--json", *files, quiet=True)
     assert [(p["rank"], p["figures"]) for p in r["job"]["stand_out"]] == [
         (2, ["exit"]), (5, ["wall_ns"])]
-    lines = text_of(build_dir, "--merge", *files)
+    lines = cudatrace_cmd.run(build_dir, "report", "--merge", *files,
+                              quiet=True).stdout.splitlines()
     assert figure_lines(lines)["exit"].endswith("normal" + " " * 33 +
                                                 "rank 2 (pid 100002) lost")
     assert sections(lines) == [100002, 100005]
@@ -327,14 +320,16 @@ def test_gpu_busy_is_a_figure_where_traces_have_it(traces, build_dir, tmp_path):
         return trace
 
     files = summary_folder(tmp_path, [rank(ms) for ms in (None, 100, 100, 100, 900)])
-    r = json.loads("\n".join(text_of(build_dir, "--merge", "--json", *files)))
+    r = cudatrace_cmd.json_of(build_dir, "report", "--merge", "--json", *files, quiet=True)
     (busy,) = [f for f in r["job"]["figures"] if f["name"] == "gpu_busy_ns"]
     assert (busy["processes"], busy["median"], busy["max"]) == (4, 100e6, 900e6)
     assert r["job"]["stand_out"] == [{"pid": 100004, "rank": 4, "host": merged_host(4),
                                       "figures": ["gpu_busy_ns"]}]
-    assert figure_lines(text_of(build_dir, "--merge", *files))["GPU busy"].endswith(
+    lines = cudatrace_cmd.run(build_dir, "report", "--merge", *files,
+                              quiet=True).stdout.splitlines()
+    assert figure_lines(lines)["GPU busy"].endswith(
         "rank 4 (pid 100004) 900.000 ms (9.0x); over the 4 that have it")
     # without GPU timings on three, none stands out on it
     files = summary_folder(tmp_path, [rank(ms) for ms in (None, None, None, 100, 900)])
-    r = json.loads("\n".join(text_of(build_dir, "--merge", "--json", *files)))
+    r = cudatrace_cmd.json_of(build_dir, "report", "--merge", "--json", *files, quiet=True)
     assert r["job"]["stand_out"] == []

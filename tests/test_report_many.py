@@ -3,20 +3,12 @@
 findings that compare them, each with its healthy twin: inconsistent-
 libraries (processes that loaded different files of one library family) and
 straggler (one process waits in synchronisation far longer than the rest)."""
-import json
 import os
 import shutil
 import socket
-import subprocess
 
+import cudatrace_cmd
 import toolkit
-
-
-def report(build_dir, *paths, json_form=True):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report",
-                           *(["--json"] if json_form else []), *map(str, paths)],
-                          capture_output=True, text=True, timeout=60)
-    return done
 
 
 def collect(runs, folder):
@@ -39,15 +31,10 @@ def assert_merged_equals_direct(build_dir, tmp_path, paths):
     summaries = []
     for i, path in enumerate(paths):
         summaries.append(tmp_path / f"summary{i}.json")
-        made = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--summary", "-o",
-                               summaries[-1], path], capture_output=True, text=True, timeout=60)
-        assert made.returncode == 0, made.stderr
+        cudatrace_cmd.run(build_dir, "report", "--summary", "-o", summaries[-1], path)
     for form in ([], ["--json"]):
-        direct = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", *form, *paths],
-                                capture_output=True, text=True, timeout=60)
-        merged = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--merge", *form,
-                                 *summaries], capture_output=True, text=True, timeout=60)
-        assert merged.returncode == direct.returncode == 0, merged.stderr + direct.stderr
+        direct = cudatrace_cmd.run(build_dir, "report", *form, *paths)
+        merged = cudatrace_cmd.run(build_dir, "report", "--merge", *form, *summaries)
         assert merged.stdout == direct.stdout
 
 
@@ -58,9 +45,7 @@ def ranks_with_sync(trace_run, sync_ns):
 def test_straggler_is_named(trace_run, build_dir, tmp_path):
     # Ten steps each; rank 1 waits 20 ms per step, the others 1 ms.
     runs = ranks_with_sync(trace_run, [1000000, 20000000, 1000000])
-    done = report(build_dir, collect(runs, tmp_path / "job"))
-    assert done.returncode == 0, done.stderr
-    r = json.loads(done.stdout)
+    r = cudatrace_cmd.report(build_dir, collect(runs, tmp_path / "job"))
     assert [p["pid"] for p in r["processes"]] == [c.pid for c, _, _ in runs]
     (finding,) = across(r)
     assert (finding["id"], finding["pid"]) == ("straggler", runs[1][0].pid)
@@ -72,8 +57,7 @@ def test_straggler_is_named(trace_run, build_dir, tmp_path):
 
 def test_healthy_twin_ranks_that_wait_alike(trace_run, build_dir, tmp_path):
     runs = ranks_with_sync(trace_run, [5000000, 5000000, 5000000])
-    done = report(build_dir, collect(runs, tmp_path / "job"))
-    assert done.returncode == 0 and across(json.loads(done.stdout)) == []
+    assert across(cudatrace_cmd.report(build_dir, collect(runs, tmp_path / "job"))) == []
 
 
 def test_inconsistent_libraries_across_ranks(trace_run, build_dir, tmp_path):
@@ -83,8 +67,7 @@ def test_inconsistent_libraries_across_ranks(trace_run, build_dir, tmp_path):
     runs = [trace_run("load_libs", toolkit.path("cudnn")),
             trace_run("load_libs", private / toolkit.soname("cudnn")),
             trace_run("load_libs", toolkit.path("cudnn"))]
-    done = report(build_dir, *(c.run_dir / "trace.pftrace.zst" for c, _, _ in runs))
-    r = json.loads(done.stdout)
+    r = cudatrace_cmd.report(build_dir, *(c.run_dir / "trace.pftrace.zst" for c, _, _ in runs))
     (finding,) = r["findings"]
     assert (finding["id"], finding["pid"]) == ("inconsistent-libraries", runs[1][0].pid)
     assert [lib["realpath"] for lib in finding["evidence"]["libraries"]] == [
@@ -97,17 +80,18 @@ def test_inconsistent_libraries_across_ranks(trace_run, build_dir, tmp_path):
 
 def test_healthy_twin_ranks_with_the_same_libraries(trace_run, build_dir):
     runs = [trace_run("load_libs", toolkit.path("cudnn")) for _ in range(2)]
-    done = report(build_dir, *(c.run_dir / "trace.pftrace.zst" for c, _, _ in runs))
-    assert json.loads(done.stdout)["findings"] == []
+    r = cudatrace_cmd.report(build_dir, *(c.run_dir / "trace.pftrace.zst" for c, _, _ in runs))
+    assert r["findings"] == []
 
 
 def test_a_directory_is_its_traces(trace_run, build_dir, tmp_path):
     runs = ranks_with_sync(trace_run, [0, 0])
     job = collect(runs, tmp_path / "job")
     (job / "notes.txt").write_text("not a trace\n")
-    listed = report(build_dir, job / "rank0.pftrace.zst", job / "rank1.pftrace.zst")
-    assert report(build_dir, job).stdout == listed.stdout
-    text = report(build_dir, job, json_form=False).stdout.splitlines()
+    listed = cudatrace_cmd.run(build_dir, "report", "--json", job / "rank0.pftrace.zst",
+                               job / "rank1.pftrace.zst")
+    assert cudatrace_cmd.run(build_dir, "report", "--json", job).stdout == listed.stdout
+    text = cudatrace_cmd.run(build_dir, "report", job).stdout.splitlines()
     # The job first, then one line per process under its host (no launcher: no ranks).
     host = socket.gethostname()
     assert text[0] == "job: 2 processes on 1 host"
@@ -121,7 +105,8 @@ def test_a_directory_is_its_traces(trace_run, build_dir, tmp_path):
 def test_a_trace_then_a_directory_without_traces(trace_run, build_dir, tmp_path):
     (run, _, _) = trace_run("api_mix", 1)
     (tmp_path / "empty").mkdir()
-    done = report(build_dir, run.run_dir / "trace.pftrace.zst", tmp_path / "empty")
+    done = cudatrace_cmd.run(build_dir, "report", "--json", run.run_dir / "trace.pftrace.zst",
+                             tmp_path / "empty", status=1)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == f"cudatrace: {tmp_path / 'empty'}: holds no trace (*.pftrace, " \
         "*.pftrace.zst, *.pftrace.gz)\n"
@@ -129,6 +114,6 @@ def test_a_trace_then_a_directory_without_traces(trace_run, build_dir, tmp_path)
 
 def test_a_directory_without_traces(build_dir, tmp_path):
     (tmp_path / "notes.txt").write_text("nothing here\n")
-    done = report(build_dir, tmp_path)
+    done = cudatrace_cmd.run(build_dir, "report", "--json", tmp_path, status=1)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "holds no trace" in done.stderr

@@ -12,18 +12,17 @@ refusal is of the packet after them.
 import json
 import os
 import resource
-import subprocess
 
 import pytest
 import zstandard
 
+import cudatrace_cmd
 import perfetto_check
 from test_contract_trace_format import process_trace
 from test_export_formats import plain_bytes, skip_on_sanitizer
 from test_export_html import embedded
 from test_report_cli import varint
 
-TIMEOUT_S = 60
 ADDRESS_SPACE = 1 << 30  # bytes; the refused packets took 2 and 6.5 GB unbounded
 DECODE_BUDGET_MIB = 256  # trace_decode.c: what decoding one packet may take
 PID = 42  # process_trace's
@@ -66,15 +65,10 @@ def in_one_gib():
 def run(build_dir, command, trace, tmp_path):
     """(CompletedProcess, output path or None) of `cudatrace COMMAND TRACE [-o OUTPUT]` in an
     address space of ADDRESS_SPACE."""
-    binary = os.path.join(build_dir, "cudatrace")
-    skip_on_sanitizer(binary)
+    skip_on_sanitizer(build_dir)
     out = tmp_path / f"out{EXPORTS[command[2]]}" if command[0] == "export" else None
-    args = [binary, *command, trace] + (["-o", out] if out else [])
-    try:
-        done = subprocess.run(args, capture_output=True, cwd=tmp_path, preexec_fn=in_one_gib,
-                              timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{' '.join(map(str, command))} ran over {TIMEOUT_S} s")
+    done = cudatrace_cmd.run(build_dir, *command, trace, *(["-o", out] if out else []),
+                             cwd=tmp_path, preexec_fn=in_one_gib, text=False, status=None)
     return done, out
 
 

@@ -10,7 +10,8 @@ import statistics
 
 import pytest
 
-from test_preload_cupti import report_json, trace_file
+import cudatrace_cmd
+from test_preload_cupti import trace_file
 from test_report_host import PYTHON, outside_reads_refused
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,7 +47,7 @@ def loop(trace_run, build_dir):
         lines = [line.split() for line in completed.stdout.splitlines() if line.startswith("step ")]
         own = {int(w[1]): int(w[2]) for w in lines}
         slow = [int(w[1]) for w in lines if w[3:] == ["slow"]]
-        report = report_json(build_dir, trace_file(completed))
+        report = cudatrace_cmd.report(build_dir, trace_file(completed))
         (process,) = report["processes"]
         findings = {f["id"]: f for f in report["findings"] if f["id"] in STEP_FINDINGS}
         return own, slow, process["steps"], findings

@@ -8,14 +8,14 @@ that differ by a kernel, a CUDA graph replayed per step and a second launching t
 CUDATRACE_STEP or `cudatrace report --step`, they are what the name says. Under the NVML double,
 periodic-slowdown says what else was on the GPU in the slow steps: another process, a lower clock,
 a busier GPU; a neighbour there all along is its healthy twin."""
-import json
 import os
 import statistics
 import subprocess
 
 import pytest
 
-from test_preload_cupti import report_json, trace_file, with_gpu
+import cudatrace_cmd
+from test_preload_cupti import trace_file, with_gpu
 
 MS = 1000000
 KERNEL_NS = 100000
@@ -28,7 +28,7 @@ def own_times(stdout):
 
 
 def steps_of(build_dir, completed):
-    (process,) = report_json(build_dir, trace_file(completed))["processes"]
+    (process,) = cudatrace_cmd.report(build_dir, trace_file(completed))["processes"]
     return process.get("steps")
 
 
@@ -183,29 +183,22 @@ def test_steps_named_to_the_report(trace_run, build_dir):
     is none of the forms is refused in one line."""
     completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", 6)
     assert completed.returncode == 0, completed.stderr
-    cudatrace = os.path.join(build_dir, "cudatrace")
-
-    def steps_named(spec):
-        done = subprocess.run([cudatrace, "report", "--json", "--step", spec,
-                               str(trace_file(completed))], capture_output=True, text=True)
-        return done.returncode, done.stdout, done.stderr
-
-    rc, out, _ = steps_named("call:cudaLaunchKernel")
-    (process,) = json.loads(out)["processes"]
-    assert rc == 0 and process["steps"]["count"] == 18
-    rc, out, _ = steps_named("nvtx:train_step")
-    (process,) = json.loads(out)["processes"]
+    path = trace_file(completed)
+    (process,) = cudatrace_cmd.report(build_dir, "--step", "call:cudaLaunchKernel",
+                                      path)["processes"]
+    assert process["steps"]["count"] == 18
+    (process,) = cudatrace_cmd.report(build_dir, "--step", "nvtx:train_step", path)["processes"]
     assert process["steps"]["source"] == "CUDATRACE_STEP=nvtx:train_step"
     check_times(process["steps"], own_times(completed.stdout), 6)
-    rc, out, err = steps_named("train_step")
-    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "--step" in err
+    bad = cudatrace_cmd.run(build_dir, "report", "--json", "--step", "train_step", path, status=2)
+    assert bad.stdout == "" and len(bad.stderr.strip().splitlines()) == 1 and "--step" in bad.stderr
 
 
 OUTSIDE_CUDA = 3  # the findings' grew_part for time outside CUDA calls (docs/findings.md)
 
 
 def findings_of(build_dir, completed):
-    return {f["id"]: f for f in report_json(build_dir, trace_file(completed))["findings"]}
+    return {f["id"]: f for f in cudatrace_cmd.report(build_dir, trace_file(completed))["findings"]}
 
 
 def test_slow_steps_that_recur_on_a_timer(trace_run, build_dir):
@@ -340,10 +333,9 @@ def test_slow_steps_that_lose_little_are_no_finding(trace_run, build_dir):
     assert completed.returncode == 0, completed.stderr
     assert {5, 10, 15, 20} <= {t["step"] for t in steps_of(build_dir, completed)["slow"]}
     assert not {"slow-steps", "periodic-slowdown"} & set(findings_of(build_dir, completed))
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                           "--threshold", "slow_step_lost_ns=10e6", str(trace_file(completed))],
-                          capture_output=True, text=True, check=True)
-    (f,) = [f for f in json.loads(done.stdout)["findings"] if f["id"] == "slow-steps"]
+    lenient = cudatrace_cmd.report(build_dir, "--threshold", "slow_step_lost_ns=10e6",
+                                   trace_file(completed))
+    (f,) = [f for f in lenient["findings"] if f["id"] == "slow-steps"]
     assert f["evidence"]["slow_steps"] >= 4
 
 
@@ -382,10 +374,8 @@ def test_annotate_writes_the_steps_track(trace_run, build_dir, trace_vocabulary)
                                 "--slow-ms", 30)
     assert completed.returncode == 0, completed.stderr
     path = trace_file(completed)
-    before = report_json(build_dir, path)
-    cudatrace = os.path.join(build_dir, "cudatrace")
-    subprocess.run([cudatrace, "report", "--annotate", str(path)], check=True,
-                   capture_output=True)
+    before = cudatrace_cmd.report(build_dir, path)
+    cudatrace_cmd.run(build_dir, "report", "--annotate", path)
     trace = perfetto_check.load(path)
     check_vocabulary(trace, trace_vocabulary)
     (track,) = [t for t in trace.tracks.values() if t["name"] == "cudatrace steps"]
@@ -397,7 +387,7 @@ def test_annotate_writes_the_steps_track(trace_run, build_dir, trace_vocabulary)
     assert steps[0]["dur"] == process["steps"]["first_ns"]
     assert sorted(s["dur"] for s in steps[1:])[3] == process["steps"]["median_ns"]
     assert [s["args"]["step"] for s in steps if s["args"]["slow"]] == [4, 8]
-    after = report_json(build_dir, path)
+    after = cudatrace_cmd.report(build_dir, path)
     assert (after["processes"], after["findings"]) == (before["processes"], before["findings"])
 
 

@@ -8,17 +8,15 @@ ctypes and through a C extension that releases the GIL, under every CPython
 the machine has, so the Python call sites are real frames read without the
 GIL.
 """
-import json
 import os
 import re
 import subprocess
 
 import pytest
 
+import cudatrace_cmd
 import toolkit
 from test_preload_python_frames import INTERPRETERS, interpreter
-from test_preload_reliability import report
-from test_report_cli import cli  # noqa: F401 (a fixture)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PATTERNS = os.path.join(REPO, "tests", "programs", "usage_patterns.c")
@@ -49,7 +47,7 @@ NOT_SLOW = NOT_SLOW_ALLOC + ("--threshold", "slow_step_lost_ns=1e12")
 
 def findings_of(build_dir, proc, *options):
     assert proc.returncode == 0, proc.stderr
-    return report(build_dir, proc.run_dir / "trace.pftrace.zst", *options)["findings"]
+    return cudatrace_cmd.report(build_dir, *options, proc.run_dir / "trace.pftrace.zst")["findings"]
 
 
 def only(findings, finding_id):
@@ -271,22 +269,23 @@ def test_thresholds_move_the_line(trace_run, build_dir):
                        "--threshold", "sync_share=0.001") == []
 
 
-def test_fail_on_gates_by_severity(trace_run, cli):
+def test_fail_on_gates_by_severity(trace_run, build_dir):
     proc, _, _ = run_patterns(trace_run, "sync-storm", 5, CT_DOUBLE_SYNC_NS=1000000)
     path = str(proc.run_dir / "trace.pftrace.zst")
-    assert cli("report", "--fail-on=warning", path).returncode == 3
-    assert cli("report", "--fail-on=error", path).returncode == 0
+    cudatrace_cmd.run(build_dir, "report", "--fail-on=warning", path, status=3)
+    cudatrace_cmd.run(build_dir, "report", "--fail-on=error", path, status=0)
     oom, _, _ = run_patterns(trace_run, "oom", CT_DOUBLE_MEM_LIMIT=64 * MIB)
-    assert cli("report", "--fail-on=error", str(oom.run_dir / "trace.pftrace.zst")).returncode == 3
+    cudatrace_cmd.run(build_dir, "report", "--fail-on=error", oom.run_dir / "trace.pftrace.zst",
+                      status=3)
     for bad in (["--fail-on=info", path], ["--threshold", "no_such=1", path],
                 ["--threshold", "sync_share=-1", path]):
-        done = cli("report", *bad)
-        assert done.returncode == 2 and len(done.stderr.decode().strip().splitlines()) == 1, bad
+        done = cudatrace_cmd.run(build_dir, "report", *bad, status=2)
+        assert len(done.stderr.strip().splitlines()) == 1, bad
 
 
-def test_text_report_lists_sites_under_the_finding(trace_run, cli):
+def test_text_report_lists_sites_under_the_finding(trace_run, build_dir):
     proc, _, _ = run_patterns(trace_run, "oom", CT_DOUBLE_MEM_LIMIT=64 * MIB)
-    text = cli("report", str(proc.run_dir / "trace.pftrace.zst")).stdout.decode()
+    text = cudatrace_cmd.run(build_dir, "report", proc.run_dir / "trace.pftrace.zst").stdout
     block = re.escape(site("block", "allocate"))
     assert re.search(rf"findings\s+error oom: an allocation of 32\.00 MiB failed .* at "
                      rf"{re.escape(site('oom', 'main'))} with 56\.00 MiB live", text), text
@@ -350,7 +349,7 @@ def test_python_sites_name_the_script_line(trace_run, build_dir, tmp_path, patte
 
 
 @pytest.mark.parametrize("form", ["zstd", "plain", "gzip"])
-def test_annotate_appends_the_findings_once(trace_run, build_dir, cli, tmp_path, form):
+def test_annotate_appends_the_findings_once(trace_run, build_dir, tmp_path, form):
     import perfetto_check
 
     proc, _, _ = run_patterns(trace_run, "oom", CT_DOUBLE_MEM_LIMIT=64 * MIB)
@@ -359,11 +358,10 @@ def test_annotate_appends_the_findings_once(trace_run, build_dir, cli, tmp_path,
     if form == "zstd":
         path.write_bytes(original.read_bytes())
     else:
-        done = cli("export", "--format", "perfetto" if form == "plain" else "perfetto-gz",
-                   "-o", str(path), str(original))
-        assert done.returncode == 0, done.stderr
-    before = json.loads(cli("report", "--json", str(path)).stdout)
-    assert cli("report", "--annotate", str(path)).returncode == 0
+        cudatrace_cmd.run(build_dir, "export", "--format",
+                          "perfetto" if form == "plain" else "perfetto-gz", "-o", path, original)
+    before = cudatrace_cmd.report(build_dir, path)
+    cudatrace_cmd.run(build_dir, "report", "--annotate", path)
 
     trace = perfetto_check.load(path)  # still valid under Perfetto's schema and import rules
     (track,) = [t for t in trace.tracks.values() if t["name"] == "cudatrace findings"]
@@ -378,16 +376,16 @@ def test_annotate_appends_the_findings_once(trace_run, build_dir, cli, tmp_path,
     assert oom["ts"] == failed["ts"]
 
     # Reading it again gives the same report; a second --annotate is refused, file unchanged.
-    assert json.loads(cli("report", "--json", str(path)).stdout)["findings"] == before["findings"]
+    assert cudatrace_cmd.report(build_dir, path)["findings"] == before["findings"]
     size = path.stat().st_size
-    again = cli("report", "--annotate", str(path))
-    assert again.returncode == 1 and b"already has its" in again.stderr
+    again = cudatrace_cmd.run(build_dir, "report", "--annotate", path, status=1)
+    assert "already has its" in again.stderr
     assert path.stat().st_size == size
 
 
-def test_annotate_takes_one_file(trace_run, cli):
+def test_annotate_takes_one_file(trace_run, build_dir):
     proc, _, _ = run_patterns(trace_run, "oom", CT_DOUBLE_MEM_LIMIT=64 * MIB)
     path = str(proc.run_dir / "trace.pftrace.zst")
     for args in ([path, path], [str(proc.run_dir)]):
-        done = cli("report", "--annotate", *args)
-        assert done.returncode == 2 and len(done.stderr.decode().strip().splitlines()) == 1
+        done = cudatrace_cmd.run(build_dir, "report", "--annotate", *args, status=2)
+        assert len(done.stderr.strip().splitlines()) == 1

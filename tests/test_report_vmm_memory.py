@@ -7,7 +7,8 @@ CUPTI's driver callbacks; their physical memory is a counter of its own
 (VMM_TRACK), and counts in the device total that the report and the memory findings use."""
 import json
 import os
-import subprocess
+
+import cudatrace_cmd
 
 MIB = 1 << 20
 GRANULE = 2 * MIB
@@ -28,10 +29,7 @@ def run(trace_run, build_dir, *args, **extra):
     completed, trace, _ = trace_run("vmm_allocator", *map(str, args), env=env)
     assert completed.returncode == 0, completed.stderr
     truth = dict(zip(*[iter(completed.stdout.split()[1:])] * 2))
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                           str(completed.run_dir / "trace.pftrace.zst")], capture_output=True,
-                          text=True, check=True)
-    report = json.loads(done.stdout)
+    report = cudatrace_cmd.report(build_dir, completed.run_dir / "trace.pftrace.zst")
     (process,) = report["processes"]
     return trace, {k: int(v) for k, v in truth.items()}, process, report["findings"]
 
@@ -114,11 +112,8 @@ def held_by_libraries(trace_run, build_dir, library):
     proc, _, _ = trace_run("call_library", os.path.join(build_dir, "tests", "holders", library),
                            "allocate_buffers")
     assert proc.returncode == 0 and "allocate_buffers -> 0" in proc.stdout, proc.stderr
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--json",
-                           proc.run_dir / "trace.pftrace.zst"], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)["processes"][0]["memory"], proc
+    report = cudatrace_cmd.report(build_dir, proc.run_dir / "trace.pftrace.zst")
+    return report["processes"][0]["memory"], proc
 
 
 def test_memory_a_cuda_library_allocated_is_named_as_its(trace_run, build_dir):
@@ -127,9 +122,7 @@ def test_memory_a_cuda_library_allocated_is_named_as_its(trace_run, build_dir):
     assert memory["by_library"] == [{"library": "nccl", "peak_bytes": 64 * MIB,
                                      "final_bytes": 32 * MIB}]
     assert (memory["peak_bytes"], memory["final_bytes"]) == (64 * MIB, 32 * MIB)
-    text = subprocess.run([os.path.join(build_dir, "cudatrace"), "report",
-                           proc.run_dir / "trace.pftrace.zst"], capture_output=True, text=True,
-                          timeout=60).stdout
+    text = cudatrace_cmd.run(build_dir, "report", proc.run_dir / "trace.pftrace.zst").stdout
     assert "of it allocated by libnccl: peak 64.00 MiB, final 32.00 MiB\n" in text
 
 
@@ -148,8 +141,7 @@ def reserve_report(trace_run, build_dir, track, program, *args):
     completed, trace, _ = trace_run(program, *args)
     assert completed.returncode == 0, completed.stderr
     path = str(completed.run_dir / "trace.pftrace.zst")
-    as_json, as_text = (subprocess.run([os.path.join(build_dir, "cudatrace"), "report", *flag,
-                                        path], capture_output=True, text=True, check=True).stdout
+    as_json, as_text = (cudatrace_cmd.run(build_dir, "report", *flag, path).stdout
                         for flag in (["--json"], []))
     (process,) = json.loads(as_json)["processes"]
     counter = [v for _, v in sorted(trace.counters.get(track, []))]
