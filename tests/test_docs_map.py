@@ -1,0 +1,121 @@
+"""The repository's own map and its boundaries.
+
+* docs/design.md, "The tree", names every folder that holds source, by its
+  full path, and no folder that is gone: a reader finds each part there.
+* No file points outside the repository (a sibling folder such as
+  ../shared, or an absolute path of the machine it was written on): a
+  reader who clones it has nothing else.
+
+Both read the tracked files (`git ls-files`), or walk the tree where there is
+no git (an exported copy)."""
+import os
+import re
+import subprocess
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DESIGN = os.path.join(REPO_ROOT, "docs", "design.md")
+SOURCE_SUFFIXES = (".c", ".h", ".py", ".sh", ".S", ".cu")
+# What a walk skips where git cannot say what is tracked: build output, the
+# test venv and caches.
+UNTRACKED_DIRS = {".git", ".venv", ".cache", "__pycache__", ".pytest_cache"}
+
+
+def tracked_files(root=REPO_ROOT):
+    """Paths relative to `root`, '/'-separated: git's list, else a walk."""
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True,
+                             check=True).stdout
+        files = [f for f in out.decode().split("\0") if f]
+        if files:
+            return files
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    files = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in UNTRACKED_DIRS and not d.startswith("build")]
+        rel = os.path.relpath(folder, root)
+        files += [n if rel == "." else f"{rel}/{n}".replace(os.sep, "/") for n in names]
+    return files
+
+
+def source_folders(files):
+    """Every folder that directly holds a source file ('.' for the root)."""
+    return {os.path.dirname(f) or "." for f in files if f.endswith(SOURCE_SUFFIXES)}
+
+
+def mapped_folders(text):
+    """The folders "The tree" gives an entry: list items that begin with a
+    folder's full path in backquotes, `like/this/`."""
+    section = text.split("\n## The tree", 1)[1].split("\n## ", 1)[0]
+    return {m.group(1).rstrip("/")
+            for m in re.finditer(r"^\s*- `([^`\s]+/)`", section, re.MULTILINE)}
+
+
+def missing_and_stale(files, text):
+    folders = source_folders(files)
+    mapped = mapped_folders(text)
+    return sorted(folders - mapped), sorted(mapped - folders)
+
+
+def test_design_names_every_source_folder():
+    with open(DESIGN) as f:
+        missing, stale = missing_and_stale(tracked_files(), f.read())
+    assert not missing, ("docs/design.md, \"The tree\", has no entry for these source folders "
+                         "(add one that says what each owns): " + ", ".join(missing))
+    assert not stale, ("docs/design.md, \"The tree\", names folders that hold no source: "
+                       + ", ".join(stale))
+
+
+def test_the_folder_check_can_fail():
+    """A folder the map lacks is reported, and an entry for a folder that is
+    gone too, so the test above is not vacuous."""
+    text = "# d\n\n## The tree\n\n- `a/`: the a part.\n- `gone/`: was here.\n\n## Next\n- `b/`: x\n"
+    files = ["a/one.c", "a/b/two.h", "b/three.py", "docs/readme.md"]
+    assert missing_and_stale(files, text) == (["a/b", "b"], ["gone"])
+
+
+# A sibling folder outside the repository (../shared, ../../shared), or an
+# absolute path of one machine: a work area, a home directory. System paths
+# (/usr/local/cuda, /proc, /tmp, /dev, /etc, /opt) are what the code reads
+# anywhere and are not pointers out of the repository.
+OUTSIDE = re.compile(r"(?:\.\./)+shared\b|(?<![\w.~-])/(?:work|home|root|Users)/")
+
+
+def outside_pointers(files, read):
+    """(path, line number, line) for each line that points outside."""
+    found = []
+    for path in files:
+        data = read(path)
+        if data is None or b"\0" in data:
+            continue  # binary (images, compressed corpora)
+        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            if OUTSIDE.search(line):
+                found.append((path, number, line.strip()))
+    return found
+
+
+def read_tracked(path):
+    try:
+        with open(os.path.join(REPO_ROOT, path), "rb") as f:
+            return f.read()
+    except OSError:
+        return None  # deleted in the work tree, not yet in the index
+
+
+def test_no_file_points_outside_the_repository():
+    found = outside_pointers(tracked_files(), read_tracked)
+    assert not found, "these lines point outside the repository:\n" + "\n".join(
+        f"  {path}:{number}: {line[:160]}" for path, number, line in found)
+
+
+def test_the_outside_check_can_fail():
+    texts = {
+        "a.md": b"see ../shared/DESIGN.md\n",
+        "b.c": b"/* from /work/main/tests */\n",
+        "c.py": b'PY = "/root/.pyenv/versions/3.11/bin/python3"\n',
+        "d.c": b'open("/usr/local/cuda/include/cuda.h"); open("/proc/self/maps");\n',
+        "e.py": b'"/tmp/pytest-of-root/x", "~/.pyenv", "/opt/venv/lib"\n',
+        "f.png": b"\x89PNG\0/work/\n",
+    }
+    found = outside_pointers(sorted(texts), texts.get)
+    assert [(path, number) for path, number, _ in found] == [("a.md", 1), ("b.c", 1), ("c.py", 1)]
