@@ -119,3 +119,71 @@ def test_the_outside_check_can_fail():
     }
     found = outside_pointers(sorted(texts), texts.get)
     assert [(path, number) for path, number, _ in found] == [("a.md", 1), ("b.c", 1), ("c.py", 1)]
+
+
+def hooked_functions(header_text):
+    """The functions CT_FOR_EACH_FUNCTION lists before CT_FN_FIRST_DRIVER."""
+    first_driver = re.search(r"#define CT_FN_FIRST_DRIVER CT_FN_(\w+)", header_text).group(1)
+    names = re.findall(r"^\s*X\((\w+),", header_text, re.MULTILINE)
+    return names[:names.index(first_driver)]
+
+
+def test_the_documented_listing_gives_the_hooked_functions():
+    """docs/hooked-functions.md lists no function by hand: it gives a command
+    that reads functions.h. That command must list exactly the hooked ones,
+    in order, however the list grows."""
+    with open(os.path.join(REPO_ROOT, "docs", "hooked-functions.md")) as f:
+        command = re.search(r"```sh\n(.*?)\n```", f.read(), re.DOTALL).group(1)
+    listed = subprocess.run(["sh", "-c", command], cwd=REPO_ROOT, capture_output=True,
+                            text=True, check=True).stdout.split()
+    with open(os.path.join(REPO_ROOT, "include", "cudatrace", "functions.h")) as f:
+        hooked = hooked_functions(f.read())
+    assert len(hooked) > 50
+    assert listed == hooked, (
+        "the command in docs/hooked-functions.md no longer lists the hooked functions: "
+        f"missing {sorted(set(hooked) - set(listed))}, extra {sorted(set(listed) - set(hooked))}")
+
+
+def heading_anchors(text):
+    """The anchors GitHub gives a page's headings: lower case, punctuation
+    dropped, spaces as hyphens (a repeated heading's -1, -2 too)."""
+    anchors, seen = set(), {}
+    for heading in re.findall(r"^#+\s+(.*?)\s*$", text, re.MULTILINE):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        anchors.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+        seen[slug] = seen.get(slug, 0) + 1
+    return anchors
+
+
+def broken_links(files, read):
+    """(page, link) for each relative Markdown link whose file is not in
+    `files` or whose #anchor is no heading of it."""
+    broken = []
+    for page in (f for f in files if f.endswith(".md")):
+        text = read(page).decode()
+        for link in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", link):
+                continue  # https:, mailto:
+            target, _, anchor = link.partition("#")
+            path = os.path.normpath(os.path.join(os.path.dirname(page), target)) if target else page
+            if path not in files:
+                broken.append((page, link))
+            elif anchor and path.endswith(".md") and anchor not in heading_anchors(read(path).decode()):
+                broken.append((page, link))
+    return broken
+
+
+def test_every_relative_link_resolves():
+    files = set(tracked_files())
+    broken = broken_links(files, read_tracked)
+    assert not broken, "links to no file or heading: " + ", ".join(f"{p}: {l}" for p, l in broken)
+
+
+def test_the_link_check_can_fail():
+    texts = {
+        "README.md": b"[a](docs/a.md) [b](docs/a.md#two-words) [c](docs/gone.md) [d](docs/a.md#nope)"
+                     b" [e](https://x.org/y.md)\n",
+        "docs/a.md": b"# A\n## Two words\n[up](../README.md) [self](#a)\n",
+    }
+    assert broken_links(set(texts), texts.get) == [("README.md", "docs/gone.md"),
+                                                  ("README.md", "docs/a.md#nope")]
