@@ -1,4 +1,4 @@
-"""`cudatrace ctl PID status|start|stop|snapshot` (issue 22): a live traced process's
+"""`cudatrace ctl PID status|start|stop|snapshot`: a live traced process's
 collector answers on a unix socket in a directory only its owner may open
 (here /tmp/cudatrace-0 or $XDG_RUNTIME_DIR/cudatrace), named by the pid. The
 program is tests/programs/capture_steps.c, steered line by line on stdin

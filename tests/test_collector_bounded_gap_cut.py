@@ -1,4 +1,4 @@
-"""A bounded trace's gap says what it had no room to carry (issue 22).
+"""A bounded trace's gap says what it had no room to carry.
 
 The gap marker's packets (the totals, usage tallies and live memory of the
 dropped middle) have a buffer of their own (collector/perfetto/writer.c);

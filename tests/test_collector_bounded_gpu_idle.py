@@ -1,4 +1,4 @@
-"""gpu-idle of a bounded trace is the whole run's (issue 22).
+"""gpu-idle of a bounded trace is the whole run's.
 
 The collector keeps, per chunk, the GPU's work as intervals
 (collector/tracks/gap_gpu.c, fed where gpu_tracks.c writes work, plain or

@@ -1,4 +1,4 @@
-"""Live device memory of a bounded trace is the whole run's (issue 22).
+"""Live device memory of a bounded trace is the whole run's.
 
 The report recomputes live memory from the allocation and free slices; the
 blocks a dropped middle made and left live come with the gap marker

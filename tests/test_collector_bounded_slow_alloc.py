@@ -1,4 +1,4 @@
-"""slow-alloc of a bounded trace is the whole run's (issue 22).
+"""slow-alloc of a bounded trace is the whole run's.
 
 slow-alloc weighs each allocation's and free's time against their median.
 The collector tallies those times over every call record, per call site in

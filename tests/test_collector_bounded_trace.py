@@ -1,4 +1,4 @@
-"""A bounded trace (issue 22): CUDATRACE_MAX_MB caps the trace file. Past
+"""A bounded trace: CUDATRACE_MAX_MB caps the trace file. Past
 the cap the collector keeps the head (the first quarter) and the most
 recent detail, and drops the middle in whole chunks, each of which reads
 alone; a slice on the "cudatrace trace gap" track marks what went, and

@@ -1,4 +1,4 @@
-"""The usage findings of a bounded trace are the whole run's (issue 22).
+"""The usage findings of a bounded trace are the whole run's.
 
 The collector tallies, over every call record, what launch-overhead,
 sync-stall, pageable-memcpy and small-copy-storm read (by the rules the

@@ -1,5 +1,5 @@
 """Virtual-memory handles a bounded trace's dropped middle made stay live
-in its report (issue 22).
+in its report.
 
 A handle's physical memory (cuMemCreate, then cuMemMap) counts as device
 memory from its create until it is released and unmapped; one made in a

@@ -1,4 +1,4 @@
-"""Capture windows (issue 22): CUDATRACE_CAPTURE=profiler, nvtx:NAME or
+"""Capture windows: CUDATRACE_CAPTURE=profiler, nvtx:NAME or
 time:DELAY[:DURATION] records detail only inside its windows, while the
 report's per-function counts stay the whole run's (the hooks still count
 every call in their thread's totals), and so do its memory figures and

@@ -1,4 +1,4 @@
-"""fallback-resolution (issue 13): a framework's library asks for cuDNN
+"""fallback-resolution: a framework's library asks for cuDNN
 through its DT_RPATH $ORIGIN/../../nvidia/cudnn/lib, that pip directory
 does not hold it (the nvidia-cudnn wheel is missing), and the loader falls
 back to the toolkit's cuDNN through ld.so.cache. Built from real files: a

@@ -1,5 +1,5 @@
-"""Snapshots (collector/snapshot/; README, CUDATRACE_SNAPSHOT_ON): the collector copies the trace
-as it is, plus every running thread's state, to trace.snapshot-N.pftrace.zst beside it,
+"""Snapshots (collector/snapshot/; docs/configuration.md, CUDATRACE_SNAPSHOT_ON): the collector
+copies the trace as it is, plus every running thread's state, to trace.snapshot-N.pftrace.zst beside it,
 by itself on a hang (the default), an out-of-memory or a CUDA error (CUDATRACE_SNAPSHOT_ON),
 while the program and the trace go on unchanged.
 

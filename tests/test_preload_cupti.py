@@ -1,4 +1,4 @@
-"""The GPU's side of the trace through CUPTI (issue 9), on the CPU doubles of the runtime, the
+"""The GPU's side of the trace through CUPTI, on the CPU doubles of the runtime, the
 driver and CUPTI (tests/doubles/runtime, tests/doubles/driver, tests/doubles/cupti), and on the real
 toolkit's libcupti and NVIDIA's CUDA 13 wheel, which load but cannot work without a driver.
 

@@ -1,4 +1,4 @@
-"""Exact under load (issue 8): the report's call counts and memory figures
+"""Exact under load: the report's call counts and memory figures
 are the program's own even when the rings cannot keep up. Every call is
 counted in its thread's totals whatever became of its record; allocation,
 free and synchronisation records wait for room instead of being dropped,

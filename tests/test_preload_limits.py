@@ -11,7 +11,7 @@ import sys
 import cudatrace_cmd
 
 MIB = 1 << 20
-RING_MEMORY_MAX = 1024 * MIB  # what the rings may take in all (docs: README, settings)
+RING_MEMORY_MAX = 1024 * MIB  # what the rings may take in all (docs/configuration.md)
 
 
 def test_the_most_rings_record_every_call(trace_run, program_calls, build_dir):

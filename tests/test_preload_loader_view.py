@@ -1,4 +1,4 @@
-"""The loader's view under a bare LD_PRELOAD (issue 7): a process that only
+"""The loader's view under a bare LD_PRELOAD: a process that only
 loads (or fails to load) CUDA libraries leaves a trace saying what loaded,
 who asked, how it was found and what failed; the same files load as
 untraced; where the audit module also ran (`cudatrace run`) both views

@@ -20,7 +20,9 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO_ROOT, "tests", "python", "frames_script.py")
 TIMEOUT_S = 60
 
-INTERPRETERS = [(f"pyenv-3.{minor}", f"/root/.pyenv/versions/3.{minor}.*/bin/python3")
+PYENV_ROOT = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+INTERPRETERS = [(f"pyenv-3.{minor}",
+                 os.path.join(PYENV_ROOT, "versions", f"3.{minor}.*", "bin", "python3"))
                 for minor in range(9, 14)]
 INTERPRETERS += [("usr-bin", "/usr/bin/python3"), ("sys-executable", sys.executable)]
 

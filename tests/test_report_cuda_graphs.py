@@ -1,4 +1,4 @@
-"""CUDA graphs (issue 38) through the tracer, on the doubles' stream capture, graph API and CUPTI
+"""CUDA graphs through the tracer, on the doubles' stream capture, graph API and CUPTI
 graph callbacks (tests/doubles/shared/double_graph.h): a call made on a capturing stream is
 captured, not executed (cuda_runtime_api.h), so it starts no flow, moves no memory and counts as no
 launch; every kernel, copy and set a graph launch replays carries the node it was made as, its

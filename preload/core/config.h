@@ -51,7 +51,8 @@ enum ct_cupti_mode {
 extern struct ct_config ct_config;
 
 /* The trace file's default bound: what the Perfetto UI opens in a browser
- * tab (README.md, CUDATRACE_MAX_MB, says why); and the largest allowed. */
+ * tab (docs/configuration.md, CUDATRACE_MAX_MB, says why); and the largest
+ * allowed. */
 #define CT_MAX_MB_DEFAULT 32u
 #define CT_MAX_MB_MOST (1u << 20)
 
