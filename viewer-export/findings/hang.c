@@ -136,7 +136,7 @@ static void stuck_call(const struct ct_process_report *p, const struct ct_inflig
         return;
     char a[32];
     struct ct_finding *f = ct_finding_add(
-        out, "hang", CT_SEVERITY_ERROR, p->pid,
+        out, CT_FINDING_HANG, p->pid,
         "thread %lld was inside %s for %s when %s, and it had not returned: the program was "
         "waiting, most often for GPU work that never completed (a kernel, or a collective "
         "another rank never joined)",
@@ -170,10 +170,11 @@ static void resolved(const struct ct_process_report *p, const struct ct_snapshot
     uint64_t inside = s->at_ns > s->since_ns ? s->at_ns - s->since_ns : 0;
     char a[32];
     struct ct_finding *f = ct_finding_add(
-        out, "hang", CT_SEVERITY_WARNING, p->pid,
+        out, CT_FINDING_HANG, p->pid,
         "thread %lld was inside %s for %s when the hang snapshot %s was taken, and returned "
         "later: the program was stuck that long, then went on",
         (long long)s->tid, s->function, ct_human_time(inside, a, sizeof a), s->path);
+    ct_finding_set_severity(f, CT_SEVERITY_WARNING);
     f->cost_ns = inside;
     f->where = s->path;
     ct_finding_add_number(f, "tid", (double)s->tid);
