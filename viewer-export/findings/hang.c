@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "common/string_table.h"
+#include "cudatrace/trace_names.h"
 #include "viewer-export/findings/thresholds.h"
 #include "viewer-export/output/human_units.h"
 
@@ -32,7 +33,7 @@
 
 static void lower_to_trigger(const struct ct_snapshot_mark *m, double *threshold)
 {
-    if (m->trigger && strcmp(m->trigger, "hang") == 0 && m->hang_ns &&
+    if (m->trigger && strcmp(m->trigger, ct_value_trigger_hang) == 0 && m->hang_ns &&
         (double)m->hang_ns < *threshold)
         *threshold = (double)m->hang_ns;
 }
@@ -165,7 +166,7 @@ static int still_inside(const struct ct_process_report *p, int64_t tid)
 static void resolved(const struct ct_process_report *p, const struct ct_snapshot_mark *s,
                      struct ct_findings *out)
 {
-    if (strcmp(s->trigger, "hang") != 0 || still_inside(p, s->tid))
+    if (strcmp(s->trigger, ct_value_trigger_hang) != 0 || still_inside(p, s->tid))
         return;
     uint64_t inside = s->at_ns > s->since_ns ? s->at_ns - s->since_ns : 0;
     char a[32];

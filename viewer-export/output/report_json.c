@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/entry_list.h"
+#include "cudatrace/trace_names.h"
 
 /* Who asked for a library and by which name; the Python line only where
  * one asked. */
@@ -417,9 +418,10 @@ static void json_snapshot_mark(struct ct_json *j, const char *key, const struct 
     ct_json_text_or_null(j, "function", m->function);
     if (*m->path)
         ct_json_string(j, "path", m->path);
-    if (strcmp(m->trigger, "error") == 0 || strcmp(m->trigger, "oom") == 0)
+    if (strcmp(m->trigger, ct_value_trigger_error) == 0 ||
+        strcmp(m->trigger, ct_value_trigger_oom) == 0)
         ct_json_int(j, "result", m->result);
-    if (strcmp(m->trigger, "hang") == 0) {
+    if (strcmp(m->trigger, ct_value_trigger_hang) == 0) {
         ct_json_int(j, "tid", m->tid);
         ct_json_uint(j, "since_ns", m->since_ns);
         ct_json_uint(j, "hang_ns", m->hang_ns);
