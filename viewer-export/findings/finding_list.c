@@ -11,7 +11,7 @@
 
 #define HELP_WIDTH 79
 #define HELP_TEXT_COLUMN 29
-/* The `other` severity of a finding that has one only. */
+/* The `other` of a finding whose severity never varies. */
 #define CT_SEVERITY_NONE (-1)
 
 static const struct {

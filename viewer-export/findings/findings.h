@@ -88,8 +88,8 @@ struct ct_finding *ct_finding_add(struct ct_findings *out, enum ct_finding_id id
 /* Gives a finding the other severity the list declares for it, in the
  * case its rule says; abort() for one the list does not declare. */
 void ct_finding_set_severity(struct ct_finding *f, enum ct_severity severity);
-/* The finding's own evidence: `size` zeroed bytes it owns, which `json`
- * writes after the numbers and the site. */
+/* The finding's own evidence, given once: `size` zeroed bytes it owns,
+ * which `json` writes after the numbers and the site. */
 void *ct_finding_own(struct ct_finding *f, size_t size, ct_own_evidence_json *json);
 /* Adds to the end of a finding's message (what does not fit is cut). */
 void ct_finding_append(struct ct_finding *f, const char *fmt, ...)
