@@ -266,3 +266,23 @@ def runpath_layout(build_dir, tmp_path):
 # ==========================================================================
 # (end of build fixtures)
 # ==========================================================================
+
+
+# ==========================================================================
+# finding coverage: which tests make which findings fire, and which are their
+# healthy twins (tests/test_findings_declared.py holds every finding of
+# viewer-export/findings/finding_list.h to having both)
+# ==========================================================================
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "finding(*ids): the test makes these findings fire and checks what they say")
+    config.addinivalue_line(
+        "markers", "twin(*ids): the test is a healthy twin of these findings: it differs in the "
+        "fact their rule turns on, and checks that they do not fire")
+
+
+# ==========================================================================
+# (end of finding coverage)
+# ==========================================================================

@@ -60,6 +60,7 @@ def findings(report, finding_id):
     return [f for f in report["findings"] if f["id"] == finding_id]
 
 
+@pytest.mark.twin("capture-failed", "re-capture")
 def test_capture_is_not_execution_and_each_replay_is_named_by_its_capture(trace_run, build_dir,
                                                                            tmp_path):
     """One capture of 40 kernels from three lines, a memset and an allocation with its free,
@@ -169,6 +170,7 @@ def test_replays_are_named_whichever_ids_cupti_gives(trace_run, build_dir, tmp_p
                                                                       call["args"]["site"])
 
 
+@pytest.mark.finding("re-capture")
 def test_graphs_rebuilt_every_step_are_re_capture(trace_run, build_dir, tmp_path):
     """After the captured-once graph's replays, five graphs are captured at one line and launched
     once each: re-capture names that line (site Q) with the five graphs, and not the first."""
@@ -189,6 +191,7 @@ def test_graphs_rebuilt_every_step_are_re_capture(trace_run, build_dir, tmp_path
     assert "re-capture" in cudatrace_cmd.run(build_dir, "report", trace_file(completed)).stdout
 
 
+@pytest.mark.twin("re-capture")
 @pytest.mark.parametrize("rebuilds", [0, 2])
 def test_re_capture_twins_stay_silent(trace_run, build_dir, tmp_path, rebuilds):
     """A graph captured once and replayed, and two rebuilds (under the three the threshold
@@ -221,6 +224,7 @@ def test_a_graph_built_with_the_graph_api(trace_run, build_dir, tmp_path):
     assert (built["made_by"], built["launches"], built["nodes"]["kernel"]) == ("graph API", 10, 3)
 
 
+@pytest.mark.finding("capture-failed")
 def test_a_failed_launch_and_an_invalidated_capture_start_nothing(trace_run, build_dir,
                                                                    tmp_path):
     """A launch refused inside a capture makes no node and no flow; the capture it was in, ended

@@ -1,9 +1,11 @@
 """Each finding's rule, held against the smallest trace whose facts make it fire.
 
-This file owns the rules of viewer-export/findings/ as `cudatrace report --json` applies them
-to a trace, with no program run: for every finding id the report can give (the library and
-driver findings of docs/report-schema.md, the usage and CUPTI findings of docs/findings.md, and
-the two that compare processes), a synthetic trace that holds only the facts the rule turns on
+This file holds the rules of viewer-export/findings/ as `cudatrace report --json` applies them
+to a trace, with no program run: for the library, driver, usage, hang and CUPTI findings and
+those that compare processes (the NVML, host, step and CUDA graph findings and
+inconsistent-environment are held by their own files' traces; each test says which finding it
+covers with @pytest.mark.finding or @pytest.mark.twin, and tests/test_findings_declared.py holds
+every declared finding to both), a synthetic trace that holds only the facts the rule turns on
 must get exactly that finding, with its severity and the numbers and paths of its evidence;
 and a healthy twin that differs in that one fact must get none. A rule with a threshold gets a
 trace on each side of it, by its facts or by `--threshold NAME=VALUE`.
@@ -330,6 +332,7 @@ def step(i, n, wall=WALL):
 # Library findings
 
 
+@pytest.mark.finding("duplicate-library")
 def test_duplicate_library(new_trace, findings):
     t = new_trace()
     t.library(CUDART, "cudart", "13.0")
@@ -340,6 +343,7 @@ def test_duplicate_library(new_trace, findings):
     assert f["message"].startswith("2 copies of libcudart are loaded in one process")
 
 
+@pytest.mark.twin("duplicate-library")
 def test_duplicate_library_twin_one_file_under_two_names(new_trace, findings):
     t = new_trace()
     t.library(CUDART, "cudart", "13.0")
@@ -347,6 +351,7 @@ def test_duplicate_library_twin_one_file_under_two_names(new_trace, findings):
     assert findings(t) == []
 
 
+@pytest.mark.twin("duplicate-library")
 def test_duplicate_library_needs_both_mapped_at_once(new_trace, findings):
     t = new_trace()
     other = "/usr/local/cuda-12.4/lib64/libcudart.so.12"
@@ -362,6 +367,7 @@ CUDNN_MISSING = ("libcudnn.so.9", [f"{SITE_PACKAGES}/torch/lib", SYSTEM_LIB],
                  "libcudnn.so.9: cannot open shared object file: No such file or directory")
 
 
+@pytest.mark.finding("library-load-failed")
 @pytest.mark.parametrize("attempts", [1, 3])
 def test_library_load_failed(new_trace, findings, attempts):
     t = new_trace()
@@ -376,6 +382,7 @@ def test_library_load_failed(new_trace, findings, attempts):
     assert f"searched {':'.join(searched)}" in f["message"]
 
 
+@pytest.mark.finding("library-load-failed")
 @pytest.mark.parametrize("other_majors, fix", [
     ("/opt/cuda/lib/libcufft.so.12", " Other majors of them are installed "
      "(/opt/cuda/lib/libcufft.so.12): install the ones it was built for, or a build made for "
@@ -402,6 +409,7 @@ def test_library_load_failed_names_every_missing_dependency(new_trace, findings,
         ["libcufft.so.11", "libcurand.so.9"], [other_majors] if other_majors else [])
 
 
+@pytest.mark.twin("library-load-failed")
 @pytest.mark.parametrize("twin, expected", [
     ("the requester got the library under another name", []),
     ("another object got the library", ["library-load-failed"]),
@@ -449,6 +457,7 @@ def shadowing(t, found_via="via_library_path", runpath_copy=RUNPATH_CUDNN):
     t.load(SYSTEM_CUDNN, "libcudnn.so.9", TORCH, found_via, **copy)
 
 
+@pytest.mark.finding("shadowed-library")
 def test_shadowed_library(new_trace, findings):
     t = new_trace()
     shadowing(t)
@@ -460,6 +469,7 @@ def test_shadowed_library(new_trace, findings):
     assert f"{RUNPATH_CUDNN} (9.19.0), which was not used" in f["message"]
 
 
+@pytest.mark.twin("shadowed-library")
 @pytest.mark.parametrize("found_via, runpath_copy", [
     ("via_library_path", None),  # the requester's own dirs hold no other copy
     ("via_runpath", RUNPATH_CUDNN),
@@ -474,6 +484,7 @@ FALLBACK_CUDNN = f"{SYSTEM_LIB}/libcudnn.so.9.19.0"
 EXPECTED_DIRS = f"{SITE_PACKAGES}/torch/lib/../../nvidia/cudnn/lib"
 
 
+@pytest.mark.finding("fallback-resolution")
 @pytest.mark.parametrize("pin, severity", [
     (None, "warning"),  # no wheel pins a version
     ("9.26.0.51", "error"),  # the wheel pins another version than the one taken
@@ -494,6 +505,7 @@ def test_fallback_resolution(new_trace, findings, pin, severity):
     assert f"expects it in {EXPECTED_DIRS}" in f["message"]
 
 
+@pytest.mark.twin("fallback-resolution")
 def test_fallback_resolution_twin_found_where_expected(new_trace, findings):
     t = new_trace()
     t.library(FALLBACK_CUDNN, "cudnn", "9.19.0")
@@ -527,6 +539,7 @@ def mapped(t, libs, runtime):
                                                  else {}))
 
 
+@pytest.mark.finding("version-mismatch")
 @pytest.mark.parametrize("case", VERSION_MISMATCHES)
 def test_version_mismatch(new_trace, findings, case):
     libs, runtime, named, _ = VERSION_MISMATCHES[case]
@@ -537,6 +550,7 @@ def test_version_mismatch(new_trace, findings, case):
     assert f["evidence"].get("runtime_version") == runtime
 
 
+@pytest.mark.twin("version-mismatch")
 @pytest.mark.parametrize("case", VERSION_MISMATCHES)
 def test_version_mismatch_twin_one_release(new_trace, findings, case):
     libs, runtime, _, healthy = VERSION_MISMATCHES[case]
@@ -555,6 +569,7 @@ def toolkit_case(t, realpath, found_via):
     t.load(realpath, "libcudart.so.12", TORCH, found_via)
 
 
+@pytest.mark.finding("toolkit-mismatch")
 def test_toolkit_mismatch(new_trace, findings):
     t = new_trace()
     toolkit_case(t, OLD_TOOLKIT_CUDART, "via_cache")
@@ -565,6 +580,7 @@ def test_toolkit_mismatch(new_trace, findings):
     assert "the toolkit in use is CUDA 13.0 (/usr/local/cuda-13.0)" in f["message"]
 
 
+@pytest.mark.twin("toolkit-mismatch")
 @pytest.mark.parametrize("realpath, found_via", [
     ("/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcudart.so.13.0.48", "via_cache"),
     (OLD_TOOLKIT_CUDART, "via_runpath"),  # asked for by that path, not found by the cache
@@ -590,6 +606,7 @@ def kernel_launch(t, missing_archs=None):
                             library=KERNEL_LIBRARY, archs=missing_archs)
 
 
+@pytest.mark.finding("no-kernel-image")
 @pytest.mark.parametrize("archs, listed", [("sm_80,sm_86", ["sm_80", "sm_86"]), ("", [])])
 def test_no_kernel_image(new_trace, findings, archs, listed):
     t = new_trace()
@@ -601,6 +618,7 @@ def test_no_kernel_image(new_trace, findings, archs, listed):
     assert "has no code for NVIDIA H200 (compute capability 9.0)" in f["message"]
 
 
+@pytest.mark.twin("no-kernel-image")
 def test_no_kernel_image_twin_launch_ran(new_trace, findings):
     t = new_trace()
     kernel_launch(t)
@@ -620,6 +638,7 @@ def driver_calls(t, result, count=2):
                **({} if result else {"count": 1}))
 
 
+@pytest.mark.finding("stub-driver")
 @pytest.mark.parametrize("libcuda, result, failed_calls", [
     (STUB, 0, None),  # the stub is mapped
     (None, 34, 3),  # calls failed with cudaErrorStubLibrary
@@ -635,6 +654,7 @@ def test_stub_driver(new_trace, findings, libcuda, result, failed_calls):
         [libcuda] if libcuda else [])
 
 
+@pytest.mark.twin("stub-driver")
 def test_stub_driver_twin_the_real_driver(new_trace, findings):
     t = new_trace()
     t.library(REAL_DRIVER, "cuda", "580.65.06")
@@ -647,6 +667,7 @@ def missing_driver_lookup(t):
                   "libcuda.so.1: cannot open shared object file: No such file or directory")
 
 
+@pytest.mark.finding("driver-missing")
 def test_driver_missing_calls_fail(new_trace, findings):
     t = new_trace()
     t.versions(13000, 0, devices=0)
@@ -658,6 +679,7 @@ def test_driver_missing_calls_fail(new_trace, findings):
     assert "; 2 calls failed with cudaErrorInsufficientDriver." in f["message"]
 
 
+@pytest.mark.finding("driver-missing")
 @pytest.mark.parametrize("calls, seen", [
     (0, "no call into a shared CUDA runtime was seen (a runtime linked statically into the "
         "program or a framework is not hooked)"),
@@ -677,6 +699,7 @@ def test_driver_missing_libcuda_not_found(new_trace, findings, calls, seen):
     assert f"(looked for by {CUDART}; searched {SYSTEM_LIB}:/lib); {seen}. Install" in f["message"]
 
 
+@pytest.mark.twin("driver-missing")
 @pytest.mark.parametrize("twin", ["the calls succeed", "libcuda.so.1 was not looked for"])
 def test_driver_missing_twins(new_trace, findings, twin):
     t = new_trace()
@@ -686,6 +709,7 @@ def test_driver_missing_twins(new_trace, findings, twin):
     assert findings(t) == []
 
 
+@pytest.mark.twin("driver-missing")
 def test_no_driver_missing_for_a_probe_while_a_driver_is_reported(new_trace, findings):
     """A library looking for libcuda.so.1 in vain while the runtime reports a driver."""
     t = new_trace()
@@ -694,6 +718,7 @@ def test_no_driver_missing_for_a_probe_while_a_driver_is_reported(new_trace, fin
     assert findings(t) == []
 
 
+@pytest.mark.finding("driver-too-old")
 def test_driver_too_old(new_trace, findings):
     t = new_trace()
     t.versions(13000, 12040)
@@ -704,6 +729,7 @@ def test_driver_too_old(new_trace, findings):
     assert "the driver supports CUDA 12.4 but the runtime needs 13.0" in f["message"]
 
 
+@pytest.mark.twin("driver-too-old")
 @pytest.mark.parametrize("driver, result", [
     (13000, 35),  # the driver is new enough
     (12040, 0),  # it is older, and nothing failed for it
@@ -726,6 +752,8 @@ def launches(t, count, dur, sited=(SITE_A,) * 3 + (SITE_B,) * 2):
         t.launch(step(i, count), dur, site=sited[i] if i < len(sited) else None)
 
 
+@pytest.mark.finding("launch-overhead")
+@pytest.mark.twin("launch-overhead")
 @pytest.mark.parametrize("count, dur, thresholds, fires", [
     (20, 100 * US, {}, True),  # 0.2 of the run, 2000 launches/s
     (20, 70 * US, {}, False),  # 0.14 of the run
@@ -751,6 +779,7 @@ def test_launch_overhead(new_trace, findings, count, dur, thresholds, fires):
     assert sites(f) == [(SITE_A, 3, 3 * dur, 0, 0.6), (SITE_B, 2, 2 * dur, 0, 0.4)]
 
 
+@pytest.mark.finding("launch-overhead")
 def test_launch_overhead_with_gpu_timings_compares_the_kernels(new_trace, findings):
     t = new_trace()
     launches(t, 20, 100 * US)
@@ -779,6 +808,7 @@ def blocked(t, fn="cudaDeviceSynchronize", count=10, dur=300 * US, tid=TID, site
         t.call(fn, step(i, count), dur, tid=tid, site=site, **BLOCKING[fn])
 
 
+@pytest.mark.finding("sync-stall")
 @pytest.mark.parametrize("fn", BLOCKING)
 def test_sync_stall(new_trace, findings, fn):
     t = new_trace()
@@ -791,6 +821,7 @@ def test_sync_stall(new_trace, findings, fn):
     assert sites(f) == [(SITE_A, 10, 10 * 300 * US, 10 * BLOCKING[fn].get("bytes", 0), 1.0)]
 
 
+@pytest.mark.twin("sync-stall")
 @pytest.mark.parametrize("twin", ["async copy from pinned memory", "async device copy"])
 def test_sync_stall_twin_calls_that_do_not_block(new_trace, findings, twin):
     t = new_trace()
@@ -805,6 +836,8 @@ def test_sync_stall_twin_calls_that_do_not_block(new_trace, findings, twin):
     assert findings(t) == []
 
 
+@pytest.mark.finding("sync-stall")
+@pytest.mark.twin("sync-stall")
 @pytest.mark.parametrize("count, dur, thresholds, fires", [
     (10, 200 * US, {}, True),  # 0.2 of the run, at the share
     (9, 300 * US, {}, False),  # one call short
@@ -829,6 +862,7 @@ def test_sync_stall_counts_per_thread(new_trace, findings):
     assert sites(f) == [(SITE_A, 20, 4500 * US, 0, 1.0)]  # over all threads
 
 
+@pytest.mark.twin("sync-stall")
 @pytest.mark.parametrize("first, second", [
     ((10, 150 * US), (10, 150 * US)),  # 0.3 of the run in all, 0.15 on each thread
     ((9, 400 * US), (5, 10 * US)),  # 14 calls in all, 9 on the thread that waited
@@ -841,6 +875,8 @@ def test_sync_stall_twin_threads_that_wait_in_parallel(new_trace, findings, firs
     assert findings(t) == []
 
 
+@pytest.mark.finding("sync-stall")
+@pytest.mark.twin("sync-stall")
 @pytest.mark.parametrize("gpu_busy, fires", [(0.6, True), (0.8, False), (0.85, False)])
 def test_sync_stall_quiet_when_the_gpu_is_the_bottleneck(new_trace, findings, gpu_busy, fires):
     t = new_trace()
@@ -866,6 +902,7 @@ def async_copies(t, direction="to the device", count=10, pin=None, unpin=None):
         t.copy("cudaMemcpyAsync", step(i, count), 20 * US, kind, MIB, *ends(i), site=SITE_A)
 
 
+@pytest.mark.finding("pageable-memcpy")
 @pytest.mark.parametrize("direction", PAGEABLE_COPIES)
 @pytest.mark.parametrize("pin, unpin", [(None, None), ("cudaMallocHost", "cudaFreeHost"),
                                         ("cudaHostRegister", "cudaHostUnregister")])
@@ -878,6 +915,7 @@ def test_pageable_memcpy(new_trace, findings, direction, pin, unpin):
     assert sites(f) == [(SITE_A, 10, 200 * US, 10 * MIB, 1.0)]
 
 
+@pytest.mark.twin("pageable-memcpy")
 @pytest.mark.parametrize("direction", PAGEABLE_COPIES)
 @pytest.mark.parametrize("pin", ["cudaMallocHost", "cudaHostAlloc", "cudaHostRegister"])
 def test_pageable_memcpy_twin_pinned(new_trace, findings, direction, pin):
@@ -886,6 +924,7 @@ def test_pageable_memcpy_twin_pinned(new_trace, findings, direction, pin):
     assert findings(t) == []
 
 
+@pytest.mark.twin("pageable-memcpy")
 @pytest.mark.parametrize("count, thresholds", [(9, {}), (10, {"pageable_copies": 11})])
 def test_pageable_memcpy_below_the_count(new_trace, findings, count, thresholds):
     t = new_trace()
@@ -901,6 +940,7 @@ def small_copies(t, count=100, size=4, wall=S // 2, kind="copy_host_to_device"):
                site=SITE_A if i % 4 else SITE_B)
 
 
+@pytest.mark.finding("small-copy-storm")
 def test_small_copy_storm(new_trace, findings):
     t = new_trace(wall=S // 2)
     small_copies(t)
@@ -910,6 +950,8 @@ def test_small_copy_storm(new_trace, findings):
     assert sites(f) == [(SITE_A, 75, 150 * US, 300, 0.75), (SITE_B, 25, 50 * US, 100, 0.25)]
 
 
+@pytest.mark.finding("small-copy-storm")
+@pytest.mark.twin("small-copy-storm")
 @pytest.mark.parametrize("facts, thresholds, fires", [
     ({"size": 65535}, {}, True),  # just under small_copy_bytes
     ({"size": 65536}, {}, False),
@@ -927,6 +969,7 @@ def test_small_copy_storm_thresholds(new_trace, findings, facts, thresholds, fir
     assert ids(findings(t, **thresholds)) == (["small-copy-storm"] if fires else [])
 
 
+@pytest.mark.twin("small-copy-storm")
 def test_small_copy_storm_not_at_exactly_the_rate(new_trace, findings):
     t = new_trace(wall=S)
     small_copies(t, wall=S)  # 100 copies in 1 s
@@ -951,6 +994,7 @@ def memory_levels(t, levels):
 RISING = [(k + 1) * MIB for k in range(8)]
 
 
+@pytest.mark.finding("memory-growth")
 def test_memory_growth(new_trace, findings):
     t = new_trace()
     memory_levels(t, RISING)
@@ -963,6 +1007,7 @@ def test_memory_growth(new_trace, findings):
     assert sites(f) == [(SITE_GROW, 1, 0, 8 * MIB, 1.0)]  # the one block still live
 
 
+@pytest.mark.twin("memory-growth")
 def test_memory_growth_twin_given_back_by_the_end(new_trace, findings):
     """The same rise, then the last block freed before the run ends: a working set that rose
     and fell (threads that each hold a buffer while they run), not a leak."""
@@ -996,6 +1041,8 @@ def mib(*levels):
     return [int(level * MIB) for level in levels]
 
 
+@pytest.mark.finding("memory-growth")
+@pytest.mark.twin("memory-growth")
 @pytest.mark.parametrize("levels, thresholds, fires", [
     (mib(1, 2, 3, 2.5, 4, 5, 6, 7), {}, True),  # one dip: 6 of 7 steps rise
     (mib(1, 2, 1.5, 3, 2.5, 4, 5, 6), {}, False),  # two dips
@@ -1030,6 +1077,7 @@ def fast_allocations(t, then_launches):
     t.call("cudaDeviceSynchronize", FIRST + WALL - 10 * US, US)
 
 
+@pytest.mark.finding("memory-growth")
 def test_memory_growth_fast(new_trace, findings):
     """A leak that runs in microseconds: all but one call of the run are its allocations, though
     they take 1% of its time. By time the level holds from the first period on; by calls made
@@ -1046,6 +1094,7 @@ def test_memory_growth_fast(new_trace, findings):
     assert (site, size, share) == (SITE_GROW, calls * MIB, 1.0) and 40 <= calls <= 56
 
 
+@pytest.mark.twin("memory-growth")
 def test_memory_growth_fast_twin_a_pool_made_up_front(new_trace, findings):
     """The same allocations, then the work that uses them: 640 launches at the level they left,
     which is flat by time and by calls made."""
@@ -1068,6 +1117,7 @@ def out_of_memory(t, *failures):
         t.malloc(at + 1000 + i * 200, 100, 0, size, site=SITE_OOM, result=result)
 
 
+@pytest.mark.finding("oom")
 @pytest.mark.parametrize("failures", [[(64 * MIB, 2)], [(64 * MIB, 2), (128 * MIB, 2)]])
 def test_oom(new_trace, findings, failures):
     t = new_trace()
@@ -1130,6 +1180,7 @@ def test_oom_live_bytes_when_threads_share_an_address(new_trace, findings, writt
     assert sites(f) == [(SITE_B, 1, 0, 2 * MIB, 1.0)]
 
 
+@pytest.mark.twin("oom")
 def test_oom_twin_another_error(new_trace, findings):
     t = new_trace()
     out_of_memory(t, (64 * MIB, 1))
@@ -1165,6 +1216,7 @@ def stuck_sync(t, in_flight=True, tid=TID):
     return t.end - since
 
 
+@pytest.mark.finding("hang")
 @pytest.mark.parametrize("wall, thresholds", [(HANG_WALL, {}), (2 * S, {"hang_ns": 1 * S})])
 def test_hang(new_trace, findings, wall, thresholds):
     t = new_trace(wall=wall)
@@ -1176,6 +1228,7 @@ def test_hang(new_trace, findings, wall, thresholds):
     assert f"thread {TID} was inside cudaDeviceSynchronize for" in f["message"]
 
 
+@pytest.mark.twin("hang")
 @pytest.mark.parametrize("wall, in_flight, thresholds", [
     (2 * S, True, {}),  # in flight at the end, but for under a minute: a crash, not a hang
     (HANG_WALL, False, {}),  # as long, but it returned
@@ -1199,6 +1252,7 @@ def ranks_stuck(new_trace, stuck):
     return ranks, inside
 
 
+@pytest.mark.finding("hang-missing")
 def test_hang_missing_names_the_rank_the_others_wait_for(new_trace, findings):
     ranks, inside = ranks_stuck(new_trace, [True, True, False, True])
     found = findings(*ranks)
@@ -1210,6 +1264,7 @@ def test_hang_missing_names_the_rank_the_others_wait_for(new_trace, findings):
         f"processes were stuck in one (the longest, pid {PID}, for {inside / 1e9:.1f} s)")
 
 
+@pytest.mark.twin("hang-missing")
 @pytest.mark.parametrize("stuck", [
     [True, True, True],  # all stuck: nothing says which is missing
     [True, False, False],  # one stuck: its own hang, not a job's
@@ -1278,6 +1333,8 @@ def test_hang_names_the_gpu_work_never_completed(new_trace, findings, completed,
         "unfinished_launches": 3, "unfinished_streams": 2}
 
 
+@pytest.mark.finding("slow-alloc")
+@pytest.mark.twin("slow-alloc")
 @pytest.mark.parametrize("fast_ns, slow_ns, slow, thresholds, threshold_ns", [
     (50 * US, 2 * MS, 3, {}, 1 * MS),  # over 1 ms and 10x the 50 us median
     (50 * US, 2 * MS, 2, {}, None),  # two calls
@@ -1313,6 +1370,7 @@ def gpu_gaps(t, busy, host_waits=False):
         t.call("cudaDeviceSynchronize", FIRST + 2048 * US + busy, GPU_WALL - 2048 * US - busy)
 
 
+@pytest.mark.finding("gpu-idle")
 @pytest.mark.parametrize("host_waits, outside, doing", [
     (False, 1.0, "(input pipeline or host compute?)"),
     (True, 0.0, "(waiting in synchronising calls)"),
@@ -1338,6 +1396,8 @@ def test_gpu_idle(new_trace, findings, host_waits, outside, doing):
     assert parts[2].startswith("after the last: ") and parts[2].endswith(doing)
 
 
+@pytest.mark.finding("gpu-idle")
+@pytest.mark.twin("gpu-idle")
 @pytest.mark.parametrize("busy, thresholds, fires", [
     (5120 * US, {}, True),  # idle half the run, at the share
     (6144 * US, {}, False),  # idle 0.4 of it
@@ -1349,6 +1409,7 @@ def test_gpu_idle_thresholds(new_trace, findings, busy, thresholds, fires):
     assert ids(findings(t, **thresholds)) == (["gpu-idle"] if fires else [])
 
 
+@pytest.mark.twin("gpu-idle")
 def test_gpu_idle_twin_no_gpu_timings(new_trace, findings):
     t = new_trace(wall=GPU_WALL)
     t.first_call()
@@ -1359,6 +1420,7 @@ def test_gpu_idle_twin_no_gpu_timings(new_trace, findings):
 # CUPTI
 
 
+@pytest.mark.finding("cupti-unavailable")
 def test_cupti_unavailable(new_trace, findings):
     t = new_trace()
     t.versions(13000, 13000)
@@ -1368,6 +1430,7 @@ def test_cupti_unavailable(new_trace, findings):
     assert "CUPTI was not used (no libcupti.so.13 found)" in f["message"]
 
 
+@pytest.mark.twin("cupti-unavailable")
 @pytest.mark.parametrize("twin, expected", [
     ("no GPU", []),
     ("CUPTI active", []),
@@ -1384,6 +1447,8 @@ def test_cupti_unavailable_twins(new_trace, findings, twin, expected):
     assert ids(findings(t)) == expected
 
 
+@pytest.mark.finding("cupti-yielded")
+@pytest.mark.twin("cupti-yielded")
 @pytest.mark.parametrize("state, fires", [("cupti_yielded", True), ("cupti_active", False)])
 def test_cupti_yielded(new_trace, findings, state, fires):
     t = new_trace()
@@ -1397,6 +1462,8 @@ def test_cupti_yielded(new_trace, findings, state, fires):
         assert found == []
 
 
+@pytest.mark.finding("cupti-dropped")
+@pytest.mark.twin("cupti-dropped")
 @pytest.mark.parametrize("dropped", [42, 0])
 def test_cupti_dropped(new_trace, findings, dropped):
     t = new_trace()
@@ -1413,6 +1480,8 @@ def test_cupti_dropped(new_trace, findings, dropped):
 # Across processes
 
 
+@pytest.mark.finding("inconsistent-libraries")
+@pytest.mark.twin("inconsistent-libraries")
 @pytest.mark.parametrize("realpath, version, fires", [
     ("/usr/local/cuda-13.0/lib64/libcudart.so.13", "13.0", True),  # another file
     (CUDART, "13.1", True),  # the same path, another version
@@ -1442,6 +1511,7 @@ def ranks_waiting(new_trace, waits_ms):
     return ranks
 
 
+@pytest.mark.finding("straggler")
 def test_straggler(new_trace, findings):
     f = the(findings(*ranks_waiting(new_trace, [10, 12, 200])), "straggler", "warning",
             pid=PID + 2)
@@ -1451,6 +1521,8 @@ def test_straggler(new_trace, findings):
         "processes' median of 11.0 ms")
 
 
+@pytest.mark.finding("straggler")
+@pytest.mark.twin("straggler")
 @pytest.mark.parametrize("waits_ms, fires", [
     ([10, 200], False),  # two processes: either could be the odd one
     ([10, 12, 60], False),  # 49 ms longer
@@ -1462,5 +1534,6 @@ def test_straggler_thresholds(new_trace, findings, waits_ms, fires):
     assert ids(found) == (["straggler"] if fires else [])
 
 
+@pytest.mark.twin("straggler")
 def test_straggler_not_at_exactly_twice(new_trace, findings):
     assert findings(*ranks_waiting(new_trace, [60, 60, 120])) == []

@@ -73,6 +73,7 @@ def test_medians_and_extremes_are_over_busy_samples_only(reported):
     assert d["utilization_percent"]["min"] == 80
 
 
+@pytest.mark.finding("power-capped")
 def test_power_capped(reported):
     report, _ = reported(["0 0 reasons 4", "0 0 power_limit_mw 300000", "0 0 power_mw 299000"])
     f = nvml_findings(report)
@@ -85,16 +86,19 @@ def test_power_capped(reported):
     assert "300 W against the default 700 W" in f["power-capped"]["message"]
 
 
+@pytest.mark.twin("power-capped")
 def test_power_capped_twin_idle_is_not_throttling(reported):
     report, _ = reported(["0 0 reasons 1", "0 0 power_limit_mw 300000"])
     assert nvml_findings(report) == {}
 
 
+@pytest.mark.twin("power-capped")
 def test_power_capped_below_its_threshold(reported):
     report, _ = reported(["0 0 reasons 4"], report_args=("--threshold", "power_cap_share=1.01"))
     assert nvml_findings(report) == {}
 
 
+@pytest.mark.finding("thermal-throttle")
 def test_thermal_throttle(reported):
     report, _ = reported(["0 0 reasons 0x40", "0 0 temp_c 91", "0 0 sm_clock 1000"])
     f = nvml_findings(report)
@@ -103,11 +107,13 @@ def test_thermal_throttle(reported):
     assert (e["share"], e["temperature_median_c"], e["temperature_max_c"]) == (1, 91, 91)
 
 
+@pytest.mark.twin("thermal-throttle")
 def test_thermal_twin_hot_but_not_slowed(reported):
     report, _ = reported(["0 0 temp_c 83"])
     assert nvml_findings(report) == {}
 
 
+@pytest.mark.finding("clocks-low")
 def test_clocks_low_names_the_other_reason(reported):
     report, _ = reported(["0 0 sm_clock 990", "0 0 reasons 0x8"])
     f = nvml_findings(report)
@@ -117,11 +123,13 @@ def test_clocks_low_names_the_other_reason(reported):
     assert "50% of its 1980 MHz maximum (reason: hardware slowdown)" in f["clocks-low"]["message"]
 
 
+@pytest.mark.twin("clocks-low")
 def test_clocks_low_twin_at_four_fifths(reported):
     report, _ = reported(["0 0 sm_clock 1584"])
     assert nvml_findings(report) == {}
 
 
+@pytest.mark.finding("pcie-downgraded")
 def test_pcie_downgraded_while_copies_run(reported):
     report, _ = reported(["0 0 pcie_gen 3", "0 0 pcie_width 8"], copies=1)
     f = nvml_findings(report)
@@ -152,18 +160,21 @@ def test_pcie_downgraded_gives_the_copies_achieved_bandwidth(reported, build_dir
         f["pcie-downgraded"]["message"]
 
 
+@pytest.mark.twin("pcie-downgraded")
 def test_pcie_twin_link_down_without_copies(reported):
     report, _ = reported(["0 0 pcie_gen 1", "0 0 pcie_width 1"], copies=0)
     assert nvml_findings(report) == {}
     assert health(report)["copy_samples"] == 0
 
 
+@pytest.mark.twin("pcie-downgraded")
 def test_pcie_twin_full_link_with_copies(reported):
     report, _ = reported([], copies=1)
     assert nvml_findings(report) == {}
     assert health(report)["copy_samples"] >= 3
 
 
+@pytest.mark.finding("gpu-shared")
 def test_gpu_shared(reported):
     other = subprocess.Popen(["sleep", "30"])
     try:
@@ -180,12 +191,14 @@ def test_gpu_shared(reported):
         {"pid": other.pid, "name": "sleep", "bytes": 3145728}]
 
 
+@pytest.mark.twin("gpu-shared")
 def test_gpu_shared_twin_only_the_process_itself(reported):
     report, _ = reported(["0 0 process parent 1000"])
     assert nvml_findings(report) == {}
     assert health(report)["other_processes"] == []
 
 
+@pytest.mark.finding("compute-mode")
 @pytest.mark.parametrize("mode", [2, 3])
 def test_compute_mode(reported, mode):
     report, _ = reported([f"0 0 compute_mode {mode}"])
@@ -199,6 +212,7 @@ def test_compute_mode(reported, mode):
 UNAVAILABLE = {"CT_DOUBLE_DEVICES_UNAVAILABLE": 1}
 
 
+@pytest.mark.finding("compute-mode")
 def test_compute_mode_that_explains_failed_calls_is_an_error(reported):
     """busy_device's every cudaMalloc fails with cudaErrorDevicesUnavailable (46) on a device in
     the exclusive-process mode: the finding becomes an error and counts them all."""
@@ -215,6 +229,7 @@ def test_compute_mode_that_explains_failed_calls_is_an_error(reported):
         e["message"]
 
 
+@pytest.mark.twin("compute-mode")
 def test_calls_refused_in_the_default_mode_are_not_the_modes(reported):
     """The twin: the same refusals on a device in the default mode give no compute-mode."""
     report, _ = reported([], ms=400, program="busy_device", env=UNAVAILABLE, status=1)
@@ -258,6 +273,7 @@ def test_a_mig_instance_nvml_does_not_list_is_not_sampled(reported):
     assert health_gpu_uuids(reported(["0 0 mig 2"])[0]) == [""]  # unset: the GPU itself
 
 
+@pytest.mark.finding("ecc-errors")
 def test_ecc_errors(reported):
     report, _ = reported(["0 0 ecc_corrected 10", "200 0 ecc_corrected 14",
                           "0 0 ecc_uncorrected 2"])
@@ -267,6 +283,7 @@ def test_ecc_errors(reported):
     assert (e["uncorrected"], e["corrected_during_run"]) == (2, 4)
 
 
+@pytest.mark.twin("ecc-errors")
 def test_ecc_twin_old_corrected_errors_only(reported):
     report, _ = reported(["0 0 ecc_corrected 10"])
     assert nvml_findings(report) == {}

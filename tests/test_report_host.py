@@ -122,6 +122,7 @@ def ids(findings):
     return sorted(f["id"] for f in findings)
 
 
+@pytest.mark.finding("input-bound")
 def test_input_bound_with_busy_workers(host_run):
     proc, _, process, findings = host_run("workers-busy")
     assert ids(findings) == ["input-bound"], [f["message"] for f in findings]
@@ -138,6 +139,7 @@ def test_input_bound_with_busy_workers(host_run):
     assert row["waiting_in"] and row["waiting_in"][0]["ns"] > 0
 
 
+@pytest.mark.finding("input-bound")
 def test_input_bound_with_idle_workers(host_run):
     proc, _, process, findings = host_run("workers-io")
     assert ids(findings) == ["input-bound"], [f["message"] for f in findings]
@@ -147,6 +149,7 @@ def test_input_bound_with_idle_workers(host_run):
     assert "I/O" in findings[0]["message"]
 
 
+@pytest.mark.finding("host-bound")
 def test_host_bound_when_the_loop_transforms_its_own_input(host_run):
     # GPU timings (a 100 us kernel a step) show the GPU idle nearly all the time.
     proc, _, process, findings = host_run("in-thread", gpu_us=100)
@@ -170,6 +173,7 @@ def test_without_gpu_timings_a_busy_loop_is_not_host_bound(host_run):
     assert launcher(process, proc.pid)["outside_cuda_running"] >= 0.85
 
 
+@pytest.mark.twin("input-bound", "host-bound")
 def test_healthy_twin_has_no_host_finding(host_run):
     # The GPU is the slow part (GPU timings busy through each 30 ms synchronise) and the
     # worker keeps ahead: the loop waits inside CUDA calls, on a busy GPU: nothing to say.

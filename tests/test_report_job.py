@@ -135,6 +135,7 @@ def test_per_process_keeps_a_copy_per_process(job_dir, build_dir):
     assert "ranks, worst" not in text
 
 
+@pytest.mark.finding("inconsistent-environment")
 def test_the_odd_environment_is_named(job_dir, build_dir):
     r = cudatrace_cmd.report(build_dir, job_dir)
     odd_pid = next(p["pid"] for p in r["processes"] if p["identity"]["rank"] == ODD_ENVIRONMENT)
@@ -147,6 +148,7 @@ def test_the_odd_environment_is_named(job_dir, build_dir):
     assert group["kind"] == "compares processes" and group["not_on"] == []
 
 
+@pytest.mark.twin("inconsistent-environment")
 def test_healthy_twin_one_environment(job_dir, build_dir, tmp_path):
     folder = tmp_path / "same"
     folder.mkdir()

@@ -61,6 +61,7 @@ def test_marked_steps_with_a_warm_up_and_a_slow_step_every_fifth(trace_run, buil
     assert parts["host_waiting_ns"] > 2 * parts["host_running_ns"]
 
 
+@pytest.mark.twin("slow-steps", "periodic-slowdown")
 def test_steady_twin_has_no_slow_step(trace_run, build_dir):
     """Twelve alike steps: none is slow, unless the machine hiccups in one (a few milliseconds,
     which no finding takes for a story)."""
@@ -201,6 +202,7 @@ def findings_of(build_dir, completed):
     return {f["id"]: f for f in cudatrace_cmd.report(build_dir, trace_file(completed))["findings"]}
 
 
+@pytest.mark.finding("slow-steps", "periodic-slowdown")
 def test_slow_steps_that_recur_on_a_timer(trace_run, build_dir):
     """Every fifth step waits 40 ms more for its input: slow-steps names the four by number with
     the time outside CUDA calls as what grew (by about 40 ms), and periodic-slowdown gives their
@@ -324,6 +326,7 @@ def test_periodic_slowdown_says_a_busier_gpu_in_the_slow_steps(nvml_loop):
     assert "slow_sm_clock_mhz" not in e and "SM clock" not in message
 
 
+@pytest.mark.twin("slow-steps", "periodic-slowdown")
 def test_slow_steps_that_lose_little_are_no_finding(trace_run, build_dir):
     """Every fifth 4 ms step takes 4 ms more: the steps section lists the four as slow, but
     together they lose 16 ms (a few more where the machine hiccups), under slow_step_lost_ns
@@ -339,6 +342,7 @@ def test_slow_steps_that_lose_little_are_no_finding(trace_run, build_dir):
     assert f["evidence"]["slow_steps"] >= 4
 
 
+@pytest.mark.finding("step-drift")
 def test_steps_slowing_over_the_run(trace_run, build_dir):
     """Each step waits 0.3 ms more than the one before: step-drift compares the last tenth's
     median step with the first tenth's, both within 5% of the program's own, with the time
@@ -356,6 +360,7 @@ def test_steps_slowing_over_the_run(trace_run, build_dir):
     assert "slow-steps" not in f and "periodic-slowdown" not in f
 
 
+@pytest.mark.twin("slow-steps", "periodic-slowdown", "step-drift")
 def test_steady_twin_has_no_step_finding(trace_run, build_dir):
     completed, _, _ = trace_run("step_loop", "--nvtx", "--steps", 41)
     assert completed.returncode == 0, completed.stderr

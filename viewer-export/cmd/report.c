@@ -19,6 +19,7 @@
 
 #include "cudatrace/trace_names.h"
 #include "viewer-export/commands.h"
+#include "viewer-export/findings/finding_list.h"
 #include "viewer-export/findings/thresholds.h"
 #include "viewer-export/job/inputs.h"
 #include "viewer-export/job/summary.h"
@@ -58,12 +59,7 @@ static const char help[] =
     "                          with its own findings under it, not aggregated\n"
     "  --fail-on=LEVEL         exit with status 3 when a finding of LEVEL (error or\n"
     "                          warning) or worse is found: a gate for CI\n"
-    "  --threshold NAME=VALUE  change a usage finding's threshold (docs/findings.md):\n"
-    "                          launch_share, launch_rate, sync_share, sync_calls,\n"
-    "                          pageable_copies, small_copy_bytes, small_copy_rate,\n"
-    "                          small_copy_count, growth_bytes, growth_share,\n"
-    "                          slow_alloc_ns, slow_alloc_factor, slow_alloc_calls,\n"
-    "                          gpu_idle_share\n"
+    "  --threshold NAME=VALUE  change a finding's threshold (the thresholds below)\n"
     "  --step SPEC             what a training step is, over what the traced\n"
     "                          process's CUDATRACE_STEP said and over the steps found:\n"
     "                          nvtx:NAME (each NVTX range NAME), kernel:NAME (each\n"
@@ -80,7 +76,10 @@ static const char help[] =
     "  --help                  this text\n"
     "\n"
     "Options go before or after the paths (--fail-on LEVEL and --fail-on=LEVEL\n"
-    "alike); after `--` every argument is a path, even one that starts with '-'.\n"
+    "alike); after `--` every argument is a path, even one that starts with '-'.\n";
+
+/* After the findings and thresholds the list declares (finding_list.h). */
+static const char examples[] =
     "\n"
     "examples:\n"
     "  cudatrace report cudatrace-1234.pftrace.zst\n"
@@ -91,6 +90,13 @@ static const char help[] =
     "  cudatrace report --merge node*.json                         # anywhere\n";
 
 #define EXIT_FINDINGS 3
+
+static int print_help(void)
+{
+    fputs(help, stdout);
+    ct_findings_help(stdout);
+    return fputs(examples, stdout) == EOF;
+}
 
 static int is_regular_file(const char *path)
 {
@@ -186,7 +192,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *status)
         else if (c == OPT_STEP)
             continue;
         else if (c == OPT_HELP)
-            return *status = fputs(help, stdout) == EOF, -1;
+            return *status = print_help(), -1;
         else
             return *status = ct_option_error(c, argv, help), -1;
     }

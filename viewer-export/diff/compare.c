@@ -204,7 +204,7 @@ static void compare_memory(const struct ct_job_process *const side[2], struct ct
 
 static int same_finding(const struct ct_finding *a, const struct ct_finding *b)
 {
-    return strcmp(a->id, b->id) == 0 &&
+    return a->id == b->id &&
            (a->where && b->where ? strcmp(a->where, b->where) == 0 : a->where == b->where);
 }
 
@@ -260,12 +260,7 @@ static size_t findings_only(const struct finding_index *mine, size_t p,
 
 int ct_diff_counts_finding(const struct ct_finding *f)
 {
-    static const char *const timing[] = {"slow-steps", "periodic-slowdown", "step-drift",
-                                         "host-bound", "input-bound",       "straggler"};
-    for (size_t i = 0; i < sizeof timing / sizeof timing[0]; i++)
-        if (strcmp(f->id, timing[i]) == 0)
-            return 0;
-    return 1;
+    return !ct_finding_host_timing(f->id);
 }
 
 static int counted_findings(const struct ct_finding *const *f, size_t count)

@@ -38,10 +38,10 @@ static const struct ct_job_process *member(const struct group *g, size_t i)
     return &g->job->processes[g->start + i];
 }
 
-static struct ct_finding *add(const struct group *g, size_t i, const char *id, const char *message)
+static struct ct_finding *add(const struct group *g, size_t i, enum ct_finding_id id,
+                              const char *message)
 {
-    struct ct_finding *f = ct_finding_add(&g->job->findings, id, CT_SEVERITY_WARNING,
-                                          member(g, i)->pid, "%s", message);
+    struct ct_finding *f = ct_finding_add(&g->job->findings, id, member(g, i)->pid, "%s", message);
     f->process = g->start + i;
     f->across = 1;
     return f;
@@ -127,7 +127,7 @@ static void compare_family(const struct group *g, const char *family)
            ". Ranks that disagree on a library can disagree on results or deadlock in "
            "collectives: give every process the same environment (LD_LIBRARY_PATH, "
            "virtual environment, container image).");
-    struct ct_finding *f = add(g, odd_members[0], "inconsistent-libraries", message);
+    struct ct_finding *f = add(g, odd_members[0], CT_FINDING_INCONSISTENT_LIBRARIES, message);
     ct_finding_add_library(f, reference);
     for (size_t k = 0; k < odd_count; k++)
         ct_finding_add_library(f, odd[k]);
@@ -194,7 +194,7 @@ static void straggler(const struct group *g)
              ct_job_process_name(g->job, p, name, sizeof name), p->sync_ns / 1e6,
              (unsigned long long)p->sync_calls, others ? (double)p->sync_ns / (double)others : 0.0,
              others / 1e6);
-    add(g, longest, "straggler", message);
+    add(g, longest, CT_FINDING_STRAGGLER, message);
 }
 
 static const char *value_of(const struct ct_job_process *p, const char *variable)
@@ -246,7 +246,7 @@ static void compare_variable(const struct group *g, const char *variable)
            ". A rank whose environment differs can load other libraries, pick another network "
            "or allocator setting, and so behave differently or hang its collectives: give "
            "every rank the same environment.");
-    add(g, rarest, "inconsistent-environment", message);
+    add(g, rarest, CT_FINDING_INCONSISTENT_ENVIRONMENT, message);
 }
 
 /* The devices a rank sees differ between the ranks of a node by design. */
@@ -278,7 +278,7 @@ static const struct ct_finding *hang_of(const struct group *g, size_t i)
 {
     for (size_t k = 0; k < g->job->findings.count; k++) {
         const struct ct_finding *f = &g->job->findings.items[k];
-        if (!f->across && f->process == g->start + i && strcmp(f->id, "hang") == 0 &&
+        if (!f->across && f->process == g->start + i && f->id == CT_FINDING_HANG &&
             f->severity == CT_SEVERITY_ERROR) /* a hang that resolved is a warning */
             return f;
     }
@@ -317,8 +317,7 @@ static void hang_missing(const struct group *g)
                  "look at what it did last in its trace",
                  ct_job_process_name(g->job, member(g, i), name, sizeof name), stuck, g->count,
                  word, stuck_name, (double)longest_ns / 1e9);
-        struct ct_finding *f = add(g, i, "hang-missing", message);
-        f->severity = CT_SEVERITY_ERROR;
+        struct ct_finding *f = add(g, i, CT_FINDING_HANG_MISSING, message);
         ct_finding_add_number(f, "stuck", (double)stuck);
         ct_finding_add_number(f, "processes", (double)g->count);
         ct_finding_add_number(f, "longest_ns", (double)longest_ns);

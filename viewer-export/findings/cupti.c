@@ -18,12 +18,10 @@
  * already explains why there is nothing for CUPTI to time. */
 static int driver_problem(const struct ct_findings *found, int32_t pid)
 {
-    for (size_t i = 0; i < found->count; i++) {
-        const char *id = found->items[i].id;
+    for (size_t i = 0; i < found->count; i++)
         if (found->items[i].pid == pid &&
-            (strncmp(id, "driver-", 7) == 0 || strcmp(id, "stub-driver") == 0))
+            ct_finding_family(found->items[i].id) == CT_FINDING_FAMILY_DRIVER)
             return 1;
-    }
     return 0;
 }
 
@@ -33,18 +31,18 @@ void ct_findings_cupti(const struct ct_process_report *p, struct ct_findings *ou
     if (!c->state || strcmp(c->state, ct_value_cupti_no_gpu) == 0 || driver_problem(out, p->pid))
         return; /* nothing to time, and the driver's findings say why */
     if (strcmp(c->state, ct_value_cupti_unavailable) == 0) {
-        ct_finding_add(out, "cupti-unavailable", CT_SEVERITY_INFO, p->pid,
+        ct_finding_add(out, CT_FINDING_CUPTI_UNAVAILABLE, p->pid,
                        "no GPU timings: CUPTI was not used (%s); calls were traced through the "
                        "runtime's exported functions only",
                        c->reason);
         return;
     }
     if (strcmp(c->state, ct_value_cupti_yielded) == 0)
-        ct_finding_add(out, "cupti-yielded", CT_SEVERITY_INFO, p->pid,
+        ct_finding_add(out, CT_FINDING_CUPTI_YIELDED, p->pid,
                        "GPU timings cover only the start of the run: %s", c->reason);
     if (c->dropped) {
         struct ct_finding *f = ct_finding_add(
-            out, "cupti-dropped", CT_SEVERITY_WARNING, p->pid,
+            out, CT_FINDING_CUPTI_DROPPED, p->pid,
             "CUPTI dropped %llu GPU activity records (no activity buffer was free): GPU busy "
             "time and kernel counts undercount",
             (unsigned long long)c->dropped);
@@ -52,7 +50,7 @@ void ct_findings_cupti(const struct ct_process_report *p, struct ct_findings *ou
     }
     if (c->incomplete || c->untimed) {
         struct ct_finding *f = ct_finding_add(
-            out, "cupti-untimed", CT_SEVERITY_WARNING, p->pid,
+            out, CT_FINDING_CUPTI_UNTIMED, p->pid,
             "CUPTI handed over GPU work that gives no time: %llu activity buffers ended at a "
             "record it had not completed (reading a buffer stops there, as CUPTI's "
             "documentation says, so what followed in it is lost too) and %llu records had no "

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cuda_error_names.h"
+#include "viewer-export/output/report_output.h"
 
 int ct_is_driver_name(const char *name)
 {
@@ -59,6 +60,36 @@ static void calls_seen(const struct ct_process_report *p, uint64_t driver_failur
                  "statically into the program or a framework is not hooked)");
 }
 
+/* The driver findings' own evidence: the failed load of libcuda, the calls
+ * that failed for want of a driver and the versions on each side. */
+struct driver_evidence {
+    const struct ct_failed_load *load;
+    uint64_t failed_calls;
+    int64_t runtime_version, driver_version;
+};
+
+/* stub-driver's: the calls the stub failed. */
+static void stub_json(struct ct_json *j, const void *own)
+{
+    const struct driver_evidence *e = own;
+    if (e->failed_calls)
+        ct_json_uint(j, "failed_calls", e->failed_calls);
+}
+
+/* driver-missing's and driver-too-old's: the driver's version says 0 for
+ * none where calls failed. */
+static void driver_json(struct ct_json *j, const void *own)
+{
+    const struct driver_evidence *e = own;
+    if (e->load)
+        ct_failed_loads_json(j, e->load);
+    stub_json(j, own);
+    if (e->runtime_version > 0)
+        ct_json_int(j, "runtime_version", e->runtime_version);
+    if (e->failed_calls)
+        ct_json_int(j, "driver_version", e->driver_version > 0 ? e->driver_version : 0);
+}
+
 void ct_findings_driver(const struct ct_process_report *p, struct ct_findings *out)
 {
     const struct ct_library_entry *libcuda = driver_library(p);
@@ -66,13 +97,14 @@ void ct_findings_driver(const struct ct_process_report *p, struct ct_findings *o
     uint64_t driver_failures = p->calls.calls_failed_with[ct_cudaErrorInsufficientDriver];
     if ((libcuda && strstr(libcuda->realpath, "/stubs/")) || stub_failures) {
         struct ct_finding *f = ct_finding_add(
-            out, "stub-driver", CT_SEVERITY_ERROR, p->pid,
+            out, CT_FINDING_STUB_DRIVER, p->pid,
             "the CUDA driver library loaded is the toolkit's link-time stub%s%s, whose every "
             "call fails with cudaErrorStubLibrary (%llu so far). Remove the stubs directory "
             "from LD_LIBRARY_PATH (and any libcuda.so.1 link to it) so the real driver loads.",
             libcuda ? " " : "", libcuda ? libcuda->realpath : "",
             (unsigned long long)stub_failures);
-        f->failed_calls = stub_failures;
+        struct driver_evidence *own = ct_finding_own(f, sizeof *own, stub_json);
+        own->failed_calls = stub_failures;
         if (libcuda)
             ct_finding_add_library(f, libcuda);
         return;
@@ -88,7 +120,7 @@ void ct_findings_driver(const struct ct_process_report *p, struct ct_findings *o
     struct ct_finding *f;
     if (too_old) {
         f = ct_finding_add(
-            out, "driver-too-old", CT_SEVERITY_ERROR, p->pid,
+            out, CT_FINDING_DRIVER_TOO_OLD, p->pid,
             "the driver supports CUDA %lld.%lld but the runtime needs %lld.%lld: %llu calls "
             "failed with cudaErrorInsufficientDriver. Update the NVIDIA driver, or use a "
             "runtime (framework build) for CUDA %lld.%lld.",
@@ -105,17 +137,17 @@ void ct_findings_driver(const struct ct_process_report *p, struct ct_findings *o
                      ct_failed_load_searched(driver_failed));
         char seen[256];
         calls_seen(p, driver_failures, seen, sizeof seen);
-        f = ct_finding_add(out, "driver-missing", CT_SEVERITY_ERROR, p->pid,
+        f = ct_finding_add(out, CT_FINDING_DRIVER_MISSING, p->pid,
                            "no CUDA driver: %s%s; %s. Install the NVIDIA driver, or in a "
                            "container mount its libraries (libcuda.so.1) and devices.",
                            libcuda ? "the driver library loaded but reports no driver"
                                    : "libcuda.so.1 was never loaded",
                            where, seen);
-        f->failed_load = driver_failed;
     }
-    f->failed_calls = driver_failures;
-    f->runtime_version = p->cuda.runtime_version;
-    f->driver_version = p->cuda.driver_version;
+    struct driver_evidence *own = ct_finding_own(f, sizeof *own, driver_json);
+    /* Too old, the driver is there: where it was looked for is missing's. */
+    *own = (struct driver_evidence){too_old ? NULL : driver_failed, driver_failures,
+                                    p->cuda.runtime_version, p->cuda.driver_version};
     if (libcuda)
         ct_finding_add_library(f, libcuda);
 }

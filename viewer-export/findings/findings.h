@@ -1,15 +1,22 @@
 /*
- * Findings: what is wrong in a traced process, named by a stable id.
+ * Findings: what is wrong in a traced process, each one of those
+ * finding_list.h declares, with its evidence, made by the rules of this
+ * directory and ordered by the registry (registry.c).
  */
 #ifndef CT_FINDINGS_H
 #define CT_FINDINGS_H
 
+#include "viewer-export/findings/finding_list.h"
 #include "viewer-export/model/report.h"
 
-enum ct_severity { CT_SEVERITY_ERROR, CT_SEVERITY_WARNING, CT_SEVERITY_INFO };
+struct ct_json;
+/* Writes the evidence only one finding gives into its JSON evidence: the
+ * rule's file declares both the evidence and its writer. */
+typedef void ct_own_evidence_json(struct ct_json *j, const void *own);
 
+/* What every finding has. */
 struct ct_finding {
-    const char *id;
+    enum ct_finding_id id;
     enum ct_severity severity;
     int32_t pid;
     size_t process; /* the process's place in its job (job/job.h) */
@@ -19,18 +26,12 @@ struct ct_finding {
     const char *json;
     size_t json_len;
     char message[2048];
-    /* Evidence: the libraries involved (for library findings) and numbers. */
+    /* The evidence any finding may give: the libraries involved, what the
+     * finding costs the run (it orders findings of one severity), the call
+     * site it is about, the numbers behind the message, and the sites that
+     * carry the cost with their share. */
     const struct ct_library_entry *libraries[8];
     int library_count;
-    int64_t runtime_version, driver_version;
-    uint64_t failed_calls;
-    const struct ct_failed_load *failed_load;
-    const char *shadowed_copy;                    /* shadowed-library: the RUNPATH copy not used */
-    const struct ct_missing_image *missing_image; /* no-kernel-image */
-    const char *compute_capability;
-    /* Usage findings: what the finding costs the run (it orders findings of
-     * one severity), the call site it is about, the numbers behind the
-     * message, and the sites that carry the cost with their share. */
     uint64_t cost_ns;
     const char *where;
     struct ct_finding_number {
@@ -44,8 +45,10 @@ struct ct_finding {
         double share;
     } sites[3];
     int site_count;
-    /* oom: what each CUDA library held at the failure (NULL elsewhere). */
-    const struct ct_holders *holders;
+    /* And what only this finding gives, with its writer (ct_finding_own);
+     * NULL for none. The finding owns it. */
+    void *own;
+    ct_own_evidence_json *own_json;
 };
 
 struct ct_findings {
@@ -78,12 +81,16 @@ void ct_findings_graphs(const struct ct_process_report *p, struct ct_findings *o
 /* Whether a library name is the driver's (libcuda.so*): its failure to
  * load is the driver findings', not library-load-failed's. */
 int ct_is_driver_name(const char *name);
-/* Parses a severity's name; -1 when it names none. */
-int ct_severity_parse(const char *name);
-/* Appends a finding with a formatted message; the evidence starts empty. */
-struct ct_finding *ct_finding_add(struct ct_findings *out, const char *id,
-                                  enum ct_severity severity, int32_t pid, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+/* Appends a finding of the severity finding_list.h declares for it, with
+ * a formatted message; the evidence starts empty. */
+struct ct_finding *ct_finding_add(struct ct_findings *out, enum ct_finding_id id, int32_t pid,
+                                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Gives a finding the other severity the list declares for it, in the
+ * case its rule says; abort() for one the list does not declare. */
+void ct_finding_set_severity(struct ct_finding *f, enum ct_severity severity);
+/* The finding's own evidence, given once: `size` zeroed bytes it owns,
+ * which `json` writes after the numbers and the site. */
+void *ct_finding_own(struct ct_finding *f, size_t size, ct_own_evidence_json *json);
 /* Adds to the end of a finding's message (what does not fit is cut). */
 void ct_finding_append(struct ct_finding *f, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -92,6 +99,5 @@ void ct_finding_add_library(struct ct_finding *f, const struct ct_library_entry 
 /* Adds a named number to a finding's evidence (up to its capacity). */
 void ct_finding_add_number(struct ct_finding *f, const char *key, double value);
 void ct_findings_free(struct ct_findings *findings);
-const char *ct_severity_name(enum ct_severity severity);
 
 #endif

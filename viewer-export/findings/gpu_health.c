@@ -44,12 +44,12 @@ static double busy_share(const struct device_case *c, uint64_t under, double thr
     return under && part >= threshold ? part : 0;
 }
 
-static struct ct_finding *add(struct ct_findings *out, const struct device_case *c, const char *id,
-                              enum ct_severity severity, uint64_t samples, const char *fmt,
+static struct ct_finding *add(struct ct_findings *out, const struct device_case *c,
+                              enum ct_finding_id id, uint64_t samples, const char *fmt,
                               const char *detail)
 {
     struct ct_finding *f =
-        ct_finding_add(out, id, severity, c->p->pid, fmt, c->d->ordinal, c->d->name, detail);
+        ct_finding_add(out, id, c->p->pid, fmt, c->d->ordinal, c->d->name, detail);
     f->cost_ns = (uint64_t)((double)samples * c->interval_ns);
     ct_finding_add_number(f, "device", c->d->ordinal);
     ct_finding_add_number(f, "covered_ns", (double)f->cost_ns);
@@ -69,8 +69,8 @@ static int power_capped(const struct device_case *c, struct ct_findings *out)
              100 * part, (double)c->s.stat[CT_GPU_POWER_LIMIT].median / WATT_MW,
              (double)c->d->power_default_limit / WATT_MW,
              (double)c->s.stat[CT_GPU_POWER].median / WATT_MW);
-    struct ct_finding *f = add(out, c, "power-capped", CT_SEVERITY_WARNING, c->s.power_capped,
-                               "GPU %u (%s) %s", detail);
+    struct ct_finding *f =
+        add(out, c, CT_FINDING_POWER_CAPPED, c->s.power_capped, "GPU %u (%s) %s", detail);
     ct_finding_add_number(f, "share", part);
     ct_finding_add_number(f, "enforced_limit_mw", (double)c->s.stat[CT_GPU_POWER_LIMIT].median);
     ct_finding_add_number(f, "default_limit_mw", (double)c->d->power_default_limit);
@@ -89,8 +89,8 @@ static int thermal(const struct device_case *c, struct ct_findings *out)
              "%lld C, highest %lld C",
              100 * part, (long long)c->s.stat[CT_GPU_TEMPERATURE].median,
              (long long)c->s.stat[CT_GPU_TEMPERATURE].max);
-    struct ct_finding *f = add(out, c, "thermal-throttle", CT_SEVERITY_WARNING, c->s.thermal,
-                               "GPU %u (%s) %s", detail);
+    struct ct_finding *f =
+        add(out, c, CT_FINDING_THERMAL_THROTTLE, c->s.thermal, "GPU %u (%s) %s", detail);
     ct_finding_add_number(f, "share", part);
     ct_finding_add_number(f, "temperature_median_c", (double)c->s.stat[CT_GPU_TEMPERATURE].median);
     ct_finding_add_number(f, "temperature_max_c", (double)c->s.stat[CT_GPU_TEMPERATURE].max);
@@ -134,7 +134,7 @@ static void clocks_low(const struct device_case *c, struct ct_findings *out)
              (long long)sm->median, 100.0 * (double)sm->median / (double)c->d->sm_clock_max,
              (unsigned long long)c->d->sm_clock_max, reasons);
     struct ct_finding *f =
-        add(out, c, "clocks-low", CT_SEVERITY_WARNING, sm->samples, "GPU %u (%s) %s", detail);
+        add(out, c, CT_FINDING_CLOCKS_LOW, sm->samples, "GPU %u (%s) %s", detail);
     ct_finding_add_number(f, "sm_clock_median_mhz", (double)sm->median);
     ct_finding_add_number(f, "sm_clock_max_mhz", (double)c->d->sm_clock_max);
 }
@@ -176,8 +176,8 @@ static void pcie(const struct device_case *c, struct ct_findings *out)
         (unsigned long long)c->d->pcie_generation_max, (unsigned long long)c->d->pcie_width_max,
         (unsigned long long)c->s.link_below, (unsigned long long)c->s.copy_samples);
     achieved(c, detail + len, sizeof detail - len, &gbps);
-    struct ct_finding *f = add(out, c, "pcie-downgraded", CT_SEVERITY_WARNING, c->s.link_below,
-                               "GPU %u (%s) %s", detail);
+    struct ct_finding *f =
+        add(out, c, CT_FINDING_PCIE_DOWNGRADED, c->s.link_below, "GPU %u (%s) %s", detail);
     ct_finding_add_number(f, "generation", (double)c->s.copy_generation_min);
     ct_finding_add_number(f, "width", (double)c->s.copy_width_min);
     ct_finding_add_number(f, "generation_max", (double)c->d->pcie_generation_max);
@@ -213,7 +213,7 @@ static void shared(const struct device_case *c, struct ct_findings *out)
     if (!others)
         return;
     struct ct_finding *f =
-        add(out, c, "gpu-shared", CT_SEVERITY_WARNING, c->s.samples,
+        add(out, c, CT_FINDING_GPU_SHARED, c->s.samples,
             "GPU %u (%s) was used by another process during the run: %s", detail);
     ct_finding_add_number(f, "processes", others);
     ct_finding_add_number(f, "pid", largest->pid);
@@ -241,8 +241,9 @@ static void compute_mode(const struct device_case *c, struct ct_findings *out)
                        : "a second process (or context) cannot use it while this one does",
              why);
     struct ct_finding *f =
-        add(out, c, "compute-mode", refused ? CT_SEVERITY_ERROR : CT_SEVERITY_INFO, c->s.samples,
-            "GPU %u (%s) %s", detail);
+        add(out, c, CT_FINDING_COMPUTE_MODE, c->s.samples, "GPU %u (%s) %s", detail);
+    if (refused)
+        ct_finding_set_severity(f, CT_SEVERITY_ERROR);
     ct_finding_add_number(f, "compute_mode", (double)mode);
     ct_finding_add_number(f, "refused_calls", (double)refused);
 }
@@ -257,7 +258,7 @@ static void ecc(const struct device_case *c, struct ct_findings *out)
              "during the run",
              (long long)c->s.ecc_uncorrected, (long long)c->s.ecc_corrected_added);
     struct ct_finding *f =
-        add(out, c, "ecc-errors", CT_SEVERITY_WARNING, c->s.samples, "GPU %u (%s) %s", detail);
+        add(out, c, CT_FINDING_ECC_ERRORS, c->s.samples, "GPU %u (%s) %s", detail);
     ct_finding_add_number(f, "uncorrected", (double)c->s.ecc_uncorrected);
     ct_finding_add_number(f, "corrected_during_run", (double)c->s.ecc_corrected_added);
 }

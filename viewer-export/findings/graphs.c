@@ -47,7 +47,7 @@ static void capture_failed(const struct ct_process_report *p, struct ct_findings
     const struct ct_failed_capture *c = &v->failed[0];
     const char *error = ct_cuda_error_name((int)c->error);
     struct ct_finding *f = ct_finding_add(
-        out, "capture-failed", CT_SEVERITY_ERROR, p->pid,
+        out, CT_FINDING_CAPTURE_FAILED, p->pid,
         "%llu CUDA graph capture%s ended in an error and made no graph; the first, begun at %s, "
         "ended with %s",
         (unsigned long long)v->failed_count, v->failed_count == 1 ? "" : "s",
@@ -93,7 +93,7 @@ void ct_findings_graphs(const struct ct_process_report *p, struct ct_findings *o
         if ((double)t->graphs < ct_thresholds.recapture_graphs)
             continue;
         struct ct_finding *f = ct_finding_add(
-            out, "re-capture", CT_SEVERITY_WARNING, p->pid,
+            out, CT_FINDING_RE_CAPTURE, p->pid,
             "CUDA graphs were captured again and again at %s: %llu graphs, launched %.1f times "
             "each, took %.1f ms to capture and instantiate; capture once and replay (keep the "
             "shapes, or the graph per shape, the same)",

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "common/string_table.h"
+#include "cudatrace/trace_names.h"
 #include "viewer-export/findings/thresholds.h"
 #include "viewer-export/output/human_units.h"
 
@@ -32,7 +33,7 @@
 
 static void lower_to_trigger(const struct ct_snapshot_mark *m, double *threshold)
 {
-    if (m->trigger && strcmp(m->trigger, "hang") == 0 && m->hang_ns &&
+    if (m->trigger && strcmp(m->trigger, ct_value_trigger_hang) == 0 && m->hang_ns &&
         (double)m->hang_ns < *threshold)
         *threshold = (double)m->hang_ns;
 }
@@ -136,7 +137,7 @@ static void stuck_call(const struct ct_process_report *p, const struct ct_inflig
         return;
     char a[32];
     struct ct_finding *f = ct_finding_add(
-        out, "hang", CT_SEVERITY_ERROR, p->pid,
+        out, CT_FINDING_HANG, p->pid,
         "thread %lld was inside %s for %s when %s, and it had not returned: the program was "
         "waiting, most often for GPU work that never completed (a kernel, or a collective "
         "another rank never joined)",
@@ -165,15 +166,16 @@ static int still_inside(const struct ct_process_report *p, int64_t tid)
 static void resolved(const struct ct_process_report *p, const struct ct_snapshot_mark *s,
                      struct ct_findings *out)
 {
-    if (strcmp(s->trigger, "hang") != 0 || still_inside(p, s->tid))
+    if (strcmp(s->trigger, ct_value_trigger_hang) != 0 || still_inside(p, s->tid))
         return;
     uint64_t inside = s->at_ns > s->since_ns ? s->at_ns - s->since_ns : 0;
     char a[32];
     struct ct_finding *f = ct_finding_add(
-        out, "hang", CT_SEVERITY_WARNING, p->pid,
+        out, CT_FINDING_HANG, p->pid,
         "thread %lld was inside %s for %s when the hang snapshot %s was taken, and returned "
         "later: the program was stuck that long, then went on",
         (long long)s->tid, s->function, ct_human_time(inside, a, sizeof a), s->path);
+    ct_finding_set_severity(f, CT_SEVERITY_WARNING);
     f->cost_ns = inside;
     f->where = s->path;
     ct_finding_add_number(f, "tid", (double)s->tid);

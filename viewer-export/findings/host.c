@@ -91,7 +91,7 @@ static void input_bound(const struct ct_process_report *p, const struct ct_host_
     char phrase[512];
     int sited = ct_host_workers_top_site(&p->host, &site, &share);
     struct ct_finding *f = ct_finding_add(
-        out, "input-bound", CT_SEVERITY_WARNING, p->pid,
+        out, CT_FINDING_INPUT_BOUND, p->pid,
         "thread %lld, which launches the GPU work, waits outside CUDA calls %.0f%% of the time "
         "(in %s), for its input; its %d worker process%s %s %.0f%% of the time, %s%s",
         (long long)t->tid, 100 * s->outside_waiting_for_input,
@@ -154,7 +154,7 @@ static void input_in_thread(const struct ct_process_report *p, const struct ct_h
                  workers == 1 ? "" : "es");
     const struct ct_host_site *site = top_site(&t->python, &site_store, &share);
     struct ct_finding *f = ct_finding_add(
-        out, "input-bound", CT_SEVERITY_WARNING, p->pid,
+        out, CT_FINDING_INPUT_BOUND, p->pid,
         "thread %lld, which launches the GPU work, loads its input itself: %.0f%% of its Python "
         "stacks are in PyTorch's DataLoader (torch/utils/data), with %s; it is on a CPU outside "
         "CUDA calls %.0f%% of the time while the GPU is idle %.0f%%: load in DataLoader workers "
@@ -185,7 +185,7 @@ static void host_bound(const struct ct_process_report *p, const struct ct_host_t
     char phrase[512];
     const struct ct_host_site *site = top_site(&t->python, &site_store, &share);
     struct ct_finding *f = ct_finding_add(
-        out, "host-bound", CT_SEVERITY_WARNING, p->pid,
+        out, CT_FINDING_HOST_BOUND, p->pid,
         "thread %lld, which launches the GPU work, is on a CPU outside CUDA calls %.0f%% of the "
         "time (in CUDA calls %.0f%%) while the GPU is idle %.0f%%: the GPU waits on the host's "
         "own work between calls (Python between launches, or %s); batch small operations or "

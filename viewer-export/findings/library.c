@@ -13,6 +13,7 @@
  * none.
  */
 #include "viewer-export/findings/findings.h"
+#include "viewer-export/output/report_output.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,7 @@ static void duplicates(const struct ct_process_report *p, struct ct_findings *ou
         if (reported || copies < 2)
             continue;
         struct ct_finding *f =
-            ct_finding_add(out, "duplicate-library", CT_SEVERITY_ERROR, p->pid,
+            ct_finding_add(out, CT_FINDING_DUPLICATE_LIBRARY, p->pid,
                            "%d copies of lib%s are loaded in one process: %s (%s)", copies,
                            a->family, a->realpath, version_or_unknown(a));
         ct_finding_add_library(f, a);
@@ -163,6 +164,17 @@ static void explain_failed_load(const struct ct_process_report *p,
     fix_failed_load(load, f, strchr(load->missing, ':') != NULL);
 }
 
+/* library-load-failed's own evidence: the load that failed. */
+struct failed_load_evidence {
+    const struct ct_failed_load *load;
+};
+
+static void failed_load_json(struct ct_json *j, const void *own)
+{
+    const struct failed_load_evidence *e = own;
+    ct_failed_loads_json(j, e->load);
+}
+
 static void failed_loads(const struct ct_process_report *p, struct ct_findings *out)
 {
     /* Probes (another name of the library got it) are not among the failed
@@ -172,13 +184,25 @@ static void failed_loads(const struct ct_process_report *p, struct ct_findings *
         if (ct_is_driver_name(load->requested_as))
             continue;
         struct ct_finding *f =
-            ct_finding_add(out, "library-load-failed", CT_SEVERITY_ERROR, p->pid,
+            ct_finding_add(out, CT_FINDING_LIBRARY_LOAD_FAILED, p->pid,
                            "%s could not be loaded (asked for by %s): %s; %s.", load->requested_as,
                            ct_requester_text(load->requested_by, load->requested_from), load->error,
                            ct_failed_load_searched(load));
         explain_failed_load(p, load, f);
-        f->failed_load = load;
+        struct failed_load_evidence *own = ct_finding_own(f, sizeof *own, failed_load_json);
+        own->load = load;
     }
+}
+
+/* shadowed-library's own evidence: the copy on the RUNPATH, not used. */
+struct shadowed_evidence {
+    const char *runpath_copy;
+};
+
+static void shadowed_json(struct ct_json *j, const void *own)
+{
+    const struct shadowed_evidence *e = own;
+    ct_json_string(j, "runpath_copy", e->runpath_copy);
 }
 
 /* The loader took another copy than the one on the asking library's RUNPATH,
@@ -193,14 +217,15 @@ static void shadowed(const struct ct_process_report *p, struct ct_findings *out)
             continue;
         const char *so = strstr(lib->runpath_copy, ".so.");
         struct ct_finding *f = ct_finding_add(
-            out, "shadowed-library", CT_SEVERITY_WARNING, p->pid,
+            out, CT_FINDING_SHADOWED_LIBRARY, p->pid,
             "%s was found through %s as %s (%s), although %s ships its own copy on its RUNPATH, "
             "%s (%s), which was not used. Remove the directory from LD_LIBRARY_PATH (or the "
             "ld.so.conf entry) so each library gets the copy it was built with.",
             lib->requested_as, lib->found_via, lib->realpath, version_or_unknown(lib),
             lib->requested_by, lib->runpath_copy, so ? so + 4 : "unknown version");
         ct_finding_add_library(f, lib);
-        f->shadowed_copy = lib->runpath_copy;
+        struct shadowed_evidence *own = ct_finding_own(f, sizeof *own, shadowed_json);
+        own->runpath_copy = lib->runpath_copy;
     }
 }
 
@@ -245,15 +270,28 @@ static void fallbacks(const struct ct_process_report *p, struct ct_findings *out
                      lib->expected_dirs);
         }
         struct ct_finding *f = ct_finding_add(
-            out, "fallback-resolution", wrong_version ? CT_SEVERITY_ERROR : CT_SEVERITY_WARNING,
-            p->pid,
+            out, CT_FINDING_FALLBACK_RESOLUTION, p->pid,
             "%s was asked for by %s, whose own search path expects it in %s, but none of those "
             "held it: the loader fell back to %s and took %s (version %s)%s. Fix: %s, or remove "
             "the stale copy it fell back to.",
             lib->requested_as, lib->requested_by, lib->expected_dirs, lib->found_via, lib->realpath,
             version_or_unknown(lib), pin, fix);
+        if (wrong_version)
+            ct_finding_set_severity(f, CT_SEVERITY_ERROR);
         ct_finding_add_library(f, lib);
     }
+}
+
+/* version-mismatch's own evidence where cuDNN was built for another CUDA:
+ * the runtime's version. */
+struct built_for_evidence {
+    int64_t runtime_version;
+};
+
+static void built_for_json(struct ct_json *j, const void *own)
+{
+    const struct built_for_evidence *e = own;
+    ct_json_int(j, "runtime_version", e->runtime_version);
 }
 
 /* Libraries of one stack that disagree: cuDNN sub-libraries of another major
@@ -279,7 +317,7 @@ static void version_mismatches(const struct ct_process_report *p, struct ct_find
         if (!against || mine < 0 || theirs < 0 || mine == theirs)
             continue;
         struct ct_finding *f = ct_finding_add(
-            out, "version-mismatch", CT_SEVERITY_ERROR, p->pid,
+            out, CT_FINDING_VERSION_MISMATCH, p->pid,
             "lib%s %s (major %ld) is loaded with lib%s %s (major %ld): libraries of one stack "
             "must come from the same release. Install matching versions.",
             lib->family, lib->realpath, mine, against->family, against->realpath, theirs);
@@ -293,14 +331,15 @@ static void version_mismatches(const struct ct_process_report *p, struct ct_find
         if (lib->built_for_cuda <= 0 || lib->built_for_cuda == runtime_major)
             continue;
         struct ct_finding *f = ct_finding_add(
-            out, "version-mismatch", CT_SEVERITY_ERROR, p->pid,
+            out, CT_FINDING_VERSION_MISMATCH, p->pid,
             "lib%s %s was built for CUDA %lld (its RUNPATH names cu%lld) but the runtime in use "
             "is CUDA %lld.%lld: install the cuDNN build for CUDA %ld.",
             lib->family, lib->realpath, (long long)lib->built_for_cuda,
             (long long)lib->built_for_cuda, (long long)p->cuda.runtime_version / 1000,
             (long long)(p->cuda.runtime_version % 1000) / 10, runtime_major);
         ct_finding_add_library(f, lib);
-        f->runtime_version = p->cuda.runtime_version;
+        struct built_for_evidence *own = ct_finding_own(f, sizeof *own, built_for_json);
+        own->runtime_version = p->cuda.runtime_version;
     }
 }
 
@@ -324,7 +363,7 @@ static void toolkit_mismatches(const struct ct_process_report *p, struct ct_find
             strncmp(toolkit + 6, p->libraries.toolkit_version, len) == 0)
             continue;
         struct ct_finding *f = ct_finding_add(
-            out, "toolkit-mismatch", CT_SEVERITY_WARNING, p->pid,
+            out, CT_FINDING_TOOLKIT_MISMATCH, p->pid,
             "%s was found through %s in CUDA %.*s (%s), but the toolkit in use is CUDA %s "
             "(%s). Remove the stale entry (an /etc/ld.so.conf.d file or LD_LIBRARY_PATH "
             "directory) for the other toolkit, then run ldconfig.",
@@ -332,6 +371,22 @@ static void toolkit_mismatches(const struct ct_process_report *p, struct ct_find
             p->libraries.toolkit_version, p->libraries.toolkit_root);
         ct_finding_add_library(f, lib);
     }
+}
+
+/* no-kernel-image's own evidence: the kernel and its library as the
+ * collector saw them, and the GPU's compute capability. */
+struct kernel_image_evidence {
+    const struct ct_missing_image *image;
+    const char *compute_capability;
+};
+
+static void kernel_image_json(struct ct_json *j, const void *own)
+{
+    const struct kernel_image_evidence *e = own;
+    ct_json_string(j, "kernel", e->image->kernel);
+    ct_json_string(j, "library", e->image->library);
+    ct_json_list(j, "library_archs", e->image->archs, ',');
+    ct_json_string(j, "compute_capability", e->compute_capability);
 }
 
 /* Launches that failed with cudaErrorNoKernelImageForDevice: the library was
@@ -343,15 +398,16 @@ static void missing_kernel_images(const struct ct_process_report *p, struct ct_f
     for (size_t i = 0; i < p->libraries.missing_image_count; i++) {
         const struct ct_missing_image *m = &p->libraries.missing_images[i];
         struct ct_finding *f = ct_finding_add(
-            out, "no-kernel-image", CT_SEVERITY_ERROR, p->pid,
+            out, CT_FINDING_NO_KERNEL_IMAGE, p->pid,
             "kernel %s (in %s) has no code for %s%s%s%s: the library carries %s. Rebuild it "
             "with code for this GPU (-gencode arch=compute_XY,code=sm_XY, or PTX to be "
             "compiled at load time), or install a build made for it.",
             m->kernel, *m->library ? m->library : "an unknown file", gpu,
             *capability ? " (compute capability " : "", capability, *capability ? ")" : "",
             *m->archs ? m->archs : "no GPU code at all");
-        f->missing_image = m;
-        f->compute_capability = capability;
+        struct kernel_image_evidence *own = ct_finding_own(f, sizeof *own, kernel_image_json);
+        own->image = m;
+        own->compute_capability = capability;
     }
 }
 

@@ -1,13 +1,12 @@
 /*
- * The findings registry: a finding is added with its id, severity and
- * message, and its evidence filled in by the rule that found it; each
- * process goes through every group of rules (libraries, the driver, usage,
- * the GPU's side, the GPU's own state, a hang, the host's threads, the
- * training steps, CUDA graphs; the rules that
- * compare processes run
+ * The findings registry: a finding is added as finding_list.h declares it,
+ * with its message, and its evidence filled in by the rule that found it;
+ * each process goes through every family of rules (libraries, the driver,
+ * usage, the GPU's side, the GPU's own state, a hang, the host's threads,
+ * the training steps, CUDA graphs; the rules that compare processes run
  * over the whole job, job/job.c), and the findings are ordered: errors
- * first, then warnings,
- * then notes, the costliest first within one severity.
+ * first, then warnings, then notes, the costliest first within one
+ * severity.
  */
 #include "viewer-export/findings/findings.h"
 
@@ -18,25 +17,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *ct_severity_name(enum ct_severity severity)
-{
-    static const char *const names[] = {"error", "warning", "info"};
-    return names[severity];
-}
-
-struct ct_finding *ct_finding_add(struct ct_findings *out, const char *id,
-                                  enum ct_severity severity, int32_t pid, const char *fmt, ...)
+struct ct_finding *ct_finding_add(struct ct_findings *out, enum ct_finding_id id, int32_t pid,
+                                  const char *fmt, ...)
 {
     out->items = ct_array_grow(out->items, out->count, sizeof *out->items);
     struct ct_finding *f = &out->items[out->count++];
     f->id = id;
-    f->severity = severity;
+    f->severity = ct_finding_severity(id);
     f->pid = pid;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(f->message, sizeof f->message, fmt, ap);
     va_end(ap);
     return f;
+}
+
+void ct_finding_set_severity(struct ct_finding *f, enum ct_severity severity)
+{
+    if (!ct_finding_may_be(f->id, severity))
+        abort();
+    f->severity = severity;
+}
+
+void *ct_finding_own(struct ct_finding *f, size_t size, ct_own_evidence_json *json)
+{
+    f->own = calloc(1, size);
+    if (!f->own)
+        abort();
+    f->own_json = json;
+    return f->own;
 }
 
 void ct_finding_append(struct ct_finding *f, const char *fmt, ...)
@@ -76,14 +85,6 @@ void ct_findings_order(struct ct_findings *findings)
         qsort(findings->items, findings->count, sizeof *findings->items, by_severity_then_cost);
 }
 
-int ct_severity_parse(const char *name)
-{
-    for (int s = CT_SEVERITY_ERROR; s <= CT_SEVERITY_INFO; s++)
-        if (name && strcmp(name, ct_severity_name(s)) == 0)
-            return s;
-    return -1;
-}
-
 void ct_findings_compute(const struct ct_report *report, struct ct_findings *out)
 {
     memset(out, 0, sizeof *out);
@@ -103,6 +104,8 @@ void ct_findings_compute(const struct ct_report *report, struct ct_findings *out
 
 void ct_findings_free(struct ct_findings *findings)
 {
+    for (size_t i = 0; i < findings->count; i++)
+        free(findings->items[i].own);
     free(findings->items);
     memset(findings, 0, sizeof *findings);
 }

@@ -219,7 +219,7 @@ static void slow(const struct ct_process_report *p, const struct split *sp, stru
     double per_other;
     int64_t line = grown_line(p, sp, where, sizeof where, &site, &in_slow, &per_other);
     struct ct_finding *f = ct_finding_add(
-        out, "slow-steps", CT_SEVERITY_WARNING, p->pid,
+        out, CT_FINDING_SLOW_STEPS, p->pid,
         "%zu of %zu steps took over %.1f times the median step (%s), the worst step %zu (%s): "
         "%s grew most in them, by %s a step%s",
         s->slow_count, s->count + s->in_gap, ct_thresholds.slow_step_factor,
@@ -374,7 +374,7 @@ static void periodic(const struct ct_process_report *p, const struct split *sp,
         return;
     char a[32];
     struct ct_finding *f = ct_finding_add(
-        out, "periodic-slowdown", CT_SEVERITY_WARNING, p->pid,
+        out, CT_FINDING_PERIODIC_SLOWDOWN, p->pid,
         "slow steps recur every %s of wall time (%zu of them, steps %zu to %zu): something "
         "outside the loop runs on a timer (a monitoring probe such as nvidia-smi, a checkpoint, "
         "a logger)",
@@ -424,7 +424,7 @@ static void drift(const struct ct_process_report *p, const struct ct_steps *s,
         enum part part = what_grew(s->all, first, tenth, last, tenth, &by);
         char a[32], b[32], c[32];
         struct ct_finding *f = ct_finding_add(
-            out, "step-drift", CT_SEVERITY_WARNING, p->pid,
+            out, CT_FINDING_STEP_DRIFT, p->pid,
             "steps got slower over the run: the median step of the last tenth took %s, of the "
             "first %s; %s grew most, by %s a step",
             ct_human_time(late, a, sizeof a), ct_human_time(early, b, sizeof b), part_names[part],

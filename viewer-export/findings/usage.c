@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "viewer-export/output/human_units.h"
+#include "viewer-export/output/report_output.h"
 #include "viewer-export/findings/thresholds.h"
 #include "viewer-export/model/steps.h"
 
@@ -79,7 +80,7 @@ static void launch_overhead(const struct ct_process_report *p, struct ct_finding
         return;
     char a[32], b[32], c[32];
     struct ct_finding *f = ct_finding_add(
-        out, "launch-overhead", CT_SEVERITY_WARNING, p->pid,
+        out, CT_FINDING_LAUNCH_OVERHEAD, p->pid,
         "launch-bound: %.0f%% of the run (%s of %s) is spent inside %llu kernel launch calls, "
         "%.0f launches/s at %s each; fewer, larger kernels, a CUDA Graph or "
         "torch.compile(mode=\"reduce-overhead\") cut this",
@@ -123,7 +124,7 @@ static void sync_stall(const struct ct_process_report *p, struct ct_findings *ou
         (ct_process_gpu_summary(p, &gpu) &&
          (double)gpu.busy_ns >= ct_thresholds.gpu_bound_share * (double)gpu.span_ns))
         return;
-    struct ct_finding *f = ct_finding_add(out, "sync-stall", CT_SEVERITY_WARNING, p->pid, "%s", "");
+    struct ct_finding *f = ct_finding_add(out, CT_FINDING_SYNC_STALL, p->pid, "%s", "");
     add_sites(f, &p->usage.sync_sites, CT_SITE_BY_TIME);
     char a[32], b[32], c[32], who[48] = "the host";
     if (u->thread_count > 1)
@@ -150,7 +151,7 @@ static void pageable_memcpy(const struct ct_process_report *p, struct ct_finding
         return;
     char a[32], b[32];
     struct ct_finding *f = ct_finding_add(
-        out, "pageable-memcpy", CT_SEVERITY_WARNING, p->pid,
+        out, CT_FINDING_PAGEABLE_MEMCPY, p->pid,
         "%llu async copies (%s) used pageable host memory, so each blocked the host (%s in all) "
         "and none overlapped compute; pin the host buffers (cudaMallocHost, cudaHostRegister, "
         "pin_memory=True)",
@@ -175,7 +176,7 @@ static void small_copy_storm(const struct ct_process_report *p, struct ct_findin
         return;
     char a[32], b[32];
     struct ct_finding *f = ct_finding_add(
-        out, "small-copy-storm", CT_SEVERITY_WARNING, p->pid,
+        out, CT_FINDING_SMALL_COPY_STORM, p->pid,
         "%llu host<->device copies under %s (%.0f a second, %s each on average)",
         (unsigned long long)u->small_copies,
         ct_human_bytes(ct_thresholds.small_copy_bytes, a, sizeof a), rate,
@@ -323,8 +324,7 @@ static void memory_growth(const struct ct_process_report *p, struct ct_findings 
         return;
     }
     char a[32], b[32], c[32], d[32];
-    struct ct_finding *f =
-        ct_finding_add(out, "memory-growth", CT_SEVERITY_WARNING, p->pid, "%s", "");
+    struct ct_finding *f = ct_finding_add(out, CT_FINDING_MEMORY_GROWTH, p->pid, "%s", "");
     add_sites(f, &live, CT_SITE_BY_BYTES);
     ct_site_costs_free(&live);
     snprintf(f->message, sizeof f->message,
@@ -340,6 +340,17 @@ static void memory_growth(const struct ct_process_report *p, struct ct_findings 
     ct_finding_add_number(f, "peak_bytes", p->calls.peak_device_bytes);
     if (!u->gap_memory) /* a trace from before the gap carried live memory */
         from_kept_detail(p, f);
+}
+
+/* oom's own evidence: what each CUDA library held at the failure. */
+struct oom_evidence {
+    const struct ct_holders *holders;
+};
+
+static void oom_json(struct ct_json *j, const void *own)
+{
+    const struct oom_evidence *e = own;
+    ct_holders_json(j, "by_library", e->holders, 0);
 }
 
 /* The live bytes at the failure by where they came from, as words at the
@@ -364,7 +375,8 @@ static void oom_sources(const struct ct_process_report *p, struct ct_finding *f)
         if (u->oom_holders.items[i].live)
             ct_finding_append(f, "; %s held %s", u->oom_holders.items[i].library,
                               ct_human_bytes((double)u->oom_holders.items[i].live, a, sizeof a));
-    f->holders = &u->oom_holders;
+    struct oom_evidence *own = ct_finding_own(f, sizeof *own, oom_json);
+    own->holders = &u->oom_holders;
 }
 
 static void oom(const struct ct_process_report *p, struct ct_findings *out)
@@ -374,7 +386,7 @@ static void oom(const struct ct_process_report *p, struct ct_findings *out)
         return;
     char a[32], b[32], c[32];
     struct ct_finding *f =
-        ct_finding_add(out, "oom", CT_SEVERITY_ERROR, p->pid,
+        ct_finding_add(out, CT_FINDING_OOM, p->pid,
                        "an allocation of %s failed (out of memory) at %s with %s live (peak %s): ",
                        ct_human_bytes((double)u->oom_bytes, a, sizeof a),
                        u->oom_site ? u->oom_site : "an unknown site",
@@ -450,7 +462,7 @@ static void slow_alloc(const struct ct_process_report *p, struct ct_findings *ou
     }
     char a[32], b[32], c[32], d[32];
     struct ct_finding *f = ct_finding_add(
-        out, "slow-alloc", CT_SEVERITY_WARNING, p->pid,
+        out, CT_FINDING_SLOW_ALLOC, p->pid,
         "%llu allocations or frees took over %s (worst %s, %s in all; the median is %s): allocate "
         "once and reuse (a caching allocator or a memory pool) rather than per step",
         (unsigned long long)slow, ct_human_time((uint64_t)limit, a, sizeof a),
@@ -592,11 +604,10 @@ static void gpu_idle(const struct ct_process_report *p, struct ct_findings *out)
     if (idle < ct_thresholds.gpu_idle_share)
         return;
     char a[32], b[32], gap[1024];
-    struct ct_finding *f =
-        ct_finding_add(out, "gpu-idle", CT_SEVERITY_WARNING, p->pid,
-                       "the GPU is idle %.0f%% of %s (busy %s of %s)", 100 * idle,
-                       stepped ? "the steps" : "the run", ct_human_time(s.busy_ns, a, sizeof a),
-                       ct_human_time(wall, b, sizeof b));
+    struct ct_finding *f = ct_finding_add(
+        out, CT_FINDING_GPU_IDLE, p->pid, "the GPU is idle %.0f%% of %s (busy %s of %s)",
+        100 * idle, stepped ? "the steps" : "the run", ct_human_time(s.busy_ns, a, sizeof a),
+        ct_human_time(wall, b, sizeof b));
     f->cost_ns = wall - s.busy_ns;
     ct_finding_add_number(f, "idle_share", idle);
     ct_finding_add_number(f, "busy_ns", (double)s.busy_ns);

@@ -20,7 +20,7 @@ static int same_group(const struct ct_job *job, const struct ct_finding *a,
 {
     if (a->across || b->across)
         return 0;
-    return strcmp(a->id, b->id) == 0 && a->severity == b->severity &&
+    return a->id == b->id && a->severity == b->severity &&
            (a->where == b->where || (a->where && b->where && strcmp(a->where, b->where) == 0)) &&
            strcmp(job_of(job, a), job_of(job, b)) == 0;
 }

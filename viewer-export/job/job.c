@@ -128,10 +128,11 @@ static int finding_from_json(const struct ct_json_value *entry, size_t process,
 {
     const struct ct_json_value *v = ct_json_member(entry, "finding");
     int severity = ct_severity_parse(text_or(v, "severity", NULL));
-    if (!v || v->type != CT_JSON_OBJECT || !text_or(v, "id", NULL) || severity < 0)
+    int id = ct_finding_parse(text_or(v, "id", NULL));
+    if (!v || v->type != CT_JSON_OBJECT || id < 0 || severity < 0)
         return -1;
     memset(f, 0, sizeof *f);
-    f->id = text_or(v, "id", NULL);
+    f->id = (enum ct_finding_id)id;
     f->severity = (enum ct_severity)severity;
     f->pid = (int32_t)ct_json_i64(ct_json_member(v, "pid"), 0);
     f->process = process;

@@ -14,12 +14,6 @@
 
 #include <string.h>
 
-static const uint8_t function_family[CT_FN_COUNT] = {
-#define FAMILY_OF(fn, family, stream) [CT_FN_##fn] = family,
-    CT_FOR_EACH_FUNCTION(FAMILY_OF)
-#undef FAMILY_OF
-};
-
 /* Adds `calls` calls of `fn` (of which `errors` failed and `captured` had
  * their work captured into a graph, lasting `ns` in all) to the figures. */
 static void tally(struct ct_call_figures *c, int fn, uint64_t calls, uint64_t errors,
@@ -30,7 +24,7 @@ static void tally(struct ct_call_figures *c, int fn, uint64_t calls, uint64_t er
     s->errors += errors;
     s->total_ns += ns;
     uint64_t ran = calls - errors > captured ? calls - errors - captured : 0;
-    switch (function_family[fn]) {
+    switch (ct_function_family((unsigned)fn)) {
     case CT_FAMILY_LAUNCH:
         c->launches += ran;
         break;

@@ -26,12 +26,6 @@
 #include "cudatrace/functions.h"
 #include "viewer-export/findings/thresholds.h"
 
-static const uint8_t family_of[CT_FN_COUNT] = {
-#define FAMILY_OF(fn, family, stream) [CT_FN_##fn] = family,
-    CT_FOR_EACH_FUNCTION(FAMILY_OF)
-#undef FAMILY_OF
-};
-
 static uint64_t arg_uint(const struct ct_event *e, const char *name)
 {
     return (uint64_t)ct_event_int(e, name, 0);
@@ -500,11 +494,12 @@ void ct_usage_slice(struct ct_usage *u, int64_t tid, int fn, const struct ct_eve
     cost(u, tid, fn, e, ns, site);
     if (strcmp(ct_event_text(e, ct_key_graph_work), ct_value_graph_work_captured) == 0)
         return; /* its allocation or free is the graph's, made when it runs */
-    if (family_of[fn] == CT_FAMILY_LAUNCH || family_of[fn] == CT_FAMILY_GRAPH)
+    enum ct_family family = ct_function_family((unsigned)fn);
+    if (family == CT_FAMILY_LAUNCH || family == CT_FAMILY_GRAPH)
         note_step_part(&u->launches_by_time, e->ts, e->ts, 0);
-    if (family_of[fn] == CT_FAMILY_COPY)
+    if (family == CT_FAMILY_COPY)
         note_step_part(&u->copies_by_time, e->ts, e->end, (double)arg_uint(e, ct_key_bytes));
-    switch (family_of[fn]) {
+    switch (family) {
     case CT_FAMILY_ALLOC_DEVICE:
         queue_memory(u, failed ? ALLOCATION_FAILED : ALLOCATED, fn, e, site);
         break;

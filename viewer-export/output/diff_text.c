@@ -226,12 +226,12 @@ static void causes(const struct ct_diff_pair *p, char *out, size_t size)
         take(out, size, &n, one);
     }
     for (size_t i = 0; i < p->appeared_count; i++) {
-        snprintf(one, sizeof one, "%s appeared", p->appeared[i]->id);
+        snprintf(one, sizeof one, "%s appeared", ct_finding_name(p->appeared[i]->id));
         if (ct_diff_counts_finding(p->appeared[i]))
             take(out, size, &n, one);
     }
     for (size_t i = 0; i < p->went_away_count; i++) {
-        snprintf(one, sizeof one, "%s went away", p->went_away[i]->id);
+        snprintf(one, sizeof one, "%s went away", ct_finding_name(p->went_away[i]->id));
         if (ct_diff_counts_finding(p->went_away[i]))
             take(out, size, &n, one);
     }
@@ -470,7 +470,8 @@ static void print_memory(FILE *out, const struct ct_diff_pair *p)
 
 static void print_finding(FILE *out, const char *what, const struct ct_finding *f)
 {
-    fprintf(out, "  %s: %s (%s%s): %s\n", what, f->id, ct_severity_name(f->severity),
+    fprintf(out, "  %s: %s (%s%s): %s\n", what, ct_finding_name(f->id),
+            ct_severity_name(f->severity),
             ct_diff_counts_finding(f) ? "" : ", of this run's timing: not counted", f->message);
 }
 

@@ -37,7 +37,7 @@ static CtPb__DebugAnnotation *annotation(struct annotations *a, const char *name
 
 static void describe(struct annotations *a, const struct ct_finding *f)
 {
-    annotation(a, ct_key_id)->string_value = (char *)f->id;
+    annotation(a, ct_key_id)->string_value = (char *)ct_finding_name(f->id);
     annotation(a, ct_key_severity)->string_value = (char *)ct_severity_name(f->severity);
     annotation(a, ct_key_message)->string_value = (char *)f->message;
     if (f->where)
@@ -58,7 +58,7 @@ static void describe(struct annotations *a, const struct ct_finding *f)
 /* An oom sits at the failed call; the others sum up the run, at its end. */
 static uint64_t time_of(const struct ct_finding *f, const struct ct_process_report *p)
 {
-    if (strcmp(f->id, "oom") == 0 && p->usage.oom_ts)
+    if (f->id == CT_FINDING_OOM && p->usage.oom_ts)
         return p->usage.oom_ts;
     return p->run.end_ns;
 }
@@ -70,7 +70,8 @@ static void add_finding(struct ct_packets *out, const struct ct_finding *f,
     memset(&a, 0, sizeof a);
     describe(&a, f);
     char name[128];
-    snprintf(name, sizeof name, ct_event_finding, ct_severity_name(f->severity), f->id);
+    snprintf(name, sizeof name, ct_event_finding, ct_severity_name(f->severity),
+             ct_finding_name(f->id));
     CtPb__TrackEvent event = CT_PB__TRACK_EVENT__INIT;
     event.has_type = event.has_track_uuid = 1;
     event.type = CT_PB__TRACK_EVENT__TYPE__TYPE_INSTANT;

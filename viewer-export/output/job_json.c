@@ -52,7 +52,7 @@ static void group_json(struct ct_json *j, const struct ct_job *job,
 {
     const struct ct_finding *worst = &job->findings.items[g->members[0]];
     ct_json_begin_object(j, NULL);
-    ct_json_string(j, "id", worst->id);
+    ct_json_string(j, "id", ct_finding_name(worst->id));
     ct_json_string(j, "severity", ct_severity_name(worst->severity));
     ct_json_text_or_null(j, "site", worst->where);
     ct_json_string(j, "message", worst->message);

@@ -59,7 +59,8 @@ static void print_group(FILE *out, const struct ct_job *job, const struct ct_fin
         return;
     }
     fprintf(out, "  %-14s %s %s on %zu of %zu %s, worst %s: %s\n", first ? "findings" : "",
-            ct_severity_name(worst->severity), worst->id, g->count, g->of, ct_job_members_word(job),
+            ct_severity_name(worst->severity), ct_finding_name(worst->id), g->count, g->of,
+            ct_job_members_word(job),
             ct_job_process_name(job, &job->processes[worst->process], name, sizeof name),
             worst->message);
     ct_finding_sites_text(out, worst);

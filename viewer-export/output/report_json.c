@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/entry_list.h"
+#include "cudatrace/trace_names.h"
 
 /* Who asked for a library and by which name; the Python line only where
  * one asked. */
@@ -90,8 +91,7 @@ void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib)
     ct_json_end_object(j);
 }
 
-/* A `separator`-separated list in the trace as a JSON array of strings. */
-static void json_list(struct ct_json *j, const char *key, const char *list, char separator)
+void ct_json_list(struct ct_json *j, const char *key, const char *list, char separator)
 {
     char one[4096];
     ct_json_begin_array(j, key);
@@ -105,13 +105,20 @@ void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load)
     ct_json_begin_object(j, NULL);
     requester_json(j, load->requested_as, load->requested_by, load->requested_from);
     ct_json_string(j, "error", load->error);
-    json_list(j, "searched", load->searched, ':');
+    ct_json_list(j, "searched", load->searched, ':');
     ct_json_string(j, "seen_by", load->seen_by);
     ct_json_uint(j, "attempts", load->attempts);
-    json_list(j, "missing", load->missing, ':');
-    json_list(j, "other_majors", load->other_majors, ':');
-    json_list(j, "rolled_back", load->rolled_back ? load->rolled_back : "", ':');
+    ct_json_list(j, "missing", load->missing, ':');
+    ct_json_list(j, "other_majors", load->other_majors, ':');
+    ct_json_list(j, "rolled_back", load->rolled_back ? load->rolled_back : "", ':');
     ct_json_end_object(j);
+}
+
+void ct_failed_loads_json(struct ct_json *j, const struct ct_failed_load *load)
+{
+    ct_json_begin_array(j, "failed_loads");
+    ct_failed_load_json(j, load);
+    ct_json_end_array(j);
 }
 
 /* Where a kernel's runs that CUDA graphs replayed were captured, by GPU
@@ -132,9 +139,7 @@ static void json_capture_sites(struct ct_json *j, const struct ct_process_report
     ct_json_end_array(j);
 }
 
-/* What each CUDA library held: live (and peak) bytes, by library family. */
-static void json_holders(struct ct_json *j, const char *key, const struct ct_holders *h,
-                         int with_peak)
+void ct_holders_json(struct ct_json *j, const char *key, const struct ct_holders *h, int with_peak)
 {
     ct_json_begin_array(j, key);
     for (int i = 0; i < h->count; i++) {
@@ -148,14 +153,16 @@ static void json_holders(struct ct_json *j, const char *key, const struct ct_hol
     ct_json_end_array(j);
 }
 
-static void usage_evidence_json(struct ct_json *j, const struct ct_finding *f)
+/* The evidence after the libraries: the numbers, the site, the finding's
+ * own evidence and the sites. */
+static void numbers_and_sites_json(struct ct_json *j, const struct ct_finding *f)
 {
     for (int i = 0; i < f->number_count; i++)
         ct_json_double(j, f->numbers[i].key, f->numbers[i].value);
     if (f->where)
         ct_json_string(j, "site", f->where);
-    if (f->holders)
-        json_holders(j, "by_library", f->holders, 0);
+    if (f->own)
+        f->own_json(j, f->own);
     if (!f->site_count)
         return;
     ct_json_begin_array(j, "sites");
@@ -178,7 +185,7 @@ void ct_finding_json(struct ct_json *j, const char *key, const struct ct_finding
         return;
     }
     ct_json_begin_object(j, key);
-    ct_json_string(j, "id", f->id);
+    ct_json_string(j, "id", ct_finding_name(f->id));
     ct_json_string(j, "severity", ct_severity_name(f->severity));
     ct_json_int(j, "pid", f->pid);
     ct_json_string(j, "message", f->message);
@@ -189,26 +196,7 @@ void ct_finding_json(struct ct_json *j, const char *key, const struct ct_finding
             ct_library_json(j, f->libraries[i]);
         ct_json_end_array(j);
     }
-    if (f->failed_load) {
-        ct_json_begin_array(j, "failed_loads");
-        ct_failed_load_json(j, f->failed_load);
-        ct_json_end_array(j);
-    }
-    if (f->shadowed_copy)
-        ct_json_string(j, "runpath_copy", f->shadowed_copy);
-    if (f->missing_image) {
-        ct_json_string(j, "kernel", f->missing_image->kernel);
-        ct_json_string(j, "library", f->missing_image->library);
-        json_list(j, "library_archs", f->missing_image->archs, ',');
-        ct_json_string(j, "compute_capability", f->compute_capability);
-    }
-    if (f->failed_calls)
-        ct_json_uint(j, "failed_calls", f->failed_calls);
-    if (f->runtime_version > 0)
-        ct_json_int(j, "runtime_version", f->runtime_version);
-    if (f->failed_calls && strncmp(f->id, "driver-", 7) == 0)
-        ct_json_int(j, "driver_version", f->driver_version > 0 ? f->driver_version : 0);
-    usage_evidence_json(j, f);
+    numbers_and_sites_json(j, f);
     ct_json_end_object(j);
     ct_json_end_object(j);
 }
@@ -430,9 +418,10 @@ static void json_snapshot_mark(struct ct_json *j, const char *key, const struct 
     ct_json_text_or_null(j, "function", m->function);
     if (*m->path)
         ct_json_string(j, "path", m->path);
-    if (strcmp(m->trigger, "error") == 0 || strcmp(m->trigger, "oom") == 0)
+    if (strcmp(m->trigger, ct_value_trigger_error) == 0 ||
+        strcmp(m->trigger, ct_value_trigger_oom) == 0)
         ct_json_int(j, "result", m->result);
-    if (strcmp(m->trigger, "hang") == 0) {
+    if (strcmp(m->trigger, ct_value_trigger_hang) == 0) {
         ct_json_int(j, "tid", m->tid);
         ct_json_uint(j, "since_ns", m->since_ns);
         ct_json_uint(j, "hang_ns", m->hang_ns);
@@ -596,7 +585,7 @@ void ct_process_json(struct ct_json *j, const char *key, const struct ct_process
         ct_json_end_object(j);
     }
     ct_json_end_object(j);
-    json_holders(j, "by_library", &p->usage.holders, 1);
+    ct_holders_json(j, "by_library", &p->usage.holders, 1);
     const struct ct_pool_reserve *pools = &p->usage.pools;
     ct_json_begin_object(j, "pools");
     ct_json_uint(j, "readings", pools->readings);

@@ -36,6 +36,12 @@ void ct_finding_sites_text(FILE *out, const struct ct_finding *f);
 /* The parts of the JSON that other outputs write too. */
 void ct_finding_json(struct ct_json *j, const char *key, const struct ct_finding *f);
 void ct_failed_load_json(struct ct_json *j, const struct ct_failed_load *load);
+/* A finding's "failed_loads": the one load it is about. */
+void ct_failed_loads_json(struct ct_json *j, const struct ct_failed_load *load);
+/* What each CUDA library held: live (and peak) bytes, by library family. */
+void ct_holders_json(struct ct_json *j, const char *key, const struct ct_holders *h, int with_peak);
+/* A `separator`-separated list in the trace as a JSON array of strings. */
+void ct_json_list(struct ct_json *j, const char *key, const char *list, char separator);
 /* One entry of the report's `libraries` array. */
 void ct_library_json(struct ct_json *j, const struct ct_library_entry *lib);
 

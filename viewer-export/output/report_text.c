@@ -440,6 +440,6 @@ void ct_process_text(FILE *out, const struct ct_process_report *p)
 void ct_finding_text(FILE *out, const struct ct_finding *f, int first)
 {
     fprintf(out, "  %-14s %s %s: %s\n", first ? "findings" : "", ct_severity_name(f->severity),
-            f->id, f->message);
+            ct_finding_name(f->id), f->message);
     ct_finding_sites_text(out, f);
 }
