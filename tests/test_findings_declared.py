@@ -15,9 +15,10 @@ import ast
 import glob
 import os
 import re
-import subprocess
 
 import pytest
+
+import cudatrace_cmd
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIST = os.path.join(REPO, "viewer-export", "findings", "finding_list.h")
@@ -148,9 +149,7 @@ def test_each_section_gives_the_severity_and_names_the_thresholds():
 
 
 def test_report_help_lists_every_finding_and_threshold(build_dir):
-    done = subprocess.run([os.path.join(build_dir, "cudatrace"), "report", "--help"],
-                          capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert (done.returncode, done.stderr) == (0, "")
+    done = cudatrace_cmd.run(build_dir, "report", "--help", quiet=True, timeout=TIMEOUT_S)
     findings = done.stdout.split("\nfindings, by family", 1)[1].split("\nthresholds", 1)[0]
     for finding, (severity, other) in declared_findings().items():
         said = severity if other == "none" else f"{severity} or {other}"
@@ -162,14 +161,12 @@ def test_report_help_lists_every_finding_and_threshold(build_dir):
 
 def test_every_threshold_is_set_by_its_name(build_dir, tmp_path):
     """All at once, before the empty directory is read; a name not declared is refused."""
-    cli = os.path.join(build_dir, "cudatrace")
     args = [a for name in declared_thresholds() for a in ("--threshold", f"{name}=1")]
-    done = subprocess.run([cli, "report", *args, str(tmp_path)], capture_output=True,
-                          text=True, timeout=TIMEOUT_S)
-    assert done.returncode == 1 and "holds no trace" in done.stderr, done.stderr
-    done = subprocess.run([cli, "report", "--threshold", "launch_shares=1", str(tmp_path)],
-                          capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert done.returncode == 2 and "no threshold named launch_shares" in done.stderr
+    done = cudatrace_cmd.run(build_dir, "report", *args, tmp_path, status=1, timeout=TIMEOUT_S)
+    assert "holds no trace" in done.stderr, done.stderr
+    done = cudatrace_cmd.run(build_dir, "report", "--threshold", "launch_shares=1", tmp_path,
+                             status=2, timeout=TIMEOUT_S)
+    assert "no threshold named launch_shares" in done.stderr
 
 
 def test_no_finding_id_is_spelled_outside_the_list():
