@@ -3,23 +3,17 @@
  * and writes the trace it makes: `replay CAPTURE OUT`. The collector's clock
  * reads what it read in the captured run, its resource figures read zero and
  * the process is given a pid no process can have, so nothing but the
- * capture and the files it names decides the output (the waits that bound
- * the collector's own threads keep the real monotonic clock, so each ends as
- * it would, whatever the machine's load): two builds that write
+ * capture and the files it names decides the output: two builds that write
  * the same trace of a run write the same bytes, and a difference is a change
  * in what the trace says. (What the collector reads of the living process,
  * its maps, command line and environment, is therefore not replayed; the
  * command side is compared on real traces instead.)
  */
-#include <dlfcn.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "tests/replay/capture_format.h"
 #include "collector/perfetto/clock_map.h"
@@ -32,15 +26,10 @@
 
 static uint64_t replay_now_ns;
 
-/* The collector's clock, as the capture says it read. Not the monotonic
- * clock: the NVML sampler's stop waits on a condition until a deadline the
- * kernel reads on it, and a replayed time there put the deadline in the past
- * or hours away, so the sampler read stuck or absent as the thread happened
- * to be scheduled. */
+/* The collector's clock, as the capture says it read. */
 int clock_gettime(clockid_t clock, struct timespec *ts)
 {
-    if (clock == CLOCK_MONOTONIC)
-        return (int)syscall(SYS_clock_gettime, clock, ts);
+    (void)clock;
     ts->tv_sec = (time_t)(replay_now_ns / 1000000000u);
     ts->tv_nsec = (long)(replay_now_ns % 1000000000u);
     return 0;
@@ -51,20 +40,6 @@ int getrusage(int who, struct rusage *usage)
     (void)who;
     memset(usage, 0, sizeof *usage);
     return 0;
-}
-
-/* The collector's peak resident memory, read from /proc/self/status, is
- * the replaying process's own and differs from run to run: it reads as
- * getrusage's, zero. Every other file opens as it would. */
-FILE *fopen(const char *path, const char *mode)
-{
-    if (strcmp(path, "/proc/self/status") == 0) {
-        errno = ENOENT;
-        return NULL;
-    }
-    FILE *(*real)(const char *, const char *) =
-        (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen");
-    return real(path, mode);
 }
 
 static FILE *in;
