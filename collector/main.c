@@ -30,7 +30,6 @@
 #include "collector/cpu_placement.h"
 #include "collector/perfetto/clock_map.h"
 #include "cudatrace/shm_layout.h"
-#include "collector/perfetto/writer.h"
 #include "collector/ring_drain.h"
 #include "collector/snapshot/snapshot.h"
 #include "collector/snapshot/triggers.h"
@@ -186,7 +185,7 @@ static int run(struct ct_shm_header *shm, struct watch *w)
         }
         ct_snapshot_run_pending();
         if (now - last_frame_ns >= FRAME_INTERVAL_NS) { /* a full batch ends one sooner */
-            ct_writer_flush();
+            ct_builder_flush();
             ct_drain_trim_spill(shm);
             last_frame_ns = now;
         }
@@ -202,7 +201,7 @@ static int run(struct ct_shm_header *shm, struct watch *w)
     ct_drain_finish(shm, end_ns);
     ct_builder_scan_libraries(1);
     ct_builder_finish(end_ns, ct_shm_dropped(shm), exit_ticks != 0);
-    ct_writer_flush();
+    ct_builder_flush();
     ct_trace_file_close();
     return exec_d;
 }
@@ -246,7 +245,6 @@ int main(int argc, char **argv)
     ct_clock_map_init(shm->clock, shm->start_ticks, shm->start_boot_ns);
     ct_drain_order_slack(ct_clock_map_span_ticks(ORDER_SLACK_NS));
     ct_builder_start(shm);
-    ct_snapshot_start(shm);
     ct_snapshot_triggers_start();
     int exec_d = run(shm, &w);
     shm->collector_error = (uint32_t)ct_trace_file_error();

@@ -53,6 +53,7 @@
 #include "collector/tracks/trace_gap.h"
 #include "collector/tracks/usage_tally.h"
 #include "collector/perfetto/process_tracks.h"
+#include "collector/snapshot/snapshot.h"
 #include "collector/snapshot/triggers.h"
 #include "collector/string_records.h"
 
@@ -68,6 +69,9 @@ struct thread_view {
     uint32_t correlation;
 };
 
+/* Writes the trace; the tracks that write on sequences of their own are
+ * started with it. */
+static struct ct_writer *writer;
 static struct thread_view *threads;
 /* The flow ids a graph launch starts, one per node it runs. */
 static uint64_t *flow_ids;
@@ -77,6 +81,7 @@ static uint64_t calls, last_dropped;
 
 void ct_builder_start(struct ct_shm_header *shm)
 {
+    writer = ct_writer_create((uint64_t)shm->max_trace_mb << 20);
     ct_call_slices_start();
     threads = calloc(shm->ring_count, sizeof *threads);
     if (!threads)
@@ -86,15 +91,15 @@ void ct_builder_start(struct ct_shm_header *shm)
     ct_string_records_start(shm->ring_count);
     ct_call_sites_start(shm->ring_count);
     ct_cuda_graphs_start(shm->ring_count);
-    ct_process_tracks_start(shm);
+    ct_process_tracks_start(shm, writer);
     ct_library_track_start();
-    ct_gpu_tracks_start(shm->ring_count, shm->gpu_records, shm->gpu_graph_level);
-    ct_gpu_state_start(shm);
-    ct_trace_gap_start();
-    ct_writer_bound((uint64_t)shm->max_trace_mb << 20);
-    ct_host_state_start(shm);
+    ct_gpu_tracks_start(writer, shm->ring_count, shm->gpu_records, shm->gpu_graph_level);
+    ct_gpu_state_start(shm, writer);
+    ct_trace_gap_start(writer);
+    ct_host_state_start(shm, writer);
     ct_capture_windows_start(shm);
     ct_control_listen(shm);
+    ct_snapshot_start(shm, writer);
 }
 
 /* The clock of the latest record that has one: where the drain's merge
@@ -106,12 +111,12 @@ static uint64_t clock_reached;
  * later events of a thread are never earlier. */
 static void chunk_point(void)
 {
-    if (!ct_writer_chunk_due())
+    if (!ct_writer_chunk_due(writer))
         return;
     for (uint32_t i = 0; i < thread_count; i++)
         if (threads[i].live)
             ct_nvtx_suspend(i, &threads[i].seq, threads[i].seq.last_ts);
-    ct_writer_new_chunk(clock_reached ? ct_clock_map_ns(clock_reached) : 0);
+    ct_writer_new_chunk(writer, clock_reached ? ct_clock_map_ns(clock_reached) : 0);
     for (uint32_t i = 0; i < thread_count; i++)
         if (threads[i].live)
             ct_nvtx_resume(i, &threads[i].seq, threads[i].seq.last_ts);
@@ -120,7 +125,7 @@ static void chunk_point(void)
 void ct_builder_thread(uint32_t index, int32_t tid, const char *name)
 {
     struct thread_view *t = &threads[index];
-    ct_sequence_init(&t->seq, ct_process_thread_track(tid));
+    ct_sequence_init(&t->seq, writer, ct_process_thread_track(tid));
     t->tid = tid;
     t->live = 1;
     ct_write_thread_track(&t->seq, ct_process_thread_track(tid), ct_process.pid, tid, name);
@@ -219,9 +224,10 @@ static void call(uint32_t index, const struct ct_record *r)
     struct ct_flow flow = ct_gpu_call_flow(correlation, ran, nodes, flow_ids);
     struct ct_call_extra extra = graph_call_args(family, made);
     ct_call_slice(&t->seq, r, begin, end, site, correlation ? &flow : NULL, &extra);
-    ct_usage_tally_call(r, t->tid, site.site, end - begin);
+    uint32_t chunk = ct_writer_chunk(writer);
+    ct_usage_tally_call(r, t->tid, site.site, end - begin, chunk);
     if (!made.node) /* a captured allocation is the graph's, made when it runs */
-        ct_memory_counters_note((uint8_t)family, r, begin, end, site);
+        ct_memory_counters_note((uint8_t)family, r, begin, end, site, chunk);
     ct_pool_reserve_note(r, end);
     ct_snapshot_note_result(r->func, r->result);
     if (family == CT_FAMILY_LAUNCH && !made.node) {
@@ -238,7 +244,7 @@ void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats)
     if (!t->live)
         return;
     ct_call_totals(&t->seq, stats, ct_clock_map_now_ns());
-    ct_trace_gap_thread_totals(stats);
+    ct_trace_gap_thread_totals(stats, ct_writer_chunk(writer));
     ct_control_totals_ended(stats);
 }
 
@@ -267,7 +273,7 @@ void ct_builder_thread_now(uint32_t index, const char *name, const struct ct_cal
         return;
     struct ct_sequence seq;
     uint64_t track = ct_process_thread_track(t->tid);
-    ct_sequence_aside(&seq, track);
+    ct_sequence_aside(&seq, writer, track);
     ct_write_thread_track(&seq, track, ct_process.pid, t->tid, name);
     ct_call_totals(&seq, stats, now_ns);
     inflight_slice(&seq, call, now_ns);
@@ -400,7 +406,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
     ct_capture_windows_finish(end_ns);
     ct_launch_rate_finish();
     ct_memory_counters_settle(UINT64_MAX);
-    ct_writer_refresh_gap(); /* with the peaks all applied */
+    ct_writer_refresh_gap(writer); /* with the peaks all applied */
     ct_library_track_finish(end_ns);
     ct_gpu_tracks_finish(end_ns);
     ct_gpu_state_finish(end_ns);
@@ -427,4 +433,9 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
 uint64_t ct_builder_calls(void)
 {
     return calls;
+}
+
+void ct_builder_flush(void)
+{
+    ct_writer_flush(writer);
 }

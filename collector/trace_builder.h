@@ -50,6 +50,8 @@ void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest
  * snapshot's time, rather than every event of the last second missing. */
 void ct_builder_settle_now(uint64_t drained_from_ns, uint64_t oldest_call_ticks);
 void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally);
+/* Hands what is written so far to the trace file, as a frame of its own. */
+void ct_builder_flush(void);
 uint64_t ct_builder_calls(void);
 
 #endif

@@ -45,9 +45,9 @@ static struct view *views;
 static size_t view_count;
 static uint32_t sample_hz;
 
-void ct_host_state_start(struct ct_shm_header *shm)
+void ct_host_state_start(struct ct_shm_header *shm, struct ct_writer *w)
 {
-    ct_sequence_init(&seq, 0);
+    ct_sequence_init(&seq, w, 0);
     sample_hz = shm->sample_hz;
     ct_host_sampler_start(shm, sample_hz);
 }

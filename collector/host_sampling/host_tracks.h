@@ -9,10 +9,12 @@
 
 #include <stdint.h>
 
+#include "collector/perfetto/writer.h"
 #include "cudatrace/shm_layout.h"
 
-/* Starts the sampler at the rate the process set (CUDATRACE_SAMPLE_HZ). */
-void ct_host_state_start(struct ct_shm_header *shm);
+/* Starts the sampler at the rate the process set (CUDATRACE_SAMPLE_HZ); its
+ * readings go to `w`. */
+void ct_host_state_start(struct ct_shm_header *shm, struct ct_writer *w);
 /* Writes what the sampler has handed over; once per drain cycle. */
 void ct_host_state_write(void);
 /* Stops the sampler, writes the rest, closes the spans still open and

@@ -92,12 +92,12 @@ struct ct_ld_process ct_process_loader_view(void)
                                   *cwd ? cwd : NULL};
 }
 
-void ct_process_tracks_start(const struct ct_shm_header *shm)
+void ct_process_tracks_start(const struct ct_shm_header *shm, struct ct_writer *w)
 {
     ct_process.pid = shm->pid;
     ct_process.uuid = (uint64_t)(uint32_t)shm->pid << 32;
     ct_process.start_ns = shm->start_boot_ns;
-    ct_sequence_init(&ct_process.seq, ct_process.uuid);
+    ct_sequence_init(&ct_process.seq, w, ct_process.uuid);
     read_environment();
     char exe_link[64];
     snprintf(exe_link, sizeof exe_link, "/proc/%d/exe", (int)ct_process.pid);

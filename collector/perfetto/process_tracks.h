@@ -45,8 +45,8 @@ extern struct ct_process ct_process;
 #define CT_INT_ARG(name, value)                                                                    \
     ((struct ct_arg){ct_strings_intern_cstr(name), CT_ARG_INT, (uint64_t)(value)})
 
-/* Writes the process track and the counter and library tracks. */
-void ct_process_tracks_start(const struct ct_shm_header *shm);
+/* Writes the process track and the counter and library tracks, with `w`. */
+void ct_process_tracks_start(const struct ct_shm_header *shm, struct ct_writer *w);
 uint64_t ct_process_track(enum ct_process_track which);
 /* A variable of the environment the process started with, or NULL. */
 const char *ct_process_env(const char *name);

@@ -137,7 +137,7 @@ static int is_memory(uint8_t family, enum ct_vmm_op op)
 }
 
 void ct_memory_counters_note(uint8_t family, const struct ct_record *r, uint64_t begin_ns,
-                             uint64_t end_ns, struct ct_call_site site)
+                             uint64_t end_ns, struct ct_call_site site, uint32_t chunk)
 {
     enum ct_vmm_op op = family == CT_FAMILY_VMM ? ct_vmm_op_of(r->func) : CT_VMM_NONE;
     if (r->result != 0 || !is_memory(family, op))
@@ -146,8 +146,7 @@ void ct_memory_counters_note(uint8_t family, const struct ct_record *r, uint64_t
         ct_time_order_init(&pending, sizeof(struct memory_event));
         pending_ready = 1;
     }
-    struct memory_event e = {r->arg[0],         r->arg[1], r->arg[2],  site,
-                             ct_writer_chunk(), family,    (uint8_t)op};
+    struct memory_event e = {r->arg[0], r->arg[1], r->arg[2], site, chunk, family, (uint8_t)op};
     uint64_t at = ct_function_gives_memory_back(r->func) ? begin_ns : end_ns;
     if (at < applied_up_to) {
         late++;

@@ -11,10 +11,10 @@
 #include "cudatrace/record.h"
 
 /* Takes one call of `family` (enum ct_family) that ran from `begin_ns` to
- * `end_ns` from `site`; it counts once ct_memory_counters_settle has passed
- * its time. */
+ * `end_ns` from `site`, whose slice is in `chunk`; it counts once
+ * ct_memory_counters_settle has passed its time. */
 void ct_memory_counters_note(uint8_t family, const struct ct_record *r, uint64_t begin_ns,
-                             uint64_t end_ns, struct ct_call_site site);
+                             uint64_t end_ns, struct ct_call_site site, uint32_t chunk);
 /* Applies, in time order, every event up to `up_to_ns`: the caller knows no
  * earlier one can still come (UINT64_MAX at the end of the trace). */
 void ct_memory_counters_settle(uint64_t up_to_ns);

@@ -43,12 +43,14 @@ static int is_step(uint32_t name)
     return step;
 }
 
-/* The range ending now, if it says step: its time into the chunk's tally. */
-static void tally_step(const struct ring_nvtx *n, uint64_t ts_ns)
+/* The range ending now on `seq`, if it says step: its time into the tally
+ * of the chunk its end is in. */
+static void tally_step(const struct ring_nvtx *n, const struct ct_sequence *seq, uint64_t ts_ns)
 {
     uint32_t depth = n->open - 1;
     if (depth < NAMES_KEPT && is_step(n->open_names[depth]) && ts_ns >= n->open_begins[depth])
-        ct_usage_tally_step_range(n->open_names[depth], ts_ns - n->open_begins[depth]);
+        ct_usage_tally_step_range(n->open_names[depth], ts_ns - n->open_begins[depth],
+                                  ct_writer_chunk(seq->writer));
 }
 
 void ct_nvtx_start(uint32_t count)
@@ -85,7 +87,7 @@ void ct_nvtx_record(uint32_t index, struct ct_sequence *seq, const struct ct_rec
     case CT_NVTX_POP:
         if (n->open) {
             ct_write_slice_end(seq, 0, ts_ns);
-            tally_step(n, ts_ns);
+            tally_step(n, seq, ts_ns);
             n->open--;
         }
         break;

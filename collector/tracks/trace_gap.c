@@ -31,9 +31,8 @@ struct chunk_totals {
 static struct ct_chunk_keeper chunks = CT_CHUNK_KEEPER(struct chunk_totals, NULL);
 static struct ct_call_stats dropped[CT_FN_COUNT];
 
-void ct_trace_gap_thread_totals(const struct ct_call_stats *stats)
+void ct_trace_gap_thread_totals(const struct ct_call_stats *stats, uint32_t chunk)
 {
-    uint32_t chunk = ct_writer_chunk();
     if (chunk == 0)
         return;
     struct chunk_totals *totals = ct_chunk_keeper_of(&chunks, chunk);
@@ -55,7 +54,7 @@ static void write_cuts(struct ct_sequence *seq, const struct ct_writer_cut *cut,
     static const char *const part_names[PARTS] = {ct_value_gap_part_totals, ct_value_gap_part_gpu,
                                                   ct_value_gap_part_usage,
                                                   ct_value_gap_part_live_memory};
-    ct_writer_aside_release_room();
+    ct_writer_aside_release_room(seq->writer);
     for (int part = 0; part < PARTS; part++) {
         if (cut[part + 1].packets == cut[part].packets)
             continue;
@@ -85,19 +84,19 @@ static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap)
     ct_write_slice(seq, 0, gap->from_ns, gap->to_ns, ct_strings_intern_cstr(ct_event_trace_gap),
                    args, sizeof args / sizeof args[0]);
     struct ct_writer_cut cut[PARTS + 1];
-    cut[0] = ct_writer_aside_cut();
+    cut[0] = ct_writer_aside_cut(seq->writer);
     ct_call_totals(seq, dropped, gap->to_ns);
-    cut[1] = ct_writer_aside_cut();
+    cut[1] = ct_writer_aside_cut(seq->writer);
     ct_gap_gpu_write(seq, gap->first_kept, gap->to_ns);
-    cut[2] = ct_writer_aside_cut();
+    cut[2] = ct_writer_aside_cut(seq->writer);
     ct_usage_tally_write_dropped(seq, gap->first_kept, gap->to_ns);
-    cut[3] = ct_writer_aside_cut();
+    cut[3] = ct_writer_aside_cut(seq->writer);
     ct_gap_memory_write(seq, gap->first_kept, gap->to_ns);
-    cut[4] = ct_writer_aside_cut();
+    cut[4] = ct_writer_aside_cut(seq->writer);
     write_cuts(seq, cut, gap->to_ns);
 }
 
-void ct_trace_gap_start(void)
+void ct_trace_gap_start(struct ct_writer *w)
 {
-    ct_writer_on_gap(ct_process_track(CT_TRACK_GAP), write_gap);
+    ct_writer_on_gap(w, ct_process_track(CT_TRACK_GAP), write_gap);
 }

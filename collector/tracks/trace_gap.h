@@ -5,10 +5,13 @@
 #ifndef CT_COLLECTOR_TRACE_GAP_H
 #define CT_COLLECTOR_TRACE_GAP_H
 
+#include "collector/perfetto/writer.h"
 #include "cudatrace/shm_layout.h"
 
-void ct_trace_gap_start(void);
-/* A thread's totals, written as it ended, into the chunk being written. */
-void ct_trace_gap_thread_totals(const struct ct_call_stats *stats);
+/* The gap marker of the trace `w` writes. */
+void ct_trace_gap_start(struct ct_writer *w);
+/* A thread's totals, written as it ended, into `chunk`, the one they are
+ * written in. */
+void ct_trace_gap_thread_totals(const struct ct_call_stats *stats, uint32_t chunk);
 
 #endif

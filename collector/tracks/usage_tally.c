@@ -106,13 +106,13 @@ static uint64_t bucket_of(uint64_t ns)
            (ns >> (octave - SUB_BUCKETS) & ((1u << SUB_BUCKETS) - 1));
 }
 
-void ct_usage_tally_call(const struct ct_record *r, int32_t tid, uint32_t site, uint64_t ns)
+void ct_usage_tally_call(const struct ct_record *r, int32_t tid, uint32_t site, uint64_t ns,
+                         uint32_t chunk)
 {
     enum ct_family family = ct_function_family(r->func);
     if (r->result == 0 && (family == CT_FAMILY_ALLOC_HOST || family == CT_FAMILY_FREE_HOST ||
                            family == CT_FAMILY_HOST_REGISTER))
         ct_pinned_note(&pinned, (enum ct_function)r->func, r->arg[0], r->arg[1]);
-    uint32_t chunk = ct_writer_chunk();
     if (chunk == 0)
         return;
     struct ct_call_shape shape = shape_of(r);
@@ -130,9 +130,8 @@ void ct_usage_tally_call(const struct ct_record *r, int32_t tid, uint32_t site, 
         tally_add(t, (CT_COST_ALLOC_TIME | bucket_of(ns) << BUCKET_SHIFT) << 32 | site, 1, ns, 0);
 }
 
-void ct_usage_tally_step_range(uint32_t name, uint64_t ns)
+void ct_usage_tally_step_range(uint32_t name, uint64_t ns, uint32_t chunk)
 {
-    uint32_t chunk = ct_writer_chunk();
     if (chunk == 0)
         return;
     tally_add(ct_chunk_keeper_of(&chunks, chunk),

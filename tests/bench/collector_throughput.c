@@ -18,7 +18,6 @@
 
 #include "collector/perfetto/clock_map.h"
 #include "cudatrace/functions.h"
-#include "collector/perfetto/writer.h"
 #include "collector/ring_drain.h"
 #include "collector/trace_builder.h"
 #include "collector/perfetto/trace_file.h"
@@ -142,7 +141,7 @@ int main(int argc, char **argv)
     }
     double t0 = now_s();
     ct_builder_finish(clock, 0, 1);
-    ct_writer_flush();
+    ct_builder_flush();
     ct_trace_file_close();
     busy += now_s() - t0;
     printf("collector_throughput: %llu records in %.3f s: %.2f M records/s, %.2f bytes/record\n",

@@ -13,7 +13,6 @@
 #include "tests/replay/capture_format.h"
 #include "collector/perfetto/clock_map.h"
 #include "cudatrace/shm_layout.h"
-#include "collector/perfetto/writer.h"
 #include "collector/trace_builder.h"
 #include "collector/perfetto/trace_file.h"
 #include "collector/snapshot/snapshot.h"
@@ -60,7 +59,7 @@ int ct_trace_file_error(void)
     return write_error;
 }
 
-void ct_writer_flush(void)
+void ct_builder_flush(void)
 {
     event(CT_CAP_FLUSH, 0);
 }
@@ -145,11 +144,6 @@ void ct_builder_thread_now(uint32_t index, const char *name, const struct ct_cal
                            struct ct_call_now call, uint64_t now_ns)
 {
     (void)index, (void)name, (void)stats, (void)call, (void)now_ns;
-}
-
-void ct_snapshot_start(struct ct_shm_header *shm)
-{
-    (void)shm;
 }
 
 void ct_snapshot_triggers_start(void) {}

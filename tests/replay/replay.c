@@ -18,7 +18,6 @@
 #include "tests/replay/capture_format.h"
 #include "collector/perfetto/clock_map.h"
 #include "cudatrace/shm_layout.h"
-#include "collector/perfetto/writer.h"
 #include "collector/trace_builder.h"
 #include "collector/perfetto/trace_file.h"
 
@@ -111,7 +110,7 @@ static void replay_event(const struct ct_capture_event *e)
         break;
     }
     case CT_CAP_FLUSH:
-        ct_writer_flush();
+        ct_builder_flush();
         break;
     default:
         fprintf(stderr, "replay: unknown event %u in the capture\n", e->op);

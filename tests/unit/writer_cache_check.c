@@ -39,51 +39,59 @@ size_t ct_trace_file_compress(const void *data, size_t size)
 
 void ct_trace_file_append(void) {}
 
-void ct_chunks_make_room(size_t size)
+static struct ct_writer *writer;
+
+void ct_chunks_make_room(struct ct_chunks *c, size_t size)
 {
-    (void)size;
+    (void)c, (void)size;
     const uint8_t *packets;
     flushes++;
-    ct_writer_gap_packets(&gap, &packets);
+    ct_writer_gap_packets(writer, &gap, &packets);
 }
 
-void ct_chunks_bound(uint64_t max_bytes)
+void ct_chunks_init(struct ct_chunks *c, struct ct_writer *w, uint64_t max_bytes)
 {
-    (void)max_bytes;
+    (void)c, (void)w, (void)max_bytes;
 }
-int ct_chunks_due(void)
+int ct_chunks_due(const struct ct_chunks *c)
 {
+    (void)c;
     return 0;
 }
-void ct_chunks_begin(uint64_t start_ns)
+void ct_chunks_begin(struct ct_chunks *c, uint64_t start_ns)
 {
-    (void)start_ns;
+    (void)c, (void)start_ns;
 }
-uint32_t ct_chunks_current(void)
+uint32_t ct_chunks_current(const struct ct_chunks *c)
 {
+    (void)c;
     return 0;
 }
-void ct_chunks_refresh_gap(void) {}
-void ct_replay_register(struct ct_sequence *seq)
+void ct_chunks_refresh_gap(struct ct_chunks *c)
 {
-    (void)seq;
+    (void)c;
 }
-void ct_replay_forget(struct ct_sequence *seq)
+void ct_replay_register(struct ct_replay *r, struct ct_sequence *seq)
 {
-    (void)seq;
+    (void)r, (void)seq;
 }
-void ct_replay_descriptor(struct ct_sequence *seq, uint64_t uuid, const uint8_t *packed, size_t len)
+void ct_replay_forget(struct ct_replay *r, struct ct_sequence *seq)
 {
-    (void)seq, (void)uuid, (void)packed, (void)len;
+    (void)r, (void)seq;
 }
-void ct_replay_counter(uint64_t uuid, uint64_t ts, int64_t value)
+void ct_replay_descriptor(struct ct_replay *r, struct ct_sequence *seq, uint64_t uuid,
+                          const uint8_t *packed, size_t len)
 {
-    (void)uuid, (void)ts, (void)value;
+    (void)r, (void)seq, (void)uuid, (void)packed, (void)len;
 }
-void ct_replay_all(void (*restart)(struct ct_sequence *seq),
+void ct_replay_counter(struct ct_replay *r, uint64_t uuid, uint64_t ts, int64_t value)
+{
+    (void)r, (void)uuid, (void)ts, (void)value;
+}
+void ct_replay_all(struct ct_replay *r, void (*restart)(struct ct_sequence *seq),
                    void (*describe)(struct ct_sequence *seq, const uint8_t *packed, size_t len))
 {
-    (void)restart, (void)describe;
+    (void)r, (void)restart, (void)describe;
 }
 
 static uint32_t event_name, arg_name;
@@ -131,14 +139,14 @@ int main(void)
 {
     event_name = ct_strings_intern_cstr("cached event");
     arg_name = ct_strings_intern_cstr("step");
-    ct_writer_bound(512 * 1024); /* a small batch: many flushes */
-    ct_writer_on_gap(7, write_gap);
-    struct ct_sequence seq;
-    ct_sequence_init(&seq, 9);
+    writer = ct_writer_create(512 * 1024); /* a small batch: many flushes */
+    ct_writer_on_gap(writer, 7, write_gap);
+    struct ct_sequence seq = {0};
+    ct_sequence_init(&seq, writer, 9);
     struct ct_arg arg = {arg_name, CT_ARG_UINT, 1};
     for (uint64_t i = 0; i < EVENTS; i++)
         ct_write_instant(&seq, 0, 5000 + i, event_name, &arg, 1);
-    ct_writer_flush();
+    ct_writer_flush(writer);
     ct_check(flushes > 10, "the batch flushed %zu times, with a gap each", flushes);
     size_t packets, whole = whole_packets(seq.id, &packets);
     ct_check_u64(packets, EVENTS, "packets in the frames");
