@@ -69,63 +69,68 @@ struct thread_view {
     uint32_t correlation;
 };
 
-/* Writes the trace; the tracks that write on sequences of their own are
- * started with it. */
-static struct ct_writer *writer;
-static struct thread_view *threads;
-/* The flow ids a graph launch starts, one per node it runs. */
-static uint64_t *flow_ids;
-static size_t flow_room;
-static uint32_t thread_count;
-static uint64_t calls, last_dropped;
+/* The collector's one builder: the parts of the trace it holds and hands
+ * down (the file main.c opened, its writer, the control socket), and what
+ * it keeps of the threads. */
+static struct {
+    struct ct_trace_file *file;
+    struct ct_writer *writer;
+    struct ct_control control;
+    struct thread_view *threads;
+    uint32_t thread_count;
+    /* The flow ids a graph launch starts, one per node it runs. */
+    uint64_t *flow_ids;
+    size_t flow_room;
+    uint64_t calls, last_dropped;
+    /* The clock of the latest record that has one: where the drain's merge
+     * across threads has got to, and so where a chunk begun now begins. */
+    uint64_t clock_reached;
+} b;
 
-void ct_builder_start(struct ct_shm_header *shm)
+void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file)
 {
-    writer = ct_writer_create((uint64_t)shm->max_trace_mb << 20);
+    b.file = file;
+    b.writer = ct_writer_create(file, (uint64_t)shm->max_trace_mb << 20);
     ct_call_slices_start();
-    threads = calloc(shm->ring_count, sizeof *threads);
-    if (!threads)
+    b.threads = calloc(shm->ring_count, sizeof *b.threads);
+    if (!b.threads)
         abort();
-    thread_count = shm->ring_count;
+    b.thread_count = shm->ring_count;
     ct_nvtx_start(shm->ring_count);
     ct_string_records_start(shm->ring_count);
     ct_call_sites_start(shm->ring_count);
     ct_cuda_graphs_start(shm->ring_count);
-    ct_process_tracks_start(shm, writer);
+    ct_process_tracks_start(shm, b.writer);
     ct_library_track_start();
-    ct_gpu_tracks_start(writer, shm->ring_count, shm->gpu_records, shm->gpu_graph_level);
-    ct_gpu_state_start(shm, writer);
-    ct_trace_gap_start(writer);
-    ct_host_state_start(shm, writer);
+    ct_gpu_tracks_start(b.writer, shm->ring_count, shm->gpu_records, shm->gpu_graph_level);
+    ct_gpu_state_start(shm, b.writer);
+    ct_trace_gap_start(b.writer);
+    ct_host_state_start(shm, b.writer);
     ct_capture_windows_start(shm);
-    ct_control_listen(shm);
-    ct_snapshot_start(shm, writer);
+    ct_control_listen(&b.control, &(struct ct_control_parts){shm, file});
+    ct_snapshot_start(shm, b.writer, file);
 }
-
-/* The clock of the latest record that has one: where the drain's merge
- * across threads has got to, and so where a chunk begun now begins. */
-static uint64_t clock_reached;
 
 /* Ends the chunk being written once it is full. Each thread's open NVTX
  * ranges end at its latest event and begin again there, in the new chunk:
  * later events of a thread are never earlier. */
 static void chunk_point(void)
 {
-    if (!ct_writer_chunk_due(writer))
+    if (!ct_writer_chunk_due(b.writer))
         return;
-    for (uint32_t i = 0; i < thread_count; i++)
-        if (threads[i].live)
-            ct_nvtx_suspend(i, &threads[i].seq, threads[i].seq.last_ts);
-    ct_writer_new_chunk(writer, clock_reached ? ct_clock_map_ns(clock_reached) : 0);
-    for (uint32_t i = 0; i < thread_count; i++)
-        if (threads[i].live)
-            ct_nvtx_resume(i, &threads[i].seq, threads[i].seq.last_ts);
+    for (uint32_t i = 0; i < b.thread_count; i++)
+        if (b.threads[i].live)
+            ct_nvtx_suspend(i, &b.threads[i].seq, b.threads[i].seq.last_ts);
+    ct_writer_new_chunk(b.writer, b.clock_reached ? ct_clock_map_ns(b.clock_reached) : 0);
+    for (uint32_t i = 0; i < b.thread_count; i++)
+        if (b.threads[i].live)
+            ct_nvtx_resume(i, &b.threads[i].seq, b.threads[i].seq.last_ts);
 }
 
 void ct_builder_thread(uint32_t index, int32_t tid, const char *name)
 {
-    struct thread_view *t = &threads[index];
-    ct_sequence_init(&t->seq, writer, ct_process_thread_track(tid));
+    struct thread_view *t = &b.threads[index];
+    ct_sequence_init(&t->seq, b.writer, ct_process_thread_track(tid));
     t->tid = tid;
     t->live = 1;
     ct_write_thread_track(&t->seq, ct_process_thread_track(tid), ct_process.pid, tid, name);
@@ -133,7 +138,7 @@ void ct_builder_thread(uint32_t index, int32_t tid, const char *name)
 
 void ct_builder_thread_end(uint32_t index)
 {
-    struct thread_view *t = &threads[index];
+    struct thread_view *t = &b.threads[index];
     if (t->live) {
         ct_nvtx_close(index, &t->seq, ct_clock_map_now_ns());
         ct_sequence_release(&t->seq);
@@ -204,7 +209,7 @@ static struct ct_call_extra graph_call_args(int family, struct ct_graph_call mad
 
 static void call(uint32_t index, const struct ct_record *r)
 {
-    struct thread_view *t = &threads[index];
+    struct thread_view *t = &b.threads[index];
     int family = ct_call_family(r);
     if (family < 0 || !t->live)
         return;
@@ -220,11 +225,11 @@ static void call(uint32_t index, const struct ct_record *r)
     uint32_t nodes = 0;
     const uint64_t *ran =
         family == CT_FAMILY_GRAPH ? ct_cuda_graphs_exec_nodes(r->arg[0], &nodes) : NULL;
-    flow_ids = ct_array_reserve(flow_ids, &flow_room, nodes, sizeof *flow_ids);
-    struct ct_flow flow = ct_gpu_call_flow(correlation, ran, nodes, flow_ids);
+    b.flow_ids = ct_array_reserve(b.flow_ids, &b.flow_room, nodes, sizeof *b.flow_ids);
+    struct ct_flow flow = ct_gpu_call_flow(correlation, ran, nodes, b.flow_ids);
     struct ct_call_extra extra = graph_call_args(family, made);
     ct_call_slice(&t->seq, r, begin, end, site, correlation ? &flow : NULL, &extra);
-    uint32_t chunk = ct_writer_chunk(writer);
+    uint32_t chunk = ct_writer_chunk(b.writer);
     ct_usage_tally_call(r, t->tid, site.site, end - begin, chunk);
     if (!made.node) /* a captured allocation is the graph's, made when it runs */
         ct_memory_counters_note((uint8_t)family, r, begin, end, site, chunk);
@@ -235,16 +240,16 @@ static void call(uint32_t index, const struct ct_record *r)
         if (r->result == CUDA_ERROR_NO_KERNEL_IMAGE)
             ct_kernel_table_no_image(r->arg[0], end);
     }
-    calls++;
+    b.calls++;
 }
 
 void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats)
 {
-    struct thread_view *t = &threads[index];
+    struct thread_view *t = &b.threads[index];
     if (!t->live)
         return;
     ct_call_totals(&t->seq, stats, ct_clock_map_now_ns());
-    ct_trace_gap_thread_totals(stats, ct_writer_chunk(writer));
+    ct_trace_gap_thread_totals(stats, ct_writer_chunk(b.writer));
     ct_control_totals_ended(stats);
 }
 
@@ -260,7 +265,7 @@ static void inflight_slice(struct ct_sequence *seq, struct ct_call_now call, uin
 
 void ct_builder_inflight(struct ct_call_now call, uint64_t end_ns)
 {
-    struct thread_view *t = &threads[call.index];
+    struct thread_view *t = &b.threads[call.index];
     if (t->live)
         inflight_slice(&t->seq, call, end_ns);
 }
@@ -268,12 +273,12 @@ void ct_builder_inflight(struct ct_call_now call, uint64_t end_ns)
 void ct_builder_thread_now(uint32_t index, const char *name, const struct ct_call_stats *stats,
                            struct ct_call_now call, uint64_t now_ns)
 {
-    struct thread_view *t = &threads[index];
+    struct thread_view *t = &b.threads[index];
     if (!t->live)
         return;
     struct ct_sequence seq;
     uint64_t track = ct_process_thread_track(t->tid);
-    ct_sequence_aside(&seq, writer, track);
+    ct_sequence_aside(&seq, b.writer, track);
     ct_write_thread_track(&seq, track, ct_process.pid, t->tid, name);
     ct_call_totals(&seq, stats, now_ns);
     inflight_slice(&seq, call, now_ns);
@@ -284,7 +289,7 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
 {
     struct ct_string_done done;
     if (ct_record_on_program_clock(record->type))
-        clock_reached = record->begin;
+        b.clock_reached = record->begin;
     chunk_point();
     switch (record->type) {
     case CT_REC_CALL:
@@ -292,8 +297,8 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
         call(index, record);
         break;
     case CT_REC_CORRELATION:
-        threads[index].correlated_begin = record->begin;
-        threads[index].correlation = (uint32_t)record->arg[0];
+        b.threads[index].correlated_begin = record->begin;
+        b.threads[index].correlation = (uint32_t)record->arg[0];
         for (int i = 1; i < 4; i++)
             ct_gpu_correlation_alias((uint32_t)record->arg[i], (uint32_t)record->arg[0]);
         break;
@@ -328,8 +333,8 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
             ct_cuda_graphs_record(index, record);
         break;
     case CT_REC_NVTX:
-        if (threads[index].live)
-            ct_nvtx_record(index, &threads[index].seq, record, ct_clock_map_ns(record->begin));
+        if (b.threads[index].live)
+            ct_nvtx_record(index, &b.threads[index].seq, record, ct_clock_map_ns(record->begin));
         break;
     default:
         break;
@@ -365,13 +370,13 @@ void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest
     chunk_point();
     uint64_t now = ct_clock_map_now_ns();
     ct_capture_windows_tick(now);
-    ct_control_serve(now);
+    ct_control_serve(&b.control, now);
     settle(settled_ns(drained_from_ns, oldest_call_ticks, SETTLE_SLACK_NS));
     ct_gpu_state_write();
     ct_host_state_write();
-    if (dropped != last_dropped) {
+    if (dropped != b.last_dropped) {
         ct_process_counter(CT_TRACK_DROPPED, now, (int64_t)dropped);
-        last_dropped = dropped;
+        b.last_dropped = dropped;
     }
 }
 
@@ -399,19 +404,19 @@ static uint64_t peak_rss_kb(const struct rusage *usage)
 
 void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
 {
-    for (uint32_t i = 0; i < thread_count; i++)
-        if (threads[i].live)
-            ct_nvtx_close(i, &threads[i].seq, end_ns);
-    ct_control_close();
+    for (uint32_t i = 0; i < b.thread_count; i++)
+        if (b.threads[i].live)
+            ct_nvtx_close(i, &b.threads[i].seq, end_ns);
+    ct_control_close(&b.control);
     ct_capture_windows_finish(end_ns);
     ct_launch_rate_finish();
     ct_memory_counters_settle(UINT64_MAX);
-    ct_writer_refresh_gap(writer); /* with the peaks all applied */
+    ct_writer_refresh_gap(b.writer); /* with the peaks all applied */
     ct_library_track_finish(end_ns);
     ct_gpu_tracks_finish(end_ns);
     ct_gpu_state_finish(end_ns);
     ct_host_state_finish(end_ns);
-    if (dropped != last_dropped)
+    if (dropped != b.last_dropped)
         ct_process_counter(CT_TRACK_DROPPED, end_ns, (int64_t)dropped);
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
@@ -419,7 +424,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
         ((uint64_t)usage.ru_utime.tv_sec + (uint64_t)usage.ru_stime.tv_sec) * 1000000000ull +
         ((uint64_t)usage.ru_utime.tv_usec + (uint64_t)usage.ru_stime.tv_usec) * 1000u;
     struct ct_arg args[] = {
-        CT_UINT_ARG(ct_key_calls, calls),
+        CT_UINT_ARG(ct_key_calls, b.calls),
         CT_UINT_ARG(ct_key_collector_cpu_ns, cpu_ns),
         CT_UINT_ARG(ct_key_collector_max_rss_kb, peak_rss_kb(&usage)),
         CT_UINT_ARG(ct_key_dropped, dropped),
@@ -432,10 +437,10 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
 
 uint64_t ct_builder_calls(void)
 {
-    return calls;
+    return b.calls;
 }
 
 void ct_builder_flush(void)
 {
-    ct_writer_flush(writer);
+    ct_writer_flush(b.writer);
 }

@@ -6,9 +6,11 @@
 
 #include <stdint.h>
 
+#include "collector/perfetto/trace_file.h"
 #include "cudatrace/shm_layout.h"
 
-void ct_builder_start(struct ct_shm_header *shm);
+/* Starts the trace of the process whose header is `shm`, into `file`. */
+void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file);
 /* A new thread's records begin on ring `index`. */
 void ct_builder_thread(uint32_t index, int32_t tid, const char *name);
 /* The thread on ring `index` ended and its records are all drained. */

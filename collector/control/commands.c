@@ -39,9 +39,10 @@ static void window_line(struct ct_reply *reply)
     ct_reply_printf(reply, "window %s\n", ct_capture_windows_open() ? "open" : "closed");
 }
 
-static void status(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
+static void status(const struct ct_control_parts *parts, uint64_t now_ns, struct ct_reply *reply)
 {
     (void)now_ns;
+    struct ct_shm_header *shm = parts->shm;
     static struct ct_call_stats totals[CT_FN_COUNT];
     ct_catch_up(shm, 0);
     ct_control_totals_now(shm, totals);
@@ -50,7 +51,7 @@ static void status(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *
     window_line(reply);
     ct_reply_printf(reply, "records %llu\ndropped %llu\ntrace_bytes %llu\ndevice_bytes %llu\n",
                     (unsigned long long)ct_builder_calls(), (unsigned long long)ct_shm_dropped(shm),
-                    (unsigned long long)ct_trace_file_bytes(),
+                    (unsigned long long)ct_trace_file_bytes(parts->file),
                     (unsigned long long)ct_memory_counters_live_device());
     for (int fn = 0; fn < CT_FN_COUNT; fn++)
         if (totals[fn].calls)
@@ -66,22 +67,22 @@ static void set_window(int open, uint64_t now_ns, struct ct_reply *reply)
     window_line(reply);
 }
 
-static void start(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
+static void start(const struct ct_control_parts *parts, uint64_t now_ns, struct ct_reply *reply)
 {
-    (void)shm;
+    (void)parts;
     set_window(1, now_ns, reply);
 }
 
-static void stop(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
+static void stop(const struct ct_control_parts *parts, uint64_t now_ns, struct ct_reply *reply)
 {
-    (void)shm;
+    (void)parts;
     set_window(0, now_ns, reply);
 }
 
 /* A copy of the trace so far, with every thread's state, beside it. */
-static void snapshot(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
+static void snapshot(const struct ct_control_parts *parts, uint64_t now_ns, struct ct_reply *reply)
 {
-    (void)shm, (void)now_ns;
+    (void)parts, (void)now_ns;
     char path[PATH_MAX];
     struct ct_snapshot_reason why = {.trigger = CT_SNAPSHOT_ASKED};
     int err = ct_snapshot_write(&why, path, sizeof path);
@@ -107,20 +108,20 @@ static const struct {
 
 #define COMMANDS (sizeof commands / sizeof commands[0])
 
-static void help(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
+static void help(const struct ct_control_parts *parts, uint64_t now_ns, struct ct_reply *reply)
 {
-    (void)shm, (void)now_ns;
+    (void)parts, (void)now_ns;
     ct_reply_printf(reply, "ok\n");
     for (size_t i = 0; i < COMMANDS; i++)
         ct_reply_printf(reply, "%-8s %s\n", commands[i].name, commands[i].help);
 }
 
-void ct_control_run(struct ct_shm_header *shm, const char *line, uint64_t now_ns,
+void ct_control_run(const struct ct_control_parts *parts, const char *line, uint64_t now_ns,
                     struct ct_reply *reply)
 {
     for (size_t i = 0; i < COMMANDS; i++)
         if (strcmp(line, commands[i].name) == 0) {
-            commands[i].run(shm, now_ns, reply);
+            commands[i].run(parts, now_ns, reply);
             return;
         }
     /* The bytes as given, those that would garble a terminal replaced. */

@@ -18,9 +18,10 @@
 #define TAIL_CHUNKS 8
 #define GAP_RESERVE (64 * 1024) /* room kept for the gap frame, more than it takes */
 
-void ct_chunks_init(struct ct_chunks *c, struct ct_writer *writer, uint64_t max_bytes)
+void ct_chunks_init(struct ct_chunks *c, struct ct_trace_file *file, struct ct_writer *writer,
+                    uint64_t max_bytes)
 {
-    *c = (struct ct_chunks){.writer = writer, .count = 1, .next_id = 1};
+    *c = (struct ct_chunks){.file = file, .writer = writer, .count = 1, .next_id = 1};
     c->bound = max_bytes;
     c->head_target = max_bytes / 4;
     c->chunk_target = (max_bytes - c->head_target - GAP_RESERVE) / TAIL_CHUNKS;
@@ -30,7 +31,7 @@ int ct_chunks_due(const struct ct_chunks *c)
 {
     if (!c->bound || c->count == CT_CHUNKS_MAX)
         return 0;
-    uint64_t written = ct_trace_file_bytes() - c->chunk[c->count - 1].offset;
+    uint64_t written = ct_trace_file_bytes(c->file) - c->chunk[c->count - 1].offset;
     return written >= (c->count == 1 ? c->head_target : c->chunk_target);
 }
 
@@ -38,7 +39,7 @@ void ct_chunks_begin(struct ct_chunks *c, uint64_t start_ns)
 {
     if (!c->bound || c->count == CT_CHUNKS_MAX)
         return;
-    uint64_t end = ct_trace_file_bytes();
+    uint64_t end = ct_trace_file_bytes(c->file);
     if (c->count == 1)
         c->head_end = end;
     c->chunk[c->count++] = (struct ct_chunk){end, start_ns, c->next_id++};
@@ -53,7 +54,7 @@ uint32_t ct_chunks_current(const struct ct_chunks *c)
  * never the chunk being written. */
 static uint32_t chunks_to_drop(const struct ct_chunks *c, size_t size)
 {
-    uint64_t reserve = c->gap_size ? 0 : GAP_RESERVE, file = ct_trace_file_bytes();
+    uint64_t reserve = c->gap_size ? 0 : GAP_RESERVE, file = ct_trace_file_bytes(c->file);
     uint32_t drop = 0;
     while (drop + 2 < c->count &&
            file - (c->chunk[1 + drop].offset - c->chunk[1].offset) + size + reserve > c->bound)
@@ -81,7 +82,7 @@ static void splice_gap(struct ct_chunks *c, uint32_t drop)
     const uint8_t *packets;
     size_t packets_size = ct_writer_gap_packets(c->writer, &g, &packets);
     uint64_t kept_from = c->chunk[1 + drop].offset, new_gap_size;
-    if (ct_trace_file_splice(c->head_end, kept_from, packets, packets_size, &new_gap_size))
+    if (ct_trace_file_splice(c->file, c->head_end, kept_from, packets, packets_size, &new_gap_size))
         return; /* the file as it was: it grows past the bound rather than break */
     c->gap = g;
     c->gap_size = new_gap_size;

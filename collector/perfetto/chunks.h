@@ -10,6 +10,7 @@
 
 #define CT_CHUNKS_MAX 64 /* past that, the current chunk grows on */
 
+struct ct_trace_file;
 struct ct_writer;
 
 /* The middle dropped so far, as the gap marker says it. */
@@ -26,7 +27,8 @@ struct ct_chunk {
 };
 
 struct ct_chunks {
-    struct ct_writer *writer; /* whose file it is, and who makes the gap marker's packets */
+    struct ct_trace_file *file;
+    struct ct_writer *writer; /* who makes the gap marker's packets */
     uint64_t bound, head_target, chunk_target;
     /* chunk[0] is the head, at offset 0; a gap frame of gap_size bytes lies
      * between it (ending at head_end) and chunk[1]. */
@@ -36,8 +38,10 @@ struct ct_chunks {
     struct ct_gap gap;
 };
 
-/* At most `max_bytes` of file; 0: unbounded, one chunk for ever. */
-void ct_chunks_init(struct ct_chunks *c, struct ct_writer *writer, uint64_t max_bytes);
+/* At most `max_bytes` of `file`, which `writer` writes; 0: unbounded, one
+ * chunk for ever. */
+void ct_chunks_init(struct ct_chunks *c, struct ct_trace_file *file, struct ct_writer *writer,
+                    uint64_t max_bytes);
 /* Whether the chunk being written is full. */
 int ct_chunks_due(const struct ct_chunks *c);
 /* The next chunk begins at the file's end; its events after `start_ns`. */

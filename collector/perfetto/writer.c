@@ -67,6 +67,7 @@ struct cached_body {
 };
 
 struct ct_writer {
+    struct ct_trace_file *file;
     struct output frame, gap, aside;
     struct output *out; /* the one being written */
     uint32_t next_sequence_id;
@@ -80,11 +81,12 @@ struct ct_writer {
     uint8_t frame_scratch[MAX_PACKET], gap_scratch[MAX_PACKET], aside_scratch[MAX_PACKET];
 };
 
-struct ct_writer *ct_writer_create(uint64_t max_bytes)
+struct ct_writer *ct_writer_create(struct ct_trace_file *file, uint64_t max_bytes)
 {
     struct ct_writer *w = calloc(1, sizeof *w);
     if (!w)
         abort();
+    w->file = file;
     w->frame = (struct output){.buf = w->batch, .size = BATCH_SIZE, .scratch = w->frame_scratch};
     w->gap =
         (struct output){.buf = w->gap_batch, .size = GAP_BATCH_SIZE, .scratch = w->gap_scratch};
@@ -92,7 +94,7 @@ struct ct_writer *ct_writer_create(uint64_t max_bytes)
         .buf = w->aside_batch, .size = ASIDE_BATCH_SIZE, .scratch = w->aside_scratch};
     w->out = &w->frame;
     w->next_sequence_id = 1;
-    ct_chunks_init(&w->chunks, w, max_bytes);
+    ct_chunks_init(&w->chunks, file, w, max_bytes);
     if (max_bytes && max_bytes / 8 < w->frame.size)
         w->frame.size = max_bytes / 8 > MIN_BOUNDED_BATCH ? max_bytes / 8 : MIN_BOUNDED_BATCH;
     return w;
@@ -168,11 +170,11 @@ static int bitset_test_and_set(struct ct_bitset *set, uint32_t id)
 
 void ct_writer_flush(struct ct_writer *w)
 {
-    size_t size = ct_trace_file_compress(w->frame.buf, w->frame.used);
+    size_t size = ct_trace_file_compress(w->file, w->frame.buf, w->frame.used);
     w->frame.used = 0;
     if (size) {
         ct_chunks_make_room(&w->chunks, size);
-        ct_trace_file_append();
+        ct_trace_file_append(w->file);
     }
 }
 

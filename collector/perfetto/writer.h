@@ -49,9 +49,9 @@ struct ct_sequence {
 
 enum ct_counter_unit { CT_UNIT_COUNT = 2, CT_UNIT_BYTES = 3 };
 
-/* A writer of a trace of at most `max_bytes` (0: unbounded): past it, the
- * middle is dropped in whole chunks (perfetto/chunks.c). */
-struct ct_writer *ct_writer_create(uint64_t max_bytes);
+/* A writer of the trace in `file`, of at most `max_bytes` (0: unbounded):
+ * past it, the middle is dropped in whole chunks (perfetto/chunks.c). */
+struct ct_writer *ct_writer_create(struct ct_trace_file *file, uint64_t max_bytes);
 
 void ct_sequence_init(struct ct_sequence *seq, struct ct_writer *w, uint64_t default_track);
 void ct_sequence_release(struct ct_sequence *seq);

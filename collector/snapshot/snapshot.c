@@ -31,12 +31,14 @@
 static struct {
     struct ct_shm_header *rings;
     struct ct_writer *writer;
+    struct ct_trace_file *file;
 } started;
 
-void ct_snapshot_start(struct ct_shm_header *shm, struct ct_writer *w)
+void ct_snapshot_start(struct ct_shm_header *shm, struct ct_writer *w, struct ct_trace_file *file)
 {
     started.rings = shm;
     started.writer = w;
+    started.file = file;
 }
 
 static const char *trigger_name(enum ct_snapshot_trigger trigger)
@@ -98,7 +100,7 @@ int ct_snapshot_write(const struct ct_snapshot_reason *why, char *path, size_t p
     ct_writer_flush(started.writer);
     const uint8_t *packets;
     size_t size = ct_writer_aside(started.writer, write_closing, &c, &packets);
-    int err = ct_trace_file_copy(packets, size, path, path_size);
+    int err = ct_trace_file_copy(started.file, packets, size, path, path_size);
     if (err)
         return err;
     struct ct_arg args[8];

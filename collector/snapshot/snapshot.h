@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collector/perfetto/trace_file.h"
 #include "collector/perfetto/writer.h"
 #include "cudatrace/shm_layout.h"
 
@@ -29,8 +30,8 @@ struct ct_snapshot_reason {
 };
 
 /* Once the builder has started, with the rings the threads' state is read
- * from and the writer of the trace. */
-void ct_snapshot_start(struct ct_shm_header *shm, struct ct_writer *w);
+ * from, the writer of the trace and its file. */
+void ct_snapshot_start(struct ct_shm_header *shm, struct ct_writer *w, struct ct_trace_file *file);
 /* Writes trace.snapshot-N.pftrace.zst beside the trace (perfetto/
  * trace_file.c names it) and its name into `path`; 0, or an errno value
  * when it could not (nothing is left behind then). Called from the

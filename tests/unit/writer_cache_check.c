@@ -26,8 +26,9 @@ static uint8_t *frames;
 static size_t frames_used, flushes;
 static struct ct_gap gap;
 
-size_t ct_trace_file_compress(const void *data, size_t size)
+size_t ct_trace_file_compress(struct ct_trace_file *f, const void *data, size_t size)
 {
+    (void)f;
     uint8_t *grown = realloc(frames, frames_used + size);
     if (!grown)
         abort();
@@ -37,7 +38,10 @@ size_t ct_trace_file_compress(const void *data, size_t size)
     return size;
 }
 
-void ct_trace_file_append(void) {}
+void ct_trace_file_append(struct ct_trace_file *f)
+{
+    (void)f;
+}
 
 static struct ct_writer *writer;
 
@@ -49,9 +53,10 @@ void ct_chunks_make_room(struct ct_chunks *c, size_t size)
     ct_writer_gap_packets(writer, &gap, &packets);
 }
 
-void ct_chunks_init(struct ct_chunks *c, struct ct_writer *w, uint64_t max_bytes)
+void ct_chunks_init(struct ct_chunks *c, struct ct_trace_file *file, struct ct_writer *w,
+                    uint64_t max_bytes)
 {
-    (void)c, (void)w, (void)max_bytes;
+    (void)c, (void)file, (void)w, (void)max_bytes;
 }
 int ct_chunks_due(const struct ct_chunks *c)
 {
@@ -139,7 +144,7 @@ int main(void)
 {
     event_name = ct_strings_intern_cstr("cached event");
     arg_name = ct_strings_intern_cstr("step");
-    writer = ct_writer_create(512 * 1024); /* a small batch: many flushes */
+    writer = ct_writer_create(NULL, 512 * 1024); /* a small batch: many flushes */
     ct_writer_on_gap(writer, 7, write_gap);
     struct ct_sequence seq = {0};
     ct_sequence_init(&seq, writer, 9);
