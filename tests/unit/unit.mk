@@ -22,10 +22,14 @@ $(BUILD)/unit/dwarf_lines_check: collector/elf/dwarf_lines.c common/string_table
 $(BUILD)/unit/drain_order_check: collector/ring_drain.c preload/core/ring.c tests/unit/builder_stubs.c
 $(BUILD)/unit/python_lines_check: collector/host_sampling/python_lines.c
 $(BUILD)/unit/cpu_list_check: collector/cpu_placement.c
-$(BUILD)/unit/writer_cache_check: collector/perfetto/writer.c common/string_table.c $(PROTO_C)
-$(BUILD)/unit/writer_cache_check: LDLIBS := -l:libprotobuf-c.a
+# A writer, made as the collector makes one, over a trace file of its own (trace_read.c reads it).
+CT_UNIT_WRITER := collector/perfetto/writer.c collector/perfetto/chunks.c \
+	collector/perfetto/chunk_replay.c collector/perfetto/trace_file.c common/string_table.c \
+	common/u64_map.c tests/unit/trace_read.c $(PROTO_C)
+$(BUILD)/unit/writer_cache_check: $(CT_UNIT_WRITER)
+$(BUILD)/unit/writer_cache_check: LDLIBS := -l:libzstd.a -l:libprotobuf-c.a
 
-$(CT_UNIT_PURE): $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.c $(wildcard tests/unit/check.h \
+$(CT_UNIT_PURE): $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.c $(wildcard tests/unit/check.h tests/unit/trace_read.h \
 		common/*.h collector/*.h preload/core/*.h collector/perfetto/*.h collector/elf/*.h collector/host_sampling/*.h viewer-export/model/*.h \
 		viewer-export/read/*.h viewer-export/output/*.h include/cudatrace/*.h)
 	@mkdir -p $(@D)
