@@ -70,12 +70,13 @@ struct thread_view {
 };
 
 /* The collector's one builder: the parts of the trace it holds and hands
- * down (the file main.c opened, its writer, the control socket), and what
- * it keeps of the threads. */
+ * down (the file main.c opened, its writer, the control socket, the capture
+ * windows), and what it keeps of the threads. */
 static struct {
     struct ct_trace_file *file;
     struct ct_writer *writer;
     struct ct_control control;
+    struct ct_capture_windows windows;
     struct thread_view *threads;
     uint32_t thread_count;
     /* The flow ids a graph launch starts, one per node it runs. */
@@ -106,8 +107,8 @@ void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file)
     ct_gpu_state_start(shm, b.writer);
     ct_trace_gap_start(b.writer);
     ct_host_state_start(shm, b.writer);
-    ct_capture_windows_start(shm);
-    ct_control_listen(&b.control, &(struct ct_control_parts){shm, file});
+    ct_capture_windows_start(&b.windows, shm, &ct_process, ct_clock_map_ns(shm->start_ticks));
+    ct_control_listen(&b.control, &(struct ct_control_parts){shm, file, &b.windows});
     ct_snapshot_start(shm, b.writer, file);
 }
 
@@ -323,7 +324,7 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
         ct_loader_events_record(record);
         break;
     case CT_REC_CAPTURE:
-        ct_capture_windows_record(record);
+        ct_capture_windows_record(&b.windows, record, ct_clock_map_ns(record->begin));
         break;
     case CT_REC_GRAPH:
         if (record->func == CT_GRAPH_MEMORY)
@@ -369,7 +370,7 @@ void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest
 {
     chunk_point();
     uint64_t now = ct_clock_map_now_ns();
-    ct_capture_windows_tick(now);
+    ct_capture_windows_tick(&b.windows, now);
     ct_control_serve(&b.control, now);
     settle(settled_ns(drained_from_ns, oldest_call_ticks, SETTLE_SLACK_NS));
     ct_gpu_state_write();
@@ -408,7 +409,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
         if (b.threads[i].live)
             ct_nvtx_close(i, &b.threads[i].seq, end_ns);
     ct_control_close(&b.control);
-    ct_capture_windows_finish(end_ns);
+    ct_capture_windows_finish(&b.windows, end_ns);
     ct_launch_rate_finish();
     ct_memory_counters_settle(UINT64_MAX);
     ct_writer_refresh_gap(b.writer); /* with the peaks all applied */

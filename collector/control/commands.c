@@ -34,9 +34,10 @@ void ct_reply_printf(struct ct_reply *reply, const char *fmt, ...)
             (size_t)n < reply->size - reply->len ? (size_t)n : reply->size - reply->len - 1;
 }
 
-static void window_line(struct ct_reply *reply)
+static void window_line(const struct ct_control_parts *parts, struct ct_reply *reply)
 {
-    ct_reply_printf(reply, "window %s\n", ct_capture_windows_open() ? "open" : "closed");
+    ct_reply_printf(reply, "window %s\n",
+                    ct_capture_windows_open(parts->windows) ? "open" : "closed");
 }
 
 static void status(const struct ct_control_parts *parts, uint64_t now_ns, struct ct_reply *reply)
@@ -48,7 +49,7 @@ static void status(const struct ct_control_parts *parts, uint64_t now_ns, struct
     ct_control_totals_now(shm, totals);
     ct_reply_printf(reply, "ok\npid %d\ncapture %s\n", (int)shm->pid,
                     shm->capture_setting[0] ? shm->capture_setting : "all");
-    window_line(reply);
+    window_line(parts, reply);
     ct_reply_printf(reply, "records %llu\ndropped %llu\ntrace_bytes %llu\ndevice_bytes %llu\n",
                     (unsigned long long)ct_builder_calls(), (unsigned long long)ct_shm_dropped(shm),
                     (unsigned long long)ct_trace_file_bytes(parts->file),
@@ -60,23 +61,22 @@ static void status(const struct ct_control_parts *parts, uint64_t now_ns, struct
                             (unsigned long long)totals[fn].errors);
 }
 
-static void set_window(int open, uint64_t now_ns, struct ct_reply *reply)
+static void set_window(const struct ct_control_parts *parts, int open, uint64_t now_ns,
+                       struct ct_reply *reply)
 {
-    ct_capture_windows_set(open, now_ns, "cudatrace ctl");
+    ct_capture_windows_set(parts->windows, open, now_ns, "cudatrace ctl");
     ct_reply_printf(reply, "ok\n");
-    window_line(reply);
+    window_line(parts, reply);
 }
 
 static void start(const struct ct_control_parts *parts, uint64_t now_ns, struct ct_reply *reply)
 {
-    (void)parts;
-    set_window(1, now_ns, reply);
+    set_window(parts, 1, now_ns, reply);
 }
 
 static void stop(const struct ct_control_parts *parts, uint64_t now_ns, struct ct_reply *reply)
 {
-    (void)parts;
-    set_window(0, now_ns, reply);
+    set_window(parts, 0, now_ns, reply);
 }
 
 /* A copy of the trace so far, with every thread's state, beside it. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "collector/perfetto/trace_file.h"
+#include "collector/tracks/capture_windows.h"
 #include "cudatrace/shm_layout.h"
 
 /* A reply being written: text up to size, cut short rather than overrun. */
@@ -27,6 +28,7 @@ void ct_reply_printf(struct ct_reply *reply, const char *fmt, ...)
 struct ct_control_parts {
     struct ct_shm_header *shm;
     struct ct_trace_file *file;
+    struct ct_capture_windows *windows;
 };
 
 /* A command: writes its reply for the process `parts` trace, at `now_ns`

@@ -55,7 +55,7 @@ const char *ct_process_toolkit_home(void)
 
 uint64_t ct_process_track(enum ct_process_track which)
 {
-    return ct_process.uuid | which;
+    return ct_process_track_of(&ct_process, which);
 }
 
 uint64_t ct_process_thread_track(int32_t tid)

@@ -37,6 +37,12 @@ struct ct_process {
 
 extern struct ct_process ct_process;
 
+/* The uuid of one of `p`'s own tracks. */
+static inline uint64_t ct_process_track_of(const struct ct_process *p, enum ct_process_track which)
+{
+    return p->uuid | which;
+}
+
 /* Annotations whose names (and string values) are interned here. */
 #define CT_TEXT_ARG(name, text)                                                                    \
     ((struct ct_arg){ct_strings_intern_cstr(name), CT_ARG_STRING, ct_strings_intern_cstr(text)})

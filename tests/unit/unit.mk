@@ -5,7 +5,7 @@
 
 CT_UNIT_PURE := $(patsubst %,$(BUILD)/unit/%_check,string_table u64_map clock_map timeline dwarf_lines \
 	time_order vmm_ledger entry_list json_reader holders drain_order python_lines call_cost \
-	writer_cache cpu_list)
+	writer_cache cpu_list capture_windows)
 test-programs: $(CT_UNIT_PURE)
 
 $(BUILD)/unit/string_table_check: common/string_table.c
@@ -28,9 +28,11 @@ CT_UNIT_WRITER := collector/perfetto/writer.c collector/perfetto/chunks.c \
 	common/u64_map.c tests/unit/trace_read.c $(PROTO_C)
 $(BUILD)/unit/writer_cache_check: $(CT_UNIT_WRITER)
 $(BUILD)/unit/writer_cache_check: LDLIBS := -l:libzstd.a -l:libprotobuf-c.a
+$(BUILD)/unit/capture_windows_check: collector/tracks/capture_windows.c $(CT_UNIT_WRITER)
+$(BUILD)/unit/capture_windows_check: LDLIBS := -l:libzstd.a -l:libprotobuf-c.a
 
 $(CT_UNIT_PURE): $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.c $(wildcard tests/unit/check.h tests/unit/trace_read.h \
-		common/*.h collector/*.h preload/core/*.h collector/perfetto/*.h collector/elf/*.h collector/host_sampling/*.h viewer-export/model/*.h \
+		common/*.h collector/*.h preload/core/*.h collector/perfetto/*.h collector/elf/*.h collector/host_sampling/*.h collector/tracks/*.h viewer-export/model/*.h \
 		viewer-export/read/*.h viewer-export/output/*.h include/cudatrace/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $(filter %.c,$^) $(LDLIBS)
