@@ -71,12 +71,15 @@ struct thread_view {
 
 /* The collector's one builder: the parts of the trace it holds and hands
  * down (the file main.c opened, its writer, the control socket, the capture
- * windows), and what it keeps of the threads. */
+ * windows, the memory counters, the gap marker's figures), and what it
+ * keeps of the threads. */
 static struct {
     struct ct_trace_file *file;
     struct ct_writer *writer;
     struct ct_control control;
     struct ct_capture_windows windows;
+    struct ct_memory_counters memory;
+    struct ct_trace_gap gap;
     struct thread_view *threads;
     uint32_t thread_count;
     /* The flow ids a graph launch starts, one per node it runs. */
@@ -105,10 +108,11 @@ void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file)
     ct_library_track_start();
     ct_gpu_tracks_start(b.writer, shm->ring_count, shm->gpu_records, shm->gpu_graph_level);
     ct_gpu_state_start(shm, b.writer);
-    ct_trace_gap_start(b.writer);
+    ct_memory_counters_start(&b.memory, &ct_process);
+    ct_trace_gap_start(&b.gap, b.writer, &b.memory);
     ct_host_state_start(shm, b.writer);
     ct_capture_windows_start(&b.windows, shm, &ct_process, ct_clock_map_ns(shm->start_ticks));
-    ct_control_listen(&b.control, &(struct ct_control_parts){shm, file, &b.windows});
+    ct_control_listen(&b.control, &(struct ct_control_parts){shm, file, &b.windows, &b.memory});
     ct_snapshot_start(shm, b.writer, file);
 }
 
@@ -233,7 +237,7 @@ static void call(uint32_t index, const struct ct_record *r)
     uint32_t chunk = ct_writer_chunk(b.writer);
     ct_usage_tally_call(r, t->tid, site.site, end - begin, chunk);
     if (!made.node) /* a captured allocation is the graph's, made when it runs */
-        ct_memory_counters_note((uint8_t)family, r, begin, end, site, chunk);
+        ct_memory_counters_note(&b.memory, (uint8_t)family, r, begin, end, site, chunk);
     ct_pool_reserve_note(r, end);
     ct_snapshot_note_result(r->func, r->result);
     if (family == CT_FAMILY_LAUNCH && !made.node) {
@@ -250,7 +254,7 @@ void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats)
     if (!t->live)
         return;
     ct_call_totals(&t->seq, stats, ct_clock_map_now_ns());
-    ct_trace_gap_thread_totals(stats, ct_writer_chunk(b.writer));
+    ct_trace_gap_thread_totals(&b.gap, stats, ct_writer_chunk(b.writer));
     ct_control_totals_ended(stats);
 }
 
@@ -363,7 +367,7 @@ static void settle(uint64_t settled)
 {
     if (settled)
         ct_launch_rate_write(settled);
-    ct_memory_counters_settle(settled);
+    ct_memory_counters_settle(&b.memory, settled);
 }
 
 void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest_call_ticks)
@@ -376,7 +380,7 @@ void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest
     ct_gpu_state_write();
     ct_host_state_write();
     if (dropped != b.last_dropped) {
-        ct_process_counter(CT_TRACK_DROPPED, now, (int64_t)dropped);
+        ct_process_counter(&ct_process, CT_TRACK_DROPPED, now, (int64_t)dropped);
         b.last_dropped = dropped;
     }
 }
@@ -411,14 +415,14 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
     ct_control_close(&b.control);
     ct_capture_windows_finish(&b.windows, end_ns);
     ct_launch_rate_finish();
-    ct_memory_counters_settle(UINT64_MAX);
+    ct_memory_counters_settle(&b.memory, UINT64_MAX);
     ct_writer_refresh_gap(b.writer); /* with the peaks all applied */
     ct_library_track_finish(end_ns);
     ct_gpu_tracks_finish(end_ns);
     ct_gpu_state_finish(end_ns);
     ct_host_state_finish(end_ns);
     if (dropped != b.last_dropped)
-        ct_process_counter(CT_TRACK_DROPPED, end_ns, (int64_t)dropped);
+        ct_process_counter(&ct_process, CT_TRACK_DROPPED, end_ns, (int64_t)dropped);
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     uint64_t cpu_ns =
@@ -429,7 +433,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
         CT_UINT_ARG(ct_key_collector_cpu_ns, cpu_ns),
         CT_UINT_ARG(ct_key_collector_max_rss_kb, peak_rss_kb(&usage)),
         CT_UINT_ARG(ct_key_dropped, dropped),
-        CT_UINT_ARG(ct_key_memory_events_late, ct_memory_counters_late()),
+        CT_UINT_ARG(ct_key_memory_events_late, ct_memory_counters_late(&b.memory)),
         CT_UINT_ARG(ct_key_process_start_ns, ct_process.start_ns),
         CT_TEXT_ARG(ct_key_exit, exited_normally ? ct_value_exit_normal : ct_value_exit_lost),
     };

@@ -53,7 +53,7 @@ static void status(const struct ct_control_parts *parts, uint64_t now_ns, struct
     ct_reply_printf(reply, "records %llu\ndropped %llu\ntrace_bytes %llu\ndevice_bytes %llu\n",
                     (unsigned long long)ct_builder_calls(), (unsigned long long)ct_shm_dropped(shm),
                     (unsigned long long)ct_trace_file_bytes(parts->file),
-                    (unsigned long long)ct_memory_counters_live_device());
+                    (unsigned long long)ct_memory_counters_live_device(parts->memory));
     for (int fn = 0; fn < CT_FN_COUNT; fn++)
         if (totals[fn].calls)
             ct_reply_printf(reply, "calls %s %llu errors %llu\n", ct_function_name(fn),

@@ -12,6 +12,7 @@
 
 #include "collector/perfetto/trace_file.h"
 #include "collector/tracks/capture_windows.h"
+#include "collector/tracks/memory_counters.h"
 #include "cudatrace/shm_layout.h"
 
 /* A reply being written: text up to size, cut short rather than overrun. */
@@ -29,6 +30,7 @@ struct ct_control_parts {
     struct ct_shm_header *shm;
     struct ct_trace_file *file;
     struct ct_capture_windows *windows;
+    const struct ct_memory_counters *memory;
 };
 
 /* A command: writes its reply for the process `parts` trace, at `now_ns`

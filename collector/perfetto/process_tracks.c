@@ -142,11 +142,6 @@ void ct_process_instant(enum ct_process_track track, uint64_t ts, const char *na
                      args, nargs);
 }
 
-void ct_process_counter(enum ct_process_track track, uint64_t ts, int64_t value)
-{
-    ct_write_counter(&ct_process.seq, ct_process_track(track), ts, value);
-}
-
 void ct_process_versions(const struct ct_record *r)
 {
     struct ct_arg args[] = {

@@ -66,7 +66,12 @@ uint64_t ct_process_thread_track(int32_t tid);
 
 void ct_process_instant(enum ct_process_track track, uint64_t ts, const char *name,
                         const struct ct_arg *args, int nargs);
-void ct_process_counter(enum ct_process_track track, uint64_t ts, int64_t value);
+/* A value of one of `p`'s counter tracks. */
+static inline void ct_process_counter(struct ct_process *p, enum ct_process_track track,
+                                      uint64_t ts, int64_t value)
+{
+    ct_write_counter(&p->seq, ct_process_track_of(p, track), ts, value);
+}
 
 /* The runtime and driver versions and the device count (CT_REC_PROCESS_INFO). */
 void ct_process_versions(const struct ct_record *r);

@@ -72,7 +72,8 @@ struct ct_writer {
     struct output *out; /* the one being written */
     uint32_t next_sequence_id;
     uint64_t latest_ts; /* of any event written: where a new chunk begins */
-    void (*gap_writer)(struct ct_sequence *seq, const struct ct_gap *gap);
+    void (*gap_writer)(struct ct_sequence *seq, const struct ct_gap *gap, void *ctx);
+    void *gap_ctx;
     uint64_t gap_track;
     struct ct_chunks chunks;
     struct ct_replay replay;
@@ -647,10 +648,12 @@ uint32_t ct_writer_chunk(const struct ct_writer *w)
 }
 
 void ct_writer_on_gap(struct ct_writer *w, uint64_t track,
-                      void (*write)(struct ct_sequence *seq, const struct ct_gap *gap))
+                      void (*write)(struct ct_sequence *seq, const struct ct_gap *gap, void *ctx),
+                      void *ctx)
 {
     w->gap_track = track;
     w->gap_writer = write;
+    w->gap_ctx = ctx;
 }
 
 void ct_writer_refresh_gap(struct ct_writer *w)
@@ -683,7 +686,7 @@ static void write_gap(void *ctx)
     struct ct_sequence seq;
     sequence_fresh(&seq, call->writer, call->writer->gap_track);
     if (call->writer->gap_writer)
-        call->writer->gap_writer(&seq, call->gap);
+        call->writer->gap_writer(&seq, call->gap, call->writer->gap_ctx);
     free_interning(&seq);
 }
 

@@ -112,10 +112,11 @@ void ct_writer_new_chunk(struct ct_writer *w, uint64_t start_ns);
 uint32_t ct_writer_chunk(const struct ct_writer *w);
 
 /* Who writes the gap marker (struct ct_gap, perfetto/chunks.h) each time
- * the gap grows: on a sequence of its own whose default track is `track`,
- * which `write` describes first. */
+ * the gap grows: `write`, given `ctx`, on a sequence of its own whose
+ * default track is `track`, which it describes first. */
 void ct_writer_on_gap(struct ct_writer *w, uint64_t track,
-                      void (*write)(struct ct_sequence *seq, const struct ct_gap *gap));
+                      void (*write)(struct ct_sequence *seq, const struct ct_gap *gap, void *ctx),
+                      void *ctx);
 /* Writes the gap marker again, if there is one: at the end, once the
  * figures it carries are final. */
 void ct_writer_refresh_gap(struct ct_writer *w);

@@ -39,7 +39,7 @@ void ct_launch_rate_write(uint64_t now_ns)
     uint64_t closed = now_ns / BUCKET_NS;
     while (first_open < closed) {
         uint64_t *count = &counts[first_open % BUCKETS];
-        ct_process_counter(CT_TRACK_LAUNCH_RATE, first_open * BUCKET_NS,
+        ct_process_counter(&ct_process, CT_TRACK_LAUNCH_RATE, first_open * BUCKET_NS,
                            (int64_t)(*count * (1000000000ull / BUCKET_NS)));
         *count = 0;
         first_open++;

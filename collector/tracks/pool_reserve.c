@@ -34,7 +34,7 @@ static void answer(struct reserve *r, enum ct_process_track track, uint64_t key,
     const uint64_t *before = ct_u64_map_find(&r->latest, key);
     r->sum = r->sum - (before ? *before - 1 : 0) + bytes;
     ct_u64_map_put(&r->latest, key, bytes + 1);
-    ct_process_counter(track, end_ns, (int64_t)r->sum);
+    ct_process_counter(&ct_process, track, end_ns, (int64_t)r->sum);
 }
 
 void ct_pool_reserve_graphs_read(uint32_t device, uint64_t reserved, uint64_t ns)

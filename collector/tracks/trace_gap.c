@@ -28,14 +28,12 @@ struct chunk_totals {
     struct ct_call_stats stats[CT_FN_COUNT];
 };
 
-static struct ct_chunk_keeper chunks = CT_CHUNK_KEEPER(struct chunk_totals, NULL);
-static struct ct_call_stats dropped[CT_FN_COUNT];
-
-void ct_trace_gap_thread_totals(const struct ct_call_stats *stats, uint32_t chunk)
+void ct_trace_gap_thread_totals(struct ct_trace_gap *g, const struct ct_call_stats *stats,
+                                uint32_t chunk)
 {
     if (chunk == 0)
         return;
-    struct chunk_totals *totals = ct_chunk_keeper_of(&chunks, chunk);
+    struct chunk_totals *totals = ct_chunk_keeper_of(&g->chunks, chunk);
     ct_call_stats_add(totals->stats, stats);
 }
 
@@ -69,10 +67,11 @@ static void write_cuts(struct ct_sequence *seq, const struct ct_writer_cut *cut,
     }
 }
 
-static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap)
+static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap, void *ctx)
 {
-    ct_chunk_keeper_fold(&chunks, gap->first_kept, add_to_dropped, dropped);
-    struct ct_memory_peaks peaks = ct_memory_counters_peaks();
+    struct ct_trace_gap *g = ctx;
+    ct_chunk_keeper_fold(&g->chunks, gap->first_kept, add_to_dropped, g->dropped);
+    struct ct_memory_peaks peaks = ct_memory_counters_peaks(g->memory);
     ct_write_named_track(seq, ct_process_track(CT_TRACK_GAP), ct_process.uuid, ct_track_trace_gap);
     struct ct_arg args[] = {
         CT_UINT_ARG(ct_key_dropped_bytes, gap->bytes),
@@ -85,7 +84,7 @@ static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap)
                    args, sizeof args / sizeof args[0]);
     struct ct_writer_cut cut[PARTS + 1];
     cut[0] = ct_writer_aside_cut(seq->writer);
-    ct_call_totals(seq, dropped, gap->to_ns);
+    ct_call_totals(seq, g->dropped, gap->to_ns);
     cut[1] = ct_writer_aside_cut(seq->writer);
     ct_gap_gpu_write(seq, gap->first_kept, gap->to_ns);
     cut[2] = ct_writer_aside_cut(seq->writer);
@@ -96,7 +95,10 @@ static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap)
     write_cuts(seq, cut, gap->to_ns);
 }
 
-void ct_trace_gap_start(struct ct_writer *w)
+void ct_trace_gap_start(struct ct_trace_gap *g, struct ct_writer *w,
+                        const struct ct_memory_counters *memory)
 {
-    ct_writer_on_gap(w, ct_process_track(CT_TRACK_GAP), write_gap);
+    *g = (struct ct_trace_gap){.memory = memory,
+                               .chunks = CT_CHUNK_KEEPER(struct chunk_totals, NULL)};
+    ct_writer_on_gap(w, ct_process_track(CT_TRACK_GAP), write_gap, g);
 }

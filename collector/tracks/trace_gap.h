@@ -1,17 +1,28 @@
 /*
  * The marked gap of a bounded trace, and what of the dropped middle must
- * stay whole (trace_gap.c).
+ * stay whole (trace_gap.c, struct ct_trace_gap, which the builder holds).
  */
 #ifndef CT_COLLECTOR_TRACE_GAP_H
 #define CT_COLLECTOR_TRACE_GAP_H
 
 #include "collector/perfetto/writer.h"
+#include "collector/tracks/chunk_keeper.h"
+#include "collector/tracks/memory_counters.h"
+#include "cudatrace/functions.h"
 #include "cudatrace/shm_layout.h"
 
-/* The gap marker of the trace `w` writes. */
-void ct_trace_gap_start(struct ct_writer *w);
+struct ct_trace_gap {
+    const struct ct_memory_counters *memory; /* whose peaks the gap carries */
+    struct ct_chunk_keeper chunks;           /* the totals of each chunk's ended threads */
+    struct ct_call_stats dropped[CT_FN_COUNT];
+};
+
+/* The gap marker of the trace `w` writes, with the peaks of `memory`. */
+void ct_trace_gap_start(struct ct_trace_gap *g, struct ct_writer *w,
+                        const struct ct_memory_counters *memory);
 /* A thread's totals, written as it ended, into `chunk`, the one they are
  * written in. */
-void ct_trace_gap_thread_totals(const struct ct_call_stats *stats, uint32_t chunk);
+void ct_trace_gap_thread_totals(struct ct_trace_gap *g, const struct ct_call_stats *stats,
+                                uint32_t chunk);
 
 #endif

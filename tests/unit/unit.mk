@@ -5,7 +5,7 @@
 
 CT_UNIT_PURE := $(patsubst %,$(BUILD)/unit/%_check,string_table u64_map clock_map timeline dwarf_lines \
 	time_order vmm_ledger entry_list json_reader holders drain_order python_lines call_cost \
-	writer_cache cpu_list capture_windows)
+	writer_cache cpu_list capture_windows memory_counters)
 test-programs: $(CT_UNIT_PURE)
 
 $(BUILD)/unit/string_table_check: common/string_table.c
@@ -30,6 +30,9 @@ $(BUILD)/unit/writer_cache_check: $(CT_UNIT_WRITER)
 $(BUILD)/unit/writer_cache_check: LDLIBS := -l:libzstd.a -l:libprotobuf-c.a
 $(BUILD)/unit/capture_windows_check: collector/tracks/capture_windows.c $(CT_UNIT_WRITER)
 $(BUILD)/unit/capture_windows_check: LDLIBS := -l:libzstd.a -l:libprotobuf-c.a
+$(BUILD)/unit/memory_counters_check: collector/tracks/memory_counters.c collector/tracks/gap_memory.c \
+	collector/tracks/chunk_keeper.c common/time_order.c common/vmm_ledger.c $(CT_UNIT_WRITER)
+$(BUILD)/unit/memory_counters_check: LDLIBS := -l:libzstd.a -l:libprotobuf-c.a
 
 $(CT_UNIT_PURE): $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.c $(wildcard tests/unit/check.h tests/unit/trace_read.h \
 		common/*.h collector/*.h preload/core/*.h collector/perfetto/*.h collector/elf/*.h collector/host_sampling/*.h collector/tracks/*.h viewer-export/model/*.h \

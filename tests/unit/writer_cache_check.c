@@ -32,9 +32,9 @@ static uint32_t event_name, arg_name;
 static size_t gaps_written;
 
 /* Distinct events, each cacheable had it been written to the batch. */
-static void write_gap(struct ct_sequence *seq, const struct ct_gap *g)
+static void write_gap(struct ct_sequence *seq, const struct ct_gap *g, void *ctx)
 {
-    (void)g;
+    (void)g, (void)ctx;
     gaps_written++;
     for (uint64_t i = 0; i < GAP_EVENTS; i++) {
         struct ct_arg arg = {arg_name, CT_ARG_UINT, i + 1000};
@@ -99,7 +99,7 @@ int main(void)
     event_name = ct_strings_intern_cstr("cached event");
     arg_name = ct_strings_intern_cstr("step");
     struct ct_writer *w = ct_writer_create(&file, BOUND);
-    ct_writer_on_gap(w, 7, write_gap);
+    ct_writer_on_gap(w, 7, write_gap, NULL);
     struct ct_sequence seq = {0};
     ct_sequence_init(&seq, w, 9);
     write_events(w, &seq);
