@@ -71,8 +71,8 @@ struct thread_view {
 
 /* The collector's one builder: the parts of the trace it holds and hands
  * down (the file main.c opened, its writer, the control socket, the capture
- * windows, the memory counters, the gap marker's figures), and what it
- * keeps of the threads. */
+ * windows, the memory counters, the gap marker's figures, the call sites
+ * with their symboliser), and what it keeps of the threads. */
 static struct {
     struct ct_trace_file *file;
     struct ct_writer *writer;
@@ -80,6 +80,7 @@ static struct {
     struct ct_capture_windows windows;
     struct ct_memory_counters memory;
     struct ct_trace_gap gap;
+    struct ct_call_sites sites;
     struct thread_view *threads;
     uint32_t thread_count;
     /* The flow ids a graph launch starts, one per node it runs. */
@@ -102,7 +103,7 @@ void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file)
     b.thread_count = shm->ring_count;
     ct_nvtx_start(shm->ring_count);
     ct_string_records_start(shm->ring_count);
-    ct_call_sites_start(shm->ring_count);
+    ct_call_sites_start(&b.sites, shm->pid, shm->ring_count);
     ct_cuda_graphs_start(shm->ring_count);
     ct_process_tracks_start(shm, b.writer);
     ct_library_track_start();
@@ -150,7 +151,7 @@ void ct_builder_thread_end(uint32_t index)
     }
     t->live = 0;
     ct_string_records_reset(index);
-    ct_call_sites_reset(index);
+    ct_call_sites_reset(&b.sites, index);
     ct_cuda_graphs_reset(index);
 }
 
@@ -160,7 +161,7 @@ static void string_done(uint32_t index, const struct ct_string_done *s)
         return;
     switch (s->kind) {
     case CT_STR_CALL_SITE:
-        ct_call_sites_arrived(index, s->key, s->id);
+        ct_call_sites_arrived(&b.sites, index, s->key, s->id);
         break;
     case CT_STR_NVTX_NAME:
         ct_nvtx_name(index, s->key, s->id);
@@ -226,7 +227,7 @@ static void call(uint32_t index, const struct ct_record *r)
     struct ct_graph_call made = ct_cuda_graphs_call(index, r);
     uint32_t correlation =
         t->correlated_begin == r->begin && r->result == 0 && !made.node ? t->correlation : 0;
-    struct ct_call_site site = ct_call_sites_take(index, r->begin);
+    struct ct_call_site site = ct_call_sites_take(&b.sites, index, r->begin);
     uint32_t nodes = 0;
     const uint64_t *ran =
         family == CT_FAMILY_GRAPH ? ct_cuda_graphs_exec_nodes(r->arg[0], &nodes) : NULL;
@@ -265,7 +266,7 @@ static void inflight_slice(struct ct_sequence *seq, struct ct_call_now call, uin
         return;
     uint64_t begin = ct_clock_map_ns(call.begin_ticks);
     ct_call_inflight_slice(seq, call.func, begin, end_ns > begin ? end_ns : begin,
-                           ct_call_sites_of_caller(call.caller));
+                           ct_call_sites_of_caller(&b.sites, call.caller));
 }
 
 void ct_builder_inflight(struct ct_call_now call, uint64_t end_ns)
@@ -335,7 +336,7 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
             ct_pool_reserve_graphs_read((uint32_t)record->arg[0], record->arg[1],
                                         ct_clock_map_ns(record->begin));
         else
-            ct_cuda_graphs_record(index, record);
+            ct_cuda_graphs_record(index, record, &b.sites);
         break;
     case CT_REC_NVTX:
         if (b.threads[index].live)
