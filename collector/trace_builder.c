@@ -71,7 +71,7 @@ struct thread_view {
 
 /* The collector's one builder: the parts of the trace it holds and hands
  * down (the file main.c opened, its writer, the control socket, the capture
- * windows, the memory counters, the gap marker's figures, the call sites
+ * windows, the memory counters, the gap marker's own figures, the call sites
  * with their symboliser), and what it keeps of the threads. */
 static struct {
     struct ct_trace_file *file;
@@ -79,6 +79,7 @@ static struct {
     struct ct_control control;
     struct ct_capture_windows windows;
     struct ct_memory_counters memory;
+    struct ct_gap_memory gap_memory;
     struct ct_trace_gap gap;
     struct ct_call_sites sites;
     struct thread_view *threads;
@@ -109,8 +110,9 @@ void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file)
     ct_library_track_start();
     ct_gpu_tracks_start(b.writer, shm->ring_count, shm->gpu_records, shm->gpu_graph_level);
     ct_gpu_state_start(shm, b.writer);
-    ct_memory_counters_start(&b.memory, &ct_process);
-    ct_trace_gap_start(&b.gap, b.writer, &b.memory);
+    ct_gap_memory_start(&b.gap_memory);
+    ct_memory_counters_start(&b.memory, &ct_process, &b.gap_memory);
+    ct_trace_gap_start(&b.gap, b.writer, &b.memory, &b.gap_memory);
     ct_host_state_start(shm, b.writer);
     ct_capture_windows_start(&b.windows, shm, &ct_process, ct_clock_map_ns(shm->start_ticks));
     ct_control_listen(&b.control, &(struct ct_control_parts){shm, file, &b.windows, &b.memory});

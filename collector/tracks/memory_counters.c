@@ -19,7 +19,6 @@
  */
 #include "collector/tracks/memory_counters.h"
 
-#include "collector/tracks/gap_memory.h"
 #include "cudatrace/functions.h"
 
 /* Events waiting at most: a bound on the collector's memory. */
@@ -32,9 +31,10 @@ struct memory_event {
     uint8_t family, vmm_op;
 };
 
-void ct_memory_counters_start(struct ct_memory_counters *m, struct ct_process *process)
+void ct_memory_counters_start(struct ct_memory_counters *m, struct ct_process *process,
+                              struct ct_gap_memory *gap)
 {
-    *m = (struct ct_memory_counters){.process = process};
+    *m = (struct ct_memory_counters){.process = process, .gap = gap};
     m->device.track = CT_TRACK_DEVICE_BYTES;
     m->pinned.track = CT_TRACK_PINNED_BYTES;
     ct_time_order_init(&m->pending, sizeof(struct memory_event));
@@ -54,6 +54,7 @@ static void note_peaks(struct ct_memory_counters *m)
 }
 
 struct vmm_call {
+    struct ct_gap_memory *gap;
     uint64_t ts;
     uint32_t chunk;
 };
@@ -62,19 +63,19 @@ static void handle_gone(uint64_t handle, uint64_t bytes, void *ctx)
 {
     (void)bytes;
     const struct vmm_call *call = ctx;
-    ct_gap_memory_gone(handle, 1, call->ts, call->chunk);
+    ct_gap_memory_gone(call->gap, handle, 1, call->ts, call->chunk);
 }
 
 static void apply_vmm(struct ct_memory_counters *m, const struct memory_event *e, uint64_t ts)
 {
     uint64_t before = m->vmm.bytes;
-    struct vmm_call call = {ts, e->chunk};
+    struct vmm_call call = {m->gap, ts, e->chunk};
     ct_vmm_apply(&m->vmm, e->vmm_op, e->ptr, e->bytes, e->handle, handle_gone, &call);
     if (e->vmm_op == CT_VMM_CREATE)
-        ct_gap_memory_made(e->handle, 1, e->bytes, ts, e->site, e->chunk);
+        ct_gap_memory_made(m->gap, e->handle, 1, e->bytes, ts, e->site, e->chunk);
     if (m->vmm.bytes != before) {
         ct_process_counter(m->process, CT_TRACK_VMM_BYTES, ts, (int64_t)m->vmm.bytes);
-        ct_gap_memory_level(m->device.bytes + m->vmm.bytes, ts, e->chunk);
+        ct_gap_memory_level(m->gap, m->device.bytes + m->vmm.bytes, ts, e->chunk);
     }
     note_peaks(m);
 }
@@ -99,10 +100,10 @@ static void apply(struct ct_memory_counters *m, const struct memory_event *e, ui
     ct_process_counter(m->process, live->track, ts, (int64_t)live->bytes);
     if (live == &m->device) {
         if (e->family == CT_FAMILY_ALLOC_DEVICE)
-            ct_gap_memory_made(e->ptr, 0, e->bytes, ts, e->site, e->chunk);
+            ct_gap_memory_made(m->gap, e->ptr, 0, e->bytes, ts, e->site, e->chunk);
         else
-            ct_gap_memory_gone(e->ptr, 0, ts, e->chunk);
-        ct_gap_memory_level(m->device.bytes + m->vmm.bytes, ts, e->chunk);
+            ct_gap_memory_gone(m->gap, e->ptr, 0, ts, e->chunk);
+        ct_gap_memory_level(m->gap, m->device.bytes + m->vmm.bytes, ts, e->chunk);
     }
     note_peaks(m);
 }

@@ -10,6 +10,7 @@
 
 #include "collector/perfetto/process_tracks.h"
 #include "collector/tracks/call_sites.h"
+#include "collector/tracks/gap_memory.h"
 #include "common/time_order.h"
 #include "common/u64_map.h"
 #include "common/vmm_ledger.h"
@@ -31,6 +32,7 @@ struct ct_memory_live {
 
 struct ct_memory_counters {
     struct ct_process *process; /* on whose counter tracks */
+    struct ct_gap_memory *gap;  /* told of the blocks and levels, for a bounded trace's gap */
     struct ct_memory_live device, pinned;
     struct ct_vmm_ledger vmm;
     struct ct_time_order pending;
@@ -38,8 +40,10 @@ struct ct_memory_counters {
     struct ct_memory_peaks peaks;
 };
 
-/* The counters of `process`, none allocated yet. */
-void ct_memory_counters_start(struct ct_memory_counters *m, struct ct_process *process);
+/* The counters of `process`, none allocated yet, which tell `gap` what
+ * they apply. */
+void ct_memory_counters_start(struct ct_memory_counters *m, struct ct_process *process,
+                              struct ct_gap_memory *gap);
 /* Takes one call of `family` (enum ct_family) that ran from `begin_ns` to
  * `end_ns` from `site`, whose slice is in `chunk`; it counts once
  * ct_memory_counters_settle has passed its time. */

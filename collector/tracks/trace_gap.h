@@ -13,13 +13,15 @@
 
 struct ct_trace_gap {
     const struct ct_memory_counters *memory; /* whose peaks the gap carries */
+    struct ct_gap_memory *live_memory;       /* the dropped chunks' live blocks */
     struct ct_chunk_keeper chunks;           /* the totals of each chunk's ended threads */
     struct ct_call_stats dropped[CT_FN_COUNT];
 };
 
-/* The gap marker of the trace `w` writes, with the peaks of `memory`. */
+/* The gap marker of the trace `w` writes, with the peaks of `memory` and
+ * the live blocks of `live_memory`. */
 void ct_trace_gap_start(struct ct_trace_gap *g, struct ct_writer *w,
-                        const struct ct_memory_counters *memory);
+                        const struct ct_memory_counters *memory, struct ct_gap_memory *live_memory);
 /* A thread's totals, written as it ended, into `chunk`, the one they are
  * written in. */
 void ct_trace_gap_thread_totals(struct ct_trace_gap *g, const struct ct_call_stats *stats,

@@ -98,11 +98,13 @@ int main(void)
     static struct ct_trace_file file;
     static struct ct_process process = {.pid = 100, .uuid = 100ull << 32};
     static struct ct_memory_counters m;
+    static struct ct_gap_memory gap;
     if (ct_trace_file_open(&file, path, sizeof path))
         return 1;
     struct ct_writer *w = ct_writer_create(&file, 0);
     ct_sequence_init(&process.seq, w, process.uuid);
-    ct_memory_counters_start(&m, &process);
+    ct_gap_memory_start(&gap);
+    ct_memory_counters_start(&m, &process, &gap);
     run(&m);
     ct_writer_flush(w);
     ct_trace_file_close(&file);
