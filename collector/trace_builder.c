@@ -80,6 +80,7 @@ static struct {
     struct ct_capture_windows windows;
     struct ct_memory_counters memory;
     struct ct_gap_memory gap_memory;
+    struct ct_gap_gpu gap_gpu;
     struct ct_trace_gap gap;
     struct ct_call_sites sites;
     struct thread_view *threads;
@@ -108,11 +109,13 @@ void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file)
     ct_cuda_graphs_start(shm->ring_count);
     ct_process_tracks_start(shm, b.writer);
     ct_library_track_start();
-    ct_gpu_tracks_start(b.writer, shm->ring_count, shm->gpu_records, shm->gpu_graph_level);
+    ct_gap_gpu_start(&b.gap_gpu);
+    ct_gpu_tracks_start(b.writer, &b.gap_gpu, shm->ring_count, shm->gpu_records,
+                        shm->gpu_graph_level);
     ct_gpu_state_start(shm, b.writer);
     ct_gap_memory_start(&b.gap_memory);
     ct_memory_counters_start(&b.memory, &ct_process, &b.gap_memory);
-    ct_trace_gap_start(&b.gap, b.writer, &b.memory, &b.gap_memory);
+    ct_trace_gap_start(&b.gap, b.writer, &b.memory, &b.gap_memory, &b.gap_gpu);
     ct_host_state_start(shm, b.writer);
     ct_capture_windows_start(&b.windows, shm, &ct_process, ct_clock_map_ns(shm->start_ticks));
     ct_control_listen(&b.control, &(struct ct_control_parts){shm, file, &b.windows, &b.memory});

@@ -86,7 +86,7 @@ static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap, void *c
     cut[0] = ct_writer_aside_cut(seq->writer);
     ct_call_totals(seq, g->dropped, gap->to_ns);
     cut[1] = ct_writer_aside_cut(seq->writer);
-    ct_gap_gpu_write(seq, gap->first_kept, gap->to_ns);
+    ct_gap_gpu_write(g->gpu, seq, gap->first_kept, gap->to_ns);
     cut[2] = ct_writer_aside_cut(seq->writer);
     ct_usage_tally_write_dropped(seq, gap->first_kept, gap->to_ns);
     cut[3] = ct_writer_aside_cut(seq->writer);
@@ -96,10 +96,12 @@ static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap, void *c
 }
 
 void ct_trace_gap_start(struct ct_trace_gap *g, struct ct_writer *w,
-                        const struct ct_memory_counters *memory, struct ct_gap_memory *live_memory)
+                        const struct ct_memory_counters *memory, struct ct_gap_memory *live_memory,
+                        struct ct_gap_gpu *gpu)
 {
     *g = (struct ct_trace_gap){.memory = memory,
                                .live_memory = live_memory,
+                               .gpu = gpu,
                                .chunks = CT_CHUNK_KEEPER(struct chunk_totals, NULL)};
     ct_writer_on_gap(w, ct_process_track(CT_TRACK_GAP), write_gap, g);
 }
