@@ -69,10 +69,10 @@ struct thread_view {
     uint32_t correlation;
 };
 
-/* The collector's one builder: the parts of the trace it holds and hands
- * down (the file main.c opened, its writer, the control socket, the capture
- * windows, the memory counters, the gap marker's own figures, the call sites
- * with their symboliser), and what it keeps of the threads. */
+/* The collector's one builder: the parts of the trace it holds, each in a
+ * struct of its own that is handed down to what writes or reads it (and no
+ * further: only this file sees the whole), then what it keeps of the
+ * threads. The file is main.c's, opened before the builder starts. */
 static struct {
     struct ct_trace_file *file;
     struct ct_writer *writer;
@@ -81,6 +81,8 @@ static struct {
     struct ct_memory_counters memory;
     struct ct_gap_memory gap_memory;
     struct ct_gap_gpu gap_gpu;
+    struct ct_usage_tally usage;
+    struct ct_nvtx_ranges nvtx;
     struct ct_trace_gap gap;
     struct ct_call_sites sites;
     struct thread_view *threads;
@@ -103,7 +105,8 @@ void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file)
     if (!b.threads)
         abort();
     b.thread_count = shm->ring_count;
-    ct_nvtx_start(shm->ring_count);
+    ct_usage_tally_start(&b.usage);
+    ct_nvtx_start(&b.nvtx, shm->ring_count, &b.usage);
     ct_string_records_start(shm->ring_count);
     ct_call_sites_start(&b.sites, shm->pid, shm->ring_count);
     ct_cuda_graphs_start(shm->ring_count);
@@ -115,7 +118,7 @@ void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file)
     ct_gpu_state_start(shm, b.writer);
     ct_gap_memory_start(&b.gap_memory);
     ct_memory_counters_start(&b.memory, &ct_process, &b.gap_memory);
-    ct_trace_gap_start(&b.gap, b.writer, &b.memory, &b.gap_memory, &b.gap_gpu);
+    ct_trace_gap_start(&b.gap, b.writer, &b.memory, &b.gap_memory, &b.gap_gpu, &b.usage);
     ct_host_state_start(shm, b.writer);
     ct_capture_windows_start(&b.windows, shm, &ct_process, ct_clock_map_ns(shm->start_ticks));
     ct_control_listen(&b.control, &(struct ct_control_parts){shm, file, &b.windows, &b.memory});
@@ -131,11 +134,11 @@ static void chunk_point(void)
         return;
     for (uint32_t i = 0; i < b.thread_count; i++)
         if (b.threads[i].live)
-            ct_nvtx_suspend(i, &b.threads[i].seq, b.threads[i].seq.last_ts);
+            ct_nvtx_suspend(&b.nvtx, i, &b.threads[i].seq, b.threads[i].seq.last_ts);
     ct_writer_new_chunk(b.writer, b.clock_reached ? ct_clock_map_ns(b.clock_reached) : 0);
     for (uint32_t i = 0; i < b.thread_count; i++)
         if (b.threads[i].live)
-            ct_nvtx_resume(i, &b.threads[i].seq, b.threads[i].seq.last_ts);
+            ct_nvtx_resume(&b.nvtx, i, &b.threads[i].seq, b.threads[i].seq.last_ts);
 }
 
 void ct_builder_thread(uint32_t index, int32_t tid, const char *name)
@@ -151,7 +154,7 @@ void ct_builder_thread_end(uint32_t index)
 {
     struct thread_view *t = &b.threads[index];
     if (t->live) {
-        ct_nvtx_close(index, &t->seq, ct_clock_map_now_ns());
+        ct_nvtx_close(&b.nvtx, index, &t->seq, ct_clock_map_now_ns());
         ct_sequence_release(&t->seq);
     }
     t->live = 0;
@@ -169,7 +172,7 @@ static void string_done(uint32_t index, const struct ct_string_done *s)
         ct_call_sites_arrived(&b.sites, index, s->key, s->id);
         break;
     case CT_STR_NVTX_NAME:
-        ct_nvtx_name(index, s->key, s->id);
+        ct_nvtx_name(&b.nvtx, index, s->key, s->id);
         break;
     case CT_STR_KERNEL_NAME:
         ct_kernel_table_name_is(s->key, s->id);
@@ -241,7 +244,7 @@ static void call(uint32_t index, const struct ct_record *r)
     struct ct_call_extra extra = graph_call_args(family, made);
     ct_call_slice(&t->seq, r, begin, end, site, correlation ? &flow : NULL, &extra);
     uint32_t chunk = ct_writer_chunk(b.writer);
-    ct_usage_tally_call(r, t->tid, site.site, end - begin, chunk);
+    ct_usage_tally_call(&b.usage, r, t->tid, site.site, end - begin, chunk);
     if (!made.node) /* a captured allocation is the graph's, made when it runs */
         ct_memory_counters_note(&b.memory, (uint8_t)family, r, begin, end, site, chunk);
     ct_pool_reserve_note(r, end);
@@ -345,7 +348,8 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
         break;
     case CT_REC_NVTX:
         if (b.threads[index].live)
-            ct_nvtx_record(index, &b.threads[index].seq, record, ct_clock_map_ns(record->begin));
+            ct_nvtx_record(&b.nvtx, index, &b.threads[index].seq, record,
+                           ct_clock_map_ns(record->begin));
         break;
     default:
         break;
@@ -417,7 +421,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
 {
     for (uint32_t i = 0; i < b.thread_count; i++)
         if (b.threads[i].live)
-            ct_nvtx_close(i, &b.threads[i].seq, end_ns);
+            ct_nvtx_close(&b.nvtx, i, &b.threads[i].seq, end_ns);
     ct_control_close(&b.control);
     ct_capture_windows_finish(&b.windows, end_ns);
     ct_launch_rate_finish();

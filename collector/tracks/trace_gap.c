@@ -88,7 +88,7 @@ static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap, void *c
     cut[1] = ct_writer_aside_cut(seq->writer);
     ct_gap_gpu_write(g->gpu, seq, gap->first_kept, gap->to_ns);
     cut[2] = ct_writer_aside_cut(seq->writer);
-    ct_usage_tally_write_dropped(seq, gap->first_kept, gap->to_ns);
+    ct_usage_tally_write_dropped(g->usage, seq, gap->first_kept, gap->to_ns);
     cut[3] = ct_writer_aside_cut(seq->writer);
     ct_gap_memory_write(g->live_memory, seq, gap->first_kept, gap->to_ns);
     cut[4] = ct_writer_aside_cut(seq->writer);
@@ -97,11 +97,12 @@ static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap, void *c
 
 void ct_trace_gap_start(struct ct_trace_gap *g, struct ct_writer *w,
                         const struct ct_memory_counters *memory, struct ct_gap_memory *live_memory,
-                        struct ct_gap_gpu *gpu)
+                        struct ct_gap_gpu *gpu, struct ct_usage_tally *usage)
 {
     *g = (struct ct_trace_gap){.memory = memory,
                                .live_memory = live_memory,
                                .gpu = gpu,
+                               .usage = usage,
                                .chunks = CT_CHUNK_KEEPER(struct chunk_totals, NULL)};
     ct_writer_on_gap(w, ct_process_track(CT_TRACK_GAP), write_gap, g);
 }
