@@ -83,6 +83,8 @@ static struct {
     struct ct_gap_gpu gap_gpu;
     struct ct_usage_tally usage;
     struct ct_nvtx_ranges nvtx;
+    struct ct_launch_rate launches;
+    struct ct_pool_reserve reserve;
     struct ct_trace_gap gap;
     struct ct_call_sites sites;
     struct thread_view *threads;
@@ -106,6 +108,8 @@ void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file)
         abort();
     b.thread_count = shm->ring_count;
     ct_usage_tally_start(&b.usage);
+    ct_launch_rate_start(&b.launches, &ct_process);
+    ct_pool_reserve_start(&b.reserve, &ct_process);
     ct_nvtx_start(&b.nvtx, shm->ring_count, &b.usage);
     ct_string_records_start(shm->ring_count);
     ct_call_sites_start(&b.sites, shm->pid, shm->ring_count);
@@ -247,10 +251,10 @@ static void call(uint32_t index, const struct ct_record *r)
     ct_usage_tally_call(&b.usage, r, t->tid, site.site, end - begin, chunk);
     if (!made.node) /* a captured allocation is the graph's, made when it runs */
         ct_memory_counters_note(&b.memory, (uint8_t)family, r, begin, end, site, chunk);
-    ct_pool_reserve_note(r, end);
+    ct_pool_reserve_note(&b.reserve, r, end);
     ct_snapshot_note_result(r->func, r->result);
     if (family == CT_FAMILY_LAUNCH && !made.node) {
-        ct_launch_rate_count(begin);
+        ct_launch_rate_count(&b.launches, begin);
         if (r->result == CUDA_ERROR_NO_KERNEL_IMAGE)
             ct_kernel_table_no_image(r->arg[0], end);
     }
@@ -341,7 +345,7 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
         break;
     case CT_REC_GRAPH:
         if (record->func == CT_GRAPH_MEMORY)
-            ct_pool_reserve_graphs_read((uint32_t)record->arg[0], record->arg[1],
+            ct_pool_reserve_graphs_read(&b.reserve, (uint32_t)record->arg[0], record->arg[1],
                                         ct_clock_map_ns(record->begin));
         else
             ct_cuda_graphs_record(index, record, &b.sites);
@@ -376,7 +380,7 @@ static uint64_t settled_ns(uint64_t drained_from_ns, uint64_t oldest_call_ticks,
 static void settle(uint64_t settled)
 {
     if (settled)
-        ct_launch_rate_write(settled);
+        ct_launch_rate_write(&b.launches, settled);
     ct_memory_counters_settle(&b.memory, settled);
 }
 
@@ -424,7 +428,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
             ct_nvtx_close(&b.nvtx, i, &b.threads[i].seq, end_ns);
     ct_control_close(&b.control);
     ct_capture_windows_finish(&b.windows, end_ns);
-    ct_launch_rate_finish();
+    ct_launch_rate_finish(&b.launches);
     ct_memory_counters_settle(&b.memory, UINT64_MAX);
     ct_writer_refresh_gap(b.writer); /* with the peaks all applied */
     ct_library_track_finish(end_ns);
