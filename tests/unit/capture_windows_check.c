@@ -10,15 +10,12 @@
  * opened them, and the header's flag must follow the time window and ctl.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "collector/perfetto/trace_file.h"
 #include "collector/tracks/capture_windows.h"
 #include "cudatrace/trace_names.h"
 #include "tests/unit/check.h"
-#include "tests/unit/trace_read.h"
+#include "tests/unit/check_trace.h"
 
 #define S 1000000000ull /* a second; the processes start at 10 */
 #define START (10 * S)
@@ -114,10 +111,10 @@ static void take(struct seen *s, const CtPb__TracePacket *packet)
     }
 }
 
-static void read_back(const char *path, struct seen *seen, int count)
+static void read_back(struct ct_check_trace *t, struct seen *seen, int count)
 {
-    CtPb__Trace *trace = ct_trace_read(path);
-    if (!ct_check(trace != NULL, "the trace reads whole"))
+    CtPb__Trace *trace = ct_check_trace_read(t);
+    if (!trace)
         return;
     for (size_t i = 0; i < trace->n_packet; i++)
         for (int s = 0; s < count; s++)
@@ -142,27 +139,20 @@ static void check_windows(const struct seen *s, const struct window *want, int c
 
 int main(void)
 {
-    char dir[] = "/tmp/ct-capture-windows-XXXXXX", path[4096];
-    if (!mkdtemp(dir))
-        return 1;
-    snprintf(path, sizeof path, "%s/trace.pftrace.zst", dir);
-    static struct ct_trace_file file;
+    static struct ct_check_trace t;
     static struct ct_shm_header shm[3];
     static struct ct_process process[3];
-    if (ct_trace_file_open(&file, path, sizeof path))
+    if (ct_check_trace_open(&t, 0))
         return 1;
-    struct ct_writer *w = ct_writer_create(&file, 0);
     struct seen seen[3] = {{0}};
     for (int i = 0; i < 3; i++) {
-        process_on(&process[i], w, 100 + i);
+        process_on(&process[i], t.writer, 100 + i);
         seen[i].track = ct_process_track_of(&process[i], CT_TRACK_CAPTURE);
     }
     timed(&process[0], &shm[0]);
     unset(&process[1], &shm[1], 1);
     unset(&process[2], &shm[2], 0);
-    ct_writer_flush(w);
-    ct_trace_file_close(&file);
-    read_back(path, seen, 3);
+    read_back(&t, seen, 3);
 
     ct_check(seen[0].settings == 1 && seen[0].setting && strcmp(seen[0].setting, "time:1:2") == 0,
              "the time window's setting, once");
@@ -179,7 +169,6 @@ int main(void)
     check_windows(&seen[2], NULL, 0);
     for (int i = 0; i < 3; i++)
         ct_sequence_release(&process[i].seq);
-    unlink(path);
-    rmdir(dir);
+    ct_check_trace_remove(&t);
     return ct_check_finish();
 }

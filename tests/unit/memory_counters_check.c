@@ -10,15 +10,10 @@
  * seen leaves the count as it was; pinned host memory has a counter of its
  * own.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-
-#include "collector/perfetto/trace_file.h"
 #include "collector/tracks/memory_counters.h"
 #include "cudatrace/functions.h"
 #include "tests/unit/check.h"
-#include "tests/unit/trace_read.h"
+#include "tests/unit/check_trace.h"
 
 #define P 0x7f0000001000ull
 #define Q 0x7f0000800000ull
@@ -61,10 +56,10 @@ static void run(struct ct_memory_counters *m)
     ct_check_u64(ct_memory_counters_peaks(m).allocated, 150, "the peak of allocated bytes");
 }
 
-static void read_back(const char *path, struct counter *counters, int count)
+static void read_back(struct ct_check_trace *t, struct counter *counters, int count)
 {
-    CtPb__Trace *trace = ct_trace_read(path);
-    if (!ct_check(trace != NULL, "the trace reads whole"))
+    CtPb__Trace *trace = ct_check_trace_read(t);
+    if (!trace)
         return;
     for (size_t i = 0; i < trace->n_packet; i++) {
         const CtPb__TracePacket *p = trace->packet[i];
@@ -91,32 +86,24 @@ static void check_values(const struct counter *c, const char *name, const struct
 
 int main(void)
 {
-    char dir[] = "/tmp/ct-memory-counters-XXXXXX", path[4096];
-    if (!mkdtemp(dir))
-        return 1;
-    snprintf(path, sizeof path, "%s/trace.pftrace.zst", dir);
-    static struct ct_trace_file file;
+    static struct ct_check_trace t;
     static struct ct_process process = {.pid = 100, .uuid = 100ull << 32};
     static struct ct_memory_counters m;
     static struct ct_gap_memory gap;
-    if (ct_trace_file_open(&file, path, sizeof path))
+    if (ct_check_trace_open(&t, 0))
         return 1;
-    struct ct_writer *w = ct_writer_create(&file, 0);
-    ct_sequence_init(&process.seq, w, process.uuid);
+    ct_sequence_init(&process.seq, t.writer, process.uuid);
     ct_gap_memory_start(&gap);
     ct_memory_counters_start(&m, &process, &gap);
     run(&m);
-    ct_writer_flush(w);
-    ct_trace_file_close(&file);
     struct counter counters[] = {{.track = ct_process_track_of(&process, CT_TRACK_DEVICE_BYTES)},
                                  {.track = ct_process_track_of(&process, CT_TRACK_PINNED_BYTES)}};
-    read_back(path, counters, 2);
+    read_back(&t, counters, 2);
     const struct value device[] = {{20, 100}, {28, 100}, {30, 0}, {35, 100}, {50, 150}};
     check_values(&counters[0], "device bytes", device, 5);
     const struct value pinned[] = {{32, 64}};
     check_values(&counters[1], "pinned bytes", pinned, 1);
     ct_sequence_release(&process.seq);
-    unlink(path);
-    rmdir(dir);
+    ct_check_trace_remove(&t);
     return ct_check_finish();
 }

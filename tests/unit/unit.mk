@@ -22,10 +22,10 @@ $(BUILD)/unit/dwarf_lines_check: collector/elf/dwarf_lines.c common/string_table
 $(BUILD)/unit/drain_order_check: collector/ring_drain.c preload/core/ring.c tests/unit/builder_stubs.c
 $(BUILD)/unit/python_lines_check: collector/host_sampling/python_lines.c
 $(BUILD)/unit/cpu_list_check: collector/cpu_placement.c
-# A writer, made as the collector makes one, over a trace file of its own (trace_read.c reads it).
+# A writer, made as the collector makes one, over a trace file of its own (check_trace.c).
 CT_UNIT_WRITER := collector/perfetto/writer.c collector/perfetto/chunks.c \
 	collector/perfetto/chunk_replay.c collector/perfetto/trace_file.c common/string_table.c \
-	common/u64_map.c tests/unit/trace_read.c $(PROTO_C)
+	common/u64_map.c tests/unit/check_trace.c $(PROTO_C)
 $(BUILD)/unit/writer_cache_check: $(CT_UNIT_WRITER)
 $(BUILD)/unit/writer_cache_check: LDLIBS := -l:libzstd.a -l:libprotobuf-c.a
 $(BUILD)/unit/capture_windows_check: collector/tracks/capture_windows.c $(CT_UNIT_WRITER)
@@ -34,7 +34,7 @@ $(BUILD)/unit/memory_counters_check: collector/tracks/memory_counters.c collecto
 	collector/tracks/chunk_keeper.c common/time_order.c common/vmm_ledger.c $(CT_UNIT_WRITER)
 $(BUILD)/unit/memory_counters_check: LDLIBS := -l:libzstd.a -l:libprotobuf-c.a
 
-$(CT_UNIT_PURE): $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.c $(wildcard tests/unit/check.h tests/unit/trace_read.h \
+$(CT_UNIT_PURE): $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.c $(wildcard tests/unit/check.h tests/unit/check_trace.h \
 		common/*.h collector/*.h preload/core/*.h collector/perfetto/*.h collector/elf/*.h collector/host_sampling/*.h collector/tracks/*.h viewer-export/model/*.h \
 		viewer-export/read/*.h viewer-export/output/*.h include/cudatrace/*.h)
 	@mkdir -p $(@D)

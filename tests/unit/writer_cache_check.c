@@ -11,15 +11,9 @@
  * must then read whole, and every event of the program's in it must be the
  * one written at its time, in order, the last one among them.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-
-#include "collector/perfetto/trace_file.h"
-#include "collector/perfetto/writer.h"
 #include "common/string_table.h"
 #include "tests/unit/check.h"
-#include "tests/unit/trace_read.h"
+#include "tests/unit/check_trace.h"
 
 #define EVENTS 400000
 #define SHAPES 500 /* distinct arguments among the program's events */
@@ -62,7 +56,6 @@ static void write_events(struct ct_writer *w, struct ct_sequence *seq)
         if (ct_writer_chunk_due(w))
             ct_writer_new_chunk(w, 0);
     }
-    ct_writer_flush(w);
 }
 
 /* The program's events in the trace: each the one written at its time,
@@ -89,30 +82,23 @@ static void check_events(const CtPb__Trace *trace)
 
 int main(void)
 {
-    char dir[] = "/tmp/ct-writer-cache-XXXXXX", path[4096];
-    if (!mkdtemp(dir))
-        return 1;
-    snprintf(path, sizeof path, "%s/trace.pftrace.zst", dir);
-    static struct ct_trace_file file;
-    if (ct_trace_file_open(&file, path, sizeof path))
+    static struct ct_check_trace t;
+    if (ct_check_trace_open(&t, BOUND))
         return 1;
     event_name = ct_strings_intern_cstr("cached event");
     arg_name = ct_strings_intern_cstr("step");
-    struct ct_writer *w = ct_writer_create(&file, BOUND);
-    ct_writer_on_gap(w, 7, write_gap, NULL);
+    ct_writer_on_gap(t.writer, 7, write_gap, NULL);
     struct ct_sequence seq = {0};
-    ct_sequence_init(&seq, w, 9);
-    write_events(w, &seq);
-    ct_trace_file_close(&file);
+    ct_sequence_init(&seq, t.writer, 9);
+    write_events(t.writer, &seq);
+    CtPb__Trace *trace = ct_check_trace_read(&t);
     ct_check(gaps_written > 10, "the gap marker written %zu times, from inside flushes",
              gaps_written);
-    CtPb__Trace *trace = ct_trace_read(path);
-    if (ct_check(trace != NULL, "the trace reads whole")) {
+    if (trace) {
         check_events(trace);
         ct_pb__trace__free_unpacked(trace, NULL);
     }
     ct_sequence_release(&seq);
-    unlink(path);
-    rmdir(dir);
+    ct_check_trace_remove(&t);
     return ct_check_finish();
 }
