@@ -72,9 +72,9 @@ struct thread_view {
 /* The collector's one builder: the parts of the trace it holds, each in a
  * struct of its own that is handed down to what writes or reads it (and no
  * further: only this file sees the whole), then what it keeps of the
- * threads. The file is main.c's, opened before the builder starts. */
+ * threads. The trace file is main.c's, opened before the builder starts,
+ * and handed to those that write or read it. */
 static struct {
-    struct ct_trace_file *file;
     struct ct_writer *writer;
     struct ct_control control;
     struct ct_capture_windows windows;
@@ -100,7 +100,6 @@ static struct {
 
 void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file)
 {
-    b.file = file;
     b.writer = ct_writer_create(file, (uint64_t)shm->max_trace_mb << 20);
     ct_call_slices_start();
     b.threads = calloc(shm->ring_count, sizeof *b.threads);
