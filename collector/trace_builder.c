@@ -87,6 +87,7 @@ static struct {
     struct ct_pool_reserve reserve;
     struct ct_trace_gap gap;
     struct ct_call_sites sites;
+    struct ct_host_tracks host;
     struct thread_view *threads;
     uint32_t thread_count;
     /* The flow ids a graph launch starts, one per node it runs. */
@@ -122,7 +123,7 @@ void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file)
     ct_gap_memory_start(&b.gap_memory);
     ct_memory_counters_start(&b.memory, &ct_process, &b.gap_memory);
     ct_trace_gap_start(&b.gap, b.writer, &b.memory, &b.gap_memory, &b.gap_gpu, &b.usage);
-    ct_host_state_start(shm, b.writer);
+    ct_host_state_start(&b.host, shm, b.writer);
     ct_capture_windows_start(&b.windows, shm, &ct_process, ct_clock_map_ns(shm->start_ticks));
     ct_control_listen(&b.control, &(struct ct_control_parts){shm, file, &b.windows, &b.memory});
     ct_snapshot_start(shm, b.writer, file);
@@ -391,7 +392,7 @@ void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest
     ct_control_serve(&b.control, now);
     settle(settled_ns(drained_from_ns, oldest_call_ticks, SETTLE_SLACK_NS));
     ct_gpu_state_write();
-    ct_host_state_write();
+    ct_host_state_write(&b.host);
     if (dropped != b.last_dropped) {
         ct_process_counter(&ct_process, CT_TRACK_DROPPED, now, (int64_t)dropped);
         b.last_dropped = dropped;
@@ -433,7 +434,7 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
     ct_library_track_finish(end_ns);
     ct_gpu_tracks_finish(end_ns);
     ct_gpu_state_finish(end_ns);
-    ct_host_state_finish(end_ns);
+    ct_host_state_finish(&b.host, end_ns);
     if (dropped != b.last_dropped)
         ct_process_counter(&ct_process, CT_TRACK_DROPPED, end_ns, (int64_t)dropped);
     struct rusage usage;
