@@ -30,7 +30,6 @@
 #include "collector/cpu_placement.h"
 #include "collector/perfetto/clock_map.h"
 #include "cudatrace/shm_layout.h"
-#include "collector/perfetto/writer.h"
 #include "collector/ring_drain.h"
 #include "collector/snapshot/snapshot.h"
 #include "collector/snapshot/triggers.h"
@@ -164,7 +163,7 @@ static int process_ended(struct ct_shm_header *shm, struct watch *w, int timeout
 
 /* Traces the process until it ends; 1 when it ended by an exec, which only
  * this session ended, not the process. */
-static int run(struct ct_shm_header *shm, struct watch *w)
+static int run(struct ct_shm_header *shm, struct watch *w, struct ct_trace_file *file)
 {
     uint64_t last_frame_ns = ct_clock_map_now_ns(), last_scan_ns = last_frame_ns;
     int exec_d = 0;
@@ -186,7 +185,7 @@ static int run(struct ct_shm_header *shm, struct watch *w)
         }
         ct_snapshot_run_pending();
         if (now - last_frame_ns >= FRAME_INTERVAL_NS) { /* a full batch ends one sooner */
-            ct_writer_flush();
+            ct_builder_flush();
             ct_drain_trim_spill(shm);
             last_frame_ns = now;
         }
@@ -202,8 +201,8 @@ static int run(struct ct_shm_header *shm, struct watch *w)
     ct_drain_finish(shm, end_ns);
     ct_builder_scan_libraries(1);
     ct_builder_finish(end_ns, ct_shm_dropped(shm), exit_ticks != 0);
-    ct_writer_flush();
-    ct_trace_file_close();
+    ct_builder_flush();
+    ct_trace_file_close(file);
     return exec_d;
 }
 
@@ -233,7 +232,8 @@ int main(int argc, char **argv)
     }
     close(o.shm_fd);
     shm->collector_watches_pid = (uint32_t)w.is_pidfd;
-    int err = ct_trace_file_open(shm->output_path, sizeof shm->output_path);
+    struct ct_trace_file file;
+    int err = ct_trace_file_open(&file, shm->output_path, sizeof shm->output_path);
     if (err) {
         shm->collector_error = (uint32_t)err;
         return fail(o.done_fd, &w);
@@ -245,13 +245,12 @@ int main(int argc, char **argv)
         return fail(o.done_fd, &w);
     ct_clock_map_init(shm->clock, shm->start_ticks, shm->start_boot_ns);
     ct_drain_order_slack(ct_clock_map_span_ticks(ORDER_SLACK_NS));
-    ct_builder_start(shm);
-    ct_snapshot_start(shm);
+    ct_builder_start(shm, &file);
     ct_snapshot_triggers_start();
-    int exec_d = run(shm, &w);
-    shm->collector_error = (uint32_t)ct_trace_file_error();
+    int exec_d = run(shm, &w, &file);
+    shm->collector_error = (uint32_t)ct_trace_file_error(&file);
     atomic_store(&shm->collector_records, ct_builder_calls());
-    atomic_store(&shm->collector_bytes, ct_trace_file_bytes());
+    atomic_store(&shm->collector_bytes, ct_trace_file_bytes(&file));
     atomic_store(&shm->collector_done, 1);
     close(o.done_fd);
     if (!exec_d) /* after an exec the next program has it as a child it never made */

@@ -53,6 +53,7 @@
 #include "collector/tracks/trace_gap.h"
 #include "collector/tracks/usage_tally.h"
 #include "collector/perfetto/process_tracks.h"
+#include "collector/snapshot/snapshot.h"
 #include "collector/snapshot/triggers.h"
 #include "collector/string_records.h"
 
@@ -68,59 +69,86 @@ struct thread_view {
     uint32_t correlation;
 };
 
-static struct thread_view *threads;
-/* The flow ids a graph launch starts, one per node it runs. */
-static uint64_t *flow_ids;
-static size_t flow_room;
-static uint32_t thread_count;
-static uint64_t calls, last_dropped;
+/* The collector's one builder: the parts of the trace it holds, each in a
+ * struct of its own that is handed down to what writes or reads it (and no
+ * further: only this file sees the whole), then what it keeps of the
+ * threads. The trace file is main.c's, opened before the builder starts,
+ * and handed to those that write or read it. */
+static struct {
+    struct ct_writer *writer;
+    struct ct_control control;
+    struct ct_capture_windows windows;
+    struct ct_memory_counters memory;
+    struct ct_gap_memory gap_memory;
+    struct ct_gap_gpu gap_gpu;
+    struct ct_usage_tally usage;
+    struct ct_nvtx_ranges nvtx;
+    struct ct_launch_rate launches;
+    struct ct_pool_reserve reserve;
+    struct ct_trace_gap gap;
+    struct ct_call_sites sites;
+    struct ct_host_tracks host;
+    struct thread_view *threads;
+    uint32_t thread_count;
+    /* The flow ids a graph launch starts, one per node it runs. */
+    uint64_t *flow_ids;
+    size_t flow_room;
+    uint64_t calls, last_dropped;
+    /* The clock of the latest record that has one: where the drain's merge
+     * across threads has got to, and so where a chunk begun now begins. */
+    uint64_t clock_reached;
+} b;
 
-void ct_builder_start(struct ct_shm_header *shm)
+void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file)
 {
+    b.writer = ct_writer_create(file, (uint64_t)shm->max_trace_mb << 20);
     ct_call_slices_start();
-    threads = calloc(shm->ring_count, sizeof *threads);
-    if (!threads)
+    b.threads = calloc(shm->ring_count, sizeof *b.threads);
+    if (!b.threads)
         abort();
-    thread_count = shm->ring_count;
-    ct_nvtx_start(shm->ring_count);
+    b.thread_count = shm->ring_count;
+    ct_usage_tally_start(&b.usage);
+    ct_launch_rate_start(&b.launches, &ct_process);
+    ct_pool_reserve_start(&b.reserve, &ct_process);
+    ct_nvtx_start(&b.nvtx, shm->ring_count, &b.usage);
     ct_string_records_start(shm->ring_count);
-    ct_call_sites_start(shm->ring_count);
+    ct_call_sites_start(&b.sites, shm->pid, shm->ring_count);
     ct_cuda_graphs_start(shm->ring_count);
-    ct_process_tracks_start(shm);
+    ct_process_tracks_start(shm, b.writer);
     ct_library_track_start();
-    ct_gpu_tracks_start(shm->ring_count, shm->gpu_records, shm->gpu_graph_level);
-    ct_gpu_state_start(shm);
-    ct_trace_gap_start();
-    ct_writer_bound((uint64_t)shm->max_trace_mb << 20);
-    ct_host_state_start(shm);
-    ct_capture_windows_start(shm);
-    ct_control_listen(shm);
+    ct_gap_gpu_start(&b.gap_gpu);
+    ct_gpu_tracks_start(b.writer, &b.gap_gpu, shm->ring_count, shm->gpu_records,
+                        shm->gpu_graph_level);
+    ct_gpu_state_start(shm, b.writer);
+    ct_gap_memory_start(&b.gap_memory);
+    ct_memory_counters_start(&b.memory, &ct_process, &b.gap_memory);
+    ct_trace_gap_start(&b.gap, b.writer, &b.memory, &b.gap_memory, &b.gap_gpu, &b.usage);
+    ct_host_state_start(&b.host, shm, b.writer);
+    ct_capture_windows_start(&b.windows, shm, &ct_process, ct_clock_map_ns(shm->start_ticks));
+    ct_control_listen(&b.control, &(struct ct_control_parts){shm, file, &b.windows, &b.memory});
+    ct_snapshot_start(shm, b.writer, file);
 }
-
-/* The clock of the latest record that has one: where the drain's merge
- * across threads has got to, and so where a chunk begun now begins. */
-static uint64_t clock_reached;
 
 /* Ends the chunk being written once it is full. Each thread's open NVTX
  * ranges end at its latest event and begin again there, in the new chunk:
  * later events of a thread are never earlier. */
 static void chunk_point(void)
 {
-    if (!ct_writer_chunk_due())
+    if (!ct_writer_chunk_due(b.writer))
         return;
-    for (uint32_t i = 0; i < thread_count; i++)
-        if (threads[i].live)
-            ct_nvtx_suspend(i, &threads[i].seq, threads[i].seq.last_ts);
-    ct_writer_new_chunk(clock_reached ? ct_clock_map_ns(clock_reached) : 0);
-    for (uint32_t i = 0; i < thread_count; i++)
-        if (threads[i].live)
-            ct_nvtx_resume(i, &threads[i].seq, threads[i].seq.last_ts);
+    for (uint32_t i = 0; i < b.thread_count; i++)
+        if (b.threads[i].live)
+            ct_nvtx_suspend(&b.nvtx, i, &b.threads[i].seq, b.threads[i].seq.last_ts);
+    ct_writer_new_chunk(b.writer, b.clock_reached ? ct_clock_map_ns(b.clock_reached) : 0);
+    for (uint32_t i = 0; i < b.thread_count; i++)
+        if (b.threads[i].live)
+            ct_nvtx_resume(&b.nvtx, i, &b.threads[i].seq, b.threads[i].seq.last_ts);
 }
 
 void ct_builder_thread(uint32_t index, int32_t tid, const char *name)
 {
-    struct thread_view *t = &threads[index];
-    ct_sequence_init(&t->seq, ct_process_thread_track(tid));
+    struct thread_view *t = &b.threads[index];
+    ct_sequence_init(&t->seq, b.writer, ct_process_thread_track(tid));
     t->tid = tid;
     t->live = 1;
     ct_write_thread_track(&t->seq, ct_process_thread_track(tid), ct_process.pid, tid, name);
@@ -128,14 +156,14 @@ void ct_builder_thread(uint32_t index, int32_t tid, const char *name)
 
 void ct_builder_thread_end(uint32_t index)
 {
-    struct thread_view *t = &threads[index];
+    struct thread_view *t = &b.threads[index];
     if (t->live) {
-        ct_nvtx_close(index, &t->seq, ct_clock_map_now_ns());
+        ct_nvtx_close(&b.nvtx, index, &t->seq, ct_clock_map_now_ns());
         ct_sequence_release(&t->seq);
     }
     t->live = 0;
     ct_string_records_reset(index);
-    ct_call_sites_reset(index);
+    ct_call_sites_reset(&b.sites, index);
     ct_cuda_graphs_reset(index);
 }
 
@@ -145,10 +173,10 @@ static void string_done(uint32_t index, const struct ct_string_done *s)
         return;
     switch (s->kind) {
     case CT_STR_CALL_SITE:
-        ct_call_sites_arrived(index, s->key, s->id);
+        ct_call_sites_arrived(&b.sites, index, s->key, s->id);
         break;
     case CT_STR_NVTX_NAME:
-        ct_nvtx_name(index, s->key, s->id);
+        ct_nvtx_name(&b.nvtx, index, s->key, s->id);
         break;
     case CT_STR_KERNEL_NAME:
         ct_kernel_table_name_is(s->key, s->id);
@@ -199,7 +227,7 @@ static struct ct_call_extra graph_call_args(int family, struct ct_graph_call mad
 
 static void call(uint32_t index, const struct ct_record *r)
 {
-    struct thread_view *t = &threads[index];
+    struct thread_view *t = &b.threads[index];
     int family = ct_call_family(r);
     if (family < 0 || !t->live)
         return;
@@ -211,34 +239,35 @@ static void call(uint32_t index, const struct ct_record *r)
     struct ct_graph_call made = ct_cuda_graphs_call(index, r);
     uint32_t correlation =
         t->correlated_begin == r->begin && r->result == 0 && !made.node ? t->correlation : 0;
-    struct ct_call_site site = ct_call_sites_take(index, r->begin);
+    struct ct_call_site site = ct_call_sites_take(&b.sites, index, r->begin);
     uint32_t nodes = 0;
     const uint64_t *ran =
         family == CT_FAMILY_GRAPH ? ct_cuda_graphs_exec_nodes(r->arg[0], &nodes) : NULL;
-    flow_ids = ct_array_reserve(flow_ids, &flow_room, nodes, sizeof *flow_ids);
-    struct ct_flow flow = ct_gpu_call_flow(correlation, ran, nodes, flow_ids);
+    b.flow_ids = ct_array_reserve(b.flow_ids, &b.flow_room, nodes, sizeof *b.flow_ids);
+    struct ct_flow flow = ct_gpu_call_flow(correlation, ran, nodes, b.flow_ids);
     struct ct_call_extra extra = graph_call_args(family, made);
     ct_call_slice(&t->seq, r, begin, end, site, correlation ? &flow : NULL, &extra);
-    ct_usage_tally_call(r, t->tid, site.site, end - begin);
+    uint32_t chunk = ct_writer_chunk(b.writer);
+    ct_usage_tally_call(&b.usage, r, t->tid, site.site, end - begin, chunk);
     if (!made.node) /* a captured allocation is the graph's, made when it runs */
-        ct_memory_counters_note((uint8_t)family, r, begin, end, site);
-    ct_pool_reserve_note(r, end);
+        ct_memory_counters_note(&b.memory, (uint8_t)family, r, begin, end, site, chunk);
+    ct_pool_reserve_note(&b.reserve, r, end);
     ct_snapshot_note_result(r->func, r->result);
     if (family == CT_FAMILY_LAUNCH && !made.node) {
-        ct_launch_rate_count(begin);
+        ct_launch_rate_count(&b.launches, begin);
         if (r->result == CUDA_ERROR_NO_KERNEL_IMAGE)
             ct_kernel_table_no_image(r->arg[0], end);
     }
-    calls++;
+    b.calls++;
 }
 
 void ct_builder_thread_calls(uint32_t index, const struct ct_call_stats *stats)
 {
-    struct thread_view *t = &threads[index];
+    struct thread_view *t = &b.threads[index];
     if (!t->live)
         return;
     ct_call_totals(&t->seq, stats, ct_clock_map_now_ns());
-    ct_trace_gap_thread_totals(stats);
+    ct_trace_gap_thread_totals(&b.gap, stats, ct_writer_chunk(b.writer));
     ct_control_totals_ended(stats);
 }
 
@@ -249,12 +278,12 @@ static void inflight_slice(struct ct_sequence *seq, struct ct_call_now call, uin
         return;
     uint64_t begin = ct_clock_map_ns(call.begin_ticks);
     ct_call_inflight_slice(seq, call.func, begin, end_ns > begin ? end_ns : begin,
-                           ct_call_sites_of_caller(call.caller));
+                           ct_call_sites_of_caller(&b.sites, call.caller));
 }
 
 void ct_builder_inflight(struct ct_call_now call, uint64_t end_ns)
 {
-    struct thread_view *t = &threads[call.index];
+    struct thread_view *t = &b.threads[call.index];
     if (t->live)
         inflight_slice(&t->seq, call, end_ns);
 }
@@ -262,12 +291,12 @@ void ct_builder_inflight(struct ct_call_now call, uint64_t end_ns)
 void ct_builder_thread_now(uint32_t index, const char *name, const struct ct_call_stats *stats,
                            struct ct_call_now call, uint64_t now_ns)
 {
-    struct thread_view *t = &threads[index];
+    struct thread_view *t = &b.threads[index];
     if (!t->live)
         return;
     struct ct_sequence seq;
     uint64_t track = ct_process_thread_track(t->tid);
-    ct_sequence_aside(&seq, track);
+    ct_sequence_aside(&seq, b.writer, track);
     ct_write_thread_track(&seq, track, ct_process.pid, t->tid, name);
     ct_call_totals(&seq, stats, now_ns);
     inflight_slice(&seq, call, now_ns);
@@ -278,7 +307,7 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
 {
     struct ct_string_done done;
     if (ct_record_on_program_clock(record->type))
-        clock_reached = record->begin;
+        b.clock_reached = record->begin;
     chunk_point();
     switch (record->type) {
     case CT_REC_CALL:
@@ -286,8 +315,8 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
         call(index, record);
         break;
     case CT_REC_CORRELATION:
-        threads[index].correlated_begin = record->begin;
-        threads[index].correlation = (uint32_t)record->arg[0];
+        b.threads[index].correlated_begin = record->begin;
+        b.threads[index].correlation = (uint32_t)record->arg[0];
         for (int i = 1; i < 4; i++)
             ct_gpu_correlation_alias((uint32_t)record->arg[i], (uint32_t)record->arg[0]);
         break;
@@ -312,18 +341,19 @@ void ct_builder_record(uint32_t index, const struct ct_record *record)
         ct_loader_events_record(record);
         break;
     case CT_REC_CAPTURE:
-        ct_capture_windows_record(record);
+        ct_capture_windows_record(&b.windows, record, ct_clock_map_ns(record->begin));
         break;
     case CT_REC_GRAPH:
         if (record->func == CT_GRAPH_MEMORY)
-            ct_pool_reserve_graphs_read((uint32_t)record->arg[0], record->arg[1],
+            ct_pool_reserve_graphs_read(&b.reserve, (uint32_t)record->arg[0], record->arg[1],
                                         ct_clock_map_ns(record->begin));
         else
-            ct_cuda_graphs_record(index, record);
+            ct_cuda_graphs_record(index, record, &b.sites);
         break;
     case CT_REC_NVTX:
-        if (threads[index].live)
-            ct_nvtx_record(index, &threads[index].seq, record, ct_clock_map_ns(record->begin));
+        if (b.threads[index].live)
+            ct_nvtx_record(&b.nvtx, index, &b.threads[index].seq, record,
+                           ct_clock_map_ns(record->begin));
         break;
     default:
         break;
@@ -350,22 +380,22 @@ static uint64_t settled_ns(uint64_t drained_from_ns, uint64_t oldest_call_ticks,
 static void settle(uint64_t settled)
 {
     if (settled)
-        ct_launch_rate_write(settled);
-    ct_memory_counters_settle(settled);
+        ct_launch_rate_write(&b.launches, settled);
+    ct_memory_counters_settle(&b.memory, settled);
 }
 
 void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest_call_ticks)
 {
     chunk_point();
     uint64_t now = ct_clock_map_now_ns();
-    ct_capture_windows_tick(now);
-    ct_control_serve(now);
+    ct_capture_windows_tick(&b.windows, now);
+    ct_control_serve(&b.control, now);
     settle(settled_ns(drained_from_ns, oldest_call_ticks, SETTLE_SLACK_NS));
     ct_gpu_state_write();
-    ct_host_state_write();
-    if (dropped != last_dropped) {
-        ct_process_counter(CT_TRACK_DROPPED, now, (int64_t)dropped);
-        last_dropped = dropped;
+    ct_host_state_write(&b.host);
+    if (dropped != b.last_dropped) {
+        ct_process_counter(&ct_process, CT_TRACK_DROPPED, now, (int64_t)dropped);
+        b.last_dropped = dropped;
     }
 }
 
@@ -393,31 +423,31 @@ static uint64_t peak_rss_kb(const struct rusage *usage)
 
 void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
 {
-    for (uint32_t i = 0; i < thread_count; i++)
-        if (threads[i].live)
-            ct_nvtx_close(i, &threads[i].seq, end_ns);
-    ct_control_close();
-    ct_capture_windows_finish(end_ns);
-    ct_launch_rate_finish();
-    ct_memory_counters_settle(UINT64_MAX);
-    ct_writer_refresh_gap(); /* with the peaks all applied */
+    for (uint32_t i = 0; i < b.thread_count; i++)
+        if (b.threads[i].live)
+            ct_nvtx_close(&b.nvtx, i, &b.threads[i].seq, end_ns);
+    ct_control_close(&b.control);
+    ct_capture_windows_finish(&b.windows, end_ns);
+    ct_launch_rate_finish(&b.launches);
+    ct_memory_counters_settle(&b.memory, UINT64_MAX);
+    ct_writer_refresh_gap(b.writer); /* with the peaks all applied */
     ct_library_track_finish(end_ns);
     ct_gpu_tracks_finish(end_ns);
     ct_gpu_state_finish(end_ns);
-    ct_host_state_finish(end_ns);
-    if (dropped != last_dropped)
-        ct_process_counter(CT_TRACK_DROPPED, end_ns, (int64_t)dropped);
+    ct_host_state_finish(&b.host, end_ns);
+    if (dropped != b.last_dropped)
+        ct_process_counter(&ct_process, CT_TRACK_DROPPED, end_ns, (int64_t)dropped);
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     uint64_t cpu_ns =
         ((uint64_t)usage.ru_utime.tv_sec + (uint64_t)usage.ru_stime.tv_sec) * 1000000000ull +
         ((uint64_t)usage.ru_utime.tv_usec + (uint64_t)usage.ru_stime.tv_usec) * 1000u;
     struct ct_arg args[] = {
-        CT_UINT_ARG(ct_key_calls, calls),
+        CT_UINT_ARG(ct_key_calls, b.calls),
         CT_UINT_ARG(ct_key_collector_cpu_ns, cpu_ns),
         CT_UINT_ARG(ct_key_collector_max_rss_kb, peak_rss_kb(&usage)),
         CT_UINT_ARG(ct_key_dropped, dropped),
-        CT_UINT_ARG(ct_key_memory_events_late, ct_memory_counters_late()),
+        CT_UINT_ARG(ct_key_memory_events_late, ct_memory_counters_late(&b.memory)),
         CT_UINT_ARG(ct_key_process_start_ns, ct_process.start_ns),
         CT_TEXT_ARG(ct_key_exit, exited_normally ? ct_value_exit_normal : ct_value_exit_lost),
     };
@@ -426,5 +456,10 @@ void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally)
 
 uint64_t ct_builder_calls(void)
 {
-    return calls;
+    return b.calls;
+}
+
+void ct_builder_flush(void)
+{
+    ct_writer_flush(b.writer);
 }

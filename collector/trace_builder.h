@@ -6,9 +6,11 @@
 
 #include <stdint.h>
 
+#include "collector/perfetto/trace_file.h"
 #include "cudatrace/shm_layout.h"
 
-void ct_builder_start(struct ct_shm_header *shm);
+/* Starts the trace of the process whose header is `shm`, into `file`. */
+void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file);
 /* A new thread's records begin on ring `index`. */
 void ct_builder_thread(uint32_t index, int32_t tid, const char *name);
 /* The thread on ring `index` ended and its records are all drained. */
@@ -50,6 +52,8 @@ void ct_builder_tick(uint64_t dropped, uint64_t drained_from_ns, uint64_t oldest
  * snapshot's time, rather than every event of the last second missing. */
 void ct_builder_settle_now(uint64_t drained_from_ns, uint64_t oldest_call_ticks);
 void ct_builder_finish(uint64_t end_ns, uint64_t dropped, int exited_normally);
+/* Hands what is written so far to the trace file, as a frame of its own. */
+void ct_builder_flush(void);
 uint64_t ct_builder_calls(void);
 
 #endif

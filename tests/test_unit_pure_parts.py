@@ -13,7 +13,8 @@ import pytest
 PROGRAMS = ["string_table_check", "u64_map_check", "clock_map_check", "timeline_check",
             "dwarf_lines_check", "time_order_check", "vmm_ledger_check",
             "entry_list_check", "json_reader_check", "holders_check", "drain_order_check",
-            "python_lines_check", "call_cost_check", "writer_cache_check", "cpu_list_check"]
+            "python_lines_check", "call_cost_check", "writer_cache_check", "cpu_list_check",
+            "capture_windows_check", "memory_counters_check"]
 
 
 @pytest.mark.parametrize("program", PROGRAMS)

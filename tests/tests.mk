@@ -179,6 +179,12 @@ $(BUILD)/tests/replay: tests/replay/replay.c tests/replay/capture_format.h $(fil
 	@mkdir -p $(@D)
 	$(CC) $(CT_REPLAY_CFLAGS) -o $@ tests/replay/replay.c $(filter %.o,$^) \
 		-l:libzstd.a -l:libprotobuf-c.a -lstdc++
+# What compare_builds.sh preloads into both builds' replays (quiet_status.c); never sanitized,
+# since it is preloaded.
+test-programs: $(BUILD)/tests/libreplay_quiet.so
+$(BUILD)/tests/libreplay_quiet.so: tests/replay/quiet_status.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
 # The trace vocabulary and the call slices' names as text, for tests/trace_vocabulary.py.
 test-programs: $(BUILD)/unit/trace_names_dump

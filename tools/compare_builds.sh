@@ -5,7 +5,10 @@
 # then over the suite's workloads on the CPU doubles:
 #   - the collector: each workload runs once with tests/replay's capture
 #     collector, and both builds replay that capture into a trace; the two
-#     traces must be the same bytes;
+#     traces must be the same bytes. What a replay cannot make the same from
+#     run to run is kept out of them: the NVML sampler, a thread racing the
+#     replay's clock, is off in the captured run (CUDATRACE_NVML_MS=0), and
+#     the collector's own peak memory reads zero (tests/replay/quiet_status.c);
 #   - the command: each workload also runs under the ordinary tracer, and both
 #     builds' `cudatrace report`, `report --json` and `export` in every format
 #     read that trace and the replayed one; their outputs must be the same
@@ -66,7 +69,8 @@ workload() { # workload NAME LIBRARY_PATH [VAR=VALUE...] -- PROGRAM ARGS...
     dir="$work/runs/$name"
     mkdir -p "$dir/cwd"
     (cd "$dir/cwd" && env $vars LD_LIBRARY_PATH="$libs" CUDATRACE_CLOCK=boottime CUDATRACE_QUIET=1 \
-        CUDATRACE_COLLECTOR="$head_build/tests/replay_capture" CUDATRACE_OUTPUT="$dir/capture" \
+        CUDATRACE_NVML_MS=0 CUDATRACE_COLLECTOR="$head_build/tests/replay_capture" \
+        CUDATRACE_OUTPUT="$dir/capture" \
         LD_PRELOAD="$head_build/libcudatrace.so" "$@" >/dev/null 2>&1) || true
     (cd "$dir/cwd" && env $vars LD_LIBRARY_PATH="$libs" CUDATRACE_QUIET=1 \
         CUDATRACE_OUTPUT="$dir/real.pftrace.zst" LD_PRELOAD="$head_build/libcudatrace.so" \
@@ -76,8 +80,9 @@ workload() { # workload NAME LIBRARY_PATH [VAR=VALUE...] -- PROGRAM ARGS...
         differ=$((differ + 1))
         return
     fi
-    "$base_build/tests/replay" "$dir/capture" "$dir/base.pftrace.zst"
-    "$head_build/tests/replay" "$dir/capture" "$dir/head.pftrace.zst"
+    quiet="$head_build/tests/libreplay_quiet.so"
+    LD_PRELOAD="$quiet" "$base_build/tests/replay" "$dir/capture" "$dir/base.pftrace.zst"
+    LD_PRELOAD="$quiet" "$head_build/tests/replay" "$dir/capture" "$dir/head.pftrace.zst"
     same "$name: replayed trace" "$dir/base.pftrace.zst" "$dir/head.pftrace.zst"
     read_both "$name (replayed)" "$dir/head.pftrace.zst"
     read_both "$name" "$dir/real.pftrace.zst"

@@ -34,24 +34,26 @@ void ct_reply_printf(struct ct_reply *reply, const char *fmt, ...)
             (size_t)n < reply->size - reply->len ? (size_t)n : reply->size - reply->len - 1;
 }
 
-static void window_line(struct ct_reply *reply)
+static void window_line(const struct ct_control_parts *parts, struct ct_reply *reply)
 {
-    ct_reply_printf(reply, "window %s\n", ct_capture_windows_open() ? "open" : "closed");
+    ct_reply_printf(reply, "window %s\n",
+                    ct_capture_windows_open(parts->windows) ? "open" : "closed");
 }
 
-static void status(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
+static void status(const struct ct_control_parts *parts, uint64_t now_ns, struct ct_reply *reply)
 {
     (void)now_ns;
+    struct ct_shm_header *shm = parts->shm;
     static struct ct_call_stats totals[CT_FN_COUNT];
     ct_catch_up(shm, 0);
     ct_control_totals_now(shm, totals);
     ct_reply_printf(reply, "ok\npid %d\ncapture %s\n", (int)shm->pid,
                     shm->capture_setting[0] ? shm->capture_setting : "all");
-    window_line(reply);
+    window_line(parts, reply);
     ct_reply_printf(reply, "records %llu\ndropped %llu\ntrace_bytes %llu\ndevice_bytes %llu\n",
                     (unsigned long long)ct_builder_calls(), (unsigned long long)ct_shm_dropped(shm),
-                    (unsigned long long)ct_trace_file_bytes(),
-                    (unsigned long long)ct_memory_counters_live_device());
+                    (unsigned long long)ct_trace_file_bytes(parts->file),
+                    (unsigned long long)ct_memory_counters_live_device(parts->memory));
     for (int fn = 0; fn < CT_FN_COUNT; fn++)
         if (totals[fn].calls)
             ct_reply_printf(reply, "calls %s %llu errors %llu\n", ct_function_name(fn),
@@ -59,29 +61,28 @@ static void status(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *
                             (unsigned long long)totals[fn].errors);
 }
 
-static void set_window(int open, uint64_t now_ns, struct ct_reply *reply)
+static void set_window(const struct ct_control_parts *parts, int open, uint64_t now_ns,
+                       struct ct_reply *reply)
 {
-    ct_capture_windows_set(open, now_ns, "cudatrace ctl");
+    ct_capture_windows_set(parts->windows, open, now_ns, "cudatrace ctl");
     ct_reply_printf(reply, "ok\n");
-    window_line(reply);
+    window_line(parts, reply);
 }
 
-static void start(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
+static void start(const struct ct_control_parts *parts, uint64_t now_ns, struct ct_reply *reply)
 {
-    (void)shm;
-    set_window(1, now_ns, reply);
+    set_window(parts, 1, now_ns, reply);
 }
 
-static void stop(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
+static void stop(const struct ct_control_parts *parts, uint64_t now_ns, struct ct_reply *reply)
 {
-    (void)shm;
-    set_window(0, now_ns, reply);
+    set_window(parts, 0, now_ns, reply);
 }
 
 /* A copy of the trace so far, with every thread's state, beside it. */
-static void snapshot(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
+static void snapshot(const struct ct_control_parts *parts, uint64_t now_ns, struct ct_reply *reply)
 {
-    (void)shm, (void)now_ns;
+    (void)parts, (void)now_ns;
     char path[PATH_MAX];
     struct ct_snapshot_reason why = {.trigger = CT_SNAPSHOT_ASKED};
     int err = ct_snapshot_write(&why, path, sizeof path);
@@ -107,20 +108,20 @@ static const struct {
 
 #define COMMANDS (sizeof commands / sizeof commands[0])
 
-static void help(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply)
+static void help(const struct ct_control_parts *parts, uint64_t now_ns, struct ct_reply *reply)
 {
-    (void)shm, (void)now_ns;
+    (void)parts, (void)now_ns;
     ct_reply_printf(reply, "ok\n");
     for (size_t i = 0; i < COMMANDS; i++)
         ct_reply_printf(reply, "%-8s %s\n", commands[i].name, commands[i].help);
 }
 
-void ct_control_run(struct ct_shm_header *shm, const char *line, uint64_t now_ns,
+void ct_control_run(const struct ct_control_parts *parts, const char *line, uint64_t now_ns,
                     struct ct_reply *reply)
 {
     for (size_t i = 0; i < COMMANDS; i++)
         if (strcmp(line, commands[i].name) == 0) {
-            commands[i].run(shm, now_ns, reply);
+            commands[i].run(parts, now_ns, reply);
             return;
         }
     /* The bytes as given, those that would garble a terminal replaced. */

@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collector/perfetto/trace_file.h"
+#include "collector/tracks/capture_windows.h"
+#include "collector/tracks/memory_counters.h"
 #include "cudatrace/shm_layout.h"
 
 /* A reply being written: text up to size, cut short rather than overrun. */
@@ -21,13 +24,23 @@ struct ct_reply {
 void ct_reply_printf(struct ct_reply *reply, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* A command: writes its reply for the process whose header is `shm`, at
- * `now_ns` on the trace's clock. */
-typedef void ct_control_command(struct ct_shm_header *shm, uint64_t now_ns, struct ct_reply *reply);
+/* What the commands read and change: the process's header and the parts
+ * of its trace the builder holds. */
+struct ct_control_parts {
+    struct ct_shm_header *shm;
+    struct ct_trace_file *file;
+    struct ct_capture_windows *windows;
+    const struct ct_memory_counters *memory;
+};
 
-/* Runs the command `line` (without its newline) on the process whose
- * header is `shm`, at `now_ns`, and writes its reply. */
-void ct_control_run(struct ct_shm_header *shm, const char *line, uint64_t now_ns,
+/* A command: writes its reply for the process `parts` trace, at `now_ns`
+ * on the trace's clock. */
+typedef void ct_control_command(const struct ct_control_parts *parts, uint64_t now_ns,
+                                struct ct_reply *reply);
+
+/* Runs the command `line` (without its newline) on the process `parts`
+ * trace, at `now_ns`, and writes its reply. */
+void ct_control_run(const struct ct_control_parts *parts, const char *line, uint64_t now_ns,
                     struct ct_reply *reply);
 
 #endif

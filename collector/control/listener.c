@@ -16,31 +16,11 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include "collector/control/commands.h"
-#include "common/control_socket.h"
-
-#define CLIENTS 4
 #define ACCEPTS_PER_CYCLE 8
 #define LINE_WAIT_NS 1000000000ull
 #define REPLY_MAX 16384
-
-struct client {
-    int fd; /* -1: the slot is free */
-    uint64_t deadline_ns;
-    size_t len;
-    char line[CT_CONTROL_LINE_MAX];
-};
-
-static struct ct_shm_header *header;
-static int listen_fd = -1;
-static char socket_path[sizeof((struct sockaddr_un *)0)->sun_path];
-/* The socket file we made: after an exec the next session's collector may
- * have put its own at the same path (the pid is the same), not ours to remove. */
-static ino_t socket_inode;
-static struct client clients[CLIENTS];
 
 /* The socket is bound as PID.new beside its path (PID.sock, one character
  * longer, so the name fits) and renamed into place once it listens: a file
@@ -48,43 +28,44 @@ static struct client clients[CLIENTS];
  * between the bind and the listen (a busy machine's scheduler can put
  * milliseconds there) met a socket that refused it. The rename also
  * replaces what a pid's earlier process left: that one is gone. */
-static int listen_at_path(int fd)
+static int listen_at_path(const char *socket_path, int fd)
 {
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     size_t stem = strlen(socket_path) - strlen(".sock");
     memcpy(address.sun_path, socket_path, stem);
     memcpy(address.sun_path + stem, ".new", sizeof ".new");
     unlink(address.sun_path);
-    if (bind(fd, (struct sockaddr *)&address, sizeof address) == 0 && listen(fd, CLIENTS) == 0 &&
-        rename(address.sun_path, socket_path) == 0)
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) == 0 &&
+        listen(fd, CT_CONTROL_CLIENTS) == 0 && rename(address.sun_path, socket_path) == 0)
         return 0;
     unlink(address.sun_path);
     return -1;
 }
 
-void ct_control_listen(struct ct_shm_header *shm)
+void ct_control_listen(struct ct_control *c, const struct ct_control_parts *parts)
 {
     char why[256];
-    header = shm;
-    for (int i = 0; i < CLIENTS; i++)
-        clients[i].fd = -1;
-    if (ct_control_socket_path(shm->pid, 1, socket_path, sizeof socket_path, why, sizeof why))
+    *c = (struct ct_control){.parts = *parts, .listen_fd = -1};
+    for (int i = 0; i < CT_CONTROL_CLIENTS; i++)
+        c->clients[i].fd = -1;
+    if (ct_control_socket_path(parts->shm->pid, 1, c->socket_path, sizeof c->socket_path, why,
+                               sizeof why))
         return;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return;
     struct stat st;
-    if (listen_at_path(fd) != 0 || stat(socket_path, &st) != 0) {
+    if (listen_at_path(c->socket_path, fd) != 0 || stat(c->socket_path, &st) != 0) {
         close(fd);
         return;
     }
-    socket_inode = st.st_ino;
-    listen_fd = fd;
+    c->socket_inode = st.st_ino;
+    c->listen_fd = fd;
 }
 
 /* Closing with unread bytes would reset the connection, and the peer might
  * read the reset before the reply: what is waiting is read first. */
-static void reply_and_close(struct client *c, const char *text, size_t len)
+static void reply_and_close(struct ct_control_client *c, const char *text, size_t len)
 {
     ssize_t sent = send(c->fd, text, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     (void)sent; /* a peer that cannot take it has only itself to blame */
@@ -95,7 +76,7 @@ static void reply_and_close(struct client *c, const char *text, size_t len)
     c->fd = -1;
 }
 
-static void refuse(struct client *c, const char *text)
+static void refuse(struct ct_control_client *c, const char *text)
 {
     reply_and_close(c, text, strlen(text));
 }
@@ -110,7 +91,7 @@ static int from_our_uid(int fd)
 /* Whether a connection waits. accept4 on an empty backlog is no cheap
  * "nothing": Linux makes and frees a socket, inode and file first, which
  * was 40% of an idle collector's time at a cycle a millisecond. */
-static int connection_waits(void)
+static int connection_waits(int listen_fd)
 {
     struct pollfd p = {.fd = listen_fd, .events = POLLIN};
     return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
@@ -118,19 +99,19 @@ static int connection_waits(void)
 
 /* A few a cycle at most: a flood of connections waits in the backlog
  * rather than holding up the drain. */
-static void accept_new(uint64_t now_ns)
+static void accept_new(struct ct_control *control, uint64_t now_ns)
 {
     int fd;
-    if (!connection_waits())
+    if (!connection_waits(control->listen_fd))
         return;
-    for (int i = 0; i < ACCEPTS_PER_CYCLE &&
-                    (fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;
+    for (int i = 0; i < ACCEPTS_PER_CYCLE && (fd = accept4(control->listen_fd, NULL, NULL,
+                                                           SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;
          i++) {
-        struct client *slot = NULL;
-        for (int i = 0; i < CLIENTS && !slot; i++)
-            if (clients[i].fd < 0)
-                slot = &clients[i];
-        struct client c = {.fd = fd, .deadline_ns = now_ns + LINE_WAIT_NS};
+        struct ct_control_client *slot = NULL;
+        for (int i = 0; i < CT_CONTROL_CLIENTS && !slot; i++)
+            if (control->clients[i].fd < 0)
+                slot = &control->clients[i];
+        struct ct_control_client c = {.fd = fd, .deadline_ns = now_ns + LINE_WAIT_NS};
         if (!from_our_uid(fd))
             refuse(&c, "error: refused: not the owner of the traced process\n");
         else if (!slot)
@@ -141,7 +122,8 @@ static void accept_new(uint64_t now_ns)
 }
 
 /* Reads what the peer sent; the command once its line is whole. */
-static void read_line(struct client *c, uint64_t now_ns)
+static void read_line(const struct ct_control *control, struct ct_control_client *c,
+                      uint64_t now_ns)
 {
     ssize_t n = read(c->fd, c->line + c->len, sizeof c->line - c->len);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
@@ -165,32 +147,32 @@ static void read_line(struct client *c, uint64_t now_ns)
         refuse(c, "error: the command holds a NUL byte\n");
         return;
     }
-    static char text[REPLY_MAX];
+    char text[REPLY_MAX];
     struct ct_reply reply = {text, sizeof text, 0};
-    ct_control_run(header, c->line, now_ns, &reply);
+    ct_control_run(&control->parts, c->line, now_ns, &reply);
     reply_and_close(c, text, reply.len);
 }
 
-void ct_control_serve(uint64_t now_ns)
+void ct_control_serve(struct ct_control *c, uint64_t now_ns)
 {
-    if (listen_fd < 0)
+    if (c->listen_fd < 0)
         return;
-    accept_new(now_ns);
-    for (int i = 0; i < CLIENTS; i++)
-        if (clients[i].fd >= 0)
-            read_line(&clients[i], now_ns);
+    accept_new(c, now_ns);
+    for (int i = 0; i < CT_CONTROL_CLIENTS; i++)
+        if (c->clients[i].fd >= 0)
+            read_line(c, &c->clients[i], now_ns);
 }
 
-void ct_control_close(void)
+void ct_control_close(struct ct_control *c)
 {
-    if (listen_fd < 0)
+    if (c->listen_fd < 0)
         return;
-    for (int i = 0; i < CLIENTS; i++)
-        if (clients[i].fd >= 0)
-            refuse(&clients[i], "error: the traced process has ended\n");
-    close(listen_fd);
-    listen_fd = -1;
+    for (int i = 0; i < CT_CONTROL_CLIENTS; i++)
+        if (c->clients[i].fd >= 0)
+            refuse(&c->clients[i], "error: the traced process has ended\n");
+    close(c->listen_fd);
+    c->listen_fd = -1;
     struct stat st;
-    if (stat(socket_path, &st) == 0 && st.st_ino == socket_inode)
-        unlink(socket_path);
+    if (stat(c->socket_path, &st) == 0 && st.st_ino == c->socket_inode)
+        unlink(c->socket_path);
 }

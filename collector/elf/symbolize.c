@@ -1,5 +1,5 @@
 /*
- * Owns the symboliser's caches: each traced process's executable mappings
+ * Owns the symboliser's caches (struct ct_symbolizer): each traced process's executable mappings
  * (from /proc/PID/maps, read on first use and again when a pc falls outside
  * all of them, kept after the process is gone) and, once per mapped file,
  * its PT_LOAD segments, its function symbols (.symtab, else .dynsym) sorted
@@ -43,7 +43,7 @@ struct function {
     uint8_t rank;  /* which of several symbols at one address names it */
 };
 
-struct module {
+struct ct_symbol_module {
     uint32_t path;     /* ct_strings id */
     uint64_t inode;    /* as the maps reported it: a rebuilt file is another module */
     uint32_t next;     /* index + 1 of the next module with the same path, or 0 */
@@ -62,20 +62,13 @@ struct mapping {
     uint32_t name;   /* ct_strings id of the path or [pseudo] name, 0 for none */
 };
 
-struct process {
+struct ct_symbol_process {
     int32_t pid;
     int gone; /* its maps could not be read: keep what was cached, and never read them again,
                * so that a reused pid cannot mix another program into them */
     struct mapping *maps;
     size_t map_count;
 };
-
-static struct module *modules;
-static size_t module_count, module_capacity;
-static struct ct_u64_map module_by_path; /* path id -> index + 1 of the first */
-static struct process *processes;
-static size_t process_count, process_capacity;
-static struct ct_u64_map process_by_pid; /* pid + 1 -> index + 1 */
 
 static void *allocate(size_t size)
 {
@@ -85,18 +78,19 @@ static void *allocate(size_t size)
     return memory;
 }
 
-static uint32_t module_for(uint32_t path, uint64_t inode)
+static uint32_t module_for(struct ct_symbolizer *s, uint32_t path, uint64_t inode)
 {
-    uint64_t *first = ct_u64_map_find(&module_by_path, path);
-    for (uint32_t at = first ? (uint32_t)*first : 0; at; at = modules[at - 1].next)
-        if (modules[at - 1].inode == inode)
+    uint64_t *first = ct_u64_map_find(&s->module_by_path, path);
+    for (uint32_t at = first ? (uint32_t)*first : 0; at; at = s->modules[at - 1].next)
+        if (s->modules[at - 1].inode == inode)
             return at;
-    modules = ct_array_reserve(modules, &module_capacity, module_count + 1, sizeof *modules);
-    modules[module_count] = (struct module){.path = path, .inode = inode};
-    modules[module_count].next = first ? (uint32_t)*first : 0;
-    module_count++;
-    ct_u64_map_put(&module_by_path, path, module_count);
-    return (uint32_t)module_count;
+    s->modules =
+        ct_array_reserve(s->modules, &s->module_capacity, s->module_count + 1, sizeof *s->modules);
+    s->modules[s->module_count] = (struct ct_symbol_module){.path = path, .inode = inode};
+    s->modules[s->module_count].next = first ? (uint32_t)*first : 0;
+    s->module_count++;
+    ct_u64_map_put(&s->module_by_path, path, s->module_count);
+    return (uint32_t)s->module_count;
 }
 
 /* ---- functions ---- */
@@ -130,7 +124,7 @@ static int by_address(const void *a, const void *b)
 }
 
 /* Keeps the functions in address order, one per address. */
-static void sort_functions(struct module *m)
+static void sort_functions(struct ct_symbol_module *m)
 {
     if (m->function_count == 0)
         return;
@@ -142,8 +136,8 @@ static void sort_functions(struct module *m)
     m->function_count = kept;
 }
 
-static void add_function(struct module *m, const Elf64_Sym *sym, const char *name, size_t *capacity,
-                         size_t *names_used, size_t *names_capacity)
+static void add_function(struct ct_symbol_module *m, const Elf64_Sym *sym, const char *name,
+                         size_t *capacity, size_t *names_used, size_t *names_capacity)
 {
     size_t len = strlen(name) + 1;
     m->names = ct_array_reserve(m->names, names_capacity, *names_used + len, 1);
@@ -158,7 +152,7 @@ static void add_function(struct module *m, const Elf64_Sym *sym, const char *nam
 /* Collects the function symbols of one symbol table; -1 when it cannot be
  * read or has none. Only function names are copied, so the (often much
  * larger) string table is not kept. */
-static int read_functions(struct module *m, const struct ct_elf *elf,
+static int read_functions(struct ct_symbol_module *m, const struct ct_elf *elf,
                           const struct ct_elf_sections *s, const Elf64_Shdr *table)
 {
     if (!table || table->sh_entsize != sizeof(Elf64_Sym) || table->sh_link >= s->count)
@@ -179,7 +173,7 @@ static int read_functions(struct module *m, const struct ct_elf *elf,
     return m->function_count ? 0 : -1;
 }
 
-static struct function *find_function(struct module *m, uint64_t address)
+static struct function *find_function(struct ct_symbol_module *m, uint64_t address)
 {
     size_t low = 0, high = m->function_count;
     while (low < high) {
@@ -199,7 +193,8 @@ static struct function *find_function(struct module *m, uint64_t address)
 
 /* ---- line table ---- */
 
-static void read_lines(struct module *m, const struct ct_elf *elf, const struct ct_elf_sections *s)
+static void read_lines(struct ct_symbol_module *m, const struct ct_elf *elf,
+                       const struct ct_elf_sections *s)
 {
     const Elf64_Shdr *line = ct_elf_section_named(s, ".debug_line");
     const Elf64_Shdr *line_str = ct_elf_section_named(s, ".debug_line_str");
@@ -225,7 +220,7 @@ static void read_lines(struct module *m, const struct ct_elf *elf, const struct 
 
 /* ---- modules ---- */
 
-static void read_tables(struct module *m, const struct ct_elf *elf)
+static void read_tables(struct ct_symbol_module *m, const struct ct_elf *elf)
 {
     struct ct_elf_sections s;
     if (ct_elf_read_sections(elf, &s))
@@ -236,9 +231,9 @@ static void read_tables(struct module *m, const struct ct_elf *elf)
     ct_elf_free_sections(&s);
 }
 
-static struct module *loaded_module(uint32_t index)
+static struct ct_symbol_module *loaded_module(struct ct_symbolizer *s, uint32_t index)
 {
-    struct module *m = &modules[index - 1];
+    struct ct_symbol_module *m = &s->modules[index - 1];
     if (m->loaded)
         return m;
     m->loaded = 1;
@@ -257,7 +252,7 @@ static struct module *loaded_module(uint32_t index)
 /* The ELF virtual address of a file offset, through the PT_LOAD segment
  * that holds it; executable segments first, since the page that starts one
  * can be mapped twice. */
-static int file_address(const struct module *m, uint64_t offset, uint64_t *address)
+static int file_address(const struct ct_symbol_module *m, uint64_t offset, uint64_t *address)
 {
     for (int executable = 1; executable >= 0; executable--) {
         for (int i = 0; i < m->load_count; i++) {
@@ -272,7 +267,7 @@ static int file_address(const struct module *m, uint64_t offset, uint64_t *addre
     return -1;
 }
 
-static void describe(struct module *m, uint64_t address, struct ct_symbol *out)
+static void describe(struct ct_symbol_module *m, uint64_t address, struct ct_symbol *out)
 {
     struct function *f = find_function(m, address);
     if (f) {
@@ -290,7 +285,7 @@ static void describe(struct module *m, uint64_t address, struct ct_symbol *out)
 /* ---- processes ---- */
 
 /* One line of /proc/PID/maps, if it is an executable mapping. */
-static int parse_mapping(char *line, struct mapping *out)
+static int parse_mapping(struct ct_symbolizer *s, char *line, struct mapping *out)
 {
     unsigned long long start, end, offset, inode;
     char perms[5];
@@ -309,11 +304,11 @@ static int parse_mapping(char *line, struct mapping *out)
     if (len > 0)
         out->name = ct_strings_intern(name, len);
     if (len > 0 && name[0] == '/')
-        out->module = module_for(out->name, inode);
+        out->module = module_for(s, out->name, inode);
     return 0;
 }
 
-static int read_maps(struct process *p)
+static int read_maps(struct ct_symbolizer *s, struct ct_symbol_process *p)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
@@ -326,7 +321,7 @@ static int read_maps(struct process *p)
     size_t count = 0, capacity = 0, size = 0;
     char *line = NULL;
     while (getline(&line, &size, file) > 0) {
-        if (parse_mapping(line, &mapping) == 0) {
+        if (parse_mapping(s, line, &mapping) == 0) {
             maps = ct_array_reserve(maps, &capacity, count + 1, sizeof *maps);
             maps[count++] = mapping;
         }
@@ -339,23 +334,23 @@ static int read_maps(struct process *p)
     return 0;
 }
 
-static struct process *process_for(int32_t pid)
+static struct ct_symbol_process *process_for(struct ct_symbolizer *s, int32_t pid)
 {
     uint64_t key = (uint64_t)(uint32_t)pid + 1;
-    uint64_t *found = ct_u64_map_find(&process_by_pid, key);
+    uint64_t *found = ct_u64_map_find(&s->process_by_pid, key);
     if (found)
-        return &processes[*found - 1];
-    processes =
-        ct_array_reserve(processes, &process_capacity, process_count + 1, sizeof *processes);
-    struct process *p = &processes[process_count++];
-    *p = (struct process){.pid = pid};
-    ct_u64_map_put(&process_by_pid, key, process_count);
-    read_maps(p);
+        return &s->processes[*found - 1];
+    s->processes = ct_array_reserve(s->processes, &s->process_capacity, s->process_count + 1,
+                                    sizeof *s->processes);
+    struct ct_symbol_process *p = &s->processes[s->process_count++];
+    *p = (struct ct_symbol_process){.pid = pid};
+    ct_u64_map_put(&s->process_by_pid, key, s->process_count);
+    read_maps(s, p);
     return p;
 }
 
 /* The mapping that holds `pc` (the kernel lists them in address order). */
-static const struct mapping *find_mapping(const struct process *p, uint64_t pc)
+static const struct mapping *find_mapping(const struct ct_symbol_process *p, uint64_t pc)
 {
     size_t low = 0, high = p->map_count;
     while (low < high) {
@@ -368,12 +363,12 @@ static const struct mapping *find_mapping(const struct process *p, uint64_t pc)
     return low < p->map_count && p->maps[low].start <= pc ? &p->maps[low] : NULL;
 }
 
-int ct_symbolize(int32_t pid, uint64_t pc, struct ct_symbol *out)
+int ct_symbolize(struct ct_symbolizer *s, int32_t pid, uint64_t pc, struct ct_symbol *out)
 {
     *out = (struct ct_symbol){0};
-    struct process *p = process_for(pid);
+    struct ct_symbol_process *p = process_for(s, pid);
     const struct mapping *map = find_mapping(p, pc);
-    if (!map && !p->gone && read_maps(p) == 0)
+    if (!map && !p->gone && read_maps(s, p) == 0)
         map = find_mapping(p, pc);
     if (!map || !map->name)
         return -1;
@@ -382,19 +377,21 @@ int ct_symbolize(int32_t pid, uint64_t pc, struct ct_symbol *out)
     out->module_offset = map->module ? offset : pc - map->start;
     if (!map->module)
         return 0;
-    struct module *m = loaded_module(map->module);
+    struct ct_symbol_module *m = loaded_module(s, map->module);
     if (file_address(m, offset, &out->module_offset) == 0)
         describe(m, out->module_offset, out);
     return 0;
 }
 
-int ct_symbolize_file(const char *path, uint64_t address, struct ct_symbol *out)
+int ct_symbolize_file(struct ct_symbolizer *s, const char *path, uint64_t address,
+                      struct ct_symbol *out)
 {
     struct stat st;
     *out = (struct ct_symbol){0};
     if (stat(path, &st) != 0)
         return -1;
-    struct module *m = loaded_module(module_for(ct_strings_intern_cstr(path), st.st_ino));
+    struct ct_symbol_module *m =
+        loaded_module(s, module_for(s, ct_strings_intern_cstr(path), st.st_ino));
     out->module = ct_strings_get(m->path);
     out->module_offset = address;
     describe(m, address, out);

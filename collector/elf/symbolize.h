@@ -2,13 +2,30 @@
  * Turning a code address of a traced process into module, function, source
  * file and line, from /proc/PID/maps, the ELF symbol tables and the DWARF
  * line table (dwarf_lines.h) of the files the process has mapped. Everything
- * read is cached for the collector's lifetime. Not thread-safe: call it from
- * one thread, like the string table it fills.
+ * read is cached in a struct ct_symbolizer for as long as it lives. Not
+ * thread-safe: call it from one thread, like the string table it fills.
  */
 #ifndef CT_COLLECTOR_SYMBOLIZE_H
 #define CT_COLLECTOR_SYMBOLIZE_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "common/u64_map.h"
+
+struct ct_symbol_module;
+struct ct_symbol_process;
+
+/* What a symboliser has read: the modules (mapped files) and the processes'
+ * mappings. All zero is one that has read nothing yet. */
+struct ct_symbolizer {
+    struct ct_symbol_module *modules;
+    size_t module_count, module_capacity;
+    struct ct_u64_map module_by_path; /* path id -> index + 1 of the first */
+    struct ct_symbol_process *processes;
+    size_t process_count, process_capacity;
+    struct ct_u64_map process_by_pid; /* pid + 1 -> index + 1 */
+};
 
 struct ct_symbol {
     const char *module;     /* path of the mapped file, or NULL when unknown   */
@@ -30,12 +47,13 @@ struct ct_symbol {
  * least the module is known, else -1.
  * The strings stay valid for the collector's lifetime (use the string table in
  * common/string_table.h: ct_strings_intern / ct_strings_get). */
-int ct_symbolize(int32_t pid, uint64_t pc, struct ct_symbol *out);
+int ct_symbolize(struct ct_symbolizer *s, int32_t pid, uint64_t pc, struct ct_symbol *out);
 
 /* Resolves `address`, an address in the ELF address space of the file at
  * `path` (as ct_symbol.module_offset), without a process: what the unit
  * checker feeds damaged and hand-made files through. Returns 0 when the
  * file exists (module is then `path`), else -1. */
-int ct_symbolize_file(const char *path, uint64_t address, struct ct_symbol *out);
+int ct_symbolize_file(struct ct_symbolizer *s, const char *path, uint64_t address,
+                      struct ct_symbol *out);
 
 #endif

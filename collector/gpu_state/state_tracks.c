@@ -68,9 +68,9 @@ static uint64_t track_of(uint32_t slot, uint32_t which)
     return ct_process.uuid | TRACK_BASE | (uint64_t)slot << 8 | which;
 }
 
-void ct_gpu_state_start(const struct ct_shm_header *shm)
+void ct_gpu_state_start(const struct ct_shm_header *shm, struct ct_writer *w)
 {
-    ct_sequence_init(&seq, 0);
+    ct_sequence_init(&seq, w, 0);
     interval_ms = shm->nvml_ms;
     ct_gpu_sampler_start(interval_ms, ct_process_env("CUDA_VISIBLE_DEVICES"));
 }

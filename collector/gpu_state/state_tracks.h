@@ -7,10 +7,12 @@
 
 #include <stdint.h>
 
+#include "collector/perfetto/writer.h"
 #include "cudatrace/shm_layout.h"
 
-/* Starts the sampler at the interval the process set (CUDATRACE_NVML_MS). */
-void ct_gpu_state_start(const struct ct_shm_header *shm);
+/* Starts the sampler at the interval the process set (CUDATRACE_NVML_MS);
+ * its readings go to `w`. */
+void ct_gpu_state_start(const struct ct_shm_header *shm, struct ct_writer *w);
 /* A device the process uses, as CUDA names it: its ordinal and UUID
  * (CT_STR_DEVICE_UUID); then how many CUDA devices it has (-1: CUDA would
  * not say), once all have come. */

@@ -31,7 +31,7 @@
 
 enum { STATE_TRACK, CPU_TRACK, RUNNABLE_TRACK, WORKER_CPU_TRACK, WORKER_RUNNABLE_TRACK };
 
-struct view {
+struct ct_host_view {
     uint64_t base;     /* its tracks' uuids are base | STATE_TRACK and so on */
     const char *state; /* the span open, NULL for none */
     int in_cuda;       /* its samples saw the thread inside a CUDA call */
@@ -39,17 +39,11 @@ struct view {
     uint64_t since, last_ts;
 };
 
-static struct ct_sequence seq;
-static struct ct_u64_map view_index; /* is worker << 32 | id, + 1 -> place + 1 */
-static struct view *views;
-static size_t view_count;
-static uint32_t sample_hz;
-
-void ct_host_state_start(struct ct_shm_header *shm)
+void ct_host_state_start(struct ct_host_tracks *h, struct ct_shm_header *shm, struct ct_writer *w)
 {
-    ct_sequence_init(&seq, 0);
-    sample_hz = shm->sample_hz;
-    ct_host_sampler_start(shm, sample_hz);
+    *h = (struct ct_host_tracks){.sample_hz = shm->sample_hz};
+    ct_sequence_init(&h->seq, w, 0);
+    ct_host_sampler_start(shm, h->sample_hz);
 }
 
 static uint64_t key_of(int worker, int32_t id)
@@ -78,8 +72,8 @@ static const struct track_kind worker_tracks[] = {
 
 /* Writes the tracks of a thread or worker seen first, and the instant
  * (`event`, with its id under `id_key`) that names them. */
-static void seen(struct view *v, const struct ct_host_event *e, const struct track_kind *kinds,
-                 int count, const char *event, const char *id_key)
+static void seen(struct ct_host_tracks *h, struct ct_host_view *v, const struct ct_host_event *e,
+                 const struct track_kind *kinds, int count, const char *event, const char *id_key)
 {
     uint64_t base = v->base;
     struct ct_arg args[2 + sizeof thread_tracks / sizeof thread_tracks[0]] = {
@@ -90,10 +84,10 @@ static void seen(struct view *v, const struct ct_host_event *e, const struct tra
         char name[128];
         snprintf(name, sizeof name, kinds[i].format, (unsigned)e->id, e->name);
         if (kinds[i].counter)
-            ct_write_counter_track(&seq, base | kinds[i].which, ct_process.uuid, name,
+            ct_write_counter_track(&h->seq, base | kinds[i].which, ct_process.uuid, name,
                                    CT_UNIT_COUNT);
         else
-            ct_write_named_track(&seq, base | kinds[i].which, ct_process.uuid, name);
+            ct_write_named_track(&h->seq, base | kinds[i].which, ct_process.uuid, name);
         args[2 + i] = CT_UINT_ARG(kinds[i].key, base | kinds[i].which);
     }
     ct_process_instant(CT_TRACK_PROCESS, e->ts_ns, event, args, 2 + count);
@@ -101,21 +95,22 @@ static void seen(struct view *v, const struct ct_host_event *e, const struct tra
 
 /* The view of the thread or worker `e` is about, made (with its tracks)
  * when it is seen first; NULL for one gone that was never seen. */
-static struct view *view_of(const struct ct_host_event *e, int worker)
+static struct ct_host_view *view_of(struct ct_host_tracks *h, const struct ct_host_event *e,
+                                    int worker)
 {
-    uint64_t *place = ct_u64_map_find(&view_index, key_of(worker, e->id));
+    uint64_t *place = ct_u64_map_find(&h->view_index, key_of(worker, e->id));
     if (place)
-        return &views[*place - 1];
+        return &h->views[*place - 1];
     if (e->kind == CT_HOST_THREAD_GONE || e->kind == CT_HOST_WORKER_GONE)
         return NULL;
-    views = ct_array_grow(views, view_count, sizeof *views);
-    struct view *v = &views[view_count++];
-    *v = (struct view){.base = ct_process.uuid | TRACK_BASE | (uint64_t)view_count << 3};
-    ct_u64_map_put(&view_index, key_of(worker, e->id), view_count);
+    h->views = ct_array_grow(h->views, h->view_count, sizeof *h->views);
+    struct ct_host_view *v = &h->views[h->view_count++];
+    *v = (struct ct_host_view){.base = ct_process.uuid | TRACK_BASE | (uint64_t)h->view_count << 3};
+    ct_u64_map_put(&h->view_index, key_of(worker, e->id), h->view_count);
     if (worker)
-        seen(v, e, worker_tracks, 2, ct_event_host_worker, ct_key_pid);
+        seen(h, v, e, worker_tracks, 2, ct_event_host_worker, ct_key_pid);
     else
-        seen(v, e, thread_tracks, 3, ct_event_host_thread, ct_key_tid);
+        seen(h, v, e, thread_tracks, 3, ct_event_host_thread, ct_key_tid);
     return v;
 }
 
@@ -125,10 +120,11 @@ static int64_t percent(uint64_t part, uint64_t whole)
 }
 
 /* The interval's shares on a CPU and on a run queue, on their counters. */
-static void write_shares(uint64_t cpu_track, uint64_t runnable_track, const struct ct_host_event *e)
+static void write_shares(struct ct_host_tracks *h, uint64_t cpu_track, uint64_t runnable_track,
+                         const struct ct_host_event *e)
 {
-    ct_write_counter(&seq, cpu_track, e->ts_ns, percent(e->cpu_ns, e->interval_ns));
-    ct_write_counter(&seq, runnable_track, e->ts_ns, percent(e->wait_ns, e->interval_ns));
+    ct_write_counter(&h->seq, cpu_track, e->ts_ns, percent(e->cpu_ns, e->interval_ns));
+    ct_write_counter(&h->seq, runnable_track, e->ts_ns, percent(e->wait_ns, e->interval_ns));
 }
 
 static const char *state_name(const struct ct_host_event *e)
@@ -146,7 +142,7 @@ static const char *state_name(const struct ct_host_event *e)
     }
 }
 
-static void close_span(struct view *v, uint64_t ts)
+static void close_span(struct ct_host_tracks *h, struct ct_host_view *v, uint64_t ts)
 {
     if (!v->state)
         return;
@@ -156,18 +152,19 @@ static void close_span(struct view *v, uint64_t ts)
         args[nargs++] = CT_TEXT_ARG(ct_key_wchan, v->wchan);
     if (v->in_cuda)
         args[nargs++] = CT_UINT_ARG(ct_key_in_cuda, 1);
-    ct_write_slice(&seq, v->base | STATE_TRACK, v->since, ts, ct_strings_intern_cstr(v->state),
+    ct_write_slice(&h->seq, v->base | STATE_TRACK, v->since, ts, ct_strings_intern_cstr(v->state),
                    args, nargs);
     v->state = NULL;
 }
 
-static void thread_sample(struct view *v, const struct ct_host_event *e)
+static void thread_sample(struct ct_host_tracks *h, struct ct_host_view *v,
+                          const struct ct_host_event *e)
 {
     if (e->interval_ns)
-        write_shares(v->base | CPU_TRACK, v->base | RUNNABLE_TRACK, e);
+        write_shares(h, v->base | CPU_TRACK, v->base | RUNNABLE_TRACK, e);
     const char *state = state_name(e);
     if (state != v->state || e->in_cuda != v->in_cuda || strcmp(e->wchan, v->wchan) != 0) {
-        close_span(v, e->ts_ns);
+        close_span(h, v, e->ts_ns);
         v->state = state;
         v->in_cuda = e->in_cuda;
         v->since = e->ts_ns;
@@ -176,29 +173,30 @@ static void thread_sample(struct view *v, const struct ct_host_event *e)
     v->last_ts = e->ts_ns;
 }
 
-static void write_event(const struct ct_host_event *e)
+static void write_event(struct ct_host_tracks *h, const struct ct_host_event *e)
 {
     int worker = e->kind == CT_HOST_WORKER || e->kind == CT_HOST_WORKER_GONE;
-    struct view *v = view_of(e, worker);
+    struct ct_host_view *v = view_of(h, e, worker);
     if (!v)
         return;
     if (e->kind == CT_HOST_THREAD || e->kind == CT_HOST_WORKER)
-        ct_python_sample_write(&seq, worker ? e->id : ct_process.pid, e->id, e->ts_ns, &e->py);
+        ct_python_sample_write(&h->python, &h->seq, worker ? e->id : ct_process.pid, e->id,
+                               e->ts_ns, &e->py);
     if (e->kind == CT_HOST_THREAD)
-        thread_sample(v, e);
+        thread_sample(h, v, e);
     else if (e->kind == CT_HOST_WORKER && e->interval_ns)
-        write_shares(v->base | WORKER_CPU_TRACK, v->base | WORKER_RUNNABLE_TRACK, e);
+        write_shares(h, v->base | WORKER_CPU_TRACK, v->base | WORKER_RUNNABLE_TRACK, e);
     if (e->kind == CT_HOST_WORKER)
         v->last_ts = e->ts_ns;
     if (e->kind == CT_HOST_THREAD_GONE)
-        close_span(v, v->last_ts);
+        close_span(h, v, v->last_ts);
 }
 
-void ct_host_state_write(void)
+void ct_host_state_write(struct ct_host_tracks *h)
 {
     struct ct_host_event e;
     while (ct_host_sampler_next(&e))
-        write_event(&e);
+        write_event(h, &e);
 }
 
 static const char *state_value(enum ct_host_state state)
@@ -221,20 +219,20 @@ static const char *python_verdict(const struct ct_py_stacks_status *py, char *ou
     return out;
 }
 
-void ct_host_state_finish(uint64_t end_ns)
+void ct_host_state_finish(struct ct_host_tracks *h, uint64_t end_ns)
 {
     struct ct_host_status status;
     struct ct_py_stacks_status py;
     char verdict[256];
     ct_host_sampler_stop(&status);
-    ct_host_state_write();
+    ct_host_state_write(h);
     ct_py_stacks_status(&py);
-    for (size_t i = 0; i < view_count; i++)
-        close_span(&views[i], views[i].last_ts);
+    for (size_t i = 0; i < h->view_count; i++)
+        close_span(h, &h->views[i], h->views[i].last_ts);
     struct ct_arg args[] = {
         CT_TEXT_ARG(ct_key_state, state_value(status.state)),
         CT_TEXT_ARG(ct_key_reason, status.reason),
-        CT_UINT_ARG(ct_key_sample_hz, sample_hz),
+        CT_UINT_ARG(ct_key_sample_hz, h->sample_hz),
         CT_UINT_ARG(ct_key_rounds, status.rounds),
         CT_UINT_ARG(ct_key_thread_samples, status.thread_samples),
         CT_UINT_ARG(ct_key_worker_samples, status.worker_samples),
@@ -247,8 +245,8 @@ void ct_host_state_finish(uint64_t end_ns)
         CT_UINT_ARG(ct_key_python_read_ns, py.read_ns),
     };
     ct_process_instant(CT_TRACK_PROCESS, end_ns, ct_event_host, args, sizeof args / sizeof args[0]);
-    ct_python_samples_free();
+    ct_python_samples_free(&h->python);
     ct_py_stacks_free();
-    free(views);
-    ct_u64_map_free(&view_index);
+    free(h->views);
+    ct_u64_map_free(&h->view_index);
 }

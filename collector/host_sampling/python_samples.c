@@ -14,7 +14,8 @@
  * path's are their string-table ids, a frame's its name's, a mapping's its
  * file's; a callstack's its place in the list of distinct ones. Each is
  * defined on the sequence in the packet that first uses it, and again
- * after the sequence restarts under a new id (a new chunk).
+ * after the sequence restarts under a new id (a new chunk). What was made
+ * and defined is a struct ct_python_samples, the host tracks'.
  */
 #include "collector/host_sampling/python_samples.h"
 
@@ -30,17 +31,10 @@
 
 #define MAPPING_SPAN (1ull << 32) /* a mapping's size: more than any line number */
 
-struct callstack {
+struct ct_python_callstack {
     uint32_t depth;
     uint32_t frames[CT_PY_STACK_MAX]; /* bottom (outermost) first */
 };
-
-static struct callstack *callstacks;
-static size_t callstack_count;
-static struct ct_u64_map callstack_index; /* hash -> iid */
-/* What the sequence has defined, by table: iid -> 1; for `defined_on`. */
-static struct ct_u64_map defined_names, defined_frames, defined_mappings, defined_stacks;
-static uint32_t defined_on;
 
 /* Interned data one sample adds, at most one of each per frame. */
 struct additions {
@@ -55,10 +49,10 @@ struct additions {
     size_t strings;
 };
 
-static void forget_defined(void)
+static void forget_defined(struct ct_python_samples *p)
 {
-    struct ct_u64_map *maps[] = {&defined_names, &defined_frames, &defined_mappings,
-                                 &defined_stacks};
+    struct ct_u64_map *maps[] = {&p->defined_names, &p->defined_frames, &p->defined_mappings,
+                                 &p->defined_stacks};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) {
         ct_u64_map_free(maps[i]);
         memset(maps[i], 0, sizeof *maps[i]);
@@ -85,9 +79,9 @@ static CtPb__InternedString *interned_string(struct additions *a, uint32_t id)
     return s;
 }
 
-static void add_mapping(struct additions *a, uint32_t file)
+static void add_mapping(struct ct_python_samples *p, struct additions *a, uint32_t file)
 {
-    if (!first_use(&defined_mappings, file))
+    if (!first_use(&p->defined_mappings, file))
         return;
     a->data.mapping_paths[a->data.n_mapping_paths++] = interned_string(a, file);
     size_t n = a->data.n_mappings++;
@@ -104,16 +98,17 @@ static void add_mapping(struct additions *a, uint32_t file)
 }
 
 /* Frame `i` of the stack: its iid, with what it needs defined. */
-static uint32_t add_frame(struct additions *a, const struct ct_py_code *code, int32_t line)
+static uint32_t add_frame(struct ct_python_samples *p, struct additions *a,
+                          const struct ct_py_code *code, int32_t line)
 {
     char text[1024];
     snprintf(text, sizeof text, ct_frame_python, code->function, code->file, (int)line);
     uint32_t name = ct_strings_intern_cstr(text);
-    if (!first_use(&defined_frames, name))
+    if (!first_use(&p->defined_frames, name))
         return name;
     uint32_t file = ct_strings_intern_cstr(code->file);
-    add_mapping(a, file);
-    if (first_use(&defined_names, name))
+    add_mapping(p, a, file);
+    if (first_use(&p->defined_names, name))
         a->data.function_names[a->data.n_function_names++] = interned_string(a, name);
     CtPb__Frame *f = &a->frames[a->data.n_frames];
     *f = (CtPb__Frame)CT_PB__FRAME__INIT;
@@ -126,7 +121,7 @@ static uint32_t add_frame(struct additions *a, const struct ct_py_code *code, in
     return name;
 }
 
-static uint64_t hash_of(const struct callstack *c)
+static uint64_t hash_of(const struct ct_python_callstack *c)
 {
     uint64_t h = 1469598103934665603ull;
     for (uint32_t i = 0; i < c->depth; i++)
@@ -135,17 +130,17 @@ static uint64_t hash_of(const struct callstack *c)
 }
 
 /* The iid of callstack `c`, made when it is new. */
-static uint64_t callstack_iid(const struct callstack *c)
+static uint64_t callstack_iid(struct ct_python_samples *p, const struct ct_python_callstack *c)
 {
     uint64_t hash = hash_of(c);
-    uint64_t *iid = ct_u64_map_find(&callstack_index, hash);
-    if (iid && memcmp(&callstacks[*iid - 1], c, sizeof *c) == 0)
+    uint64_t *iid = ct_u64_map_find(&p->callstack_index, hash);
+    if (iid && memcmp(&p->callstacks[*iid - 1], c, sizeof *c) == 0)
         return *iid;
-    callstacks = ct_array_grow(callstacks, callstack_count, sizeof *callstacks);
-    callstacks[callstack_count++] = *c;
+    p->callstacks = ct_array_grow(p->callstacks, p->callstack_count, sizeof *p->callstacks);
+    p->callstacks[p->callstack_count++] = *c;
     if (!iid) /* a colliding stack keeps its own iid, found by the one before it */
-        ct_u64_map_put(&callstack_index, hash, callstack_count);
-    return callstack_count;
+        ct_u64_map_put(&p->callstack_index, hash, p->callstack_count);
+    return p->callstack_count;
 }
 
 static void additions_init(struct additions *a)
@@ -158,24 +153,24 @@ static void additions_init(struct additions *a)
     a->data.mappings = a->mapping_ptrs;
 }
 
-void ct_python_sample_write(struct ct_sequence *seq, int32_t pid, int32_t tid, uint64_t ts_ns,
-                            const struct ct_py_stack *stack)
+void ct_python_sample_write(struct ct_python_samples *p, struct ct_sequence *seq, int32_t pid,
+                            int32_t tid, uint64_t ts_ns, const struct ct_py_stack *stack)
 {
     if (!stack->depth)
         return;
-    if (defined_on != seq->id || !seq->started) {
-        forget_defined();
-        defined_on = seq->id;
+    if (p->defined_on != seq->id || !seq->started) {
+        forget_defined(p);
+        p->defined_on = seq->id;
     }
     static struct additions a;
     additions_init(&a);
-    struct callstack c = {.depth = stack->depth};
+    struct ct_python_callstack c = {.depth = stack->depth};
     for (uint32_t i = 0; i < stack->depth; i++) {
         uint32_t outer = stack->depth - 1 - i;
-        c.frames[i] = add_frame(&a, stack->frames[outer].code, stack->frames[outer].line);
+        c.frames[i] = add_frame(p, &a, stack->frames[outer].code, stack->frames[outer].line);
     }
-    uint64_t iid = callstack_iid(&c);
-    if (first_use(&defined_stacks, iid)) {
+    uint64_t iid = callstack_iid(p, &c);
+    if (first_use(&p->defined_stacks, iid)) {
         a.callstack = (CtPb__Callstack)CT_PB__CALLSTACK__INIT;
         a.callstack.has_iid = 1;
         a.callstack.iid = iid;
@@ -199,13 +194,10 @@ void ct_python_sample_write(struct ct_sequence *seq, int32_t pid, int32_t tid, u
     ct_write_packet(seq, &packet, ts_ns);
 }
 
-void ct_python_samples_free(void)
+void ct_python_samples_free(struct ct_python_samples *p)
 {
-    forget_defined();
-    free(callstacks);
-    callstacks = NULL;
-    callstack_count = 0;
-    ct_u64_map_free(&callstack_index);
-    memset(&callstack_index, 0, sizeof callstack_index);
-    defined_on = 0;
+    forget_defined(p);
+    free(p->callstacks);
+    ct_u64_map_free(&p->callstack_index);
+    *p = (struct ct_python_samples){.callstacks = NULL};
 }

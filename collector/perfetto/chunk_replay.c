@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/u64_map.h"
+#include "collector/perfetto/writer.h"
 
-struct entry {
-    struct entry *prev, *next;
+struct ct_replay_entry {
+    struct ct_replay_entry *prev, *next;
     struct ct_sequence *seq;
     uint64_t uuid;
     uint8_t *packed;
@@ -26,71 +26,68 @@ struct entry {
     int64_t value;
 };
 
-static struct ct_sequence *first_seq, *last_seq;
-static struct entry *first_entry, *last_entry;
-static struct ct_u64_map by_uuid; /* uuid -> struct entry * */
-static int replaying;             /* what is written again is known already */
-
-void ct_replay_register(struct ct_sequence *seq)
+void ct_replay_register(struct ct_replay *r, struct ct_sequence *seq)
 {
     seq->live = 1;
-    seq->prev_live = last_seq;
+    seq->prev_live = r->last_seq;
     seq->next_live = NULL;
-    *(last_seq ? &last_seq->next_live : &first_seq) = seq;
-    last_seq = seq;
+    *(r->last_seq ? &r->last_seq->next_live : &r->first_seq) = seq;
+    r->last_seq = seq;
 }
 
-static void unlink_entry(struct entry *e)
+static void unlink_entry(struct ct_replay *r, struct ct_replay_entry *e)
 {
-    *(e->prev ? &e->prev->next : &first_entry) = e->next;
-    *(e->next ? &e->next->prev : &last_entry) = e->prev;
+    *(e->prev ? &e->prev->next : &r->first_entry) = e->next;
+    *(e->next ? &e->next->prev : &r->last_entry) = e->prev;
     uint64_t was;
-    ct_u64_map_remove(&by_uuid, e->uuid, &was);
+    ct_u64_map_remove(&r->by_uuid, e->uuid, &was);
     free(e->packed);
     free(e);
 }
 
-void ct_replay_forget(struct ct_sequence *seq)
+void ct_replay_forget(struct ct_replay *r, struct ct_sequence *seq)
 {
     if (!seq->live)
         return;
-    for (struct entry *e = first_entry, *next; e; e = next) {
+    for (struct ct_replay_entry *e = r->first_entry, *next; e; e = next) {
         next = e->next;
         if (e->seq == seq)
-            unlink_entry(e);
+            unlink_entry(r, e);
     }
-    *(seq->prev_live ? &seq->prev_live->next_live : &first_seq) = seq->next_live;
-    *(seq->next_live ? &seq->next_live->prev_live : &last_seq) = seq->prev_live;
+    *(seq->prev_live ? &seq->prev_live->next_live : &r->first_seq) = seq->next_live;
+    *(seq->next_live ? &seq->next_live->prev_live : &r->last_seq) = seq->prev_live;
     seq->live = 0;
 }
 
-static struct entry *find(uint64_t uuid)
+static struct ct_replay_entry *find(const struct ct_replay *r, uint64_t uuid)
 {
-    uint64_t *found = ct_u64_map_find(&by_uuid, uuid);
-    return found ? (struct entry *)(uintptr_t)*found : NULL;
+    uint64_t *found = ct_u64_map_find(&r->by_uuid, uuid);
+    return found ? (struct ct_replay_entry *)(uintptr_t)*found : NULL;
 }
 
-static struct entry *new_entry(struct ct_sequence *seq, uint64_t uuid)
+static struct ct_replay_entry *new_entry(struct ct_replay *r, struct ct_sequence *seq,
+                                         uint64_t uuid)
 {
-    struct entry *e = calloc(1, sizeof *e);
+    struct ct_replay_entry *e = calloc(1, sizeof *e);
     if (!e)
         abort();
     e->seq = seq;
     e->uuid = uuid;
-    e->prev = last_entry;
-    *(last_entry ? &last_entry->next : &first_entry) = e;
-    last_entry = e;
-    ct_u64_map_put(&by_uuid, uuid, (uint64_t)(uintptr_t)e);
+    e->prev = r->last_entry;
+    *(r->last_entry ? &r->last_entry->next : &r->first_entry) = e;
+    r->last_entry = e;
+    ct_u64_map_put(&r->by_uuid, uuid, (uint64_t)(uintptr_t)e);
     return e;
 }
 
-void ct_replay_descriptor(struct ct_sequence *seq, uint64_t uuid, const uint8_t *packed, size_t len)
+void ct_replay_descriptor(struct ct_replay *r, struct ct_sequence *seq, uint64_t uuid,
+                          const uint8_t *packed, size_t len)
 {
-    if (replaying || !seq->live)
+    if (r->replaying || !seq->live)
         return;
-    struct entry *e = find(uuid);
+    struct ct_replay_entry *e = find(r, uuid);
     if (!e)
-        e = new_entry(seq, uuid);
+        e = new_entry(r, seq, uuid);
     uint8_t *copy = malloc(len ? len : 1);
     if (!copy)
         abort();
@@ -101,9 +98,9 @@ void ct_replay_descriptor(struct ct_sequence *seq, uint64_t uuid, const uint8_t 
     e->seq = seq;
 }
 
-void ct_replay_counter(uint64_t uuid, uint64_t ts, int64_t value)
+void ct_replay_counter(struct ct_replay *r, uint64_t uuid, uint64_t ts, int64_t value)
 {
-    struct entry *e = replaying ? NULL : find(uuid);
+    struct ct_replay_entry *e = r->replaying ? NULL : find(r, uuid);
     if (!e)
         return;
     e->has_value = 1;
@@ -111,16 +108,16 @@ void ct_replay_counter(uint64_t uuid, uint64_t ts, int64_t value)
     e->value = value;
 }
 
-void ct_replay_all(void (*restart)(struct ct_sequence *seq),
+void ct_replay_all(struct ct_replay *r, void (*restart)(struct ct_sequence *seq),
                    void (*describe)(struct ct_sequence *seq, const uint8_t *packed, size_t len))
 {
-    replaying = 1;
-    for (struct ct_sequence *s = first_seq; s; s = s->next_live)
+    r->replaying = 1;
+    for (struct ct_sequence *s = r->first_seq; s; s = s->next_live)
         restart(s);
-    for (struct entry *e = first_entry; e; e = e->next)
+    for (struct ct_replay_entry *e = r->first_entry; e; e = e->next)
         describe(e->seq, e->packed, e->len);
-    for (struct entry *e = first_entry; e; e = e->next)
+    for (struct ct_replay_entry *e = r->first_entry; e; e = e->next)
         if (e->has_value)
             ct_write_counter(e->seq, e->uuid, e->ts, e->value);
-    replaying = 0;
+    r->replaying = 0;
 }

@@ -16,105 +16,93 @@
 #include "collector/perfetto/writer.h"
 
 #define TAIL_CHUNKS 8
-#define MAX_CHUNKS 64           /* past that, the current chunk grows on */
 #define GAP_RESERVE (64 * 1024) /* room kept for the gap frame, more than it takes */
 
-struct chunk {
-    uint64_t offset, start_ns;
-    uint32_t id;
-};
-
-static uint64_t bound, head_target, chunk_target;
-/* chunks[0] is the head, at offset 0; a gap frame of gap_size bytes lies
- * between it (ending at head_end) and chunks[1]. */
-static struct chunk chunks[MAX_CHUNKS];
-static uint32_t count = 1, next_id = 1;
-static uint64_t head_end, gap_size;
-static struct ct_gap gap;
-
-void ct_chunks_bound(uint64_t max_bytes)
+void ct_chunks_init(struct ct_chunks *c, struct ct_trace_file *file, struct ct_writer *writer,
+                    uint64_t max_bytes)
 {
-    bound = max_bytes;
-    head_target = max_bytes / 4;
-    chunk_target = (max_bytes - head_target - GAP_RESERVE) / TAIL_CHUNKS;
+    *c = (struct ct_chunks){.file = file, .writer = writer, .count = 1, .next_id = 1};
+    c->bound = max_bytes;
+    c->head_target = max_bytes / 4;
+    c->chunk_target = (max_bytes - c->head_target - GAP_RESERVE) / TAIL_CHUNKS;
 }
 
-int ct_chunks_due(void)
+int ct_chunks_due(const struct ct_chunks *c)
 {
-    if (!bound || count == MAX_CHUNKS)
+    if (!c->bound || c->count == CT_CHUNKS_MAX)
         return 0;
-    uint64_t written = ct_trace_file_bytes() - chunks[count - 1].offset;
-    return written >= (count == 1 ? head_target : chunk_target);
+    uint64_t written = ct_trace_file_bytes(c->file) - c->chunk[c->count - 1].offset;
+    return written >= (c->count == 1 ? c->head_target : c->chunk_target);
 }
 
-void ct_chunks_begin(uint64_t start_ns)
+void ct_chunks_begin(struct ct_chunks *c, uint64_t start_ns)
 {
-    if (!bound || count == MAX_CHUNKS)
+    if (!c->bound || c->count == CT_CHUNKS_MAX)
         return;
-    uint64_t end = ct_trace_file_bytes();
-    if (count == 1)
-        head_end = end;
-    chunks[count++] = (struct chunk){end, start_ns, next_id++};
+    uint64_t end = ct_trace_file_bytes(c->file);
+    if (c->count == 1)
+        c->head_end = end;
+    c->chunk[c->count++] = (struct ct_chunk){end, start_ns, c->next_id++};
 }
 
-uint32_t ct_chunks_current(void)
+uint32_t ct_chunks_current(const struct ct_chunks *c)
 {
-    return chunks[count - 1].id;
+    return c->chunk[c->count - 1].id;
 }
 
 /* How many of the oldest tail chunks must go for `size` more bytes to fit;
  * never the chunk being written. */
-static uint32_t chunks_to_drop(size_t size)
+static uint32_t chunks_to_drop(const struct ct_chunks *c, size_t size)
 {
-    uint64_t reserve = gap_size ? 0 : GAP_RESERVE, file = ct_trace_file_bytes();
+    uint64_t reserve = c->gap_size ? 0 : GAP_RESERVE, file = ct_trace_file_bytes(c->file);
     uint32_t drop = 0;
-    while (drop + 2 < count &&
-           file - (chunks[1 + drop].offset - chunks[1].offset) + size + reserve > bound)
+    while (drop + 2 < c->count &&
+           file - (c->chunk[1 + drop].offset - c->chunk[1].offset) + size + reserve > c->bound)
         drop++;
     return drop;
 }
 
-/* The gap once chunks[1..1+drop) are gone too. */
-static struct ct_gap grown_gap(uint32_t drop)
+/* The gap once chunk[1..1+drop) are gone too. */
+static struct ct_gap grown_gap(const struct ct_chunks *c, uint32_t drop)
 {
-    struct ct_gap g = gap;
+    struct ct_gap g = c->gap;
     if (!g.chunks)
-        g.from_ns = chunks[1].start_ns;
-    g.bytes += chunks[1 + drop].offset - chunks[1].offset;
+        g.from_ns = c->chunk[1].start_ns;
+    g.bytes += c->chunk[1 + drop].offset - c->chunk[1].offset;
     g.chunks += drop;
-    g.to_ns = chunks[1 + drop].start_ns;
-    g.first_kept = chunks[1 + drop].id;
+    g.to_ns = c->chunk[1 + drop].start_ns;
+    g.first_kept = c->chunk[1 + drop].id;
     return g;
 }
 
-/* Drops chunks[1..1+drop) and writes the gap marker again. */
-static void splice_gap(uint32_t drop)
+/* Drops chunk[1..1+drop) and writes the gap marker again. */
+static void splice_gap(struct ct_chunks *c, uint32_t drop)
 {
-    struct ct_gap g = drop ? grown_gap(drop) : gap;
+    struct ct_gap g = drop ? grown_gap(c, drop) : c->gap;
     const uint8_t *packets;
-    size_t packets_size = ct_writer_gap_packets(&g, &packets);
-    uint64_t kept_from = chunks[1 + drop].offset, new_gap_size;
-    if (ct_trace_file_splice(head_end, kept_from, packets, packets_size, &new_gap_size))
+    size_t packets_size = ct_writer_gap_packets(c->writer, &g, &packets);
+    uint64_t kept_from = c->chunk[1 + drop].offset, new_gap_size;
+    if (ct_trace_file_splice(c->file, c->head_end, kept_from, packets, packets_size, &new_gap_size))
         return; /* the file as it was: it grows past the bound rather than break */
-    gap = g;
-    gap_size = new_gap_size;
-    uint64_t moved_to = head_end + gap_size;
-    count -= drop;
-    for (uint32_t i = 1; i < count; i++) {
-        chunks[i] = chunks[i + drop];
-        chunks[i].offset = chunks[i].offset - kept_from + moved_to;
+    c->gap = g;
+    c->gap_size = new_gap_size;
+    uint64_t moved_to = c->head_end + c->gap_size;
+    c->count -= drop;
+    for (uint32_t i = 1; i < c->count; i++) {
+        c->chunk[i] = c->chunk[i + drop];
+        c->chunk[i].offset = c->chunk[i].offset - kept_from + moved_to;
     }
 }
 
-void ct_chunks_make_room(size_t size)
+void ct_chunks_make_room(struct ct_chunks *c, size_t size)
 {
-    uint32_t drop = bound ? chunks_to_drop(size) : 0;
+    uint32_t drop = c->bound ? chunks_to_drop(c, size) : 0;
     if (drop)
-        splice_gap(drop);
+        splice_gap(c, drop);
 }
 
-void ct_chunks_refresh_gap(void)
+void ct_chunks_refresh_gap(struct ct_chunks *c)
 {
-    if (gap.chunks)
-        splice_gap(0);
+    if (c->gap.chunks)
+        splice_gap(c, 0);
 }

@@ -55,7 +55,7 @@ const char *ct_process_toolkit_home(void)
 
 uint64_t ct_process_track(enum ct_process_track which)
 {
-    return ct_process.uuid | which;
+    return ct_process_track_of(&ct_process, which);
 }
 
 uint64_t ct_process_thread_track(int32_t tid)
@@ -92,12 +92,12 @@ struct ct_ld_process ct_process_loader_view(void)
                                   *cwd ? cwd : NULL};
 }
 
-void ct_process_tracks_start(const struct ct_shm_header *shm)
+void ct_process_tracks_start(const struct ct_shm_header *shm, struct ct_writer *w)
 {
     ct_process.pid = shm->pid;
     ct_process.uuid = (uint64_t)(uint32_t)shm->pid << 32;
     ct_process.start_ns = shm->start_boot_ns;
-    ct_sequence_init(&ct_process.seq, ct_process.uuid);
+    ct_sequence_init(&ct_process.seq, w, ct_process.uuid);
     read_environment();
     char exe_link[64];
     snprintf(exe_link, sizeof exe_link, "/proc/%d/exe", (int)ct_process.pid);
@@ -140,11 +140,6 @@ void ct_process_instant(enum ct_process_track track, uint64_t ts, const char *na
 {
     ct_write_instant(&ct_process.seq, ct_process_track(track), ts, ct_strings_intern_cstr(name),
                      args, nargs);
-}
-
-void ct_process_counter(enum ct_process_track track, uint64_t ts, int64_t value)
-{
-    ct_write_counter(&ct_process.seq, ct_process_track(track), ts, value);
 }
 
 void ct_process_versions(const struct ct_record *r)

@@ -37,6 +37,12 @@ struct ct_process {
 
 extern struct ct_process ct_process;
 
+/* The uuid of one of `p`'s own tracks. */
+static inline uint64_t ct_process_track_of(const struct ct_process *p, enum ct_process_track which)
+{
+    return p->uuid | which;
+}
+
 /* Annotations whose names (and string values) are interned here. */
 #define CT_TEXT_ARG(name, text)                                                                    \
     ((struct ct_arg){ct_strings_intern_cstr(name), CT_ARG_STRING, ct_strings_intern_cstr(text)})
@@ -45,8 +51,8 @@ extern struct ct_process ct_process;
 #define CT_INT_ARG(name, value)                                                                    \
     ((struct ct_arg){ct_strings_intern_cstr(name), CT_ARG_INT, (uint64_t)(value)})
 
-/* Writes the process track and the counter and library tracks. */
-void ct_process_tracks_start(const struct ct_shm_header *shm);
+/* Writes the process track and the counter and library tracks, with `w`. */
+void ct_process_tracks_start(const struct ct_shm_header *shm, struct ct_writer *w);
 uint64_t ct_process_track(enum ct_process_track which);
 /* A variable of the environment the process started with, or NULL. */
 const char *ct_process_env(const char *name);
@@ -60,7 +66,12 @@ uint64_t ct_process_thread_track(int32_t tid);
 
 void ct_process_instant(enum ct_process_track track, uint64_t ts, const char *name,
                         const struct ct_arg *args, int nargs);
-void ct_process_counter(enum ct_process_track track, uint64_t ts, int64_t value);
+/* A value of one of `p`'s counter tracks. */
+static inline void ct_process_counter(struct ct_process *p, enum ct_process_track track,
+                                      uint64_t ts, int64_t value)
+{
+    ct_write_counter(&p->seq, ct_process_track_of(p, track), ts, value);
+}
 
 /* The runtime and driver versions and the device count (CT_REC_PROCESS_INFO). */
 void ct_process_versions(const struct ct_record *r);

@@ -36,14 +36,6 @@
 #include "common/write_all.h"
 #include "cudatrace/shm_layout.h"
 
-static int fd = -1;
-static ZSTD_CCtx *cctx;
-static unsigned char *frame;
-static size_t frame_capacity, frame_size;
-static uint64_t file_size;
-static int write_error;
-static char file_path[4096];
-
 /* PATH with "-attempt" before its trace extension (or at its end). */
 static void numbered_name(char *path, size_t size, const char *base, int attempt)
 {
@@ -54,14 +46,12 @@ static void numbered_name(char *path, size_t size, const char *base, int attempt
 }
 
 /* The new file a splice writes, beside the trace. */
-static const char *file_path_tmp(void)
+static void spliced_path(const struct ct_trace_file *f, char *tmp, size_t size)
 {
-    static char tmp[sizeof file_path + 32];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", file_path, (int)getpid());
-    return tmp;
+    snprintf(tmp, size, "%s.%d.tmp", f->path, (int)getpid());
 }
 
-static int create_unique(char *path, size_t size)
+static int create_unique(struct ct_trace_file *f, char *path, size_t size)
 {
     struct stat st;
     if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
@@ -71,8 +61,8 @@ static int create_unique(char *path, size_t size)
     for (int attempt = 0; attempt < 1000; attempt++) {
         if (attempt > 0)
             numbered_name(path, size, base, attempt);
-        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0)
+        f->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (f->fd >= 0)
             return 0;
         if (errno != EEXIST)
             return errno;
@@ -80,70 +70,74 @@ static int create_unique(char *path, size_t size)
     return EEXIST;
 }
 
-int ct_trace_file_open(char *path, size_t path_size)
+int ct_trace_file_open(struct ct_trace_file *f, char *path, size_t path_size)
 {
-    cctx = ZSTD_createCCtx();
-    if (!cctx)
+    *f = (struct ct_trace_file){.fd = -1, .next_snapshot = 1};
+    f->cctx = ZSTD_createCCtx();
+    if (!f->cctx)
         return ENOMEM;
-    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, CT_TRACE_ZSTD_LEVEL);
-    ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-    ZSTD_CCtx_setParameter(cctx, ZSTD_c_stableInBuffer, 1);
-    int err = create_unique(path, path_size);
-    snprintf(file_path, sizeof file_path, "%s", path);
+    ZSTD_CCtx_setParameter(f->cctx, ZSTD_c_compressionLevel, CT_TRACE_ZSTD_LEVEL);
+    ZSTD_CCtx_setParameter(f->cctx, ZSTD_c_checksumFlag, 1);
+    ZSTD_CCtx_setParameter(f->cctx, ZSTD_c_stableInBuffer, 1);
+    int err = create_unique(f, path, path_size);
+    snprintf(f->path, sizeof f->path, "%s", path);
+    if (err)
+        ct_trace_file_close(f);
     return err;
 }
 
-static void write_all(const unsigned char *data, size_t size)
+static void write_all(struct ct_trace_file *f, const unsigned char *data, size_t size)
 {
-    if (write_error)
+    if (f->write_error)
         return;
-    size_t n = ct_write_all(fd, data, size);
-    file_size += n;
+    size_t n = ct_write_all(f->fd, data, size);
+    f->size += n;
     if (n < size)
-        write_error = errno;
+        f->write_error = errno;
 }
 
-/* One frame of `data` into `*buffer` (grown to fit); its size, 0 on error. */
-static size_t compress_into(unsigned char **buffer, size_t *capacity, const void *data, size_t size)
+/* One frame of `data` into `*into` (grown to fit); its size, 0 on error. */
+static size_t compress_into(struct ct_trace_file *f, struct ct_trace_frame *into, const void *data,
+                            size_t size)
 {
     size_t bound = ZSTD_compressBound(size);
-    if (bound > *capacity) {
-        unsigned char *grown = realloc(*buffer, bound);
+    if (bound > into->capacity) {
+        unsigned char *grown = realloc(into->data, bound);
         if (!grown)
             return 0;
-        *buffer = grown;
-        *capacity = bound;
+        into->data = grown;
+        into->capacity = bound;
     }
-    size_t n = ZSTD_compress2(cctx, *buffer, *capacity, data, size);
+    size_t n = ZSTD_compress2(f->cctx, into->data, into->capacity, data, size);
     return ZSTD_isError(n) ? 0 : n;
 }
 
-size_t ct_trace_file_compress(const void *data, size_t size)
+size_t ct_trace_file_compress(struct ct_trace_file *f, const void *data, size_t size)
 {
-    frame_size = 0;
-    if (fd < 0 || write_error || size == 0)
+    f->frame.size = 0;
+    if (f->fd < 0 || f->write_error || size == 0)
         return 0;
-    frame_size = compress_into(&frame, &frame_capacity, data, size);
-    if (!frame_size)
-        write_error = EIO;
-    return frame_size;
+    f->frame.size = compress_into(f, &f->frame, data, size);
+    if (!f->frame.size)
+        f->write_error = EIO;
+    return f->frame.size;
 }
 
-void ct_trace_file_append(void)
+void ct_trace_file_append(struct ct_trace_file *f)
 {
-    write_all(frame, frame_size);
-    frame_size = 0;
+    write_all(f, f->frame.data, f->frame.size);
+    f->frame.size = 0;
 }
 
 /* Copies `size` bytes at `offset` of the trace to the end of `to`. */
-static int copy_range(int to, uint64_t offset, uint64_t size)
+static int copy_range(const struct ct_trace_file *f, int to, uint64_t offset, uint64_t size)
 {
     unsigned char buffer[1 << 16];
     off_t from = (off_t)offset;
     while (size > 0) {
-        ssize_t n = copy_file_range(fd, &from, to, NULL, size, 0);
+        ssize_t n = copy_file_range(f->fd, &from, to, NULL, size, 0);
         if (n <= 0) { /* not on this file system: by hand */
-            n = pread(fd, buffer, size < sizeof buffer ? size : sizeof buffer, from);
+            n = pread(f->fd, buffer, size < sizeof buffer ? size : sizeof buffer, from);
             if (n <= 0 || ct_write_all(to, buffer, (size_t)n) != (size_t)n)
                 return -1;
             from += n;
@@ -154,69 +148,71 @@ static int copy_range(int to, uint64_t offset, uint64_t size)
 }
 
 /* Whether the path still names the file we write. */
-static int path_is_ours(void)
+static int path_is_ours(const struct ct_trace_file *f)
 {
     struct stat ours, named;
-    return fstat(fd, &ours) == 0 && lstat(file_path, &named) == 0 && ours.st_dev == named.st_dev &&
+    return fstat(f->fd, &ours) == 0 && lstat(f->path, &named) == 0 && ours.st_dev == named.st_dev &&
            ours.st_ino == named.st_ino;
 }
 
-static int write_spliced(int to, uint64_t keep, uint64_t tail_from, const void *gap,
-                         size_t gap_size)
+/* Writes the spliced file `to`, made at `tmp`, and renames it over the trace. */
+static int write_spliced(const struct ct_trace_file *f, int to, const char *tmp, uint64_t keep,
+                         uint64_t tail_from, size_t gap_size)
 {
-    return copy_range(to, 0, keep) || ct_write_all(to, gap, gap_size) != gap_size ||
-                   copy_range(to, tail_from, file_size - tail_from) || !path_is_ours() ||
-                   rename(file_path_tmp(), file_path)
+    return copy_range(f, to, 0, keep) || ct_write_all(to, f->gap.data, gap_size) != gap_size ||
+                   copy_range(f, to, tail_from, f->size - tail_from) || !path_is_ours(f) ||
+                   rename(tmp, f->path)
                ? -1
                : 0;
 }
 
-int ct_trace_file_splice(uint64_t keep, uint64_t tail_from, const void *packets, size_t size,
-                         uint64_t *gap_size)
+int ct_trace_file_splice(struct ct_trace_file *f, uint64_t keep, uint64_t tail_from,
+                         const void *packets, size_t size, uint64_t *gap_size)
 {
-    static unsigned char *gap;
-    static size_t gap_capacity;
-    size_t n = compress_into(&gap, &gap_capacity, packets, size);
-    if (fd < 0 || write_error || !n || tail_from > file_size || keep > tail_from)
+    size_t n = compress_into(f, &f->gap, packets, size);
+    if (f->fd < 0 || f->write_error || !n || tail_from > f->size || keep > tail_from)
         return -1;
-    int to = open(file_path_tmp(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    char tmp[sizeof f->path + 32];
+    spliced_path(f, tmp, sizeof tmp);
+    int to = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (to < 0)
         return -1;
-    if (write_spliced(to, keep, tail_from, gap, n)) {
-        unlink(file_path_tmp());
+    if (write_spliced(f, to, tmp, keep, tail_from, n)) {
+        unlink(tmp);
         close(to);
         return -1;
     }
-    close(fd);
-    fd = to;
-    file_size = keep + n + (file_size - tail_from);
+    close(f->fd);
+    f->fd = to;
+    f->size = keep + n + (f->size - tail_from);
     *gap_size = n;
     return 0;
 }
 
 /* PATH with ".snapshot-N" before its trace extension (or at its end). */
-static void snapshot_name(char *path, size_t size, int number)
+static void snapshot_name(const struct ct_trace_file *f, char *path, size_t size, int number)
 {
-    const char *slash = strrchr(file_path, '/');
-    const char *ext = strstr(slash ? slash : file_path, ".pftrace");
-    size_t stem = ext ? (size_t)(ext - file_path) : strlen(file_path);
-    snprintf(path, size, "%.*s.snapshot-%d%s", (int)stem, file_path, number, file_path + stem);
+    const char *slash = strrchr(f->path, '/');
+    const char *ext = strstr(slash ? slash : f->path, ".pftrace");
+    size_t stem = ext ? (size_t)(ext - f->path) : strlen(f->path);
+    snprintf(path, size, "%.*s.snapshot-%d%s", (int)stem, f->path, number, f->path + stem);
 }
 
-/* The whole trace, then `closing` (a frame), into `to`. */
-static int write_copy(int to, const unsigned char *closing, size_t closing_size)
+/* The whole trace, then the closing frame of `closing_size` bytes, into `to`. */
+static int write_copy(const struct ct_trace_file *f, int to, size_t closing_size)
 {
-    return copy_range(to, 0, file_size) || ct_write_all(to, closing, closing_size) != closing_size
+    return copy_range(f, to, 0, f->size) ||
+                   ct_write_all(to, f->closing.data, closing_size) != closing_size
                ? -1
                : 0;
 }
 
 /* Gives the finished copy its name, the first free snapshot number from
- * `*number` on: link() never replaces a file, so nothing is overwritten. */
-static int name_copy(const char *tmp, char *path, size_t path_size, int *number)
+ * the next one on: link() never replaces a file, so nothing is overwritten. */
+static int name_copy(struct ct_trace_file *f, const char *tmp, char *path, size_t path_size)
 {
-    for (int tries = 0; tries < 1000; tries++, ++*number) {
-        snapshot_name(path, path_size, *number);
+    for (int tries = 0; tries < 1000; tries++, f->next_snapshot++) {
+        snapshot_name(f, path, path_size, f->next_snapshot);
         if (link(tmp, path) == 0)
             return 0;
         if (errno != EEXIST)
@@ -225,44 +221,46 @@ static int name_copy(const char *tmp, char *path, size_t path_size, int *number)
     return EEXIST;
 }
 
-int ct_trace_file_copy(const void *packets, size_t size, char *path, size_t path_size)
+int ct_trace_file_copy(struct ct_trace_file *f, const void *packets, size_t size, char *path,
+                       size_t path_size)
 {
-    static unsigned char *closing;
-    static size_t closing_capacity;
-    static int number = 1;
-    size_t n = compress_into(&closing, &closing_capacity, packets, size);
-    if (fd < 0 || write_error || !n)
+    size_t n = compress_into(f, &f->closing, packets, size);
+    if (f->fd < 0 || f->write_error || !n)
         return EIO;
-    char tmp[sizeof file_path + 48];
-    snprintf(tmp, sizeof tmp, "%s.snapshot.%d.tmp", file_path, (int)getpid());
+    char tmp[sizeof f->path + 48];
+    snprintf(tmp, sizeof tmp, "%s.snapshot.%d.tmp", f->path, (int)getpid());
     int to = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (to < 0)
         return errno;
-    int err = write_copy(to, closing, n) ? (errno ? errno : EIO) : 0;
+    int err = write_copy(f, to, n) ? (errno ? errno : EIO) : 0;
     close(to);
     if (!err)
-        err = name_copy(tmp, path, path_size, &number);
+        err = name_copy(f, tmp, path, path_size);
     unlink(tmp);
-    number += !err;
+    f->next_snapshot += !err;
     return err;
 }
 
-void ct_trace_file_close(void)
+void ct_trace_file_close(struct ct_trace_file *f)
 {
-    if (fd < 0)
-        return;
-    close(fd);
-    fd = -1;
-    ZSTD_freeCCtx(cctx);
-    cctx = NULL;
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+    ZSTD_freeCCtx(f->cctx);
+    f->cctx = NULL;
+    struct ct_trace_frame *frames[] = {&f->frame, &f->gap, &f->closing};
+    for (size_t i = 0; i < sizeof frames / sizeof frames[0]; i++) {
+        free(frames[i]->data);
+        *frames[i] = (struct ct_trace_frame){NULL, 0, 0};
+    }
 }
 
-uint64_t ct_trace_file_bytes(void)
+uint64_t ct_trace_file_bytes(const struct ct_trace_file *f)
 {
-    return file_size;
+    return f->size;
 }
 
-int ct_trace_file_error(void)
+int ct_trace_file_error(const struct ct_trace_file *f)
 {
-    return write_error;
+    return f->write_error;
 }

@@ -5,7 +5,10 @@
  * its first packet clears incremental state, every interned id is defined on
  * that sequence before (or in) the packet that first uses it, and packets
  * that use interned data say so. Messages are built on the stack and packed
- * straight into a batch buffer: nothing is allocated per event.
+ * straight into a batch buffer: nothing is allocated per event. A writer
+ * (struct ct_writer) owns its batch, the buffers written aside, the cache of
+ * packed bodies, the numbering of its sequences, and the plan of a bounded
+ * file (chunks.c) with what each chunk says again (chunk_replay.c).
  */
 #include "collector/perfetto/writer.h"
 
@@ -44,30 +47,74 @@ struct output {
     struct ct_writer_cut cut;
 };
 
-static uint8_t batch[BATCH_SIZE], gap_batch[GAP_BATCH_SIZE], aside_batch[ASIDE_BATCH_SIZE];
-static uint8_t frame_scratch[MAX_PACKET], gap_scratch[MAX_PACKET], aside_scratch[MAX_PACKET];
-static struct output frame_out = {.buf = batch, .size = BATCH_SIZE, .scratch = frame_scratch},
-                     gap_out = {.buf = gap_batch, .size = GAP_BATCH_SIZE, .scratch = gap_scratch},
-                     aside_out = {
-                         .buf = aside_batch, .size = ASIDE_BATCH_SIZE, .scratch = aside_scratch};
-static struct output *out = &frame_out;
-static uint32_t next_sequence_id = 1;
-static uint64_t latest_ts; /* of any event written: where a new chunk begins */
-static void (*gap_writer)(struct ct_sequence *seq, const struct ct_gap *gap);
-static uint64_t gap_track;
+/* Most events repeat an earlier one on their sequence but for the timestamp
+ * (every SLICE_END; every launch of the same kernel with the same shape), so
+ * the bodies protobuf-c packed are kept in a direct-mapped cache keyed by the
+ * event's full content. Only bodies that define no interned data are kept:
+ * those are valid on their sequence for as long as it lives. */
+#define CACHE_SLOTS 4096
+#define CACHED_BODY_MAX 160
 
-static void sequence_fresh(struct ct_sequence *seq, uint64_t default_track)
+struct event_key {
+    uint64_t header[3]; /* as struct key_view's */
+    struct ct_arg args[MAX_ARGS];
+};
+
+struct cached_body {
+    struct event_key key;
+    uint32_t len;
+    uint8_t body[CACHED_BODY_MAX];
+};
+
+struct ct_writer {
+    struct ct_trace_file *file;
+    struct output frame, gap, aside;
+    struct output *out; /* the one being written */
+    uint32_t next_sequence_id;
+    uint64_t latest_ts; /* of any event written: where a new chunk begins */
+    void (*gap_writer)(struct ct_sequence *seq, const struct ct_gap *gap, void *ctx);
+    void *gap_ctx;
+    uint64_t gap_track;
+    struct ct_chunks chunks;
+    struct ct_replay replay;
+    struct cached_body cache[CACHE_SLOTS];
+    uint8_t batch[BATCH_SIZE], gap_batch[GAP_BATCH_SIZE], aside_batch[ASIDE_BATCH_SIZE];
+    uint8_t frame_scratch[MAX_PACKET], gap_scratch[MAX_PACKET], aside_scratch[MAX_PACKET];
+};
+
+struct ct_writer *ct_writer_create(struct ct_trace_file *file, uint64_t max_bytes)
+{
+    struct ct_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        abort();
+    w->file = file;
+    w->frame = (struct output){.buf = w->batch, .size = BATCH_SIZE, .scratch = w->frame_scratch};
+    w->gap =
+        (struct output){.buf = w->gap_batch, .size = GAP_BATCH_SIZE, .scratch = w->gap_scratch};
+    w->aside = (struct output){
+        .buf = w->aside_batch, .size = ASIDE_BATCH_SIZE, .scratch = w->aside_scratch};
+    w->out = &w->frame;
+    w->next_sequence_id = 1;
+    ct_chunks_init(&w->chunks, file, w, max_bytes);
+    if (max_bytes && max_bytes / 8 < w->frame.size)
+        w->frame.size = max_bytes / 8 > MIN_BOUNDED_BATCH ? max_bytes / 8 : MIN_BOUNDED_BATCH;
+    return w;
+}
+
+static void sequence_fresh(struct ct_sequence *seq, struct ct_writer *w, uint64_t default_track)
 {
     memset(seq, 0, sizeof *seq);
-    seq->id = next_sequence_id++;
+    seq->writer = w;
+    seq->id = w->next_sequence_id++;
     seq->default_track = default_track;
 }
 
-void ct_sequence_init(struct ct_sequence *seq, uint64_t default_track)
+void ct_sequence_init(struct ct_sequence *seq, struct ct_writer *w, uint64_t default_track)
 {
-    ct_replay_forget(seq);
-    sequence_fresh(seq, default_track);
-    ct_replay_register(seq);
+    if (seq->live)
+        ct_replay_forget(&seq->writer->replay, seq);
+    sequence_fresh(seq, w, default_track);
+    ct_replay_register(&w->replay, seq);
 }
 
 static void free_interning(struct ct_sequence *seq)
@@ -79,7 +126,7 @@ static void free_interning(struct ct_sequence *seq)
 
 void ct_sequence_release(struct ct_sequence *seq)
 {
-    ct_replay_forget(seq);
+    ct_replay_forget(&seq->writer->replay, seq);
     free_interning(seq);
     memset(seq, 0, sizeof *seq);
 }
@@ -96,7 +143,7 @@ static void forget_interned(struct ct_sequence *seq)
 
 static void sequence_restart(struct ct_sequence *seq)
 {
-    seq->id = next_sequence_id++;
+    seq->id = seq->writer->next_sequence_id++;
     seq->started = 0;
     seq->end_len = 0;
     forget_interned(seq);
@@ -122,13 +169,13 @@ static int bitset_test_and_set(struct ct_bitset *set, uint32_t id)
     return was;
 }
 
-void ct_writer_flush(void)
+void ct_writer_flush(struct ct_writer *w)
 {
-    size_t size = ct_trace_file_compress(frame_out.buf, frame_out.used);
-    frame_out.used = 0;
+    size_t size = ct_trace_file_compress(w->file, w->frame.buf, w->frame.used);
+    w->frame.used = 0;
     if (size) {
-        ct_chunks_make_room(size);
-        ct_trace_file_append();
+        ct_chunks_make_room(&w->chunks, size);
+        ct_trace_file_append(w->file);
     }
 }
 
@@ -136,23 +183,25 @@ static void note_time(struct ct_sequence *seq, uint64_t ts)
 {
     if (ts > seq->last_ts)
         seq->last_ts = ts;
-    if (ts > latest_ts)
-        latest_ts = ts;
+    if (ts > seq->writer->latest_ts)
+        seq->writer->latest_ts = ts;
 }
 
 /* Frames one packet into the batch: the timestamp field (8), when there is
  * one, then the rest of the packet as protobuf-c packed it. Fields may come
  * in any order, which is what lets a packed body be reused. */
-static int append_packet(int has_timestamp, uint64_t timestamp, const uint8_t *body, size_t len)
+static int append_packet(struct ct_writer *w, int has_timestamp, uint64_t timestamp,
+                         const uint8_t *body, size_t len)
 {
+    struct output *out = w->out;
     size_t ts_len = has_timestamp ? 1 + ct_varint_size(timestamp) : 0;
     if (out->used + ts_len + len + 11 + out->kept_back > out->size) {
-        if (out != &frame_out) {
+        if (out != &w->frame) {
             out->cut.packets++;
             out->cut.bytes += ts_len + len;
             return 0;
         }
-        ct_writer_flush();
+        ct_writer_flush(w);
     }
     uint8_t *at = out->buf + out->used;
     at += ct_put_packet_header(at, ts_len + len);
@@ -182,8 +231,8 @@ static size_t pack_body(struct ct_sequence *seq, CtPb__TracePacket *packet, cons
     }
     if (ct_pb__trace_packet__get_packed_size(packet) > MAX_PACKET)
         return 0;
-    *body = out->scratch;
-    return ct_pb__trace_packet__pack(packet, out->scratch);
+    *body = seq->writer->out->scratch;
+    return ct_pb__trace_packet__pack(packet, seq->writer->out->scratch);
 }
 
 /* A packet cut may have defined interned data the next ones use: they
@@ -191,7 +240,7 @@ static size_t pack_body(struct ct_sequence *seq, CtPb__TracePacket *packet, cons
 static void append_on(struct ct_sequence *seq, int has_timestamp, uint64_t timestamp,
                       const uint8_t *body, size_t len)
 {
-    if (!append_packet(has_timestamp, timestamp, body, len))
+    if (!append_packet(seq->writer, has_timestamp, timestamp, body, len))
         forget_interned(seq);
 }
 
@@ -209,27 +258,6 @@ void ct_write_packet(struct ct_sequence *seq, CtPb__TracePacket *packet, uint64_
     note_time(seq, ts_ns);
     emit_packet(seq, packet, 1, ts_ns);
 }
-
-/* Most events repeat an earlier one on their sequence but for the timestamp
- * (every SLICE_END; every launch of the same kernel with the same shape), so
- * the bodies protobuf-c packed are kept in a direct-mapped cache keyed by the
- * event's full content. Only bodies that define no interned data are kept:
- * those are valid on their sequence for as long as it lives. */
-#define CACHE_SLOTS 4096
-#define CACHED_BODY_MAX 160
-
-struct event_key {
-    uint64_t header[3]; /* as struct key_view's */
-    struct ct_arg args[MAX_ARGS];
-};
-
-struct cached_body {
-    struct event_key key;
-    uint32_t len;
-    uint8_t body[CACHED_BODY_MAX];
-};
-
-static struct cached_body *body_cache;
 
 /* An event's key: its header, then its args as they are (16-byte ct_args,
  * two words each), found and compared where they lie, without a copy. */
@@ -259,10 +287,8 @@ static int same_key(const struct event_key *key, const struct key_view *k)
            (k->nargs == 0 || memcmp(key->args, k->args, (size_t)k->nargs * sizeof *k->args) == 0);
 }
 
-static struct cached_body *cache_slot(const struct key_view *k)
+static struct cached_body *cache_slot(struct ct_writer *w, const struct key_view *k)
 {
-    if (!body_cache && !(body_cache = calloc(CACHE_SLOTS, sizeof *body_cache)))
-        abort();
     /* Two independent multiply chains, one per word of each pair: a key is
      * up to 27 words, and one chain's latency was a visible share of the
      * collector's time. */
@@ -274,7 +300,7 @@ static struct cached_body *cache_slot(const struct key_view *k)
         b = (b ^ k->args[i].value) * 0xFF51AFD7ED558CCDull;
     }
     uint64_t h = a ^ (b >> 31) ^ b;
-    return &body_cache[(h ^ (h >> 29)) & (CACHE_SLOTS - 1)];
+    return &w->cache[(h ^ (h >> 29)) & (CACHE_SLOTS - 1)];
 }
 
 /* Interned entries a packet adds, gathered while its event is built. */
@@ -382,10 +408,11 @@ static void write_event(struct ct_sequence *seq, uint64_t track, uint64_t ts,
     if (nargs > MAX_ARGS)
         nargs = MAX_ARGS;
     note_time(seq, ts);
+    struct ct_writer *w = seq->writer;
     struct key_view key = key_of(seq, track, type, name, args, nargs);
-    struct cached_body *cached = !flow && out == &frame_out ? cache_slot(&key) : NULL;
+    struct cached_body *cached = !flow && w->out == &w->frame ? cache_slot(w, &key) : NULL;
     if (cached && cached->len && same_key(&cached->key, &key)) {
-        append_packet(1, ts, cached->body, cached->len);
+        append_packet(w, 1, ts, cached->body, cached->len);
         return;
     }
     struct interning in;
@@ -461,7 +488,7 @@ void ct_write_slice_end(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns)
 {
     note_time(seq, ts_ns);
     if ((track == 0 || track == seq->default_track) && seq->end_len) {
-        append_packet(1, ts_ns, seq->end_body, seq->end_len);
+        append_packet(seq->writer, 1, ts_ns, seq->end_body, seq->end_len);
         return;
     }
     write_event(seq, track, ts_ns, CT_PB__TRACK_EVENT__TYPE__TYPE_SLICE_END, 0, NULL, 0, NULL);
@@ -500,7 +527,7 @@ void ct_write_counter(struct ct_sequence *seq, uint64_t track, uint64_t ts_ns, i
     event.counter_value = value;
     packet.track_event = &event;
     emit_packet(seq, &packet, 1, ts_ns);
-    ct_replay_counter(track, ts_ns, value);
+    ct_replay_counter(&seq->writer->replay, track, ts_ns, value);
 }
 
 static void write_descriptor(struct ct_sequence *seq, CtPb__TrackDescriptor *descriptor);
@@ -511,7 +538,7 @@ static void note_descriptor(struct ct_sequence *seq, const CtPb__TrackDescriptor
     uint8_t packed[MAX_PACKET];
     size_t size = ct_pb__track_descriptor__get_packed_size(descriptor);
     if (seq->live && size <= sizeof packed)
-        ct_replay_descriptor(seq, descriptor->uuid, packed,
+        ct_replay_descriptor(&seq->writer->replay, seq, descriptor->uuid, packed,
                              ct_pb__track_descriptor__pack(descriptor, packed));
 }
 
@@ -603,88 +630,91 @@ void ct_write_named_track(struct ct_sequence *seq, uint64_t uuid, uint64_t paren
     write_child_track(seq, uuid, parent, name, NULL);
 }
 
-void ct_writer_bound(uint64_t max_bytes)
+int ct_writer_chunk_due(const struct ct_writer *w)
 {
-    ct_chunks_bound(max_bytes);
-    if (max_bytes && max_bytes / 8 < frame_out.size)
-        frame_out.size = max_bytes / 8 > MIN_BOUNDED_BATCH ? max_bytes / 8 : MIN_BOUNDED_BATCH;
+    return ct_chunks_due(&w->chunks);
 }
 
-int ct_writer_chunk_due(void)
+void ct_writer_new_chunk(struct ct_writer *w, uint64_t start_ns)
 {
-    return ct_chunks_due();
+    ct_writer_flush(w);
+    ct_chunks_begin(&w->chunks, start_ns ? start_ns : w->latest_ts);
+    ct_replay_all(&w->replay, sequence_restart, describe_again);
 }
 
-void ct_writer_new_chunk(uint64_t start_ns)
+uint32_t ct_writer_chunk(const struct ct_writer *w)
 {
-    ct_writer_flush();
-    ct_chunks_begin(start_ns ? start_ns : latest_ts);
-    ct_replay_all(sequence_restart, describe_again);
+    return ct_chunks_current(&w->chunks);
 }
 
-uint32_t ct_writer_chunk(void)
+void ct_writer_on_gap(struct ct_writer *w, uint64_t track,
+                      void (*write)(struct ct_sequence *seq, const struct ct_gap *gap, void *ctx),
+                      void *ctx)
 {
-    return ct_chunks_current();
+    w->gap_track = track;
+    w->gap_writer = write;
+    w->gap_ctx = ctx;
 }
 
-void ct_writer_on_gap(uint64_t track,
-                      void (*write)(struct ct_sequence *seq, const struct ct_gap *gap))
+void ct_writer_refresh_gap(struct ct_writer *w)
 {
-    gap_track = track;
-    gap_writer = write;
-}
-
-void ct_writer_refresh_gap(void)
-{
-    ct_chunks_refresh_gap();
+    ct_chunks_refresh_gap(&w->chunks);
 }
 
 /* Packets `write` makes into `o` rather than the batch; their size. */
-static size_t write_aside(struct output *o, void (*write)(void *ctx), void *ctx,
-                          const uint8_t **packets)
+static size_t write_aside(struct ct_writer *w, struct output *o, void (*write)(void *ctx),
+                          void *ctx, const uint8_t **packets)
 {
     o->used = 0;
     o->cut = (struct ct_writer_cut){0, 0};
-    o->kept_back = o == &gap_out ? CUT_NOTE_ROOM : 0;
-    out = o;
+    o->kept_back = o == &w->gap ? CUT_NOTE_ROOM : 0;
+    w->out = o;
     write(ctx);
-    out = &frame_out;
+    w->out = &w->frame;
     *packets = o->buf;
     return o->used;
 }
 
+struct gap_call {
+    struct ct_writer *writer;
+    const struct ct_gap *gap;
+};
+
 static void write_gap(void *ctx)
 {
+    const struct gap_call *call = ctx;
     struct ct_sequence seq;
-    sequence_fresh(&seq, gap_track);
-    if (gap_writer)
-        gap_writer(&seq, ctx);
+    sequence_fresh(&seq, call->writer, call->writer->gap_track);
+    if (call->writer->gap_writer)
+        call->writer->gap_writer(&seq, call->gap, call->writer->gap_ctx);
     free_interning(&seq);
 }
 
-struct ct_writer_cut ct_writer_aside_cut(void)
+struct ct_writer_cut ct_writer_aside_cut(const struct ct_writer *w)
 {
-    return out->cut;
+    return w->out->cut;
 }
 
-void ct_writer_aside_release_room(void)
+void ct_writer_aside_release_room(struct ct_writer *w)
 {
-    out->kept_back = 0;
+    w->out->kept_back = 0;
 }
 
-size_t ct_writer_gap_packets(const struct ct_gap *gap, const uint8_t **packets)
+size_t ct_writer_gap_packets(struct ct_writer *w, const struct ct_gap *gap, const uint8_t **packets)
 {
-    return write_aside(&gap_out, write_gap, (void *)gap, packets);
+    struct gap_call call = {w, gap};
+    return write_aside(w, &w->gap, write_gap, &call, packets);
 }
 
-size_t ct_writer_aside(void (*write)(void *ctx), void *ctx, const uint8_t **packets)
+size_t ct_writer_aside(struct ct_writer *w, void (*write)(void *ctx), void *ctx,
+                       const uint8_t **packets)
 {
-    return write_aside(&aside_out, write, ctx, packets);
+    return write_aside(w, &w->aside, write, ctx, packets);
 }
 
-void ct_sequence_aside(struct ct_sequence *seq, uint64_t default_track)
+void ct_sequence_aside(struct ct_sequence *seq, struct ct_writer *w, uint64_t default_track)
 {
-    sequence_fresh(seq, default_track);
+    sequence_fresh(seq, w, default_track);
 }
 
 void ct_sequence_aside_done(struct ct_sequence *seq)

@@ -25,11 +25,20 @@
 #include "collector/perfetto/writer.h"
 #include "collector/ring_drain.h"
 
-static struct ct_shm_header *rings;
+/* What the builder started it with: a snapshot is asked for by the
+ * triggers, from the collector's loop, and by `cudatrace ctl`, neither of
+ * which holds the builder's parts. */
+static struct {
+    struct ct_shm_header *rings;
+    struct ct_writer *writer;
+    struct ct_trace_file *file;
+} started;
 
-void ct_snapshot_start(struct ct_shm_header *shm)
+void ct_snapshot_start(struct ct_shm_header *shm, struct ct_writer *w, struct ct_trace_file *file)
 {
-    rings = shm;
+    started.rings = shm;
+    started.writer = w;
+    started.file = file;
 }
 
 static const char *trigger_name(enum ct_snapshot_trigger trigger)
@@ -73,25 +82,25 @@ static void write_closing(void *ctx)
     const struct closing *c = ctx;
     struct ct_arg args[8];
     struct ct_sequence seq;
-    ct_sequence_aside(&seq, 0);
+    ct_sequence_aside(&seq, started.writer, 0);
     ct_write_instant(&seq, ct_process_track(CT_TRACK_PROCESS), c->now_ns,
                      ct_strings_intern_cstr(ct_event_snapshot), args,
                      marker_args(c->why, NULL, args));
     ct_sequence_aside_done(&seq);
-    ct_drain_write_live(rings, c->now_ns);
+    ct_drain_write_live(started.rings, c->now_ns);
 }
 
 int ct_snapshot_write(const struct ct_snapshot_reason *why, char *path, size_t path_size)
 {
     /* A hang's own work never completes: CUPTI holds back the buffer its
      * record is in, and whatever completed beside it, but for a forced flush. */
-    ct_catch_up(rings, why->trigger == CT_SNAPSHOT_HANG);
+    ct_catch_up(started.rings, why->trigger == CT_SNAPSHOT_HANG);
     struct closing c = {why, ct_clock_map_now_ns()};
-    ct_drain_describe_live(rings); /* their tracks in the trace, so in the copy */
-    ct_writer_flush();
+    ct_drain_describe_live(started.rings); /* their tracks in the trace, so in the copy */
+    ct_writer_flush(started.writer);
     const uint8_t *packets;
-    size_t size = ct_writer_aside(write_closing, &c, &packets);
-    int err = ct_trace_file_copy(packets, size, path, path_size);
+    size_t size = ct_writer_aside(started.writer, write_closing, &c, &packets);
+    int err = ct_trace_file_copy(started.file, packets, size, path, path_size);
     if (err)
         return err;
     struct ct_arg args[8];

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collector/perfetto/trace_file.h"
+#include "collector/perfetto/writer.h"
 #include "cudatrace/shm_layout.h"
 
 enum ct_snapshot_trigger {
@@ -27,8 +29,9 @@ struct ct_snapshot_reason {
     uint64_t hang_ns;  /* HANG: the threshold it passed */
 };
 
-/* Once the builder has started, with the rings the threads' state is read from. */
-void ct_snapshot_start(struct ct_shm_header *shm);
+/* Once the builder has started, with the rings the threads' state is read
+ * from, the writer of the trace and its file. */
+void ct_snapshot_start(struct ct_shm_header *shm, struct ct_writer *w, struct ct_trace_file *file);
 /* Writes trace.snapshot-N.pftrace.zst beside the trace (perfetto/
  * trace_file.c names it) and its name into `path`; 0, or an errno value
  * when it could not (nothing is left behind then). Called from the

@@ -17,38 +17,34 @@
 #include "cudatrace/call_site.h"
 #include "common/library_family.h"
 #include "common/python_files.h"
-#include "collector/perfetto/process_tracks.h"
 #include "common/string_table.h"
 #include "collector/elf/symbolize.h"
 #include "common/u64_map.h"
 
 #define STACK_TEXT_MAX 8192
 
-struct pending_site {
+struct ct_call_sites_pending {
     uint64_t key;
     uint32_t blob;
 };
 
-static struct pending_site *pending; /* one per ring */
-static struct ct_u64_map resolved;   /* blob id -> index + 1 in sites */
-static struct ct_call_site *sites;
-static size_t site_count;
-
-void ct_call_sites_start(uint32_t rings)
+void ct_call_sites_start(struct ct_call_sites *s, int32_t pid, uint32_t rings)
 {
-    pending = calloc(rings, sizeof *pending);
-    if (!pending)
+    *s = (struct ct_call_sites){.pid = pid};
+    s->pending = calloc(rings, sizeof *s->pending);
+    if (!s->pending)
         abort();
 }
 
-void ct_call_sites_arrived(uint32_t index, uint64_t begin_ticks, uint32_t blob)
+void ct_call_sites_arrived(struct ct_call_sites *s, uint32_t index, uint64_t begin_ticks,
+                           uint32_t blob)
 {
-    pending[index] = (struct pending_site){begin_ticks, blob};
+    s->pending[index] = (struct ct_call_sites_pending){begin_ticks, blob};
 }
 
-void ct_call_sites_reset(uint32_t index)
+void ct_call_sites_reset(struct ct_call_sites *s, uint32_t index)
 {
-    pending[index] = (struct pending_site){0, 0};
+    s->pending[index] = (struct ct_call_sites_pending){0, 0};
 }
 
 static const char *base_name(const char *path)
@@ -120,11 +116,11 @@ static void source_name(const char *function, char *out, size_t size)
     snprintf(out, size, "%.*s", (int)len, function);
 }
 
-static void native_frame(uint64_t pc, struct frame_text *out)
+static void native_frame(struct ct_call_sites *s, uint64_t pc, struct frame_text *out)
 {
     struct ct_symbol sym;
     /* A return address points after the call; the call is the byte before. */
-    if (ct_symbolize(ct_process.pid, pc - 1, &sym) != 0 || !sym.module) {
+    if (ct_symbolize(&s->symbols, s->pid, pc - 1, &sym) != 0 || !sym.module) {
         snprintf(out->short_text, sizeof out->short_text, "0x%llx", (unsigned long long)pc);
         snprintf(out->text, sizeof out->text, "%s", out->short_text);
         out->user = 0;
@@ -189,7 +185,7 @@ static void add_frame(struct stack_text *s, const struct frame_text *f)
         snprintf(s->site, sizeof s->site, "%s", f->short_text);
 }
 
-static struct ct_call_site resolve(const uint8_t *bytes, size_t len)
+static struct ct_call_site resolve(struct ct_call_sites *sites, const uint8_t *bytes, size_t len)
 {
     struct ct_site_header header;
     struct ct_call_site none = {0, 0};
@@ -199,8 +195,7 @@ static struct ct_call_site resolve(const uint8_t *bytes, size_t len)
     size_t at = sizeof header;
     if (header.version != CT_SITE_VERSION || len - at < header.native_count * sizeof(uint64_t))
         return none;
-    static struct stack_text s;
-    memset(&s, 0, sizeof s);
+    struct stack_text s = {.len = 0};
     struct frame_text f;
     size_t native_at = at;
     at += header.native_count * sizeof(uint64_t);
@@ -209,7 +204,7 @@ static struct ct_call_site resolve(const uint8_t *bytes, size_t len)
     for (uint8_t i = 0; i < header.native_count; i++) {
         uint64_t pc;
         memcpy(&pc, bytes + native_at + i * sizeof pc, sizeof pc);
-        native_frame(pc, &f);
+        native_frame(sites, pc, &f);
         add_frame(&s, &f);
     }
     if (!s.len)
@@ -218,37 +213,40 @@ static struct ct_call_site resolve(const uint8_t *bytes, size_t len)
     return (struct ct_call_site){ct_strings_intern_cstr(site), ct_strings_intern(s.text, s.len)};
 }
 
-struct ct_call_site ct_call_sites_of_caller(uint64_t return_address)
+struct ct_call_site ct_call_sites_of_caller(struct ct_call_sites *s, uint64_t return_address)
 {
     struct frame_text f;
     if (!return_address)
         return (struct ct_call_site){0, 0};
-    native_frame(return_address, &f);
+    native_frame(s, return_address, &f);
     if (!f.user)
         return (struct ct_call_site){0, 0};
     return (struct ct_call_site){ct_strings_intern_cstr(f.short_text),
                                  ct_strings_intern_cstr(f.text)};
 }
 
-struct ct_call_site ct_call_sites_peek(uint32_t index, uint64_t begin_ticks)
+struct ct_call_site ct_call_sites_peek(struct ct_call_sites *s, uint32_t index,
+                                       uint64_t begin_ticks)
 {
-    const struct pending_site *p = &pending[index];
+    const struct ct_call_sites_pending *p = &s->pending[index];
     if (!p->blob || p->key != begin_ticks)
         return (struct ct_call_site){0, 0};
-    uint64_t *known = ct_u64_map_find(&resolved, p->blob);
+    uint64_t *known = ct_u64_map_find(&s->resolved, p->blob);
     if (known)
-        return sites[*known - 1];
-    sites = ct_array_grow(sites, site_count, sizeof *sites);
-    sites[site_count++] =
-        resolve((const uint8_t *)ct_strings_get(p->blob), ct_strings_len(p->blob));
-    ct_u64_map_put(&resolved, p->blob, site_count);
-    return sites[site_count - 1];
+        return s->sites[*known - 1];
+    struct ct_call_site site =
+        resolve(s, (const uint8_t *)ct_strings_get(p->blob), ct_strings_len(p->blob));
+    s->sites = ct_array_grow(s->sites, s->site_count, sizeof *s->sites);
+    s->sites[s->site_count++] = site;
+    ct_u64_map_put(&s->resolved, p->blob, s->site_count);
+    return site;
 }
 
-struct ct_call_site ct_call_sites_take(uint32_t index, uint64_t begin_ticks)
+struct ct_call_site ct_call_sites_take(struct ct_call_sites *s, uint32_t index,
+                                       uint64_t begin_ticks)
 {
-    struct ct_call_site site = ct_call_sites_peek(index, begin_ticks);
-    if (pending[index].key == begin_ticks)
-        pending[index].blob = 0;
+    struct ct_call_site site = ct_call_sites_peek(s, index, begin_ticks);
+    if (s->pending[index].key == begin_ticks)
+        s->pending[index].blob = 0;
     return site;
 }

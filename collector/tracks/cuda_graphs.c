@@ -141,13 +141,13 @@ static void exec_gone(uint64_t handle)
     g.free_execs[g.free_count++] = (size_t)(at - 1);
 }
 
-void ct_cuda_graphs_record(uint32_t index, const struct ct_record *r)
+void ct_cuda_graphs_record(uint32_t index, const struct ct_record *r, struct ct_call_sites *sites)
 {
     uint32_t graph = (uint32_t)r->arg[1];
     switch (r->func) {
     case CT_GRAPH_NODE_MADE: {
         struct node n = {r->arg[0], 0, graph, (uint32_t)r->arg[2],
-                         ct_call_sites_peek(index, r->begin)};
+                         ct_call_sites_peek(sites, index, r->begin)};
         add_node(n);
         call_made(index, r->begin, (struct ct_graph_call){n.id, n.graph, n.type});
         break;

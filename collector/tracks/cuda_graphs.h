@@ -34,7 +34,7 @@ struct ct_graph_origin {
 
 void ct_cuda_graphs_start(uint32_t rings);
 /* A CT_REC_GRAPH record from ring `index`. */
-void ct_cuda_graphs_record(uint32_t index, const struct ct_record *r);
+void ct_cuda_graphs_record(uint32_t index, const struct ct_record *r, struct ct_call_sites *sites);
 /* What the call `r` from ring `index` did to graphs. */
 struct ct_graph_call ct_cuda_graphs_call(uint32_t index, const struct ct_record *r);
 /* The origin of work a graph launch ran as node `node` of graph `graph`

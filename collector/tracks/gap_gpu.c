@@ -19,42 +19,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/tracks/chunk_keeper.h"
 #include "common/array.h"
 #include "common/string_table.h"
 #include "cudatrace/trace_names.h"
 
 #define MAX_INTERVALS 4096 /* of one chunk, before they are merged */
-#define MAX_GAPS 8         /* idle gaps the gap keeps, longest first */
-
-struct block {
-    uint64_t start, end, busy;
-};
 
 struct chunk_work {
-    struct block *blocks;
+    struct ct_gap_gpu_block *blocks;
     size_t count, capacity;
 };
-
-static void work_release(void *figures);
-
-static struct ct_chunk_keeper chunks = CT_CHUNK_KEEPER(struct chunk_work, work_release);
-static struct block dropped[MAX_GAPS + 1];
-static size_t dropped_count;
 
 static void work_release(void *figures)
 {
     free(((struct chunk_work *)figures)->blocks);
 }
 
+void ct_gap_gpu_start(struct ct_gap_gpu *g)
+{
+    *g = (struct ct_gap_gpu){.chunks = CT_CHUNK_KEEPER(struct chunk_work, work_release)};
+}
+
 static int by_start(const void *a, const void *b)
 {
-    const struct block *x = a, *y = b;
+    const struct ct_gap_gpu_block *x = a, *y = b;
     return (x->start > y->start) - (x->start < y->start);
 }
 
 /* Sorts `v` and joins the blocks that overlap or touch; their count. */
-static size_t merge(struct block *v, size_t n)
+static size_t merge(struct ct_gap_gpu_block *v, size_t n)
 {
     if (!n)
         return 0;
@@ -75,7 +68,7 @@ static size_t merge(struct block *v, size_t n)
     return out + 1;
 }
 
-static void add_block(struct chunk_work *w, struct block b)
+static void add_block(struct chunk_work *w, struct ct_gap_gpu_block b)
 {
     if (w->count == MAX_INTERVALS)
         w->count = merge(w->blocks, w->count);
@@ -83,11 +76,12 @@ static void add_block(struct chunk_work *w, struct block b)
     w->blocks[w->count++] = b;
 }
 
-void ct_gap_gpu_work(uint64_t begin, uint64_t end, uint32_t chunk)
+void ct_gap_gpu_work(struct ct_gap_gpu *g, uint64_t begin, uint64_t end, uint32_t chunk)
 {
     if (!chunk)
         return;
-    add_block(ct_chunk_keeper_of(&chunks, chunk), (struct block){begin, end, end - begin});
+    add_block(ct_chunk_keeper_of(&g->chunks, chunk),
+              (struct ct_gap_gpu_block){begin, end, end - begin});
 }
 
 static void gather(void *figures, void *into)
@@ -103,9 +97,10 @@ static int by_gap_length(const void *a, const void *b)
     return (x[0] < y[0]) - (x[0] > y[0]);
 }
 
-/* Reduces the merged blocks `v` to at most MAX_GAPS + 1, joined across all
- * but the MAX_GAPS longest gaps between them, into `dropped`. */
-static void keep_longest_gaps(const struct block *v, size_t n)
+/* Reduces the merged blocks `v` to at most CT_GAP_GPU_GAPS + 1, joined
+ * across all but the CT_GAP_GPU_GAPS longest gaps between them, into
+ * `dropped`. */
+static void keep_longest_gaps(struct ct_gap_gpu *g, const struct ct_gap_gpu_block *v, size_t n)
 {
     uint64_t(*gaps)[2] = malloc((n + 1) * sizeof *gaps);
     unsigned char *split = calloc(n + 1, 1);
@@ -115,13 +110,13 @@ static void keep_longest_gaps(const struct block *v, size_t n)
         gaps[i - 1][0] = v[i].start - v[i - 1].end, gaps[i - 1][1] = i;
     if (n > 1)
         qsort(gaps, n - 1, sizeof *gaps, by_gap_length);
-    for (size_t k = 0; k + 1 < n && k < MAX_GAPS; k++)
+    for (size_t k = 0; k + 1 < n && k < CT_GAP_GPU_GAPS; k++)
         split[gaps[k][1]] = 1;
-    dropped_count = 0;
+    g->dropped_count = 0;
     for (size_t i = 0; i < n; i++) {
         if (i == 0 || split[i])
-            dropped[dropped_count++] = (struct block){v[i].start, v[i].end, 0};
-        struct block *b = &dropped[dropped_count - 1];
+            g->dropped[g->dropped_count++] = (struct ct_gap_gpu_block){v[i].start, v[i].end, 0};
+        struct ct_gap_gpu_block *b = &g->dropped[g->dropped_count - 1];
         b->end = v[i].end;
         b->busy += v[i].busy;
     }
@@ -129,28 +124,29 @@ static void keep_longest_gaps(const struct block *v, size_t n)
     free(split);
 }
 
-static void fold_dropped(uint32_t first_kept)
+static void fold_dropped(struct ct_gap_gpu *g, uint32_t first_kept)
 {
     struct chunk_work all = {0};
-    for (size_t i = 0; i < dropped_count; i++)
-        add_block(&all, dropped[i]);
-    ct_chunk_keeper_fold(&chunks, first_kept, gather, &all);
+    for (size_t i = 0; i < g->dropped_count; i++)
+        add_block(&all, g->dropped[i]);
+    ct_chunk_keeper_fold(&g->chunks, first_kept, gather, &all);
     all.count = merge(all.blocks, all.count);
-    keep_longest_gaps(all.blocks, all.count);
+    keep_longest_gaps(g, all.blocks, all.count);
     work_release(&all);
 }
 
-void ct_gap_gpu_write(struct ct_sequence *seq, uint32_t first_kept, uint64_t ts)
+void ct_gap_gpu_write(struct ct_gap_gpu *g, struct ct_sequence *seq, uint32_t first_kept,
+                      uint64_t ts)
 {
-    fold_dropped(first_kept);
+    fold_dropped(g, first_kept);
     uint32_t name = ct_strings_intern_cstr(ct_event_gap_gpu);
-    if (!dropped_count)
+    if (!g->dropped_count)
         ct_write_instant(seq, 0, ts, name, NULL, 0);
-    for (size_t i = 0; i < dropped_count; i++) {
+    for (size_t i = 0; i < g->dropped_count; i++) {
         struct ct_arg args[] = {
-            {ct_strings_intern_cstr(ct_key_start_ns), CT_ARG_UINT, dropped[i].start},
-            {ct_strings_intern_cstr(ct_key_end_ns), CT_ARG_UINT, dropped[i].end},
-            {ct_strings_intern_cstr(ct_key_busy_ns), CT_ARG_UINT, dropped[i].busy},
+            {ct_strings_intern_cstr(ct_key_start_ns), CT_ARG_UINT, g->dropped[i].start},
+            {ct_strings_intern_cstr(ct_key_end_ns), CT_ARG_UINT, g->dropped[i].end},
+            {ct_strings_intern_cstr(ct_key_busy_ns), CT_ARG_UINT, g->dropped[i].busy},
         };
         ct_write_instant(seq, 0, ts, name, args, sizeof args / sizeof args[0]);
     }

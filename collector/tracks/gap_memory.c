@@ -25,10 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector/tracks/chunk_keeper.h"
 #include "common/array.h"
 #include "common/string_table.h"
-#include "common/u64_map.h"
 #include "cudatrace/trace_names.h"
 
 /* The gap's packets have 64 KiB (perfetto/writer.c), which the totals and
@@ -38,63 +36,59 @@
 #define STACK_BYTES 8192        /* of stacks written: past that, blocks go without */
 #define HANDLE_BIT (1ull << 63) /* a handle's key among the pointers' */
 
-struct tail_block {
+struct ct_gap_block {
     uint64_t key, bytes, made_ns, blocks;
     uint64_t gone_ns; /* when its memory went, if it did */
     uint32_t site, stack, chunk;
     uint32_t gone_chunk; /* 0: still live */
 };
 
-struct level_span {
-    int seen; /* 0: no level yet */
-    uint64_t low, low_ns, high, high_ns;
-};
-
-static struct tail_block *blocks;
-static size_t block_count, block_capacity;
-static struct ct_u64_map live; /* key -> index + 1 in blocks, while live */
-static struct level_span dropped_levels;
-static struct ct_chunk_keeper levels = CT_CHUNK_KEEPER(struct level_span, NULL);
+void ct_gap_memory_start(struct ct_gap_memory *g)
+{
+    *g = (struct ct_gap_memory){.levels = CT_CHUNK_KEEPER(struct ct_gap_levels, NULL)};
+}
 
 static uint64_t key_of(uint64_t key, int is_handle)
 {
     return is_handle ? key | HANDLE_BIT : key;
 }
 
-void ct_gap_memory_made(uint64_t key, int is_handle, uint64_t bytes, uint64_t ts,
-                        struct ct_call_site site, uint32_t chunk)
+void ct_gap_memory_made(struct ct_gap_memory *g, uint64_t key, int is_handle, uint64_t bytes,
+                        uint64_t ts, struct ct_call_site site, uint32_t chunk)
 {
     uint64_t k = key_of(key, is_handle);
-    if (!chunk || !key || ct_u64_map_find(&live, k))
+    if (!chunk || !key || ct_u64_map_find(&g->live, k))
         return;
-    blocks = ct_array_reserve(blocks, &block_capacity, block_count + 1, sizeof *blocks);
-    blocks[block_count++] =
-        (struct tail_block){k, bytes, ts, 1, 0, site.site, site.stack, chunk, 0};
-    ct_u64_map_put(&live, k, block_count);
+    g->blocks =
+        ct_array_reserve(g->blocks, &g->block_capacity, g->block_count + 1, sizeof *g->blocks);
+    g->blocks[g->block_count++] =
+        (struct ct_gap_block){k, bytes, ts, 1, 0, site.site, site.stack, chunk, 0};
+    ct_u64_map_put(&g->live, k, g->block_count);
 }
 
-static void remove_at(size_t i)
+static void remove_at(struct ct_gap_memory *g, size_t i)
 {
-    blocks[i] = blocks[--block_count];
-    if (i < block_count && !blocks[i].gone_chunk)
-        ct_u64_map_put(&live, blocks[i].key, i + 1);
+    g->blocks[i] = g->blocks[--g->block_count];
+    if (i < g->block_count && !g->blocks[i].gone_chunk)
+        ct_u64_map_put(&g->live, g->blocks[i].key, i + 1);
 }
 
-void ct_gap_memory_gone(uint64_t key, int is_handle, uint64_t ts, uint32_t chunk)
+void ct_gap_memory_gone(struct ct_gap_memory *g, uint64_t key, int is_handle, uint64_t ts,
+                        uint32_t chunk)
 {
     uint64_t index;
-    if (!ct_u64_map_remove(&live, key_of(key, is_handle), &index))
+    if (!ct_u64_map_remove(&g->live, key_of(key, is_handle), &index))
         return;
-    struct tail_block *b = &blocks[index - 1];
+    struct ct_gap_block *b = &g->blocks[index - 1];
     if (chunk <= b->chunk) {
-        remove_at(index - 1);
+        remove_at(g, index - 1);
         return;
     }
     b->gone_chunk = chunk; /* live at the start of the chunks between */
     b->gone_ns = ts;
 }
 
-static void widen(struct level_span *s, uint64_t low, uint64_t low_ns, uint64_t high,
+static void widen(struct ct_gap_levels *s, uint64_t low, uint64_t low_ns, uint64_t high,
                   uint64_t high_ns)
 {
     if (!s->seen || low < s->low)
@@ -104,32 +98,32 @@ static void widen(struct level_span *s, uint64_t low, uint64_t low_ns, uint64_t 
     s->seen = 1;
 }
 
-void ct_gap_memory_level(uint64_t bytes, uint64_t ts, uint32_t chunk)
+void ct_gap_memory_level(struct ct_gap_memory *g, uint64_t bytes, uint64_t ts, uint32_t chunk)
 {
     if (!chunk)
         return;
-    widen(ct_chunk_keeper_of(&levels, chunk), bytes, ts, bytes, ts);
+    widen(ct_chunk_keeper_of(&g->levels, chunk), bytes, ts, bytes, ts);
 }
 
 static void widen_dropped(void *figures, void *into)
 {
-    const struct level_span *s = figures;
+    const struct ct_gap_levels *s = figures;
     widen(into, s->low, s->low_ns, s->high, s->high_ns);
 }
 
 /* Folds the levels of the chunks before `first_kept` into dropped_levels,
  * and forgets the blocks whose memory went in one of them. */
-static void fold_dropped(uint32_t first_kept)
+static void fold_dropped(struct ct_gap_memory *g, uint32_t first_kept)
 {
-    ct_chunk_keeper_fold(&levels, first_kept, widen_dropped, &dropped_levels);
-    for (size_t i = block_count; i-- > 0;)
-        if (blocks[i].gone_chunk && blocks[i].gone_chunk < first_kept)
-            remove_at(i);
+    ct_chunk_keeper_fold(&g->levels, first_kept, widen_dropped, &g->dropped_levels);
+    for (size_t i = g->block_count; i-- > 0;)
+        if (g->blocks[i].gone_chunk && g->blocks[i].gone_chunk < first_kept)
+            remove_at(g, i);
 }
 
 static int by_bytes(const void *a, const void *b)
 {
-    const struct tail_block *x = a, *y = b;
+    const struct ct_gap_block *x = a, *y = b;
     return (x->bytes < y->bytes) - (x->bytes > y->bytes);
 }
 
@@ -156,7 +150,7 @@ static int stack_fits(struct stacks_written *w, uint32_t stack)
 }
 
 static void write_block(struct ct_sequence *seq, const struct names *n, struct stacks_written *w,
-                        const struct tail_block *b, uint64_t ts)
+                        const struct ct_gap_block *b, uint64_t ts)
 {
     struct ct_arg args[7] = {{n->bytes, CT_ARG_UINT, b->bytes}, {n->made, CT_ARG_UINT, b->made_ns}};
     int nargs = 2;
@@ -177,24 +171,25 @@ static void write_block(struct ct_sequence *seq, const struct names *n, struct s
 
 /* Sums the blocks of one kind (pointers or handles) past the largest. */
 struct groups {
-    struct tail_block items[MAX_GROUPS + 2]; /* the last two: the rest, live and gone */
+    struct ct_gap_block items[MAX_GROUPS + 2]; /* the last two: the rest, live and gone */
     size_t count;
 };
 
-static int same_group(const struct tail_block *sum, const struct tail_block *b)
+static int same_group(const struct ct_gap_block *sum, const struct ct_gap_block *b)
 {
     return sum->site == b->site && sum->stack == b->stack && sum->gone_chunk == b->gone_chunk;
 }
 
-static void group_add(struct groups *g, const struct tail_block *b)
+static void group_add(struct groups *g, const struct ct_gap_block *b)
 {
-    struct tail_block *sum = NULL;
+    struct ct_gap_block *sum = NULL;
     for (size_t i = 0; !sum && i < g->count; i++)
         if (same_group(&g->items[i], b))
             sum = &g->items[i];
     if (!sum && g->count < MAX_GROUPS) {
         sum = &g->items[g->count++];
-        *sum = (struct tail_block){.site = b->site, .stack = b->stack, .gone_chunk = b->gone_chunk};
+        *sum =
+            (struct ct_gap_block){.site = b->site, .stack = b->stack, .gone_chunk = b->gone_chunk};
     }
     if (!sum) {
         sum = &g->items[MAX_GROUPS + (b->gone_chunk != 0)];
@@ -211,19 +206,21 @@ static void group_add(struct groups *g, const struct tail_block *b)
 
 /* Written even when the dropped chunks changed nothing (no levels then):
  * it says the gap carries live memory. */
-static void write_levels(struct ct_sequence *seq, uint64_t ts, uint32_t event)
+static void write_levels(const struct ct_gap_levels *dropped, struct ct_sequence *seq, uint64_t ts,
+                         uint32_t event)
 {
     struct ct_arg args[] = {
-        {ct_strings_intern_cstr(ct_key_low_live_bytes), CT_ARG_UINT, dropped_levels.low},
-        {ct_strings_intern_cstr(ct_key_low_live_ns), CT_ARG_UINT, dropped_levels.low_ns},
-        {ct_strings_intern_cstr(ct_key_high_live_bytes), CT_ARG_UINT, dropped_levels.high},
-        {ct_strings_intern_cstr(ct_key_high_live_ns), CT_ARG_UINT, dropped_levels.high_ns},
+        {ct_strings_intern_cstr(ct_key_low_live_bytes), CT_ARG_UINT, dropped->low},
+        {ct_strings_intern_cstr(ct_key_low_live_ns), CT_ARG_UINT, dropped->low_ns},
+        {ct_strings_intern_cstr(ct_key_high_live_bytes), CT_ARG_UINT, dropped->high},
+        {ct_strings_intern_cstr(ct_key_high_live_ns), CT_ARG_UINT, dropped->high_ns},
     };
     ct_write_instant(seq, 0, ts, event, args,
-                     dropped_levels.seen ? (int)(sizeof args / sizeof args[0]) : 0);
+                     dropped->seen ? (int)(sizeof args / sizeof args[0]) : 0);
 }
 
-void ct_gap_memory_write(struct ct_sequence *seq, uint32_t first_kept, uint64_t ts)
+void ct_gap_memory_write(struct ct_gap_memory *g, struct ct_sequence *seq, uint32_t first_kept,
+                         uint64_t ts)
 {
     struct names n = {
         ct_strings_intern_cstr(ct_event_gap_memory), ct_strings_intern_cstr(ct_key_ptr),
@@ -231,19 +228,17 @@ void ct_gap_memory_write(struct ct_sequence *seq, uint32_t first_kept, uint64_t 
         ct_strings_intern_cstr(ct_key_made_ns),      ct_strings_intern_cstr(ct_key_blocks),
         ct_strings_intern_cstr(ct_key_freed_ns),     ct_strings_intern_cstr(ct_key_site),
         ct_strings_intern_cstr(ct_key_stack)};
-    fold_dropped(first_kept);
-    write_levels(seq, ts, n.event);
-    struct tail_block *left = malloc((block_count + 1) * sizeof *left);
+    fold_dropped(g, first_kept);
+    write_levels(&g->dropped_levels, seq, ts, n.event);
+    struct ct_gap_block *left = malloc((g->block_count + 1) * sizeof *left);
     if (!left)
         abort();
     size_t count = 0;
-    for (size_t i = 0; i < block_count; i++)
-        if (blocks[i].chunk < first_kept)
-            left[count++] = blocks[i];
+    for (size_t i = 0; i < g->block_count; i++)
+        if (g->blocks[i].chunk < first_kept)
+            left[count++] = g->blocks[i];
     qsort(left, count, sizeof *left, by_bytes);
-    static struct groups pointers, handles;
-    memset(&pointers, 0, sizeof pointers);
-    memset(&handles, 0, sizeof handles);
+    struct groups pointers = {.count = 0}, handles = {.count = 0};
     struct stacks_written written = {0};
     for (size_t i = 0; i < count; i++) {
         if (i < MAX_BLOCKS)

@@ -63,8 +63,9 @@ struct ring_graph {
 
 static struct {
     struct ct_sequence seq, stages;
-    uint32_t typed;       /* CT_GPU_RECORDS_TYPED */
-    uint32_t graph_level; /* a record per graph launch, none per node */
+    struct ct_gap_gpu *gap; /* the work a bounded trace's gap carries */
+    uint32_t typed;         /* CT_GPU_RECORDS_TYPED */
+    uint32_t graph_level;   /* a record per graph launch, none per node */
     struct ct_u64_map tracks, names, mangled;
     struct ct_u64_map queues; /* typed records: device << 32 | stream -> queue name */
     struct ring_text *texts;
@@ -87,13 +88,15 @@ static struct {
 } an;
 static uint32_t memset_name;
 
-void ct_gpu_tracks_start(uint32_t rings, uint32_t records, uint32_t graph_level)
+void ct_gpu_tracks_start(struct ct_writer *w, struct ct_gap_gpu *gap, uint32_t rings,
+                         uint32_t records, uint32_t graph_level)
 {
+    gpu.gap = gap;
     gpu.graph_level = graph_level;
-    ct_sequence_init(&gpu.seq, 0);
+    ct_sequence_init(&gpu.seq, w, 0);
     gpu.typed = records == CT_GPU_RECORDS_TYPED;
     if (gpu.typed)
-        ct_sequence_init(&gpu.stages, 0);
+        ct_sequence_init(&gpu.stages, w, 0);
     gpu.texts = calloc(rings, sizeof *gpu.texts);
     gpu.graphs = calloc(rings, sizeof *gpu.graphs);
     if (!gpu.texts || !gpu.graphs)
@@ -266,7 +269,7 @@ static int graph_args(struct ring_graph *ran, struct ct_arg *args, uint64_t *flo
 static void write_work(uint32_t index, const struct ct_record *r, uint64_t begin, uint64_t end,
                        struct ct_render_stage *work)
 {
-    ct_gap_gpu_work(begin, end, ct_writer_chunk());
+    ct_gap_gpu_work(gpu.gap, begin, end, ct_writer_chunk(gpu.seq.writer));
     uint32_t device = (uint32_t)r->result, stream = stream_of(r);
     struct ct_arg all[14];
     memcpy(all, work->args, (size_t)work->nargs * sizeof *work->args);

@@ -8,10 +8,13 @@
 
 #include "cudatrace/record.h"
 #include "collector/perfetto/writer.h"
+#include "collector/tracks/gap_gpu.h"
 
-/* `records`: how GPU work is written (enum ct_gpu_records); `graph_level`:
- * CUPTI gives a graph launch one record, not one per node. */
-void ct_gpu_tracks_start(uint32_t rings, uint32_t records, uint32_t graph_level);
+/* Written by `w`, the work told to `gap` too; `records`: how GPU work is
+ * written (enum ct_gpu_records); `graph_level`: CUPTI gives a graph launch
+ * one record, not one per node. */
+void ct_gpu_tracks_start(struct ct_writer *w, struct ct_gap_gpu *gap, uint32_t rings,
+                         uint32_t records, uint32_t graph_level);
 /* The link a host call with CUPTI's `correlation` id makes to its GPU
  * work: a flow, or with typed records a gpu_correlation. A graph launch
  * that runs `count` nodes (the nodes they were made as, `nodes`) starts a

@@ -6,47 +6,45 @@
  */
 #include "collector/tracks/launch_rate.h"
 
-#include "collector/perfetto/process_tracks.h"
-
 #define BUCKET_NS 100000000ull
-#define BUCKETS 64
+#define BUCKETS CT_LAUNCH_RATE_BUCKETS
 
-static uint64_t counts[BUCKETS];
-static uint64_t first_open; /* buckets before it are written */
-static uint64_t last_bucket;
-static int seen;
+void ct_launch_rate_start(struct ct_launch_rate *l, struct ct_process *process)
+{
+    *l = (struct ct_launch_rate){.process = process};
+}
 
-void ct_launch_rate_count(uint64_t ts)
+void ct_launch_rate_count(struct ct_launch_rate *l, uint64_t ts)
 {
     uint64_t bucket = ts / BUCKET_NS;
-    if (!seen) {
-        first_open = bucket;
-        seen = 1;
+    if (!l->seen) {
+        l->first_open = bucket;
+        l->seen = 1;
     }
-    if (bucket < first_open)
-        bucket = first_open;
-    if (bucket >= first_open + BUCKETS)
-        bucket = first_open + BUCKETS - 1;
-    counts[bucket % BUCKETS]++;
-    if (bucket > last_bucket)
-        last_bucket = bucket;
+    if (bucket < l->first_open)
+        bucket = l->first_open;
+    if (bucket >= l->first_open + BUCKETS)
+        bucket = l->first_open + BUCKETS - 1;
+    l->counts[bucket % BUCKETS]++;
+    if (bucket > l->last_bucket)
+        l->last_bucket = bucket;
 }
 
-void ct_launch_rate_write(uint64_t now_ns)
+void ct_launch_rate_write(struct ct_launch_rate *l, uint64_t now_ns)
 {
-    if (!seen)
+    if (!l->seen)
         return;
     uint64_t closed = now_ns / BUCKET_NS;
-    while (first_open < closed) {
-        uint64_t *count = &counts[first_open % BUCKETS];
-        ct_process_counter(CT_TRACK_LAUNCH_RATE, first_open * BUCKET_NS,
+    while (l->first_open < closed) {
+        uint64_t *count = &l->counts[l->first_open % BUCKETS];
+        ct_process_counter(l->process, CT_TRACK_LAUNCH_RATE, l->first_open * BUCKET_NS,
                            (int64_t)(*count * (1000000000ull / BUCKET_NS)));
         *count = 0;
-        first_open++;
+        l->first_open++;
     }
 }
 
-void ct_launch_rate_finish(void)
+void ct_launch_rate_finish(struct ct_launch_rate *l)
 {
-    ct_launch_rate_write((last_bucket + 1) * BUCKET_NS);
+    ct_launch_rate_write(l, (l->last_bucket + 1) * BUCKET_NS);
 }

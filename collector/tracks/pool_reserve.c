@@ -16,41 +16,38 @@
  */
 #include "collector/tracks/pool_reserve.h"
 
-#include "collector/perfetto/process_tracks.h"
-#include "common/u64_map.h"
 #include "cudatrace/functions.h"
 #include "cudatrace/runtime_attributes.h"
 
-struct reserve {
-    struct ct_u64_map latest; /* pool, or device + 1 -> its latest answer + 1 */
-    uint64_t sum;
-};
+void ct_pool_reserve_start(struct ct_pool_reserve *p, struct ct_process *process)
+{
+    *p = (struct ct_pool_reserve){.process = process};
+}
 
-static struct reserve pools, graphs;
-
-static void answer(struct reserve *r, enum ct_process_track track, uint64_t key, uint64_t bytes,
-                   uint64_t end_ns)
+static void answer(struct ct_process *process, struct ct_reserve *r, enum ct_process_track track,
+                   uint64_t key, uint64_t bytes, uint64_t end_ns)
 {
     const uint64_t *before = ct_u64_map_find(&r->latest, key);
     r->sum = r->sum - (before ? *before - 1 : 0) + bytes;
     ct_u64_map_put(&r->latest, key, bytes + 1);
-    ct_process_counter(track, end_ns, (int64_t)r->sum);
+    ct_process_counter(process, track, end_ns, (int64_t)r->sum);
 }
 
-void ct_pool_reserve_graphs_read(uint32_t device, uint64_t reserved, uint64_t ns)
+void ct_pool_reserve_graphs_read(struct ct_pool_reserve *p, uint32_t device, uint64_t reserved,
+                                 uint64_t ns)
 {
-    answer(&graphs, CT_TRACK_GRAPH_RESERVED, (uint64_t)device + 1, reserved, ns);
+    answer(p->process, &p->graphs, CT_TRACK_GRAPH_RESERVED, (uint64_t)device + 1, reserved, ns);
 }
 
-void ct_pool_reserve_note(const struct ct_record *r, uint64_t end_ns)
+void ct_pool_reserve_note(struct ct_pool_reserve *p, const struct ct_record *r, uint64_t end_ns)
 {
     if (r->result != 0)
         return;
     /* The hooks' arguments: the pool, 0, the attribute, the value read;
      * the device, the attribute, the value read. */
     if (r->func == CT_FN_cudaMemPoolGetAttribute && r->arg[2] == CT_POOL_ATTR_RESERVED_MEM_CURRENT)
-        answer(&pools, CT_TRACK_POOL_RESERVED, r->arg[0], r->arg[3], end_ns);
+        answer(p->process, &p->pools, CT_TRACK_POOL_RESERVED, r->arg[0], r->arg[3], end_ns);
     else if (r->func == CT_FN_cudaDeviceGetGraphMemAttribute &&
              r->arg[1] == CT_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)
-        answer(&graphs, CT_TRACK_GRAPH_RESERVED, r->arg[0] + 1, r->arg[2], end_ns);
+        answer(p->process, &p->graphs, CT_TRACK_GRAPH_RESERVED, r->arg[0] + 1, r->arg[2], end_ns);
 }

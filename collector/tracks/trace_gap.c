@@ -28,15 +28,12 @@ struct chunk_totals {
     struct ct_call_stats stats[CT_FN_COUNT];
 };
 
-static struct ct_chunk_keeper chunks = CT_CHUNK_KEEPER(struct chunk_totals, NULL);
-static struct ct_call_stats dropped[CT_FN_COUNT];
-
-void ct_trace_gap_thread_totals(const struct ct_call_stats *stats)
+void ct_trace_gap_thread_totals(struct ct_trace_gap *g, const struct ct_call_stats *stats,
+                                uint32_t chunk)
 {
-    uint32_t chunk = ct_writer_chunk();
     if (chunk == 0)
         return;
-    struct chunk_totals *totals = ct_chunk_keeper_of(&chunks, chunk);
+    struct chunk_totals *totals = ct_chunk_keeper_of(&g->chunks, chunk);
     ct_call_stats_add(totals->stats, stats);
 }
 
@@ -55,7 +52,7 @@ static void write_cuts(struct ct_sequence *seq, const struct ct_writer_cut *cut,
     static const char *const part_names[PARTS] = {ct_value_gap_part_totals, ct_value_gap_part_gpu,
                                                   ct_value_gap_part_usage,
                                                   ct_value_gap_part_live_memory};
-    ct_writer_aside_release_room();
+    ct_writer_aside_release_room(seq->writer);
     for (int part = 0; part < PARTS; part++) {
         if (cut[part + 1].packets == cut[part].packets)
             continue;
@@ -70,10 +67,11 @@ static void write_cuts(struct ct_sequence *seq, const struct ct_writer_cut *cut,
     }
 }
 
-static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap)
+static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap, void *ctx)
 {
-    ct_chunk_keeper_fold(&chunks, gap->first_kept, add_to_dropped, dropped);
-    struct ct_memory_peaks peaks = ct_memory_counters_peaks();
+    struct ct_trace_gap *g = ctx;
+    ct_chunk_keeper_fold(&g->chunks, gap->first_kept, add_to_dropped, g->dropped);
+    struct ct_memory_peaks peaks = ct_memory_counters_peaks(g->memory);
     ct_write_named_track(seq, ct_process_track(CT_TRACK_GAP), ct_process.uuid, ct_track_trace_gap);
     struct ct_arg args[] = {
         CT_UINT_ARG(ct_key_dropped_bytes, gap->bytes),
@@ -85,19 +83,26 @@ static void write_gap(struct ct_sequence *seq, const struct ct_gap *gap)
     ct_write_slice(seq, 0, gap->from_ns, gap->to_ns, ct_strings_intern_cstr(ct_event_trace_gap),
                    args, sizeof args / sizeof args[0]);
     struct ct_writer_cut cut[PARTS + 1];
-    cut[0] = ct_writer_aside_cut();
-    ct_call_totals(seq, dropped, gap->to_ns);
-    cut[1] = ct_writer_aside_cut();
-    ct_gap_gpu_write(seq, gap->first_kept, gap->to_ns);
-    cut[2] = ct_writer_aside_cut();
-    ct_usage_tally_write_dropped(seq, gap->first_kept, gap->to_ns);
-    cut[3] = ct_writer_aside_cut();
-    ct_gap_memory_write(seq, gap->first_kept, gap->to_ns);
-    cut[4] = ct_writer_aside_cut();
+    cut[0] = ct_writer_aside_cut(seq->writer);
+    ct_call_totals(seq, g->dropped, gap->to_ns);
+    cut[1] = ct_writer_aside_cut(seq->writer);
+    ct_gap_gpu_write(g->gpu, seq, gap->first_kept, gap->to_ns);
+    cut[2] = ct_writer_aside_cut(seq->writer);
+    ct_usage_tally_write_dropped(g->usage, seq, gap->first_kept, gap->to_ns);
+    cut[3] = ct_writer_aside_cut(seq->writer);
+    ct_gap_memory_write(g->live_memory, seq, gap->first_kept, gap->to_ns);
+    cut[4] = ct_writer_aside_cut(seq->writer);
     write_cuts(seq, cut, gap->to_ns);
 }
 
-void ct_trace_gap_start(void)
+void ct_trace_gap_start(struct ct_trace_gap *g, struct ct_writer *w,
+                        const struct ct_memory_counters *memory, struct ct_gap_memory *live_memory,
+                        struct ct_gap_gpu *gpu, struct ct_usage_tally *usage)
 {
-    ct_writer_on_gap(ct_process_track(CT_TRACK_GAP), write_gap);
+    *g = (struct ct_trace_gap){.memory = memory,
+                               .live_memory = live_memory,
+                               .gpu = gpu,
+                               .usage = usage,
+                               .chunks = CT_CHUNK_KEEPER(struct chunk_totals, NULL)};
+    ct_writer_on_gap(w, ct_process_track(CT_TRACK_GAP), write_gap, g);
 }

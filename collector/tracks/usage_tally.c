@@ -23,9 +23,7 @@
 #include <string.h>
 
 #include "collector/tracks/call_slices.h"
-#include "collector/tracks/chunk_keeper.h"
 #include "common/array.h"
-#include "common/call_cost.h"
 #include "common/string_table.h"
 #include "cudatrace/trace_names.h"
 
@@ -38,24 +36,12 @@
  * octaves (240 buckets) still fit the gap's packets. */
 #define MAX_BUCKET_SITES 4
 
-struct tally_entry {
+struct ct_tally_entry {
     uint64_t key; /* group << 32 | site, or THREAD_KEY | tid; group: cost | bucket << 6 */
     uint64_t calls, ns, bytes;
 };
 
-struct tally {
-    struct ct_u64_map index; /* key -> index + 1 */
-    struct tally_entry *entries;
-    size_t count, last; /* last: the entry added to last */
-};
-
-static void tally_clear(void *t);
-
-static struct tally dropped;
-static struct ct_chunk_keeper chunks = CT_CHUNK_KEEPER(struct tally, tally_clear);
-static struct ct_pinned_memory pinned;
-
-static void tally_add(struct tally *t, uint64_t key, uint64_t calls, uint64_t ns, uint64_t bytes)
+static void tally_add(struct ct_tally *t, uint64_t key, uint64_t calls, uint64_t ns, uint64_t bytes)
 {
     /* Launches come in runs from one site: the last entry, without a look-up. */
     if (!t->count || t->entries[t->last].key != key) {
@@ -64,12 +50,12 @@ static void tally_add(struct tally *t, uint64_t key, uint64_t calls, uint64_t ns
             t->last = (size_t)*index - 1;
         } else {
             t->entries = ct_array_grow(t->entries, t->count, sizeof *t->entries);
-            t->entries[t->count++] = (struct tally_entry){key, 0, 0, 0};
+            t->entries[t->count++] = (struct ct_tally_entry){key, 0, 0, 0};
             ct_u64_map_put(&t->index, key, t->count);
             t->last = t->count - 1;
         }
     }
-    struct tally_entry *e = &t->entries[t->last];
+    struct ct_tally_entry *e = &t->entries[t->last];
     e->calls += calls;
     e->ns += ns;
     e->bytes += bytes;
@@ -77,10 +63,15 @@ static void tally_add(struct tally *t, uint64_t key, uint64_t calls, uint64_t ns
 
 static void tally_clear(void *figures)
 {
-    struct tally *t = figures;
+    struct ct_tally *t = figures;
     ct_u64_map_free(&t->index);
     free(t->entries);
     memset(t, 0, sizeof *t);
+}
+
+void ct_usage_tally_start(struct ct_usage_tally *u)
+{
+    *u = (struct ct_usage_tally){.chunks = CT_CHUNK_KEEPER(struct ct_tally, tally_clear)};
 }
 
 /* The call's shape from its record's arguments (functions.h's layouts). */
@@ -106,20 +97,20 @@ static uint64_t bucket_of(uint64_t ns)
            (ns >> (octave - SUB_BUCKETS) & ((1u << SUB_BUCKETS) - 1));
 }
 
-void ct_usage_tally_call(const struct ct_record *r, int32_t tid, uint32_t site, uint64_t ns)
+void ct_usage_tally_call(struct ct_usage_tally *u, const struct ct_record *r, int32_t tid,
+                         uint32_t site, uint64_t ns, uint32_t chunk)
 {
     enum ct_family family = ct_function_family(r->func);
     if (r->result == 0 && (family == CT_FAMILY_ALLOC_HOST || family == CT_FAMILY_FREE_HOST ||
                            family == CT_FAMILY_HOST_REGISTER))
-        ct_pinned_note(&pinned, (enum ct_function)r->func, r->arg[0], r->arg[1]);
-    uint32_t chunk = ct_writer_chunk();
+        ct_pinned_note(&u->pinned, (enum ct_function)r->func, r->arg[0], r->arg[1]);
     if (chunk == 0)
         return;
     struct ct_call_shape shape = shape_of(r);
-    unsigned flags = ct_call_cost(&pinned, &shape, CT_SMALL_COPY_BYTES);
+    unsigned flags = ct_call_cost(&u->pinned, &shape, CT_SMALL_COPY_BYTES);
     if (!flags)
         return;
-    struct tally *t = ct_chunk_keeper_of(&chunks, chunk);
+    struct ct_tally *t = ct_chunk_keeper_of(&u->chunks, chunk);
     for (unsigned cost = CT_COST_BLOCKS; cost <= CT_COST_LAUNCH; cost <<= 1)
         if (flags & cost)
             tally_add(t, (uint64_t)cost << 32 | site, 1, ns,
@@ -130,16 +121,15 @@ void ct_usage_tally_call(const struct ct_record *r, int32_t tid, uint32_t site, 
         tally_add(t, (CT_COST_ALLOC_TIME | bucket_of(ns) << BUCKET_SHIFT) << 32 | site, 1, ns, 0);
 }
 
-void ct_usage_tally_step_range(uint32_t name, uint64_t ns)
+void ct_usage_tally_step_range(struct ct_usage_tally *u, uint32_t name, uint64_t ns, uint32_t chunk)
 {
-    uint32_t chunk = ct_writer_chunk();
     if (chunk == 0)
         return;
-    tally_add(ct_chunk_keeper_of(&chunks, chunk),
+    tally_add(ct_chunk_keeper_of(&u->chunks, chunk),
               (CT_COST_STEP_RANGE | bucket_of(ns) << BUCKET_SHIFT) << 32 | name, 1, ns, 0);
 }
 
-static void write_entry(struct ct_sequence *seq, const struct tally_entry *e, uint64_t ts)
+static void write_entry(struct ct_sequence *seq, const struct ct_tally_entry *e, uint64_t ts)
 {
     static uint32_t name, cost, site, tid, calls, total_ns, bytes;
     if (!name) {
@@ -167,7 +157,7 @@ static void write_entry(struct ct_sequence *seq, const struct tally_entry *e, ui
 
 /* The finding's measure of an entry: time for the blocking calls (and the
  * threads), calls for the others, as findings/usage.c ranks its sites. */
-static uint64_t measure(const struct tally_entry *e)
+static uint64_t measure(const struct ct_tally_entry *e)
 {
     return (e->key & THREAD_KEY) || e->key >> 32 == CT_COST_BLOCKS ? e->ns : e->calls;
 }
@@ -182,7 +172,7 @@ static size_t written_of(uint64_t key)
 
 static int by_group_then_measure(const void *a, const void *b)
 {
-    const struct tally_entry *x = a, *y = b;
+    const struct ct_tally_entry *x = a, *y = b;
     uint64_t gx = x->key >> 32, gy = y->key >> 32, mx = measure(x), my = measure(y);
     if (gx != gy)
         return gx < gy ? -1 : 1;
@@ -193,28 +183,28 @@ static int by_group_then_measure(const void *a, const void *b)
  * as one entry with no site, so that the totals stay whole and the gap
  * frame small however many sites the middle had; the MAX_WRITTEN threads
  * that waited longest. */
-static void write_dropped(struct ct_sequence *seq, uint64_t ts)
+static void write_dropped(const struct ct_tally *dropped, struct ct_sequence *seq, uint64_t ts)
 {
-    struct tally_entry *sorted = malloc((dropped.count + 1) * sizeof *sorted);
+    struct ct_tally_entry *sorted = malloc((dropped->count + 1) * sizeof *sorted);
     if (!sorted)
         abort();
-    memcpy(sorted, dropped.entries, dropped.count * sizeof *sorted);
-    qsort(sorted, dropped.count, sizeof *sorted, by_group_then_measure);
-    struct tally_entry rest = {0};
+    memcpy(sorted, dropped->entries, dropped->count * sizeof *sorted);
+    qsort(sorted, dropped->count, sizeof *sorted, by_group_then_measure);
+    struct ct_tally_entry rest = {0};
     size_t in_group = 0;
-    for (size_t k = 0; k < dropped.count; k++) {
-        const struct tally_entry *e = &sorted[k];
+    for (size_t k = 0; k < dropped->count; k++) {
+        const struct ct_tally_entry *e = &sorted[k];
         if (k && e->key >> 32 != sorted[k - 1].key >> 32)
             in_group = 0;
         if (in_group++ < written_of(e->key)) {
             write_entry(seq, e, ts);
         } else if (!(e->key & THREAD_KEY)) {
-            rest = (struct tally_entry){e->key >> 32 << 32, rest.calls + e->calls, rest.ns + e->ns,
-                                        rest.bytes + e->bytes};
+            rest = (struct ct_tally_entry){e->key >> 32 << 32, rest.calls + e->calls,
+                                           rest.ns + e->ns, rest.bytes + e->bytes};
         }
-        if (rest.calls && (k + 1 == dropped.count || sorted[k + 1].key >> 32 != e->key >> 32)) {
+        if (rest.calls && (k + 1 == dropped->count || sorted[k + 1].key >> 32 != e->key >> 32)) {
             write_entry(seq, &rest, ts);
-            rest = (struct tally_entry){0};
+            rest = (struct ct_tally_entry){0};
         }
     }
     free(sorted);
@@ -222,14 +212,15 @@ static void write_dropped(struct ct_sequence *seq, uint64_t ts)
 
 static void add_to_dropped(void *figures, void *into)
 {
-    const struct tally *t = figures;
+    const struct ct_tally *t = figures;
     for (size_t k = 0; k < t->count; k++)
         tally_add(into, t->entries[k].key, t->entries[k].calls, t->entries[k].ns,
                   t->entries[k].bytes);
 }
 
-void ct_usage_tally_write_dropped(struct ct_sequence *seq, uint32_t first_kept, uint64_t ts)
+void ct_usage_tally_write_dropped(struct ct_usage_tally *u, struct ct_sequence *seq,
+                                  uint32_t first_kept, uint64_t ts)
 {
-    ct_chunk_keeper_fold(&chunks, first_kept, add_to_dropped, &dropped);
-    write_dropped(seq, ts);
+    ct_chunk_keeper_fold(&u->chunks, first_kept, add_to_dropped, &u->dropped);
+    write_dropped(&u->dropped, seq, ts);
 }

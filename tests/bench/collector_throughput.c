@@ -18,7 +18,6 @@
 
 #include "collector/perfetto/clock_map.h"
 #include "cudatrace/functions.h"
-#include "collector/perfetto/writer.h"
 #include "collector/ring_drain.h"
 #include "collector/trace_builder.h"
 #include "collector/perfetto/trace_file.h"
@@ -114,7 +113,8 @@ int main(int argc, char **argv)
     unlink(path);
     size_t size = ct_shm_size(2, CAPACITY, 0); /* the loader's ring and one thread's */
     struct ct_shm_header *shm = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
-    if (!shm || ct_trace_file_open(path, sizeof path)) {
+    static struct ct_trace_file file;
+    if (!shm || ct_trace_file_open(&file, path, sizeof path)) {
         fprintf(stderr, "collector_throughput: cannot set up\n");
         return 1;
     }
@@ -129,7 +129,7 @@ int main(int argc, char **argv)
     ct_shm_note_claimed(shm, 1);
     ring->tid = shm->pid;
     ct_clock_map_init(CT_CLOCK_BOOTTIME, 0, 0);
-    ct_builder_start(shm);
+    ct_builder_start(shm, &file);
     uint64_t clock = 1000000000ull, done = 0, oldest_call;
     double busy = 0;
     while (done < records) {
@@ -142,12 +142,12 @@ int main(int argc, char **argv)
     }
     double t0 = now_s();
     ct_builder_finish(clock, 0, 1);
-    ct_writer_flush();
-    ct_trace_file_close();
+    ct_builder_flush();
+    ct_trace_file_close(&file);
     busy += now_s() - t0;
     printf("collector_throughput: %llu records in %.3f s: %.2f M records/s, %.2f bytes/record\n",
            (unsigned long long)records, busy, (double)records / busy / 1e6,
-           (double)ct_trace_file_bytes() / (double)records);
+           (double)ct_trace_file_bytes(&file) / (double)records);
     size_t unpacked = 0;
     char *packets = packets_of(path, &unpacked);
     if (packets) {

@@ -13,7 +13,6 @@
 #include "tests/replay/capture_format.h"
 #include "collector/perfetto/clock_map.h"
 #include "cudatrace/shm_layout.h"
-#include "collector/perfetto/writer.h"
 #include "collector/trace_builder.h"
 #include "collector/perfetto/trace_file.h"
 #include "collector/snapshot/snapshot.h"
@@ -35,38 +34,42 @@ static void event(enum ct_capture_op op, uint32_t ring)
     put(&e, sizeof e);
 }
 
-int ct_trace_file_open(char *path, size_t path_size)
+int ct_trace_file_open(struct ct_trace_file *f, char *path, size_t path_size)
 {
-    (void)path_size;
+    (void)f, (void)path_size;
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     out = fd < 0 ? NULL : fdopen(fd, "w");
     return out ? 0 : 13; /* EACCES */
 }
 
-void ct_trace_file_close(void)
+void ct_trace_file_close(struct ct_trace_file *f)
 {
+    (void)f;
     if (out && fclose(out))
         write_error = 5;
     out = NULL;
 }
 
-uint64_t ct_trace_file_bytes(void)
+uint64_t ct_trace_file_bytes(const struct ct_trace_file *f)
 {
+    (void)f;
     return records * sizeof(struct ct_record);
 }
 
-int ct_trace_file_error(void)
+int ct_trace_file_error(const struct ct_trace_file *f)
 {
+    (void)f;
     return write_error;
 }
 
-void ct_writer_flush(void)
+void ct_builder_flush(void)
 {
     event(CT_CAP_FLUSH, 0);
 }
 
-void ct_builder_start(struct ct_shm_header *shm)
+void ct_builder_start(struct ct_shm_header *shm, struct ct_trace_file *file)
 {
+    (void)file;
     uint32_t magic = CT_CAPTURE_MAGIC;
     put(&magic, sizeof magic);
     put(shm, sizeof *shm);
@@ -145,11 +148,6 @@ void ct_builder_thread_now(uint32_t index, const char *name, const struct ct_cal
                            struct ct_call_now call, uint64_t now_ns)
 {
     (void)index, (void)name, (void)stats, (void)call, (void)now_ns;
-}
-
-void ct_snapshot_start(struct ct_shm_header *shm)
-{
-    (void)shm;
 }
 
 void ct_snapshot_triggers_start(void) {}

@@ -18,7 +18,6 @@
 #include "tests/replay/capture_format.h"
 #include "collector/perfetto/clock_map.h"
 #include "cudatrace/shm_layout.h"
-#include "collector/perfetto/writer.h"
 #include "collector/trace_builder.h"
 #include "collector/perfetto/trace_file.h"
 
@@ -111,7 +110,7 @@ static void replay_event(const struct ct_capture_event *e)
         break;
     }
     case CT_CAP_FLUSH:
-        ct_writer_flush();
+        ct_builder_flush();
         break;
     default:
         fprintf(stderr, "replay: unknown event %u in the capture\n", e->op);
@@ -146,15 +145,16 @@ int main(int argc, char **argv)
     shm.pid = NO_SUCH_PID;
     char out[4096];
     snprintf(out, sizeof out, "%s", argv[2]);
-    if (ct_trace_file_open(out, sizeof out)) {
+    static struct ct_trace_file file;
+    if (ct_trace_file_open(&file, out, sizeof out)) {
         fprintf(stderr, "replay: cannot create %s\n", argv[2]);
         return 1;
     }
     ct_clock_map_init(shm.clock, shm.start_ticks, shm.start_boot_ns);
-    ct_builder_start(&shm);
+    ct_builder_start(&shm, &file);
     struct ct_capture_event e;
     while (fread(&e, sizeof e, 1, in) == 1)
         replay_event(&e);
-    ct_trace_file_close();
+    ct_trace_file_close(&file);
     return 0;
 }

@@ -20,7 +20,7 @@ static const char *known(const char *text)
     return text ? text : "??";
 }
 
-static void resolve(const char *file, int32_t pid, const char *text)
+static void resolve(struct ct_symbolizer *symbols, const char *file, int32_t pid, const char *text)
 {
     char *end;
     uint64_t address = strtoull(text, &end, 16);
@@ -30,9 +30,9 @@ static void resolve(const char *file, int32_t pid, const char *text)
     }
     struct ct_symbol symbol;
     if (file)
-        ct_symbolize_file(file, address, &symbol);
+        ct_symbolize_file(symbols, file, address, &symbol);
     else
-        ct_symbolize(pid, address, &symbol);
+        ct_symbolize(symbols, pid, address, &symbol);
     printf("%s %s %s:%u 0x%llx\n", known(symbol.module), known(symbol.function), known(symbol.file),
            (unsigned)symbol.line, (unsigned long long)symbol.module_offset);
     fflush(stdout); /* a test waits for each answer before it asks the next */
@@ -53,11 +53,12 @@ int main(int argc, char **argv)
                         "       symbolize_check --file PATH [ADDRESS...]\n");
         return 2;
     }
+    static struct ct_symbolizer symbols; /* what it reads, kept for the addresses after */
     for (int i = at; i < argc; i++)
-        resolve(file, pid, argv[i]);
+        resolve(&symbols, file, pid, argv[i]);
     char line[256];
     while (at == argc && fgets(line, sizeof line, stdin))
         if (line[strspn(line, " \t\n")])
-            resolve(file, pid, line);
+            resolve(&symbols, file, pid, line);
     return 0;
 }

@@ -5,7 +5,7 @@
 
 CT_UNIT_PURE := $(patsubst %,$(BUILD)/unit/%_check,string_table u64_map clock_map timeline dwarf_lines \
 	time_order vmm_ledger entry_list json_reader holders drain_order python_lines call_cost \
-	writer_cache cpu_list)
+	writer_cache cpu_list capture_windows memory_counters)
 test-programs: $(CT_UNIT_PURE)
 
 $(BUILD)/unit/string_table_check: common/string_table.c
@@ -22,11 +22,20 @@ $(BUILD)/unit/dwarf_lines_check: collector/elf/dwarf_lines.c common/string_table
 $(BUILD)/unit/drain_order_check: collector/ring_drain.c preload/core/ring.c tests/unit/builder_stubs.c
 $(BUILD)/unit/python_lines_check: collector/host_sampling/python_lines.c
 $(BUILD)/unit/cpu_list_check: collector/cpu_placement.c
-$(BUILD)/unit/writer_cache_check: collector/perfetto/writer.c common/string_table.c $(PROTO_C)
-$(BUILD)/unit/writer_cache_check: LDLIBS := -l:libprotobuf-c.a
+# A writer, made as the collector makes one, over a trace file of its own (check_trace.c).
+CT_UNIT_WRITER := collector/perfetto/writer.c collector/perfetto/chunks.c \
+	collector/perfetto/chunk_replay.c collector/perfetto/trace_file.c common/string_table.c \
+	common/u64_map.c tests/unit/check_trace.c $(PROTO_C)
+$(BUILD)/unit/writer_cache_check: $(CT_UNIT_WRITER)
+$(BUILD)/unit/writer_cache_check: LDLIBS := -l:libzstd.a -l:libprotobuf-c.a
+$(BUILD)/unit/capture_windows_check: collector/tracks/capture_windows.c $(CT_UNIT_WRITER)
+$(BUILD)/unit/capture_windows_check: LDLIBS := -l:libzstd.a -l:libprotobuf-c.a
+$(BUILD)/unit/memory_counters_check: collector/tracks/memory_counters.c collector/tracks/gap_memory.c \
+	collector/tracks/chunk_keeper.c common/time_order.c common/vmm_ledger.c $(CT_UNIT_WRITER)
+$(BUILD)/unit/memory_counters_check: LDLIBS := -l:libzstd.a -l:libprotobuf-c.a
 
-$(CT_UNIT_PURE): $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.c $(wildcard tests/unit/check.h \
-		common/*.h collector/*.h preload/core/*.h collector/perfetto/*.h collector/elf/*.h collector/host_sampling/*.h viewer-export/model/*.h \
+$(CT_UNIT_PURE): $(BUILD)/unit/%: tests/unit/%.c tests/unit/check.c $(wildcard tests/unit/check.h tests/unit/check_trace.h \
+		common/*.h collector/*.h preload/core/*.h collector/perfetto/*.h collector/elf/*.h collector/host_sampling/*.h collector/tracks/*.h viewer-export/model/*.h \
 		viewer-export/read/*.h viewer-export/output/*.h include/cudatrace/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) -o $@ $(filter %.c,$^) $(LDLIBS)

@@ -1,149 +1,104 @@
 /*
- * Checks the writer's cache of packed bodies against the gap marker,
- * which a bounded trace writes from inside a flush: the flush may come
- * while a cached body is being copied into the batch, so the gap's own
- * events must leave the cache alone (perfetto/writer.c, write_event).
- * The chunks, replay and trace file are stood in for here: every flush
- * hands its bytes to this check and writes a gap of many distinct events,
- * enough to pass through every cache slot; each packet of the frames must
- * then unpack whole, on the program's sequence, as many as were written.
+ * Checks the writer's cache of packed bodies against the gap marker, which
+ * a bounded trace writes from inside a flush: the flush may come while a
+ * cached body is being copied into the batch, so the gap's own events must
+ * leave the cache alone (perfetto/writer.c, write_event). The writer is made
+ * as the collector makes one, over a small bounded trace file, and its
+ * chunks are ended where the builder would end them, so that the middle is
+ * dropped again and again; each time, the gap writer writes many distinct
+ * events, enough to pass through every cache slot. The program's events
+ * repeat a few hundred shapes, so that most come from the cache. The file
+ * must then read whole, and every event of the program's in it must be the
+ * one written at its time, in order, the last one among them.
  */
-#include <stdlib.h>
-#include <string.h>
-
-#include "collector/perfetto/chunk_replay.h"
-#include "collector/perfetto/chunks.h"
-#include "collector/perfetto/trace_file.h"
-#include "collector/perfetto/writer.h"
 #include "common/string_table.h"
-#include "perfetto_trace.pb-c.h"
 #include "tests/unit/check.h"
+#include "tests/unit/check_trace.h"
 
-#define EVENTS 60000
+#define EVENTS 400000
+#define SHAPES 500 /* distinct arguments among the program's events */
+#define BOUND (256 * 1024)
 #define GAP_EVENTS 8192 /* twice the cache's slots */
-
-static uint8_t *frames;
-static size_t frames_used, flushes;
-static struct ct_gap gap;
-
-size_t ct_trace_file_compress(const void *data, size_t size)
-{
-    uint8_t *grown = realloc(frames, frames_used + size);
-    if (!grown)
-        abort();
-    frames = grown;
-    memcpy(frames + frames_used, data, size);
-    frames_used += size;
-    return size;
-}
-
-void ct_trace_file_append(void) {}
-
-void ct_chunks_make_room(size_t size)
-{
-    (void)size;
-    const uint8_t *packets;
-    flushes++;
-    ct_writer_gap_packets(&gap, &packets);
-}
-
-void ct_chunks_bound(uint64_t max_bytes)
-{
-    (void)max_bytes;
-}
-int ct_chunks_due(void)
-{
-    return 0;
-}
-void ct_chunks_begin(uint64_t start_ns)
-{
-    (void)start_ns;
-}
-uint32_t ct_chunks_current(void)
-{
-    return 0;
-}
-void ct_chunks_refresh_gap(void) {}
-void ct_replay_register(struct ct_sequence *seq)
-{
-    (void)seq;
-}
-void ct_replay_forget(struct ct_sequence *seq)
-{
-    (void)seq;
-}
-void ct_replay_descriptor(struct ct_sequence *seq, uint64_t uuid, const uint8_t *packed, size_t len)
-{
-    (void)seq, (void)uuid, (void)packed, (void)len;
-}
-void ct_replay_counter(uint64_t uuid, uint64_t ts, int64_t value)
-{
-    (void)uuid, (void)ts, (void)value;
-}
-void ct_replay_all(void (*restart)(struct ct_sequence *seq),
-                   void (*describe)(struct ct_sequence *seq, const uint8_t *packed, size_t len))
-{
-    (void)restart, (void)describe;
-}
+#define FIRST_TS 5000   /* the program's events; the gap's come before */
+#define TS_STEP 1000
 
 static uint32_t event_name, arg_name;
+static size_t gaps_written;
 
 /* Distinct events, each cacheable had it been written to the batch. */
-static void write_gap(struct ct_sequence *seq, const struct ct_gap *g)
+static void write_gap(struct ct_sequence *seq, const struct ct_gap *g, void *ctx)
 {
-    (void)g;
+    (void)g, (void)ctx;
+    gaps_written++;
     for (uint64_t i = 0; i < GAP_EVENTS; i++) {
         struct ct_arg arg = {arg_name, CT_ARG_UINT, i + 1000};
         ct_write_instant(seq, 0, 1000 + i, event_name, &arg, 1);
     }
 }
 
-static uint64_t varint(const uint8_t **at)
+/* Event i's argument, and its time: a jitter below TS_STEP keeps the
+ * frames from compressing to nothing, so that the bound is soon reached. */
+static uint64_t shape_of(uint64_t i)
 {
-    uint64_t v = 0;
-    for (int shift = 0;; shift += 7) {
-        uint8_t byte = *(*at)++;
-        v |= (uint64_t)(byte & 0x7f) << shift;
-        if (!(byte & 0x80))
-            return v;
+    return (i * 2654435761u >> 7) % SHAPES;
+}
+
+static uint64_t ts_of(uint64_t i)
+{
+    return FIRST_TS + i * TS_STEP + (i * 40503u >> 3) % (TS_STEP / 2);
+}
+
+static void write_events(struct ct_writer *w, struct ct_sequence *seq)
+{
+    for (uint64_t i = 0; i < EVENTS; i++) {
+        struct ct_arg arg = {arg_name, CT_ARG_UINT, shape_of(i)};
+        ct_write_instant(seq, 0, ts_of(i), event_name, &arg, 1);
+        if (ct_writer_chunk_due(w))
+            ct_writer_new_chunk(w, 0);
     }
 }
 
-/* Each packet of the frames unpacked: how many are whole and on `id`. */
-static size_t whole_packets(uint32_t id, size_t *packets)
+/* The program's events in the trace: each the one written at its time,
+ * after the one before it; how many, and the last one's number. */
+static void check_events(const CtPb__Trace *trace)
 {
-    size_t whole = 0;
-    *packets = 0;
-    for (const uint8_t *at = frames, *end = frames + frames_used; at < end;) {
-        varint(&at); /* Trace.packet's tag */
-        size_t len = (size_t)varint(&at);
-        CtPb__TracePacket *p = ct_pb__trace_packet__unpack(NULL, len, at);
-        whole += p && p->trusted_packet_sequence_id == id && p->track_event;
-        if (p)
-            ct_pb__trace_packet__free_unpacked(p, NULL);
-        ++*packets;
-        at += len;
+    uint64_t kept = 0, wrong = 0, last = 0;
+    for (size_t p = 0; p < trace->n_packet; p++) {
+        const CtPb__TracePacket *packet = trace->packet[p];
+        if (!packet->track_event || packet->timestamp < FIRST_TS)
+            continue;
+        uint64_t i = (packet->timestamp - FIRST_TS) / TS_STEP;
+        const CtPb__TrackEvent *e = packet->track_event;
+        wrong += packet->timestamp != ts_of(i) || (kept && i <= last) ||
+                 e->n_debug_annotations != 1 || e->debug_annotations[0]->uint_value != shape_of(i);
+        kept++;
+        last = i;
     }
-    return whole;
+    ct_check(kept > 0 && kept < EVENTS, "%llu of the events kept: the middle dropped",
+             (unsigned long long)kept);
+    ct_check_u64(wrong, 0, "events not the one written at their time, or out of order");
+    ct_check_u64(last, EVENTS - 1, "the last event in the trace");
 }
 
 int main(void)
 {
+    static struct ct_check_trace t;
+    if (ct_check_trace_open(&t, BOUND))
+        return 1;
     event_name = ct_strings_intern_cstr("cached event");
     arg_name = ct_strings_intern_cstr("step");
-    ct_writer_bound(512 * 1024); /* a small batch: many flushes */
-    ct_writer_on_gap(7, write_gap);
-    struct ct_sequence seq;
-    ct_sequence_init(&seq, 9);
-    struct ct_arg arg = {arg_name, CT_ARG_UINT, 1};
-    for (uint64_t i = 0; i < EVENTS; i++)
-        ct_write_instant(&seq, 0, 5000 + i, event_name, &arg, 1);
-    ct_writer_flush();
-    ct_check(flushes > 10, "the batch flushed %zu times, with a gap each", flushes);
-    size_t packets, whole = whole_packets(seq.id, &packets);
-    ct_check_u64(packets, EVENTS, "packets in the frames");
-    ct_check_u64(whole, EVENTS, "packets whole, on the program's sequence");
+    ct_writer_on_gap(t.writer, 7, write_gap, NULL);
+    struct ct_sequence seq = {0};
+    ct_sequence_init(&seq, t.writer, 9);
+    write_events(t.writer, &seq);
+    CtPb__Trace *trace = ct_check_trace_read(&t);
+    ct_check(gaps_written > 10, "the gap marker written %zu times, from inside flushes",
+             gaps_written);
+    if (trace) {
+        check_events(trace);
+        ct_pb__trace__free_unpacked(trace, NULL);
+    }
     ct_sequence_release(&seq);
-    free(frames);
+    ct_check_trace_remove(&t);
     return ct_check_finish();
 }
