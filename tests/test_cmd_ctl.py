@@ -34,6 +34,7 @@ class Live:
         full.update(CUDATRACE_OUTPUT=str(self.trace), CUDATRACE_SAMPLE_HZ=SAMPLE_HZ,
                     LD_LIBRARY_PATH=os.path.join(build_dir, "double"),
                     LD_PRELOAD=os.path.join(build_dir, "libcudatrace.so"), **(env or {}))
+        self.started = time.time()
         self.proc = subprocess.Popen([os.path.join(build_dir, "tests", "capture_steps")],
                                      env=full, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
@@ -45,8 +46,18 @@ class Live:
         assert self.proc.stdout.readline() == "ok\n"
         # The collector starts with the first call and listens soon after.
         deadline = time.monotonic() + 10
-        while not os.path.exists(self.socket_path()) and time.monotonic() < deadline:
+        while not self.listening() and time.monotonic() < deadline:
             time.sleep(0.01)
+
+    def listening(self):
+        """Whether this process's collector has put its socket at the pid's path. A file there
+        from before the process started is an earlier process's of the same pid (pids wrap at
+        pid_max, 32768 on CI, and a killed collector leaves its file), which refuses
+        connections until this collector renames its own over it."""
+        try:
+            return os.stat(self.socket_path()).st_ctime >= self.started - 1
+        except FileNotFoundError:
+            return False
 
     def ctl(self, *args, **options):
         return cudatrace_cmd.run(self.build_dir, "ctl", self.pid, *args, timeout=30, **options)
