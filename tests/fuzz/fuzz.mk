@@ -21,9 +21,12 @@ CT_FUZZ_SEEDS := $(wildcard tests/fuzz/corpus/*)
 CT_FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CT_FUZZ_CFLAGS := $(BASE_CFLAGS) $(CT_FUZZ_SAN) -fsanitize=fuzzer-no-link
 
-CT_FUZZ_SRC := $(filter-out viewer-export/job/parallel_read.c,$(wildcard viewer-export/read/*.c \
-	viewer-export/model/*.c viewer-export/findings/*.c viewer-export/output/*.c \
-	viewer-export/job/*.c)) $(wildcard common/*.c)
+# The reader and all it feeds (the report's outputs, the diff's and the summary's facts, the
+# html frame they share); not the job's readers of many files, which fork one reader per trace.
+CT_FUZZ_SRC := $(filter-out viewer-export/job/parallel_read.c viewer-export/job/inputs.c,\
+	$(wildcard viewer-export/read/*.c viewer-export/model/*.c viewer-export/findings/*.c \
+	viewer-export/output/*.c viewer-export/job/*.c viewer-export/diff/*.c)) \
+	viewer-export/export/html_frame.c viewer-export/export/output.c $(wildcard common/*.c)
 CT_FUZZ_OBJ := $(CT_FUZZ_SRC:%.c=$(CT_FUZZ_DIR)/obj/%.o) $(CT_FUZZ_DIR)/obj/gen/perfetto_trace.pb-c.o
 CT_FUZZ_HDR := $(wildcard viewer-export/*/*.h common/*.h include/cudatrace/*.h) \
 	$(BUILD)/gen/perfetto_trace.pb-c.h
