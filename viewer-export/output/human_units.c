@@ -44,7 +44,8 @@ const char *ct_human_number(const char *key, double value, char *buf, size_t siz
 {
     if (ends_with(key, "bytes") && value >= 0)
         return ct_human_bytes(value, buf, size);
-    if ((strcmp(key, "ns") == 0 || ends_with(key, "_ns")) && value >= 0)
+    /* A summary's number can be any double: past 2^64 it is no time to cast. */
+    if ((strcmp(key, "ns") == 0 || ends_with(key, "_ns")) && value >= 0 && value < 0x1p64)
         return ct_human_time((uint64_t)value, buf, size);
     /* counts whole, however large: 123456 calls, not 1.235e+05 */
     int whole = value >= 1e4 || value <= -1e4 || value == (double)(int64_t)value;
